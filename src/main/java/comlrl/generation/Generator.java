@@ -45,11 +45,59 @@ public final class Generator {
     }
 
     /**
-     * Samples {@code config.numReturnSequences()} completions for each prompt.
+     * Samples {@code config.numReturnSequences()} completions for each prompt; repeatable for a
+     * seed. Sequence j of prompt i draws from the stream {@link #rowSeed(long, int, int)}.
      *
      * @return one list per prompt, G completions each, in sampling order
      */
-    public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, Rng rng) {
+    public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long seed) {
+        int g = config.numReturnSequences();
+        long[] seeds = new long[prompts.size() * g];
+        for (int i = 0; i < prompts.size(); i++) {
+            for (int j = 0; j < g; j++) {
+                seeds[i * g + j] = rowSeed(seed, i, j);
+            }
+        }
+        return generate(prompts, config, seeds);
+    }
+
+    /**
+     * The seed of sequence {@code j} of prompt {@code i} in a call with {@code seed} (SplitMix64
+     * mixing, so neighbouring rows get unrelated streams).
+     */
+    public static long rowSeed(long seed, int prompt, int sample) {
+        long z = seed + 0x9E3779B97F4A7C15L * (1 + ((long) prompt << 20) + sample);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * Samples with an explicit seed per sequence ({@code rowSeeds[i * G + j]} for sequence j of
+     * prompt i): each sequence's tokens depend only on the model, its prompt and its seed, not on
+     * the other sequences in the batch.
+     */
+    public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long[] rowSeeds) {
+        int b = prompts.size();
+        int g = config.numReturnSequences();
+        int rows = b * g;
+        if (rowSeeds.length != rows) {
+            throw new IllegalArgumentException(rowSeeds.length + " row seeds for " + rows + " sequences");
+        }
+        List<Rng> rngs = new ArrayList<>();
+        if (!config.greedy()) {
+            for (long s : rowSeeds) {
+                rngs.add(new Rng(s));
+            }
+        }
+        try {
+            return generateRows(prompts, config, rngs);
+        } finally {
+            rngs.forEach(Rng::close);
+        }
+    }
+
+    private List<List<Completion>> generateRows(List<long[]> prompts, SamplingConfig config, List<Rng> rng) {
         int b = prompts.size();
         int g = config.numReturnSequences();
         int rows = b * g;
@@ -101,7 +149,7 @@ public final class Generator {
     }
 
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
-            SamplingConfig config, Rng rng) {
+            SamplingConfig config, List<Rng> rng) {
         Device device = model.device();
         Tensor eos = Tensor.ofLongs(eosIds.stream().mapToLong(Long::longValue).toArray(), device).view(1, -1);
         Tensor pad = Tensor.fullOf(padId, DType.I64, device, rows);

@@ -1,6 +1,7 @@
 package comlrl.generation;
 
 import comlrl.tensor.DType;
+import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Tensor;
 import java.util.List;
@@ -18,10 +19,11 @@ final class Sampler {
      *          top-k: s[v] = -inf where s[v] < (k-th largest of s)
      *          top-p: sort s ascending, c = cumsum(softmax(sorted)); drop tokens with c <= 1 - p
      *                 (the most likely token is always kept)
-     *          y ~ Categorical(softmax(s))
+     *          y ~ Categorical(softmax(s)), row r drawing from its own generator, so a row's
+     *          sample does not depend on which other rows share the batch
      * </pre>
      */
-    static Tensor choose(Tensor logits, SamplingConfig config, Rng rng) {
+    static Tensor choose(Tensor logits, SamplingConfig config, List<Rng> rowRngs) {
         if (config.greedy()) {
             return logits.argmax(-1);
         }
@@ -41,6 +43,13 @@ final class Sampler {
             Tensor remove = removeAll.scatter(-1, sorted[1], removeAll);
             scores = scores.maskedFill(remove, Double.NEGATIVE_INFINITY);
         }
-        return scores.softmax(-1).multinomial(1, rng).squeeze(1);
+        // y = argmax(p / q), q ~ Exp(1) per token: a categorical draw from p (what
+        // torch.multinomial does for one sample), with each row's noise from its own stream
+        Tensor probs = scores.softmax(-1);
+        Tensor noise = Tensor.emptyOf(DType.F32, Device.CPU, probs.size(0), probs.size(1));
+        for (int r = 0; r < rowRngs.size(); r++) {
+            noise.select(0, r).exponential_(1.0, rowRngs.get(r));
+        }
+        return probs.div(noise.to(probs.device())).argmax(-1);
     }
 }

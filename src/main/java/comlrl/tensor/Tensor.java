@@ -611,6 +611,12 @@ public final class Tensor implements AutoCloseable {
         return this;
     }
 
+    /** Fills with Exp(lambda) draws from {@code rng}. */
+    public Tensor exponential_(double lambda, Rng rng) {
+        handle.exponential_(lambda, rng.optional());
+        return this;
+    }
+
     public Tensor normal_(double mean, double std, Rng rng) {
         handle.normal_(mean, std, rng.optional());
         return this;
