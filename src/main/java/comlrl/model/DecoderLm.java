@@ -241,6 +241,39 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /**
+     * Overwrites this model's parameters with the weights saved in {@code dir} (same config),
+     * bit for bit when the dtypes agree; used to resume from a checkpoint.
+     */
+    public void loadParameters(Path dir) {
+        Map<String, Tensor> saved = Safetensors.loadModelDir(dir);
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
+                Tensor src = saved.get(e.getKey());
+                if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {
+                    throw new IllegalArgumentException(dir + ": checkpoint tensor '" + e.getKey() + "' is "
+                            + (src == null ? "missing" : "of shape " + Arrays.toString(src.shape()))
+                            + "; expected " + Arrays.toString(e.getValue().shape()));
+                }
+                e.getValue().copy_(src);
+            }
+        } finally {
+            saved.values().forEach(Tensor::close);
+        }
+    }
+
+    /** A frozen copy of this model (same weights, no gradients), e.g. a reference policy. */
+    public DecoderLm frozenCopy(Device target) {
+        DecoderLm copy;
+        try (Scope s = Scope.open()) {
+            Map<String, Tensor> detached = new LinkedHashMap<>();
+            parameters.forEach((k, v) -> detached.put(k, v.detach()));
+            copy = fromWeights(config, detached, dtype(), target, "copy");
+        }
+        copy.parameters.values().forEach(p -> p.requiresGrad(false));
+        return copy;
+    }
+
+    /**
      * The forward pass.
      *
      * @param inputIds int64 {@code [B, S]}
