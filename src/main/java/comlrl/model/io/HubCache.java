@@ -78,9 +78,10 @@ public final class HubCache {
     private final Duration timeout;
     private final HttpClient httpClient;
     private final HubProgress progress;
+    private final boolean symlinks;
 
     private HubCache(Path cacheDir, String endpoint, String token, String offlineVariable, Duration timeout,
-                     HttpClient httpClient, HubProgress progress) {
+                     HttpClient httpClient, HubProgress progress, boolean symlinks) {
         this.cacheDir = cacheDir;
         this.endpoint = endpoint;
         this.token = token;
@@ -88,6 +89,7 @@ public final class HubCache {
         this.timeout = timeout;
         this.httpClient = httpClient;
         this.progress = progress;
+        this.symlinks = symlinks;
     }
 
     /** A cache configured from the process environment ({@link System#getenv()}). */
@@ -151,13 +153,13 @@ public final class HubCache {
             }
         }
         return new HubCache(cache.toAbsolutePath().normalize(), endpoint, token, offlineVariable, timeout, null,
-                HubProgress.NONE);
+                HubProgress.NONE, true);
     }
 
     /** The same cache, reporting download progress to {@code listener}. */
     public HubCache withProgress(HubProgress listener) {
         return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient,
-                Objects.requireNonNull(listener, "listener"));
+                Objects.requireNonNull(listener, "listener"), symlinks);
     }
 
     /**
@@ -171,7 +173,15 @@ public final class HubCache {
             throw new IllegalArgumentException("the HttpClient must use Redirect.NEVER; HubCache follows redirects "
                     + "itself so that HF_TOKEN is sent only to " + endpoint);
         }
-        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, client, progress);
+        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, client, progress, symlinks);
+    }
+
+    /**
+     * The same cache, placing copies of the blobs in {@code snapshots/} instead of symlinks (what
+     * happens anyway where the file system refuses symlinks); for tests of that fallback.
+     */
+    HubCache withoutSymlinks() {
+        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient, progress, false);
     }
 
     /** Interprets an offline flag the way {@code huggingface_hub} does: 1, true, yes, on (any case). */
@@ -363,6 +373,10 @@ public final class HubCache {
 
     HubProgress progress() {
         return progress;
+    }
+
+    boolean symlinks() {
+        return symlinks;
     }
 
     /** The client to use: the injected one, or a shared default that does not follow redirects. */

@@ -263,16 +263,18 @@ final class HubDownload {
     private static void link(HubCache hub, Path tmpDir, Path blob, Path snapshotFile) throws IOException {
         Files.createDirectories(snapshotFile.getParent());
         Path target = snapshotFile.getParent().relativize(blob);
-        try {
-            Files.deleteIfExists(snapshotFile);
-            Files.createSymbolicLink(snapshotFile, target);
-            return;
-        } catch (FileAlreadyExistsException e) {
-            if (Files.isRegularFile(snapshotFile)) {
-                return; // another process linked it meanwhile
+        if (hub.symlinks()) {
+            try {
+                Files.deleteIfExists(snapshotFile);
+                Files.createSymbolicLink(snapshotFile, target);
+                return;
+            } catch (FileAlreadyExistsException e) {
+                if (Files.isRegularFile(snapshotFile)) {
+                    return; // another process linked it meanwhile
+                }
+            } catch (UnsupportedOperationException | FileSystemException e) {
+                // symlinks unavailable (e.g. Windows without the privilege): fall back to a copy below
             }
-        } catch (UnsupportedOperationException | FileSystemException e) {
-            // symlinks unavailable (e.g. Windows without the privilege): fall back to a copy below
         }
         Path copy = Files.createTempFile(tmpDir, "copy-", ".part");
         try {

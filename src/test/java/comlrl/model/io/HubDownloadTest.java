@@ -409,6 +409,23 @@ class HubDownloadTest {
     }
 
     @Test
+    void fallsBackToCopiesWithoutSymlinks() throws IOException {
+        HubCache cache = HubCache.of(env()).withoutSymlinks();
+        Path dir = cache.resolve(REPO, List.of("config.json", "model.safetensors"), List.of());
+        for (String name : List.of("config.json", "model.safetensors")) {
+            Path file = dir.resolve(name);
+            assertThat(Files.isSymbolicLink(file)).isFalse();
+            assertThat(Files.isRegularFile(file)).isTrue();
+            assertThat(Files.readAllBytes(file)).isEqualTo(files.get(name).content());
+        }
+        assertThat(repoFolder().resolve("blobs").resolve(sha256(files.get("model.safetensors").content()))).exists();
+        assertNoPartialFiles();
+        int before = hubRequests.get();
+        assertThat(HubCache.of(env()).resolve(REPO, List.of("config.json", "model.safetensors"), List.of())).isEqualTo(dir);
+        assertThat(hubRequests.get()).isEqualTo(before);
+    }
+
+    @Test
     void rejectsAClientThatFollowsRedirects() {
         assertThatThrownBy(() -> HubCache.of(env()).withHttpClient(java.net.http.HttpClient.newBuilder()
                 .followRedirects(java.net.http.HttpClient.Redirect.NORMAL).build()))
