@@ -23,8 +23,25 @@ public final class ModelSources {
             return p;
         }
         if (source.startsWith("/") || source.startsWith(".") || source.split("/").length > 2) {
-            throw new IllegalArgumentException("Model directory not found: " + source);
+            throw new IllegalArgumentException("Model directory not found: " + source
+                    + " (give an existing directory, or a hub id like Qwen/Qwen2.5-0.5B)");
         }
-        return HubCache.fromEnvironment().resolveModel(source);
+        HubRepo repo = HubCache.fromEnvironment().repo(source);
+        repo.file("config.json", true);
+        repo.file("tokenizer.json", true);
+        repo.file("tokenizer_config.json", false);
+        repo.file("special_tokens_map.json", false);
+        repo.file("generation_config.json", false);
+        if (repo.file(Safetensors.SINGLE_FILE, false) == null) {
+            Path index = repo.file(Safetensors.INDEX_FILE, false);
+            if (index == null) {
+                throw new IllegalArgumentException("Model " + source + " has neither " + Safetensors.SINGLE_FILE
+                        + " nor " + Safetensors.INDEX_FILE + " (only safetensors weights are supported)");
+            }
+            for (String shard : Safetensors.shardFiles(index)) {
+                repo.file(shard, true);
+            }
+        }
+        return repo.directory();
     }
 }
