@@ -30,7 +30,7 @@ public interface Formatter {
     }
 
     /**
-     * A formatter filling {@code {field}} placeholders from the task item; {@code {{} and {@code }}}
+     * A formatter filling {@code {field}} placeholders from the task item; <code>{{</code> and <code>}}</code>
      * write literal braces. See {@link TemplateFormatter}.
      *
      * @throws IllegalArgumentException for a malformed template

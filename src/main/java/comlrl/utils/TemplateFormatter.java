@@ -10,8 +10,8 @@ import java.util.Set;
 /**
  * A formatter from a template string, for config files:
  * {@code "Write a short response to this task:\n{prompt}"}. Each {@code {field}} is replaced by the
- * task item's field (its {@code toString()}; a null value gives the empty string); {@code {{} and
- * {@code }}} write a literal brace. There are no format specs: everything between the braces is the
+ * task item's field (its {@code toString()}; a null value gives the empty string); <code>{{</code> and
+ * <code>}}</code> write a literal brace. There are no format specs: everything between the braces is the
  * field name (surrounding blanks ignored). A missing field fails with the fields the item has.
  * Immutable.
  */
