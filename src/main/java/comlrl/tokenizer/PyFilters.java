@@ -1,0 +1,204 @@
+package comlrl.tokenizer;
+
+import com.hubspot.jinjava.interpret.JinjavaInterpreter;
+import com.hubspot.jinjava.lib.exptest.ExpTest;
+import com.hubspot.jinjava.lib.filter.Filter;
+import com.hubspot.jinjava.lib.tag.Tag;
+import com.hubspot.jinjava.tree.Node;
+import com.hubspot.jinjava.tree.TagNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Filters and tags that make Jinjava behave as Hugging Face's chat-template environment: its
+ * {@code tojson} override (plain {@code json.dumps}, no HTML escaping, non-ASCII kept), and
+ * Jinja2's {@code string}, {@code trim} and {@code items}, which Jinjava lacks or renders the Java
+ * way; the tests {@code iterable} and {@code sequence}, true for strings as in Python; plus
+ * transformers' {@code {% generation %}} block tag, which renders its body unchanged.
+ */
+final class PyFilters {
+    private PyFilters() {}
+
+    /** Every filter this class provides, to register over Jinjava's own of the same name. */
+    static List<Filter> all() {
+        return List.of(new ToJson(), new PyString(), new Trim(), new Items());
+    }
+
+    /** Tests that Jinjava answers the Java way: Python strings are iterable sequences. */
+    static List<ExpTest> tests() {
+        return List.of(new PyTest("iterable"), new PyTest("sequence"));
+    }
+
+    /** Jinja2's {@code iterable} ({@code iter(x)} works) and {@code sequence} (has len and []). */
+    private static final class PyTest implements ExpTest {
+        private final String name;
+
+        PyTest(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String getName() {
+            return name;
+        }
+
+        @Override
+        public boolean evaluate(Object value, JinjavaInterpreter interpreter, Object... args) {
+            return PyValues.asString(value) != null || value instanceof Map<?, ?> || PyValues.isSequence(value);
+        }
+    }
+
+    /** A filter whose Python signature takes positional and keyword arguments. */
+    private abstract static class PyFilter implements Filter {
+        abstract Object apply(Object value, Object[] args, Map<String, Object> kwargs);
+
+        @Override
+        public Object filter(Object value, JinjavaInterpreter interpreter, String... args) {
+            return apply(value, args, Map.of());
+        }
+
+        @Override
+        public Object filter(Object value, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
+            return apply(value, args == null ? new Object[0] : args, kwargs == null ? Map.of() : kwargs);
+        }
+
+        /** Argument {@code name}, given by keyword or at {@code position}, else null. */
+        static Object arg(Object[] args, Map<String, Object> kwargs, int position, String name) {
+            if (kwargs.containsKey(name)) {
+                return kwargs.get(name);
+            }
+            return position < args.length ? args[position] : null;
+        }
+    }
+
+    /** {@code tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)}. */
+    static final class ToJson extends PyFilter {
+        @Override
+        public String getName() {
+            return "tojson";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            Object ensureAscii = arg(args, kwargs, 0, "ensure_ascii");
+            Object indent = arg(args, kwargs, 1, "indent");
+            Object separators = arg(args, kwargs, 2, "separators");
+            Object sortKeys = arg(args, kwargs, 3, "sort_keys");
+            String itemSeparator = null;
+            String keySeparator = null;
+            if (separators != null) {
+                List<Object> pair = PyValues.asList(separators);
+                if (pair.size() != 2) {
+                    throw new IllegalArgumentException("tojson separators must be a pair, got " + PyValues.repr(separators));
+                }
+                itemSeparator = PyValues.str(pair.get(0));
+                keySeparator = PyValues.str(pair.get(1));
+            }
+            Integer indentValue = null;
+            if (indent instanceof Number n) {
+                indentValue = n.intValue();
+            } else if (indent != null) {
+                String text = PyValues.asString(indent);
+                indentValue = text == null ? null : Integer.parseInt(text.trim());
+            }
+            return PyValues.jsonDumps(value, truthy(ensureAscii), indentValue, itemSeparator, keySeparator,
+                    truthy(sortKeys));
+        }
+    }
+
+    /** Jinja2's {@code string}: Python's {@code str()} (lists and dicts as Python writes them). */
+    static final class PyString extends PyFilter {
+        @Override
+        public String getName() {
+            return "string";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            return PyValues.str(value);
+        }
+    }
+
+    /** Jinja2's {@code trim(chars=None)}: Python's {@code str.strip}, not Java's {@code trim}. */
+    static final class Trim extends PyFilter {
+        @Override
+        public String getName() {
+            return "trim";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            Object chars = arg(args, kwargs, 0, "chars");
+            return PyValues.strip(PyValues.str(value), chars == null ? null : PyValues.str(chars), true, true);
+        }
+    }
+
+    /** Jinja2's {@code items}: a mapping's (key, value) pairs; nothing for an undefined value. */
+    static final class Items extends PyFilter {
+        @Override
+        public String getName() {
+            return "items";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            List<Object> items = new ArrayList<>();
+            if (value == null) {
+                return items;
+            }
+            if (!(value instanceof Map<?, ?> map)) {
+                throw new IllegalArgumentException("Can only get item pairs from a mapping, got " + PyValues.repr(value));
+            }
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                items.add(PyMethodResolver.pair(e.getKey(), e.getValue()));
+            }
+            return items;
+        }
+    }
+
+    /** Python truthiness of a filter argument (None, False, 0 and "" are false). */
+    static boolean truthy(Object value) {
+        if (value == null) {
+            return false;
+        }
+        if (value instanceof Boolean b) {
+            return b;
+        }
+        if (value instanceof Number n) {
+            return n.doubleValue() != 0;
+        }
+        String s = PyValues.asString(value);
+        if (s != null) {
+            return !s.isEmpty();
+        }
+        return true;
+    }
+
+    /**
+     * transformers' {@code {% generation %}...{% endgeneration %}}: marks the assistant's tokens for
+     * masks; for rendering it is its body, unchanged.
+     */
+    static final class GenerationTag implements Tag {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getName() {
+            return "generation";
+        }
+
+        @Override
+        public String getEndTagName() {
+            return "endgeneration";
+        }
+
+        @Override
+        public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
+            StringBuilder out = new StringBuilder();
+            for (Node child : tagNode.getChildren()) {
+                out.append(child.render(interpreter).getValue());
+            }
+            return out.toString();
+        }
+    }
+}
