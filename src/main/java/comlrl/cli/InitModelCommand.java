@@ -38,7 +38,7 @@ final class InitModelCommand implements Callable<Integer> {
         DType type = DType.fromTorchName(dtype);
         int vocab = TinyTokenizerFactory.write(out);
         try (Tokenizer tokenizer = Tokenizer.load(out)) {
-            long eos = tokenizer.eosTokenId().orElseThrow();
+            long eos = tokenizer.eosTokenId();
             ModelConfig config = ModelPresets.config(arch, preset, vocab, -1, eos, type.torchName());
             try (CausalLm lm = new CausalLm(out.toString(), DecoderLm.random(config, type, Device.CPU, seed),
                     Tokenizer.load(out), GenerationConfig.of(-1, eos, tokenizer.padTokenId()))) {

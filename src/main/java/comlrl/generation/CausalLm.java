@@ -71,7 +71,7 @@ public final class CausalLm implements AutoCloseable {
     public Set<Long> eosIds() {
         Set<Long> ids = new LinkedHashSet<>(generationConfig.eosTokenIds());
         ids.addAll(model.config().eosTokenIds());
-        tokenizer.eosTokenId().ifPresent(ids::add);
+        ids.add(tokenizer.eosTokenId());
         if (ids.isEmpty()) {
             ids.add(tokenizer.padTokenId());
         }
