@@ -109,7 +109,8 @@ public class MAGRPOTrainer implements AutoCloseable {
         }
         this.args = b.args;
         this.algorithmName = algorithmName;
-        int count = b.agents != null && b.numAgents == null ? b.agents.size() : (b.numAgents == null ? 2 : b.numAgents);
+        // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
+        int count = b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
         if (count < 1) {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
@@ -124,6 +125,13 @@ public class MAGRPOTrainer implements AutoCloseable {
                 : b.formatters instanceof Formatter f ? Formatters.build(f, count)
                 : Formatters.build(castFormatters(b.formatters), count);
         this.agentSources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
+        for (int i = 0; i < count; i++) {
+            Object src = agentSources.get(i);
+            if (!(src instanceof CausalLm) && !(src instanceof String)) {
+                throw new IllegalArgumentException("agents[" + i + "] must be a model id/directory (String) or a "
+                        + "CausalLm, got " + src.getClass().getName());
+            }
+        }
         this.rewardFunc = b.rewardFunc;
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
         this.trainDataset = b.trainDataset;
@@ -135,47 +143,44 @@ public class MAGRPOTrainer implements AutoCloseable {
         this.verbose = b.verbose;
         this.console = b.console;
         this.logGate = new TrainLogGate(args.loggingSteps());
-        List<Device> devices = Devices.resolve(args.agentDevices(), count, "agent_devices");
-        if (args.parallelTraining() == ParallelTraining.NONE) {
-            devices = Collections.nCopies(count, devices.get(0));
-        }
-        // load the agents (a wrong config has already failed above, before any model loads)
+        List<Device> resolved = Devices.resolve(args.agentDevices(), count, "agent_devices");
+        List<Device> devices = args.parallelTraining() == ParallelTraining.NONE
+                ? Collections.nCopies(count, resolved.get(0)) : resolved;
+        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null ? devices
+                : Devices.resolve(args.referenceDevices(), count, "reference_devices");
+        // every check that can fail without a model has run; now load (and free what was loaded on failure)
         this.agents = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            Object src = agentSources.get(i);
-            if (src instanceof CausalLm lm) {
-                agents.add(lm);
-            } else if (src instanceof String s) {
-                agents.add(CausalLm.load(s, b.dtype, devices.get(i)));
-            } else {
-                throw new IllegalArgumentException("agents[" + i + "] must be a model id/directory (String) or a "
-                        + "CausalLm, got " + src.getClass().getName());
-            }
-            buffers.add(new ArrayList<>());
-        }
         this.references = new ArrayList<>();
-        if (args.referenceKlEnabled()) {
-            List<Device> refDevices = args.referenceDevices() == null ? devices
-                    : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-            for (int i = 0; i < count; i++) {
-                references.add(agents.get(i).model().frozenCopy(refDevices.get(i)));
-            }
-        }
         this.optimizers = new ArrayList<>();
-        for (CausalLm a : agents) {
-            optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-        }
-        boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1 && Devices.distinct(devices);
         this.agentThreads = new ArrayList<>();
-        if (parallel) {
+        try {
             for (int i = 0; i < count; i++) {
-                agentThreads.add(Executors.newSingleThreadExecutor());
+                Object src = agentSources.get(i);
+                agents.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, b.dtype, devices.get(i)));
+                buffers.add(new ArrayList<>());
             }
+            if (args.referenceKlEnabled()) {
+                for (int i = 0; i < count; i++) {
+                    references.add(agents.get(i).model().frozenCopy(refDevices.get(i)));
+                }
+            }
+            for (CausalLm a : agents) {
+                optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+            }
+            boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1 && Devices.distinct(devices);
+            if (parallel) {
+                for (int i = 0; i < count; i++) {
+                    agentThreads.add(Executors.newSingleThreadExecutor());
+                }
+            }
+            if (outputDir != null) {
+                sinks.add(new JsonlMetricSink(outputDir.resolve("metrics.jsonl")));
+            }
+            sinks.addAll(b.sinks);
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
         }
-        if (outputDir != null) {
-            sinks.add(new JsonlMetricSink(outputDir.resolve("metrics.jsonl")));
-        }
-        sinks.addAll(b.sinks);
     }
 
     @SuppressWarnings("unchecked")
@@ -337,7 +342,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         sinks.forEach(MetricSink::close);
         optimizers.forEach(AdamW::close);
         references.forEach(DecoderLm::close);
-        for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < agents.size(); i++) {
             if (agentSources.get(i) instanceof String) {
                 agents.get(i).close(); // loaded here; models passed in belong to the caller
             }
@@ -510,7 +515,12 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     // ------------------------------------------------------------------ updates
 
-    private final Map<Integer, Map<Integer, double[]>> pending = new TreeMap<>(); // agent -> turn -> metrics
+    /**
+     * Drained since the last flush: agent -> turn -> sums over the drained NodeSamples of
+     * [node mean reward, node mean return, loss, mean reference KL, β·mean reference KL, sample count].
+     */
+    private final Map<Integer, Map<Integer, double[]>> pending = new TreeMap<>();
+    private static final int PENDING_FIELDS = 6;
     private long pendingStep = -1;
 
     /** Updates agent {@code i} from its buffer: per turn, shuffled minibatches, one AdamW step each. */
@@ -535,16 +545,18 @@ public class MAGRPOTrainer implements AutoCloseable {
                 List<NodeSample> mb = group.subList(start, Math.min(group.size(), start + mbSize));
                 lossSum += step(agent, mb);
             }
-            double[] m = new double[5];
-            m[0] = group.stream().mapToDouble(NodeSample::nodeMeanReward).average().orElse(0);
-            m[1] = group.stream().mapToDouble(NodeSample::nodeMeanReturn).average().orElse(0);
-            m[2] = lossSum / group.size();
+            // sums over the group's samples; several drains of one (agent, turn) before a flush add up
+            double[] m = pending.computeIfAbsent(agent, a -> new TreeMap<>())
+                    .computeIfAbsent(e.getKey(), t -> new double[PENDING_FIELDS]);
+            m[0] += group.stream().mapToDouble(NodeSample::nodeMeanReward).sum();
+            m[1] += group.stream().mapToDouble(NodeSample::nodeMeanReturn).sum();
+            m[2] += lossSum;
             if (args.referenceKlEnabled()) {
-                double kl = group.stream().flatMapToDouble(s -> java.util.Arrays.stream(s.referenceKls())).average().orElse(0);
-                m[3] = kl;
-                m[4] = args.referenceKlCoef() * kl;
+                double klSum = group.stream().mapToDouble(s -> Stats.mean(s.referenceKls())).sum();
+                m[3] += klSum;
+                m[4] += args.referenceKlCoef() * klSum;
             }
-            pending.computeIfAbsent(agent, a -> new TreeMap<>()).put(e.getKey(), m);
+            m[5] += group.size();
             pendingStep = Math.max(pendingStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
         }
     }
@@ -601,8 +613,13 @@ public class MAGRPOTrainer implements AutoCloseable {
         Map<Integer, List<double[]>> byTurn = new TreeMap<>();
         for (Map.Entry<Integer, Map<Integer, double[]>> a : pending.entrySet()) {
             for (Map.Entry<Integer, double[]> t : a.getValue().entrySet()) {
-                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(t.getValue());
-                putTurnMetrics(metrics, "agent_" + a.getKey() + "/", t.getKey(), t.getValue());
+                double[] sums = t.getValue();
+                double[] mean = new double[5];
+                for (int j = 0; j < 5; j++) {
+                    mean[j] = sums[j] / sums[5];
+                }
+                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(mean);
+                putTurnMetrics(metrics, "agent_" + a.getKey() + "/", t.getKey(), mean);
             }
         }
         Map<String, Double> aggregate = new LinkedHashMap<>();

@@ -1,0 +1,85 @@
+package comlrl.trainers;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationConfig;
+import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tokenizer.TinyTokenizerFactory;
+import comlrl.tokenizer.Tokenizer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Random-weight agent directories for trainer tests, written as {@code bin/comlrl init-model} does
+ * (tiny tokenizer + config + random weights + {@code CausalLm.save}), but smaller than the "tiny"
+ * preset so a training step takes milliseconds: E=32, L=2, H=4, K=2, MLP 64, V=515 (the tiny
+ * tokenizer's vocabulary).
+ */
+public final class TinyAgents {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private TinyAgents() {
+    }
+
+    /** Writes a model directory into {@code dir} with weights from {@code seed}; returns {@code dir}. */
+    public static Path create(Path dir, long seed) {
+        return create(dir, seed, List.of());
+    }
+
+    /**
+     * As {@link #create(Path, long)}, with {@code extraEosIds} added to {@code generation_config.json}'s
+     * {@code eos_token_id}: sampling one of them ends a completion, so completions of one group get
+     * different lengths (and scoring them together needs padding).
+     */
+    public static Path create(Path dir, long seed, List<Long> extraEosIds) {
+        TinyTokenizerFactory.write(dir);
+        try (Tokenizer tokenizer = Tokenizer.load(dir)) {
+            long eos = tokenizer.eosTokenId();
+            ModelConfig config = ModelConfig.fromJson(configJson(eos), "tiny test agent");
+            List<Long> eosIds = new ArrayList<>();
+            eosIds.add(eos);
+            eosIds.addAll(extraEosIds);
+            ObjectNode raw = JSON.createObjectNode();
+            ArrayNode ids = raw.putArray("eos_token_id");
+            eosIds.forEach(ids::add);
+            raw.put("pad_token_id", tokenizer.padTokenId());
+            GenerationConfig generation = new GenerationConfig(eosIds, tokenizer.padTokenId(), -1, raw);
+            try (CausalLm lm = new CausalLm(dir.toString(), DecoderLm.random(config, DType.F32, Device.CPU, seed),
+                    Tokenizer.load(dir), generation)) {
+                lm.save(dir);
+            }
+        }
+        return dir;
+    }
+
+    /** Loads an agent directory on the CPU in float32. */
+    public static CausalLm load(Path dir) {
+        return CausalLm.load(dir.toString(), DType.F32, Device.CPU);
+    }
+
+    private static ObjectNode configJson(long eos) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("model_type", "qwen2");
+        n.putArray("architectures").add("Qwen2ForCausalLM");
+        n.put("vocab_size", TinyTokenizerFactory.VOCAB_SIZE);
+        n.put("hidden_size", 32);
+        n.put("intermediate_size", 64);
+        n.put("num_hidden_layers", 2);
+        n.put("num_attention_heads", 4);
+        n.put("num_key_value_heads", 2);
+        n.put("hidden_act", "silu");
+        n.put("max_position_embeddings", 512);
+        n.put("rms_norm_eps", 1e-6);
+        n.put("rope_theta", 10000.0);
+        n.put("tie_word_embeddings", false);
+        n.put("torch_dtype", "float32");
+        n.put("eos_token_id", eos);
+        return n;
+    }
+}
