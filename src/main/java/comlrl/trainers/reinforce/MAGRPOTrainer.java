@@ -195,6 +195,37 @@ public class MAGRPOTrainer implements AutoCloseable {
         return new Builder(b -> new MAGRPOTrainer(b, "MAGRPO"));
     }
 
+    /**
+     * The builder of {@code algorithm}'s trainer: {@link #builder()}, {@link MAREINFORCETrainer#builder()},
+     * {@link MAReMaxTrainer#builder()} or {@link MARLOOTrainer#builder()}. The centralized variant needs an
+     * adapter: use {@link CentralizedMAGRPOTrainer#builder()}.
+     */
+    public static Builder builderFor(ReinforceAlgorithm algorithm) {
+        return switch (algorithm) {
+            case MAGRPO -> builder();
+            case MAREINFORCE -> MAREINFORCETrainer.builder();
+            case MAREMAX -> MAReMaxTrainer.builder();
+            case MARLOO -> MARLOOTrainer.builder();
+            case CENTRALIZED_MAGRPO -> throw new IllegalArgumentException("centralized_magrpo needs a centralized "
+                    + "adapter (build_prompt/parse_completion): use CentralizedMAGRPOTrainer.builder()");
+        };
+    }
+
+    /**
+     * For the variants' constructors: fails unless {@code b}'s args are of the variant's config type
+     * (a null args fails later with the common message).
+     */
+    static Builder requireConfig(Builder b, Class<? extends MAGRPOConfig> type, ReinforceAlgorithm algorithm) {
+        if (b.args != null && !type.isInstance(b.args)) {
+            String name = algorithm.configTypeName();
+            throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name
+                    + " (advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default), got a "
+                    + b.args.algorithm().configTypeName() + "; build one with " + name + ".builder() or "
+                    + name + ".fromMap(...)");
+        }
+        return b;
+    }
+
     // ------------------------------------------------------------------ public API
 
     public MAGRPOConfig args() {
