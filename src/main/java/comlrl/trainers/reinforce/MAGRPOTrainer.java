@@ -13,6 +13,7 @@ import comlrl.logging.JsonlMetricSink;
 import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
+import comlrl.reward.RewardLengths;
 import comlrl.rl.Advantages;
 import comlrl.rl.EvalSchedule;
 import comlrl.rl.JointMode;
@@ -498,8 +499,9 @@ public class MAGRPOTrainer implements AutoCloseable {
         for (int i = 0; i < numAgents; i++) {
             lists.add(List.of(completions.get(i).get(idx[i]).text()));
         }
-        List<Double> raw = rewardFunc.score(lists, List.of(item));
-        if (raw == null || raw.isEmpty()) {
+        List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(item)), numAgents,
+                args.numGenerations(), algorithmName);
+        if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
         return rewardProcessor.apply(raw.get(0));
@@ -757,7 +759,11 @@ public class MAGRPOTrainer implements AutoCloseable {
                     promptHist.get(j).set(i, append(promptHist.get(j).get(i), hp));
                     responseHist.get(j).set(i, append(responseHist.get(j).get(i), c));
                 }
-                List<Double> raw = rewardFunc.score(lists, List.of(items.get(j)));
+                List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(items.get(j))), numAgents,
+                        args.numGenerations(), algorithmName);
+                if (raw.isEmpty()) {
+                    throw new IllegalArgumentException("Reward function returned no reward for a joint action");
+                }
                 rewards[j][t] = rewardProcessor.apply(raw.get(0));
                 if (t < turns - 1) {
                     List<String> ext = externalTransition.next(new TransitionContext(items.get(j).getString("prompt", ""),
@@ -876,8 +882,11 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     // ------------------------------------------------------------------ builder
 
-    /** Builds a trainer; the names follow the reference's constructor keywords. */
-    public static final class Builder {
+    /**
+     * Builds a trainer; the names follow the reference's constructor keywords. Extended only in this
+     * package ({@link CentralizedMAGRPOTrainer.Builder}).
+     */
+    public static class Builder {
         private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
         String agentModel;
         List<?> agents;

@@ -1,0 +1,347 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.data.Dataset;
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.logging.MetricSink;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.DType;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.ExternalTransition;
+import comlrl.utils.Formatter;
+import comlrl.utils.Formatters;
+import comlrl.utils.RewardProcessor;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Centralized MAGRPO (reference §3.7): one actor model writes every role's response in a single
+ * joint completion. It is MAGRPO with one agent whose
+ * <ul>
+ *   <li>prompt is {@code adapter.buildPrompt(item, [formatter_0(item), …, formatter_{N−1}(item)])};</li>
+ *   <li>reward is the task reward of the role outputs {@code adapter.parseCompletion(joint, item, N)}
+ *       (all roles {@code ""} when the completion cannot be parsed), scored as N agents' joint response;</li>
+ *   <li>loss is MAGRPO's for one agent: {@code (1/G) Σ_k −A_k · log π(y_k | x)}, every token of the
+ *       joint completion including its end-of-sequence token, padding never;</li>
+ *   <li>env_step advances by one per joint sample (G per task item); {@code max_new_tokens} is the
+ *       budget of the whole joint completion; checkpoints and {@link #saveModel(Path)} hold {@code agent_0} only.</li>
+ * </ul>
+ * Evaluation splits each joint completion into roles before the {@code eval_logger}, which therefore
+ * sees N "agents" as with decentralized training. Metrics keep MAGRPO's keys ({@code agent_0} is the actor).
+ *
+ * <pre>{@code
+ * try (CentralizedMAGRPOTrainer trainer = CentralizedMAGRPOTrainer.builder()
+ *         .centralizedAdapter(adapter).numAgents(2).agentModel("Qwen/Qwen2.5-0.5B")
+ *         .formatters(List.of(brief, detailed)).rewardFunc(new LengthRatioReward())
+ *         .trainDataset(train).args(CentralizedMAGRPOConfig.builder().numAgents(2).build()).build()) {
+ *     trainer.train();
+ * }
+ * }</pre>
+ */
+public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
+    /** The reference's {@code algorithm_name}. */
+    public static final String ALGORITHM_NAME = "CentralizedMAGRPO";
+
+    private final CentralizedAdapter adapter;
+    private final int numRoles;
+
+    private CentralizedMAGRPOTrainer(MAGRPOTrainer.Builder actor, CentralizedAdapter adapter, int numRoles) {
+        super(actor, ALGORITHM_NAME);
+        this.adapter = adapter;
+        this.numRoles = numRoles;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** N, the number of roles the actor plays (the config's {@code num_agents}). */
+    public int numRoles() {
+        return numRoles;
+    }
+
+    public CentralizedAdapter adapter() {
+        return adapter;
+    }
+
+    /**
+     * The role outputs of one joint completion: {@code adapter.parseCompletion(...)}, or N empty
+     * strings when the adapter throws (the completion did not follow the format).
+     *
+     * @throws IllegalStateException when the adapter returns null or not exactly N outputs
+     */
+    public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int numRoles) {
+        List<String> roles;
+        try {
+            roles = adapter.parseCompletion(completion, item, numRoles);
+        } catch (RuntimeException parseError) {
+            return Collections.nCopies(numRoles, "");
+        }
+        if (roles == null || roles.size() != numRoles || roles.stream().anyMatch(Objects::isNull)) {
+            throw new IllegalStateException("The centralized adapter must return " + numRoles + " role outputs (no "
+                    + "nulls) from parseCompletion, got " + roles + "; throw from parseCompletion for an "
+                    + "unparsable completion instead");
+        }
+        return List.copyOf(roles);
+    }
+
+    /**
+     * Builds a {@link CentralizedMAGRPOTrainer}; the names follow the reference's keywords. Here
+     * {@code numAgents} is the number of roles, {@code formatters} are the roles' formatters,
+     * {@code rewardFunc} is the task reward over the roles' outputs and {@code evalLogger} receives
+     * role outputs; the trainer derives the single actor's from them. Every check that needs no model
+     * runs in {@link #build()} before the actor loads.
+     */
+    public static final class Builder extends MAGRPOTrainer.Builder {
+        private CentralizedAdapter adapter;
+
+        private Builder() {
+            super(null); // build() is overridden
+        }
+
+        /** {@code centralized_adapter} (required): joint prompt and role parsing. */
+        public Builder centralizedAdapter(CentralizedAdapter adapter) {
+            this.adapter = adapter;
+            return this;
+        }
+
+        /** The actor: a model id or directory. */
+        @Override
+        public Builder agentModel(String agentModel) {
+            super.agentModel(agentModel);
+            return this;
+        }
+
+        /** The actor as a one-element list (a String or a loaded {@link CausalLm}). */
+        @Override
+        public Builder agents(List<?> agents) {
+            super.agents(agents);
+            return this;
+        }
+
+        /** The number of roles; must equal the config's {@code num_agents} (its default when unset). */
+        @Override
+        public Builder numAgents(int numAgents) {
+            super.numAgents(numAgents);
+            return this;
+        }
+
+        /** One formatter for every role. */
+        @Override
+        public Builder formatters(Formatter formatter) {
+            super.formatters(formatter);
+            return this;
+        }
+
+        /** One formatter per role, in role order. */
+        @Override
+        public Builder formatters(List<? extends Formatter> formatters) {
+            super.formatters(formatters);
+            return this;
+        }
+
+        /** The task reward, over the N roles' outputs (as for N decentralized agents). */
+        @Override
+        public Builder rewardFunc(RewardFunction rewardFunc) {
+            super.rewardFunc(rewardFunc);
+            return this;
+        }
+
+        @Override
+        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
+            super.rewardProcessor(rewardProcessor);
+            return this;
+        }
+
+        @Override
+        public Builder trainDataset(Dataset trainDataset) {
+            super.trainDataset(trainDataset);
+            return this;
+        }
+
+        @Override
+        public Builder evalDataset(Dataset evalDataset) {
+            super.evalDataset(evalDataset);
+            return this;
+        }
+
+        /** Not applicable: centralized MAGRPO is single-turn (any value fails in {@link #build()}). */
+        @Override
+        public Builder externalTransition(ExternalTransition externalTransition) {
+            super.externalTransition(externalTransition);
+            return this;
+        }
+
+        /** Receives role outputs, {@code [role][item][turn]}. */
+        @Override
+        public Builder evalLogger(EvalLogger evalLogger) {
+            super.evalLogger(evalLogger);
+            return this;
+        }
+
+        @Override
+        public Builder evalAggregator(EvalAggregator evalAggregator) {
+            super.evalAggregator(evalAggregator);
+            return this;
+        }
+
+        /** Must be a {@link CentralizedMAGRPOConfig}. */
+        @Override
+        public Builder args(MAGRPOConfig args) {
+            super.args(args);
+            return this;
+        }
+
+        @Override
+        public Builder dtype(DType dtype) {
+            super.dtype(dtype);
+            return this;
+        }
+
+        @Override
+        public Builder outputDir(Path outputDir) {
+            super.outputDir(outputDir);
+            return this;
+        }
+
+        @Override
+        public Builder verbose(boolean verbose) {
+            super.verbose(verbose);
+            return this;
+        }
+
+        @Override
+        public Builder console(PrintStream console) {
+            super.console(console);
+            return this;
+        }
+
+        @Override
+        public Builder metricSink(MetricSink sink) {
+            super.metricSink(sink);
+            return this;
+        }
+
+        @Override
+        public CentralizedMAGRPOTrainer build() {
+            if (args == null) {
+                throw new IllegalArgumentException("args (a CentralizedMAGRPOConfig) must be provided");
+            }
+            if (!(args instanceof CentralizedMAGRPOConfig)) {
+                throw new IllegalArgumentException("CentralizedMAGRPOTrainer requires a CentralizedMAGRPOConfig "
+                        + "(num_turns 1, collaboration_mode \"centralized\"), got a " + args.algorithm().configTypeName()
+                        + "; build one with CentralizedMAGRPOConfig.builder()");
+            }
+            if (adapter == null) {
+                throw new IllegalArgumentException("centralized_adapter must be provided: a CentralizedAdapter with "
+                        + "buildPrompt(item, agentPrompts) and parseCompletion(completion, item, numAgents)");
+            }
+            if (rewardFunc == null) {
+                throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+            }
+            if (externalTransition != null) {
+                throw new IllegalArgumentException("Centralized MAGRPO is single-turn (num_turns=1): remove the "
+                        + "external_transition");
+            }
+            int roles = numAgents != null ? numAgents : args.numAgents();
+            if (roles != args.numAgents()) {
+                throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
+                        + "args.num_agents (" + args.numAgents() + ")");
+            }
+            if (agents != null && agents.size() != 1) {
+                throw new IllegalArgumentException("Centralized MAGRPO trains one actor model: agents must hold exactly "
+                        + "1 model, got " + agents.size());
+            }
+            if ((evalLogger == null) != (evalAggregator == null)) {
+                throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
+            }
+            Formatters roleFormatters = formatters == null ? Formatters.defaults(roles)
+                    : formatters instanceof Formatter f ? Formatters.build(f, roles)
+                    : Formatters.build(castFormatters(formatters), roles);
+            CentralizedAdapter a = adapter;
+            MAGRPOTrainer.Builder actor = new MAGRPOTrainer.Builder(null);
+            actor.agentModel = agentModel;
+            actor.agents = agents;
+            actor.numAgents = 1;
+            actor.formatters = (Formatter) item -> {
+                List<String> prompts = new ArrayList<>(roles);
+                for (int r = 0; r < roles; r++) {
+                    prompts.add(roleFormatters.format(r, item));
+                }
+                return Objects.requireNonNull(a.buildPrompt(item, List.copyOf(prompts)),
+                        "the centralized adapter's buildPrompt returned null");
+            };
+            actor.rewardFunc = jointReward(a, rewardFunc, roles);
+            actor.rewardProcessor = rewardProcessor;
+            actor.trainDataset = trainDataset;
+            actor.evalDataset = evalDataset;
+            if (evalLogger != null) {
+                EvalLogger logger = evalLogger;
+                actor.evalLogger = (completions, items, prompts) -> logger.log(splitEval(a, completions, items, roles),
+                        items, prompts);
+                actor.evalAggregator = evalAggregator;
+            }
+            actor.args = args;
+            actor.dtype = dtype;
+            actor.outputDir = outputDir;
+            actor.verbose = verbose;
+            actor.console = console;
+            actor.sinks.addAll(sinks);
+            return new CentralizedMAGRPOTrainer(actor, a, roles);
+        }
+
+        @SuppressWarnings("unchecked")
+        private static List<? extends Formatter> castFormatters(Object f) {
+            return (List<? extends Formatter>) f;
+        }
+
+        /** The actor's reward: the task reward of each joint completion's role outputs. */
+        private static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
+            return (completions, items) -> {
+                List<String> joint = completions.get(0);                   // [K] joint completions
+                List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
+                for (int r = 0; r < roles; r++) {
+                    perRole.add(new ArrayList<>(joint.size()));
+                }
+                for (int k = 0; k < joint.size(); k++) {
+                    TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
+                    List<String> outputs = splitRoles(adapter, joint.get(k), item, roles);
+                    for (int r = 0; r < roles; r++) {
+                        perRole.get(r).add(outputs.get(r));
+                    }
+                }
+                List<List<String>> frozen = new ArrayList<>(roles);
+                perRole.forEach(p -> frozen.add(List.copyOf(p)));
+                return task.score(List.copyOf(frozen), items);
+            };
+        }
+
+        /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
+        private static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
+                List<TaskItem> items, int roles) {
+            List<List<List<String>>> out = new ArrayList<>(roles);
+            for (int r = 0; r < roles; r++) {
+                List<List<String>> perItem = new ArrayList<>();
+                for (int j = 0; j < items.size(); j++) {
+                    perItem.add(new ArrayList<>());
+                }
+                out.add(perItem);
+            }
+            List<List<String>> actor = joint.get(0);
+            for (int j = 0; j < actor.size(); j++) {
+                for (String completion : actor.get(j)) {
+                    List<String> outputs = splitRoles(adapter, completion, items.get(j), roles);
+                    for (int r = 0; r < roles; r++) {
+                        out.get(r).get(j).add(outputs.get(r));
+                    }
+                }
+            }
+            return out;
+        }
+    }
+}
