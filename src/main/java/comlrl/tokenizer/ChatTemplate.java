@@ -197,9 +197,20 @@ public final class ChatTemplate {
         return null;
     }
 
+    /** The errors' messages with their lines, and the root cause where Jinjava's message hides it. */
     private static String describe(List<TemplateError> errors) {
         return errors.stream()
-                .map(e -> e.getMessage() + (e.getLineno() > 0 ? " (line " + e.getLineno() + ")" : ""))
+                .map(e -> {
+                    String message = e.getMessage();
+                    Throwable root = e.getException();
+                    while (root != null && root.getCause() != null && root.getCause() != root) {
+                        root = root.getCause();
+                    }
+                    if (root != null && root.getMessage() != null && !message.contains(root.getMessage())) {
+                        message += ": " + root.getMessage();
+                    }
+                    return message + (e.getLineno() > 0 ? " (line " + e.getLineno() + ")" : "");
+                })
                 .distinct()
                 .collect(Collectors.joining("; "));
     }
