@@ -243,6 +243,7 @@ public final class ChatTemplate {
                 .withTrimBlocks(false) // TemplateSource applies trim_blocks and lstrip_blocks itself
                 .withLstripBlocks(false)
                 .withNestedInterpretationEnabled(false)
+                .withIterateOverMapKeys(true) // "for k in dict" gives keys, as in Python
                 .withLocale(Locale.ROOT)
                 .withElResolver(resolver)
                 .withLegacyOverrides(LegacyOverrides.newBuilder()
@@ -266,6 +267,8 @@ public final class ChatTemplate {
         register(jinjava, TemplateSource.STR_FUNCTION, "pyStr", Object.class);
         register(jinjava, TemplateSource.SLICE_FUNCTION, "pySlice", Object.class, Object.class, Object.class,
                 Object.class);
+        register(jinjava, TemplateSource.PICK_FUNCTION, "pick", Object.class, Object.class);
+        register(jinjava, TemplateSource.ITER_FUNCTION, "iter", Object.class);
         return jinjava;
     }
 

@@ -120,6 +120,56 @@ class ChatTemplateTest {
     }
 
     @Test
+    void loopFiltersCountOnlyThePassingItems() {
+        // Jinjava ignores "if" in a for tag; Jinja2 filters, and loop.* counts the kept items
+        assertThat(render("{% for m in messages if m.role == 'user' %}{{ loop.index }}{{ m.content }}"
+                + "{% if loop.last %}.{% endif %}{% endfor %}")).isEqualTo("1U12U2.");
+        assertThat(render("{% for m in messages if m.role == 'tool' %}x{% else %}none{% endfor %}")).isEqualTo("none");
+        assertThat(render("{% for k in {'a': 1, 'b': 2} if k != 'a' %}{{ k }}{% endfor %}|{% for k in {'x': 1} %}{{ k }}{% endfor %}"))
+                .isEqualTo("b|x");
+    }
+
+    @Test
+    void loopsIterateAsPythonAndElseRunsOnlyForNoItems() {
+        // a string gives its characters, a dict its keys; else only when nothing was iterated
+        assertThat(render("{% for c in 'héllo' if c != 'l' %}{{ c }}.{% endfor %}|{% for k in {'a': 1, 'b': 2} %}{{ k }}{% endfor %}"))
+                .isEqualTo("h.é.o.|ab");
+        assertThat(render("{% for m in messages %}x{% else %}none{% endfor %}|{% for m in [] %}x{% else %}"
+                + "{% if true %}none{% else %}?{% endif %}{% endfor %}|{% for m in undefined_list %}x{% else %}empty{% endfor %}"))
+                .isEqualTo("xxxx|none|empty");
+    }
+
+    @Test
+    void stringLiteralsUsePythonEscapes() {
+        assertThat(render("{{ '\\u00e9\\x41\\'\\\"' }}|{{ \"tab\\there\" }}|{{ 'back\\\\slash' }}|{{ 'keep\\q' }}"))
+                .isEqualTo("éA'\"|tab\there|back\\slash|keep\\q");
+    }
+
+    @Test
+    void numericFiltersAsJinja2() {
+        assertThat(render("{{ [1, 2, 3]|sum }} {{ [1, 2.5]|sum }} {{ [3, 1, 2]|max }} {{ ['b', 'A', 'c']|min }} "
+                + "{{ messages|max(attribute='content') }}")).isEqualTo("6 3.5 3 A {'role': 'user', 'content': 'U2'}");
+    }
+
+    @Test
+    void rendersConcurrentlyWithoutInterference() throws Exception {
+        ChatTemplate t = ChatTemplate.compile("{% for m in messages[::-1] %}{{ m.content.strip() }}{% endfor %}");
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<String>> results = new java.util.ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                String n = Integer.toString(i);
+                results.add(pool.submit(() -> t.render(List.of(message("user", " a" + n + " "), message("user", "b")), false)));
+            }
+            for (int i = 0; i < results.size(); i++) {
+                assertThat(results.get(i).get()).isEqualTo("ba" + i);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void rawBlocksAndGenerationTags() {
         assertThat(render("{% raw %}{{ kept }}{% endraw %} {% generation %}\n{{ 'gen' }}\n{% endgeneration %}\nafter"))
                 .isEqualTo("{{ kept }} gen\nafter");
@@ -190,6 +240,7 @@ class ChatTemplateTest {
         ChatTemplate t = ChatTemplate.compile("{%- for m in messages[::-1] %}\n{{- m.role }}\n{%- endfor %}");
         assertThat(t.source()).isEqualTo("{%- for m in messages[::-1] %}\n{{- m.role }}\n{%- endfor %}");
         assertThat(t.jinjavaSource()).isEqualTo(
-                "{% for m in __comlrl_pyslice(messages, none, none, -1) %}{{ __comlrl_pystr(m.role) }}{% endfor %}");
+                "{% for m in __comlrl_iter(__comlrl_pyslice(messages, none, none, -1)) %}{{ __comlrl_pystr(m.role) }}"
+                        + "{% endfor %}");
     }
 }
