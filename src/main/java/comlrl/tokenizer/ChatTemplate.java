@@ -59,9 +59,12 @@ import jinjava.javax.el.CompositeELResolver;
  * the render with a {@link ChatTemplateException}.
  *
  * <p>Known differences from Jinja2, none of which the Qwen2/2.5/3 and Llama 3/3.1 templates meet:
- * a variable passed as null is "not defined" for Jinjava ({@code tools is defined} is false when
- * tools are absent; Jinja2 says true since transformers passes {@code tools=None}), and printing
- * null gives "" rather than "None".
+ * Jinjava does not tell None from undefined, so a variable passed as null is "not defined"
+ * ({@code tools is defined} is false when tools are absent; Jinja2 says true since transformers
+ * passes {@code tools=None}), printing null gives "" rather than "None", and {@code default}
+ * replaces None too. These fail loudly instead of rendering: string repetition
+ * ({@code 'ab' * 2}), {@code %} string formatting, {@code loop.previtem}/{@code loop.nextitem},
+ * recursive loops with a filter or else.
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -243,7 +246,6 @@ public final class ChatTemplate {
                 .withTrimBlocks(false) // TemplateSource applies trim_blocks and lstrip_blocks itself
                 .withLstripBlocks(false)
                 .withNestedInterpretationEnabled(false)
-                .withIterateOverMapKeys(true) // "for k in dict" gives keys, as in Python
                 .withLocale(Locale.ROOT)
                 .withElResolver(resolver)
                 .withLegacyOverrides(LegacyOverrides.newBuilder()
