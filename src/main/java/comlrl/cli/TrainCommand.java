@@ -40,6 +40,13 @@ final class TrainCommand implements Callable<Integer> {
             Checkpoints.readMetadata(resumeFrom); // validates before loading models
         }
         writeResolvedConfig(run);
+        if (resumeFrom == null) {
+            try {
+                Files.deleteIfExists(run.outputDir.resolve("metrics.jsonl")); // a fresh run starts a fresh log
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("Cannot reset " + run.outputDir.resolve("metrics.jsonl") + ": " + e.getMessage(), e);
+            }
+        }
         System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
                 run.algorithm.displayName(), run.numAgents, run.train.size(), run.eval == null ? 0 : run.eval.size(),
                 run.outputDir);
