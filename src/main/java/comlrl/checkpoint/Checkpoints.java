@@ -1,0 +1,105 @@
+package comlrl.checkpoint;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * Training checkpoints written atomically: the content goes into a hidden temporary directory
+ * beside the target, which is renamed into place only when complete; then the {@code latest}
+ * file is replaced (write + atomic rename). A crash at any moment leaves the previous checkpoint
+ * whole and {@code latest} pointing at a complete one.
+ */
+public final class Checkpoints {
+    public static final String METADATA = "metadata.json";
+    public static final String LATEST = "latest";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Checkpoints() {
+    }
+
+    /** Writes checkpoint {@code name} under {@code root} with {@code writer} filling a fresh directory. */
+    public static Path write(Path root, String name, Consumer<Path> writer) {
+        Path target = root.resolve(name);
+        Path tmp = root.resolve("." + name + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            Files.createDirectories(root);
+            deleteTree(tmp);
+            Files.createDirectories(tmp);
+            writer.accept(tmp);
+            if (Files.exists(target)) {
+                Path old = root.resolve("." + name + ".old-" + ProcessHandle.current().pid());
+                deleteTree(old);
+                Files.move(target, old, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                deleteTree(old);
+            } else {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            }
+            Path latestTmp = root.resolve("." + LATEST + ".tmp-" + ProcessHandle.current().pid());
+            Files.writeString(latestTmp, name + "\n");
+            Files.move(latestTmp, root.resolve(LATEST), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write checkpoint " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The checkpoint {@code latest} names under {@code root}, if any. */
+    public static java.util.Optional<Path> latest(Path root) {
+        Path f = root.resolve(LATEST);
+        if (!Files.isRegularFile(f)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(root.resolve(Files.readString(f).trim()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The metadata of a checkpoint ({@code read_checkpoint_metadata}): algorithm, progress and the
+     * saved logging-run identity under {@code "wandb"} (null when none).
+     */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> readMetadata(Path checkpoint) {
+        Path f = checkpoint.resolve(METADATA);
+        if (!Files.isRegularFile(f)) {
+            throw new IllegalArgumentException("Not a checkpoint: " + checkpoint + " has no " + METADATA
+                    + " (checkpoints are the checkpoint-N directories written by train(checkpointDir, ...))");
+        }
+        try {
+            return JSON.readValue(f.toFile(), Map.class);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("Malformed " + f + ": " + e.getMessage(), e);
+        }
+    }
+
+    public static void writeJson(Path file, Object value) {
+        try {
+            Files.writeString(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value) + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(p)) {
+            for (Path x : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(x);
+            }
+        }
+    }
+}

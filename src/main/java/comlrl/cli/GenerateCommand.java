@@ -1,0 +1,93 @@
+package comlrl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.SamplingConfig;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code generate}: sample (or greedily decode) a continuation of one prompt. */
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = "Generate a continuation of a prompt with a model directory or hub id.")
+final class GenerateCommand implements Callable<Integer> {
+    @Option(names = "--model", required = true, description = "model directory or hub id (e.g. Qwen/Qwen2.5-0.5B)")
+    String model;
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    PromptSource prompt;
+
+    static final class PromptSource {
+        @Option(names = "--prompt", description = "prompt text (encoded with the tokenizer's default special tokens)")
+        String text;
+
+        @Option(names = "--prompt-ids", split = ",", description = "prompt token ids, comma separated")
+        long[] ids;
+    }
+
+    @Option(names = "--greedy", description = "always take the most likely token")
+    boolean greedy;
+
+    @Option(names = "--temperature", defaultValue = "1.0", description = "sampling temperature (default ${DEFAULT-VALUE})")
+    double temperature;
+
+    @Option(names = "--top-p", description = "nucleus sampling threshold in (0, 1]")
+    Double topP;
+
+    @Option(names = "--top-k", description = "sample among the k most likely tokens")
+    Integer topK;
+
+    @Option(names = "--seed", defaultValue = "0", description = "sampling seed (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Option(names = "--max-new-tokens", required = true, description = "maximum number of generated tokens")
+    int maxNewTokens;
+
+    @Option(names = "--dtype", description = "override the weights' dtype (float32, bfloat16, float16)")
+    String dtype;
+
+    @Option(names = "--device", defaultValue = "cpu", description = "cpu or cuda:N (default ${DEFAULT-VALUE})")
+    String device;
+
+    @Option(names = "--json", description = "print one JSON object: ids, logprobs, text, finish_reason")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        SamplingConfig cfg = greedy ? SamplingConfig.greedy(maxNewTokens)
+                : SamplingConfig.sample(temperature, topK, topP, maxNewTokens, 1);
+        try (CausalLm lm = CausalLm.load(model, dtype == null ? null : DType.fromTorchName(dtype), Device.parse(device))) {
+            long[] promptIds = prompt.ids != null ? prompt.ids : lm.encode(prompt.text);
+            long vocab = lm.model().config().vocabSize();
+            for (long id : promptIds) {
+                if (id < 0 || id >= vocab) {
+                    throw new IllegalArgumentException("--prompt-ids: id " + id + " is outside the vocabulary [0, " + vocab + ")");
+                }
+            }
+            Completion c = lm.generator().generate(List.of(promptIds), cfg, seed).get(0).get(0);
+            if (json) {
+                ObjectMapper m = new ObjectMapper();
+                ObjectNode o = m.createObjectNode();
+                var ids = o.putArray("ids");
+                Arrays.stream(c.tokenIds()).forEach(ids::add);
+                var lp = o.putArray("logprobs");
+                Arrays.stream(c.logprobs()).forEach(lp::add);
+                o.put("text", c.text());
+                o.put("finish_reason", c.finishReason().name().toLowerCase());
+                var pi = o.putArray("prompt_ids");
+                Arrays.stream(promptIds).forEach(pi::add);
+                System.out.println(m.writeValueAsString(o));
+            } else {
+                System.out.println(c.text());
+            }
+        }
+        return 0;
+    }
+}

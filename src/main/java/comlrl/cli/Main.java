@@ -1,0 +1,36 @@
+package comlrl.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code bin/comlrl}: the command-line entry point. The only place that prints for humans or exits. */
+@Command(name = "comlrl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Cooperative multi-LLM reinforcement learning on the JVM.",
+        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, CommandLine.HelpCommand.class})
+public final class Main {
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs a command line and returns its exit code (0 ok, 1 failure, 2 usage error). */
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            cmd.getErr().println("error: " + ex.getMessage());
+            if (System.getenv("COMLRL_DEBUG") != null) {
+                ex.printStackTrace(cmd.getErr());
+            }
+            return 1;
+        });
+        return cl.execute(args);
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"comlrl " + (v == null ? "dev" : v)};
+        }
+    }
+}

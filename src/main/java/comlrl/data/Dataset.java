@@ -1,0 +1,498 @@
+package comlrl.data;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * An immutable, indexable task set: rows of {@link TaskItem}s sharing a list of columns (the Java
+ * counterpart of a Hugging Face {@code Dataset}).
+ *
+ * <p>Every row holds every column, in {@link #columnNames()} order; a row that lacked a column when
+ * the set was built holds null there, as in Hugging Face datasets. Derived sets ({@link #select},
+ * {@link #shuffle}, {@link #trainTestSplit}) share the rows and never copy them.
+ *
+ * <pre>{@code
+ * Dataset tasks = Dataset.fromColumns(Map.of("prompt", prompts, "target_min", mins));
+ * Dataset.Split split = tasks.trainTestSplit(0.2, 42);   // 10 rows -> 8 train, 2 test
+ * Dataset train = split.train().shuffle(42);            // a fixed order, not reshuffled per epoch
+ * }</pre>
+ *
+ * <p>Loaders ({@link #load}, {@link #fromJsonl}, {@link #fromJson}, {@link #fromCsv},
+ * {@link #fromParquet}) throw {@link DatasetException} with the file, the line or row, and a fix.
+ */
+public final class Dataset implements TaskSet {
+    private final List<TaskItem> rows;
+    private final List<String> columns;
+    private final String source;
+
+    private Dataset(List<TaskItem> rows, List<String> columns, String source) {
+        this.rows = rows;
+        this.columns = columns;
+        this.source = source;
+    }
+
+    /** The outcome of {@link #trainTestSplit}: disjoint train and test sets covering the input. */
+    public record Split(Dataset train, Dataset test) {
+        /** Checks that neither part is null. */
+        public Split {
+            Objects.requireNonNull(train, "train");
+            Objects.requireNonNull(test, "test");
+        }
+    }
+
+    // ---------------------------------------------------------------- construction
+
+    /** A set with no rows and no columns. */
+    public static Dataset empty() {
+        return new Dataset(List.of(), List.of(), "empty");
+    }
+
+    /**
+     * A set of the given items, in order. Columns are the union of the items' fields in order of
+     * first appearance; items lacking a column get null there.
+     */
+    public static Dataset of(Iterable<TaskItem> items) {
+        Objects.requireNonNull(items, "items");
+        List<Map<String, ?>> maps = new ArrayList<>();
+        int index = 0;
+        for (TaskItem item : items) {
+            if (item == null) {
+                throw new DatasetException("task item " + index + " is null; remove it or give it fields");
+            }
+            maps.add(item.asMap());
+            index++;
+        }
+        return rectangular(maps, "items");
+    }
+
+    /**
+     * A set with one row per map (like {@code Dataset.from_list}). Columns are the union of the
+     * maps' keys in order of first appearance; a row lacking a column gets null there.
+     *
+     * @throws DatasetException when a row is null
+     */
+    public static Dataset fromRows(List<? extends Map<String, ?>> rows) {
+        Objects.requireNonNull(rows, "rows");
+        for (int i = 0; i < rows.size(); i++) {
+            if (rows.get(i) == null) {
+                throw new DatasetException("row " + i + " is null; every row must be a map of field to value");
+            }
+        }
+        return rectangular(rows, "rows");
+    }
+
+    /**
+     * A set from named columns of equal length (like {@code Dataset.from_dict}); row {@code i}
+     * holds element {@code i} of every column. Column order is the map's iteration order (pass a
+     * {@link LinkedHashMap} to fix it).
+     *
+     * @throws DatasetException when the columns differ in length, naming each column's length
+     */
+    public static Dataset fromColumns(Map<String, ? extends List<?>> columns) {
+        Objects.requireNonNull(columns, "columns");
+        List<String> names = new ArrayList<>(columns.keySet());
+        int n = -1;
+        for (String name : names) {
+            List<?> values = columns.get(name);
+            if (values == null) {
+                throw new DatasetException("column '" + name + "' is null; give it a list with one value per row");
+            }
+            if (n < 0) {
+                n = values.size();
+            } else if (values.size() != n) {
+                String lengths = names.stream()
+                        .map(c -> c + "=" + (columns.get(c) == null ? "null" : columns.get(c).size()))
+                        .collect(Collectors.joining(", "));
+                throw new DatasetException("columns have different lengths (" + lengths
+                        + "); every column must hold exactly one value per row");
+            }
+        }
+        List<TaskItem> items = new ArrayList<>(Math.max(n, 0));
+        for (int i = 0; i < n; i++) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            for (String name : names) {
+                row.put(name, columns.get(name).get(i));
+            }
+            items.add(TaskItem.of(row));
+        }
+        return new Dataset(Collections.unmodifiableList(items), List.copyOf(names), "columns");
+    }
+
+    /** Rows made rectangular over the union of their keys. */
+    private static Dataset rectangular(List<? extends Map<String, ?>> maps, String source) {
+        Set<String> union = new LinkedHashSet<>();
+        for (Map<String, ?> map : maps) {
+            union.addAll(map.keySet());
+        }
+        List<String> names = List.copyOf(union);
+        List<TaskItem> items = new ArrayList<>(maps.size());
+        for (Map<String, ?> map : maps) {
+            if (map.size() == names.size() && new ArrayList<>(map.keySet()).equals(names)) {
+                items.add(TaskItem.of(map));
+            } else {
+                Map<String, Object> row = new LinkedHashMap<>();
+                for (String name : names) {
+                    row.put(name, map.get(name));
+                }
+                items.add(TaskItem.of(row));
+            }
+        }
+        return new Dataset(Collections.unmodifiableList(items), names, source);
+    }
+
+    /** This set's rows under a new source description. */
+    Dataset withSource(String newSource) {
+        return new Dataset(rows, columns, newSource);
+    }
+
+    // ---------------------------------------------------------------- loaders
+
+    /**
+     * Loads a task set from a file, choosing the format by extension: {@code .jsonl} /
+     * {@code .ndjson} ({@link #fromJsonl}), {@code .json} ({@link #fromJson}), {@code .csv}
+     * ({@link #fromCsv}), {@code .tsv} ({@link #fromTsv}), {@code .parquet} ({@link #fromParquet}).
+     *
+     * @throws DatasetException when the file is missing, its extension unknown, or its content
+     *     malformed
+     */
+    public static Dataset load(Path file) {
+        Objects.requireNonNull(file, "file");
+        String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".jsonl") || name.endsWith(".ndjson")) {
+            return fromJsonl(file);
+        }
+        if (name.endsWith(".json")) {
+            return fromJson(file);
+        }
+        if (name.endsWith(".csv")) {
+            return fromCsv(file);
+        }
+        if (name.endsWith(".tsv")) {
+            return fromTsv(file);
+        }
+        if (name.endsWith(".parquet")) {
+            return fromParquet(file);
+        }
+        throw DatasetException.inFile(file, "unknown task set format; supported extensions are "
+                + ".jsonl (.ndjson), .json, .csv, .tsv and .parquet — rename the file or call the matching "
+                + "Dataset.fromXxx loader");
+    }
+
+    /**
+     * Loads JSON Lines: one JSON object per line, each a row. Blank lines are skipped. Values are
+     * converted as described in {@link TaskItem}: integers become {@link Long}, other numbers
+     * {@link Double}, arrays unmodifiable lists, objects unmodifiable maps.
+     *
+     * @throws DatasetException naming the file and line of the first malformed line
+     */
+    public static Dataset fromJsonl(Path file) {
+        List<Map<String, Object>> maps = new ArrayList<>();
+        try (JsonlReader reader = JsonlReader.open(file)) {
+            Map<String, Object> row;
+            while ((row = reader.next()) != null) {
+                maps.add(row);
+            }
+        }
+        return rectangular(maps, file.toString());
+    }
+
+    /**
+     * Loads a JSON document in one of three shapes: an array of row objects
+     * ({@code [{"prompt": ...}, ...]}), an object with a {@code "data"} array of row objects
+     * ({@code {"data": [...]}}, as Hugging Face's {@code field="data"}), or an object of columns
+     * ({@code {"prompt": [...], "target": [...]}}, lists of equal length).
+     *
+     * @throws DatasetException naming the file and the offending element or column
+     */
+    public static Dataset fromJson(Path file) {
+        return JsonDocumentLoader.load(file).withSource(file.toString());
+    }
+
+    /**
+     * Loads comma-separated values (RFC 4180): the first record is the header of column names;
+     * fields may be quoted with {@code "}, doubling quotes inside; quoted fields may hold commas
+     * and line breaks; a UTF-8 byte-order mark is ignored.
+     *
+     * <p>Values stay strings exactly as written (numbers are not guessed; {@link
+     * TaskItem#getDouble} and {@link TaskItem#getLong} parse them when asked). An empty unquoted
+     * field is a missing value (null), an empty quoted field {@code ""} is the empty string.
+     *
+     * @throws DatasetException naming the file and line of a record with the wrong number of
+     *     fields, an unterminated quote, or a bad header
+     */
+    public static Dataset fromCsv(Path file) {
+        return CsvLoader.load(file, ',').withSource(file.toString());
+    }
+
+    /** Like {@link #fromCsv} with tab-separated fields. */
+    public static Dataset fromTsv(Path file) {
+        return CsvLoader.load(file, '\t').withSource(file.toString());
+    }
+
+    /**
+     * Loads an Apache Parquet file (any compression the Parquet library supports: uncompressed,
+     * Snappy, gzip, zstd, LZ4; no native install needed). Strings become {@link String}, integers
+     * {@link Long}, floating point {@link Double}, booleans {@link Boolean}, decimals
+     * {@link java.math.BigDecimal}, lists (LIST) unmodifiable lists, structs and maps unmodifiable
+     * maps, missing optional values null; other binary columns stay {@code byte[]}, and dates and
+     * timestamps stay their stored integers.
+     *
+     * @throws DatasetException naming the file (and row group) when it cannot be read
+     */
+    public static Dataset fromParquet(Path file) {
+        return rectangular(ParquetLoader.load(file), file.toString());
+    }
+
+    /** Fails with a clear message unless {@code file} is a readable regular file. */
+    static void requireReadableFile(Path file) {
+        Objects.requireNonNull(file, "file");
+        if (!Files.exists(file)) {
+            throw DatasetException.inFile(file, "file not found (working directory: "
+                    + Path.of("").toAbsolutePath() + "); check the path");
+        }
+        if (Files.isDirectory(file)) {
+            throw DatasetException.inFile(file, "is a directory; pass one data file");
+        }
+        if (!Files.isReadable(file)) {
+            throw DatasetException.inFile(file, "file is not readable; check its permissions");
+        }
+    }
+
+    // ---------------------------------------------------------------- access
+
+    /** The number of rows. */
+    public int size() {
+        return rows.size();
+    }
+
+    /** Whether there are no rows. */
+    public boolean isEmpty() {
+        return rows.isEmpty();
+    }
+
+    @Override
+    public OptionalInt knownSize() {
+        return OptionalInt.of(rows.size());
+    }
+
+    /**
+     * Row {@code index} (0-based).
+     *
+     * @throws IndexOutOfBoundsException when {@code index} is not in {@code [0, size())}
+     */
+    public TaskItem get(int index) {
+        if (index < 0 || index >= rows.size()) {
+            throw new IndexOutOfBoundsException("index " + index + " is out of range for a task set of "
+                    + rows.size() + " rows");
+        }
+        return rows.get(index);
+    }
+
+    /** All rows, in order (unmodifiable). */
+    public List<TaskItem> items() {
+        return rows;
+    }
+
+    @Override
+    public Iterator<TaskItem> iterator() {
+        return rows.iterator();
+    }
+
+    /** The rows as a sequential stream. */
+    public Stream<TaskItem> stream() {
+        return rows.stream();
+    }
+
+    /** The column names, in order (unmodifiable). */
+    public List<String> columnNames() {
+        return columns;
+    }
+
+    /**
+     * One column's values, row by row (unmodifiable; may hold nulls).
+     *
+     * @throws IllegalArgumentException when there is no such column
+     */
+    public List<Object> column(String name) {
+        if (!columns.contains(name)) {
+            throw new IllegalArgumentException("task set has no column '" + name + "'; columns: " + columns);
+        }
+        List<Object> values = new ArrayList<>(rows.size());
+        for (TaskItem row : rows) {
+            values.add(row.get(name));
+        }
+        return Collections.unmodifiableList(values);
+    }
+
+    /** Where the rows came from: a file path, or "columns", "rows", "items". */
+    public String source() {
+        return source;
+    }
+
+    // ---------------------------------------------------------------- derived sets
+
+    /**
+     * The rows at {@code indices}, in that order (repeats allowed), like {@code Dataset.select}.
+     *
+     * @throws IndexOutOfBoundsException naming the first index out of range
+     */
+    public Dataset select(int[] indices) {
+        Objects.requireNonNull(indices, "indices");
+        List<TaskItem> picked = new ArrayList<>(indices.length);
+        for (int index : indices) {
+            picked.add(get(index));
+        }
+        return new Dataset(Collections.unmodifiableList(picked), columns, source);
+    }
+
+    /** The rows at {@code indices}, in that order; see {@link #select(int[])}. */
+    public Dataset select(List<Integer> indices) {
+        Objects.requireNonNull(indices, "indices");
+        return select(indices.stream().mapToInt(i -> Objects.requireNonNull(i, "index")).toArray());
+    }
+
+    /**
+     * The rows {@code fromInclusive .. toExclusive-1}.
+     *
+     * @throws IndexOutOfBoundsException unless {@code 0 <= fromInclusive <= toExclusive <= size()}
+     */
+    public Dataset selectRange(int fromInclusive, int toExclusive) {
+        if (fromInclusive < 0 || toExclusive > rows.size() || fromInclusive > toExclusive) {
+            throw new IndexOutOfBoundsException("range [" + fromInclusive + ", " + toExclusive
+                    + ") is not within a task set of " + rows.size() + " rows");
+        }
+        return new Dataset(rows.subList(fromInclusive, toExclusive), columns, source);
+    }
+
+    /** The first {@code min(n, size())} rows. */
+    public Dataset take(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("n must be >= 0, got " + n);
+        }
+        return selectRange(0, Math.min(n, rows.size()));
+    }
+
+    /**
+     * The rows in a random order fixed by {@code seed} (like {@code Dataset.shuffle(seed=...)}):
+     * the same seed gives the same order every time and everywhere. The permutation is our own
+     * (Fisher–Yates over SplitMix64, see the class docs of the package-private
+     * {@code SeededPermutation}), not numpy's, so the order differs from Python's for the same
+     * seed.
+     */
+    public Dataset shuffle(long seed) {
+        return select(SeededPermutation.of(rows.size(), seed));
+    }
+
+    /**
+     * Splits into train and test sets like Hugging Face's {@code train_test_split(test_size,
+     * seed=...)}. A {@code testSize} in {@code (0, 1)} is a fraction: the test set gets
+     * {@code ceil(testSize * size())} rows (as in Hugging Face datasets, so floating-point error
+     * can round up: {@code 0.07 * 100} gives 8); a whole number {@code >= 1} is an absolute count.
+     * The train set gets the remaining rows.
+     *
+     * <p>Rows are permuted by {@link #shuffle(long) shuffle(seed)}'s permutation; the test set is
+     * its first part, the train set the rest, each in permuted order. The same seed gives the same
+     * split; the permutation is ours, not numpy's.
+     *
+     * @throws DatasetException when {@code testSize} is not in {@code (0, 1)} nor a whole count, or
+     *     when either part would be empty
+     */
+    public Split trainTestSplit(double testSize, long seed) {
+        int n = rows.size();
+        int testCount;
+        if (testSize > 0 && testSize < 1) {
+            testCount = (int) Math.ceil(testSize * n);
+        } else if (testSize >= 1 && testSize == Math.rint(testSize) && testSize <= Integer.MAX_VALUE) {
+            testCount = (int) testSize;
+        } else {
+            throw new DatasetException("test_size=" + testSize + " must be a fraction in (0, 1) or a whole "
+                    + "number of rows >= 1 (e.g. 0.2 or 2)");
+        }
+        return splitWithTestCount(testCount, "test_size=" + testSize, seed);
+    }
+
+    /**
+     * Splits with exactly {@code testCount} test rows; see {@link #trainTestSplit(double, long)}.
+     *
+     * @throws DatasetException unless {@code 1 <= testCount < size()}
+     */
+    public Split trainTestSplit(int testCount, long seed) {
+        if (testCount < 1) {
+            throw new DatasetException("test_size=" + testCount + " must be >= 1 row (or a fraction in (0, 1))");
+        }
+        return splitWithTestCount(testCount, "test_size=" + testCount, seed);
+    }
+
+    private Split splitWithTestCount(int testCount, String asked, long seed) {
+        int n = rows.size();
+        if (testCount >= n) {
+            throw new DatasetException("with " + n + " rows, " + asked + " leaves " + testCount
+                    + " test rows and an empty train set; use a smaller test_size (at most " + (n - 1)
+                    + " rows, or a smaller fraction)");
+        }
+        int[] order = SeededPermutation.of(n, seed);
+        int[] test = Arrays.copyOfRange(order, 0, testCount);
+        int[] train = Arrays.copyOfRange(order, testCount, n);
+        return new Split(select(train), select(test));
+    }
+
+    /** The rows for which {@code keep} holds, in order. */
+    public Dataset filter(Predicate<TaskItem> keep) {
+        Objects.requireNonNull(keep, "keep");
+        List<TaskItem> kept = new ArrayList<>();
+        for (TaskItem row : rows) {
+            if (keep.test(row)) {
+                kept.add(row);
+            }
+        }
+        return new Dataset(Collections.unmodifiableList(kept), columns, source);
+    }
+
+    /**
+     * Each row transformed by {@code fn} (e.g. {@code item -> item.with("id", ...)}); the columns
+     * are recomputed from the results.
+     */
+    public Dataset map(UnaryOperator<TaskItem> fn) {
+        Objects.requireNonNull(fn, "fn");
+        List<Map<String, ?>> mapped = new ArrayList<>(rows.size());
+        for (int i = 0; i < rows.size(); i++) {
+            TaskItem out = fn.apply(rows.get(i));
+            if (out == null) {
+                throw new DatasetException("map function returned null for row " + i + "; return a TaskItem");
+            }
+            mapped.add(out.asMap());
+        }
+        return rectangular(mapped, source);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Dataset d && d.columns.equals(columns) && d.rows.equals(rows);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * columns.hashCode() + rows.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "Dataset(rows=" + rows.size() + ", columns=" + columns + ", source=" + source + ")";
+    }
+}

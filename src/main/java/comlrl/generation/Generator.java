@@ -1,0 +1,230 @@
+package comlrl.generation;
+
+import comlrl.model.DecoderLm;
+import comlrl.model.KvCache;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Autoregressive sampling with a preallocated KV cache, in inference mode.
+ *
+ * <p>Each prompt is prefilled once; its cache rows are then copied for the G samples of its group,
+ * and all B·G sequences decode together, one forward per new token. A sequence that produced an
+ * end-of-sequence id is finished: it receives the pad id from then on (as Hugging Face does) and
+ * those positions are not part of its completion. Token ids and log-probabilities stay on the
+ * device until the end: the only per-token host transfer is the "all finished?" flag.
+ */
+public final class Generator {
+    private final DecoderLm model;
+    private final Set<Long> eosIds;
+    private final long padId;
+    private final Function<long[], String> decoder;
+
+    /**
+     * @param eosIds ids that end a sequence (generation_config's eos ids and the tokenizer's eos)
+     * @param padId id given to finished sequences
+     * @param decoder ids → text with special tokens skipped
+     */
+    public Generator(DecoderLm model, Set<Long> eosIds, long padId, Function<long[], String> decoder) {
+        if (eosIds.isEmpty()) {
+            throw new IllegalArgumentException("Generation needs at least one end-of-sequence id");
+        }
+        this.model = model;
+        this.eosIds = Set.copyOf(eosIds);
+        this.padId = padId;
+        this.decoder = decoder;
+    }
+
+    /**
+     * Samples {@code config.numReturnSequences()} completions for each prompt; repeatable for a
+     * seed. Sequence j of prompt i draws from the stream {@link #rowSeed(long, int, int)}.
+     *
+     * @return one list per prompt, G completions each, in sampling order
+     */
+    public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long seed) {
+        int g = config.numReturnSequences();
+        long[] seeds = new long[prompts.size() * g];
+        for (int i = 0; i < prompts.size(); i++) {
+            for (int j = 0; j < g; j++) {
+                seeds[i * g + j] = rowSeed(seed, i, j);
+            }
+        }
+        return generate(prompts, config, seeds);
+    }
+
+    /**
+     * The seed of sequence {@code j} of prompt {@code i} in a call with {@code seed} (SplitMix64
+     * mixing, so neighbouring rows get unrelated streams).
+     */
+    public static long rowSeed(long seed, int prompt, int sample) {
+        long z = seed + 0x9E3779B97F4A7C15L * (1 + ((long) prompt << 20) + sample);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * Samples with an explicit seed per sequence ({@code rowSeeds[i * G + j]} for sequence j of
+     * prompt i): each sequence's tokens depend only on the model, its prompt and its seed, not on
+     * the other sequences in the batch.
+     */
+    public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long[] rowSeeds) {
+        int b = prompts.size();
+        int g = config.numReturnSequences();
+        int rows = b * g;
+        if (rowSeeds.length != rows) {
+            throw new IllegalArgumentException(rowSeeds.length + " row seeds for " + rows + " sequences");
+        }
+        List<Rng> rngs = new ArrayList<>();
+        if (!config.greedy()) {
+            for (long s : rowSeeds) {
+                rngs.add(new Rng(s));
+            }
+        }
+        try {
+            return generateRows(prompts, config, rngs);
+        } finally {
+            rngs.forEach(Rng::close);
+        }
+    }
+
+    private List<List<Completion>> generateRows(List<long[]> prompts, SamplingConfig config, List<Rng> rng) {
+        int b = prompts.size();
+        int g = config.numReturnSequences();
+        int rows = b * g;
+        Device device = model.device();
+        long[] tokens;
+        double[] logprobs;
+        int steps;
+        try (Scope scope = Scope.open(); GradMode mode = GradMode.inference()) {
+            PaddedBatch batch = PaddedBatch.leftPadded(prompts, padId, device);
+            int p = (int) batch.length();
+            int capacity = p + config.maxNewTokens();
+            Tensor logits; // [B*G, V] float32 logits of the next token
+            Tensor mask;   // [B*G, past] or null
+            Tensor lastPos; // [B*G, 1]
+            KvCache cache;
+            try (KvCache prefill = KvCache.allocate(model.config(), b, g == 1 ? capacity : p, model.dtype(), device)) {
+                Tensor prefillLogits = model.forward(batch.ids(), batch.positions(), batch.mask(), prefill, p - 1)
+                        .logits().squeeze(1); // [B, V]
+                long[] expand = new long[rows];
+                for (int i = 0; i < rows; i++) {
+                    expand[i] = i / g;
+                }
+                Tensor index = Tensor.ofLongs(expand, device);
+                cache = g == 1 ? null : prefill.selectRows(expand, capacity);
+                logits = (g == 1 ? prefillLogits : prefillLogits.indexSelect(0, index)).toFloat();
+                mask = batch.mask() == null ? null : (g == 1 ? batch.mask() : batch.mask().indexSelect(0, index));
+                Tensor pos = batch.positions().narrow(1, p - 1, 1);
+                lastPos = g == 1 ? pos : pos.indexSelect(0, index);
+                if (g == 1) {
+                    // the prefill cache already has room for the new tokens: decode in it directly
+                    DecodeResult r = decode(prefill, logits, mask, lastPos, rows, config, rng);
+                    tokens = r.tokens;
+                    logprobs = r.logprobs;
+                    steps = r.steps;
+                    return assemble(prompts, g, tokens, logprobs, steps);
+                }
+            }
+            try (KvCache c = cache) {
+                DecodeResult r = decode(c, logits, mask, lastPos, rows, config, rng);
+                tokens = r.tokens;
+                logprobs = r.logprobs;
+                steps = r.steps;
+            }
+        }
+        return assemble(prompts, g, tokens, logprobs, steps);
+    }
+
+    private record DecodeResult(long[] tokens, double[] logprobs, int steps) {
+    }
+
+    private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
+            SamplingConfig config, List<Rng> rng) {
+        Device device = model.device();
+        Tensor eos = Tensor.ofLongs(eosIds.stream().mapToLong(Long::longValue).toArray(), device).view(1, -1);
+        Tensor pad = Tensor.fullOf(padId, DType.I64, device, rows);
+        Tensor ones = Tensor.fullOf(1, DType.I64, device, rows, 1);
+        // loop-carried state, each kept across step scopes and closed when replaced
+        Tensor logits = firstLogits.keep();                                  // [R, V] float32
+        Tensor mask = firstMask == null ? null : firstMask.keep();           // [R, past]
+        Tensor pos = firstPos.keep();                                        // [R, 1]
+        Tensor finished = Tensor.zerosOf(DType.BOOL, device, rows).keep();   // [R]
+        List<Tensor> tokenSteps = new ArrayList<>();   // T x [R]
+        List<Tensor> logprobSteps = new ArrayList<>(); // T x [R]
+        try {
+            for (int t = 0; t < config.maxNewTokens(); t++) {
+                try (Scope step = Scope.open()) {
+                    Tensor logp = logits.logSoftmax(-1); // temperature-1 log-probabilities
+                    Tensor next = pad.where(finished, Sampler.choose(logits, config, rng)); // [R]
+                    tokenSteps.add(next.keep());
+                    logprobSteps.add(logp.gather(1, next.unsqueeze(1)).squeeze(1).keep());
+                    finished = replace(finished, finished.logicalOr(next.unsqueeze(1).eq(eos).sum(1, false).gt(0)));
+                    if (t == config.maxNewTokens() - 1 || finished.allTrue()) {
+                        break;
+                    }
+                    if (mask != null) {
+                        mask = replace(mask, Tensor.cat(List.of(mask, ones), 1));
+                    }
+                    pos = replace(pos, pos.add(1));
+                    logits = replace(logits, model.forward(next.unsqueeze(1), pos, mask, cache, 0)
+                            .logits().squeeze(1).toFloat());
+                }
+            }
+            try (Scope s = Scope.open()) {
+                long[] tok = Tensor.stack(tokenSteps, 1).toLongArray();      // [R, T]
+                double[] lp = Tensor.stack(logprobSteps, 1).toDoubleArray(); // [R, T]
+                return new DecodeResult(tok, lp, tokenSteps.size());
+            }
+        } finally {
+            tokenSteps.forEach(Tensor::close);
+            logprobSteps.forEach(Tensor::close);
+            logits.close();
+            pos.close();
+            finished.close();
+            if (mask != null) {
+                mask.close();
+            }
+        }
+    }
+
+    private static Tensor replace(Tensor old, Tensor fresh) {
+        fresh.keep();
+        old.close();
+        return fresh;
+    }
+
+    private List<List<Completion>> assemble(List<long[]> prompts, int g, long[] tokens, double[] logprobs, int steps) {
+        List<List<Completion>> out = new ArrayList<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            List<Completion> group = new ArrayList<>();
+            for (int j = 0; j < g; j++) {
+                int row = i * g + j;
+                int len = 0;
+                FinishReason reason = FinishReason.LENGTH;
+                while (len < steps) {
+                    long id = tokens[row * steps + len];
+                    len++;
+                    if (eosIds.contains(id)) {
+                        reason = FinishReason.EOS;
+                        break;
+                    }
+                }
+                long[] ids = Arrays.copyOfRange(tokens, row * steps, row * steps + len);
+                double[] lp = Arrays.copyOfRange(logprobs, row * steps, row * steps + len);
+                group.add(new Completion(prompts.get(i).clone(), ids, decoder.apply(ids), lp, reason));
+            }
+            out.add(group);
+        }
+        return out;
+    }
+}

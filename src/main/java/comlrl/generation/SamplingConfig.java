@@ -1,0 +1,56 @@
+package comlrl.generation;
+
+/**
+ * How tokens are chosen, applied in Hugging Face's order: temperature, then top-k, then top-p,
+ * then a draw from the renormalised distribution (or the arg-max when greedy).
+ *
+ * @param temperature logits are divided by it; > 0 (ignored when greedy)
+ * @param topK keep only the k most likely tokens; null or 0 disables
+ * @param topP keep the smallest set of most likely tokens whose probability reaches p; null or 1 disables
+ * @param greedy always take the most likely token
+ * @param maxNewTokens generation length cap; >= 1
+ * @param numReturnSequences samples per prompt (the G of a group), generated in one batch; >= 1
+ */
+public record SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
+        int numReturnSequences) {
+
+    public SamplingConfig {
+        if (!greedy && !(temperature > 0)) {
+            throw new IllegalArgumentException("temperature must be > 0 for sampling, got " + temperature
+                    + " (use greedy decoding instead of temperature 0)");
+        }
+        if (topK != null && topK < 0) {
+            throw new IllegalArgumentException("top_k must be >= 0 (0 or null disables), got " + topK);
+        }
+        if (topP != null && !(topP > 0 && topP <= 1)) {
+            throw new IllegalArgumentException("top_p must be in (0, 1], got " + topP);
+        }
+        if (maxNewTokens < 1) {
+            throw new IllegalArgumentException("max_new_tokens must be >= 1, got " + maxNewTokens);
+        }
+        if (numReturnSequences < 1) {
+            throw new IllegalArgumentException("num_return_sequences must be >= 1, got " + numReturnSequences);
+        }
+    }
+
+    public static SamplingConfig greedy(int maxNewTokens) {
+        return new SamplingConfig(1.0, null, null, true, maxNewTokens, 1);
+    }
+
+    public static SamplingConfig sample(double temperature, Integer topK, Double topP, int maxNewTokens,
+            int numReturnSequences) {
+        return new SamplingConfig(temperature, topK, topP, false, maxNewTokens, numReturnSequences);
+    }
+
+    public SamplingConfig withNumReturnSequences(int n) {
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, n);
+    }
+
+    boolean usesTopK() {
+        return topK != null && topK > 0;
+    }
+
+    boolean usesTopP() {
+        return topP != null && topP < 1.0;
+    }
+}

@@ -1,0 +1,86 @@
+package comlrl.generation;
+
+import comlrl.model.DecoderLm;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Log-probabilities of given completions under a model, with gradients, in one batched forward.
+ *
+ * <p>Row i is {@code prompt_i ⊕ completion_i}, left-padded to the longest row, so completions end
+ * at the same column. Logits are computed only for the positions that predict completion tokens.
+ * Padding never enters a sum: each token's log-probability is multiplied by its mask.
+ */
+public final class Scorer {
+    private Scorer() {
+    }
+
+    /**
+     * Per-token log-probabilities of the completions.
+     *
+     * @param tokenLogprobs float32 {@code [N, T]}, T = longest completion; row i's tokens are
+     *        right-aligned (its last {@code len_i} columns), 0 elsewhere
+     * @param mask float32 {@code [N, T]}, 1 where a completion token is
+     * @param hidden final hidden states {@code [N, S, E]} of the whole rows (for value heads)
+     */
+    public record Scores(Tensor tokenLogprobs, Tensor mask, Tensor hidden, int[] completionLengths) {
+        /** {@code Σ_t log π(y_t | x, y_<t)} per row: {@code [N]}. */
+        public Tensor sequenceLogprobs() {
+            return tokenLogprobs.sum(1, false);
+        }
+    }
+
+    /**
+     * Scores {@code completions[i]} after {@code prompts[i]}. Must run inside a caller's scope;
+     * gradients flow to the model's parameters unless a no-grad mode is active.
+     *
+     * @param padId any id (pad positions are masked out)
+     */
+    public static Scores score(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        if (prompts.size() != completions.size()) {
+            throw new IllegalArgumentException(prompts.size() + " prompts but " + completions.size() + " completions");
+        }
+        int n = prompts.size();
+        int maxCompletion = 0;
+        int[] lengths = new int[n];
+        List<long[]> rows = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            long[] p = prompts.get(i);
+            long[] c = completions.get(i);
+            if (p.length == 0) {
+                throw new IllegalArgumentException("Prompt " + i + " is empty: scoring needs at least one prompt token");
+            }
+            lengths[i] = c.length;
+            maxCompletion = Math.max(maxCompletion, c.length);
+            long[] row = new long[p.length + c.length];
+            System.arraycopy(p, 0, row, 0, p.length);
+            System.arraycopy(c, 0, row, p.length, c.length);
+            rows.add(row);
+        }
+        Device device = model.device();
+        PaddedBatch batch = PaddedBatch.leftPadded(rows, padId, device);
+        long s = batch.length();
+        if (maxCompletion == 0) {
+            DecoderLm.Output out = model.forward(batch.ids(), batch.positions(), batch.mask(), null, s);
+            Tensor zeros = Tensor.zerosOf(DType.F32, device, n, 1);
+            return new Scores(zeros, zeros, out.hidden(), lengths);
+        }
+        int t = maxCompletion;
+        // positions s-t-1 .. s-2 predict the tokens at columns s-t .. s-1
+        DecoderLm.Output out = model.forward(batch.ids(), batch.positions(), batch.mask(), null, s - t - 1);
+        Tensor logits = out.logits().narrow(1, 0, t).toFloat();        // [N, T, V]
+        Tensor targets = batch.ids().narrow(1, s - t, t);               // [N, T]
+        Tensor logp = logits.logSoftmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2); // [N, T]
+        float[] maskValues = new float[n * t];
+        for (int i = 0; i < n; i++) {
+            for (int j = t - lengths[i]; j < t; j++) {
+                maskValues[i * t + j] = 1f;
+            }
+        }
+        Tensor mask = Tensor.ofFloats(maskValues, device, n, t);
+        return new Scores(logp.mul(mask), mask, out.hidden(), lengths);
+    }
+}

@@ -1,0 +1,395 @@
+package comlrl.model;
+
+import comlrl.model.io.Safetensors;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A decoder-only transformer language model (Qwen2/2.5, Llama 2/3, Qwen3, Mistral) over libtorch
+ * ops, following Hugging Face {@code transformers}' modeling code operation by operation.
+ *
+ * <p>The model is immutable apart from its parameters (which optimizers update in place); all
+ * per-sequence state lives in a {@link KvCache}, so one model serves many rollouts. Owns its
+ * parameters: close it.
+ */
+public final class DecoderLm implements AutoCloseable {
+
+    // ---------------------------------------------------------------- Hugging Face weight names
+    static final String EMBED = "model.embed_tokens.weight";
+    static final String FINAL_NORM = "model.norm.weight";
+    static final String LM_HEAD = "lm_head.weight";
+
+    static String layer(int i, String rest) {
+        return "model.layers." + i + "." + rest;
+    }
+
+    /** Per-layer tensors; names relative to {@code model.layers.i.}. Biases null when absent. */
+    private record Layer(Tensor inputNorm, Tensor qWeight, Tensor qBias, Tensor kWeight, Tensor kBias,
+            Tensor vWeight, Tensor vBias, Tensor oWeight, Tensor oBias, Tensor qNorm, Tensor kNorm,
+            Tensor postNorm, Tensor gateWeight, Tensor gateBias, Tensor upWeight, Tensor upBias,
+            Tensor downWeight, Tensor downBias) {
+    }
+
+    /** What one forward pass returns; tensors belong to the caller's {@link Scope}. */
+    public record Output(Tensor logits, Tensor hidden) {
+    }
+
+    private final ModelConfig config;
+    private final Device device;
+    private final Map<String, Tensor> parameters; // HF name -> parameter, in HF registration order
+    private final Layer[] layers;
+    private final Tensor embed;
+    private final Tensor finalNorm;
+    private final Tensor lmHead;
+    private final Tensor inverseFrequencies; // [D/2] float32
+
+    private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters) {
+        this.config = config;
+        this.device = device;
+        this.parameters = parameters;
+        this.layers = new Layer[config.numLayers()];
+        for (int i = 0; i < layers.length; i++) {
+            layers[i] = new Layer(
+                    parameters.get(layer(i, "input_layernorm.weight")),
+                    parameters.get(layer(i, "self_attn.q_proj.weight")),
+                    parameters.get(layer(i, "self_attn.q_proj.bias")),
+                    parameters.get(layer(i, "self_attn.k_proj.weight")),
+                    parameters.get(layer(i, "self_attn.k_proj.bias")),
+                    parameters.get(layer(i, "self_attn.v_proj.weight")),
+                    parameters.get(layer(i, "self_attn.v_proj.bias")),
+                    parameters.get(layer(i, "self_attn.o_proj.weight")),
+                    parameters.get(layer(i, "self_attn.o_proj.bias")),
+                    parameters.get(layer(i, "self_attn.q_norm.weight")),
+                    parameters.get(layer(i, "self_attn.k_norm.weight")),
+                    parameters.get(layer(i, "post_attention_layernorm.weight")),
+                    parameters.get(layer(i, "mlp.gate_proj.weight")),
+                    parameters.get(layer(i, "mlp.gate_proj.bias")),
+                    parameters.get(layer(i, "mlp.up_proj.weight")),
+                    parameters.get(layer(i, "mlp.up_proj.bias")),
+                    parameters.get(layer(i, "mlp.down_proj.weight")),
+                    parameters.get(layer(i, "mlp.down_proj.bias")));
+        }
+        this.embed = parameters.get(EMBED);
+        this.finalNorm = parameters.get(FINAL_NORM);
+        this.lmHead = config.tieWordEmbeddings() ? embed : parameters.get(LM_HEAD);
+        this.inverseFrequencies = Tensor.ofFloats(
+                config.ropeScaling().inverseFrequencies(config.headDim(), config.ropeTheta()), device).keep();
+    }
+
+    /**
+     * Every parameter name and shape this config needs, in Hugging Face's registration order
+     * ({@code lm_head.weight} only when embeddings are untied).
+     */
+    public static Map<String, long[]> expectedShapes(ModelConfig c) {
+        Map<String, long[]> s = new LinkedHashMap<>();
+        long e = c.hiddenSize();
+        long q = (long) c.numHeads() * c.headDim();
+        long kv = (long) c.numKvHeads() * c.headDim();
+        long inter = c.intermediateSize();
+        s.put(EMBED, new long[] {c.vocabSize(), e});
+        for (int i = 0; i < c.numLayers(); i++) {
+            s.put(layer(i, "self_attn.q_proj.weight"), new long[] {q, e});
+            if (c.qkvBias()) {
+                s.put(layer(i, "self_attn.q_proj.bias"), new long[] {q});
+            }
+            s.put(layer(i, "self_attn.k_proj.weight"), new long[] {kv, e});
+            if (c.qkvBias()) {
+                s.put(layer(i, "self_attn.k_proj.bias"), new long[] {kv});
+            }
+            s.put(layer(i, "self_attn.v_proj.weight"), new long[] {kv, e});
+            if (c.qkvBias()) {
+                s.put(layer(i, "self_attn.v_proj.bias"), new long[] {kv});
+            }
+            s.put(layer(i, "self_attn.o_proj.weight"), new long[] {e, q});
+            if (c.outputBias()) {
+                s.put(layer(i, "self_attn.o_proj.bias"), new long[] {e});
+            }
+            if (c.qkNorm()) {
+                s.put(layer(i, "self_attn.q_norm.weight"), new long[] {c.headDim()});
+                s.put(layer(i, "self_attn.k_norm.weight"), new long[] {c.headDim()});
+            }
+            s.put(layer(i, "mlp.gate_proj.weight"), new long[] {inter, e});
+            if (c.mlpBias()) {
+                s.put(layer(i, "mlp.gate_proj.bias"), new long[] {inter});
+            }
+            s.put(layer(i, "mlp.up_proj.weight"), new long[] {inter, e});
+            if (c.mlpBias()) {
+                s.put(layer(i, "mlp.up_proj.bias"), new long[] {inter});
+            }
+            s.put(layer(i, "mlp.down_proj.weight"), new long[] {e, inter});
+            if (c.mlpBias()) {
+                s.put(layer(i, "mlp.down_proj.bias"), new long[] {e});
+            }
+            s.put(layer(i, "input_layernorm.weight"), new long[] {e});
+            s.put(layer(i, "post_attention_layernorm.weight"), new long[] {e});
+        }
+        s.put(FINAL_NORM, new long[] {e});
+        if (!c.tieWordEmbeddings()) {
+            s.put(LM_HEAD, new long[] {c.vocabSize(), e});
+        }
+        return s;
+    }
+
+    /**
+     * Builds a model from named weights (moved to {@code device}, cast to {@code dtype}); fails
+     * naming any missing tensor or wrong shape. {@code source} names the origin in messages.
+     */
+    public static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
+            Device device, String source) {
+        Map<String, long[]> expected = expectedShapes(config);
+        Map<String, Tensor> params = new LinkedHashMap<>();
+        try (Scope s = Scope.open()) {
+            for (Map.Entry<String, long[]> e : expected.entrySet()) {
+                Tensor w = weights.get(e.getKey());
+                if (w == null) {
+                    throw new IllegalArgumentException(source + ": missing tensor '" + e.getKey()
+                            + "' with shape " + Arrays.toString(e.getValue()) + " (model_type "
+                            + config.modelType() + ")");
+                }
+                if (!Arrays.equals(w.shape(), e.getValue())) {
+                    throw new IllegalArgumentException(source + ": tensor '" + e.getKey() + "' has shape "
+                            + Arrays.toString(w.shape()) + " but config.json implies " + Arrays.toString(e.getValue()));
+                }
+                Tensor p = w.to(dtype).to(device);
+                if (p == w) {
+                    p = w.cloneTensor();
+                }
+                params.put(e.getKey(), p.contiguous().detach().requiresGrad(true).keep());
+            }
+        }
+        return new DecoderLm(config.withDtype(dtype), device, params);
+    }
+
+    /** Loads {@code model.safetensors} (or its shards) from a model directory. */
+    public static DecoderLm load(Path dir, ModelConfig config, DType dtype, Device device) {
+        Map<String, Tensor> raw = Safetensors.loadModelDir(dir);
+        try {
+            return fromWeights(config, raw, dtype, device, dir.toString());
+        } finally {
+            raw.values().forEach(Tensor::close);
+        }
+    }
+
+    /**
+     * A model with random weights initialised as Hugging Face's {@code _init_weights}: linear and
+     * embedding weights ~ N(0, 0.02), biases 0, norm weights 1.
+     */
+    public static DecoderLm random(ModelConfig config, DType dtype, Device device, long seed) {
+        Map<String, Tensor> weights = new LinkedHashMap<>();
+        try (Rng rng = new Rng(seed)) {
+            for (Map.Entry<String, long[]> e : expectedShapes(config).entrySet()) {
+                String name = e.getKey();
+                Tensor t;
+                if (name.endsWith("norm.weight")) {
+                    t = Tensor.fullOf(1.0, DType.F32, Device.CPU, e.getValue());
+                } else if (name.endsWith(".bias")) {
+                    t = Tensor.zerosOf(DType.F32, Device.CPU, e.getValue());
+                } else {
+                    t = Tensor.randn(rng, 0.02, DType.F32, Device.CPU, e.getValue());
+                }
+                weights.put(name, t);
+            }
+            return fromWeights(config, weights, dtype, device, "random init");
+        } finally {
+            weights.values().forEach(Tensor::close);
+        }
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    public DType dtype() {
+        return config.dtype();
+    }
+
+    /** Trainable parameters by Hugging Face name, in registration order (tied head not repeated). */
+    public Map<String, Tensor> namedParameters() {
+        return java.util.Collections.unmodifiableMap(parameters);
+    }
+
+    public List<Tensor> parameters() {
+        return new ArrayList<>(parameters.values());
+    }
+
+    /** Writes {@code config.json} and the safetensors weights (tied head omitted, as HF does). */
+    public void save(Path dir, long maxShardBytes) {
+        try {
+            java.nio.file.Files.createDirectories(dir);
+            java.nio.file.Files.writeString(dir.resolve("config.json"), config.toJson());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("Cannot write " + dir.resolve("config.json") + ": " + e.getMessage(), e);
+        }
+        try (Scope s = Scope.open()) {
+            Map<String, Tensor> detached = new LinkedHashMap<>();
+            parameters.forEach((k, v) -> detached.put(k, v.detach()));
+            Safetensors.saveModelDir(detached, dir, maxShardBytes);
+        }
+    }
+
+    /**
+     * Overwrites this model's parameters with the weights saved in {@code dir} (same config),
+     * bit for bit when the dtypes agree; used to resume from a checkpoint.
+     */
+    public void loadParameters(Path dir) {
+        Map<String, Tensor> saved = Safetensors.loadModelDir(dir);
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
+                Tensor src = saved.get(e.getKey());
+                if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {
+                    throw new IllegalArgumentException(dir + ": checkpoint tensor '" + e.getKey() + "' is "
+                            + (src == null ? "missing" : "of shape " + Arrays.toString(src.shape()))
+                            + "; expected " + Arrays.toString(e.getValue().shape()));
+                }
+                e.getValue().copy_(src);
+            }
+        } finally {
+            saved.values().forEach(Tensor::close);
+        }
+    }
+
+    /** A frozen copy of this model (same weights, no gradients), e.g. a reference policy. */
+    public DecoderLm frozenCopy(Device target) {
+        DecoderLm copy;
+        try (Scope s = Scope.open()) {
+            Map<String, Tensor> detached = new LinkedHashMap<>();
+            parameters.forEach((k, v) -> detached.put(k, v.detach()));
+            copy = fromWeights(config, detached, dtype(), target, "copy");
+        }
+        copy.parameters.values().forEach(p -> p.requiresGrad(false));
+        return copy;
+    }
+
+    /**
+     * The forward pass.
+     *
+     * @param inputIds int64 {@code [B, S]}
+     * @param positionIds int64 {@code [B, S]} (HF: {@code cumsum(mask) - 1}, pads at 1)
+     * @param attentionMask int64/bool {@code [B, past + S]} with 1 for real tokens, or null when no
+     *        sequence is padded
+     * @param cache the cache to read past keys/values from and append to, or null
+     * @param logitsFrom compute logits for positions {@code [logitsFrom, S)} only; {@code S} for none
+     * @return logits {@code [B, S - logitsFrom, V]} in the model dtype (null when none) and the
+     *         final-normed hidden states {@code [B, S, E]}
+     */
+    public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom) {
+        long b = inputIds.size(0);
+        long s = inputIds.size(1);
+        int past = cache == null ? 0 : cache.length();
+        long total = past + s;
+
+        // mask: null + causal flag when nothing is padded, else boolean [B, 1, S, past+S]
+        Tensor mask4d = null;
+        boolean causal = false;
+        if (attentionMask != null) {
+            mask4d = buildMask(attentionMask, past, s);
+        } else if (past == 0) {
+            causal = s > 1;
+        } else if (s > 1) {
+            mask4d = causalMask(past, s).unsqueeze(0).unsqueeze(0);
+        }
+
+        // rotary tables: freqs[b, s, j] = pos[b, s] * inv_freq[j]; emb = cat(freqs, freqs)   [B, 1, S, D]
+        Tensor freqs = positionIds.toFloat().unsqueeze(-1).mul(inverseFrequencies.view(1, 1, -1));
+        Tensor emb = Tensor.cat(List.of(freqs, freqs), -1);
+        Tensor cos = emb.cos().to(dtype()).unsqueeze(1);
+        Tensor sin = emb.sin().to(dtype()).unsqueeze(1);
+
+        Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
+        int h = config.numHeads();
+        int kvh = config.numKvHeads();
+        int d = config.headDim();
+        double scale = 1.0 / Math.sqrt(d);
+        double eps = config.rmsNormEps();
+        for (int i = 0; i < layers.length; i++) {
+            Layer l = layers[i];
+            // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
+            Tensor hn = x.rmsNorm(l.inputNorm, eps);
+            Tensor q = hn.linear(l.qWeight, l.qBias).view(b, s, h, d);  // [B, S, H, D]
+            Tensor k = hn.linear(l.kWeight, l.kBias).view(b, s, kvh, d); // [B, S, K, D]
+            Tensor v = hn.linear(l.vWeight, l.vBias).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+            if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
+                q = q.rmsNorm(l.qNorm, eps);
+                k = k.rmsNorm(l.kNorm, eps);
+            }
+            q = rotate(q.transpose(1, 2), cos, sin); // [B, H, S, D]
+            k = rotate(k.transpose(1, 2), cos, sin); // [B, K, S, D]
+            if (cache != null) {
+                Tensor[] kv = cache.append(i, k, v); // [B, K, past+S, D]
+                k = kv[0];
+                v = kv[1];
+            }
+            Tensor attn = Tensor.attention(q, k, v, mask4d, causal, scale, kvh != h); // [B, H, S, D]
+            attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
+            x = x.add(attn.linear(l.oWeight, l.oBias));
+            // MLP block: x + down(silu(gate(x)) * up(x))
+            Tensor hm = x.rmsNorm(l.postNorm, eps);
+            Tensor gated = hm.linear(l.gateWeight, l.gateBias).silu().mul(hm.linear(l.upWeight, l.upBias));
+            x = x.add(gated.linear(l.downWeight, l.downBias));
+        }
+        if (cache != null) {
+            cache.advance((int) s);
+        }
+        Tensor hidden = x.rmsNorm(finalNorm, eps); // [B, S, E]
+        Tensor logits = null;
+        if (logitsFrom < s) {
+            Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, s - logitsFrom);
+            logits = tail.linear(lmHead, null); // [B, S - logitsFrom, V]
+        }
+        return new Output(logits, hidden);
+    }
+
+    /** {@code q * cos + rotate_half(q) * sin}, rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2]). */
+    private static Tensor rotate(Tensor x, Tensor cos, Tensor sin) {
+        long half = x.size(-1) / 2;
+        Tensor x1 = x.narrow(-1, 0, half);
+        Tensor x2 = x.narrow(-1, half, half);
+        Tensor rotated = Tensor.cat(List.of(x2.neg(), x1), -1);
+        return x.mul(cos).add(rotated.mul(sin));
+    }
+
+    /** {@code [S, past+S]}: query i (absolute past+i) may see key j iff j <= past+i. */
+    private Tensor causalMask(int past, long s) {
+        long total = past + s;
+        Tensor keyIdx = Tensor.arangeOf(total, device).view(1, total);
+        Tensor queryIdx = Tensor.arangeOf(s, device).add(past).view(s, 1);
+        return keyIdx.lt(queryIdx.add(1));
+    }
+
+    /**
+     * Boolean {@code [B, 1, S, past+S]}: causal and key not padding; each query may always see
+     * itself, so rows of padding queries are never empty (their outputs are unused but stay finite).
+     */
+    private Tensor buildMask(Tensor attentionMask, int past, long s) {
+        long total = past + s;
+        if (attentionMask.size(1) != total) {
+            throw new IllegalArgumentException("attention mask covers " + attentionMask.size(1)
+                    + " positions but past + current = " + total);
+        }
+        Tensor causal = causalMask(past, s).unsqueeze(0).unsqueeze(0);       // [1, 1, S, T]
+        Tensor keyValid = attentionMask.ne(0).unsqueeze(1).unsqueeze(1);      // [B, 1, 1, T]
+        Tensor keyIdx = Tensor.arangeOf(total, device).view(1, total);
+        Tensor queryIdx = Tensor.arangeOf(s, device).add(past).view(s, 1);
+        Tensor self = keyIdx.eq(queryIdx).unsqueeze(0).unsqueeze(0);         // [1, 1, S, T]
+        return causal.logicalAnd(keyValid).logicalOr(self);
+    }
+
+    @Override
+    public void close() {
+        parameters.values().forEach(Tensor::close);
+        inverseFrequencies.close();
+    }
+}

@@ -1,0 +1,404 @@
+package comlrl.model.io;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * One file's download into the cache (see {@link HubCache} for the protocol and layout): request
+ * with manual redirects, stream to a temporary file, verify, move into {@code blobs/}, link into
+ * {@code snapshots/<commit>/}, record {@code refs/<revision>}.
+ */
+final class HubDownload {
+    private static final int MAX_REDIRECTS = 10;
+    private static final long PROGRESS_STEP = 1 << 20;
+    private static final Pattern SAFE_ETAG = Pattern.compile("[A-Za-z0-9._\\-]{1,200}");
+    private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
+
+    /**
+     * The downloaded file, or null with {@code missingReason} when the hub has no such file, and
+     * the commit the hub named (null when it named none).
+     */
+    record Result(Path path, String commit, String missingReason) {}
+
+    private HubDownload() {}
+
+    /**
+     * Downloads {@code filename} of {@code repo} at {@code urlRevision} (the commit when known,
+     * else the requested revision).
+     *
+     * @return the snapshot path, or a null path when the hub answers 404 "entry not found"
+     */
+    static Result fetch(HubCache hub, HubRepo repo, String filename, String urlRevision) {
+        String repoId = repo.repoId();
+        URI uri = URI.create(hub.endpoint() + "/" + encodePath(repoId) + "/resolve/" + encodeSegment(urlRevision)
+                + "/" + encodePath(filename));
+        URI endpointUri = URI.create(hub.endpoint());
+        String commit = null;
+        String linkedEtag = null;
+        long linkedSize = -1;
+        for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
+            HttpResponse<InputStream> response = send(hub, uri, sameOrigin(uri, endpointUri), repoId, filename);
+            try (InputStream body = response.body()) {
+                commit = firstNonNull(commit, header(response, "X-Repo-Commit"));
+                linkedEtag = firstNonNull(linkedEtag, header(response, "X-Linked-Etag"));
+                if (linkedSize < 0) {
+                    linkedSize = parseLong(header(response, "X-Linked-Size"));
+                }
+                int status = response.statusCode();
+                if (status >= 300 && status < 400) {
+                    String location = header(response, "Location");
+                    if (location == null) {
+                        throw new HubException(HubException.Kind.PROTOCOL, "HTTP " + status + " without a Location "
+                                + "header for " + uri + "; is HF_ENDPOINT=" + hub.endpoint() + " a Hugging Face hub?");
+                    }
+                    uri = uri.resolve(location);
+                    continue;
+                }
+                if (status == 200) {
+                    String etag = firstNonNull(linkedEtag, header(response, "ETag"));
+                    if (commit == null && HubCache.isCommitHash(urlRevision)) {
+                        commit = urlRevision;
+                    }
+                    if (commit == null) {
+                        throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint()
+                                + " sent " + filename + " of " + repoId + " without an X-Repo-Commit header, so it "
+                                + "cannot be placed in the cache; is HF_ENDPOINT a Hugging Face hub or mirror?");
+                    }
+                    long expected = linkedSize >= 0 ? linkedSize : response.headers().firstValueAsLong("Content-Length")
+                            .orElse(-1);
+                    Path path = store(hub, repo, filename, urlRevision, commit, normalizeEtag(etag), expected, body);
+                    return new Result(path, commit, null);
+                }
+                String errorCode = header(response, "X-Error-Code");
+                String errorMessage = header(response, "X-Error-Message");
+                if (status == 404 && (errorCode == null || errorCode.equals("EntryNotFound"))) {
+                    if (commit != null) {
+                        writeRef(repo, urlRevision, commit);
+                    }
+                    String reason = errorCode != null || commit != null
+                            ? "the hub has no such file (HTTP 404)"
+                            // no way to tell a missing file from a missing repository: say both
+                            : "repository or file not found (HTTP 404) at " + hub.endpoint();
+                    return new Result(null, commit, reason);
+                }
+                throw httpError(hub, repoId, filename, urlRevision, status, errorCode, errorMessage);
+            } catch (IOException e) {
+                // only closing a response body gets here: the download itself is complete or failed already
+                throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repoId
+                        + " at " + hub.endpoint() + " failed: " + describe(e), e);
+            }
+        }
+        throw new HubException(HubException.Kind.PROTOCOL, "more than " + MAX_REDIRECTS + " redirects for "
+                + filename + " of " + repoId + " (last: " + uri + ")");
+    }
+
+    private static HttpResponse<InputStream> send(HubCache hub, URI uri, boolean withToken, String repoId,
+                                                  String filename) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
+                .GET()
+                .timeout(hub.timeout())
+                .header("User-Agent", "comlrl-java; hub-cache")
+                .header("Accept-Encoding", "identity");
+        if (withToken && hub.token() != null) {
+            request.header("Authorization", "Bearer " + hub.token());
+        }
+        HttpClient client = hub.httpClient();
+        try {
+            return client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw new HubException(HubException.Kind.NETWORK, "cannot reach " + hub.endpoint() + " to download "
+                    + filename + " of " + repoId + " (" + uri.getScheme() + "://" + uri.getAuthority() + "): "
+                    + describe(e) + ". Check the network and HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use only "
+                    + "cached files.", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " of " + repoId
+                    + " was interrupted", e);
+        }
+    }
+
+    private static HubException httpError(HubCache hub, String repoId, String filename, String revision, int status,
+                                          String errorCode, String errorMessage) {
+        String hubSays = errorMessage == null ? "" : " (hub: " + errorMessage + ")";
+        String where = filename + " of '" + repoId + "' at revision " + revision + " from " + hub.endpoint();
+        if ("GatedRepo".equals(errorCode)) {
+            return new HubException(HubException.Kind.UNAUTHORIZED, "'" + repoId + "' is a gated model" + hubSays
+                    + ": accept its conditions on the model page, then set HF_TOKEN to a token of that account"
+                    + (hub.hasToken() ? " (the token sent was not accepted)" : " (no token was sent)"));
+        }
+        if ("RepoNotFound".equals(errorCode)) {
+            return new HubException(HubException.Kind.REPO_NOT_FOUND, "repository '" + repoId + "' not found at "
+                    + hub.endpoint() + " (HTTP " + status + ")" + hubSays + "; check the model id, or if it is private "
+                    + (hub.hasToken() ? "check that HF_TOKEN grants access to it" : "set HF_TOKEN to a token with read access"));
+        }
+        if ("RevisionNotFound".equals(errorCode)) {
+            return new HubException(HubException.Kind.REVISION_NOT_FOUND, "revision '" + revision + "' of '" + repoId
+                    + "' not found (HTTP " + status + ")" + hubSays + "; check the branch, tag or commit hash");
+        }
+        if (status == 401 || status == 403) {
+            return new HubException(HubException.Kind.UNAUTHORIZED, "access denied (HTTP " + status + ") to " + where
+                    + hubSays + ": the repository may be private or gated, or may not exist; "
+                    + (hub.hasToken() ? "check that HF_TOKEN is valid and grants read access to it"
+                            : "set HF_TOKEN to a token with read access (no token was sent)"));
+        }
+        if (status == 404) {
+            return new HubException(HubException.Kind.REPO_NOT_FOUND, "repository or file not found (HTTP 404): "
+                    + where + hubSays + "; check the model id, the file name and the revision");
+        }
+        return new HubException(HubException.Kind.PROTOCOL, "HTTP " + status + " for " + where + hubSays
+                + "; try again later, or set HF_HUB_OFFLINE=1 to use only cached files");
+    }
+
+    // ------------------------------------------------------------------ storing
+
+    private static Path store(HubCache hub, HubRepo repo, String filename, String urlRevision, String commit,
+                              String etag, long expectedSize, InputStream body) {
+        Path repoFolder = repo.repoFolder();
+        Path tmpDir = hub.cacheDir().resolve(".incomplete").resolve(repoFolder.getFileName().toString());
+        Path tmp = null;
+        boolean moved = false;
+        try {
+            Files.createDirectories(tmpDir);
+            tmp = Files.createTempFile(tmpDir, "download-", ".part");
+            String sha256 = copyWithDigest(body, tmp, hub.progress(), repo.repoId(), filename, expectedSize);
+            long size = Files.size(tmp);
+            if (expectedSize >= 0 && size != expectedSize) {
+                throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repo.repoId()
+                        + " is incomplete: received " + size + " of " + expectedSize + " bytes; try again");
+            }
+            if (etag != null && SHA256_HEX.matcher(etag).matches() && !etag.equals(sha256)) {
+                throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repo.repoId()
+                        + " is corrupt: its SHA-256 is " + sha256 + " but the hub announced " + etag + "; try again");
+            }
+            String blobName = etag != null && SAFE_ETAG.matcher(etag).matches() ? etag : sha256;
+            Path blob = repoFolder.resolve("blobs").resolve(blobName);
+            Files.createDirectories(blob.getParent());
+            moveAtomically(tmp, blob);
+            moved = true;
+            Path snapshotFile = repoFolder.resolve("snapshots").resolve(commit).resolve(filename);
+            link(hub, tmpDir, blob, snapshotFile);
+            writeRef(repo, urlRevision, commit);
+            return snapshotFile;
+        } catch (IOException e) {
+            throw new HubException(HubException.Kind.IO, "cannot store " + filename + " of " + repo.repoId()
+                    + " in the cache " + hub.cacheDir() + ": " + describe(e)
+                    + "; check that it is writable and has free space (or set HF_HUB_CACHE elsewhere)", e);
+        } finally {
+            if (!moved && tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException e) {
+                    // a leftover under .incomplete/ is harmless: it is never read
+                }
+            }
+        }
+    }
+
+    private static String copyWithDigest(InputStream body, Path tmp, HubProgress progress, String repoId,
+                                         String filename, long total) throws IOException {
+        MessageDigest digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+        progress.update(repoId, filename, 0, total);
+        long done = 0;
+        long nextReport = PROGRESS_STEP;
+        byte[] buffer = new byte[64 * 1024];
+        try (OutputStream out = Files.newOutputStream(tmp)) {
+            while (true) {
+                int n;
+                try {
+                    n = body.read(buffer);
+                } catch (IOException e) {
+                    throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repoId
+                            + " broke off after " + done + (total >= 0 ? " of " + total : "") + " bytes: "
+                            + describe(e) + "; nothing was stored, try again", e);
+                }
+                if (n < 0) {
+                    break;
+                }
+                out.write(buffer, 0, n);
+                digest.update(buffer, 0, n);
+                done += n;
+                if (done >= nextReport) {
+                    progress.update(repoId, filename, done, total);
+                    nextReport = done + PROGRESS_STEP;
+                }
+            }
+        }
+        progress.update(repoId, filename, done, total);
+        return HexFormat.of().formatHex(digest.digest());
+    }
+
+    private static void moveAtomically(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** A relative symlink from the snapshot to the blob, or a copy where symlinks cannot be made. */
+    private static void link(HubCache hub, Path tmpDir, Path blob, Path snapshotFile) throws IOException {
+        Files.createDirectories(snapshotFile.getParent());
+        Path target = snapshotFile.getParent().relativize(blob);
+        if (hub.symlinks()) {
+            try {
+                Files.deleteIfExists(snapshotFile);
+                Files.createSymbolicLink(snapshotFile, target);
+                return;
+            } catch (FileAlreadyExistsException e) {
+                if (Files.isRegularFile(snapshotFile)) {
+                    return; // another process linked it meanwhile
+                }
+            } catch (UnsupportedOperationException | FileSystemException e) {
+                // symlinks unavailable (e.g. Windows without the privilege): fall back to a copy below
+            }
+        }
+        Path copy = Files.createTempFile(tmpDir, "copy-", ".part");
+        try {
+            Files.copy(blob, copy, StandardCopyOption.REPLACE_EXISTING);
+            moveAtomically(copy, snapshotFile);
+        } finally {
+            Files.deleteIfExists(copy);
+        }
+    }
+
+    /** Records {@code refs/<revision>} = commit, unless the revision is the commit itself. */
+    static void writeRef(HubRepo repo, String revision, String commit) {
+        if (revision.equals(commit) || !revision.equals(repo.revision())) {
+            return;
+        }
+        Path ref = repo.repoFolder().resolve("refs").resolve(revision);
+        try {
+            if (Files.isRegularFile(ref) && Files.readString(ref, StandardCharsets.UTF_8).trim().equals(commit)) {
+                return;
+            }
+            Files.createDirectories(ref.getParent());
+            Path tmp = Files.createTempFile(ref.getParent(), ".ref-", ".tmp");
+            try {
+                Files.writeString(tmp, commit, StandardCharsets.UTF_8);
+                moveAtomically(tmp, ref);
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        } catch (IOException e) {
+            throw new HubException(HubException.Kind.IO, "cannot write " + ref + ": " + e.getMessage()
+                    + "; check that the cache directory is writable", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** The etag without weak marker and quotes, or null. */
+    static String normalizeEtag(String etag) {
+        if (etag == null) {
+            return null;
+        }
+        String e = etag.trim();
+        if (e.startsWith("W/") || e.startsWith("w/")) {
+            e = e.substring(2);
+        }
+        if (e.length() >= 2 && e.startsWith("\"") && e.endsWith("\"")) {
+            e = e.substring(1, e.length() - 1);
+        }
+        return e.isEmpty() ? null : e;
+    }
+
+    private static String header(HttpResponse<?> response, String name) {
+        Optional<String> value = response.headers().firstValue(name);
+        return value.filter(v -> !v.isBlank()).orElse(null);
+    }
+
+    private static long parseLong(String value) {
+        if (value == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static <T> T firstNonNull(T first, T second) {
+        return first != null ? first : second;
+    }
+
+    private static boolean sameOrigin(URI a, URI b) {
+        return Objects.equals(lower(a.getScheme()), lower(b.getScheme()))
+                && Objects.equals(lower(a.getHost()), lower(b.getHost()))
+                && port(a) == port(b);
+    }
+
+    private static String lower(String s) {
+        return s == null ? null : s.toLowerCase(Locale.ROOT);
+    }
+
+    private static int port(URI uri) {
+        if (uri.getPort() >= 0) {
+            return uri.getPort();
+        }
+        return "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
+    }
+
+    private static String describe(Throwable e) {
+        String message = e.getMessage();
+        String text = message == null || message.isBlank() ? e.getClass().getSimpleName()
+                : e.getClass().getSimpleName() + ": " + message;
+        if (e.getCause() != null && e.getCause() != e && e.getCause().getMessage() != null) {
+            text += " (" + e.getCause().getMessage() + ")";
+        }
+        return text;
+    }
+
+    /** Percent-encodes each segment of a slash-separated path, keeping the slashes. */
+    static String encodePath(String path) {
+        StringBuilder out = new StringBuilder();
+        String[] parts = path.split("/", -1);
+        for (int i = 0; i < parts.length; i++) {
+            if (i > 0) {
+                out.append('/');
+            }
+            out.append(encodeSegment(parts[i]));
+        }
+        return out.toString();
+    }
+
+    /** Percent-encodes everything but RFC 3986 unreserved characters (so '/' becomes %2F). */
+    static String encodeSegment(String segment) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~') {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+            }
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,232 @@
+package comlrl.model.io;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One model resolved by {@link HubCache#repo}: either a local directory, or a repository at a
+ * revision in the Hugging Face cache. Files are fetched one at a time with {@link #file}, so a
+ * loader can read {@code model.safetensors.index.json} first and then ask for the shards it
+ * lists; all files of one {@code HubRepo} come from the same commit.
+ *
+ * <pre>{@code
+ * HubRepo repo = HubCache.fromEnvironment().repo("Qwen/Qwen2.5-0.5B");
+ * Path config = repo.file("config.json", true);
+ * Path single = repo.file("model.safetensors", false);       // null when the model is sharded
+ * Path generation = repo.file("generation_config.json", false);
+ * Path dir = repo.directory();                               // snapshots/<commit>
+ * }</pre>
+ *
+ * <p>Thread-safe.
+ */
+public final class HubRepo {
+    private final HubCache hub;
+    private final String repoId;
+    private final String revision;
+    private final Path localDir;
+    private final Path repoFolder;
+    private String commit;
+
+    private HubRepo(HubCache hub, String repoId, String revision, Path localDir, Path repoFolder, String commit) {
+        this.hub = hub;
+        this.repoId = repoId;
+        this.revision = revision;
+        this.localDir = localDir;
+        this.repoFolder = repoFolder;
+        this.commit = commit;
+    }
+
+    static HubRepo local(Path dir) {
+        return new HubRepo(null, dir.toString(), null, dir, null, null);
+    }
+
+    static HubRepo cached(HubCache hub, String repoId, String revision, Path repoFolder) {
+        return new HubRepo(hub, repoId, revision, null, repoFolder,
+                HubCache.isCommitHash(revision) ? revision : null);
+    }
+
+    /** The model id ({@code Qwen/Qwen2.5-0.5B}), or the directory for a local model. */
+    public String repoId() {
+        return repoId;
+    }
+
+    /** The requested revision ({@code main}, a tag, a commit hash), or null for a local model. */
+    public String revision() {
+        return revision;
+    }
+
+    /** Whether this is a local directory rather than a cached repository. */
+    public boolean isLocal() {
+        return localDir != null;
+    }
+
+    /** The repository's folder in the cache ({@code models--org--name}), or null for a local model. */
+    public Path repoFolder() {
+        return repoFolder;
+    }
+
+    /**
+     * The commit the revision resolved to: from a download, or else from {@code refs/<revision>} in
+     * the cache; empty for a local model or when neither is known yet.
+     */
+    public synchronized Optional<String> commit() {
+        if (isLocal()) {
+            return Optional.empty();
+        }
+        if (commit == null) {
+            commit = readRef().orElse(null);
+        }
+        return Optional.ofNullable(commit);
+    }
+
+    /**
+     * The directory holding this model's files: the local directory, or {@code snapshots/<commit>}.
+     *
+     * @throws IllegalStateException when the commit is not known yet (nothing cached, nothing
+     *     fetched): call {@link #file} first
+     */
+    public Path directory() {
+        if (isLocal()) {
+            return localDir;
+        }
+        String c = commit().orElseThrow(() -> new IllegalStateException("no revision '" + revision + "' of "
+                + repoId + " is cached in " + repoFolder + " yet; fetch a file with file(...) first"));
+        return repoFolder.resolve("snapshots").resolve(c);
+    }
+
+    /** {@link #file}{@code (filename, false)} as an Optional. */
+    public Optional<Path> findFile(String filename) {
+        return Optional.ofNullable(file(filename, false));
+    }
+
+    /**
+     * The local path of {@code filename} (a path inside the repository, such as
+     * {@code config.json} or {@code model-00001-of-00002.safetensors}): from the local directory,
+     * from the cache, or downloaded into the cache unless offline.
+     *
+     * @param required whether a missing file is an error; if false, a missing file (absent from a
+     *     local directory, not on the hub, or not cached while offline) gives null
+     * @return the file, or null when it is optional and missing
+     * @throws HubException naming the repository, the file and the remedy when a required file
+     *     cannot be had, or when the hub refuses or cannot be reached
+     */
+    public Path file(String filename, boolean required) {
+        validateFilename(filename);
+        if (isLocal()) {
+            Path path = localDir.resolve(filename);
+            if (Files.isRegularFile(path)) {
+                return path;
+            }
+            if (required) {
+                throw new HubException(HubException.Kind.LOCAL_FILE_MISSING, "local model directory " + localDir
+                        + " has no " + filename + "; a Hugging Face model directory needs config.json, "
+                        + "tokenizer.json, tokenizer_config.json and model.safetensors (or "
+                        + "model.safetensors.index.json with its shards)");
+            }
+            return null;
+        }
+        synchronized (this) {
+            Optional<String> known = commit();
+            if (known.isPresent()) {
+                Path snapshotFile = repoFolder.resolve("snapshots").resolve(known.get()).resolve(filename);
+                if (Files.isRegularFile(snapshotFile)) {
+                    return snapshotFile;
+                }
+                if (Files.exists(noExistMarker(known.get(), filename))) {
+                    return missing(filename, required, "the hub reported it absent at commit " + known.get()
+                            + " (recorded in " + noExistMarker(known.get(), filename) + ")");
+                }
+            }
+            if (hub.offline()) {
+                if (!required) {
+                    return null;
+                }
+                throw new HubException(HubException.Kind.NOT_CACHED_OFFLINE, "model '" + repoId + "' (revision "
+                        + revision + "): " + filename + " is not in the Hugging Face cache at " + hub.cacheDir()
+                        + " (" + repoFolder.getFileName() + "), and " + hub.offlineVariable()
+                        + " is set, which forbids downloading it. Unset " + hub.offlineVariable()
+                        + " to download it once, point HF_HUB_CACHE or HF_HOME at a cache that holds it, "
+                        + "or pass a local model directory instead of the id.");
+            }
+            HubDownload.Result result = HubDownload.fetch(hub, this, filename, known.orElse(revision));
+            if (result.commit() != null && commit == null) {
+                commit = result.commit();
+            }
+            if (result.path() == null) {
+                // the request named a commit when one was known, so the answer holds for that commit
+                String at = result.commit() != null ? result.commit() : known.orElse(null);
+                if (at != null) {
+                    markMissing(at, filename);
+                }
+                return missing(filename, required, result.missingReason());
+            }
+            return result.path();
+        }
+    }
+
+    private Path missing(String filename, boolean required, String why) {
+        if (!required) {
+            return null;
+        }
+        throw new HubException(HubException.Kind.FILE_NOT_FOUND, "model '" + repoId + "' (revision " + revision
+                + ") has no file " + filename + ": " + why + "; check the file name and the revision");
+    }
+
+    /** The commit recorded for this revision, if any. */
+    private Optional<String> readRef() {
+        if (HubCache.isCommitHash(revision)) {
+            return Optional.of(revision);
+        }
+        Path ref = repoFolder.resolve("refs").resolve(revision);
+        try {
+            if (Files.isRegularFile(ref)) {
+                String hash = Files.readString(ref, StandardCharsets.UTF_8).trim();
+                if (!hash.isEmpty() && !hash.contains("/") && !hash.contains("\\") && !hash.contains("..")) {
+                    return Optional.of(hash);
+                }
+            }
+        } catch (IOException e) {
+            throw new HubException(HubException.Kind.IO, "cannot read " + ref + ": " + e.getMessage()
+                    + "; check the cache's permissions or delete the file", e);
+        }
+        return Optional.empty();
+    }
+
+    private Path noExistMarker(String commitHash, String filename) {
+        return repoFolder.resolve(".no_exist").resolve(commitHash).resolve(filename);
+    }
+
+    private void markMissing(String commitHash, String filename) {
+        Path marker = noExistMarker(commitHash, filename);
+        try {
+            Files.createDirectories(marker.getParent());
+            if (!Files.exists(marker)) {
+                Files.createFile(marker);
+            }
+        } catch (IOException e) {
+            // only a shortcut for the next run; the answer stays correct without it
+        }
+    }
+
+    private void validateFilename(String filename) {
+        Objects.requireNonNull(filename, "filename");
+        boolean valid = !filename.isEmpty() && !filename.startsWith("/") && !filename.contains("\\")
+                && !filename.endsWith("/") && filename.chars().noneMatch(c -> c < 0x20);
+        for (String part : filename.split("/", -1)) {
+            valid &= !part.isEmpty() && !part.equals(".") && !part.equals("..");
+        }
+        if (!valid) {
+            throw new IllegalArgumentException("'" + filename + "' is not a file path inside a repository "
+                    + "(use forward slashes, no '..', no leading '/')");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return isLocal() ? "HubRepo(local " + localDir + ")" : "HubRepo(" + repoId + "@" + revision + ")";
+    }
+}

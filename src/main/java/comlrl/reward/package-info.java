@@ -1,0 +1,10 @@
+/**
+ * Reward functions: the {@link comlrl.reward.RewardFunction} contract (one list of completions per
+ * agent in actor order, plus the task items; one reward per joint response) with adapters for the
+ * common shapes, the reward-length rule of the reference ({@link comlrl.reward.RewardLengths}), and
+ * the built-in rewards usable from config files: {@link comlrl.reward.LengthRatioReward} (the seed
+ * documentation's example) and {@link comlrl.reward.ExternalCommandReward} (a reward computed by a
+ * long-lived child process speaking JSON lines), both reachable through
+ * {@link comlrl.reward.RewardFunctions#fromConfig(java.util.Map, java.nio.file.Path)}.
+ */
+package comlrl.reward;

@@ -1,0 +1,101 @@
+package comlrl.tensor;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Process-wide libtorch settings: intra-op threads, CUDA availability, native devices.
+ *
+ * <p>BLAS/OpenMP thread counts must be set in the environment before the JVM starts
+ * ({@code OMP_NUM_THREADS}, {@code OPENBLAS_NUM_THREADS}); {@code bin/comlrl} and the test
+ * configuration do so. {@link #init()} additionally sets libtorch's intra-op thread count from
+ * {@code COMLRL_NUM_THREADS} or {@code OMP_NUM_THREADS} when given.
+ */
+public final class Engine {
+    private static volatile boolean initialised;
+    private static final Map<Device, org.bytedeco.pytorch.Device> DEVICES = new ConcurrentHashMap<>();
+
+    private Engine() {
+    }
+
+    /** Loads the natives and applies the thread settings; idempotent. */
+    public static synchronized void init() {
+        if (initialised) {
+            return;
+        }
+        String threads = System.getenv("COMLRL_NUM_THREADS");
+        if (threads == null) {
+            threads = System.getenv("OMP_NUM_THREADS");
+        }
+        if (threads != null && !threads.isBlank()) {
+            try {
+                int n = Integer.parseInt(threads.trim());
+                if (n > 0) {
+                    torch.set_num_threads(n);
+                }
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("OMP_NUM_THREADS/COMLRL_NUM_THREADS must be a "
+                        + "positive integer, got '" + threads + "'", e);
+            }
+        }
+        initialised = true;
+    }
+
+    /** Sets libtorch's intra-op thread count. */
+    public static void setNumThreads(int n) {
+        init();
+        torch.set_num_threads(n);
+    }
+
+    public static int numThreads() {
+        init();
+        return torch.get_num_threads();
+    }
+
+    /** True when the CUDA natives are loaded and a GPU is visible. */
+    public static boolean cudaAvailable() {
+        init();
+        try {
+            return torch.hasCUDA() && torch.cuda_device_count() > 0;
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
+    /** Number of visible CUDA devices (0 without the CUDA natives). */
+    public static int cudaDeviceCount() {
+        return cudaAvailable() ? (int) torch.cuda_device_count() : 0;
+    }
+
+    /** Seeds libtorch's global generators (used by no sampling path of ours; for completeness). */
+    public static void manualSeed(long seed) {
+        init();
+        torch.manual_seed(seed);
+    }
+
+    /** Fails with a clear message if {@code device} cannot be used in this process. */
+    public static void checkDevice(Device device) {
+        init();
+        if (device.isCuda()) {
+            int n = cudaDeviceCount();
+            if (n == 0) {
+                throw new IllegalArgumentException("Device " + device + " requested but CUDA is not "
+                        + "available: build with the 'cuda' Maven profile (mvn -Pcuda package) on a "
+                        + "machine with CUDA 13 and cuDNN 9, or use device cpu");
+            }
+            if (device.index() >= n) {
+                throw new IllegalArgumentException("Device " + device + " requested but only " + n
+                        + " CUDA device(s) are visible");
+            }
+        }
+    }
+
+    static org.bytedeco.pytorch.Device nativeDevice(Device device) {
+        return DEVICES.computeIfAbsent(device, d -> {
+            org.bytedeco.pytorch.Device nd = new org.bytedeco.pytorch.Device(d.toString());
+            nd.retainReference();
+            return nd;
+        });
+    }
+}

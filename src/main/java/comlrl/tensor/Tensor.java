@@ -1,0 +1,663 @@
+package comlrl.tensor;
+
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.pytorch.BoolOptional;
+import org.bytedeco.pytorch.DeviceOptional;
+import org.bytedeco.pytorch.DoubleOptional;
+import org.bytedeco.pytorch.LongArrayRef;
+import org.bytedeco.pytorch.LongOptional;
+import org.bytedeco.pytorch.MemoryFormatOptional;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.ScalarTypeOptional;
+import org.bytedeco.pytorch.T_TensorTensor_T;
+import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * A libtorch tensor. Every operation returns a new tensor (views share storage) except those whose
+ * name ends in an underscore, which work in place.
+ *
+ * <p>Memory: a tensor made while a {@link Scope} is open is freed when that scope closes, unless
+ * {@link #keep()} was called; kept tensors are freed by {@link #close()}. Tensors made outside any
+ * scope are freed by {@link #close()} (or, late, by the garbage collector).
+ */
+public final class Tensor implements AutoCloseable {
+    final org.bytedeco.pytorch.Tensor handle;
+
+    Tensor(org.bytedeco.pytorch.Tensor handle) {
+        this.handle = handle;
+    }
+
+    // ---------------------------------------------------------------- creation
+
+    static TensorOptions options(DType dtype, Device device) {
+        TensorOptions o = new TensorOptions().dtype(new ScalarTypeOptional(dtype.scalarType));
+        if (device.isCuda()) {
+            o = o.device(new DeviceOptional(Engine.nativeDevice(device)));
+        }
+        return o;
+    }
+
+    public static Tensor zerosOf(DType dtype, Device device, long... shape) {
+        return new Tensor(torch.zeros(shape, options(dtype, device)));
+    }
+
+    public static Tensor emptyOf(DType dtype, Device device, long... shape) {
+        return new Tensor(torch.empty(shape, options(dtype, device), new MemoryFormatOptional()));
+    }
+
+    public static Tensor fullOf(double value, DType dtype, Device device, long... shape) {
+        return new Tensor(torch.full(shape, new Scalar(value), options(dtype, device)));
+    }
+
+    /** {@code [0, 1, ..., n-1]} as int64. */
+    public static Tensor arangeOf(long n, Device device) {
+        return new Tensor(torch.arange(new Scalar(n), options(DType.I64, device)));
+    }
+
+    /** An int64 tensor holding {@code values} (copied) with the given shape ([values.length] if none). */
+    public static Tensor ofLongs(long[] values, Device device, long... shape) {
+        return fromHost(new LongPointer(values), values.length, DType.I64, device, shape);
+    }
+
+    /** A float32 tensor holding {@code values} (copied). */
+    public static Tensor ofFloats(float[] values, Device device, long... shape) {
+        return fromHost(new FloatPointer(values), values.length, DType.F32, device, shape);
+    }
+
+    /** A float64 tensor holding {@code values} (copied). */
+    public static Tensor ofDoubles(double[] values, Device device, long... shape) {
+        return fromHost(new DoublePointer(values), values.length, DType.F64, device, shape);
+    }
+
+    /** Copies {@code count} host values of {@code dtype} at {@code data} into a new tensor; frees {@code data}. */
+    private static Tensor fromHost(Pointer data, int count, DType dtype, Device device, long[] shape) {
+        long[] s = shape.length == 0 ? new long[] {count} : shape;
+        checkCount(count, s);
+        Tensor cpu = new Tensor(torch.from_blob(data, s, options(dtype, Device.CPU)).clone());
+        data.close();
+        return device.isCuda() ? cpu.to(device) : cpu;
+    }
+
+    /**
+     * A CPU tensor copied from raw little-endian bytes (a direct or mapped buffer; its position
+     * and limit mark the bytes), e.g. a slice of a memory-mapped safetensors file.
+     */
+    public static Tensor fromBytes(ByteBuffer bytes, DType dtype, long... shape) {
+        long count = 1;
+        for (long d : shape) {
+            count *= d;
+        }
+        long expected = count * dtype.byteSize();
+        if (bytes.remaining() != expected) {
+            throw new IllegalArgumentException("Expected " + expected + " bytes for " + dtype + " "
+                    + Arrays.toString(shape) + ", got " + bytes.remaining());
+        }
+        if (count == 0) {
+            return zerosOf(dtype, Device.CPU, shape);
+        }
+        ByteBuffer direct = bytes;
+        if (!bytes.isDirect()) {
+            direct = ByteBuffer.allocateDirect(bytes.remaining()).order(ByteOrder.LITTLE_ENDIAN);
+            direct.put(bytes.duplicate());
+            direct.flip();
+        }
+        BytePointer p = new BytePointer(direct.slice());
+        org.bytedeco.pytorch.Tensor view = torch.from_blob(p, shape,
+                options(dtype, Device.CPU));
+        Tensor copy = new Tensor(view.clone());
+        view.close();
+        p.close();
+        return copy;
+    }
+
+    /** Normal(0, std) values in {@code dtype}, drawn from {@code rng}. */
+    public static Tensor randn(Rng rng, double std, DType dtype, Device device, long... shape) {
+        Tensor t = emptyOf(DType.F32, Device.CPU, shape);
+        t.handle.normal_(0.0, std, rng.optional());
+        Tensor typed = t.to(dtype);
+        return device.isCuda() ? typed.to(device) : typed;
+    }
+
+    private static void checkCount(long n, long[] shape) {
+        long c = 1;
+        for (long d : shape) {
+            c *= d;
+        }
+        if (c != n) {
+            throw new IllegalArgumentException(n + " values do not fill shape " + Arrays.toString(shape));
+        }
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    public long[] shape() {
+        long[] s = new long[(int) handle.dim()];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = handle.size(i);
+        }
+        return s;
+    }
+
+    public long size(int dim) {
+        return handle.size(dim < 0 ? dim + handle.dim() : dim);
+    }
+
+    public int dim() {
+        return (int) handle.dim();
+    }
+
+    public long numel() {
+        return handle.numel();
+    }
+
+    public DType dtype() {
+        return DType.of(handle.scalar_type());
+    }
+
+    public Device device() {
+        org.bytedeco.pytorch.Device d = handle.device();
+        return d.is_cuda() ? new Device("cuda", Math.max(0, d.index())) : Device.CPU;
+    }
+
+    public boolean requiresGrad() {
+        return handle.requires_grad();
+    }
+
+    public boolean isDefined() {
+        return handle.defined();
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /** Keeps this tensor alive after the enclosing {@link Scope} closes; free it with {@link #close()}. */
+    public Tensor keep() {
+        handle.retainReference();
+        return this;
+    }
+
+    /** Frees the native handle now (the storage goes when no other tensor or graph uses it). */
+    @Override
+    public void close() {
+        handle.releaseReference();
+    }
+
+    // ---------------------------------------------------------------- conversion
+
+    public Tensor to(DType dtype) {
+        if (dtype() == dtype) {
+            return this;
+        }
+        return new Tensor(handle.to(dtype.scalarType));
+    }
+
+    public Tensor to(Device device) {
+        if (device().equals(device)) {
+            return this;
+        }
+        return new Tensor(handle.to(Engine.nativeDevice(device), handle.scalar_type()));
+    }
+
+    public Tensor toFloat() {
+        return to(DType.F32);
+    }
+
+    public Tensor contiguous() {
+        return new Tensor(handle.contiguous());
+    }
+
+    public Tensor cloneTensor() {
+        return new Tensor(handle.clone());
+    }
+
+    public Tensor detach() {
+        return new Tensor(handle.detach());
+    }
+
+    /** The values as int64 on the host (one transfer). */
+    public long[] toLongArray() {
+        Tensor c = new Tensor(handle.to(Engine.nativeDevice(Device.CPU), DType.I64.scalarType).contiguous());
+        long[] out = new long[(int) c.numel()];
+        new LongPointer(c.handle.data_ptr()).get(out);
+        return out;
+    }
+
+    /** The values as float32 on the host (one transfer). */
+    public float[] toFloatArray() {
+        Tensor c = new Tensor(handle.to(Engine.nativeDevice(Device.CPU), DType.F32.scalarType).contiguous());
+        float[] out = new float[(int) c.numel()];
+        new FloatPointer(c.handle.data_ptr()).get(out);
+        return out;
+    }
+
+    /** The values as float64 on the host (one transfer). */
+    public double[] toDoubleArray() {
+        Tensor c = new Tensor(handle.to(Engine.nativeDevice(Device.CPU), DType.F64.scalarType).contiguous());
+        double[] out = new double[(int) c.numel()];
+        new DoublePointer(c.handle.data_ptr()).get(out);
+        return out;
+    }
+
+    /** The raw little-endian bytes of this tensor's values in its own dtype (one host copy). */
+    public byte[] toBytes() {
+        Tensor c = new Tensor(handle.to(Engine.nativeDevice(Device.CPU), handle.scalar_type()).contiguous());
+        byte[] out = new byte[(int) c.handle.nbytes()];
+        new BytePointer(c.handle.data_ptr()).get(out);
+        return out;
+    }
+
+    /**
+     * Copies this tensor's raw little-endian bytes into {@code dst} (a direct or mapped buffer with
+     * exactly {@code numel * byteSize} bytes remaining), without a Java-heap copy.
+     */
+    public void copyTo(ByteBuffer dst) {
+        org.bytedeco.pytorch.Tensor c = handle.to(Engine.nativeDevice(Device.CPU), handle.scalar_type()).contiguous();
+        long n = c.nbytes();
+        if (!dst.isDirect() || dst.remaining() != n) {
+            throw new IllegalArgumentException("Destination must be a direct buffer with " + n
+                    + " bytes remaining, got " + dst.remaining() + (dst.isDirect() ? "" : " (heap)"));
+        }
+        if (n > 0) {
+            BytePointer target = new BytePointer(dst.slice());
+            Pointer.memcpy(target, c.data_ptr(), n);
+            target.close();
+        }
+        c.close();
+    }
+
+    public double item() {
+        return handle.item_double();
+    }
+
+    public long itemLong() {
+        return handle.item_long();
+    }
+
+    // ---------------------------------------------------------------- arithmetic
+
+    public Tensor add(Tensor o) {
+        return new Tensor(handle.add(o.handle));
+    }
+
+    public Tensor add(double v) {
+        return new Tensor(handle.add(new Scalar(v)));
+    }
+
+    public Tensor sub(Tensor o) {
+        return new Tensor(handle.sub(o.handle));
+    }
+
+    public Tensor sub(double v) {
+        return new Tensor(handle.sub(new Scalar(v)));
+    }
+
+    public Tensor mul(Tensor o) {
+        return new Tensor(handle.mul(o.handle));
+    }
+
+    public Tensor mul(double v) {
+        return new Tensor(handle.mul(new Scalar(v)));
+    }
+
+    public Tensor div(Tensor o) {
+        return new Tensor(handle.div(o.handle));
+    }
+
+    public Tensor div(double v) {
+        return new Tensor(handle.div(new Scalar(v)));
+    }
+
+    public Tensor neg() {
+        return new Tensor(handle.neg());
+    }
+
+    public Tensor exp() {
+        return new Tensor(handle.exp());
+    }
+
+    public Tensor log() {
+        return new Tensor(torch.log(handle));
+    }
+
+    public Tensor cos() {
+        return new Tensor(torch.cos(handle));
+    }
+
+    public Tensor sin() {
+        return new Tensor(torch.sin(handle));
+    }
+
+    public Tensor tanh() {
+        return new Tensor(torch.tanh(handle));
+    }
+
+    public Tensor silu() {
+        return new Tensor(torch.silu(handle));
+    }
+
+    public Tensor matmul(Tensor o) {
+        return new Tensor(torch.matmul(handle, o.handle));
+    }
+
+    /** {@code x @ weight^T (+ bias)}: PyTorch's {@code F.linear}. */
+    public Tensor linear(Tensor weight, Tensor bias) {
+        return new Tensor(bias == null ? torch.linear(handle, weight.handle)
+                : torch.linear(handle, weight.handle, new TensorOptional(bias.handle)));
+    }
+
+    // ---------------------------------------------------------------- reductions
+
+    public Tensor sum() {
+        return new Tensor(handle.sum());
+    }
+
+    public Tensor sum(int dim, boolean keepDim) {
+        return new Tensor(handle.sum(new long[] {dim}, keepDim, new ScalarTypeOptional()));
+    }
+
+    public Tensor mean() {
+        return new Tensor(handle.mean());
+    }
+
+    public Tensor mean(int dim, boolean keepDim) {
+        return new Tensor(handle.mean(new long[] {dim}, keepDim, new ScalarTypeOptional()));
+    }
+
+    public Tensor cumsum(int dim) {
+        return new Tensor(handle.cumsum(dim));
+    }
+
+    public Tensor argmax(int dim) {
+        return new Tensor(torch.argmax(handle, new LongOptional(dim), false));
+    }
+
+    /** Values and indices sorted along {@code dim}. */
+    public Tensor[] sort(int dim, boolean descending) {
+        T_TensorTensor_T r = torch.sort(handle, dim, descending);
+        return new Tensor[] {new Tensor(r.get0()), new Tensor(r.get1())};
+    }
+
+    /** The {@code k} largest values and their indices along the last dimension, in descending order. */
+    public Tensor[] topk(long k) {
+        T_TensorTensor_T r = torch.topk(handle, k, -1, true, true);
+        return new Tensor[] {new Tensor(r.get0()), new Tensor(r.get1())};
+    }
+
+    /** {@code out = this.clone(); out[..., index[i]] = src[i]} along {@code dim}. */
+    public Tensor scatter(int dim, Tensor index, Tensor src) {
+        return new Tensor(handle.scatter(dim, index.handle, src.handle));
+    }
+
+    public Tensor max() {
+        return new Tensor(handle.max());
+    }
+
+    public Tensor abs() {
+        return new Tensor(handle.abs());
+    }
+
+    // ---------------------------------------------------------------- shape
+
+    public Tensor view(long... shape) {
+        return new Tensor(handle.view(shape));
+    }
+
+    public Tensor reshape(long... shape) {
+        return new Tensor(handle.reshape(shape));
+    }
+
+    public Tensor transpose(int a, int b) {
+        return new Tensor(handle.transpose(a, b));
+    }
+
+    public Tensor unsqueeze(int dim) {
+        return new Tensor(handle.unsqueeze(dim));
+    }
+
+    public Tensor squeeze(int dim) {
+        return new Tensor(handle.squeeze(dim));
+    }
+
+    public Tensor narrow(int dim, long start, long length) {
+        return new Tensor(handle.narrow(dim, start, length));
+    }
+
+    public Tensor select(int dim, long index) {
+        return new Tensor(handle.select(dim, index));
+    }
+
+    public Tensor expand(long... shape) {
+        return new Tensor(handle.expand(shape));
+    }
+
+    /** Rows picked by an int64 index tensor along {@code dim}. */
+    public Tensor indexSelect(int dim, Tensor index) {
+        return new Tensor(torch.index_select(handle, dim, index.handle));
+    }
+
+    /** {@code repeat_interleave} of each slice along {@code dim}, {@code repeats} times. */
+    public Tensor repeatInterleave(long repeats, int dim) {
+        long n = size(dim);
+        long[] idx = new long[(int) (n * repeats)];
+        for (int i = 0; i < idx.length; i++) {
+            idx[i] = i / repeats;
+        }
+        return indexSelect(dim, ofLongs(idx, device()));
+    }
+
+    public static Tensor cat(List<Tensor> parts, int dim) {
+        TensorVector v = new TensorVector();
+        for (Tensor t : parts) {
+            v.push_back(t.handle);
+        }
+        return new Tensor(torch.cat(v, dim));
+    }
+
+    public static Tensor stack(List<Tensor> parts, int dim) {
+        TensorVector v = new TensorVector();
+        for (Tensor t : parts) {
+            v.push_back(t.handle);
+        }
+        return new Tensor(torch.stack(v, dim));
+    }
+
+    // ---------------------------------------------------------------- neural network ops
+
+    /** Rows of {@code weight} for each id: {@code F.embedding(ids, weight)}. */
+    public static Tensor embedding(Tensor weight, Tensor ids) {
+        return new Tensor(torch.embedding(weight.handle, ids.handle));
+    }
+
+    /** {@code torch.rms_norm(x, [last], weight, eps)} — computed in the input's dtype. */
+    public Tensor rmsNorm(Tensor weight, double eps) {
+        return new Tensor(torch.rms_norm(handle, new long[] {size(-1)},
+                weight == null ? new TensorOptional() : new TensorOptional(weight.handle),
+                new DoubleOptional(eps)));
+    }
+
+    /** The mean of squares over the last dimension, kept: {@code x.pow(2).mean(-1, keepdim=True)}. */
+    public Tensor meanSquare() {
+        return new Tensor(handle.mul(handle).mean(new long[] {-1}, true, new ScalarTypeOptional()));
+    }
+
+    public Tensor rsqrt() {
+        return new Tensor(handle.rsqrt());
+    }
+
+    /**
+     * {@code F.scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale, enable_gqa)}.
+     *
+     * @param mask boolean (true = attend) or additive float mask broadcastable to [B, H, Tq, Tk]; null for none
+     */
+    public static Tensor attention(Tensor q, Tensor k, Tensor v, Tensor mask, boolean causal,
+            double scale, boolean gqa) {
+        return new Tensor(torch.scaled_dot_product_attention(q.handle, k.handle, v.handle,
+                mask == null ? new TensorOptional() : new TensorOptional(mask.handle), 0.0, causal,
+                new DoubleOptional(scale), gqa));
+    }
+
+    public Tensor logSoftmax(int dim) {
+        return new Tensor(torch.log_softmax(handle, dim));
+    }
+
+    public Tensor softmax(int dim) {
+        return new Tensor(torch.softmax(handle, dim));
+    }
+
+    public Tensor gather(int dim, Tensor index) {
+        return new Tensor(torch.gather(handle, dim, index.handle));
+    }
+
+    /** {@code torch.multinomial(probs, n, replacement=false, generator)} over the last dimension. */
+    public Tensor multinomial(int n, Rng rng) {
+        return new Tensor(torch.multinomial(handle, n, false, rng.optional()));
+    }
+
+    // ---------------------------------------------------------------- comparison and masking
+
+    public Tensor eq(double v) {
+        return new Tensor(torch.eq(handle, new Scalar(v)));
+    }
+
+    public Tensor eq(Tensor o) {
+        return new Tensor(torch.eq(handle, o.handle));
+    }
+
+    public Tensor ne(double v) {
+        return new Tensor(torch.ne(handle, new Scalar(v)));
+    }
+
+    public Tensor lt(Tensor o) {
+        return new Tensor(torch.lt(handle, o.handle));
+    }
+
+    public Tensor le(double v) {
+        return new Tensor(torch.le(handle, new Scalar(v)));
+    }
+
+    public Tensor gt(double v) {
+        return new Tensor(torch.gt(handle, new Scalar(v)));
+    }
+
+    public Tensor logicalAnd(Tensor o) {
+        return new Tensor(torch.logical_and(handle, o.handle));
+    }
+
+    public Tensor logicalOr(Tensor o) {
+        return new Tensor(torch.logical_or(handle, o.handle));
+    }
+
+    public Tensor logicalNot() {
+        return new Tensor(torch.logical_not(handle));
+    }
+
+    public Tensor maskedFill(Tensor mask, double value) {
+        return new Tensor(handle.masked_fill(mask.handle, new Scalar(value)));
+    }
+
+    /** {@code torch.where(cond, this, other)}. */
+    public Tensor where(Tensor cond, Tensor other) {
+        return new Tensor(torch.where(cond.handle, handle, other.handle));
+    }
+
+    public Tensor isFinite() {
+        return new Tensor(torch.isfinite(handle));
+    }
+
+    public boolean allTrue() {
+        return new Tensor(handle.all()).itemLong() != 0;
+    }
+
+    // ---------------------------------------------------------------- in place
+
+    /** Copies {@code src} into this tensor (same shape; dtype and device converted). */
+    public Tensor copy_(Tensor src) {
+        handle.copy_(src.handle);
+        return this;
+    }
+
+    public Tensor fill_(double v) {
+        handle.fill_(new Scalar(v));
+        return this;
+    }
+
+    public Tensor mul_(double v) {
+        handle.mul_(new Scalar(v));
+        return this;
+    }
+
+    public Tensor add_(Tensor o, double alpha) {
+        handle.add_(o.handle, new Scalar(alpha));
+        return this;
+    }
+
+    /** Fills with Exp(lambda) draws from {@code rng}. */
+    public Tensor exponential_(double lambda, Rng rng) {
+        handle.exponential_(lambda, rng.optional());
+        return this;
+    }
+
+    public Tensor normal_(double mean, double std, Rng rng) {
+        handle.normal_(mean, std, rng.optional());
+        return this;
+    }
+
+    // ---------------------------------------------------------------- autograd
+
+    public Tensor requiresGrad(boolean on) {
+        handle.set_requires_grad(on);
+        return this;
+    }
+
+    /** The accumulated gradient, or null when none. */
+    public Tensor grad() {
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        return g.defined() ? new Tensor(g) : null;
+    }
+
+    /** Drops the accumulated gradient (like {@code zero_grad(set_to_none=True)}). */
+    public void zeroGrad() {
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        if (g.defined()) {
+            g.detach_();
+            g.zero_();
+        }
+    }
+
+    public void backward() {
+        handle.backward();
+    }
+
+    /** True when both tensors have the same shape, dtype and identical bits. */
+    public boolean bitEquals(Tensor o) {
+        return Arrays.equals(shape(), o.shape()) && dtype() == o.dtype()
+                && torch.equal(handle.cpu(), o.handle.cpu());
+    }
+
+    /** Largest absolute elementwise difference (as float64). */
+    public double maxAbsDiff(Tensor o) {
+        org.bytedeco.pytorch.Tensor a = handle.to(DType.F64.scalarType);
+        org.bytedeco.pytorch.Tensor b = o.handle.to(Engine.nativeDevice(device()), DType.F64.scalarType);
+        return a.sub(b).abs().max().item_double();
+    }
+
+    Pointer dataPointer() {
+        return handle.data_ptr();
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor" + Arrays.toString(shape()) + " " + dtype() + " " + device();
+    }
+}

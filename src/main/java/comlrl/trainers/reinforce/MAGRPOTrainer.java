@@ -1,0 +1,958 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.checkpoint.Checkpoints;
+import comlrl.data.Dataset;
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.Generator;
+import comlrl.generation.SamplingConfig;
+import comlrl.generation.Scorer;
+import comlrl.logging.ConsoleProgress;
+import comlrl.logging.JsonlMetricSink;
+import comlrl.logging.MetricSink;
+import comlrl.model.DecoderLm;
+import comlrl.reward.RewardFunction;
+import comlrl.rl.Advantages;
+import comlrl.rl.EvalSchedule;
+import comlrl.rl.JointMode;
+import comlrl.rl.ReferenceKl;
+import comlrl.rl.Returns;
+import comlrl.rl.RolloutNode;
+import comlrl.rl.Stats;
+import comlrl.rl.TrainLogGate;
+import comlrl.rl.TreeReturns;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.AgentSources;
+import comlrl.trainers.Devices;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.TransitionContext;
+import comlrl.utils.Formatter;
+import comlrl.utils.Formatters;
+import comlrl.utils.ParallelTraining;
+import comlrl.utils.RewardProcessor;
+import comlrl.utils.RewardProcessors;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.IntFunction;
+
+/**
+ * Multi-Agent Group Relative Policy Optimisation: N agents, each sampling G completions per
+ * rollout-tree node; joint rewards turned into group-relative advantages per agent; one REINFORCE
+ * step per minibatch of nodes, one AdamW per agent.
+ *
+ * <p>Call order: build → {@link #train()} (or with checkpoints) → {@link #evaluate(int)} →
+ * {@link #saveModel(Path)} → {@link #close()}. The trainer owns the agents' native memory.
+ *
+ * <p>Differences from the Python reference, on purpose: padding never enters the loss (reference
+ * bug 6); metric keys also exist per agent ({@code agent_i/turn_t/...}, bug 9), and agents drained
+ * together log one event whose aggregate keys average over them; {@code eval_num_samples} must be
+ * at least 1 (bug 11); sampling is seeded ({@code seed}) and therefore repeatable.
+ */
+public class MAGRPOTrainer implements AutoCloseable {
+    protected final MAGRPOConfig args;
+    private final String algorithmName;
+    private final List<CausalLm> agents;
+    private final List<Object> agentSources;
+    private final List<DecoderLm> references;
+    private final List<AdamW> optimizers;
+    private final Formatters formatters;
+    private final RewardFunction rewardFunc;
+    private final RewardProcessor rewardProcessor;
+    private final Dataset trainDataset;
+    private final Dataset evalDataset;
+    private final ExternalTransition externalTransition;
+    private final EvalLogger evalLogger;
+    private final EvalAggregator evalAggregator;
+    private final List<MetricSink> sinks = new ArrayList<>();
+    private final Path outputDir;
+    private final boolean verbose;
+    private final PrintStream console;
+    private final List<ExecutorService> agentThreads;
+    private final int numAgents;
+
+    // training state (saved in checkpoints)
+    private long envStep;
+    private long seedCounter;
+    private int epochsDone;
+    private final TrainLogGate logGate;
+    private final List<List<NodeSample>> buffers = new ArrayList<>();
+    private final List<Map<String, Double>> history = new ArrayList<>();
+
+    protected MAGRPOTrainer(Builder b, String algorithmName) {
+        if (b.args == null) {
+            throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
+        }
+        if (b.rewardFunc == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (b.trainDataset == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        this.args = b.args;
+        this.algorithmName = algorithmName;
+        int count = b.agents != null && b.numAgents == null ? b.agents.size() : (b.numAgents == null ? 2 : b.numAgents);
+        if (count < 1) {
+            throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
+        }
+        this.numAgents = count;
+        if (args.numTurns() > 1 && b.externalTransition == null) {
+            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
+        }
+        if ((b.evalLogger == null) != (b.evalAggregator == null)) {
+            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
+        }
+        this.formatters = b.formatters == null ? Formatters.defaults(count)
+                : b.formatters instanceof Formatter f ? Formatters.build(f, count)
+                : Formatters.build(castFormatters(b.formatters), count);
+        this.agentSources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
+        this.rewardFunc = b.rewardFunc;
+        this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.trainDataset = b.trainDataset;
+        this.evalDataset = b.evalDataset;
+        this.externalTransition = b.externalTransition;
+        this.evalLogger = b.evalLogger;
+        this.evalAggregator = b.evalAggregator;
+        this.outputDir = b.outputDir;
+        this.verbose = b.verbose;
+        this.console = b.console;
+        this.logGate = new TrainLogGate(args.loggingSteps());
+        List<Device> devices = Devices.resolve(args.agentDevices(), count, "agent_devices");
+        if (args.parallelTraining() == ParallelTraining.NONE) {
+            devices = Collections.nCopies(count, devices.get(0));
+        }
+        // load the agents (a wrong config has already failed above, before any model loads)
+        this.agents = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Object src = agentSources.get(i);
+            if (src instanceof CausalLm lm) {
+                agents.add(lm);
+            } else if (src instanceof String s) {
+                agents.add(CausalLm.load(s, b.dtype, devices.get(i)));
+            } else {
+                throw new IllegalArgumentException("agents[" + i + "] must be a model id/directory (String) or a "
+                        + "CausalLm, got " + src.getClass().getName());
+            }
+            buffers.add(new ArrayList<>());
+        }
+        this.references = new ArrayList<>();
+        if (args.referenceKlEnabled()) {
+            List<Device> refDevices = args.referenceDevices() == null ? devices
+                    : Devices.resolve(args.referenceDevices(), count, "reference_devices");
+            for (int i = 0; i < count; i++) {
+                references.add(agents.get(i).model().frozenCopy(refDevices.get(i)));
+            }
+        }
+        this.optimizers = new ArrayList<>();
+        for (CausalLm a : agents) {
+            optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+        }
+        boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1 && Devices.distinct(devices);
+        this.agentThreads = new ArrayList<>();
+        if (parallel) {
+            for (int i = 0; i < count; i++) {
+                agentThreads.add(Executors.newSingleThreadExecutor());
+            }
+        }
+        if (outputDir != null) {
+            sinks.add(new JsonlMetricSink(outputDir.resolve("metrics.jsonl")));
+        }
+        sinks.addAll(b.sinks);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<? extends Formatter> castFormatters(Object f) {
+        if (f instanceof List<?> l) {
+            return (List<? extends Formatter>) l;
+        }
+        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got " + f.getClass());
+    }
+
+    public static Builder builder() {
+        return new Builder(b -> new MAGRPOTrainer(b, "MAGRPO"));
+    }
+
+    // ------------------------------------------------------------------ public API
+
+    public MAGRPOConfig args() {
+        return args;
+    }
+
+    public List<CausalLm> agents() {
+        return Collections.unmodifiableList(agents);
+    }
+
+    public int numAgents() {
+        return numAgents;
+    }
+
+    public long envStep() {
+        return envStep;
+    }
+
+    public String algorithmName() {
+        return algorithmName;
+    }
+
+    /** Every metric event logged so far (training and evaluation), each with its {@code env_step}. */
+    public List<Map<String, Double>> logHistory() {
+        return Collections.unmodifiableList(history);
+    }
+
+    /** Trains for {@code num_train_epochs} without checkpoints. */
+    public void train() {
+        train(null, 1, null);
+    }
+
+    /** Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end. */
+    public void train(Path checkpointDir, int checkpointInterval) {
+        train(checkpointDir, checkpointInterval, null);
+    }
+
+    /**
+     * Trains, optionally resuming from {@code resumeFromCheckpoint} (a {@code checkpoint-N}
+     * directory); {@code num_train_epochs} counts the whole run, including completed epochs.
+     */
+    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
+        if (checkpointInterval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
+        }
+        if (resumeFromCheckpoint != null) {
+            restore(resumeFromCheckpoint);
+        }
+        int epochs = args.numTrainEpochs();
+        long totalItems = (long) trainDataset.size() * Math.max(0, epochs - epochsDone);
+        ConsoleProgress progress = verbose ? new ConsoleProgress(console, totalItems) : null;
+        if (progress != null) {
+            sinks.add(progress);
+        }
+        try {
+            for (int epoch = epochsDone; epoch < epochs; epoch++) {
+                for (int b = 0; b < trainDataset.size(); b++) {
+                    if (evalDataset != null && EvalSchedule.shouldEvaluate(b, args.evalInterval())) {
+                        evaluate(args.evalNumSamples());
+                    }
+                    trainItem(trainDataset.get(b));
+                    if (progress != null) {
+                        progress.advance(1);
+                    }
+                }
+                for (int i = 0; i < numAgents; i++) {
+                    drain(i);
+                }
+                flushMetrics();
+                epochsDone = epoch + 1;
+                if (checkpointDir != null && (epochsDone % checkpointInterval == 0 || epochsDone == epochs)) {
+                    saveCheckpoint(checkpointDir);
+                }
+            }
+        } finally {
+            if (progress != null) {
+                sinks.remove(progress);
+            }
+        }
+    }
+
+    /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
+    public Map<String, Double> evaluate() {
+        return evaluate(args.evalNumSamples());
+    }
+
+    /**
+     * Evaluates on the first {@code numEvalSamples} evaluation items: one completion per agent per
+     * turn, all turns run. Returns {@code eval/turn_t/reward_mean}, {@code eval/turn_t/expected_return}
+     * and the custom metrics; {@code {}} without an evaluation set.
+     */
+    public Map<String, Double> evaluate(int numEvalSamples) {
+        if (evalDataset == null) {
+            return Map.of();
+        }
+        if (numEvalSamples < 1) {
+            throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
+        }
+        int n = Math.min(numEvalSamples, evalDataset.size());
+        int turns = args.numTurns();
+        double[] rewardSums = new double[turns];
+        double[] returnSums = new double[turns];
+        List<Map<String, Double>> rows = new ArrayList<>();
+        for (int start = 0; start < n; start += args.evalBatchSize()) {
+            int end = Math.min(n, start + args.evalBatchSize());
+            List<TaskItem> items = new ArrayList<>();
+            for (int j = start; j < end; j++) {
+                items.add(evalDataset.get(j));
+            }
+            EvalBatch batch = evalBatch(items);
+            for (int j = 0; j < items.size(); j++) {
+                double[] suffix = Returns.suffixSums(batch.rewards[j]);
+                for (int t = 0; t < turns; t++) {
+                    rewardSums[t] += batch.rewards[j][t];
+                    returnSums[t] += suffix[t];
+                }
+            }
+            if (evalLogger != null) {
+                List<String> prompts = items.stream().map(it -> it.getString("prompt", "")).toList();
+                rows.addAll(evalLogger.log(batch.completions, items, prompts));
+            }
+        }
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        for (int t = 0; t < turns; t++) {
+            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / n);
+            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / n);
+        }
+        if (evalAggregator != null) {
+            evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
+        }
+        emit(envStep, metrics);
+        return metrics;
+    }
+
+    /** Writes {@code dir/agent_i/} for each agent: a Hugging Face model directory loadable as an agent. */
+    public void saveModel(Path dir) {
+        for (int i = 0; i < numAgents; i++) {
+            agents.get(i).save(dir.resolve("agent_" + i));
+        }
+    }
+
+    @Override
+    public void close() {
+        agentThreads.forEach(ExecutorService::shutdownNow);
+        sinks.forEach(MetricSink::close);
+        optimizers.forEach(AdamW::close);
+        references.forEach(DecoderLm::close);
+        for (int i = 0; i < numAgents; i++) {
+            if (agentSources.get(i) instanceof String) {
+                agents.get(i).close(); // loaded here; models passed in belong to the caller
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ rollout tree
+
+    /** A node of the rollout tree as built: per-agent prompts and completions, joint rewards. */
+    private static final class Node {
+        int turn;
+        List<String> historyPrompts;        // [N] prompt recorded in histories (raw external after turn 1)
+        List<long[]> promptIds;             // [N]
+        List<List<Completion>> completions; // [N][G]
+        double[][] referenceKls;            // [N][G] or null
+        double[] rewards;                   // [K]
+        long envStep;
+        List<Node> children = List.of();    // [] or [K]
+    }
+
+    private void trainItem(TaskItem item) {
+        List<String> prompts = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            prompts.add(formatters.format(i, item));
+        }
+        Node root = buildNode(0, item, prompts, prompts, emptyHistories(), emptyHistories());
+        TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
+        List<NodeSample> samples = new ArrayList<>();
+        collectSamples(root, returns, samples);
+        samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
+        for (NodeSample s : samples) {
+            buffers.get(s.agent()).add(s);
+            if (buffers.get(s.agent()).size() >= args.rolloutBufferSize()) {
+                drain(s.agent());
+            }
+        }
+        flushMetrics();
+    }
+
+    private List<List<String>> emptyHistories() {
+        List<List<String>> h = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            h.add(List.of());
+        }
+        return h;
+    }
+
+    private Node buildNode(int turn, TaskItem item, List<String> prompts, List<String> historyPrompts,
+            List<List<String>> promptHistory, List<List<String>> responseHistory) {
+        Node node = new Node();
+        node.turn = turn;
+        node.historyPrompts = historyPrompts;
+        int g = args.numGenerations();
+        SamplingConfig sampling = SamplingConfig.sample(args.temperature(), args.topK(), args.topP(),
+                args.maxNewTokens(), g);
+        long[] seeds = new long[numAgents];
+        for (int i = 0; i < numAgents; i++) {
+            seeds[i] = nextSeed();
+        }
+        node.promptIds = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            node.promptIds.add(agents.get(i).encode(prompts.get(i)));
+        }
+        node.completions = perAgent(i -> agents.get(i).generator()
+                .generate(List.of(node.promptIds.get(i)), sampling, seeds[i]).get(0));
+        if (args.referenceKlEnabled()) {
+            node.referenceKls = new double[numAgents][];
+            for (int i = 0; i < numAgents; i++) {
+                node.referenceKls[i] = referenceKls(i, node.promptIds.get(i), node.completions.get(i));
+            }
+        }
+        JointMode mode = args.jointMode();
+        int k = mode.numJointActions(g, numAgents);
+        node.rewards = new double[k];
+        for (int j = 0; j < k; j++) {
+            int[] idx = mode.completionIndices(j, g, numAgents);
+            node.rewards[j] = jointReward(item, node.completions, idx);
+        }
+        envStep += k;
+        node.envStep = envStep;
+        Double threshold = args.earlyTerminationThreshold();
+        boolean terminated = threshold != null && Stats.mean(node.rewards) > threshold;
+        if (turn < args.numTurns() - 1 && !terminated) {
+            List<Node> children = new ArrayList<>();
+            for (int j = 0; j < k; j++) {
+                int[] idx = mode.completionIndices(j, g, numAgents);
+                List<String> chosen = new ArrayList<>();
+                List<List<String>> ph = new ArrayList<>();
+                List<List<String>> rh = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    String c = node.completions.get(i).get(idx[i]).text();
+                    chosen.add(c);
+                    ph.add(append(promptHistory.get(i), historyPrompts.get(i)));
+                    rh.add(append(responseHistory.get(i), c));
+                }
+                List<String> next = externalTransition.next(new TransitionContext(item.getString("prompt", ""),
+                        List.copyOf(chosen), numAgents, ph, rh, item));
+                if (next == null || next.size() != numAgents) {
+                    throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
+                            + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
+                }
+                List<String> formatted = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
+                }
+                children.add(buildNode(turn + 1, item, formatted, List.copyOf(next), ph, rh));
+            }
+            node.children = children;
+        }
+        return node;
+    }
+
+    private static List<String> append(List<String> list, String value) {
+        List<String> out = new ArrayList<>(list);
+        out.add(value);
+        return List.copyOf(out);
+    }
+
+    /** r = processor(R(c_1^{j_1}, ..., c_N^{j_N}; item)), the reward function called on one joint action. */
+    private double jointReward(TaskItem item, List<List<Completion>> completions, int[] idx) {
+        List<List<String>> lists = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            lists.add(List.of(completions.get(i).get(idx[i]).text()));
+        }
+        List<Double> raw = rewardFunc.score(lists, List.of(item));
+        if (raw == null || raw.isEmpty()) {
+            throw new IllegalArgumentException("Reward function returned no reward for a joint action");
+        }
+        return rewardProcessor.apply(raw.get(0));
+    }
+
+    private double[] referenceKls(int agent, long[] promptIds, List<Completion> completions) {
+        double[] kls = new double[completions.size()];
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
+            List<long[]> ys = completions.stream().map(Completion::tokenIds).toList();
+            long pad = agents.get(agent).padId();
+            double[] pol = Scorer.score(agents.get(agent).model(), prompts, ys, pad).tokenLogprobs().toDoubleArray();
+            double[] ref = Scorer.score(references.get(agent), prompts, ys, pad).tokenLogprobs().toDoubleArray();
+            int t = pol.length / completions.size();
+            for (int k = 0; k < kls.length; k++) {
+                int len = completions.get(k).length();
+                double[] p = java.util.Arrays.copyOfRange(pol, k * t + t - len, k * t + t);
+                double[] r = java.util.Arrays.copyOfRange(ref, k * t + t - len, k * t + t);
+                kls[k] = ReferenceKl.sequenceKl(p, r);
+            }
+        }
+        return kls;
+    }
+
+    private RolloutNode toRolloutNode(Node n) {
+        List<RolloutNode> children = new ArrayList<>();
+        for (Node c : n.children) {
+            children.add(toRolloutNode(c));
+        }
+        return RolloutNode.of(n.rewards, children);
+    }
+
+    private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
+        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), numAgents);
+        for (int i = 0; i < numAgents; i++) {
+            List<long[]> ys = n.completions.get(i).stream().map(Completion::tokenIds).toList();
+            out.add(new NodeSample(i, n.turn, n.promptIds.get(i), ys, perAgent[i],
+                    n.referenceKls == null ? null : n.referenceKls[i], Stats.mean(n.rewards), r.meanReturn(), n.envStep));
+        }
+        for (int c = 0; c < n.children.size(); c++) {
+            collectSamples(n.children.get(c), r.children().get(c), out);
+        }
+    }
+
+    // ------------------------------------------------------------------ updates
+
+    private final Map<Integer, Map<Integer, double[]>> pending = new TreeMap<>(); // agent -> turn -> metrics
+    private long pendingStep = -1;
+
+    /** Updates agent {@code i} from its buffer: per turn, shuffled minibatches, one AdamW step each. */
+    private void drain(int agent) {
+        List<NodeSample> buffer = buffers.get(agent);
+        if (buffer.isEmpty()) {
+            return;
+        }
+        List<NodeSample> samples = new ArrayList<>(buffer);
+        buffer.clear();
+        Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
+        for (NodeSample s : samples) {
+            byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
+        }
+        Random shuffle = new Random(nextSeed());
+        for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
+            List<NodeSample> group = new ArrayList<>(e.getValue());
+            Collections.shuffle(group, shuffle);
+            double lossSum = 0;
+            int mbSize = args.trainBatchSize();
+            for (int start = 0; start < group.size(); start += mbSize) {
+                List<NodeSample> mb = group.subList(start, Math.min(group.size(), start + mbSize));
+                lossSum += step(agent, mb);
+            }
+            double[] m = new double[5];
+            m[0] = group.stream().mapToDouble(NodeSample::nodeMeanReward).average().orElse(0);
+            m[1] = group.stream().mapToDouble(NodeSample::nodeMeanReturn).average().orElse(0);
+            m[2] = lossSum / group.size();
+            if (args.referenceKlEnabled()) {
+                double kl = group.stream().flatMapToDouble(s -> java.util.Arrays.stream(s.referenceKls())).average().orElse(0);
+                m[3] = kl;
+                m[4] = args.referenceKlCoef() * kl;
+            }
+            pending.computeIfAbsent(agent, a -> new TreeMap<>()).put(e.getKey(), m);
+            pendingStep = Math.max(pendingStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
+        }
+    }
+
+    /**
+     * One optimizer step on a minibatch of NodeSamples with gradient accumulation:
+     * <pre>
+     *   R'  = R − β·KL                                   (reference-KL shaping, when enabled)
+     *   A   = baseline(R')  [mean / raw / max / rloo],  then (A − mean A)/max(std A, 1e-6) if normalised
+     *   L_s = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,<t})   (t over real tokens only)
+     *   ∇ ← Σ_s ∇(L_s / |minibatch|);  AdamW step
+     * </pre>
+     * A sample whose loss is not finite contributes no gradient (the reference's constant 0.1).
+     *
+     * @return the sum of the samples' losses
+     */
+    private double step(int agent, List<NodeSample> minibatch) {
+        DecoderLm model = agents.get(agent).model();
+        AdamW opt = optimizers.get(agent);
+        long pad = agents.get(agent).padId();
+        opt.zeroGrad();
+        double total = 0;
+        for (NodeSample s : minibatch) {
+            try (Scope scope = Scope.open()) {
+                double[] returns = s.referenceKls() == null ? s.returns()
+                        : ReferenceKl.shapeReturns(s.returns(), s.referenceKls(), args.referenceKlCoef());
+                double[] adv = Advantages.compute(returns, args.advantageMode(), args.advantageNormalization());
+                int g = s.completionIds().size();
+                int m = 0;
+                for (long[] y : s.completionIds()) {
+                    m += y.length > 0 ? 1 : 0;
+                }
+                Tensor seqLogp = Scorer.score(model, Collections.nCopies(g, s.promptIds()), s.completionIds(), pad)
+                        .sequenceLogprobs();                                     // [G]
+                Tensor advantages = Tensor.ofDoubles(adv, model.device()).to(DType.F32); // [G]
+                Tensor loss = seqLogp.mul(advantages).sum().neg().div(Math.max(m, 1)); // L_s
+                double value = loss.item();
+                if (Double.isFinite(value)) {
+                    loss.div(minibatch.size()).backward();
+                    total += value;
+                }
+            }
+        }
+        opt.step();
+        return total;
+    }
+
+    /** Logs the metrics of the drains since the last flush as one event, through the log gate. */
+    private void flushMetrics() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        Map<Integer, List<double[]>> byTurn = new TreeMap<>();
+        for (Map.Entry<Integer, Map<Integer, double[]>> a : pending.entrySet()) {
+            for (Map.Entry<Integer, double[]> t : a.getValue().entrySet()) {
+                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(t.getValue());
+                putTurnMetrics(metrics, "agent_" + a.getKey() + "/", t.getKey(), t.getValue());
+            }
+        }
+        Map<String, Double> aggregate = new LinkedHashMap<>();
+        for (Map.Entry<Integer, List<double[]>> t : byTurn.entrySet()) {
+            double[] mean = new double[5];
+            for (double[] m : t.getValue()) {
+                for (int j = 0; j < 5; j++) {
+                    mean[j] += m[j] / t.getValue().size();
+                }
+            }
+            putTurnMetrics(aggregate, "", t.getKey(), mean);
+        }
+        aggregate.putAll(metrics);
+        long step = pendingStep;
+        pending.clear();
+        pendingStep = -1;
+        if (logGate.shouldLog(step)) {
+            emit(step, aggregate);
+        }
+    }
+
+    private void putTurnMetrics(Map<String, Double> out, String prefix, int turn, double[] m) {
+        String p = prefix + "turn_" + (turn + 1) + "/";
+        out.put(p + "reward_mean", m[0]);
+        out.put(p + "expected_return", m[1]);
+        out.put(p + "policy_loss", m[2]);
+        if (args.referenceKlEnabled()) {
+            out.put(p + "reference_kl_mean", m[3]);
+            out.put(p + "reference_kl_penalty_mean", m[4]);
+        }
+    }
+
+    private void emit(long step, Map<String, Double> metrics) {
+        Map<String, Double> event = new LinkedHashMap<>();
+        event.put("env_step", (double) step);
+        event.putAll(metrics);
+        history.add(Collections.unmodifiableMap(event));
+        for (MetricSink s : sinks) {
+            s.log(step, metrics);
+        }
+    }
+
+    // ------------------------------------------------------------------ evaluation rollouts
+
+    private record EvalBatch(double[][] rewards, List<List<List<String>>> completions) {
+    }
+
+    /** One completion per agent per turn for each item; rewards {@code [item][turn]}. */
+    private EvalBatch evalBatch(List<TaskItem> items) {
+        int turns = args.numTurns();
+        int n = items.size();
+        SamplingConfig sampling = SamplingConfig.sample(args.temperature(), args.topK(), args.topP(),
+                args.maxNewTokens(), 1);
+        double[][] rewards = new double[n][turns];
+        List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
+        for (int i = 0; i < numAgents; i++) {
+            List<List<String>> perItem = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                perItem.add(new ArrayList<>());
+            }
+            completions.add(perItem);
+        }
+        List<List<String>> prompts = new ArrayList<>(); // [agent][item]
+        List<List<List<String>>> promptHist = new ArrayList<>(); // [item][agent][turn]
+        List<List<List<String>>> responseHist = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            List<String> p = new ArrayList<>();
+            for (TaskItem item : items) {
+                p.add(formatters.format(i, item));
+            }
+            prompts.add(p);
+        }
+        for (int j = 0; j < n; j++) {
+            promptHist.add(new ArrayList<>(emptyHistories()));
+            responseHist.add(new ArrayList<>(emptyHistories()));
+        }
+        List<String> historyPrompts = null;
+        for (int t = 0; t < turns; t++) {
+            long[] seeds = new long[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                seeds[i] = nextSeed();
+            }
+            final List<List<String>> turnPrompts = prompts;
+            List<List<Completion>> outs = perAgent(i -> {
+                List<long[]> ids = turnPrompts.get(i).stream().map(p -> agents.get(i).encode(p)).toList();
+                Generator gen = agents.get(i).generator();
+                List<Completion> flat = new ArrayList<>();
+                gen.generate(ids, sampling, seeds[i]).forEach(group -> flat.add(group.get(0)));
+                return flat;
+            });
+            List<List<String>> next = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                next.add(new ArrayList<>());
+            }
+            for (int j = 0; j < n; j++) {
+                List<List<String>> lists = new ArrayList<>();
+                List<String> chosen = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    String c = outs.get(i).get(j).text();
+                    completions.get(i).get(j).add(c);
+                    lists.add(List.of(c));
+                    chosen.add(c);
+                    String hp = historyPrompts == null ? turnPrompts.get(i).get(j) : historyPrompts.get(i * n + j);
+                    promptHist.get(j).set(i, append(promptHist.get(j).get(i), hp));
+                    responseHist.get(j).set(i, append(responseHist.get(j).get(i), c));
+                }
+                List<Double> raw = rewardFunc.score(lists, List.of(items.get(j)));
+                rewards[j][t] = rewardProcessor.apply(raw.get(0));
+                if (t < turns - 1) {
+                    List<String> ext = externalTransition.next(new TransitionContext(items.get(j).getString("prompt", ""),
+                            List.copyOf(chosen), numAgents, List.copyOf(promptHist.get(j)), List.copyOf(responseHist.get(j)),
+                            items.get(j)));
+                    if (ext == null || ext.size() != numAgents) {
+                        throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
+                                + numAgents + " prompts, got " + (ext == null ? "null" : ext.size()));
+                    }
+                    for (int i = 0; i < numAgents; i++) {
+                        next.get(i).add(ext.get(i));
+                    }
+                }
+            }
+            if (t < turns - 1) {
+                List<List<String>> formatted = new ArrayList<>();
+                List<String> raw = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    List<String> f = new ArrayList<>();
+                    for (int j = 0; j < n; j++) {
+                        f.add(formatters.turnPrompt(i, items.get(j), next.get(i).get(j), args.externalPromptPassthrough()));
+                        raw.add(next.get(i).get(j));
+                    }
+                    formatted.add(f);
+                }
+                prompts = formatted;
+                historyPrompts = raw;
+            }
+        }
+        return new EvalBatch(rewards, completions);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** The next sampling/shuffling seed: a deterministic stream from {@code seed}, saved in checkpoints. */
+    private long nextSeed() {
+        return Generator.rowSeed(args.seed(), (int) (seedCounter >>> 20), (int) (seedCounter++ & 0xFFFFF));
+    }
+
+    /** Runs {@code task} for every agent, on the agents' own threads in "mp" mode; results in agent order. */
+    private <T> List<T> perAgent(IntFunction<T> task) {
+        List<T> out = new ArrayList<>();
+        if (agentThreads.isEmpty()) {
+            for (int i = 0; i < numAgents; i++) {
+                out.add(task.apply(i));
+            }
+            return out;
+        }
+        List<Future<T>> futures = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            final int agent = i;
+            futures.add(agentThreads.get(i).submit(() -> task.apply(agent)));
+        }
+        RuntimeException first = null;
+        for (Future<T> f : futures) {
+            try {
+                out.add(f.get());
+            } catch (Exception e) {
+                Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+                if (first == null) {
+                    first = cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ checkpoints
+
+    private void saveCheckpoint(Path root) {
+        String name = "checkpoint-" + epochsDone;
+        Checkpoints.write(root, name, dir -> {
+            for (int i = 0; i < numAgents; i++) {
+                Path a = dir.resolve("agent_" + i);
+                agents.get(i).model().save(a, CausalLm.MAX_SHARD_BYTES);
+                optimizers.get(i).save(dir.resolve("optimizer_" + i + ".pt"));
+            }
+            Map<String, Object> meta = new LinkedHashMap<>();
+            meta.put("algorithm", algorithmName);
+            meta.put("epochs_completed", epochsDone);
+            meta.put("num_train_epochs", args.numTrainEpochs());
+            meta.put("env_step", envStep);
+            meta.put("seed_counter", seedCounter);
+            meta.put("last_logged_step", logGate.lastLoggedStep().isPresent() ? logGate.lastLoggedStep().getAsLong() : null);
+            meta.put("num_agents", numAgents);
+            meta.put("wandb", null);
+            Checkpoints.writeJson(dir.resolve(Checkpoints.METADATA), meta);
+        });
+    }
+
+    private void restore(Path checkpoint) {
+        Map<String, Object> meta = Checkpoints.readMetadata(checkpoint);
+        Object agentsSaved = meta.get("num_agents");
+        if (agentsSaved instanceof Number num && num.intValue() != numAgents) {
+            throw new IllegalArgumentException(checkpoint + " holds " + num + " agents but this trainer has " + numAgents);
+        }
+        for (int i = 0; i < numAgents; i++) {
+            Path a = checkpoint.resolve("agent_" + i);
+            if (!Files.isDirectory(a)) {
+                throw new IllegalArgumentException(checkpoint + " has no agent_" + i + "/ directory");
+            }
+            agents.get(i).model().loadParameters(a);
+            optimizers.get(i).load(checkpoint.resolve("optimizer_" + i + ".pt"));
+        }
+        epochsDone = ((Number) meta.get("epochs_completed")).intValue();
+        envStep = ((Number) meta.get("env_step")).longValue();
+        seedCounter = ((Number) meta.get("seed_counter")).longValue();
+        Object last = meta.get("last_logged_step");
+        if (last instanceof Number l) {
+            logGate.restore(l.longValue());
+        }
+    }
+
+    // ------------------------------------------------------------------ builder
+
+    /** Builds a trainer; the names follow the reference's constructor keywords. */
+    public static final class Builder {
+        private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
+        String agentModel;
+        List<?> agents;
+        Integer numAgents;
+        Object formatters;
+        RewardFunction rewardFunc;
+        RewardProcessor rewardProcessor;
+        Dataset trainDataset;
+        Dataset evalDataset;
+        ExternalTransition externalTransition;
+        EvalLogger evalLogger;
+        EvalAggregator evalAggregator;
+        MAGRPOConfig args;
+        DType dtype;
+        Path outputDir;
+        boolean verbose = true;
+        PrintStream console = System.err;
+        final List<MetricSink> sinks = new ArrayList<>();
+
+        Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
+            this.factory = factory;
+        }
+
+        /** Homogeneous agents: one model id or directory, loaded once per agent. */
+        public Builder agentModel(String agentModel) {
+            this.agentModel = agentModel;
+            return this;
+        }
+
+        /** Heterogeneous agents: model ids/directories (Strings) or loaded {@link CausalLm}s, in actor order. */
+        public Builder agents(List<?> agents) {
+            this.agents = agents;
+            return this;
+        }
+
+        public Builder numAgents(int numAgents) {
+            this.numAgents = numAgents;
+            return this;
+        }
+
+        /** One formatter for all agents. */
+        public Builder formatters(Formatter formatter) {
+            this.formatters = formatter;
+            return this;
+        }
+
+        /** One formatter per agent, in actor order. */
+        public Builder formatters(List<? extends Formatter> formatters) {
+            this.formatters = formatters;
+            return this;
+        }
+
+        public Builder rewardFunc(RewardFunction rewardFunc) {
+            this.rewardFunc = rewardFunc;
+            return this;
+        }
+
+        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
+            this.rewardProcessor = rewardProcessor;
+            return this;
+        }
+
+        public Builder trainDataset(Dataset trainDataset) {
+            this.trainDataset = trainDataset;
+            return this;
+        }
+
+        public Builder evalDataset(Dataset evalDataset) {
+            this.evalDataset = evalDataset;
+            return this;
+        }
+
+        public Builder externalTransition(ExternalTransition externalTransition) {
+            this.externalTransition = externalTransition;
+            return this;
+        }
+
+        public Builder evalLogger(EvalLogger evalLogger) {
+            this.evalLogger = evalLogger;
+            return this;
+        }
+
+        public Builder evalAggregator(EvalAggregator evalAggregator) {
+            this.evalAggregator = evalAggregator;
+            return this;
+        }
+
+        public Builder args(MAGRPOConfig args) {
+            this.args = args;
+            return this;
+        }
+
+        /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
+        public Builder dtype(DType dtype) {
+            this.dtype = dtype;
+            return this;
+        }
+
+        /** Run directory: {@code metrics.jsonl} is appended there. */
+        public Builder outputDir(Path outputDir) {
+            this.outputDir = outputDir;
+            return this;
+        }
+
+        /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
+        public Builder verbose(boolean verbose) {
+            this.verbose = verbose;
+            return this;
+        }
+
+        public Builder console(PrintStream console) {
+            this.console = console;
+            return this;
+        }
+
+        /** An extra metric sink (TensorBoard, W&B, ...). */
+        public Builder metricSink(MetricSink sink) {
+            this.sinks.add(sink);
+            return this;
+        }
+
+        public MAGRPOTrainer build() {
+            return factory.apply(this);
+        }
+    }
+}

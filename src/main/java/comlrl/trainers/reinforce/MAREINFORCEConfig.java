@@ -1,0 +1,29 @@
+package comlrl.trainers.reinforce;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Configuration of MA-REINFORCE: {@link MAGRPOConfig} with {@code advantage_mode = "raw"} by default
+ * (no baseline, A_k = R_k). With the default {@code advantage_normalization = true} the normalised advantages
+ * equal MAGRPO's; the baseline only matters with normalisation off (reference §3.4).
+ */
+public interface MAREINFORCEConfig extends MAGRPOConfig {
+    @Override
+    Builder<MAREINFORCEConfig> toBuilder();
+
+    /** A builder with MA-REINFORCE's defaults. */
+    static Builder<MAREINFORCEConfig> builder() {
+        return new Builder<>(ReinforceAlgorithm.MAREINFORCE, BaseReinforceConfig.Mareinforce::new);
+    }
+
+    /** A MA-REINFORCE config from snake_case keys; see {@link MAGRPOConfig#fromMap(Map)}. */
+    static MAREINFORCEConfig fromMap(Map<String, ?> values) {
+        return builder().apply(values).build();
+    }
+
+    /** The snake_case keys, in field order. */
+    static List<String> keys() {
+        return BaseReinforceConfig.keys(ReinforceAlgorithm.MAREINFORCE);
+    }
+}

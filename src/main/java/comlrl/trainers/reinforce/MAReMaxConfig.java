@@ -1,0 +1,29 @@
+package comlrl.trainers.reinforce;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Configuration of MAReMax: {@link MAGRPOConfig} with {@code advantage_mode = "max"} by default
+ * (group-max baseline, A_k = R_k − max(R)). With the default {@code advantage_normalization = true} the normalised advantages
+ * equal MAGRPO's; the baseline only matters with normalisation off (reference §3.4).
+ */
+public interface MAReMaxConfig extends MAGRPOConfig {
+    @Override
+    Builder<MAReMaxConfig> toBuilder();
+
+    /** A builder with MAReMax's defaults. */
+    static Builder<MAReMaxConfig> builder() {
+        return new Builder<>(ReinforceAlgorithm.MAREMAX, BaseReinforceConfig.Maremax::new);
+    }
+
+    /** A MAReMax config from snake_case keys; see {@link MAGRPOConfig#fromMap(Map)}. */
+    static MAReMaxConfig fromMap(Map<String, ?> values) {
+        return builder().apply(values).build();
+    }
+
+    /** The snake_case keys, in field order. */
+    static List<String> keys() {
+        return BaseReinforceConfig.keys(ReinforceAlgorithm.MAREMAX);
+    }
+}

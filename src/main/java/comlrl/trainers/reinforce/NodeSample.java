@@ -1,0 +1,21 @@
+package comlrl.trainers.reinforce;
+
+import java.util.List;
+
+/**
+ * One agent's view of one rollout-tree node: its prompt, its G completions, the return of each
+ * completion for this agent, and what the node contributes to the logs.
+ *
+ * @param agent agent index i
+ * @param turn turn index t (0-based)
+ * @param promptIds the agent's prompt tokens
+ * @param completionIds G completions' tokens (EOS included when generated; never padding)
+ * @param returns R_i[k], len G (before reference-KL shaping)
+ * @param referenceKls per-completion k3 KL to the reference policy, or null when disabled
+ * @param nodeMeanReward mean immediate reward of the node's joint actions
+ * @param nodeMeanReturn mean return of the node's joint actions
+ * @param envStep env_step after the node's rewards were counted
+ */
+record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
+        double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep) {
+}

@@ -1,0 +1,109 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.rl.AdvantageMode;
+import comlrl.utils.ConfigMaps;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The algorithms of the MA-REINFORCE family, which share {@link MAGRPOConfig}'s fields and differ
+ * only in defaults: the baseline ({@code advantage_mode}) and, for the centralized variant,
+ * {@code num_turns = 1} with {@code collaboration_mode = "centralized"}.
+ */
+public enum ReinforceAlgorithm {
+    /** Group-mean baseline. Config: "magrpo". */
+    MAGRPO("magrpo", "MAGRPO", "MAGRPOConfig", AdvantageMode.MEAN),
+    /** No baseline. Config: "mareinforce". */
+    MAREINFORCE("mareinforce", "MAREINFORCE", "MAREINFORCEConfig", AdvantageMode.RAW),
+    /** Group-max baseline. Config: "maremax". */
+    MAREMAX("maremax", "MAReMax", "MAReMaxConfig", AdvantageMode.MAX),
+    /** Leave-one-out baseline. Config: "marloo". */
+    MARLOO("marloo", "MARLOO", "MARLOOConfig", AdvantageMode.RLOO),
+    /** One actor writes every role's response; single turn. Config: "centralized_magrpo". */
+    CENTRALIZED_MAGRPO("centralized_magrpo", "CentralizedMAGRPO", "CentralizedMAGRPOConfig", AdvantageMode.MEAN);
+
+    private final String configName;
+    private final String displayName;
+    private final String configTypeName;
+    private final AdvantageMode defaultAdvantageMode;
+
+    ReinforceAlgorithm(String configName, String displayName, String configTypeName, AdvantageMode defaultAdvantageMode) {
+        this.configName = configName;
+        this.displayName = displayName;
+        this.configTypeName = configTypeName;
+        this.defaultAdvantageMode = defaultAdvantageMode;
+    }
+
+    /** The config-file spelling ({@code algorithm: magrpo}). */
+    public String configName() {
+        return configName;
+    }
+
+    /** The reference's {@code algorithm_name} ("MAGRPO", "MAREINFORCE", "MAReMax", "MARLOO", ...). */
+    public String displayName() {
+        return displayName;
+    }
+
+    /** The Java config type users see in messages ("MAGRPOConfig", ...). */
+    public String configTypeName() {
+        return configTypeName;
+    }
+
+    /** The algorithm's default {@code advantage_mode}. */
+    public AdvantageMode defaultAdvantageMode() {
+        return defaultAdvantageMode;
+    }
+
+    /** The default {@code num_turns}: 1 for the centralized variant, else 2 (the reference default). */
+    public int defaultNumTurns() {
+        return this == CENTRALIZED_MAGRPO ? 1 : 2;
+    }
+
+    /** A builder of this algorithm's config type, with its defaults. */
+    public MAGRPOConfig.Builder<? extends MAGRPOConfig> builder() {
+        switch (this) {
+            case MAGRPO:
+                return MAGRPOConfig.builder();
+            case MAREINFORCE:
+                return MAREINFORCEConfig.builder();
+            case MAREMAX:
+                return MAReMaxConfig.builder();
+            case MARLOO:
+                return MARLOOConfig.builder();
+            case CENTRALIZED_MAGRPO:
+                return CentralizedMAGRPOConfig.builder();
+            default:
+                throw new AssertionError(this);
+        }
+    }
+
+    /** This algorithm's config from snake_case keys; see {@link MAGRPOConfig#fromMap(Map)}. */
+    public MAGRPOConfig fromMap(Map<String, ?> values) {
+        return builder().apply(values).build();
+    }
+
+    /** Parses a config name ("magrpo", "mareinforce", "maremax", "marloo", "centralized_magrpo"), any case. */
+    public static ReinforceAlgorithm parse(String value) {
+        if (value != null) {
+            String key = value.trim().toLowerCase(Locale.ROOT);
+            for (ReinforceAlgorithm algorithm : values()) {
+                if (algorithm.configName.equals(key)) {
+                    return algorithm;
+                }
+            }
+        }
+        String valid = Arrays.stream(values()).map(ReinforceAlgorithm::configName).collect(Collectors.joining(", "));
+        String suggestion = value == null ? ""
+                : "; did you mean '" + ConfigMaps.closest(value.trim().toLowerCase(Locale.ROOT),
+                        Arrays.stream(values()).map(ReinforceAlgorithm::configName).toList()) + "'?";
+        throw new IllegalArgumentException("Unknown MA-REINFORCE algorithm " + (value == null ? "null" : "'" + value + "'")
+                + suggestion + " Valid: " + valid);
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}

@@ -1,0 +1,123 @@
+package comlrl.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.generation.PaddedBatch;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+class DecoderLmTest {
+    private static final long[] IDS = {5, 17, 3, 42, 9, 11, 60, 1};
+
+    @ParameterizedTest
+    @CsvSource({"qwen2,false", "qwen2,true", "llama,false", "llama,true", "qwen3,false", "qwen3,true", "mistral,false"})
+    void forwardMatchesIndependentReference(String type, boolean tied) {
+        ModelConfig c = TinyConfigs.of(type, tied, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 7); Scope s = Scope.open();
+                GradMode g = GradMode.noGrad()) {
+            // perturb norms and biases so that they matter
+            m.namedParameters().forEach((name, p) -> {
+                if (name.endsWith("norm.weight") || name.endsWith(".bias")) {
+                    p.copy_(Tensor.randn(new comlrl.tensor.Rng(name.hashCode()), 0.5, DType.F32, Device.CPU, p.shape()).add(name.endsWith("bias") ? 0 : 1));
+                }
+            });
+            double[][] expected = new ReferenceForward(c, m.namedParameters()).logits(IDS);
+            Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 1, IDS.length);
+            Tensor pos = Tensor.arangeOf(IDS.length, Device.CPU).view(1, -1);
+            float[] got = m.forward(ids, pos, null, null, 0).logits().toFloatArray();
+            for (int t = 0; t < IDS.length; t++) {
+                for (int v = 0; v < c.vocabSize(); v++) {
+                    assertThat((double) got[t * c.vocabSize() + v]).as("%s t=%d v=%d", type, t, v)
+                            .isCloseTo(expected[t][v], org.assertj.core.data.Offset.offset(2e-4));
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"qwen2", "llama", "qwen3"})
+    void kvCacheDecodingEqualsFullRecomputation(String type) {
+        ModelConfig c = TinyConfigs.of(type, false, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 3); Scope s = Scope.open();
+                GradMode g = GradMode.inference(); KvCache cache = KvCache.allocate(c, 1, 16, DType.F32, Device.CPU)) {
+            Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 1, IDS.length);
+            Tensor pos = Tensor.arangeOf(IDS.length, Device.CPU).view(1, -1);
+            Tensor full = m.forward(ids, pos, null, null, 0).logits();
+            // prefill 3 tokens, then 2 tokens at once, then one at a time
+            Tensor a = m.forward(ids.narrow(1, 0, 3), pos.narrow(1, 0, 3), null, cache, 0).logits();
+            Tensor b = m.forward(ids.narrow(1, 3, 2), pos.narrow(1, 3, 2), null, cache, 0).logits();
+            assertThat(a.maxAbsDiff(full.narrow(1, 0, 3))).isLessThan(1e-5);
+            assertThat(b.maxAbsDiff(full.narrow(1, 3, 2))).isLessThan(1e-5);
+            for (int t = 5; t < IDS.length; t++) {
+                Tensor step = m.forward(ids.narrow(1, t, 1), pos.narrow(1, t, 1), null, cache, 0).logits();
+                assertThat(step.maxAbsDiff(full.narrow(1, t, 1))).isLessThan(1e-5);
+            }
+            assertThat(cache.length()).isEqualTo(IDS.length);
+        }
+    }
+
+    @Test
+    void leftPaddedBatchEqualsUnpaddedRows() {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        long[] shortRow = {7, 8, 9};
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 5); Scope s = Scope.open();
+                GradMode g = GradMode.inference()) {
+            PaddedBatch batch = PaddedBatch.leftPadded(List.of(IDS, shortRow), 0, Device.CPU);
+            Tensor logits = m.forward(batch.ids(), batch.positions(), batch.mask(), null, 0).logits();
+            for (long[] row : List.of(IDS, shortRow)) {
+                int idx = row == IDS ? 0 : 1;
+                Tensor alone = m.forward(Tensor.ofLongs(row, Device.CPU, 1, row.length),
+                        Tensor.arangeOf(row.length, Device.CPU).view(1, -1), null, null, 0).logits();
+                Tensor inBatch = logits.narrow(0, idx, 1).narrow(1, IDS.length - row.length, row.length);
+                assertThat(inBatch.maxAbsDiff(alone)).isLessThan(1e-5);
+            }
+            assertThat(logits.isFinite().allTrue()).isTrue();
+        }
+    }
+
+    @Test
+    void bf16ForwardStaysCloseToF32() {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        try (DecoderLm f32 = DecoderLm.random(c, DType.F32, Device.CPU, 9);
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Map<String, Tensor> weights = new HashMap<>(f32.namedParameters());
+            try (DecoderLm bf16 = DecoderLm.fromWeights(c, weights, DType.BF16, Device.CPU, "test")) {
+                assertThat(bf16.dtype()).isEqualTo(DType.BF16);
+                assertThat(bf16.config().raw().get("torch_dtype").asText()).isEqualTo("bfloat16");
+                Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 1, IDS.length);
+                Tensor pos = Tensor.arangeOf(IDS.length, Device.CPU).view(1, -1);
+                Tensor a = f32.forward(ids, pos, null, null, 0).logits();
+                Tensor b = bf16.forward(ids, pos, null, null, 0).logits();
+                assertThat(b.dtype()).isEqualTo(DType.BF16);
+                assertThat(b.maxAbsDiff(a)).isLessThan(0.05).isGreaterThan(0.0);
+            }
+        }
+    }
+
+    @Test
+    void missingOrMisshapenTensorsAreNamed() {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 1); Scope s = Scope.open()) {
+            Map<String, Tensor> w = new HashMap<>(m.namedParameters());
+            w.remove("model.layers.1.self_attn.k_proj.bias");
+            assertThatThrownBy(() -> DecoderLm.fromWeights(c, w, DType.F32, Device.CPU, "dir/x"))
+                    .hasMessageContaining("missing tensor 'model.layers.1.self_attn.k_proj.bias'")
+                    .hasMessageContaining("[16]");
+            Map<String, Tensor> w2 = new HashMap<>(m.namedParameters());
+            w2.put("model.norm.weight", Tensor.zerosOf(DType.F32, Device.CPU, 31));
+            assertThatThrownBy(() -> DecoderLm.fromWeights(c, w2, DType.F32, Device.CPU, "dir/x"))
+                    .hasMessageContaining("'model.norm.weight' has shape [31]")
+                    .hasMessageContaining("[32]");
+        }
+    }
+}
