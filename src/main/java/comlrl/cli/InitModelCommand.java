@@ -1,14 +1,7 @@
 package comlrl.cli;
 
-import comlrl.generation.CausalLm;
-import comlrl.generation.GenerationConfig;
-import comlrl.model.DecoderLm;
-import comlrl.model.ModelConfig;
-import comlrl.model.ModelPresets;
+import comlrl.generation.BuiltinModels;
 import comlrl.tensor.DType;
-import comlrl.tensor.Device;
-import comlrl.tokenizer.TinyTokenizerFactory;
-import comlrl.tokenizer.Tokenizer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -36,15 +29,7 @@ final class InitModelCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DType type = DType.fromTorchName(dtype);
-        int vocab = TinyTokenizerFactory.write(out);
-        try (Tokenizer tokenizer = Tokenizer.load(out)) {
-            long eos = tokenizer.eosTokenId();
-            ModelConfig config = ModelPresets.config(arch, preset, vocab, -1, eos, type.torchName());
-            try (CausalLm lm = new CausalLm(out.toString(), DecoderLm.random(config, type, Device.CPU, seed),
-                    Tokenizer.load(out), GenerationConfig.of(-1, eos, tokenizer.padTokenId()))) {
-                lm.save(out);
-            }
-        }
+        int vocab = BuiltinModels.write(arch, preset, seed, type, out);
         System.out.println("wrote " + preset + " " + arch + " model (" + type.torchName() + ", vocab " + vocab + ") to " + out);
         return 0;
     }

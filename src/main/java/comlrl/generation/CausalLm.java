@@ -36,13 +36,14 @@ public final class CausalLm implements AutoCloseable {
     }
 
     /**
-     * Loads a model directory or a hub id (resolved through the Hugging Face cache).
+     * Loads a model directory, a hub id (resolved through the Hugging Face cache) or a built-in
+     * model ({@code builtin:tiny}, see {@link BuiltinModels}).
      *
      * @param dtype weights' dtype, or null for the config's {@code torch_dtype}
      */
     public static CausalLm load(String source, DType dtype, Device device) {
         Engine.checkDevice(device);
-        Path dir = ModelSources.resolve(source);
+        Path dir = BuiltinModels.isBuiltin(source) ? BuiltinModels.ensure(source) : ModelSources.resolve(source);
         ModelConfig config = ModelConfig.load(dir);
         Tokenizer tokenizer = Tokenizer.load(dir);
         GenerationConfig gen = GenerationConfig.load(dir);

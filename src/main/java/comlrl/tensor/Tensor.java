@@ -68,34 +68,25 @@ public final class Tensor implements AutoCloseable {
 
     /** An int64 tensor holding {@code values} (copied) with the given shape ([values.length] if none). */
     public static Tensor ofLongs(long[] values, Device device, long... shape) {
-        long[] s = shape.length == 0 ? new long[] {values.length} : shape;
-        checkCount(values.length, s);
-        LongPointer p = new LongPointer(values);
-        Tensor cpu = new Tensor(torch.from_blob(p, s,
-                options(DType.I64, Device.CPU)).clone());
-        p.close();
-        return device.isCuda() ? cpu.to(device) : cpu;
+        return fromHost(new LongPointer(values), values.length, DType.I64, device, shape);
     }
 
     /** A float32 tensor holding {@code values} (copied). */
     public static Tensor ofFloats(float[] values, Device device, long... shape) {
-        long[] s = shape.length == 0 ? new long[] {values.length} : shape;
-        checkCount(values.length, s);
-        FloatPointer p = new FloatPointer(values);
-        Tensor cpu = new Tensor(torch.from_blob(p, s,
-                options(DType.F32, Device.CPU)).clone());
-        p.close();
-        return device.isCuda() ? cpu.to(device) : cpu;
+        return fromHost(new FloatPointer(values), values.length, DType.F32, device, shape);
     }
 
     /** A float64 tensor holding {@code values} (copied). */
     public static Tensor ofDoubles(double[] values, Device device, long... shape) {
-        long[] s = shape.length == 0 ? new long[] {values.length} : shape;
-        checkCount(values.length, s);
-        DoublePointer p = new DoublePointer(values);
-        Tensor cpu = new Tensor(torch.from_blob(p, s,
-                options(DType.F64, Device.CPU)).clone());
-        p.close();
+        return fromHost(new DoublePointer(values), values.length, DType.F64, device, shape);
+    }
+
+    /** Copies {@code count} host values of {@code dtype} at {@code data} into a new tensor; frees {@code data}. */
+    private static Tensor fromHost(Pointer data, int count, DType dtype, Device device, long[] shape) {
+        long[] s = shape.length == 0 ? new long[] {count} : shape;
+        checkCount(count, s);
+        Tensor cpu = new Tensor(torch.from_blob(data, s, options(dtype, Device.CPU)).clone());
+        data.close();
         return device.isCuda() ? cpu.to(device) : cpu;
     }
 

@@ -59,9 +59,12 @@ import jinjava.javax.el.CompositeELResolver;
  * the render with a {@link ChatTemplateException}.
  *
  * <p>Known differences from Jinja2, none of which the Qwen2/2.5/3 and Llama 3/3.1 templates meet:
- * a variable passed as null is "not defined" for Jinjava ({@code tools is defined} is false when
- * tools are absent; Jinja2 says true since transformers passes {@code tools=None}), and printing
- * null gives "" rather than "None".
+ * Jinjava does not tell None from undefined, so a variable passed as null is "not defined"
+ * ({@code tools is defined} is false when tools are absent; Jinja2 says true since transformers
+ * passes {@code tools=None}), printing null gives "" rather than "None", and {@code default}
+ * replaces None too. These fail loudly instead of rendering: string repetition
+ * ({@code 'ab' * 2}), {@code %} string formatting, {@code loop.previtem}/{@code loop.nextitem},
+ * recursive loops with a filter or else.
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -197,9 +200,20 @@ public final class ChatTemplate {
         return null;
     }
 
+    /** The errors' messages with their lines, and the root cause where Jinjava's message hides it. */
     private static String describe(List<TemplateError> errors) {
         return errors.stream()
-                .map(e -> e.getMessage() + (e.getLineno() > 0 ? " (line " + e.getLineno() + ")" : ""))
+                .map(e -> {
+                    String message = e.getMessage();
+                    Throwable root = e.getException();
+                    while (root != null && root.getCause() != null && root.getCause() != root) {
+                        root = root.getCause();
+                    }
+                    if (root != null && root.getMessage() != null && !message.contains(root.getMessage())) {
+                        message += ": " + root.getMessage();
+                    }
+                    return message + (e.getLineno() > 0 ? " (line " + e.getLineno() + ")" : "");
+                })
                 .distinct()
                 .collect(Collectors.joining("; "));
     }
@@ -255,6 +269,8 @@ public final class ChatTemplate {
         register(jinjava, TemplateSource.STR_FUNCTION, "pyStr", Object.class);
         register(jinjava, TemplateSource.SLICE_FUNCTION, "pySlice", Object.class, Object.class, Object.class,
                 Object.class);
+        register(jinjava, TemplateSource.PICK_FUNCTION, "pick", Object.class, Object.class);
+        register(jinjava, TemplateSource.ITER_FUNCTION, "iter", Object.class);
         return jinjava;
     }
 

@@ -14,7 +14,7 @@ import java.util.Map;
  * Filters and tags that make Jinjava behave as Hugging Face's chat-template environment: its
  * {@code tojson} override (plain {@code json.dumps}, no HTML escaping, non-ASCII kept), and
  * Jinja2's {@code string}, {@code trim} and {@code items}, which Jinjava lacks or renders the Java
- * way; the tests {@code iterable} and {@code sequence}, true for strings as in Python; plus
+ * way, {@code sum} keeping integers integral, and {@code max} and {@code min}, which it lacks; the tests {@code iterable} and {@code sequence}, true for strings as in Python; plus
  * transformers' {@code {% generation %}} block tag, which renders its body unchanged.
  */
 final class PyFilters {
@@ -22,7 +22,8 @@ final class PyFilters {
 
     /** Every filter this class provides, to register over Jinjava's own of the same name. */
     static List<Filter> all() {
-        return List.of(new ToJson(), new PyString(), new Trim(), new Items());
+        return List.of(new ToJson(), new PyString(), new Trim(), new Items(), new Extreme("max"), new Extreme("min"),
+                new Sum());
     }
 
     /** Tests that Jinjava answers the Java way: Python strings are iterable sequences. */
@@ -154,6 +155,100 @@ final class PyFilters {
                 items.add(PyMethodResolver.pair(e.getKey(), e.getValue()));
             }
             return items;
+        }
+    }
+
+    /**
+     * Jinja2's {@code max(case_sensitive=False, attribute=None)} and {@code min}: the largest or
+     * smallest item (compared by {@code attribute} when given; strings ignoring case unless asked);
+     * nothing for an empty sequence.
+     */
+    static final class Extreme extends PyFilter {
+        private final String name;
+
+        Extreme(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String getName() {
+            return name;
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            boolean caseSensitive = truthy(arg(args, kwargs, 0, "case_sensitive"));
+            Object attribute = arg(args, kwargs, 1, "attribute");
+            Object best = null;
+            Object bestKey = null;
+            for (Object item : PyValues.asList(PyValues.asString(value) != null ? List.of() : value)) {
+                Object key = attribute == null ? item : attribute(item, PyValues.str(attribute));
+                String text = PyValues.asString(key);
+                if (text != null && !caseSensitive) {
+                    key = text.toLowerCase(java.util.Locale.ROOT);
+                }
+                if (bestKey == null || compare(key, bestKey) * (name.equals("max") ? 1 : -1) > 0) {
+                    best = item;
+                    bestKey = key;
+                }
+            }
+            return best;
+        }
+
+        static Object attribute(Object item, String path) {
+            Object current = item;
+            for (String part : path.split("\\.")) {
+                current = current instanceof Map<?, ?> map ? map.get(part) : null;
+            }
+            return current;
+        }
+
+        private static int compare(Object a, Object b) {
+            if (a instanceof Number x && b instanceof Number y) {
+                return Double.compare(x.doubleValue(), y.doubleValue());
+            }
+            String sa = PyValues.asString(a);
+            String sb = PyValues.asString(b);
+            if (sa != null && sb != null) {
+                return sa.compareTo(sb);
+            }
+            throw new IllegalArgumentException("cannot compare " + PyValues.repr(a) + " and " + PyValues.repr(b));
+        }
+    }
+
+    /** Jinja2's {@code sum(attribute=None, start=0)}: integers stay integers (Jinjava's gives 6.0). */
+    static final class Sum extends PyFilter {
+        @Override
+        public String getName() {
+            return "sum";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            Object attribute = arg(args, kwargs, 0, "attribute");
+            Object start = arg(args, kwargs, 1, "start");
+            boolean integral = start == null || isIntegral(start);
+            long longSum = start == null ? 0 : integral ? ((Number) start).longValue() : 0;
+            double doubleSum = start == null ? 0 : toNumber(start).doubleValue();
+            for (Object item : PyValues.asList(value)) {
+                Object term = attribute == null ? item : Extreme.attribute(item, PyValues.str(attribute));
+                Number n = toNumber(term);
+                integral &= isIntegral(n);
+                longSum += n.longValue();
+                doubleSum += n.doubleValue();
+            }
+            return integral ? (Object) longSum : (Object) doubleSum;
+        }
+
+        private static boolean isIntegral(Object n) {
+            return n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte;
+        }
+
+        private static Number toNumber(Object value) {
+            if (value instanceof Number n) {
+                return n;
+            }
+            throw new IllegalArgumentException("sum of a non-number: " + PyValues.repr(value));
         }
     }
 

@@ -67,6 +67,37 @@ final class PyFunctions {
         return out;
     }
 
+    /**
+     * What a Python for loop iterates over: a string's characters (code points), a dict's keys,
+     * nothing for None; other sequences as they are.
+     */
+    public static Object iter(Object seq) {
+        if (seq == null) {
+            return List.of();
+        }
+        String s = PyValues.asString(seq);
+        if (s != null) {
+            List<Object> chars = new ArrayList<>();
+            s.codePoints().forEach(cp -> chars.add(new String(Character.toChars(cp))));
+            return chars;
+        }
+        if (seq instanceof java.util.Map<?, ?> map) {
+            return new ArrayList<Object>(map.keySet());
+        }
+        return seq;
+    }
+
+    /** The items of {@code seq} (as {@link #iter} gives them) at {@code indices}; for loop filters. */
+    public static Object pick(Object seq, Object indices) {
+        Object iterable = iter(seq);
+        List<Object> items = PyValues.isSequence(iterable) ? PyValues.asList(iterable) : List.of(iterable);
+        List<Object> out = new ArrayList<>();
+        for (Object index : PyValues.asList(indices)) {
+            out.add(items.get(toInt(index, "index")));
+        }
+        return out;
+    }
+
     /** The indices Python's slice(start, stop, step) selects from a sequence of length n. */
     static List<Integer> sliceIndices(int n, Object start, Object stop, int step) {
         int lower = step > 0 ? 0 : -1;

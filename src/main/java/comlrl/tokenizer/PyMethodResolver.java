@@ -8,6 +8,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import com.hubspot.jinjava.interpret.JinjavaInterpreter;
+import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.interpret.TemplateError.ErrorItem;
+import com.hubspot.jinjava.interpret.TemplateError.ErrorReason;
+import com.hubspot.jinjava.interpret.TemplateError.ErrorType;
 import jinjava.javax.el.ELContext;
 import jinjava.javax.el.ELResolver;
 
@@ -43,17 +48,25 @@ final class PyMethodResolver extends ELResolver {
         String name = method.toString();
         Object[] args = params == null ? new Object[0] : params;
         String s = PyValues.asString(base);
-        if (s != null && STRING_METHODS.contains(name)) {
-            Object result = stringMethod(s, name, args);
-            context.setPropertyResolved(true);
-            return result;
+        boolean string = s != null && STRING_METHODS.contains(name);
+        boolean dict = base instanceof Map<?, ?> && MAP_METHODS.contains(name);
+        if (!string && !dict) {
+            return null;
         }
-        if (base instanceof Map<?, ?> map && MAP_METHODS.contains(name)) {
-            Object result = mapMethod(map, name, args);
-            context.setPropertyResolved(true);
-            return result;
+        context.setPropertyResolved(true);
+        try {
+            return string ? stringMethod(s, name, args) : mapMethod((Map<?, ?>) base, name, args);
+        } catch (RuntimeException e) {
+            // Jinjava would swallow the exception and report "Cannot find method"; keep Python's message
+            String message = (string ? "str." : "dict.") + name + "(): " + e.getMessage();
+            JinjavaInterpreter interpreter = JinjavaInterpreter.getCurrent();
+            if (interpreter == null) {
+                throw new IllegalArgumentException(message, e);
+            }
+            interpreter.addError(new TemplateError(ErrorType.FATAL, ErrorReason.EXCEPTION, ErrorItem.FUNCTION,
+                    message, name, interpreter.getLineNumber(), e));
+            return null;
         }
-        return null;
     }
 
     private static Object stringMethod(String s, String name, Object[] args) {

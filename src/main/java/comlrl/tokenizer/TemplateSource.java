@@ -29,6 +29,14 @@ import java.util.regex.Pattern;
  *   <li>Keyword arguments whose value has an operator, {@code namespace(i=messages|length - 1)},
  *       get parentheses, {@code namespace(i=(messages|length - 1))}: Jinjava binds {@code name=}
  *       tighter than the operators and fails ("Cannot coerce ... NamedParameter to Long").</li>
+ *   <li>Loops iterate {@code __comlrl_iter(xs)}: characters of a string, keys of a dict, as in
+ *       Python.</li>
+ *   <li>Loop filters {@code {% for x in xs if cond %}}, which Jinjava ignores, become a loop that
+ *       collects the indices of the passing items and a loop over {@code __comlrl_pick(xs, kept)};
+ *       a loop's {@code {% else %}} branch, which Jinjava renders wrongly, becomes an
+ *       {@code {% if not items %}} after the loop.</li>
+ *   <li>String literals are decoded with Python's escapes and re-encoded with the few escapes
+ *       Jinjava knows (backslash-u and backslash-x escapes, {@code '\b'} would fail or differ).</li>
  *   <li>Output expressions {@code {{ e }}} become {@code {{ __comlrl_pystr((e)) }}} so values print
  *       as Python's {@code str()} does ({@code True}, {@code ['a', 'b']}, {@code {'k': 1}}).</li>
  * </ol>
@@ -39,6 +47,10 @@ import java.util.regex.Pattern;
 final class TemplateSource {
     /** Function the slice rewrite calls (registered by {@link ChatTemplate}). */
     static final String SLICE_FUNCTION = "__comlrl_pyslice";
+    /** Function every loop iterates through, for Python's iteration (registered by {@link ChatTemplate}). */
+    static final String ITER_FUNCTION = "__comlrl_iter";
+    /** Function the loop-filter rewrite calls (registered by {@link ChatTemplate}). */
+    static final String PICK_FUNCTION = "__comlrl_pick";
     /** Function the output rewrite calls (registered by {@link ChatTemplate}). */
     static final String STR_FUNCTION = "__comlrl_pystr";
 
@@ -69,6 +81,7 @@ final class TemplateSource {
         List<Object> tags = new ArrayList<>(); // Tag or Raw; texts.size() == tags.size() + 1
         split(src, texts, tags);
 
+        Map<Integer, Integer> loopElse = loopElseTags(tags);
         Set<String> filters = new LinkedHashSet<>();
         StringBuilder out = new StringBuilder(src.length() + 64);
         boolean lineStarting = true;
@@ -97,7 +110,16 @@ final class TemplateSource {
                 String name = firstWord(tag.body());
                 String rewritten = name.equals("macro") ? tag.body() : rewriteExpression(tag.body(), tag.line());
                 collectFilters(rewritten, name.equals("filter"), filters);
-                out.append("{%").append(rewritten).append("%}");
+                Integer loop = loopElse.get(t);
+                if (name.equals("for")) {
+                    out.append(loopHeader(rewritten, t, loop != null, tag.line()));
+                } else if (loop != null && name.equals("else")) {
+                    out.append("{% endfor %}{% if not __comlrl_loop").append(loop).append(" %}");
+                } else if (loop != null && name.equals("endfor")) {
+                    out.append("{% endif %}");
+                } else {
+                    out.append("{%").append(rewritten).append("%}");
+                }
             } else if (tag.kind() == '{') {
                 String rewritten = rewriteExpression(tag.body(), tag.line());
                 collectFilters(rewritten, false, filters);
@@ -272,6 +294,111 @@ final class TemplateSource {
         return body.substring(0, begin) + STR_FUNCTION + "(" + body.substring(begin, end) + ")" + body.substring(end);
     }
 
+    /** Block tags that have an end tag (and so nest); {@code set} only in its block form. */
+    private static final Set<String> BLOCK_TAGS = Set.of("for", "if", "macro", "call", "filter", "with", "block",
+            "generation", "autoescape", "set");
+
+    /**
+     * Finds the loops that have an {@code else} branch: maps the tag index of such a {@code for},
+     * of its {@code else} and of its {@code endfor} to the index of the {@code for}.
+     */
+    private static Map<Integer, Integer> loopElseTags(List<Object> tags) {
+        Map<Integer, Integer> roles = new java.util.HashMap<>();
+        java.util.ArrayDeque<int[]> open = new java.util.ArrayDeque<>(); // {tag index, has else, name id}
+        List<String> names = new ArrayList<>();
+        for (int t = 0; t < tags.size(); t++) {
+            if (!(tags.get(t) instanceof Tag tag) || tag.kind() != '%') {
+                continue;
+            }
+            String name = firstWord(tag.body());
+            if (BLOCK_TAGS.contains(name) && !(name.equals("set") && hasTopLevelAssignment(tag.body()))) {
+                names.add(name);
+                open.push(new int[] {t, 0, names.size() - 1});
+            } else if (name.equals("else") && !open.isEmpty() && names.get(open.peek()[2]).equals("for")) {
+                roles.put(t, open.peek()[0]);
+                open.peek()[1] = 1;
+            } else if (name.startsWith("end") && !open.isEmpty()) {
+                int[] block = open.pop();
+                if (name.equals("endfor") && block[1] == 1) {
+                    roles.put(block[0], block[0]);
+                    roles.put(t, block[0]);
+                }
+            }
+        }
+        return roles;
+    }
+
+    private static boolean hasTopLevelAssignment(String body) {
+        int depth = 0;
+        for (Tok t : lex(body)) {
+            if (t.isOpener()) {
+                depth++;
+            } else if (t.isCloser()) {
+                depth--;
+            } else if (depth == 0 && t.is("=")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A {@code for} tag as Jinjava should see it. The iterable goes through {@code __comlrl_iter},
+     * which iterates as Python does (a string gives its characters, a dict its keys; Jinjava gives
+     * a string once, and a dict literal's values). Jinja2's loop filter {@code for x in xs if cond}
+     * (which Jinjava ignores silently) becomes a first loop that records the indices of the items
+     * that pass and the real loop over those items, so that {@code loop.index}, {@code loop.last}
+     * and {@code else} count only them, as in Jinja2. A loop with an {@code else} branch (which
+     * Jinjava renders wrongly) iterates a variable {@code __comlrl_loopN} that the {@code else} tests
+     * for emptiness: {@code {% endfor %}{% if not __comlrl_loopN %}...{% endif %}}.
+     */
+    private static String loopHeader(String body, int id, boolean hasElse, int line) {
+        List<Tok> toks = lex(body);
+        int in = -1;
+        int condition = -1;
+        int depth = 0;
+        for (int k = 0; k < toks.size(); k++) {
+            Tok t = toks.get(k);
+            if (t.isOpener()) {
+                depth++;
+            } else if (t.isCloser()) {
+                depth--;
+            } else if (depth == 0 && t.kind() == Kind.NAME) {
+                if (in < 0 && t.text().equals("in")) {
+                    in = k;
+                } else if (in >= 0 && condition < 0 && t.text().equals("if")) {
+                    condition = k;
+                } else if (t.text().equals("recursive") && (condition >= 0 || hasElse)) {
+                    throw new IllegalArgumentException("a recursive loop with a filter or else is not supported"
+                            + " (line " + line + ")");
+                }
+            }
+        }
+        int last = previous(toks, toks.size());
+        if (in < 0 || (last >= 0 && toks.get(last).kind() == Kind.NAME && toks.get(last).text().equals("recursive"))) {
+            return "{%" + body + "%}";
+        }
+        int forWord = next(toks, -1, toks.size());
+        String target = body.substring(toks.get(forWord).end(), toks.get(in).start()).strip();
+        String iterable = ITER_FUNCTION + "(" + body.substring(toks.get(in).end(),
+                condition < 0 ? body.length() : toks.get(condition).start()).strip() + ")";
+        StringBuilder out = new StringBuilder();
+        if (condition >= 0) {
+            String test = body.substring(toks.get(condition).end()).strip();
+            String keep = "__comlrl_keep" + id;
+            out.append("{% set ").append(keep).append(" = [] %}{% for ").append(target).append(" in ").append(iterable)
+                    .append(" %}{% if ").append(test).append(" %}{% do ").append(keep)
+                    .append(".append(loop.index0) %}{% endif %}{% endfor %}");
+            iterable = PICK_FUNCTION + "(" + iterable + ", " + keep + ")";
+        }
+        if (hasElse) {
+            String items = "__comlrl_loop" + id;
+            out.append("{% set ").append(items).append(" = ").append(iterable).append(" %}");
+            iterable = items;
+        }
+        return out.append("{% for ").append(target).append(" in ").append(iterable).append(" %}").toString();
+    }
+
     // ---------------------------------------------------------------- expressions
 
     enum Kind { SPACE, NAME, NUMBER, STRING, OP }
@@ -346,11 +473,89 @@ final class TemplateSource {
         for (int guard = 0; guard < 10_000; guard++) {
             String next = rewriteFirstSlice(current, line);
             if (next == null) {
-                return wrapKeywordArguments(wrapTests(current, line));
+                return jinjavaStringLiterals(wrapKeywordArguments(wrapTests(current, line)));
             }
             current = next;
         }
         throw new IllegalStateException("slice rewrite did not terminate at line " + line);
+    }
+
+    /**
+     * String literals with Python's escapes (backslash-x, backslash-u, {@code \b}, octal, unknown
+     * ones kept as written, ...) rewritten to the few that Jinjava reads the same way: each literal
+     * is decoded as Python does and written back with only {@code \\ \' \n \r \t} escaped.
+     */
+    private static String jinjavaStringLiterals(String body) {
+        StringBuilder out = new StringBuilder(body.length());
+        for (Tok t : lex(body)) {
+            if (t.kind() != Kind.STRING || t.text().indexOf('\\') < 0) {
+                out.append(t.text());
+                continue;
+            }
+            String value = pythonStringValue(t.text());
+            out.append('\'');
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                switch (c) {
+                    case '\\' -> out.append("\\\\");
+                    case '\'' -> out.append("\\'");
+                    case '\n' -> out.append("\\n");
+                    case '\r' -> out.append("\\r");
+                    case '\t' -> out.append("\\t");
+                    default -> out.append(c);
+                }
+            }
+            out.append('\'');
+        }
+        return out.toString();
+    }
+
+    /** The value of a Python string literal (quotes included in {@code literal}). */
+    static String pythonStringValue(String literal) {
+        String s = literal.substring(1, literal.length() - 1);
+        StringBuilder out = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c != '\\' || i + 1 >= s.length()) {
+                out.append(c);
+                continue;
+            }
+            char e = s.charAt(++i);
+            switch (e) {
+                case '\n' -> { } // line continuation
+                case '\\', '\'', '"' -> out.append(e);
+                case 'a' -> out.append((char) 7);
+                case 'b' -> out.append('\b');
+                case 'f' -> out.append('\f');
+                case 'n' -> out.append('\n');
+                case 'r' -> out.append('\r');
+                case 't' -> out.append('\t');
+                case 'v' -> out.append((char) 11);
+                case 'x', 'u', 'U' -> {
+                    int digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+                    if (i + digits < s.length() && s.substring(i + 1, i + 1 + digits).chars().allMatch(
+                            ch -> Character.digit(ch, 16) >= 0)) {
+                        out.appendCodePoint(Integer.parseInt(s.substring(i + 1, i + 1 + digits), 16));
+                        i += digits;
+                    } else {
+                        throw new IllegalArgumentException("truncated \\" + e + " escape in string literal " + literal);
+                    }
+                }
+                default -> {
+                    if (e >= '0' && e <= '7') {
+                        int end = i;
+                        while (end < s.length() && end < i + 3 && s.charAt(end) >= '0' && s.charAt(end) <= '7') {
+                            end++;
+                        }
+                        out.appendCodePoint(Integer.parseInt(s.substring(i, end), 8));
+                        i = end - 1;
+                    } else {
+                        out.append('\\').append(e); // Python keeps unknown escapes as written
+                    }
+                }
+            }
+        }
+        return out.toString();
     }
 
     /**

@@ -1,0 +1,131 @@
+package comlrl.cli;
+
+import comlrl.checkpoint.Checkpoints;
+import comlrl.trainers.reinforce.MAGRPOTrainer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code train CONFIG.yaml}: a training run as a config file describes it. */
+@Command(name = "train", mixinStandardHelpOptions = true,
+        description = "Train cooperating agents as CONFIG.yaml describes (see examples/length-ratio.yaml).")
+final class TrainCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "CONFIG.yaml", description = "run configuration")
+    Path config;
+
+    @Option(names = "--output-dir", description = "run directory (overrides output_dir)")
+    Path outputDir;
+
+    @Option(names = "--set", paramLabel = "key=value", description = "override a config value; bare field names go under args (repeatable)")
+    List<String> overrides = new ArrayList<>();
+
+    @Option(names = "--resume", paramLabel = "CHECKPOINT", description = "resume from a checkpoint-N directory (or a checkpoint dir holding 'latest')")
+    Path resume;
+
+    @Override
+    public Integer call() {
+        RunConfig run = new RunConfig(config, overrides, outputDir); // fails here on a bad config, before any model loads
+        Path resumeFrom = resume == null ? null
+                : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
+        if (resumeFrom != null) {
+            Checkpoints.readMetadata(resumeFrom); // validates before loading models
+        }
+        writeResolvedConfig(run);
+        if (resumeFrom == null) {
+            try {
+                Files.deleteIfExists(run.outputDir.resolve("metrics.jsonl")); // a fresh run starts a fresh log
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("Cannot reset " + run.outputDir.resolve("metrics.jsonl") + ": " + e.getMessage(), e);
+            }
+        }
+        System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
+                run.algorithm.displayName(), run.numAgents, run.train.size(), run.eval == null ? 0 : run.eval.size(),
+                run.outputDir);
+        MAGRPOTrainer.Builder builder = MAGRPOTrainer.builder()
+                .numAgents(run.numAgents)
+                .formatters(run.formatters.asList())
+                .rewardFunc(run.rewardFunction())
+                .rewardProcessor(run.rewardProcessor)
+                .trainDataset(run.train)
+                .evalDataset(run.eval)
+                .args(run.args)
+                .dtype(run.dtype)
+                .outputDir(run.outputDir)
+                .verbose(run.verbose);
+        if (run.agents != null) {
+            builder.agents(run.agents);
+        }
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        try (MAGRPOTrainer trainer = builder.build()) {
+            Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
+            if (run.checkpointDir != null || resumeFrom != null) {
+                Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
+                trainer.train(dir, run.checkpointInterval, resumeFrom);
+            } else {
+                trainer.train();
+            }
+            Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
+            if (run.saveModel) {
+                trainer.saveModel(run.outputDir);
+            }
+            if (before != null) {
+                System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
+                System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
+            }
+            System.out.println("run directory: " + run.outputDir);
+        }
+        return 0;
+    }
+
+    /** Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes. */
+    private static double meanEval(MAGRPOTrainer trainer, int repeats) {
+        double sum = 0;
+        for (int r = 0; r < repeats; r++) {
+            sum += trainer.evaluate(trainer.args().evalNumSamples()).get("eval/turn_1/reward_mean");
+        }
+        return sum / repeats;
+    }
+
+    private static void writeResolvedConfig(RunConfig run) {
+        Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
+        resolved.put("algorithm", run.algorithm.configName());
+        resolved.put("num_agents", run.numAgents);
+        resolved.put("args", run.args.toMap());
+        resolved.put("output_dir", run.outputDir.toString());
+        Map<String, Object> provenance = new LinkedHashMap<>();
+        provenance.put("comlrl_version", Main.class.getPackage().getImplementationVersion());
+        provenance.put("java_version", System.getProperty("java.version"));
+        provenance.put("started_at", Instant.now().toString());
+        provenance.put("seed", run.args.seed());
+        provenance.put("git_revision", gitRevision());
+        provenance.put("threads", System.getenv("OMP_NUM_THREADS"));
+        resolved.put("provenance", provenance);
+        try {
+            Files.createDirectories(run.outputDir);
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("Cannot create run directory " + run.outputDir + ": " + e.getMessage(), e);
+        }
+        Checkpoints.writeJson(run.outputDir.resolve("config.json"), resolved);
+    }
+
+    private static String gitRevision() {
+        try {
+            Process p = new ProcessBuilder("git", "rev-parse", "HEAD").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes()).trim();
+            return p.waitFor() == 0 ? out : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+}

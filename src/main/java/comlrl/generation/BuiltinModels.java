@@ -1,0 +1,73 @@
+package comlrl.generation;
+
+import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
+import comlrl.model.ModelPresets;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tokenizer.TinyTokenizerFactory;
+import comlrl.tokenizer.Tokenizer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+
+/**
+ * Built-in random-weight models that need no download: {@code builtin:tiny}, {@code builtin:small},
+ * optionally with a family, e.g. {@code builtin:tiny-llama}. They are written once into
+ * {@code $COMLRL_HOME/builtin/} (default {@code ~/.cache/comlrl}) with a fixed seed, so every run
+ * starts from the same weights.
+ */
+public final class BuiltinModels {
+    public static final String PREFIX = "builtin:";
+
+    private BuiltinModels() {
+    }
+
+    public static boolean isBuiltin(String source) {
+        return source != null && source.startsWith(PREFIX);
+    }
+
+    /** The directory of built-in model {@code source}, writing it first when absent. */
+    public static Path ensure(String source) {
+        String name = source.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
+        String[] parts = name.split("-", 2);
+        String preset = parts[0];
+        String arch = parts.length > 1 ? parts[1] : "qwen2";
+        Path dir = home().resolve("builtin").resolve(preset + "-" + arch + "-seed0");
+        if (Files.isRegularFile(dir.resolve("model.safetensors"))) {
+            return dir;
+        }
+        Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        write(arch, preset, 0, DType.F32, tmp);
+        try {
+            Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            if (!Files.isRegularFile(dir.resolve("model.safetensors"))) { // another process won the race
+                throw new UncheckedIOException("Cannot create built-in model " + dir + ": " + e.getMessage(), e);
+            }
+        }
+        return dir;
+    }
+
+    /** Writes a random-weight model of {@code preset} in family {@code arch} with the tiny tokenizer. */
+    public static int write(String arch, String preset, long seed, DType dtype, Path out) {
+        int vocab = TinyTokenizerFactory.write(out);
+        try (Tokenizer tokenizer = Tokenizer.load(out)) {
+            long eos = tokenizer.eosTokenId();
+            ModelConfig config = ModelPresets.config(arch, preset, vocab, -1, eos, dtype.torchName());
+            try (CausalLm lm = new CausalLm(out.toString(), DecoderLm.random(config, dtype, Device.CPU, seed),
+                    Tokenizer.load(out), GenerationConfig.of(-1, eos, tokenizer.padTokenId()))) {
+                lm.save(out);
+            }
+        }
+        return vocab;
+    }
+
+    private static Path home() {
+        String h = System.getenv("COMLRL_HOME");
+        return h != null && !h.isBlank() ? Path.of(h) : Path.of(System.getProperty("user.home"), ".cache", "comlrl");
+    }
+}

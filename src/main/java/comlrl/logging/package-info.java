@@ -1,0 +1,4 @@
+/**
+ * Metric sinks: {@code metrics.jsonl} lines keyed by env_step, and the console progress bar. Trainers fan their events out to these.
+ */
+package comlrl.logging;

@@ -1,0 +1,122 @@
+package comlrl.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    record Result(int code, String out, String err) {
+    }
+
+    static Result run(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.run(args);
+            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void initModelThenGreedyGenerateJsonIsRepeatableAndConsistent(@TempDir Path tmp) throws Exception {
+        Path model = tmp.resolve("tiny");
+        for (String arch : List.of("qwen2", "llama", "qwen3")) {
+            Path dir = tmp.resolve(arch);
+            assertThat(run("init-model", "--arch", arch, "--preset", "tiny", "--out", dir.toString()).code()).isZero();
+            assertThat(Files.isRegularFile(dir.resolve("model.safetensors"))).isTrue();
+            assertThat(JSON.readTree(dir.resolve("config.json").toFile()).get("model_type").asText()).isEqualTo(arch);
+        }
+        assertThat(run("init-model", "--arch", "qwen2", "--out", model.toString()).code()).isZero();
+        Result a = run("generate", "--model", model.toString(), "--prompt-ids", "1,2,3", "--greedy",
+                "--max-new-tokens", "20", "--json");
+        Result b = run("generate", "--model", model.toString(), "--prompt-ids", "1,2,3", "--greedy",
+                "--max-new-tokens", "20", "--json");
+        assertThat(a.code()).as(a.err()).isZero();
+        assertThat(a.out()).isEqualTo(b.out());
+        JsonNode o = JSON.readTree(a.out());
+        assertThat(o.get("ids").size()).isBetween(1, 20);
+        assertThat(o.get("logprobs").size()).isEqualTo(o.get("ids").size());
+        o.get("logprobs").forEach(lp -> assertThat(lp.asDouble()).isLessThanOrEqualTo(0.0));
+        assertThat(o.has("text")).isTrue();
+    }
+
+    @Test
+    void generateRejectsIdsOutsideTheVocabulary(@TempDir Path tmp) {
+        Path model = tmp.resolve("tiny");
+        run("init-model", "--out", model.toString());
+        Result r = run("generate", "--model", model.toString(), "--prompt-ids", "1,999999", "--greedy",
+                "--max-new-tokens", "2");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("999999").contains("outside the vocabulary");
+    }
+
+    @Test
+    void trainRunsEndToEndAndWritesTheRunDirectory(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("run.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: magrpo",
+                "agent_model: builtin:tiny",
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 6, logging_steps: 1,",
+                "       eval_interval: 4, eval_num_samples: 2}",
+                "output_dir: out", ""));
+        Result r = run("train", cfg.toString(), "--set", "agent_learning_rate=1e-3");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("eval reward before training").contains("eval reward after training");
+        Path out = tmp.resolve("out");
+        JsonNode config = JSON.readTree(out.resolve("config.json").toFile());
+        assertThat(config.get("args").get("agent_learning_rate").asDouble()).isEqualTo(1e-3);
+        assertThat(config.get("args").get("num_generations").asInt()).isEqualTo(2);
+        assertThat(config.has("provenance")).isTrue();
+        List<String> lines = Files.readAllLines(out.resolve("metrics.jsonl"));
+        assertThat(lines).anyMatch(l -> l.contains("\"turn_1/reward_mean\""))
+                .anyMatch(l -> l.contains("\"eval/turn_1/reward_mean\""))
+                .allMatch(l -> l.contains("\"env_step\""));
+        assertThat(Files.isDirectory(out.resolve("agent_0"))).isTrue();
+        assertThat(Files.isDirectory(out.resolve("agent_1"))).isTrue();
+    }
+
+    @Test
+    void aBadConfigFailsFastWithTheFieldNamed(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("bad.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "agent_model: /nonexistent/model/dir",
+                "dataset: {train: 'builtin:length-ratio'}",
+                "reward: {type: length_ratio}",
+                "args: {num_generations: 1}", ""));
+        Result r = run("train", cfg.toString());
+        assertThat(r.code()).isEqualTo(1);
+        // the config error is reported, not the missing model: validation comes before loading
+        assertThat(r.err()).contains("num_generations").doesNotContain("/nonexistent");
+        // a typo in a key is named with a suggestion
+        Files.writeString(cfg, String.join("\n",
+                "agent_model: builtin:tiny",
+                "dataset: {train: 'builtin:length-ratio'}",
+                "reward: {type: length_ratio}",
+                "args: {num_generation: 4}", ""));
+        Result typo = run("train", cfg.toString());
+        assertThat(typo.code()).isEqualTo(1);
+        assertThat(typo.err()).contains("num_generation").contains("num_generations");
+    }
+}
