@@ -33,7 +33,16 @@ public final class Checkpoints {
             Files.createDirectories(root);
             deleteTree(tmp);
             Files.createDirectories(tmp);
-            writer.accept(tmp);
+            try {
+                writer.accept(tmp);
+            } catch (RuntimeException | Error e) {
+                try {
+                    deleteTree(tmp); // leave nothing half-written behind
+                } catch (IOException cleanup) {
+                    e.addSuppressed(cleanup);
+                }
+                throw e;
+            }
             if (Files.exists(target)) {
                 Path old = root.resolve("." + name + ".old-" + ProcessHandle.current().pid());
                 deleteTree(old);
