@@ -102,47 +102,28 @@ public final class Generator {
         int g = config.numReturnSequences();
         int rows = b * g;
         Device device = model.device();
-        long[] tokens;
-        double[] logprobs;
-        int steps;
+        DecodeResult result;
         try (Scope scope = Scope.open(); GradMode mode = GradMode.inference()) {
             PaddedBatch batch = PaddedBatch.leftPadded(prompts, padId, device);
             int p = (int) batch.length();
             int capacity = p + config.maxNewTokens();
-            Tensor logits; // [B*G, V] float32 logits of the next token
-            Tensor mask;   // [B*G, past] or null
-            Tensor lastPos; // [B*G, 1]
-            KvCache cache;
-            try (KvCache prefill = KvCache.allocate(model.config(), b, g == 1 ? capacity : p, model.dtype(), device)) {
-                Tensor prefillLogits = model.forward(batch.ids(), batch.positions(), batch.mask(), prefill, p - 1)
-                        .logits().squeeze(1); // [B, V]
-                long[] expand = new long[rows];
-                for (int i = 0; i < rows; i++) {
-                    expand[i] = i / g;
-                }
-                Tensor index = Tensor.ofLongs(expand, device);
-                cache = g == 1 ? null : prefill.selectRows(expand, capacity);
-                logits = (g == 1 ? prefillLogits : prefillLogits.indexSelect(0, index)).toFloat();
-                mask = batch.mask() == null ? null : (g == 1 ? batch.mask() : batch.mask().indexSelect(0, index));
-                Tensor pos = batch.positions().narrow(1, p - 1, 1);
-                lastPos = g == 1 ? pos : pos.indexSelect(0, index);
-                if (g == 1) {
-                    // the prefill cache already has room for the new tokens: decode in it directly
-                    DecodeResult r = decode(prefill, logits, mask, lastPos, rows, config, rng);
-                    tokens = r.tokens;
-                    logprobs = r.logprobs;
-                    steps = r.steps;
-                    return assemble(prompts, g, tokens, logprobs, steps);
-                }
+            long[] expand = new long[rows]; // row i*G+j reads prompt i
+            for (int i = 0; i < rows; i++) {
+                expand[i] = i / g;
             }
-            try (KvCache c = cache) {
-                DecodeResult r = decode(c, logits, mask, lastPos, rows, config, rng);
-                tokens = r.tokens;
-                logprobs = r.logprobs;
-                steps = r.steps;
+            Tensor index = Tensor.ofLongs(expand, device);
+            // prefill each prompt once; with G > 1 its cache rows are then copied for the G samples
+            try (KvCache prefill = KvCache.allocate(model.config(), b, g == 1 ? capacity : p, model.dtype(), device)) {
+                Tensor logits = model.forward(batch.ids(), batch.positions(), batch.mask(), prefill, p - 1)
+                        .logits().squeeze(1).indexSelect(0, index).toFloat();                   // [B*G, V]
+                Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
+                Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
+                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
+                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng);
+                }
             }
         }
-        return assemble(prompts, g, tokens, logprobs, steps);
+        return assemble(prompts, g, result.tokens, result.logprobs, result.steps);
     }
 
     private record DecodeResult(long[] tokens, double[] logprobs, int steps) {

@@ -363,10 +363,14 @@ public final class DecoderLm implements AutoCloseable {
 
     /** {@code [S, past+S]}: query i (absolute past+i) may see key j iff j <= past+i. */
     private Tensor causalMask(int past, long s) {
+        Tensor[] idx = keyAndQueryIndices(past, s);
+        return idx[0].lt(idx[1].add(1));
+    }
+
+    /** Key positions {@code [1, past+S]} and absolute query positions {@code [S, 1]}. */
+    private Tensor[] keyAndQueryIndices(int past, long s) {
         long total = past + s;
-        Tensor keyIdx = Tensor.arangeOf(total, device).view(1, total);
-        Tensor queryIdx = Tensor.arangeOf(s, device).add(past).view(s, 1);
-        return keyIdx.lt(queryIdx.add(1));
+        return new Tensor[] {Tensor.arangeOf(total, device).view(1, total), Tensor.arangeOf(s, device).add(past).view(s, 1)};
     }
 
     /**
@@ -379,11 +383,10 @@ public final class DecoderLm implements AutoCloseable {
             throw new IllegalArgumentException("attention mask covers " + attentionMask.size(1)
                     + " positions but past + current = " + total);
         }
-        Tensor causal = causalMask(past, s).unsqueeze(0).unsqueeze(0);       // [1, 1, S, T]
-        Tensor keyValid = attentionMask.ne(0).unsqueeze(1).unsqueeze(1);      // [B, 1, 1, T]
-        Tensor keyIdx = Tensor.arangeOf(total, device).view(1, total);
-        Tensor queryIdx = Tensor.arangeOf(s, device).add(past).view(s, 1);
-        Tensor self = keyIdx.eq(queryIdx).unsqueeze(0).unsqueeze(0);         // [1, 1, S, T]
+        Tensor[] idx = keyAndQueryIndices(past, s);
+        Tensor causal = idx[0].lt(idx[1].add(1)).unsqueeze(0).unsqueeze(0);  // [1, 1, S, T]
+        Tensor self = idx[0].eq(idx[1]).unsqueeze(0).unsqueeze(0);          // [1, 1, S, T]
+        Tensor keyValid = attentionMask.ne(0).unsqueeze(1).unsqueeze(1);     // [B, 1, 1, T]
         return causal.logicalAnd(keyValid).logicalOr(self);
     }
 

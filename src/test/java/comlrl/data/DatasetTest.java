@@ -35,6 +35,16 @@ class DatasetTest {
         return Dataset.fromColumns(columns);
     }
 
+    @Test
+    void theBuiltinLengthRatioTaskSetIsTheSpecsTaskSet() {
+        Dataset builtin = BuiltinTasks.lengthRatio();
+        Dataset spec = specTasks();
+        assertThat(builtin.size()).isEqualTo(spec.size());
+        for (int i = 0; i < spec.size(); i++) {
+            assertThat(builtin.get(i)).isEqualTo(spec.get(i));
+        }
+    }
+
     private static Set<String> prompts(Dataset d) {
         return d.stream().map(t -> t.getString("prompt")).collect(Collectors.toSet());
     }

@@ -470,12 +470,7 @@ public class MAGRPOTrainer implements AutoCloseable {
                     ph.add(append(promptHistory.get(i), historyPrompts.get(i)));
                     rh.add(append(responseHistory.get(i), c));
                 }
-                List<String> next = externalTransition.next(new TransitionContext(item.getString("prompt", ""),
-                        List.copyOf(chosen), numAgents, ph, rh, item));
-                if (next == null || next.size() != numAgents) {
-                    throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
-                            + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
-                }
+                List<String> next = nextPrompts(item, chosen, ph, rh);
                 List<String> formatted = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {
                     formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
@@ -493,18 +488,45 @@ public class MAGRPOTrainer implements AutoCloseable {
         return List.copyOf(out);
     }
 
-    /** r = processor(R(c_1^{j_1}, ..., c_N^{j_N}; item)), the reward function called on one joint action. */
+    /** The reward of joint action {@code idx}: one completion per agent picked from {@code completions}. */
     private double jointReward(TaskItem item, List<List<Completion>> completions, int[] idx) {
-        List<List<String>> lists = new ArrayList<>();
+        List<String> joint = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
-            lists.add(List.of(completions.get(i).get(idx[i]).text()));
+            joint.add(completions.get(i).get(idx[i]).text());
+        }
+        return reward(item, joint);
+    }
+
+    /**
+     * r = processor(R(c_1, ..., c_N; item)): the reward function called on one joint response (one
+     * single-element list per agent), its length checked, then processed. Length-aware processors
+     * ({@code normalize_by_length}) receive the joint response's total length in code points.
+     */
+    private double reward(TaskItem item, List<String> joint) {
+        List<List<String>> lists = new ArrayList<>();
+        int length = 0;
+        for (String c : joint) {
+            lists.add(List.of(c));
+            length += c.codePointCount(0, c.length());
         }
         List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(item)), numAgents,
                 args.numGenerations(), algorithmName);
         if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
-        return rewardProcessor.apply(raw.get(0));
+        return rewardProcessor.applyWithLength(raw.get(0), length);
+    }
+
+    /** The next turn's raw prompts from the external transition, checked to be one per agent. */
+    private List<String> nextPrompts(TaskItem item, List<String> chosen, List<List<String>> promptHistory,
+            List<List<String>> responseHistory) {
+        List<String> next = externalTransition.next(new TransitionContext(item.getString("prompt", ""),
+                List.copyOf(chosen), numAgents, List.copyOf(promptHistory), List.copyOf(responseHistory), item));
+        if (next == null || next.size() != numAgents) {
+            throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
+                    + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
+        }
+        return next;
     }
 
     private double[] referenceKls(int agent, long[] promptIds, List<Completion> completions) {
@@ -748,31 +770,18 @@ public class MAGRPOTrainer implements AutoCloseable {
                 next.add(new ArrayList<>());
             }
             for (int j = 0; j < n; j++) {
-                List<List<String>> lists = new ArrayList<>();
                 List<String> chosen = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {
                     String c = outs.get(i).get(j).text();
                     completions.get(i).get(j).add(c);
-                    lists.add(List.of(c));
                     chosen.add(c);
                     String hp = historyPrompts == null ? turnPrompts.get(i).get(j) : historyPrompts.get(i * n + j);
                     promptHist.get(j).set(i, append(promptHist.get(j).get(i), hp));
                     responseHist.get(j).set(i, append(responseHist.get(j).get(i), c));
                 }
-                List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(items.get(j))), numAgents,
-                        args.numGenerations(), algorithmName);
-                if (raw.isEmpty()) {
-                    throw new IllegalArgumentException("Reward function returned no reward for a joint action");
-                }
-                rewards[j][t] = rewardProcessor.apply(raw.get(0));
+                rewards[j][t] = reward(items.get(j), chosen);
                 if (t < turns - 1) {
-                    List<String> ext = externalTransition.next(new TransitionContext(items.get(j).getString("prompt", ""),
-                            List.copyOf(chosen), numAgents, List.copyOf(promptHist.get(j)), List.copyOf(responseHist.get(j)),
-                            items.get(j)));
-                    if (ext == null || ext.size() != numAgents) {
-                        throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
-                                + numAgents + " prompts, got " + (ext == null ? "null" : ext.size()));
-                    }
+                    List<String> ext = nextPrompts(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
                     for (int i = 0; i < numAgents; i++) {
                         next.get(i).add(ext.get(i));
                     }
