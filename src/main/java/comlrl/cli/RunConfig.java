@@ -27,11 +27,13 @@ import java.util.Set;
  * A training run described by a YAML file, fully validated on construction (before any model is
  * loaded). Top-level keys:
  * <pre>
- * algorithm: magrpo            # magrpo | mareinforce | maremax | marloo
+ * algorithm: magrpo            # magrpo | mareinforce | maremax | marloo | centralized_magrpo
+ *                              # (centralized: one actor plays num_agents roles through the tagged adapter)
  * agent_model: builtin:tiny    # model dir, hub id or built-in; or agents: [..] (one per agent)
  * num_agents: 2                # default: args.num_agents, or len(agents)
  * dtype: float32               # optional weights dtype override
- * dataset: {train: FILE|builtin:NAME, eval: FILE, test_size: 0.2, split_seed: 42, shuffle_seed: N}
+ * dataset: {train: FILE|builtin:NAME, eval: FILE, test_size: 0.2, split_seed: 42, shuffle_seed: N,
+ *           streaming: false}         # streaming: read a .jsonl train file lazily (no split/shuffle)
  * formatters: TEMPLATE | [TEMPLATE per agent]   # "{field}" placeholders
  * reward: {type: length_ratio} | {type: command, run: [python3, reward.py], timeout_s: 60}
  * reward_processor: {type: scale, factor: 10.0}
@@ -56,7 +58,7 @@ final class RunConfig {
     final List<String> agents;
     final int numAgents;
     final DType dtype;
-    final Dataset train;
+    final comlrl.data.TaskSet train;
     final Dataset eval;
     final Formatters formatters;
     final Map<String, Object> rewardSpec;
@@ -90,10 +92,6 @@ final class RunConfig {
         this.raw = map;
         ConfigMaps.requireKnownKeys(file.toString(), map, KEYS, Map.of());
         this.algorithm = ReinforceAlgorithm.parse(String.valueOf(map.getOrDefault("algorithm", "magrpo")));
-        if (algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO) {
-            throw new IllegalArgumentException("algorithm centralized_magrpo needs a centralized adapter, which "
-                    + "config files cannot express yet; use the Java API");
-        }
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.args = algorithm.fromMap(argsMap);
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
@@ -107,23 +105,37 @@ final class RunConfig {
                 : agents != null ? agents.size() : args.numAgents();
         this.dtype = map.get("dtype") == null ? null : DType.fromTorchName(String.valueOf(map.get("dtype")));
         Map<String, Object> ds = asMap(map.get("dataset"), "dataset");
-        Dataset all = loadDataset(ds.get("train"), "dataset.train");
-        if (ds.get("shuffle_seed") != null) {
-            all = all.shuffle(ConfigMaps.toLong("config", "dataset.shuffle_seed", ds.get("shuffle_seed")));
-        }
-        if (ds.get("eval") != null) {
-            this.train = all;
-            this.eval = loadDataset(ds.get("eval"), "dataset.eval");
-        } else if (ds.get("test_size") != null) {
-            double testSize = ConfigMaps.toDouble("config", "dataset.test_size", ds.get("test_size"));
-            long seed = ds.get("split_seed") == null ? 42 : ConfigMaps.toLong("config", "dataset.split_seed", ds.get("split_seed"));
-            Dataset.Split split = testSize >= 1 && testSize == Math.rint(testSize)
-                    ? all.trainTestSplit((int) testSize, seed) : all.trainTestSplit(testSize, seed);
-            this.train = split.train();
-            this.eval = split.test();
+        boolean streaming = ds.get("streaming") != null && ConfigMaps.toBoolean("config", "dataset.streaming", ds.get("streaming"));
+        if (streaming) {
+            if (ds.get("test_size") != null || ds.get("shuffle_seed") != null) {
+                throw new IllegalArgumentException("dataset.streaming reads the JSONL file lazily, in order: it cannot be "
+                        + "split or shuffled; give dataset.eval as a separate file instead of test_size/shuffle_seed");
+            }
+            String trainFile = String.valueOf(ds.get("train"));
+            if (!trainFile.endsWith(".jsonl")) {
+                throw new IllegalArgumentException("dataset.streaming needs a .jsonl file for dataset.train, got " + trainFile);
+            }
+            this.train = comlrl.data.JsonlStream.open(resolve(trainFile));
+            this.eval = ds.get("eval") == null ? null : loadDataset(ds.get("eval"), "dataset.eval");
         } else {
-            this.train = all;
-            this.eval = null;
+            Dataset all = loadDataset(ds.get("train"), "dataset.train");
+            if (ds.get("shuffle_seed") != null) {
+                all = all.shuffle(ConfigMaps.toLong("config", "dataset.shuffle_seed", ds.get("shuffle_seed")));
+            }
+            if (ds.get("eval") != null) {
+                this.train = all;
+                this.eval = loadDataset(ds.get("eval"), "dataset.eval");
+            } else if (ds.get("test_size") != null) {
+                double testSize = ConfigMaps.toDouble("config", "dataset.test_size", ds.get("test_size"));
+                long seed = ds.get("split_seed") == null ? 42 : ConfigMaps.toLong("config", "dataset.split_seed", ds.get("split_seed"));
+                Dataset.Split split = testSize >= 1 && testSize == Math.rint(testSize)
+                        ? all.trainTestSplit((int) testSize, seed) : all.trainTestSplit(testSize, seed);
+                this.train = split.train();
+                this.eval = split.test();
+            } else {
+                this.train = all;
+                this.eval = null;
+            }
         }
         this.formatters = Formatters.fromConfig(map.get("formatters"), numAgents);
         this.rewardSpec = asMap(map.get("reward"), "reward");

@@ -48,7 +48,7 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
-                run.algorithm.displayName(), run.numAgents, run.train.size(), run.eval == null ? 0 : run.eval.size(),
+                run.algorithm.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1, run.eval == null ? 0 : run.eval.size(),
                 run.outputDir);
         MAGRPOTrainer.Builder builder = MAGRPOTrainer.builderFor(run.algorithm)
                 .numAgents(run.numAgents)

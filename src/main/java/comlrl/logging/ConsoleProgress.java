@@ -25,7 +25,7 @@ public final class ConsoleProgress implements MetricSink {
     /** Marks {@code n} more task items done and redraws. */
     public synchronized void advance(long n) {
         done += n;
-        if (interactive || done == total || done % Math.max(1, total / 20) == 0) {
+        if (interactive || done == total || done % Math.max(1, total > 0 ? total / 20 : 10) == 0) {
             draw();
         }
     }
@@ -48,9 +48,10 @@ public final class ConsoleProgress implements MetricSink {
     private void draw() {
         double secs = (System.nanoTime() - start) / 1e9;
         int width = 24;
-        int filled = total == 0 ? width : (int) (width * done / total);
+        int filled = total <= 0 ? 0 : (int) (width * done / total);
         String bar = "#".repeat(filled) + "-".repeat(width - filled);
-        String line = String.format(Locale.ROOT, "[%s] %d/%d items | reward %s | %.2f items/s", bar, done, total,
+        String line = String.format(Locale.ROOT, "[%s] %d/%s items | reward %s | %.2f items/s", bar, done,
+                total > 0 ? Long.toString(total) : "?",
                 lastReward == null ? "-" : String.format(Locale.ROOT, "%.4f", lastReward), done / Math.max(secs, 1e-9));
         if (interactive) {
             out.print("\r\033[2K" + line);

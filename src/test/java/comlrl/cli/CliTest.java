@@ -119,4 +119,31 @@ class CliTest {
         assertThat(typo.code()).isEqualTo(1);
         assertThat(typo.err()).contains("num_generation").contains("num_generations");
     }
+
+    @Test
+    void trainRunsCentralizedAndStreamingConfigs(@TempDir Path tmp) throws Exception {
+        Path tasks = tmp.resolve("tasks.jsonl");
+        Files.writeString(tasks, "{\"prompt\": \"a\", \"target_min\": 2, \"target_max\": 3}\n"
+                + "{\"prompt\": \"b\", \"target_min\": 2, \"target_max\": 3}\n");
+        Path cfg = tmp.resolve("c.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: centralized_magrpo",
+                "agent_model: builtin:tiny",
+                "num_agents: 2",
+                "dataset: {train: tasks.jsonl, streaming: true, eval: tasks.jsonl}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {num_agents: 2, num_train_epochs: 1, num_generations: 2, max_new_tokens: 6, logging_steps: 1,",
+                "       eval_num_samples: 1}",
+                "output_dir: out", ""));
+        Result r = run("train", cfg.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("CentralizedMAGRPO");
+        assertThat(Files.isDirectory(tmp.resolve("out/agent_0"))).isTrue();
+        assertThat(Files.exists(tmp.resolve("out/agent_1"))).as("one actor plays both roles").isFalse();
+        Files.writeString(cfg, Files.readString(cfg).replace("streaming: true, eval: tasks.jsonl", "streaming: true, test_size: 0.5"));
+        Result bad = run("train", cfg.toString());
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("dataset.streaming").contains("test_size");
+    }
 }

@@ -98,13 +98,13 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
      * runs in {@link #build()} before the actor loads.
      */
     public static final class Builder extends MAGRPOTrainer.Builder {
-        private CentralizedAdapter adapter;
+        private CentralizedAdapter adapter = new TaggedCentralizedAdapter();
 
         private Builder() {
             super(null); // build() is overridden
         }
 
-        /** {@code centralized_adapter} (required): joint prompt and role parsing. */
+        /** {@code centralized_adapter}: joint prompt and role parsing (default {@link TaggedCentralizedAdapter}). */
         public Builder centralizedAdapter(CentralizedAdapter adapter) {
             this.adapter = adapter;
             return this;
@@ -159,7 +159,7 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
         }
 
         @Override
-        public Builder trainDataset(Dataset trainDataset) {
+        public Builder trainDataset(comlrl.data.TaskSet trainDataset) {
             super.trainDataset(trainDataset);
             return this;
         }

@@ -2,6 +2,8 @@ package comlrl.trainers.reinforce;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Dataset;
+import comlrl.data.Stateful;
+import comlrl.data.TaskSet;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
@@ -78,7 +80,7 @@ public class MAGRPOTrainer implements AutoCloseable {
     private final Formatters formatters;
     private final RewardFunction rewardFunc;
     private final RewardProcessor rewardProcessor;
-    private final Dataset trainDataset;
+    private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final ExternalTransition externalTransition;
     private final EvalLogger evalLogger;
@@ -207,8 +209,7 @@ public class MAGRPOTrainer implements AutoCloseable {
             case MAREINFORCE -> MAREINFORCETrainer.builder();
             case MAREMAX -> MAReMaxTrainer.builder();
             case MARLOO -> MARLOOTrainer.builder();
-            case CENTRALIZED_MAGRPO -> throw new IllegalArgumentException("centralized_magrpo needs a centralized "
-                    + "adapter (build_prompt/parse_completion): use CentralizedMAGRPOTrainer.builder()");
+            case CENTRALIZED_MAGRPO -> CentralizedMAGRPOTrainer.builder(); // tagged adapter unless replaced
         };
     }
 
@@ -276,18 +277,21 @@ public class MAGRPOTrainer implements AutoCloseable {
             restore(resumeFromCheckpoint);
         }
         int epochs = args.numTrainEpochs();
-        long totalItems = (long) trainDataset.size() * Math.max(0, epochs - epochsDone);
+        long totalItems = trainDataset.knownSize().isPresent()
+                ? (long) trainDataset.knownSize().getAsInt() * Math.max(0, epochs - epochsDone) : -1;
         ConsoleProgress progress = verbose ? new ConsoleProgress(console, totalItems) : null;
         if (progress != null) {
             sinks.add(progress);
         }
         try {
             for (int epoch = epochsDone; epoch < epochs; epoch++) {
-                for (int b = 0; b < trainDataset.size(); b++) {
+                long b = 0; // task order is kept: no reshuffle per epoch
+                for (TaskItem item : trainDataset) {
                     if (evalDataset != null && EvalSchedule.shouldEvaluate(b, args.evalInterval())) {
                         evaluate(args.evalNumSamples());
                     }
-                    trainItem(trainDataset.get(b));
+                    trainItem(item);
+                    b++;
                     if (progress != null) {
                         progress.advance(1);
                     }
@@ -862,6 +866,9 @@ public class MAGRPOTrainer implements AutoCloseable {
             meta.put("last_logged_step", logGate.lastLoggedStep().isPresent() ? logGate.lastLoggedStep().getAsLong() : null);
             meta.put("num_agents", numAgents);
             meta.put("wandb", null);
+            Map<String, Object> states = new LinkedHashMap<>();
+            statefulParts().forEach((part, state) -> states.put(part, state.stateDict()));
+            meta.put("states", states);
             Checkpoints.writeJson(dir.resolve(Checkpoints.METADATA), meta);
         });
     }
@@ -887,6 +894,35 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (last instanceof Number l) {
             logGate.restore(l.longValue());
         }
+        Object states = meta.get("states");
+        Map<String, Stateful> parts = statefulParts();
+        if (states instanceof Map<?, ?> saved) {
+            for (Map.Entry<String, Stateful> e : parts.entrySet()) {
+                Object state = saved.get(e.getKey());
+                if (!(state instanceof Map<?, ?> m)) {
+                    throw new IllegalArgumentException(checkpoint + " holds no state for the stateful " + e.getKey()
+                            + "; resume with the same kind of " + e.getKey() + " as the checkpointed run");
+                }
+                @SuppressWarnings("unchecked")
+                Map<String, ?> typed = (Map<String, ?>) m;
+                e.getValue().loadStateDict(typed);
+            }
+        }
+    }
+
+    /** The user-supplied parts that keep state, by name, saved with every checkpoint. */
+    private Map<String, Stateful> statefulParts() {
+        Map<String, Stateful> parts = new LinkedHashMap<>();
+        Object[][] candidates = {{"train_dataset", trainDataset}, {"eval_dataset", evalDataset},
+            {"reward_func", rewardFunc}, {"reward_processor", rewardProcessor},
+            {"external_transition", externalTransition}, {"eval_logger", evalLogger},
+            {"eval_aggregator", evalAggregator}};
+        for (Object[] c : candidates) {
+            if (c[1] instanceof Stateful s) {
+                parts.put((String) c[0], s);
+            }
+        }
+        return parts;
     }
 
     // ------------------------------------------------------------------ builder
@@ -903,7 +939,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         Object formatters;
         RewardFunction rewardFunc;
         RewardProcessor rewardProcessor;
-        Dataset trainDataset;
+        TaskSet trainDataset;
         Dataset evalDataset;
         ExternalTransition externalTransition;
         EvalLogger evalLogger;
@@ -958,7 +994,8 @@ public class MAGRPOTrainer implements AutoCloseable {
             return this;
         }
 
-        public Builder trainDataset(Dataset trainDataset) {
+        /** The training task items: a {@link Dataset}, or a streaming set such as {@code JsonlStream}. */
+        public Builder trainDataset(TaskSet trainDataset) {
             this.trainDataset = trainDataset;
             return this;
         }
@@ -1003,6 +1040,19 @@ public class MAGRPOTrainer implements AutoCloseable {
         /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
         public Builder verbose(boolean verbose) {
             this.verbose = verbose;
+            return this;
+        }
+
+        /**
+         * The reference's {@code wandb_config}: {@code config_sections.output.verbose} switches the
+         * progress output. Runs are recorded locally ({@code metrics.jsonl}); no Weights & Biases run
+         * is opened, and checkpoints record no run identity ({@code "wandb": null}).
+         */
+        public Builder wandbConfig(Map<String, ?> wandbConfig) {
+            if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
+                    && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
+                this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
+            }
             return this;
         }
 

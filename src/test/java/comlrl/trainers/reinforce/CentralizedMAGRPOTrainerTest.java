@@ -183,8 +183,8 @@ class CentralizedMAGRPOTrainerTest {
         assertThatThrownBy(() -> CentralizedMAGRPOTrainer.builder().centralizedAdapter(adapter).agentModel(MISSING)
                 .rewardFunc(reward).trainDataset(tasks(1)).args(fast(MAGRPOConfig.builder()).numTurns(1).build()).build())
                 .hasMessageContaining("requires a CentralizedMAGRPOConfig");
-        assertThatThrownBy(() -> CentralizedMAGRPOTrainer.builder().agentModel(MISSING).rewardFunc(reward)
-                .trainDataset(tasks(1)).args(config()).build())
+        assertThatThrownBy(() -> CentralizedMAGRPOTrainer.builder().centralizedAdapter(null).agentModel(MISSING)
+                .rewardFunc(reward).trainDataset(tasks(1)).args(config()).build())
                 .hasMessageContaining("centralized_adapter must be provided");
         assertThatThrownBy(() -> CentralizedMAGRPOTrainer.builder().centralizedAdapter(adapter)
                 .agents(List.of(MISSING, MISSING)).rewardFunc(reward).trainDataset(tasks(1)).args(config()).build())
