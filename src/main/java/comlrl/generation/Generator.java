@@ -103,6 +103,8 @@ public final class Generator {
         int rows = b * g;
         Device device = model.device();
         DecodeResult result;
+        long start = System.nanoTime();
+        long prefillDone;
         try (Scope scope = Scope.open(); GradMode mode = GradMode.inference()) {
             PaddedBatch batch = PaddedBatch.leftPadded(prompts, padId, device);
             int p = (int) batch.length();
@@ -118,15 +120,40 @@ public final class Generator {
                         .logits().squeeze(1).indexSelect(0, index).toFloat();                   // [B*G, V]
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
+                prefillDone = System.nanoTime();
                 try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
                     result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng);
                 }
             }
         }
+        lastStats = new Stats(prefillDone - start, System.nanoTime() - prefillDone, result.steps, rows, result.hostSyncs);
         return assemble(prompts, g, result.tokens, result.logprobs, result.steps);
     }
 
-    private record DecodeResult(long[] tokens, double[] logprobs, int steps) {
+    /**
+     * Timings of the last {@link #generate} call on this generator.
+     *
+     * @param prefillNanos prompt forward (and the copy of its cache rows), wall time
+     * @param decodeNanos token-by-token decoding including the final host transfers
+     * @param steps decode steps (new tokens of the longest sequence)
+     * @param sequences rows decoded together (B·G)
+     * @param hostSyncs device→host transfers during decoding
+     */
+    public record Stats(long prefillNanos, long decodeNanos, int steps, int sequences, int hostSyncs) {
+        /** Device→host syncs per generated token of one sequence. */
+        public double syncsPerToken() {
+            return steps == 0 ? 0 : (double) hostSyncs / steps;
+        }
+    }
+
+    private volatile Stats lastStats;
+
+    /** Timings of the last generation, or null before the first. */
+    public Stats lastStats() {
+        return lastStats;
+    }
+
+    private record DecodeResult(long[] tokens, double[] logprobs, int steps, int hostSyncs) {
     }
 
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
@@ -142,6 +169,7 @@ public final class Generator {
         Tensor finished = Tensor.zerosOf(DType.BOOL, device, rows).keep();   // [R]
         List<Tensor> tokenSteps = new ArrayList<>();   // T x [R]
         List<Tensor> logprobSteps = new ArrayList<>(); // T x [R]
+        int syncs = 0;
         try {
             for (int t = 0; t < config.maxNewTokens(); t++) {
                 try (Scope step = Scope.open()) {
@@ -150,7 +178,11 @@ public final class Generator {
                     tokenSteps.add(next.keep());
                     logprobSteps.add(logp.gather(1, next.unsqueeze(1)).squeeze(1).keep());
                     finished = replace(finished, finished.logicalOr(next.unsqueeze(1).eq(eos).sum(1, false).gt(0)));
-                    if (t == config.maxNewTokens() - 1 || finished.allTrue()) {
+                    if (t == config.maxNewTokens() - 1) {
+                        break;
+                    }
+                    syncs++; // the all-finished flag: the one per-token transfer
+                    if (finished.allTrue()) {
                         break;
                     }
                     if (mask != null) {
@@ -164,7 +196,7 @@ public final class Generator {
             try (Scope s = Scope.open()) {
                 long[] tok = Tensor.stack(tokenSteps, 1).toLongArray();      // [R, T]
                 double[] lp = Tensor.stack(logprobSteps, 1).toDoubleArray(); // [R, T]
-                return new DecodeResult(tok, lp, tokenSteps.size());
+                return new DecodeResult(tok, lp, tokenSteps.size(), syncs + 2);
             }
         } finally {
             tokenSteps.forEach(Tensor::close);
