@@ -35,6 +35,8 @@ import java.util.Set;
  * dataset: {train: FILE|builtin:NAME, eval: FILE, test_size: 0.2, split_seed: 42, shuffle_seed: N,
  *           streaming: false}         # streaming: read a .jsonl train file lazily (no split/shuffle)
  * formatters: TEMPLATE | [TEMPLATE per agent]   # "{field}" placeholders
+ * chat_template: false         # true: wrap each prompt in the agent's chat template as a user message
+ * system_prompt: null          # with chat_template: a system message before it
  * reward: {type: length_ratio} | {type: command, run: [python3, reward.py], timeout_s: 60}
  * reward_processor: {type: scale, factor: 10.0}
  * args: {...}                  # the algorithm config's snake_case fields
@@ -48,8 +50,8 @@ import java.util.Set;
  */
 final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
-            "formatters", "reward", "reward_processor", "args", "output_dir", "checkpoint", "eval_repeats",
-            "save_model", "verbose");
+            "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "args", "output_dir",
+            "checkpoint", "eval_repeats", "save_model", "verbose");
 
     final Map<String, Object> raw;
     final ReinforceAlgorithm algorithm;
@@ -69,6 +71,8 @@ final class RunConfig {
     final int evalRepeats;
     final boolean saveModel;
     final boolean verbose;
+    final boolean chatTemplate;
+    final String systemPrompt;
     private final Path baseDir;
 
     @SuppressWarnings("unchecked")
@@ -158,6 +162,13 @@ final class RunConfig {
             throw new IllegalArgumentException("eval_repeats must be >= 1, got " + evalRepeats);
         }
         this.saveModel = map.get("save_model") == null || ConfigMaps.toBoolean("config", "save_model", map.get("save_model"));
+        this.chatTemplate = map.get("chat_template") != null
+                && ConfigMaps.toBoolean("config", "chat_template", map.get("chat_template"));
+        this.systemPrompt = map.get("system_prompt") == null ? null : String.valueOf(map.get("system_prompt"));
+        if (systemPrompt != null && !chatTemplate) {
+            throw new IllegalArgumentException("system_prompt needs chat_template: true (the system message goes "
+                    + "into the agent's chat template)");
+        }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
     }
 

@@ -60,7 +60,8 @@ final class TrainCommand implements Callable<Integer> {
                 .args(run.args)
                 .dtype(run.dtype)
                 .outputDir(run.outputDir)
-                .verbose(run.verbose);
+                .verbose(run.verbose)
+                .chatTemplate(run.chatTemplate, run.systemPrompt);
         if (run.agents != null) {
             builder.agents(run.agents);
         }

@@ -291,6 +291,8 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
             actor.outputDir = outputDir;
             actor.verbose = verbose;
             actor.console = console;
+            actor.chatTemplate = chatTemplate;
+            actor.systemPrompt = systemPrompt;
             actor.sinks.addAll(sinks);
             return new CentralizedMAGRPOTrainer(actor, a, roles);
         }

@@ -88,6 +88,8 @@ public class MAGRPOTrainer implements AutoCloseable {
     private final List<MetricSink> sinks = new ArrayList<>();
     private final Path outputDir;
     private final boolean verbose;
+    private final boolean chatTemplate;
+    private final String systemPrompt;
     private final PrintStream console;
     private final List<ExecutorService> agentThreads;
     private final int numAgents;
@@ -144,6 +146,8 @@ public class MAGRPOTrainer implements AutoCloseable {
         this.evalAggregator = b.evalAggregator;
         this.outputDir = b.outputDir;
         this.verbose = b.verbose;
+        this.chatTemplate = b.chatTemplate;
+        this.systemPrompt = b.systemPrompt;
         this.console = b.console;
         this.logGate = new TrainLogGate(args.loggingSteps());
         List<Device> resolved = Devices.resolve(args.agentDevices(), count, "agent_devices");
@@ -440,7 +444,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         }
         node.promptIds = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
-            node.promptIds.add(agents.get(i).encode(prompts.get(i)));
+            node.promptIds.add(encodePrompt(i, prompts.get(i)));
         }
         node.completions = perAgent(i -> agents.get(i).generator()
                 .generate(List.of(node.promptIds.get(i)), sampling, seeds[i]).get(0));
@@ -490,6 +494,25 @@ public class MAGRPOTrainer implements AutoCloseable {
         List<String> out = new ArrayList<>(list);
         out.add(value);
         return List.copyOf(out);
+    }
+
+    /**
+     * Token ids of agent {@code agent}'s prompt: the formatted text as is ({@code tokenizer(text)},
+     * default special tokens), or, with the chat template on, the agent's chat template applied to
+     * an optional system message and the text as the user message, with the generation prompt
+     * (no special tokens added again, so templates that start with BOS do not get two).
+     */
+    long[] encodePrompt(int agent, String text) {
+        CausalLm lm = agents.get(agent);
+        if (!chatTemplate) {
+            return lm.encode(text);
+        }
+        List<Map<String, Object>> messages = new ArrayList<>();
+        if (systemPrompt != null) {
+            messages.add(Map.of("role", "system", "content", systemPrompt));
+        }
+        messages.add(Map.of("role", "user", "content", text));
+        return lm.tokenizer().encode(lm.tokenizer().applyChatTemplate(messages, true), false);
     }
 
     /** The reward of joint action {@code idx}: one completion per agent picked from {@code completions}. */
@@ -763,7 +786,7 @@ public class MAGRPOTrainer implements AutoCloseable {
             }
             final List<List<String>> turnPrompts = prompts;
             List<List<Completion>> outs = perAgent(i -> {
-                List<long[]> ids = turnPrompts.get(i).stream().map(p -> agents.get(i).encode(p)).toList();
+                List<long[]> ids = turnPrompts.get(i).stream().map(p -> encodePrompt(i, p)).toList();
                 Generator gen = agents.get(i).generator();
                 List<Completion> flat = new ArrayList<>();
                 gen.generate(ids, sampling, seeds[i]).forEach(group -> flat.add(group.get(0)));
@@ -948,6 +971,8 @@ public class MAGRPOTrainer implements AutoCloseable {
         DType dtype;
         Path outputDir;
         boolean verbose = true;
+        boolean chatTemplate;
+        String systemPrompt;
         PrintStream console = System.err;
         final List<MetricSink> sinks = new ArrayList<>();
 
@@ -1053,6 +1078,16 @@ public class MAGRPOTrainer implements AutoCloseable {
                     && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
                 this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
             }
+            return this;
+        }
+
+        /**
+         * Wraps every formatted prompt in the agent's chat template ({@code tokenizer_config.json}'s
+         * {@code chat_template}) as a user message, after {@code systemPrompt} when not null.
+         */
+        public Builder chatTemplate(boolean apply, String systemPrompt) {
+            this.chatTemplate = apply;
+            this.systemPrompt = systemPrompt;
             return this;
         }
 
