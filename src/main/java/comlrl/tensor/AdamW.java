@@ -1,80 +1,150 @@
 package comlrl.tensor;
 
-import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
-import org.bytedeco.pytorch.AdamWOptions;
-import org.bytedeco.pytorch.InputArchive;
-import org.bytedeco.pytorch.OutputArchive;
-import org.bytedeco.pytorch.TensorVector;
+import java.util.Map;
 
 /**
- * libtorch's AdamW (decoupled weight decay), the same update as {@code torch.optim.AdamW}:
+ * AdamW with decoupled weight decay, the update of {@code torch.optim.AdamW} (and libtorch's):
  * <pre>
- *   p   ← p · (1 − lr·λ)
- *   m   ← β1·m + (1 − β1)·g          v ← β2·v + (1 − β2)·g²
- *   p   ← p − lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + ε)
+ *   p  ← p · (1 − lr·λ)
+ *   m  ← β1·m + (1 − β1)·g            v ← β2·v + (1 − β2)·g²
+ *   p  ← p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + ε)
  * </pre>
  * Defaults as PyTorch: β = (0.9, 0.999), ε = 1e-8, λ = 0.01.
+ *
+ * <p>Moments are always float32. Parameters of another dtype (bf16, f16) get a float32 master copy
+ * that the update is applied to and then rounded into the parameter, so small steps are not lost
+ * to bf16 rounding. Owns its state: close it.
  */
 public final class AdamW implements AutoCloseable {
-    private final org.bytedeco.pytorch.AdamW optimizer;
     private final List<Tensor> parameters;
+    private final double lr;
+    private final double beta1;
+    private final double beta2;
+    private final double eps;
+    private final double weightDecay;
+    private final List<Tensor> expAvg = new ArrayList<>();    // m, float32, per parameter
+    private final List<Tensor> expAvgSq = new ArrayList<>();  // v, float32, per parameter
+    private final List<Tensor> master = new ArrayList<>();    // float32 copy, or null when the parameter is float32
+    private long step;
 
     public AdamW(List<Tensor> parameters, double lr, double weightDecay) {
         this(parameters, lr, 0.9, 0.999, 1e-8, weightDecay);
     }
 
-    public AdamW(List<Tensor> parameters, double lr, double beta1, double beta2, double eps,
-            double weightDecay) {
+    public AdamW(List<Tensor> parameters, double lr, double beta1, double beta2, double eps, double weightDecay) {
         Engine.init();
         this.parameters = List.copyOf(parameters);
-        TensorVector v = new TensorVector();
-        for (Tensor p : parameters) {
-            v.push_back(p.handle);
+        this.lr = lr;
+        this.beta1 = beta1;
+        this.beta2 = beta2;
+        this.eps = eps;
+        this.weightDecay = weightDecay;
+        try (GradMode g = GradMode.noGrad()) {
+            for (Tensor p : this.parameters) {
+                expAvg.add(Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep());
+                expAvgSq.add(Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep());
+                master.add(p.dtype() == DType.F32 ? null : p.detach().to(DType.F32).cloneTensor().keep());
+            }
         }
-        AdamWOptions o = new AdamWOptions(lr);
-        o.betas().put(0, beta1).put(1, beta2);
-        o.eps().put(eps);
-        o.weight_decay().put(weightDecay);
-        this.optimizer = new org.bytedeco.pytorch.AdamW(v, o);
-        this.optimizer.retainReference();
     }
 
     public List<Tensor> parameters() {
         return parameters;
     }
 
-    /** Clears every parameter's gradient (set to none, as {@code zero_grad()} does). */
+    /** Steps taken so far (t). */
+    public long stepCount() {
+        return step;
+    }
+
+    /** Clears every parameter's gradient. */
     public void zeroGrad() {
-        optimizer.zero_grad(true);
+        for (Tensor p : parameters) {
+            p.zeroGrad();
+        }
     }
 
+    /** One update of every parameter that has a gradient. */
     public void step() {
-        try (Scope s = Scope.open()) {
-            optimizer.step();
+        step++;
+        double biasCorrection1 = 1 - Math.pow(beta1, step);
+        double biasCorrection2Sqrt = Math.sqrt(1 - Math.pow(beta2, step));
+        double stepSize = lr / biasCorrection1;
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            for (int i = 0; i < parameters.size(); i++) {
+                Tensor p = parameters.get(i);
+                Tensor grad = p.grad();
+                if (grad == null) {
+                    continue;
+                }
+                Tensor target = master.get(i) == null ? p : master.get(i);   // float32 values updated
+                Tensor g32 = grad.to(DType.F32);
+                Tensor m = expAvg.get(i);
+                Tensor v = expAvgSq.get(i);
+                target.mul_(1 - lr * weightDecay);                           // decoupled weight decay
+                m.mul_(beta1).add_(g32, 1 - beta1);                          // m ← β1 m + (1-β1) g
+                v.mul_(beta2).addcmul_(g32, g32, 1 - beta2);                 // v ← β2 v + (1-β2) g²
+                Tensor denom = v.sqrt().div(biasCorrection2Sqrt).add(eps);   // sqrt(v̂) + ε
+                target.addcdiv_(m, denom, -stepSize);                        // p ← p − step · m / denom
+                if (target != p) {
+                    p.copy_(target);                                         // round into bf16/f16
+                }
+            }
         }
     }
 
-    /** Writes the optimizer state (moments, step counts) to {@code file}. */
-    public void save(Path file) {
-        try (Scope s = Scope.open()) {
-            OutputArchive a = new OutputArchive();
-            optimizer.save(a);
-            a.save_to(file.toString());
+    /**
+     * The optimizer state as tensors ({@code exp_avg.i}, {@code exp_avg_sq.i}, {@code master.i},
+     * {@code step}), for checkpoints; the tensors are views of the live state.
+     */
+    public Map<String, Tensor> state() {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (int i = 0; i < parameters.size(); i++) {
+            out.put("exp_avg." + i, expAvg.get(i));
+            out.put("exp_avg_sq." + i, expAvgSq.get(i));
+            if (master.get(i) != null) {
+                out.put("master." + i, master.get(i));
+            }
         }
+        out.put("step", Tensor.ofLongs(new long[] {step}, Device.CPU));
+        return out;
     }
 
-    /** Restores state written by {@link #save(Path)} (same parameters in the same order). */
-    public void load(Path file) {
-        try (Scope s = Scope.open()) {
-            InputArchive a = new InputArchive();
-            a.load_from(file.toString());
-            optimizer.load(a);
+    /** Restores a state returned by {@link #state()} (same parameters in the same order). */
+    public void loadState(Map<String, Tensor> state) {
+        Tensor steps = state.get("step");
+        if (steps == null) {
+            throw new IllegalArgumentException("optimizer state has no 'step' entry");
         }
+        try (GradMode g = GradMode.noGrad()) {
+            for (int i = 0; i < parameters.size(); i++) {
+                copyInto(expAvg.get(i), state, "exp_avg." + i);
+                copyInto(expAvgSq.get(i), state, "exp_avg_sq." + i);
+                if (master.get(i) != null) {
+                    copyInto(master.get(i), state, "master." + i);
+                }
+            }
+        }
+        step = steps.itemLong();
+    }
+
+    private static void copyInto(Tensor target, Map<String, Tensor> state, String name) {
+        Tensor src = state.get(name);
+        if (src == null || !java.util.Arrays.equals(src.shape(), target.shape())) {
+            throw new IllegalArgumentException("optimizer state entry '" + name + "' is "
+                    + (src == null ? "missing" : "of shape " + java.util.Arrays.toString(src.shape()))
+                    + "; expected " + java.util.Arrays.toString(target.shape()));
+        }
+        target.copy_(src);
     }
 
     @Override
     public void close() {
-        optimizer.releaseReference();
+        expAvg.forEach(Tensor::close);
+        expAvgSq.forEach(Tensor::close);
+        master.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
     }
 }

@@ -602,6 +602,22 @@ public final class Tensor implements AutoCloseable {
         return this;
     }
 
+    /** {@code this += value · t1 · t2}, in place. */
+    public Tensor addcmul_(Tensor t1, Tensor t2, double value) {
+        torch.addcmul_out(handle, handle, t1.handle, t2.handle, new Scalar(value));
+        return this;
+    }
+
+    /** {@code this += value · t1 / t2}, in place. */
+    public Tensor addcdiv_(Tensor t1, Tensor t2, double value) {
+        torch.addcdiv_out(handle, handle, t1.handle, t2.handle, new Scalar(value));
+        return this;
+    }
+
+    public Tensor sqrt() {
+        return new Tensor(handle.sqrt());
+    }
+
     /** Fills with Exp(lambda) draws from {@code rng}. */
     public Tensor exponential_(double lambda, Rng rng) {
         handle.exponential_(lambda, rng.optional());
@@ -626,13 +642,11 @@ public final class Tensor implements AutoCloseable {
         return g.defined() ? new Tensor(g) : null;
     }
 
-    /** Drops the accumulated gradient (like {@code zero_grad(set_to_none=True)}). */
+    /** Drops the accumulated gradient, as {@code zero_grad(set_to_none=True)}: {@link #grad()} is null after. */
     public void zeroGrad() {
-        org.bytedeco.pytorch.Tensor g = handle.grad();
-        if (g.defined()) {
-            g.detach_();
-            g.zero_();
-        }
+        org.bytedeco.pytorch.Tensor g = handle.mutable_grad(); // a reference to the gradient slot
+        g.reset();
+        g.close();
     }
 
     public void backward() {

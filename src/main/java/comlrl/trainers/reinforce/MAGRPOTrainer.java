@@ -878,7 +878,7 @@ public class MAGRPOTrainer implements AutoCloseable {
             for (int i = 0; i < numAgents; i++) {
                 Path a = dir.resolve("agent_" + i);
                 agents.get(i).model().save(a, CausalLm.MAX_SHARD_BYTES);
-                optimizers.get(i).save(dir.resolve("optimizer_" + i + ".pt"));
+                comlrl.model.io.Safetensors.save(optimizers.get(i).state(), dir.resolve("optimizer_" + i + ".safetensors"));
             }
             Map<String, Object> meta = new LinkedHashMap<>();
             meta.put("algorithm", algorithmName);
@@ -908,7 +908,12 @@ public class MAGRPOTrainer implements AutoCloseable {
                 throw new IllegalArgumentException(checkpoint + " has no agent_" + i + "/ directory");
             }
             agents.get(i).model().loadParameters(a);
-            optimizers.get(i).load(checkpoint.resolve("optimizer_" + i + ".pt"));
+            Map<String, Tensor> state = comlrl.model.io.Safetensors.load(checkpoint.resolve("optimizer_" + i + ".safetensors"));
+            try {
+                optimizers.get(i).loadState(state);
+            } finally {
+                state.values().forEach(Tensor::close);
+            }
         }
         epochsDone = ((Number) meta.get("epochs_completed")).intValue();
         envStep = ((Number) meta.get("env_step")).longValue();

@@ -64,8 +64,8 @@ class MAGRPOResumeTest {
         Path checkpoint1 = checkpoints.resolve("checkpoint-1");
         assertThat(checkpoint1.resolve("agent_0/config.json")).isRegularFile();
         assertThat(checkpoint1.resolve("agent_1/config.json")).isRegularFile();
-        assertThat(checkpoint1.resolve("optimizer_0.pt")).isRegularFile();
-        assertThat(checkpoint1.resolve("optimizer_1.pt")).isRegularFile();
+        assertThat(checkpoint1.resolve("optimizer_0.safetensors")).isRegularFile();
+        assertThat(checkpoint1.resolve("optimizer_1.safetensors")).isRegularFile();
         assertThat(Files.readString(checkpoints.resolve("latest")).trim()).isEqualTo("checkpoint-1");
         Map<String, Object> meta = Checkpoints.readMetadata(checkpoint1);
         assertThat(meta).containsEntry("algorithm", "MAGRPO").containsEntry("epochs_completed", 1)

@@ -1,0 +1,80 @@
+package comlrl.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class AdamWTest {
+    /**
+     * Two steps by hand, lr 0.1, λ 0.01, β (0.9, 0.999), ε 1e-8, p0 = 1, gradient 2 then 4:
+     * t=1: p = 1·(1−0.001) = 0.999; m = 0.2; v = 0.004; m̂ = 0.2/0.1 = 2; sqrt(v̂) = sqrt(0.004/0.001) = 2
+     *      p = 0.999 − 0.1·2/(2+1e-8) = 0.899
+     * t=2: p = 0.899·0.999 = 0.898101; m = 0.18 + 0.4 = 0.58; v = 0.003996 + 0.016 = 0.019996
+     *      m̂ = 0.58/0.19 = 3.0526316; v̂ = 0.019996/0.001999 = 10.0030015; sqrt = 3.1627521
+     *      p = 0.898101 − 0.1·3.0526316/3.1627521 = 0.8015828
+     */
+    @Test
+    void twoStepsMatchTheFormulaByHandAndSkipParametersWithoutGradients() {
+        try (Scope s = Scope.open()) {
+            Tensor p = Tensor.ofDoubles(new double[] {1.0}, Device.CPU).requiresGrad(true);
+            Tensor untouched = Tensor.ofDoubles(new double[] {5.0}, Device.CPU).requiresGrad(true);
+            try (AdamW opt = new AdamW(List.of(p, untouched), 0.1, 0.01)) {
+                for (double g : new double[] {2.0, 4.0}) {
+                    opt.zeroGrad();
+                    p.mul(g).sum().backward(); // dL/dp = g
+                    opt.step();
+                }
+                assertThat(p.item()).isCloseTo(0.8015828, within(1e-6));
+                assertThat(untouched.item()).as("no gradient, no step (not even weight decay)").isEqualTo(5.0);
+                assertThat(opt.stepCount()).isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void bf16ParametersKeepAFloat32MasterSoTinyStepsAccumulate() {
+        try (Scope s = Scope.open()) {
+            // 1 + 100 steps of ~1e-4 each: each alone is below bf16's resolution at 1.0 (2^-7)
+            Tensor p = Tensor.fullOf(1.0, DType.BF16, Device.CPU, 4).requiresGrad(true);
+            try (AdamW opt = new AdamW(List.of(p), 1e-4, 0.0)) {
+                for (int i = 0; i < 100; i++) {
+                    opt.zeroGrad();
+                    p.toFloat().sum().backward();
+                    opt.step();
+                }
+                assertThat(opt.state().get("exp_avg.0").dtype()).isEqualTo(DType.F32);
+                assertThat((double) opt.state().get("master.0").toFloatArray()[0]).isCloseTo(1 - 100e-4, within(1e-5));
+                assertThat(p.dtype()).isEqualTo(DType.BF16);
+                assertThat(p.toFloatArray()[0]).isLessThan(1.0f); // the sum of the steps reached the bf16 weights
+            }
+        }
+    }
+
+    @Test
+    void stateRoundTripsAndContinuesIdentically() {
+        try (Scope s = Scope.open()) {
+            Tensor a = Tensor.ofDoubles(new double[] {0.5, -1.5}, Device.CPU).to(DType.F32).requiresGrad(true);
+            Tensor b = Tensor.ofDoubles(new double[] {0.5, -1.5}, Device.CPU).to(DType.F32).requiresGrad(true);
+            try (AdamW first = new AdamW(List.of(a), 0.01, 0.01); AdamW second = new AdamW(List.of(b), 0.01, 0.01)) {
+                for (Tensor p : List.of(a)) {
+                    first.zeroGrad();
+                    p.mul(p).sum().backward();
+                    first.step();
+                }
+                try (GradMode g = GradMode.noGrad()) {
+                    b.copy_(a.detach());
+                }
+                second.loadState(first.state());
+                first.zeroGrad();
+                a.mul(a).sum().backward();
+                first.step();
+                second.zeroGrad();
+                b.mul(b).sum().backward();
+                second.step();
+                assertThat(b.bitEquals(a)).isTrue();
+            }
+        }
+    }
+}
