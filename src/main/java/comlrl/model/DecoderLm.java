@@ -51,6 +51,9 @@ public final class DecoderLm implements AutoCloseable {
     private final Tensor finalNorm;
     private final Tensor lmHead;
     private final Tensor inverseFrequencies; // [D/2] float32
+    private final Tensor rotateHalf;         // [D, D] in the model dtype: x @ R == rotate_half(x)
+    private Tensor cosTable;                 // [N, D] cos(pos * inv_freq) for positions 0..N-1, model dtype
+    private Tensor sinTable;                 // [N, D]
 
     private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters) {
         this.config = config;
@@ -83,6 +86,15 @@ public final class DecoderLm implements AutoCloseable {
         this.lmHead = config.tieWordEmbeddings() ? embed : parameters.get(LM_HEAD);
         this.inverseFrequencies = Tensor.ofFloats(
                 config.ropeScaling().inverseFrequencies(config.headDim(), config.ropeTheta()), device).keep();
+        int d = config.headDim();
+        float[] r = new float[d * d];
+        for (int j = 0; j < d / 2; j++) {
+            r[(j + d / 2) * d + j] = -1f; // out[j] = -x[j + D/2]
+            r[j * d + j + d / 2] = 1f;    // out[j + D/2] = x[j]
+        }
+        try (Scope s = Scope.open()) {
+            this.rotateHalf = Tensor.ofFloats(r, device, d, d).to(config.dtype()).keep();
+        }
     }
 
     /**
@@ -302,11 +314,10 @@ public final class DecoderLm implements AutoCloseable {
             mask4d = causalMask(past, s).unsqueeze(0).unsqueeze(0);
         }
 
-        // rotary tables: freqs[b, s, j] = pos[b, s] * inv_freq[j]; emb = cat(freqs, freqs)   [B, 1, S, D]
-        Tensor freqs = positionIds.toFloat().unsqueeze(-1).mul(inverseFrequencies.view(1, 1, -1));
-        Tensor emb = Tensor.cat(List.of(freqs, freqs), -1);
-        Tensor cos = emb.cos().to(dtype()).unsqueeze(1);
-        Tensor sin = emb.sin().to(dtype()).unsqueeze(1);
+        // rotary: cos/sin of pos * inv_freq, looked up per position                           [B, 1, S, D]
+        Tensor[] tables = rotaryTables(past + s);
+        Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
+        Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
 
         Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
         int h = config.numHeads();
@@ -352,13 +363,37 @@ public final class DecoderLm implements AutoCloseable {
         return new Output(logits, hidden);
     }
 
-    /** {@code q * cos + rotate_half(q) * sin}, rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2]). */
-    private static Tensor rotate(Tensor x, Tensor cos, Tensor sin) {
-        long half = x.size(-1) / 2;
-        Tensor x1 = x.narrow(-1, 0, half);
-        Tensor x2 = x.narrow(-1, half, half);
-        Tensor rotated = Tensor.cat(List.of(x2.neg(), x1), -1);
-        return x.mul(cos).add(rotated.mul(sin));
+    /**
+     * {@code q * cos + rotate_half(q) * sin}, rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2]),
+     * computed as {@code x @ R} with the signed permutation R (exact: one ±1 term per output).
+     */
+    private Tensor rotate(Tensor x, Tensor cos, Tensor sin) {
+        return x.mul(cos).add(x.matmul(rotateHalf).mul(sin));
+    }
+
+    /**
+     * Rotary tables {@code [N, D]} covering positions {@code 0..N-1}, N >= {@code needed} (grown by
+     * doubling): {@code freqs = float32(pos) * inv_freq; emb = cat(freqs, freqs);} cos/sin of emb
+     * computed in float32 and cast to the model dtype, as Hugging Face computes them per call.
+     * Padding positions are 1, so every position id is below N.
+     */
+    private synchronized Tensor[] rotaryTables(long needed) {
+        if (cosTable == null || cosTable.size(0) < needed) {
+            long n = Math.max(64, Long.highestOneBit(Math.max(needed, 1) - 1) << 1);
+            try (Scope s = Scope.open()) {
+                Tensor freqs = Tensor.arangeOf(n, device).toFloat().unsqueeze(-1).mul(inverseFrequencies.view(1, -1));
+                Tensor emb = Tensor.cat(List.of(freqs, freqs), -1); // [N, D] float32
+                Tensor newCos = emb.cos().to(dtype()).keep();
+                Tensor newSin = emb.sin().to(dtype()).keep();
+                if (cosTable != null) {
+                    cosTable.close();
+                    sinTable.close();
+                }
+                cosTable = newCos;
+                sinTable = newSin;
+            }
+        }
+        return new Tensor[] {cosTable, sinTable};
     }
 
     /** {@code [S, past+S]}: query i (absolute past+i) may see key j iff j <= past+i. */
@@ -394,5 +429,10 @@ public final class DecoderLm implements AutoCloseable {
     public void close() {
         parameters.values().forEach(Tensor::close);
         inverseFrequencies.close();
+        rotateHalf.close();
+        if (cosTable != null) {
+            cosTable.close();
+            sinTable.close();
+        }
     }
 }

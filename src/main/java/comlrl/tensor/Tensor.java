@@ -290,7 +290,13 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.add(o.handle));
     }
 
+    /** {@code this + v}; an integer tensor plus a double becomes floating point, as in PyTorch. */
     public Tensor add(double v) {
+        return new Tensor(handle.add(new Scalar(v)));
+    }
+
+    /** {@code this + v}, keeping an integer tensor's dtype. */
+    public Tensor add(long v) {
         return new Tensor(handle.add(new Scalar(v)));
     }
 
