@@ -7,6 +7,7 @@ import comlrl.data.Dataset;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardFunctions;
 import comlrl.tensor.DType;
+import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigMaps;
@@ -22,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * A training run described by a YAML file, fully validated on construction (before any model is
@@ -39,6 +41,8 @@ import java.util.Set;
  * system_prompt: null          # with chat_template: a system message before it
  * reward: {type: length_ratio} | {type: command, run: [python3, reward.py], timeout_s: 60}
  * reward_processor: {type: scale, factor: 10.0}
+ * external_transition: {type: command, run: [bash, next.sh], working_dir: ., timeout_s: 60}
+ *                              # next-turn prompts from a JSON-lines process; required when num_turns &gt; 1
  * args: {...}                  # the algorithm config's snake_case fields
  * output_dir: runs/NAME
  * checkpoint: {dir: DIR, interval: 1}   # optional
@@ -50,8 +54,8 @@ import java.util.Set;
  */
 final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
-            "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "args", "output_dir",
-            "checkpoint", "eval_repeats", "save_model", "verbose");
+            "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
+            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose");
 
     final Map<String, Object> raw;
     final ReinforceAlgorithm algorithm;
@@ -65,6 +69,8 @@ final class RunConfig {
     final Formatters formatters;
     final Map<String, Object> rewardSpec;
     final RewardProcessor rewardProcessor;
+    /** The {@code external_transition} map, or null when absent. */
+    final Map<String, Object> transitionSpec;
     final Path outputDir;
     final Path checkpointDir;
     final int checkpointInterval;
@@ -146,6 +152,15 @@ final class RunConfig {
         RewardFunctions.fromConfig(rewardSpec, baseDir); // validates the spec (processes start lazily)
         this.rewardProcessor = map.get("reward_processor") == null ? RewardProcessors.identity()
                 : RewardProcessors.fromConfig(map.get("reward_processor"));
+        this.transitionSpec = ConfigMaps.isNullLike(map.get("external_transition")) ? null
+                : asMap(map.get("external_transition"), "external_transition");
+        if (transitionSpec != null) {
+            externalTransition(line -> { }); // validates the spec (the process starts lazily)
+        } else if (args.numTurns() > 1) {
+            throw new IllegalArgumentException("Multi-turn " + algorithm.displayName() + " requires an external_transition. "
+                    + "Add external_transition: {type: command, run: [bash, next.sh]} (one JSON line in, a JSON array "
+                    + "of next prompts out), or set num_turns: 1.");
+        }
         Path out = outputOverride != null ? outputOverride
                 : map.get("output_dir") != null ? resolve(String.valueOf(map.get("output_dir")))
                 : Path.of("runs", file.getFileName().toString().replaceAll("\\.ya?ml$", ""));
@@ -174,6 +189,14 @@ final class RunConfig {
 
     RewardFunction rewardFunction() {
         return RewardFunctions.fromConfig(rewardSpec, baseDir);
+    }
+
+    /**
+     * A new transition from {@code external_transition} (close it when training ends), or null when
+     * the config has none.
+     */
+    ExternalCommandTransition externalTransition(Consumer<String> stderrSink) {
+        return transitionSpec == null ? null : ExternalCommandTransition.fromConfig(transitionSpec, baseDir, stderrSink);
     }
 
     String agentSource() {

@@ -1,6 +1,7 @@
 package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
+import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,7 +69,9 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        try (MAGRPOTrainer trainer = builder.build()) {
+        // the transition's stderr (its logs) goes to ours; closed after the trainer, ending its process
+        try (ExternalCommandTransition transition = run.externalTransition(System.err::println);
+                MAGRPOTrainer trainer = builder.externalTransition(transition).build()) {
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");

@@ -1,0 +1,237 @@
+package comlrl.trainers;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import comlrl.utils.ConfigMaps;
+import comlrl.utils.JsonLinesProcess;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * A multi-turn transition computed by a long-lived child process (config
+ * {@code external_transition: {type: command, run: [python3, next.py]}}), so the environment can be
+ * written in any language. The process transport (lazy start, timeout, stderr tail, kill, no restart
+ * after a failure) is {@link JsonLinesProcess}; this class only writes requests and reads prompts.
+ *
+ * <p><b>Protocol</b> (JSON lines, UTF-8). For each call (one per tree branch and turn) the process
+ * receives one line on stdin, the {@link TransitionContext} in the reference's keyword names:
+ * <pre>{"prompt": "...", "agent_completions": ["a0", "a1"], "num_agents": 2,
+ *  "prompt_history_per_agent": [["p0"], ["p1"]], "response_history_per_agent": [["a0"], ["a1"]],
+ *  "batch_item": {...task item...}}</pre>
+ * (on one line) and must answer with one line on stdout, flushed: a JSON array of strings, the next
+ * prompt of each agent {@code ["Improve: a0", "Improve: a1"]}, or an object
+ * {@code {"prompts": [...]}}. Anything else fails the transition with the command and the reply in
+ * the message; the count is checked by the trainer ("External transition must return per-agent
+ * prompts"). Blank lines are skipped; the process should log to stderr and exit when stdin closes.
+ *
+ * <pre>{@code
+ * # next.py
+ * import json, sys
+ * for line in sys.stdin:
+ *     req = json.loads(line)
+ *     print(json.dumps(["Improve: " + c for c in req["agent_completions"]]), flush=True)
+ * }</pre>
+ *
+ * <p><b>Failures</b> throw {@link JsonLinesProcess.ExternalProcessException} naming the command, the
+ * working directory, the exit code and the last stderr lines; the transition is unusable afterwards.
+ * Close it (try-with-resources) when training ends.
+ */
+public final class ExternalCommandTransition implements ExternalTransition, AutoCloseable {
+    /** Default time to wait for one reply. */
+    public static final Duration DEFAULT_TIMEOUT = JsonLinesProcess.DEFAULT_TIMEOUT;
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final List<String> TYPES = List.of("command");
+
+    private final JsonLinesProcess process;
+
+    private ExternalCommandTransition(JsonLinesProcess process) {
+        this.process = process;
+    }
+
+    /** A builder for {@code command} (program and arguments, not split by a shell). */
+    public static Builder builder(List<String> command) {
+        return new Builder(command);
+    }
+
+    /** A transition running {@code command} with the defaults (current directory, 60 s timeout). */
+    public static ExternalCommandTransition of(String... command) {
+        return builder(List.of(command)).build();
+    }
+
+    /**
+     * A transition from a config-file map, validated (the process starts on the first call):
+     * {@code {type: command, run: [python3, next.py], working_dir: ., timeout_s: 60}}. {@code run} is
+     * a list (a single string is one program without arguments, never split by a shell);
+     * {@code working_dir} is resolved against {@code baseDirectory} (the config file's directory)
+     * and defaults to it; {@code timeout_s} defaults to 60.
+     *
+     * @param baseDirectory directory relative paths are resolved against; null = the current directory
+     * @param stderrSink receives the process's stderr lines (the command line prints them)
+     */
+    public static ExternalCommandTransition fromConfig(Map<String, ?> spec, Path baseDirectory,
+            Consumer<String> stderrSink) {
+        Map<String, Object> map = ConfigMaps.stringKeys("external_transition", spec);
+        Object typeValue = map.get("type");
+        if (!(typeValue instanceof String typeName)) {
+            throw new IllegalArgumentException("external_transition needs a 'type': one of " + TYPES
+                    + ", e.g. {type: command, run: [python3, next.py]}; got " + spec);
+        }
+        String type = typeName.trim().toLowerCase(Locale.ROOT);
+        if (!TYPES.contains(type)) {
+            throw new IllegalArgumentException("Unknown external_transition type '" + typeName + "'; valid types: "
+                    + TYPES + " (a function in Java code is passed to the trainer builder instead)");
+        }
+        String owner = "external_transition command";
+        ConfigMaps.requireKnownKeys(owner, map, List.of("type", "run", "working_dir", "timeout_s"),
+                Map.of("command", "use 'run' (a list: [python3, next.py]).",
+                        "cwd", "use 'working_dir'.", "timeout", "use 'timeout_s' (seconds)."));
+        List<String> command = ConfigMaps.toNullableStringList(owner, "run", map.get("run"));
+        if (command == null || command.isEmpty()) {
+            throw new IllegalArgumentException(owner + " needs 'run': the program and its arguments, "
+                    + "e.g. run: [python3, next.py]");
+        }
+        Path base = baseDirectory == null ? Path.of("").toAbsolutePath() : baseDirectory;
+        Object dir = map.get("working_dir");
+        Path workingDirectory = ConfigMaps.isNullLike(dir) ? base
+                : base.resolve(ConfigMaps.toStr(owner, "working_dir", dir)).normalize();
+        double seconds = ConfigMaps.toDouble(owner, "timeout_s",
+                map.getOrDefault("timeout_s", (double) DEFAULT_TIMEOUT.toSeconds()));
+        if (!(seconds > 0) || Double.isInfinite(seconds)) {
+            throw new IllegalArgumentException(owner + " timeout_s must be a positive number of seconds, got " + seconds);
+        }
+        return builder(command)
+                .workingDirectory(workingDirectory)
+                .timeout(Duration.ofNanos((long) (seconds * 1e9)))
+                .stderrSink(stderrSink)
+                .build();
+    }
+
+    /**
+     * Sends the context as one JSON line and returns the process's prompts (not checked to be
+     * {@code numAgents} of them: the trainer does that).
+     *
+     * @throws JsonLinesProcess.ExternalProcessException the process failed or replied with something
+     *     other than an array of strings or {@code {"prompts": [...]}}
+     */
+    @Override
+    public synchronized List<String> next(TransitionContext context) {
+        return parse(process.call(request(context)));
+    }
+
+    /** Whether the child process is running (false before the first call and after close or a failure). */
+    public boolean isRunning() {
+        return process.isRunning();
+    }
+
+    /** The command, as given. */
+    public List<String> command() {
+        return process.command();
+    }
+
+    /** Closes stdin, gives the process 2 s to exit, then destroys it (and its children). Idempotent. */
+    @Override
+    public void close() {
+        process.close();
+    }
+
+    @Override
+    public String toString() {
+        return "ExternalCommandTransition" + process.command();
+    }
+
+    private String request(TransitionContext context) {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("prompt", context.prompt());
+        request.put("agent_completions", context.agentCompletions());
+        request.put("num_agents", context.numAgents());
+        request.put("prompt_history_per_agent", context.promptHistoryPerAgent());
+        request.put("response_history_per_agent", context.responseHistoryPerAgent());
+        request.put("batch_item", context.item() == null ? null : context.item().asMap());
+        try {
+            return JSON.writeValueAsString(request);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("Could not write the external transition request as JSON for "
+                    + process.command() + ": " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** The prompts in {@code reply}; a malformed reply fails the process (see {@link JsonLinesProcess#fail}). */
+    private List<String> parse(String reply) {
+        JsonNode node;
+        try {
+            node = JSON.readTree(reply);
+        } catch (JsonProcessingException e) {
+            throw process.fail(malformed(reply, "it is not JSON"));
+        }
+        JsonNode array = node;
+        if (node != null && node.isObject()) {
+            array = node.get("prompts");
+        }
+        if (array == null || !array.isArray()) {
+            throw process.fail(malformed(reply, "it is neither an array nor an object with a \"prompts\" array"));
+        }
+        List<String> prompts = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            JsonNode value = array.get(i);
+            if (!value.isTextual()) {
+                throw process.fail(malformed(reply, "element " + i + " is not a string"));
+            }
+            prompts.add(value.asText());
+        }
+        return List.copyOf(prompts);
+    }
+
+    private static String malformed(String reply, String problem) {
+        return "replied with malformed output (" + problem + "): " + JsonLinesProcess.shorten(reply)
+                + "; expected one JSON line: an array of strings (one next prompt per agent) or {\"prompts\": [...]}";
+    }
+
+    /** Options of an {@link ExternalCommandTransition}. */
+    public static final class Builder {
+        private final JsonLinesProcess.Builder process;
+
+        private Builder(List<String> command) {
+            this.process = JsonLinesProcess.builder("external transition", command);
+        }
+
+        /** Directory the process runs in; default: this JVM's working directory. */
+        public Builder workingDirectory(Path workingDirectory) {
+            process.workingDirectory(workingDirectory);
+            return this;
+        }
+
+        /** Longest wait for one reply (default 60 s); must be positive. */
+        public Builder timeout(Duration timeout) {
+            process.timeout(timeout);
+            return this;
+        }
+
+        /** An extra environment variable for the process. */
+        public Builder environment(String name, String value) {
+            process.environment(name, value);
+            return this;
+        }
+
+        /**
+         * Receives every stderr line as it arrives, on a background thread (default: dropped; the last
+         * lines are always kept for error messages).
+         */
+        public Builder stderrSink(Consumer<String> stderrSink) {
+            process.stderrSink(stderrSink);
+            return this;
+        }
+
+        /** The transition; its process starts on the first {@link ExternalCommandTransition#next} call. */
+        public ExternalCommandTransition build() {
+            return new ExternalCommandTransition(process.build());
+        }
+    }
+}

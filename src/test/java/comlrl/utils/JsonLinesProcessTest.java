@@ -1,0 +1,78 @@
+package comlrl.utils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.utils.JsonLinesProcess.ExternalProcessException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The transport on its own (the reward and transition tests cover it through their protocols).
+ * Children are bash scripts.
+ */
+class JsonLinesProcessTest {
+    @TempDir
+    Path dir;
+
+    private List<String> script(String name, String body) throws IOException {
+        Path file = dir.resolve(name);
+        Files.writeString(file, "#!/usr/bin/env bash\n" + body + "\n");
+        return List.of("bash", file.toString());
+    }
+
+    @Test
+    void echoesLinesWithEnvironmentAndForwardsStderr() throws Exception {
+        List<String> command = script("echo.sh",
+                "while IFS= read -r line; do echo \"got $line\" >&2; echo \"$GREETING $line\"; done");
+        List<String> stderr = new CopyOnWriteArrayList<>();
+        try (JsonLinesProcess process = JsonLinesProcess.builder("echo", command).environment("GREETING", "hello")
+                .timeout(Duration.ofSeconds(20)).stderrSink(stderr::add).build()) {
+            assertThat(process.call("{\"a\": 1}")).isEqualTo("hello {\"a\": 1}");
+            assertThat(process.call("[2]")).isEqualTo("hello [2]");
+            assertThatThrownBy(() -> process.call("two\nlines")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("must be one line");
+            assertThat(process.isRunning()).isTrue();
+        }
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (stderr.size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(stderr).containsExactly("got {\"a\": 1}", "got [2]");
+    }
+
+    @Test
+    void failRejectsTheProcessForGood() throws Exception {
+        List<String> command = script("loop.sh", "while IFS= read -r line; do echo 'oops' >&2; echo '?'; done");
+        try (JsonLinesProcess process = JsonLinesProcess.builder("grader", command).workingDirectory(dir).build()) {
+            assertThat(process.call("{}")).isEqualTo("?");
+            ExternalProcessException e = process.fail("replied with '?'");
+            assertThat(e).hasMessageStartingWith("Grader command [bash, " + dir.resolve("loop.sh") + "] (working directory "
+                    + dir + ") replied with '?'. Last stderr lines:\n  oops");
+            assertThat(process.isRunning()).isFalse();
+            assertThatThrownBy(() -> process.call("{}")).isInstanceOf(ExternalProcessException.class)
+                    .hasMessage("Grader command [bash, " + dir.resolve("loop.sh") + "] failed earlier and is not restarted: "
+                            + "replied with '?'");
+        }
+    }
+
+    @Test
+    void closedAndMissingProgramAndBuilderMessagesUseTheName() {
+        JsonLinesProcess missing = JsonLinesProcess.builder("grader", List.of(dir.resolve("nope").toString())).build();
+        assertThatThrownBy(() -> missing.call("{}")).isInstanceOf(ExternalProcessException.class)
+                .hasMessageContaining("Could not start the grader command");
+        missing.close();
+        assertThatThrownBy(() -> missing.call("{}")).isInstanceOf(IllegalStateException.class)
+                .hasMessage("Grader command [" + dir.resolve("nope") + "] is closed.");
+        assertThatThrownBy(() -> JsonLinesProcess.builder("grader", List.of()))
+                .hasMessageContaining("the grader command needs at least the program to run");
+        assertThatThrownBy(() -> JsonLinesProcess.builder("grader", List.of("x")).timeout(Duration.ofSeconds(-1)))
+                .hasMessageContaining("the grader command timeout must be positive");
+    }
+}
