@@ -1,6 +1,7 @@
 package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
+import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import java.nio.file.Files;
@@ -33,7 +34,7 @@ final class TrainCommand implements Callable<Integer> {
     Path resume;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
         RunConfig run = new RunConfig(config, overrides, outputDir); // fails here on a bad config, before any model loads
         Path resumeFrom = resume == null ? null
                 : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
@@ -51,10 +52,11 @@ final class TrainCommand implements Callable<Integer> {
         System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
                 run.algorithm.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1, run.eval == null ? 0 : run.eval.size(),
                 run.outputDir);
+        RewardFunction reward = run.rewardFunction();
         MAGRPOTrainer.Builder builder = MAGRPOTrainer.builderFor(run.algorithm)
                 .numAgents(run.numAgents)
                 .formatters(run.formatters.asList())
-                .rewardFunc(run.rewardFunction())
+                .rewardFunc(reward)
                 .rewardProcessor(run.rewardProcessor)
                 .trainDataset(run.train)
                 .evalDataset(run.eval)
@@ -69,8 +71,10 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        // the transition's stderr (its logs) goes to ours; closed after the trainer, ending its process
-        try (ExternalCommandTransition transition = run.externalTransition(System.err::println);
+        // command-backed parts and streams are closed after the trainer (ending their processes);
+        // the transition's stderr (its logs) goes to ours
+        try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
+                ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 MAGRPOTrainer trainer = builder.externalTransition(transition).build()) {
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
@@ -90,6 +94,10 @@ final class TrainCommand implements Callable<Integer> {
             System.out.println("run directory: " + run.outputDir);
         }
         return 0;
+    }
+
+    private static AutoCloseable closerOf(Object part) {
+        return part instanceof AutoCloseable c ? c : () -> { };
     }
 
     /** Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes. */

@@ -156,41 +156,51 @@ public final class Generator {
     private record DecodeResult(long[] tokens, double[] logprobs, int steps, int hostSyncs) {
     }
 
+    /** Sequences check the "all finished" flag (one host transfer) every this many steps. */
+    static final int FINISH_CHECK_EVERY = 4;
+
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
             SamplingConfig config, List<Rng> rng) {
         Device device = model.device();
-        Tensor eos = Tensor.ofLongs(eosIds.stream().mapToLong(Long::longValue).toArray(), device).view(1, -1);
+        int maxNew = config.maxNewTokens();
+        long[] eosArray = eosIds.stream().mapToLong(Long::longValue).toArray();
+        Tensor eos = Tensor.ofLongs(eosArray, device).view(1, -1);
         Tensor pad = Tensor.fullOf(padId, DType.I64, device, rows);
-        Tensor ones = Tensor.fullOf(1, DType.I64, device, rows, 1);
+        // the attention mask of every step is a prefix of [prompt mask | ones for the new tokens]
+        Tensor fullMask = firstMask == null ? null
+                : Tensor.cat(List.of(firstMask, Tensor.fullOf(1, DType.I64, device, rows, maxNew)), 1);
+        long promptColumns = firstMask == null ? 0 : firstMask.size(1);
         // loop-carried state, each kept across step scopes and closed when replaced
         Tensor logits = firstLogits.keep();                                  // [R, V] float32
-        Tensor mask = firstMask == null ? null : firstMask.keep();           // [R, past]
         Tensor pos = firstPos.keep();                                        // [R, 1]
         Tensor finished = Tensor.zerosOf(DType.BOOL, device, rows).keep();   // [R]
         List<Tensor> tokenSteps = new ArrayList<>();   // T x [R]
         List<Tensor> logprobSteps = new ArrayList<>(); // T x [R]
         int syncs = 0;
-        try {
-            for (int t = 0; t < config.maxNewTokens(); t++) {
+        try (Sampler sampler = new Sampler(config, rng, logits.size(1))) {
+            for (int t = 0; t < maxNew; t++) {
                 try (Scope step = Scope.open()) {
-                    Tensor logp = logits.logSoftmax(-1); // temperature-1 log-probabilities
-                    Tensor next = pad.where(finished, Sampler.choose(logits, config, rng)); // [R]
+                    Tensor next = pad.where(finished, sampler.choose(logits, t)); // [R]
+                    Tensor column = next.unsqueeze(1);                             // [R, 1]
+                    // log π(y_t) at temperature 1 = logit(y_t) − logsumexp(logits)
+                    Tensor logp = logits.gather(1, column).squeeze(1).sub(logits.logsumexp(-1));
                     tokenSteps.add(next.keep());
-                    logprobSteps.add(logp.gather(1, next.unsqueeze(1)).squeeze(1).keep());
-                    finished = replace(finished, finished.logicalOr(next.unsqueeze(1).eq(eos).sum(1, false).gt(0)));
-                    if (t == config.maxNewTokens() - 1) {
+                    logprobSteps.add(logp.keep());
+                    Tensor ended = eosArray.length == 1 ? next.eq((double) eosArray[0])
+                            : column.eq(eos).sum(1, false).gt(0);
+                    finished = replace(finished, finished.logicalOr(ended));
+                    if (t == maxNew - 1) {
                         break;
                     }
-                    syncs++; // the all-finished flag: the one per-token transfer
-                    if (finished.allTrue()) {
-                        break;
-                    }
-                    if (mask != null) {
-                        mask = replace(mask, Tensor.cat(List.of(mask, ones), 1));
+                    if (t % FINISH_CHECK_EVERY == FINISH_CHECK_EVERY - 1) {
+                        syncs++; // the all-finished flag: the only transfer inside the loop
+                        if (finished.allTrue()) {
+                            break;
+                        }
                     }
                     pos = replace(pos, pos.add(1));
-                    logits = replace(logits, model.forward(next.unsqueeze(1), pos, mask, cache, 0)
-                            .logits().squeeze(1).toFloat());
+                    Tensor mask = fullMask == null ? null : fullMask.narrow(1, 0, promptColumns + t + 1);
+                    logits = replace(logits, model.forward(column, pos, mask, cache, 0).logits().squeeze(1).toFloat());
                 }
             }
             try (Scope s = Scope.open()) {
@@ -204,9 +214,6 @@ public final class Generator {
             logits.close();
             pos.close();
             finished.close();
-            if (mask != null) {
-                mask.close();
-            }
         }
     }
 

@@ -380,6 +380,15 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.mean(new long[] {dim}, keepDim, new ScalarTypeOptional()));
     }
 
+    /** {@code log Σ exp} over {@code dim}, dimension dropped. */
+    public Tensor logsumexp(int dim) {
+        return new Tensor(torch.logsumexp(handle, new long[] {dim}, false));
+    }
+
+    public Tensor clampMin(double min) {
+        return new Tensor(torch.clamp_min(handle, new Scalar(min)));
+    }
+
     public Tensor cumsum(int dim) {
         return new Tensor(handle.cumsum(dim));
     }

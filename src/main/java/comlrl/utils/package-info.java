@@ -5,6 +5,6 @@
  * {@link comlrl.utils.Formatters}, {@link comlrl.utils.TemplateFormatter}), config enums shared by
  * several algorithm configs ({@link comlrl.utils.ParallelTraining},
  * {@link comlrl.utils.CollaborationMode}) and the snake_case config-map reading used by every
- * {@code fromMap} ({@link comlrl.utils.ConfigMaps}). Plain Java: no tensors, no I/O.
+ * {@code fromMap} ({@link comlrl.utils.ConfigMaps}). Plain Java, no tensors; {@link comlrl.utils.JsonLinesProcess} runs child processes for command-backed callbacks.
  */
 package comlrl.utils;
