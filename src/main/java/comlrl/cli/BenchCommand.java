@@ -76,6 +76,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "0", description = "weights and prompt seed (default ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--rounds", defaultValue = "3",
+            description = "with --compare-pytorch: alternate Java and PyTorch measurements this many times and take "
+                    + "the median of each, so that machine-load drift hits both alike (default ${DEFAULT-VALUE})")
+    int rounds;
+
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
     boolean comparePytorch;
 
@@ -103,19 +108,29 @@ final class BenchCommand implements Callable<Integer> {
         Path dir = Files.createTempDirectory("comlrl-bench-");
         try {
             BuiltinModels.write(arch, shape, seed, type, dir);
-            Map<String, Object> java = runJava(dir, type, dev);
-            ObjectNode out = new ObjectMapper().valueToTree(java);
+            Map<String, Object> java;
             Map<String, Object> torch = null;
-            if (comparePytorch) {
-                torch = runPytorch(dir, k);
+            try (JavaBench bench = new JavaBench(dir, type, dev)) {
+                if (!comparePytorch) {
+                    java = bench.measure();
+                } else {
+                    List<Map<String, Object>> javaRounds = new ArrayList<>();
+                    List<Map<String, Object>> torchRounds = new ArrayList<>();
+                    for (int r = 0; r < Math.max(1, rounds); r++) {
+                        javaRounds.add(bench.measure());
+                        torchRounds.add(runPytorch(dir, k));
+                    }
+                    java = medianOfRounds(javaRounds);
+                    torch = medianOfRounds(torchRounds);
+                }
+            }
+            ObjectNode out = new ObjectMapper().valueToTree(java);
+            if (torch != null) {
                 out.set("pytorch", new ObjectMapper().valueToTree(torch));
                 ObjectNode ratios = out.putObject("ratios");
-                ratios.put("gen_tokens_per_s", num(java, "gen_tokens_per_s") / num(torch, "gen_tokens_per_s"));
-                ratios.put("prefill_ms", num(java, "prefill_ms") / num(torch, "prefill_ms"));
-                ratios.put("score_ms", num(java, "score_ms") / num(torch, "score_ms"));
-                ratios.put("optim_ms", num(java, "optim_ms") / num(torch, "optim_ms"));
-                ratios.put("step_ms", num(java, "step_ms") / num(torch, "step_ms"));
-                ratios.put("peak_rss_mib", num(java, "peak_rss_mib") / num(torch, "peak_rss_mib"));
+                for (String key : RESULT_KEYS) {
+                    ratios.put(key, num(java, key) / num(torch, key));
+                }
             }
             if (json) {
                 System.out.println(new ObjectMapper().writeValueAsString(out));
@@ -128,33 +143,58 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Map<String, Object> runJava(Path dir, DType type, Device dev) {
-        List<CausalLm> lms = new ArrayList<>();
-        List<AdamW> opts = new ArrayList<>();
-        List<Double> gen = new ArrayList<>();
-        List<Double> prefill = new ArrayList<>();
-        List<Double> score = new ArrayList<>();
-        List<Double> optim = new ArrayList<>();
-        List<Double> step = new ArrayList<>();
-        double syncsPerToken = 0;
-        try {
-            for (int i = 0; i < agents; i++) {
-                CausalLm lm = CausalLm.load(dir.toString(), type, dev);
-                lms.add(lm);
-                opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01));
+    /** The timed keys, shared by both implementations' results (medians over measured steps). */
+    static final List<String> RESULT_KEYS = List.of("gen_tokens_per_s", "prefill_ms", "score_ms", "optim_ms",
+            "step_ms", "peak_rss_mib");
+
+    /** Loaded agents and their optimizers; {@link #measure()} runs warm-up and measured steps. */
+    private final class JavaBench implements AutoCloseable {
+        private final List<CausalLm> lms = new ArrayList<>();
+        private final List<AdamW> opts = new ArrayList<>();
+        private final Device dev;
+        private final long[] prompt;
+        private final double[] adv;
+        private boolean warm;
+
+        JavaBench(Path dir, DType type, Device dev) {
+            this.dev = dev;
+            try {
+                for (int i = 0; i < agents; i++) {
+                    CausalLm lm = CausalLm.load(dir.toString(), type, dev);
+                    lms.add(lm);
+                    opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01));
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
             }
             int vocab = Math.min(lms.get(0).model().config().vocabSize(), lms.get(0).tokenizer().vocabSize());
             Random r = new Random(seed);
-            long[] prompt = new long[promptLen];
+            prompt = new long[promptLen];
             for (int j = 0; j < promptLen; j++) {
                 prompt[j] = r.nextInt(vocab);
             }
-            double[] adv = new double[generations];
+            adv = new double[generations];
             for (int j = 0; j < generations; j++) {
                 adv[j] = generations == 1 ? 1 : -1 + 2.0 * j / (generations - 1);
             }
+        }
+
+        /**
+         * One MAGRPO step per agent: sample G completions of exactly T tokens, score them with
+         * gradients ({@code −Σ_k A_k Σ_t log π / G}, fixed advantages), one AdamW step.
+         */
+        Map<String, Object> measure() {
+            List<Double> gen = new ArrayList<>();
+            List<Double> prefill = new ArrayList<>();
+            List<Double> score = new ArrayList<>();
+            List<Double> optim = new ArrayList<>();
+            List<Double> step = new ArrayList<>();
+            double syncsPerToken = 0;
             SamplingConfig sampling = SamplingConfig.sample(1.0, null, null, newTokens, generations);
-            for (int s = 0; s < warmup + steps; s++) {
+            int first = warm ? 0 : warmup;
+            warm = true;
+            for (int s = 0; s < first + steps; s++) {
                 double genSec = 0;
                 double prefillMs = 0;
                 double scoreMs = 0;
@@ -182,7 +222,7 @@ final class BenchCommand implements Callable<Integer> {
                     scoreMs += (t2 - t1) / 1e6;
                     optimMs += (t3 - t2) / 1e6;
                 }
-                if (s >= warmup) {
+                if (s >= first) {
                     gen.add((double) agents * generations * newTokens / genSec);
                     prefill.add(prefillMs / agents);
                     score.add(scoreMs / agents);
@@ -190,28 +230,41 @@ final class BenchCommand implements Callable<Integer> {
                     step.add((System.nanoTime() - stepStart) / 1e6);
                 }
             }
-        } finally {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("impl", "comlrl-java");
+            m.put("shape", shape);
+            m.put("threads", Engine.numThreads());
+            m.put("dtype", dtype);
+            m.put("device", device);
+            m.put("agents", agents);
+            m.put("generations", generations);
+            m.put("prompt_len", promptLen);
+            m.put("new_tokens", newTokens);
+            m.put("gen_tokens_per_s", median(gen));
+            m.put("prefill_ms", median(prefill));
+            m.put("score_ms", median(score));
+            m.put("optim_ms", median(optim));
+            m.put("step_ms", median(step));
+            m.put("peak_rss_mib", peakRssMib());
+            m.put("host_syncs_per_token", syncsPerToken);
+            return m;
+        }
+
+        @Override
+        public void close() {
             opts.forEach(AdamW::close);
             lms.forEach(CausalLm::close);
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("impl", "comlrl-java");
-        m.put("shape", shape);
-        m.put("threads", Engine.numThreads());
-        m.put("dtype", dtype);
-        m.put("device", device);
-        m.put("agents", agents);
-        m.put("generations", generations);
-        m.put("prompt_len", promptLen);
-        m.put("new_tokens", newTokens);
-        m.put("gen_tokens_per_s", median(gen));
-        m.put("prefill_ms", median(prefill));
-        m.put("score_ms", median(score));
-        m.put("optim_ms", median(optim));
-        m.put("step_ms", median(step));
-        m.put("peak_rss_mib", peakRssMib());
-        m.put("host_syncs_per_token", syncsPerToken);
-        return m;
+    }
+
+    /** The first round's fields, with each timed key replaced by its median over the rounds. */
+    static Map<String, Object> medianOfRounds(List<Map<String, Object>> rounds) {
+        Map<String, Object> out = new LinkedHashMap<>(rounds.get(0));
+        for (String key : RESULT_KEYS) {
+            out.put(key, median(rounds.stream().map(r -> num(r, key)).toList()));
+        }
+        out.put("rounds", rounds.size());
+        return out;
     }
 
     @SuppressWarnings("unchecked")

@@ -121,8 +121,11 @@ public final class Generator {
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
                 prefillDone = System.nanoTime();
-                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
-                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng);
+                // few rows decode faster with contiguous transposed weights (copied once per call)
+                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity);
+                        DecoderLm.FrozenLinears frozen = rows <= DecoderLm.FrozenLinears.MAX_ROWS
+                                && config.maxNewTokens() > 1 ? model.frozenLinears() : null) {
+                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng, frozen);
                 }
             }
         }
@@ -160,7 +163,7 @@ public final class Generator {
     static final int FINISH_CHECK_EVERY = 4;
 
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
-            SamplingConfig config, List<Rng> rng) {
+            SamplingConfig config, List<Rng> rng, DecoderLm.FrozenLinears frozen) {
         Device device = model.device();
         int maxNew = config.maxNewTokens();
         long[] eosArray = eosIds.stream().mapToLong(Long::longValue).toArray();
@@ -200,7 +203,7 @@ public final class Generator {
                     }
                     pos = replace(pos, pos.add(1));
                     Tensor mask = fullMask == null ? null : fullMask.narrow(1, 0, promptColumns + t + 1);
-                    logits = replace(logits, model.forward(column, pos, mask, cache, 0).logits().squeeze(1).toFloat());
+                    logits = replace(logits, model.forward(column, pos, mask, cache, 0, frozen).logits().squeeze(1).toFloat());
                 }
             }
             try (Scope s = Scope.open()) {

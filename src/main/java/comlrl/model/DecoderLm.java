@@ -298,9 +298,21 @@ public final class DecoderLm implements AutoCloseable {
      *         final-normed hidden states {@code [B, S, E]}
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom) {
+        return forward(inputIds, positionIds, attentionMask, cache, logitsFrom, null);
+    }
+
+    /**
+     * The forward pass, with {@code frozen} transposed weights (from {@link #frozenLinears()}) used
+     * for the projections when few rows pass ({@code B·S <= }{@link FrozenLinears#MAX_ROWS}), as in
+     * token-by-token decoding: {@code x @ Wᵀ} is then one "NN" matrix product on a contiguous
+     * {@code Wᵀ}, several times faster for a handful of rows than the transposed product. Same values.
+     */
+    public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
+            FrozenLinears frozen) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
+        FrozenLinears t = frozen != null && b * s <= FrozenLinears.MAX_ROWS ? frozen : null;
         long total = past + s;
 
         // mask: null + causal flag when nothing is padded, else boolean [B, 1, S, past+S]
@@ -329,9 +341,9 @@ public final class DecoderLm implements AutoCloseable {
             Layer l = layers[i];
             // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
             Tensor hn = x.rmsNorm(l.inputNorm, eps);
-            Tensor q = hn.linear(l.qWeight, l.qBias).view(b, s, h, d);  // [B, S, H, D]
-            Tensor k = hn.linear(l.kWeight, l.kBias).view(b, s, kvh, d); // [B, S, K, D]
-            Tensor v = hn.linear(l.vWeight, l.vBias).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+            Tensor q = project(hn, l.qWeight, l.qBias, t, i, 0).view(b, s, h, d);  // [B, S, H, D]
+            Tensor k = project(hn, l.kWeight, l.kBias, t, i, 1).view(b, s, kvh, d); // [B, S, K, D]
+            Tensor v = project(hn, l.vWeight, l.vBias, t, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
             if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
                 q = q.rmsNorm(l.qNorm, eps);
                 k = k.rmsNorm(l.kNorm, eps);
@@ -345,11 +357,11 @@ public final class DecoderLm implements AutoCloseable {
             }
             Tensor attn = Tensor.attention(q, k, v, mask4d, causal, scale, kvh != h); // [B, H, S, D]
             attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
-            x = x.add(attn.linear(l.oWeight, l.oBias));
+            x = x.add(project(attn, l.oWeight, l.oBias, t, i, 3));
             // MLP block: x + down(silu(gate(x)) * up(x))
             Tensor hm = x.rmsNorm(l.postNorm, eps);
-            Tensor gated = hm.linear(l.gateWeight, l.gateBias).silu().mul(hm.linear(l.upWeight, l.upBias));
-            x = x.add(gated.linear(l.downWeight, l.downBias));
+            Tensor gated = project(hm, l.gateWeight, l.gateBias, t, i, 4).silu().mul(project(hm, l.upWeight, l.upBias, t, i, 5));
+            x = x.add(project(gated, l.downWeight, l.downBias, t, i, 6));
         }
         if (cache != null) {
             cache.advance((int) s);
@@ -358,9 +370,60 @@ public final class DecoderLm implements AutoCloseable {
         Tensor logits = null;
         if (logitsFrom < s) {
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, s - logitsFrom);
-            logits = tail.linear(lmHead, null); // [B, S - logitsFrom, V]
+            logits = t == null ? tail.linear(lmHead, null) : tail.matmul(t.lmHead); // [B, S - logitsFrom, V]
         }
         return new Output(logits, hidden);
+    }
+
+    /** {@code x @ Wᵀ + b}: {@code F.linear}, or the product with the frozen transposed copy of W. */
+    private static Tensor project(Tensor x, Tensor weight, Tensor bias, FrozenLinears frozen, int layer, int which) {
+        if (frozen == null) {
+            return x.linear(weight, bias);
+        }
+        Tensor y = x.matmul(frozen.transposed[layer][which]);
+        return bias == null ? y : y.add(bias);
+    }
+
+    /**
+     * Contiguous transposed copies {@code Wᵀ} of every projection (and of the LM head) at one moment:
+     * valid while the weights do not change, e.g. for one generation call. Owns the copies: close it.
+     */
+    public static final class FrozenLinears implements AutoCloseable {
+        /** Row counts up to which the transposed product is used. */
+        public static final long MAX_ROWS = 12;
+        private final Tensor[][] transposed; // [L][q, k, v, o, gate, up, down]
+        private final Tensor lmHead;         // [E, V]
+
+        private FrozenLinears(Tensor[][] transposed, Tensor lmHead) {
+            this.transposed = transposed;
+            this.lmHead = lmHead;
+        }
+
+        @Override
+        public void close() {
+            for (Tensor[] layer : transposed) {
+                for (Tensor w : layer) {
+                    w.close();
+                }
+            }
+            lmHead.close();
+        }
+    }
+
+    /** Transposed copies of the current weights for few-row forwards (see {@link #forward}). */
+    public FrozenLinears frozenLinears() {
+        Tensor[][] t = new Tensor[layers.length][];
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            for (int i = 0; i < layers.length; i++) {
+                Layer l = layers[i];
+                Tensor[] w = {l.qWeight, l.kWeight, l.vWeight, l.oWeight, l.gateWeight, l.upWeight, l.downWeight};
+                t[i] = new Tensor[w.length];
+                for (int j = 0; j < w.length; j++) {
+                    t[i][j] = w[j].detach().transpose(0, 1).contiguous().keep();
+                }
+            }
+            return new FrozenLinears(t, lmHead.detach().transpose(0, 1).contiguous().keep());
+        }
     }
 
     /**

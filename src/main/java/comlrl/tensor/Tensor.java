@@ -184,12 +184,60 @@ public final class Tensor implements AutoCloseable {
     /** Keeps this tensor alive after the enclosing {@link Scope} closes; free it with {@link #close()}. */
     public Tensor keep() {
         handle.retainReference();
+        kept = true;
         return this;
+    }
+
+    /** Whether {@link #keep()} was called: such tensors (parameters) cache their optional wrapper. */
+    private volatile boolean kept;
+    private volatile TensorOptional optional;
+
+    /** {@code std::optional<Tensor>} of this tensor: cached for kept tensors, else one per call. */
+    private TensorOptional asOptional() {
+        if (!kept) {
+            return new TensorOptional(handle);
+        }
+        TensorOptional o = optional;
+        if (o == null) {
+            synchronized (this) {
+                if (optional == null) {
+                    TensorOptional created = new TensorOptional(handle);
+                    created.retainReference();
+                    optional = created;
+                }
+                o = optional;
+            }
+        }
+        return o;
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Double, DoubleOptional> DOUBLES =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A cached {@code std::optional<double>} for the few constants we pass (eps, scales); at most 256 kept. */
+    private static DoubleOptional doubleOptional(double v) {
+        DoubleOptional cached = DOUBLES.get(v);
+        if (cached != null) {
+            return cached;
+        }
+        if (DOUBLES.size() >= 256) {
+            return new DoubleOptional(v);
+        }
+        return DOUBLES.computeIfAbsent(v, x -> {
+            DoubleOptional d = new DoubleOptional(x);
+            d.retainReference();
+            return d;
+        });
     }
 
     /** Frees the native handle now (the storage goes when no other tensor or graph uses it). */
     @Override
     public void close() {
+        TensorOptional o = optional;
+        if (o != null) {
+            o.releaseReference();
+            optional = null;
+        }
         handle.releaseReference();
     }
 
@@ -359,7 +407,7 @@ public final class Tensor implements AutoCloseable {
     /** {@code x @ weight^T (+ bias)}: PyTorch's {@code F.linear}. */
     public Tensor linear(Tensor weight, Tensor bias) {
         return new Tensor(bias == null ? torch.linear(handle, weight.handle)
-                : torch.linear(handle, weight.handle, new TensorOptional(bias.handle)));
+                : torch.linear(handle, weight.handle, bias.asOptional()));
     }
 
     // ---------------------------------------------------------------- reductions
@@ -497,8 +545,7 @@ public final class Tensor implements AutoCloseable {
     /** {@code torch.rms_norm(x, [last], weight, eps)} — computed in the input's dtype. */
     public Tensor rmsNorm(Tensor weight, double eps) {
         return new Tensor(torch.rms_norm(handle, new long[] {size(-1)},
-                weight == null ? new TensorOptional() : new TensorOptional(weight.handle),
-                new DoubleOptional(eps)));
+                weight == null ? new TensorOptional() : weight.asOptional(), doubleOptional(eps)));
     }
 
     /** The mean of squares over the last dimension, kept: {@code x.pow(2).mean(-1, keepdim=True)}. */
@@ -518,8 +565,7 @@ public final class Tensor implements AutoCloseable {
     public static Tensor attention(Tensor q, Tensor k, Tensor v, Tensor mask, boolean causal,
             double scale, boolean gqa) {
         return new Tensor(torch.scaled_dot_product_attention(q.handle, k.handle, v.handle,
-                mask == null ? new TensorOptional() : new TensorOptional(mask.handle), 0.0, causal,
-                new DoubleOptional(scale), gqa));
+                mask == null ? new TensorOptional() : mask.asOptional(), 0.0, causal, doubleOptional(scale), gqa));
     }
 
     public Tensor logSoftmax(int dim) {

@@ -66,6 +66,28 @@ class DecoderLmTest {
         }
     }
 
+    @ParameterizedTest
+    @CsvSource({"qwen2,false", "llama,true", "qwen3,false"})
+    void decodingWithFrozenTransposedWeightsEqualsThePlainForward(String type, boolean tied) {
+        ModelConfig c = TinyConfigs.of(type, tied, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 4); Scope s = Scope.open();
+                GradMode g = GradMode.inference(); DecoderLm.FrozenLinears frozen = m.frozenLinears();
+                KvCache plain = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU);
+                KvCache fast = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
+            Tensor ids = Tensor.ofLongs(new long[] {5, 17, 3, 42, 9, 11, 60, 1}, Device.CPU, 2, 4);
+            Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(2, 4).contiguous();
+            m.forward(ids, pos, null, plain, 3);
+            m.forward(ids, pos, null, fast, 3, frozen);
+            for (int t = 0; t < 4; t++) { // one token per row: the rows the transposed path serves
+                Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
+                Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);
+                Tensor a = m.forward(next, p, null, plain, 0).logits();
+                Tensor b = m.forward(next, p, null, fast, 0, frozen).logits();
+                assertThat(b.maxAbsDiff(a)).as("step %d", t).isLessThan(1e-5);
+            }
+        }
+    }
+
     @Test
     void leftPaddedBatchEqualsUnpaddedRows() {
         ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
