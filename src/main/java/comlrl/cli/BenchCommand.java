@@ -218,6 +218,7 @@ final class BenchCommand implements Callable<Integer> {
                     }
                     long t2 = System.nanoTime();
                     opts.get(i).step();
+                    opts.get(i).zeroGrad();
                     long t3 = System.nanoTime();
                     scoreMs += (t2 - t1) / 1e6;
                     optimMs += (t3 - t2) / 1e6;

@@ -683,6 +683,7 @@ public class MAGRPOTrainer implements AutoCloseable {
             }
         }
         opt.step();
+        opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         return total;
     }
 
