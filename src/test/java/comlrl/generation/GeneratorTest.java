@@ -145,7 +145,8 @@ class GeneratorTest {
 
     @Test
     void nativeMemoryStaysFlatOverGenerateScoreAdamWSteps() {
-        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        // the "tiny" shape of init-model and bench, through the decoding path (transposed weights, KV cache)
+        ModelConfig c = comlrl.model.ModelPresets.config("qwen2", "tiny", 515, -1, EOS, "float32");
         try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 2);
                 AdamW opt = new AdamW(m.parameters(), 1e-3, 0.01)) {
             Generator gen = new Generator(m, Set.of(EOS), EOS, ids -> "");
