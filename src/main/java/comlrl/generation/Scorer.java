@@ -40,6 +40,69 @@ public final class Scorer {
      * @param padId any id (pad positions are masked out)
      */
     public static Scores score(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        Rows r = rows(model, prompts, completions, padId);
+        if (r.t == 0) {
+            DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length());
+            Tensor zeros = Tensor.zerosOf(DType.F32, model.device(), prompts.size(), 1);
+            return new Scores(zeros, zeros, out.hidden(), r.lengths);
+        }
+        DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.logitsFrom());
+        return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
+    }
+
+    /**
+     * Backpropagates {@code L = Σ_i w_i · Σ_t log π(y_{i,t} | x_i, y_{i,<t})} (padding excluded)
+     * into the model's parameter gradients, optionally with layer-wise recomputation
+     * ({@link DecoderLm#checkpointedBackward}), which gives the same gradients with the activations
+     * of one layer alive at a time. When L is not finite nothing is backpropagated (the sample
+     * contributes no gradient). Must run inside a caller's scope.
+     *
+     * @return L
+     */
+    public static double backwardWeighted(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
+            double[] weights, boolean checkpointing) {
+        if (weights.length != prompts.size()) {
+            throw new IllegalArgumentException(weights.length + " weights for " + prompts.size() + " sequences");
+        }
+        Rows r = rows(model, prompts, completions, padId);
+        if (r.t == 0) {
+            return 0; // nothing generated: no token, no gradient
+        }
+        Tensor w = Tensor.ofDoubles(weights, model.device()).to(DType.F32);
+        java.util.function.Function<DecoderLm.Output, Tensor> loss =
+                out -> r.tokenLogprobs(out).sum(1, false).mul(w).sum();
+        if (checkpointing) {
+            return model.checkpointedBackward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), loss);
+        }
+        Tensor value = loss.apply(model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.logitsFrom()));
+        double result = value.item();
+        if (Double.isFinite(result)) {
+            value.backward();
+        }
+        return result;
+    }
+
+    /**
+     * Rows {@code prompt_i ⊕ completion_i} left-padded to one batch; completions end at the same
+     * column, so the last {@code t} columns hold every completion token (t = longest completion).
+     */
+    private record Rows(PaddedBatch batch, int t, int[] lengths, Tensor mask) {
+        /** Positions s-t-1 .. s-2 predict the tokens at columns s-t .. s-1. */
+        long logitsFrom() {
+            return batch.length() - t - 1;
+        }
+
+        /** Masked per-token log-probabilities {@code [N, T]} from a forward's logits (float32). */
+        Tensor tokenLogprobs(DecoderLm.Output out) {
+            long s = batch.length();
+            Tensor logits = out.logits().narrow(1, 0, t).toFloat();           // [N, T, V]
+            Tensor targets = batch.ids().narrow(1, s - t, t);                  // [N, T]
+            Tensor logp = logits.logSoftmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2); // [N, T]
+            return logp.mul(mask);
+        }
+    }
+
+    private static Rows rows(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
         if (prompts.size() != completions.size()) {
             throw new IllegalArgumentException(prompts.size() + " prompts but " + completions.size() + " completions");
         }
@@ -62,25 +125,14 @@ public final class Scorer {
         }
         Device device = model.device();
         PaddedBatch batch = PaddedBatch.leftPadded(rows, padId, device);
-        long s = batch.length();
-        if (maxCompletion == 0) {
-            DecoderLm.Output out = model.forward(batch.ids(), batch.positions(), batch.mask(), null, s);
-            Tensor zeros = Tensor.zerosOf(DType.F32, device, n, 1);
-            return new Scores(zeros, zeros, out.hidden(), lengths);
-        }
         int t = maxCompletion;
-        // positions s-t-1 .. s-2 predict the tokens at columns s-t .. s-1
-        DecoderLm.Output out = model.forward(batch.ids(), batch.positions(), batch.mask(), null, s - t - 1);
-        Tensor logits = out.logits().narrow(1, 0, t).toFloat();        // [N, T, V]
-        Tensor targets = batch.ids().narrow(1, s - t, t);               // [N, T]
-        Tensor logp = logits.logSoftmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2); // [N, T]
-        float[] maskValues = new float[n * t];
+        float[] maskValues = new float[n * Math.max(t, 1)];
         for (int i = 0; i < n; i++) {
             for (int j = t - lengths[i]; j < t; j++) {
                 maskValues[i * t + j] = 1f;
             }
         }
-        Tensor mask = Tensor.ofFloats(maskValues, device, n, t);
-        return new Scores(logp.mul(mask), mask, out.hidden(), lengths);
+        Tensor mask = Tensor.ofFloats(maskValues, device, n, Math.max(t, 1));
+        return new Rows(batch, t, lengths, mask);
     }
 }

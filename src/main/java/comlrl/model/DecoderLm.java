@@ -309,12 +309,27 @@ public final class DecoderLm implements AutoCloseable {
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
             FrozenLinears frozen) {
+        Context ctx = context(inputIds, positionIds, attentionMask, cache, frozen);
+        Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
+        for (int i = 0; i < layers.length; i++) {
+            x = layer(i, x, ctx);
+        }
+        if (cache != null) {
+            cache.advance((int) ctx.s);
+        }
+        return head(x, logitsFrom, ctx);
+    }
+
+    /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
+    private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
+            FrozenLinears frozen) {
+    }
+
+    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
+            FrozenLinears frozen) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
-        FrozenLinears t = frozen != null && b * s <= FrozenLinears.MAX_ROWS ? frozen : null;
-        long total = past + s;
-
         // mask: null + causal flag when nothing is padded, else boolean [B, 1, S, past+S]
         Tensor mask4d = null;
         boolean causal = false;
@@ -325,54 +340,99 @@ public final class DecoderLm implements AutoCloseable {
         } else if (s > 1) {
             mask4d = causalMask(past, s).unsqueeze(0).unsqueeze(0);
         }
-
         // rotary: cos/sin of pos * inv_freq, looked up per position                           [B, 1, S, D]
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
+        return new Context(b, s, mask4d, causal, cos, sin, cache,
+                frozen != null && b * s <= FrozenLinears.MAX_ROWS ? frozen : null);
+    }
 
-        Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
+    /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
+    private Tensor layer(int i, Tensor x, Context c) {
+        Layer l = layers[i];
+        long b = c.b;
+        long s = c.s;
+        FrozenLinears t = c.frozen;
         int h = config.numHeads();
         int kvh = config.numKvHeads();
         int d = config.headDim();
-        double scale = 1.0 / Math.sqrt(d);
         double eps = config.rmsNormEps();
-        for (int i = 0; i < layers.length; i++) {
-            Layer l = layers[i];
-            // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
-            Tensor hn = x.rmsNorm(l.inputNorm, eps);
-            Tensor q = project(hn, l.qWeight, l.qBias, t, i, 0).view(b, s, h, d);  // [B, S, H, D]
-            Tensor k = project(hn, l.kWeight, l.kBias, t, i, 1).view(b, s, kvh, d); // [B, S, K, D]
-            Tensor v = project(hn, l.vWeight, l.vBias, t, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
-            if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
-                q = q.rmsNorm(l.qNorm, eps);
-                k = k.rmsNorm(l.kNorm, eps);
-            }
-            q = rotate(q.transpose(1, 2), cos, sin); // [B, H, S, D]
-            k = rotate(k.transpose(1, 2), cos, sin); // [B, K, S, D]
-            if (cache != null) {
-                Tensor[] kv = cache.append(i, k, v); // [B, K, past+S, D]
-                k = kv[0];
-                v = kv[1];
-            }
-            Tensor attn = Tensor.attention(q, k, v, mask4d, causal, scale, kvh != h); // [B, H, S, D]
-            attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
-            x = x.add(project(attn, l.oWeight, l.oBias, t, i, 3));
-            // MLP block: x + down(silu(gate(x)) * up(x))
-            Tensor hm = x.rmsNorm(l.postNorm, eps);
-            Tensor gated = project(hm, l.gateWeight, l.gateBias, t, i, 4).silu().mul(project(hm, l.upWeight, l.upBias, t, i, 5));
-            x = x.add(project(gated, l.downWeight, l.downBias, t, i, 6));
+        // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
+        Tensor hn = x.rmsNorm(l.inputNorm, eps);
+        Tensor q = project(hn, l.qWeight, l.qBias, t, i, 0).view(b, s, h, d);  // [B, S, H, D]
+        Tensor k = project(hn, l.kWeight, l.kBias, t, i, 1).view(b, s, kvh, d); // [B, S, K, D]
+        Tensor v = project(hn, l.vWeight, l.vBias, t, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
+            q = q.rmsNorm(l.qNorm, eps);
+            k = k.rmsNorm(l.kNorm, eps);
         }
-        if (cache != null) {
-            cache.advance((int) s);
+        q = rotate(q.transpose(1, 2), c.cos, c.sin); // [B, H, S, D]
+        k = rotate(k.transpose(1, 2), c.cos, c.sin); // [B, K, S, D]
+        if (c.cache != null) {
+            Tensor[] kv = c.cache.append(i, k, v); // [B, K, past+S, D]
+            k = kv[0];
+            v = kv[1];
         }
-        Tensor hidden = x.rmsNorm(finalNorm, eps); // [B, S, E]
+        Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
+        attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
+        x = x.add(project(attn, l.oWeight, l.oBias, t, i, 3));
+        // MLP block: x + down(silu(gate(x)) * up(x))
+        Tensor hm = x.rmsNorm(l.postNorm, eps);
+        Tensor gated = project(hm, l.gateWeight, l.gateBias, t, i, 4).silu().mul(project(hm, l.upWeight, l.upBias, t, i, 5));
+        return x.add(project(gated, l.downWeight, l.downBias, t, i, 6));
+    }
+
+    /** Final norm and LM head (for positions {@code [logitsFrom, S)}). */
+    private Output head(Tensor x, long logitsFrom, Context c) {
+        Tensor hidden = x.rmsNorm(finalNorm, config.rmsNormEps()); // [B, S, E]
         Tensor logits = null;
-        if (logitsFrom < s) {
-            Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, s - logitsFrom);
-            logits = t == null ? tail.linear(lmHead, null) : tail.matmul(t.lmHead); // [B, S - logitsFrom, V]
+        if (logitsFrom < c.s) {
+            Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
+            logits = c.frozen == null ? tail.linear(lmHead, null) : tail.matmul(c.frozen.lmHead); // [B, S - logitsFrom, V]
         }
         return new Output(logits, hidden);
+    }
+
+    /**
+     * Backpropagates {@code loss(forward(...))} with layer-wise recomputation (gradient
+     * checkpointing): a first pass without gradients keeps only each layer's input {@code h_l};
+     * then the head's loss is backpropagated to {@code ∂L/∂h_L}, and for l = L−1..0 layer l is
+     * recomputed from {@code h_l} with gradients and backpropagated with the incoming
+     * {@code ∂L/∂h_{l+1}}, yielding {@code ∂L/∂h_l}; finally the embedding. Parameter gradients
+     * accumulate exactly as in one backward through the whole graph, while at most one layer's
+     * activations are alive at a time.
+     *
+     * @param loss maps the forward's output (logits for {@code [logitsFrom, S)}) to a scalar
+     * @return the loss value (nothing is backpropagated when it is not finite)
+     */
+    public double checkpointedBackward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
+            java.util.function.Function<Output, Tensor> loss) {
+        Context ctx = context(inputIds, positionIds, attentionMask, null, null);
+        List<Tensor> inputs = new ArrayList<>(); // h_0 .. h_L, without graphs
+        try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            Tensor x = Tensor.embedding(embed, inputIds);
+            for (int i = 0; i < layers.length; i++) {
+                inputs.add(x);
+                x = layer(i, x, ctx);
+            }
+            inputs.add(x);
+        }
+        Tensor top = inputs.get(layers.length).detach().requiresGrad(true);
+        Tensor value = loss.apply(head(top, logitsFrom, ctx));
+        double result = value.item();
+        if (!Double.isFinite(result)) {
+            return result; // no gradient from a non-finite loss
+        }
+        value.backward();
+        Tensor upstream = top.grad(); // ∂L/∂h_L
+        for (int i = layers.length - 1; i >= 0; i--) {
+            Tensor in = inputs.get(i).detach().requiresGrad(true);
+            layer(i, in, ctx).backward(upstream);
+            upstream = in.grad(); // ∂L/∂h_i
+        }
+        Tensor.embedding(embed, inputIds).backward(upstream);
+        return result;
     }
 
     /** {@code x @ Wᵀ + b}: {@code F.linear}, or the product with the frozen transposed copy of W. */

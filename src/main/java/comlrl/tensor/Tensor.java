@@ -714,6 +714,11 @@ public final class Tensor implements AutoCloseable {
         handle.backward();
     }
 
+    /** Backpropagates with {@code gradient} as ∂L/∂this (for a non-scalar tensor). */
+    public void backward(Tensor gradient) {
+        handle.backward(gradient.handle, new BoolOptional(), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+    }
+
     /** True when both tensors have the same shape, dtype and identical bits. */
     public boolean bitEquals(Tensor o) {
         return Arrays.equals(shape(), o.shape()) && dtype() == o.dtype()

@@ -63,6 +63,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
     private final double referenceKlCoef;
     private final List<String> referenceDevices;
     private final long seed;
+    private final boolean gradientCheckpointing;
 
     BaseReinforceConfig(MAGRPOConfig.Builder<?> b) {
         this.algorithm = b.algorithm;
@@ -93,6 +94,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         this.referenceKlCoef = b.referenceKlCoef;
         this.referenceDevices = b.referenceDevices;
         this.seed = b.seed;
+        this.gradientCheckpointing = b.gradientCheckpointing;
         validate(b.collaborationMode);
     }
 
@@ -301,6 +303,11 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         return seed;
     }
 
+    @Override
+    public boolean gradientCheckpointing() {
+        return gradientCheckpointing;
+    }
+
     /** {@code collaboration_mode} of the centralized variant; null for the others. */
     CollaborationMode collaborationModeOrNull() {
         return null;
@@ -339,6 +346,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         map.put("reference_kl_coef", referenceKlCoef);
         map.put("reference_devices", referenceDevices);
         map.put("seed", seed);
+        map.put("gradient_checkpointing", gradientCheckpointing);
         return Collections.unmodifiableMap(map);
     }
 
@@ -371,6 +379,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         b.referenceKlCoef = referenceKlCoef;
         b.referenceDevices = referenceDevices;
         b.seed = seed;
+        b.gradientCheckpointing = gradientCheckpointing;
         b.collaborationMode = collaborationModeOrNull();
         return b;
     }
@@ -437,6 +446,8 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         s.put("reference_devices", (b, v) -> b.referenceDevices(
                 ConfigMaps.toNullableStringList(owner(b), "reference_devices", v)));
         s.put("seed", (b, v) -> b.seed(ConfigMaps.toLong(owner(b), "seed", v)));
+        s.put("gradient_checkpointing", (b, v) -> b.gradientCheckpointing(
+                ConfigMaps.toBoolean(owner(b), "gradient_checkpointing", v)));
         return Collections.unmodifiableMap(s);
     }
 

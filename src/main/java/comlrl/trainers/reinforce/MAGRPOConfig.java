@@ -185,6 +185,14 @@ public interface MAGRPOConfig {
     long seed();
 
     /**
+     * {@code gradient_checkpointing} (default false): during updates keep only each layer's input
+     * and recompute the layer in the backward pass, so activation memory no longer grows with the
+     * number of layers (one extra forward per update). Not in the Python config (HF models enable
+     * it on the model); gradients are the same.
+     */
+    boolean gradientCheckpointing();
+
+    /**
      * The config as snake_case keys in field order, with resolved values (train_batch_size filled in)
      * and enums as their config strings: what a run writes to {@code config.json}.
      * {@code fromMap(toMap())} equals this config.
@@ -250,6 +258,7 @@ public interface MAGRPOConfig {
         double referenceKlCoef = 0.1;
         List<String> referenceDevices;
         long seed = 42;
+        boolean gradientCheckpointing;
         CollaborationMode collaborationMode;
 
         Builder(ReinforceAlgorithm algorithm, Function<Builder<C>, C> factory) {
@@ -449,6 +458,12 @@ public interface MAGRPOConfig {
         /** See {@link MAGRPOConfig#seed()}. */
         public Builder<C> seed(long seed) {
             this.seed = seed;
+            return this;
+        }
+
+        /** See {@link MAGRPOConfig#gradientCheckpointing()}. */
+        public Builder<C> gradientCheckpointing(boolean gradientCheckpointing) {
+            this.gradientCheckpointing = gradientCheckpointing;
             return this;
         }
 

@@ -671,13 +671,14 @@ public class MAGRPOTrainer implements AutoCloseable {
                 for (long[] y : s.completionIds()) {
                     m += y.length > 0 ? 1 : 0;
                 }
-                Tensor seqLogp = Scorer.score(model, Collections.nCopies(g, s.promptIds()), s.completionIds(), pad)
-                        .sequenceLogprobs();                                     // [G]
-                Tensor advantages = Tensor.ofDoubles(adv, model.device()).to(DType.F32); // [G]
-                Tensor loss = seqLogp.mul(advantages).sum().neg().div(Math.max(m, 1)); // L_s
-                double value = loss.item();
+                // L_s / |minibatch| = Σ_k w_k Σ_t log π(y_kt),  w_k = −A_k / (M · |minibatch|)
+                double[] weights = new double[g];
+                for (int k = 0; k < g; k++) {
+                    weights[k] = -adv[k] / Math.max(m, 1) / minibatch.size();
+                }
+                double value = Scorer.backwardWeighted(model, Collections.nCopies(g, s.promptIds()), s.completionIds(),
+                        pad, weights, args.gradientCheckpointing()) * minibatch.size(); // L_s
                 if (Double.isFinite(value)) {
-                    loss.div(minibatch.size()).backward();
                     total += value;
                 }
             }

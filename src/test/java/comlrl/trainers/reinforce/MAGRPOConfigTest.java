@@ -281,7 +281,7 @@ class MAGRPOConfigTest {
     @Test
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
-        assertThat(map).hasSize(27)   // 26 reference fields + seed
+        assertThat(map).hasSize(28)   // 26 reference fields + seed + gradient_checkpointing
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("agent_devices", null)
@@ -291,8 +291,9 @@ class MAGRPOConfigTest {
                 .containsEntry("top_k", 50)
                 .containsEntry("early_termination_threshold", -0.2)
                 .containsEntry("seed", 42L)
+                .containsEntry("gradient_checkpointing", false)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(27).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(28).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

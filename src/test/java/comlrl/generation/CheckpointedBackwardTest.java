@@ -1,0 +1,66 @@
+package comlrl.generation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
+import comlrl.model.TinyConfigs;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Gradient checkpointing (layer-wise recomputation) against the plain backward. */
+class CheckpointedBackwardTest {
+    private static final List<long[]> PROMPTS = List.of(new long[] {5, 6, 7, 8}, new long[] {9, 10}, new long[] {3});
+    private static final List<long[]> COMPLETIONS = List.of(new long[] {11, 12, 2}, new long[] {13}, new long[] {14, 15, 16, 17});
+    private static final double[] WEIGHTS = {-0.7, 0.2, 0.5};
+
+    private static Map<String, float[]> gradients(DecoderLm m, boolean checkpointing, double[] lossOut) {
+        m.namedParameters().values().forEach(Tensor::zeroGrad);
+        try (Scope s = Scope.open()) {
+            lossOut[0] = Scorer.backwardWeighted(m, PROMPTS, COMPLETIONS, 0, WEIGHTS, checkpointing);
+            Map<String, float[]> g = new LinkedHashMap<>();
+            m.namedParameters().forEach((name, p) -> {
+                Tensor grad = p.grad();
+                g.put(name, grad == null ? null : grad.toFloatArray());
+            });
+            return g;
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"qwen2,false", "qwen2,true", "llama,false", "qwen3,true"})
+    void layerwiseRecomputationGivesTheSameLossAndGradients(String type, boolean tied) {
+        ModelConfig c = TinyConfigs.of(type, tied, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 21)) {
+            double[] plainLoss = new double[1];
+            double[] ckptLoss = new double[1];
+            Map<String, float[]> plain = gradients(m, false, plainLoss);
+            Map<String, float[]> ckpt = gradients(m, true, ckptLoss);
+            assertThat(ckptLoss[0]).isCloseTo(plainLoss[0], org.assertj.core.data.Offset.offset(1e-5));
+            // the loss really is Σ_i w_i Σ_t log π: compare with the scores
+            try (Scope s = Scope.open()) {
+                double[] seq = Scorer.score(m, PROMPTS, COMPLETIONS, 0).sequenceLogprobs().toDoubleArray();
+                double expected = 0;
+                for (int i = 0; i < seq.length; i++) {
+                    expected += WEIGHTS[i] * seq[i];
+                }
+                assertThat(plainLoss[0]).isCloseTo(expected, org.assertj.core.data.Offset.offset(1e-5));
+            }
+            assertThat(ckpt.keySet()).isEqualTo(plain.keySet());
+            plain.forEach((name, g) -> {
+                assertThat(g).as("%s has a gradient", name).isNotNull();
+                float[] h = ckpt.get(name);
+                for (int j = 0; j < g.length; j++) {
+                    assertThat((double) h[j]).as("%s[%d]", name, j).isCloseTo(g[j], org.assertj.core.data.Offset.offset(1e-5));
+                }
+            });
+        }
+    }
+}
