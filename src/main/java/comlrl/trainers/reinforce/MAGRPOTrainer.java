@@ -300,9 +300,13 @@ public class MAGRPOTrainer implements AutoCloseable {
                         progress.advance(1);
                     }
                 }
+                List<Drain> rest = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {
-                    drain(i);
+                    if (!buffers.get(i).isEmpty()) {
+                        rest.add(takeDrain(i));
+                    }
                 }
+                runDrains(rest);
                 flushMetrics();
                 epochsDone = epoch + 1;
                 if (checkpointDir != null && (epochsDone % checkpointInterval == 0 || epochsDone == epochs)) {
@@ -413,12 +417,14 @@ public class MAGRPOTrainer implements AutoCloseable {
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
         samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
+        List<Drain> drains = new ArrayList<>();
         for (NodeSample s : samples) {
             buffers.get(s.agent()).add(s);
             if (buffers.get(s.agent()).size() >= args.rolloutBufferSize()) {
-                drain(s.agent());
+                drains.add(takeDrain(s.agent()));
             }
         }
+        runDrains(drains);
         flushMetrics();
     }
 
@@ -606,18 +612,64 @@ public class MAGRPOTrainer implements AutoCloseable {
     private long pendingStep = -1;
 
     /** Updates agent {@code i} from its buffer: per turn, shuffled minibatches, one AdamW step each. */
-    private void drain(int agent) {
+    /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
+    private record Drain(int agent, List<NodeSample> samples, long shuffleSeed) {
+    }
+
+    /** Per turn: sums of node mean reward, node mean return, loss, KL, KL penalty, and the count. */
+    private record DrainResult(int agent, Map<Integer, double[]> sums, long maxEnvStep) {
+    }
+
+    /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
+    private Drain takeDrain(int agent) {
         List<NodeSample> buffer = buffers.get(agent);
-        if (buffer.isEmpty()) {
+        Drain d = new Drain(agent, new ArrayList<>(buffer), nextSeed());
+        buffer.clear();
+        return d;
+    }
+
+    /**
+     * Runs drains: each agent's in order; different agents' concurrently on their own threads in
+     * "mp" mode (separate models and optimizers), then merges their metrics in agent order.
+     */
+    private void runDrains(List<Drain> drains) {
+        if (drains.isEmpty()) {
             return;
         }
-        List<NodeSample> samples = new ArrayList<>(buffer);
-        buffer.clear();
+        Map<Integer, List<Drain>> byAgent = new TreeMap<>();
+        for (Drain d : drains) {
+            byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
+        }
+        List<List<DrainResult>> results = perAgent(i -> {
+            List<DrainResult> out = new ArrayList<>();
+            for (Drain d : byAgent.getOrDefault(i, List.of())) {
+                out.add(drain(d));
+            }
+            return out;
+        });
+        for (List<DrainResult> agentResults : results) {
+            for (DrainResult r : agentResults) {
+                r.sums().forEach((turn, m) -> {
+                    double[] acc = pending.computeIfAbsent(r.agent(), a -> new TreeMap<>())
+                            .computeIfAbsent(turn, t -> new double[PENDING_FIELDS]);
+                    for (int j = 0; j < PENDING_FIELDS; j++) {
+                        acc[j] += m[j]; // several drains of one (agent, turn) before a flush add up
+                    }
+                });
+                pendingStep = Math.max(pendingStep, r.maxEnvStep());
+            }
+        }
+    }
+
+    /** Updates the drain's agent from its samples: per turn, shuffled minibatches, one AdamW step each. */
+    private DrainResult drain(Drain d) {
         Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
-        for (NodeSample s : samples) {
+        for (NodeSample s : d.samples()) {
             byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
         }
-        Random shuffle = new Random(nextSeed());
+        Random shuffle = new Random(d.shuffleSeed());
+        Map<Integer, double[]> sums = new TreeMap<>();
+        long maxStep = 0;
         for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
             List<NodeSample> group = new ArrayList<>(e.getValue());
             Collections.shuffle(group, shuffle);
@@ -625,22 +677,22 @@ public class MAGRPOTrainer implements AutoCloseable {
             int mbSize = args.trainBatchSize();
             for (int start = 0; start < group.size(); start += mbSize) {
                 List<NodeSample> mb = group.subList(start, Math.min(group.size(), start + mbSize));
-                lossSum += step(agent, mb);
+                lossSum += step(d.agent(), mb);
             }
-            // sums over the group's samples; several drains of one (agent, turn) before a flush add up
-            double[] m = pending.computeIfAbsent(agent, a -> new TreeMap<>())
-                    .computeIfAbsent(e.getKey(), t -> new double[PENDING_FIELDS]);
-            m[0] += group.stream().mapToDouble(NodeSample::nodeMeanReward).sum();
-            m[1] += group.stream().mapToDouble(NodeSample::nodeMeanReturn).sum();
-            m[2] += lossSum;
+            double[] m = new double[PENDING_FIELDS];
+            m[0] = group.stream().mapToDouble(NodeSample::nodeMeanReward).sum();
+            m[1] = group.stream().mapToDouble(NodeSample::nodeMeanReturn).sum();
+            m[2] = lossSum;
             if (args.referenceKlEnabled()) {
                 double klSum = group.stream().mapToDouble(s -> Stats.mean(s.referenceKls())).sum();
-                m[3] += klSum;
-                m[4] += args.referenceKlCoef() * klSum;
+                m[3] = klSum;
+                m[4] = args.referenceKlCoef() * klSum;
             }
-            m[5] += group.size();
-            pendingStep = Math.max(pendingStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
+            m[5] = group.size();
+            sums.put(e.getKey(), m);
+            maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
         }
+        return new DrainResult(d.agent(), sums, maxStep);
     }
 
     /**
