@@ -7,13 +7,11 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import comlrl.data.TaskItem;
 import comlrl.utils.JsonLinesProcess;
 import comlrl.utils.JsonLinesProcess.ExternalProcessException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * A reward computed by a long-lived child process (config {@code type: command}), so rewards can be
@@ -66,8 +64,8 @@ public final class ExternalCommandReward implements RewardFunction, AutoCloseabl
     }
 
     /** A builder for {@code command} (program and arguments, not split by a shell). */
-    public static Builder builder(List<String> command) {
-        return new Builder(command);
+    public static JsonLinesProcess.Builder<ExternalCommandReward> builder(List<String> command) {
+        return JsonLinesProcess.builder("reward", command, ExternalCommandReward::new);
     }
 
     /** A reward running {@code command} with the defaults (current directory, 60 s timeout). */
@@ -154,44 +152,4 @@ public final class ExternalCommandReward implements RewardFunction, AutoCloseabl
                 + "; expected one JSON line: an array of numbers or {\"rewards\": [...]}";
     }
 
-    /** Options of an {@link ExternalCommandReward}. */
-    public static final class Builder {
-        private final JsonLinesProcess.Builder process;
-
-        private Builder(List<String> command) {
-            this.process = JsonLinesProcess.builder("reward", command);
-        }
-
-        /** Directory the process runs in; default: this JVM's working directory. */
-        public Builder workingDirectory(Path workingDirectory) {
-            process.workingDirectory(workingDirectory);
-            return this;
-        }
-
-        /** Longest wait for one reply (default 60 s); must be positive. */
-        public Builder timeout(Duration timeout) {
-            process.timeout(timeout);
-            return this;
-        }
-
-        /** An extra environment variable for the process. */
-        public Builder environment(String name, String value) {
-            process.environment(name, value);
-            return this;
-        }
-
-        /**
-         * Receives every stderr line as it arrives, on a background thread (default: dropped; the last
-         * lines are always kept for error messages).
-         */
-        public Builder stderrSink(Consumer<String> stderrSink) {
-            process.stderrSink(stderrSink);
-            return this;
-        }
-
-        /** The reward; its process starts on the first {@link ExternalCommandReward#score} call. */
-        public ExternalCommandReward build() {
-            return new ExternalCommandReward(process.build());
-        }
-    }
 }

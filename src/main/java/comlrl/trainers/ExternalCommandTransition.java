@@ -57,8 +57,8 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
     }
 
     /** A builder for {@code command} (program and arguments, not split by a shell). */
-    public static Builder builder(List<String> command) {
-        return new Builder(command);
+    public static JsonLinesProcess.Builder<ExternalCommandTransition> builder(List<String> command) {
+        return JsonLinesProcess.builder("external transition", command, ExternalCommandTransition::new);
     }
 
     /** A transition running {@code command} with the defaults (current directory, 60 s timeout). */
@@ -194,44 +194,4 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
                 + "; expected one JSON line: an array of strings (one next prompt per agent) or {\"prompts\": [...]}";
     }
 
-    /** Options of an {@link ExternalCommandTransition}. */
-    public static final class Builder {
-        private final JsonLinesProcess.Builder process;
-
-        private Builder(List<String> command) {
-            this.process = JsonLinesProcess.builder("external transition", command);
-        }
-
-        /** Directory the process runs in; default: this JVM's working directory. */
-        public Builder workingDirectory(Path workingDirectory) {
-            process.workingDirectory(workingDirectory);
-            return this;
-        }
-
-        /** Longest wait for one reply (default 60 s); must be positive. */
-        public Builder timeout(Duration timeout) {
-            process.timeout(timeout);
-            return this;
-        }
-
-        /** An extra environment variable for the process. */
-        public Builder environment(String name, String value) {
-            process.environment(name, value);
-            return this;
-        }
-
-        /**
-         * Receives every stderr line as it arrives, on a background thread (default: dropped; the last
-         * lines are always kept for error messages).
-         */
-        public Builder stderrSink(Consumer<String> stderrSink) {
-            process.stderrSink(stderrSink);
-            return this;
-        }
-
-        /** The transition; its process starts on the first {@link ExternalCommandTransition#next} call. */
-        public ExternalCommandTransition build() {
-            return new ExternalCommandTransition(process.build());
-        }
-    }
 }

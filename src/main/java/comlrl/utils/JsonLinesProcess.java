@@ -60,6 +60,7 @@ public final class JsonLinesProcess implements AutoCloseable {
 
     private static final long EXIT_GRACE_MILLIS = 2000;
     private static final long READER_JOIN_MILLIS = 1000;
+    private static final long FAIL_GRACE_MILLIS = 200;
 
     private final String name;
     private final List<String> command;
@@ -78,7 +79,7 @@ public final class JsonLinesProcess implements AutoCloseable {
     private String failure;
     private boolean closed;
 
-    private JsonLinesProcess(Builder builder) {
+    private JsonLinesProcess(Builder<?> builder) {
         this.name = builder.name;
         this.command = builder.command;
         this.workingDirectory = builder.workingDirectory;
@@ -93,8 +94,16 @@ public final class JsonLinesProcess implements AutoCloseable {
      * @param name what the process is, lower case, for messages: {@code "reward"} gives "Reward
      *     command [python3, reward.py] timed out ..." and "Could not start the reward command ..."
      */
-    public static Builder builder(String name, List<String> command) {
-        return new Builder(name, command);
+    public static Builder<JsonLinesProcess> builder(String name, List<String> command) {
+        return new Builder<>(name, command, process -> process);
+    }
+
+    /**
+     * Options for a callback built on a process ({@code ExternalCommandReward},
+     * {@code ExternalCommandTransition}): {@link Builder#build()} hands the process to {@code wrap}.
+     */
+    public static <T> Builder<T> builder(String name, List<String> command, java.util.function.Function<JsonLinesProcess, T> wrap) {
+        return new Builder<>(name, command, wrap);
     }
 
     /**
@@ -139,6 +148,9 @@ public final class JsonLinesProcess implements AutoCloseable {
      * @param what what went wrong, as a predicate: "replied with malformed output (...)"
      */
     public synchronized ExternalProcessException fail(String what) {
+        // end its input first and give it a moment: a process that exits on EOF flushes its stderr,
+        // which killing it could cut off before the reader has taken the last lines
+        endInput(FAIL_GRACE_MILLIS);
         kill();
         joinQuietly(stderrReader);
         String message = title() + " " + command + where() + " " + what + ". " + stderrReport();
@@ -176,18 +188,26 @@ public final class JsonLinesProcess implements AutoCloseable {
         if (process == null) {
             return;
         }
+        if (!endInput(EXIT_GRACE_MILLIS)) {
+            kill();
+        }
+    }
+
+    /** Closes the process's stdin and waits up to {@code graceMillis} for it to exit; true if it did. */
+    private boolean endInput(long graceMillis) {
+        if (process == null) {
+            return true;
+        }
         try {
             stdin.close();
         } catch (IOException ignored) {
             // the process may already be gone
         }
         try {
-            if (!process.waitFor(EXIT_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-                kill();
-            }
+            return process.waitFor(graceMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
-            kill();
             Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -362,8 +382,9 @@ public final class JsonLinesProcess implements AutoCloseable {
         }
     }
 
-    /** Options of a {@link JsonLinesProcess}. */
-    public static final class Builder {
+    /** Options of a {@link JsonLinesProcess}; {@link #build()} returns it, or what wraps it. */
+    public static final class Builder<T> {
+        private final java.util.function.Function<JsonLinesProcess, T> wrap;
         private final String name;
         private final List<String> command;
         private Path workingDirectory;
@@ -371,7 +392,8 @@ public final class JsonLinesProcess implements AutoCloseable {
         private final Map<String, String> environment = new LinkedHashMap<>();
         private Consumer<String> stderrSink = line -> { };
 
-        private Builder(String name, List<String> command) {
+        private Builder(String name, List<String> command, java.util.function.Function<JsonLinesProcess, T> wrap) {
+            this.wrap = Objects.requireNonNull(wrap, "wrap");
             Objects.requireNonNull(name, "name");
             if (name.isBlank()) {
                 throw new IllegalArgumentException("the process needs a name for its messages, e.g. \"reward\"");
@@ -388,13 +410,13 @@ public final class JsonLinesProcess implements AutoCloseable {
         }
 
         /** Directory the process runs in; default (null): this JVM's working directory. */
-        public Builder workingDirectory(Path workingDirectory) {
+        public Builder<T> workingDirectory(Path workingDirectory) {
             this.workingDirectory = workingDirectory;
             return this;
         }
 
         /** Longest wait for one reply (default 60 s); must be positive. */
-        public Builder timeout(Duration timeout) {
+        public Builder<T> timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("the " + name + " command timeout must be positive, got " + timeout);
@@ -404,7 +426,7 @@ public final class JsonLinesProcess implements AutoCloseable {
         }
 
         /** An extra environment variable for the process (added after {@code PYTHONUNBUFFERED=1}). */
-        public Builder environment(String variable, String value) {
+        public Builder<T> environment(String variable, String value) {
             environment.put(Objects.requireNonNull(variable, "variable"), Objects.requireNonNull(value, "value"));
             return this;
         }
@@ -413,14 +435,14 @@ public final class JsonLinesProcess implements AutoCloseable {
          * Receives every stderr line as it arrives, on a background thread (default: dropped; the last
          * lines are always kept for error messages).
          */
-        public Builder stderrSink(Consumer<String> stderrSink) {
+        public Builder<T> stderrSink(Consumer<String> stderrSink) {
             this.stderrSink = Objects.requireNonNull(stderrSink, "stderrSink");
             return this;
         }
 
-        /** The process, not yet started. */
-        public JsonLinesProcess build() {
-            return new JsonLinesProcess(this);
+        /** The process (not yet started), or the callback wrapping it. */
+        public T build() {
+            return wrap.apply(new JsonLinesProcess(this));
         }
     }
 }
