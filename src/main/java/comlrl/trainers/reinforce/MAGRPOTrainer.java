@@ -174,7 +174,10 @@ public class MAGRPOTrainer implements AutoCloseable {
             for (CausalLm a : agents) {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
-            boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1 && Devices.distinct(devices);
+            // "mp": each agent on its own thread when the agents sit on different devices, or on CPU
+            // cores (CPU agents then run side by side, one core each with OMP_NUM_THREADS=1)
+            boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1
+                    && (Devices.distinct(devices) || devices.stream().noneMatch(Device::isCuda));
             if (parallel) {
                 for (int i = 0; i < count; i++) {
                     agentThreads.add(Executors.newSingleThreadExecutor());
