@@ -121,10 +121,12 @@ public final class Generator {
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
                 prefillDone = System.nanoTime();
-                // few rows decode faster with contiguous transposed weights (copied once per call)
+                // few rows decode faster with contiguous transposed weights (copied once per call);
+                // float32 only: bf16/f16 keep F.linear's kernels, whose per-output rounding Hugging Face shares
                 try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity);
                         DecoderLm.FrozenLinears frozen = rows <= DecoderLm.FrozenLinears.MAX_ROWS
-                                && config.maxNewTokens() > 1 ? model.frozenLinears() : null) {
+                                && config.maxNewTokens() > 1 && model.dtype() == DType.F32
+                                ? model.frozenLinears() : null) {
                     result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng, frozen);
                 }
             }
