@@ -68,13 +68,17 @@ public final class CausalLm implements AutoCloseable {
         return generationConfig;
     }
 
-    /** Ids that end generation: generation_config's eos ids, the config's, and the tokenizer's eos. */
+    /**
+     * Ids that end generation, as Hugging Face's {@code generate} picks them: generation_config's
+     * {@code eos_token_id} (one id or a list), else config.json's, else the tokenizer's eos.
+     */
     public Set<Long> eosIds() {
         Set<Long> ids = new LinkedHashSet<>(generationConfig.eosTokenIds());
-        ids.addAll(model.config().eosTokenIds());
-        ids.add(tokenizer.eosTokenId());
         if (ids.isEmpty()) {
-            ids.add(tokenizer.padTokenId());
+            ids.addAll(model.config().eosTokenIds());
+        }
+        if (ids.isEmpty()) {
+            ids.add(tokenizer.eosTokenId());
         }
         return ids;
     }
