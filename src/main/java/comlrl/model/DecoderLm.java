@@ -330,6 +330,12 @@ public final class DecoderLm implements AutoCloseable {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
+        int window = config.slidingWindow();
+        if (window > 0 && past + s > window) {
+            throw new IllegalArgumentException("A sequence of " + (past + s) + " positions exceeds this model's "
+                    + "sliding_window of " + window + ": only full attention is implemented; keep prompt + "
+                    + "max_new_tokens within " + window);
+        }
         // mask: null + causal flag when nothing is padded, else boolean [B, 1, S, past+S]
         Tensor mask4d = null;
         boolean causal = false;

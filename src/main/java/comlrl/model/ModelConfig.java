@@ -126,6 +126,20 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
                 json.deepCopy());
     }
 
+    /**
+     * The attention window when the model restricts attention to the last W positions (Mistral's
+     * {@code sliding_window}; Qwen2/Qwen3 when {@code use_sliding_window} is true), else 0. Only
+     * full attention is implemented, which equals windowed attention while sequences fit the window.
+     */
+    public int slidingWindow() {
+        JsonNode w = raw.get("sliding_window");
+        if (w == null || !w.isIntegralNumber()) {
+            return 0;
+        }
+        boolean used = modelType.equals("mistral") || raw.path("use_sliding_window").asBoolean(false);
+        return used ? w.asInt() : 0;
+    }
+
     /** A copy whose weights are of {@code newType} (config's {@code torch_dtype} updated). */
     public ModelConfig withDtype(DType newType) {
         ObjectNode r = raw.deepCopy();

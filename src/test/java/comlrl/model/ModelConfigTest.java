@@ -56,4 +56,26 @@ class ModelConfigTest {
         float[] linear = new RopeScaling("linear", 2.0, 0, 0, 0).inverseFrequencies(8, 10000.0);
         assertThat((double) linear[1]).isCloseTo(0.05, within(1e-7));
     }
+
+    @Test
+    void slidingWindowIsOnlyInForceWhereTheModelUsesIt() {
+        com.fasterxml.jackson.databind.node.ObjectNode base = TinyConfigs.of("qwen2", false, "float32").raw().deepCopy();
+        base.put("sliding_window", 4096);
+        assertThat(ModelConfig.fromJson(base, "t").slidingWindow()).isZero(); // qwen2 without use_sliding_window
+        base.put("use_sliding_window", true);
+        assertThat(ModelConfig.fromJson(base, "t").slidingWindow()).isEqualTo(4096);
+        base.put("model_type", "mistral");
+        base.remove("use_sliding_window");
+        base.put("sliding_window", 6);
+        ModelConfig mistral = ModelConfig.fromJson(base, "t");
+        assertThat(mistral.slidingWindow()).isEqualTo(6);
+        try (DecoderLm m = DecoderLm.random(mistral, comlrl.tensor.DType.F32, comlrl.tensor.Device.CPU, 1);
+                comlrl.tensor.Scope s = comlrl.tensor.Scope.open()) {
+            comlrl.tensor.Tensor ids = comlrl.tensor.Tensor.ofLongs(new long[] {1, 2, 3, 4, 5, 6, 7}, comlrl.tensor.Device.CPU, 1, 7);
+            comlrl.tensor.Tensor pos = comlrl.tensor.Tensor.arangeOf(7, comlrl.tensor.Device.CPU).view(1, 7);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> m.forward(ids, pos, null, null, 0))
+                    .hasMessageContaining("exceeds this model's sliding_window of 6");
+            assertThat(m.forward(ids.narrow(1, 0, 6), pos.narrow(1, 0, 6), null, null, 0).logits().size(1)).isEqualTo(6);
+        }
+    }
 }
