@@ -4,11 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
 import comlrl.generation.SamplingConfig;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -35,14 +38,18 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--greedy", description = "always take the most likely token")
     boolean greedy;
 
-    @Option(names = "--temperature", defaultValue = "1.0", description = "sampling temperature (default ${DEFAULT-VALUE})")
-    double temperature;
+    @Option(names = "--temperature", description = "sampling temperature (default: the model's generation config, else 1.0)")
+    Double temperature;
 
-    @Option(names = "--top-p", description = "nucleus sampling threshold in (0, 1]")
+    @Option(names = "--top-p", description = "nucleus sampling threshold in (0, 1] (default: the model's, else 1.0)")
     Double topP;
 
-    @Option(names = "--top-k", description = "sample among the k most likely tokens")
+    @Option(names = "--top-k", description = "sample among the k most likely tokens; 0 disables (default: the model's, else 50)")
     Integer topK;
+
+    @Option(names = "--generation", paramLabel = "key=value", description = "another setting of transformers' generate, "
+            + "e.g. repetition_penalty=1.1 (repeatable; 'null' switches one off)")
+    List<String> generationKwargs = new java.util.ArrayList<>();
 
     @Option(names = "--seed", defaultValue = "0", description = "sampling seed (default ${DEFAULT-VALUE})")
     long seed;
@@ -56,14 +63,36 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--device", defaultValue = "cpu", description = "cpu or cuda:N (default ${DEFAULT-VALUE})")
     String device;
 
-    @Option(names = "--json", description = "print one JSON object: ids, logprobs, text, finish_reason")
+    @Option(names = "--json", description = "print one JSON object: ids, logprobs, text, finish_reason, generation")
     boolean json;
 
     @Override
     public Integer call() throws Exception {
-        SamplingConfig cfg = greedy ? SamplingConfig.greedy(maxNewTokens)
-                : SamplingConfig.sample(temperature, topK, topP, maxNewTokens, 1);
+        // as transformers' generate: settings given here, then the model's generation config, then defaults
+        Map<String, Object> passed = new LinkedHashMap<>();
+        for (String kv : generationKwargs) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--generation expects key=value, got '" + kv + "'");
+            }
+            // a YAML scalar or list: 1.1, 3, true, [5, 7], null
+            passed.put(kv.substring(0, eq).trim(), new ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+                    .readValue(kv.substring(eq + 1), Object.class));
+        }
+        GenerationSettings.requireKnown("--generation", passed.keySet());
+        if (temperature != null) {
+            passed.put("temperature", temperature);
+        }
+        if (topP != null) {
+            passed.put("top_p", topP);
+        }
+        if (topK != null) {
+            passed.put("top_k", topK);
+        }
         try (CausalLm lm = CausalLm.load(model, dtype == null ? null : DType.fromTorchName(dtype), Device.parse(device))) {
+            GenerationSettings.Resolved settings = GenerationSettings.resolve(passed, "command line", greedy, maxNewTokens,
+                    1, lm.generationConfig());
+            SamplingConfig cfg = settings.sampling();
             long[] promptIds = prompt.ids != null ? prompt.ids : lm.encode(prompt.text);
             long vocab = lm.model().config().vocabSize();
             for (long id : promptIds) {
@@ -83,6 +112,7 @@ final class GenerateCommand implements Callable<Integer> {
                 o.put("finish_reason", c.finishReason().name().toLowerCase());
                 var pi = o.putArray("prompt_ids");
                 Arrays.stream(promptIds).forEach(pi::add);
+                o.set("generation", m.valueToTree(settings.describe()));
                 System.out.println(m.writeValueAsString(o));
             } else {
                 System.out.println(c.text());

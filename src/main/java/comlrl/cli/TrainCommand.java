@@ -1,6 +1,7 @@
 package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
+import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
@@ -41,7 +42,7 @@ final class TrainCommand implements Callable<Integer> {
         if (resumeFrom != null) {
             Checkpoints.readMetadata(resumeFrom); // validates before loading models
         }
-        writeResolvedConfig(run);
+        writeResolvedConfig(run, null);
         if (resumeFrom == null) {
             try {
                 Files.deleteIfExists(run.outputDir.resolve("metrics.jsonl")); // a fresh run starts a fresh log
@@ -76,6 +77,7 @@ final class TrainCommand implements Callable<Integer> {
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 MAGRPOTrainer trainer = builder.externalTransition(transition).build()) {
+            writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
@@ -109,12 +111,24 @@ final class TrainCommand implements Callable<Integer> {
         return sum / repeats;
     }
 
-    private static void writeResolvedConfig(RunConfig run) {
+    /**
+     * Writes {@code config.json}: the config as resolved, provenance, and, once the agents are loaded,
+     * {@code generation}: per agent, every generate setting used with its source (run config, the
+     * model's generation_config.json or config.json, or transformers' default).
+     */
+    private static void writeResolvedConfig(RunConfig run, List<GenerationSettings.Resolved> generation) {
         Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
         resolved.put("algorithm", run.algorithm.configName());
         resolved.put("num_agents", run.numAgents);
         resolved.put("args", run.args.toMap());
         resolved.put("output_dir", run.outputDir.toString());
+        if (generation != null) {
+            Map<String, Object> perAgent = new LinkedHashMap<>();
+            for (int i = 0; i < generation.size(); i++) {
+                perAgent.put("agent_" + i, generation.get(i).describe());
+            }
+            resolved.put("generation", perAgent);
+        }
         Map<String, Object> provenance = new LinkedHashMap<>();
         provenance.put("comlrl_version", Main.class.getPackage().getImplementationVersion());
         provenance.put("java_version", System.getProperty("java.version"));

@@ -84,6 +84,7 @@ public final class Generator {
         if (rowSeeds.length != rows) {
             throw new IllegalArgumentException(rowSeeds.length + " row seeds for " + rows + " sequences");
         }
+        checkContext(prompts, config.maxNewTokens());
         List<Rng> rngs = new ArrayList<>();
         if (!config.greedy()) {
             for (long s : rowSeeds) {
@@ -94,6 +95,23 @@ public final class Generator {
             return generateRows(prompts, config, rngs);
         } finally {
             rngs.forEach(Rng::close);
+        }
+    }
+
+    /**
+     * Fails before anything is allocated when the longest prompt plus {@code maxNewTokens} does not
+     * fit the model's context ({@code max_position_embeddings}).
+     */
+    private void checkContext(List<long[]> prompts, int maxNewTokens) {
+        int longest = 0;
+        for (long[] p : prompts) {
+            longest = Math.max(longest, p.length);
+        }
+        long context = model.config().maxPositionEmbeddings();
+        if ((long) longest + maxNewTokens > context) {
+            throw new IllegalArgumentException("A prompt of " + longest + " tokens plus max_new_tokens " + maxNewTokens
+                    + " exceeds the model's context of " + context + " positions (max_position_embeddings in config.json): "
+                    + "lower max_new_tokens or shorten the prompt");
         }
     }
 
@@ -127,7 +145,11 @@ public final class Generator {
                         DecoderLm.FrozenLinears frozen = rows <= DecoderLm.FrozenLinears.MAX_ROWS
                                 && config.maxNewTokens() > 1 && model.dtype() == DType.F32
                                 ? model.frozenLinears() : null) {
-                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rows, config, rng, frozen);
+                    List<long[]> rowPrompts = new ArrayList<>();
+                    for (int i = 0; i < rows; i++) {
+                        rowPrompts.add(prompts.get(i / g));
+                    }
+                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rowPrompts, config, rng, frozen);
                 }
             }
         }
@@ -164,9 +186,10 @@ public final class Generator {
     /** Sequences check the "all finished" flag (one host transfer) every this many steps. */
     static final int FINISH_CHECK_EVERY = 4;
 
-    private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos, int rows,
-            SamplingConfig config, List<Rng> rng, DecoderLm.FrozenLinears frozen) {
+    private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos,
+            List<long[]> rowPrompts, SamplingConfig config, List<Rng> rng, DecoderLm.FrozenLinears frozen) {
         Device device = model.device();
+        int rows = rowPrompts.size();
         int maxNew = config.maxNewTokens();
         long[] eosArray = eosIds.stream().mapToLong(Long::longValue).toArray();
         Tensor eos = Tensor.ofLongs(eosArray, device).view(1, -1);
@@ -182,11 +205,12 @@ public final class Generator {
         List<Tensor> tokenSteps = new ArrayList<>();   // T x [R]
         List<Tensor> logprobSteps = new ArrayList<>(); // T x [R]
         int syncs = 0;
-        try (Sampler sampler = new Sampler(config, rng, logits.size(1))) {
+        try (Sampler sampler = new Sampler(config, rng, logits.size(1), eosIds, rowPrompts, device)) {
             for (int t = 0; t < maxNew; t++) {
                 try (Scope step = Scope.open()) {
                     Tensor next = pad.where(finished, sampler.choose(logits, t)); // [R]
                     Tensor column = next.unsqueeze(1);                             // [R, 1]
+                    sampler.observe(next);
                     // log π(y_t) at temperature 1 = logit(y_t) − logsumexp(logits)
                     Tensor logp = logits.gather(1, column).squeeze(1).sub(logits.logsumexp(-1));
                     tokenSteps.add(next.keep());
@@ -246,6 +270,14 @@ public final class Generator {
                 }
                 long[] ids = Arrays.copyOfRange(tokens, row * steps, row * steps + len);
                 double[] lp = Arrays.copyOfRange(logprobs, row * steps, row * steps + len);
+                for (int t = 0; t < len; t++) {
+                    if (!Double.isFinite(lp[t])) {
+                        throw new IllegalStateException("The model's next-token scores are not finite (log-probability "
+                                + lp[t] + " for token " + ids[t] + " at step " + t + " of sequence " + j + " of prompt "
+                                + i + "): its weights hold NaN/Inf or the computation overflowed; check the model files "
+                                + "(or load it in float32)");
+                    }
+                }
                 group.add(new Completion(prompts.get(i).clone(), ids, decoder.apply(ids), lp, reason));
             }
             out.add(group);

@@ -5,35 +5,123 @@ import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
- * Token choice from next-token logits, on the device, for one generation call:
+ * Token choice from next-token logits, on the device, for one generation call, as transformers'
+ * {@code generate} makes it. Scores s start as the float32 logits; the {@link LogitsProcessing}
+ * processors run first (in greedy decoding too), then, when sampling, the warpers:
  * <pre>
- * greedy:  argmax(logits)
- * else:    s = logits / temperature
- *          top-k: s[v] = -inf where s[v] < (k-th largest of s)
- *          top-p: sort s ascending, c = cumsum(softmax(sorted)); drop tokens with c <= 1 - p
+ * repetition θ:   s[v] ← s[v]/θ if s[v] &gt; 0 else s[v]·θ,   for v in the sequence so far (prompt included)
+ * no-repeat n:    s[v] ← −inf  if (last n−1 tokens, v) is an n-gram of the sequence
+ * bad words:      s[w_m] ← −inf if the sequence ends with w_1..w_{m−1}
+ * min length:     s[eos] ← −inf while P + t &lt; min_length  (P: padded prompt length, t: tokens so far)
+ * min new tokens: s[eos] ← −inf while t &lt; min_new_tokens
+ * forced bos/eos: s ← −inf except bos at length 1 / except eos at t = max_new_tokens − 1
+ * invalid values: NaN → 0, ±inf → ±float max
+ * suppress:       s[v] ← −inf for suppressed v (at t = 0 only for begin_suppress_tokens)
+ * greedy:         y = argmax(s)
+ * sampling:       s ← s / temperature
+ *                 top-k: s[v] = −inf where s[v] &lt; (k-th largest of s)
+ *                 top-p: sort s ascending, c = cumsum(softmax(sorted)); drop tokens with c ≤ 1 − p
+ *                 min-p: drop v with p_v &lt; min_p · max p          (p = softmax(s))
+ *                 typical: keep the tokens whose −log p_v is closest to the entropy H, up to mass τ
+ *                 ε-cutoff: drop p_v &lt; ε;  η-cutoff: drop p_v &lt; min(η, √η·e^{−H})
  *                 (the most likely token is always kept)
- *          y = argmax(s + g),  g[v] = −log(E[v]),  E ~ Exp(1)      (Gumbel-max: y ~ Categorical(softmax(s)))
+ *                 y = argmax(s + g),  g[v] = −log(E[v]),  E ~ Exp(1)      (Gumbel-max: y ~ Categorical(softmax(s)))
  * </pre>
  * Row r's noise comes from its own generator, drawn {@link #chunkSteps(long)} steps at a time
  * (a chunk size that depends only on the vocabulary), so a row's samples do not depend on which
- * other rows share the batch. Owns its noise buffer: close it.
+ * other rows share the batch. Owns its noise buffer and token history: close it.
  */
 final class Sampler implements AutoCloseable {
     /** Noise values drawn per row and chunk (about 4 MB of float32). */
     private static final long CHUNK_VALUES = 1L << 20;
 
     private final SamplingConfig config;
+    private final LogitsProcessing processing;
     private final List<Rng> rowRngs;
     private final int chunk;
-    private Tensor gumbel; // [R, chunk, V] float32, or null before the first draw
+    private final long vocab;
+    private final int promptLength;
+    private final long[] eosIds;
+    private Tensor gumbel;   // [R, chunk, V] float32, or null before the first draw
+    private Tensor presence; // [R, V] bool: tokens in the sequence so far (repetition penalty), or null
+    private Tensor sequence; // [R, P + max_new_tokens] int64: prompt (pads as distinct negatives) and new tokens, or null
+    private Tensor staticBan; // [1, V] bool: suppressed and single-token bad words, or null
+    private Tensor beginBan;  // [1, V] bool, or null
+    private Tensor eosMask;   // [1, V] bool, or null
+    private final List<Tensor[]> badWords = new ArrayList<>(); // {prefix [1, m−1], one-hot of w_m [1, V]}
+    private int length; // tokens in `sequence` so far (P + t)
 
+    /** A sampler with temperature, top-k and top-p only (no processor that needs the sequence). */
     Sampler(SamplingConfig config, List<Rng> rowRngs, long vocab) {
+        this(config, rowRngs, vocab, Set.of(), null, Device.CPU);
+    }
+
+    /**
+     * @param eosIds the end-of-sequence ids (for min_length, min_new_tokens, forced eos, bad words)
+     * @param rowPrompts the prompt of each row (no padding), or null when no processor needs them
+     */
+    Sampler(SamplingConfig config, List<Rng> rowRngs, long vocab, Set<Long> eosIds, List<long[]> rowPrompts,
+            Device device) {
         this.config = config;
+        this.processing = config.processing();
         this.rowRngs = rowRngs;
+        this.vocab = vocab;
         this.chunk = chunkSteps(vocab);
+        this.eosIds = eosIds.stream().mapToLong(Long::longValue).toArray();
+        int p = 0;
+        if (rowPrompts != null) {
+            for (long[] r : rowPrompts) {
+                p = Math.max(p, r.length);
+            }
+        }
+        this.promptLength = p;
+        this.length = p;
+        boolean needsPrompts = processing.usesRepetitionPenalty() || processing.needsSequence();
+        if (needsPrompts && rowPrompts == null) {
+            throw new IllegalStateException("repetition_penalty, no_repeat_ngram_size and bad_words_ids need the prompts");
+        }
+        try (Scope s = Scope.open()) {
+            if (processing.usesRepetitionPenalty()) {
+                presence = tokenSet(rowPrompts, device).keep();
+            }
+            if (processing.needsSequence()) {
+                sequence = promptSequence(rowPrompts, config.maxNewTokens(), device).keep();
+            }
+            List<Long> banned = new ArrayList<>(processing.suppressTokens());
+            for (List<Long> word : processing.badWordsIds()) {
+                if (word.size() == 1 && eosIds.contains(word.get(0))) {
+                    continue; // transformers never bans an end-of-sequence id through bad_words_ids
+                }
+                checkIds("bad_words_ids", word);
+                if (word.size() == 1) {
+                    banned.add(word.get(0));
+                } else {
+                    long[] prefix = word.subList(0, word.size() - 1).stream().mapToLong(Long::longValue).toArray();
+                    badWords.add(new Tensor[] {Tensor.ofLongs(prefix, device, 1, prefix.length).keep(),
+                        mask(List.of(word.get(word.size() - 1)), device).keep()});
+                }
+            }
+            checkIds("suppress_tokens", processing.suppressTokens());
+            checkIds("begin_suppress_tokens", processing.beginSuppressTokens());
+            checkIds("forced_eos_token_id", processing.forcedEosTokenId());
+            if (!banned.isEmpty()) {
+                staticBan = mask(banned, device).keep();
+            }
+            if (!processing.beginSuppressTokens().isEmpty()) {
+                beginBan = mask(processing.beginSuppressTokens(), device).keep();
+            }
+            if (this.eosIds.length > 0) {
+                eosMask = mask(List.copyOf(eosIds), device).keep();
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     /** Steps of noise drawn at once: between 1 and 32, about 1M values per row. */
@@ -41,12 +129,146 @@ final class Sampler implements AutoCloseable {
         return (int) Math.max(1, Math.min(32, CHUNK_VALUES / vocab));
     }
 
+    private void checkIds(String name, List<Long> ids) {
+        for (long id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw new IllegalArgumentException(name + " holds token id " + id + ", outside the model's vocabulary of "
+                        + vocab + " ids; fix generation_config.json or the generation settings");
+            }
+        }
+    }
+
+    /** {@code [1, V]} bool, true at {@code ids}. */
+    private Tensor mask(List<Long> ids, Device device) {
+        long[] idx = ids.stream().mapToLong(Long::longValue).toArray();
+        return Tensor.zerosOf(DType.BOOL, device, 1, vocab).scatter(1, Tensor.ofLongs(idx, device, 1, idx.length), 1.0);
+    }
+
+    /** {@code [R, V]} bool, true at each row's prompt tokens. */
+    private Tensor tokenSet(List<long[]> rowPrompts, Device device) {
+        int rows = rowPrompts.size();
+        long[] idx = new long[rows * promptLength];
+        for (int r = 0; r < rows; r++) {
+            long[] p = rowPrompts.get(r);
+            int offset = promptLength - p.length;
+            for (int j = 0; j < promptLength; j++) {
+                idx[r * promptLength + j] = j < offset ? vocab : Math.min(p[j - offset], vocab); // padding → spare column
+            }
+        }
+        return Tensor.zerosOf(DType.BOOL, device, rows, vocab + 1)
+                .scatter(1, Tensor.ofLongs(idx, device, rows, promptLength), 1.0).narrow(1, 0, vocab);
+    }
+
+    /** {@code [R, P + T]}: left-padded prompts with padding as −1, −2, ... (never equal to a token or each other). */
+    private Tensor promptSequence(List<long[]> rowPrompts, int maxNew, Device device) {
+        int rows = rowPrompts.size();
+        int width = promptLength + maxNew;
+        long[] ids = new long[rows * width];
+        for (int r = 0; r < rows; r++) {
+            long[] p = rowPrompts.get(r);
+            int offset = promptLength - p.length;
+            for (int j = 0; j < width; j++) {
+                ids[r * width + j] = j < offset ? -1 - j : j < promptLength ? p[j - offset] : -1 - j;
+            }
+        }
+        return Tensor.ofLongs(ids, device, rows, width);
+    }
+
     /** The token of each row of {@code logits} {@code [R, V]} (float32) at decoding step {@code step}. */
     Tensor choose(Tensor logits, int step) {
-        if (config.greedy()) {
-            return logits.argmax(-1);
+        Tensor scores = scores(logits, step);
+        return config.greedy() ? scores.argmax(-1) : scores.add(noise(step, scores)).argmax(-1);
+    }
+
+    /** The scores a token is chosen from: processed, and warped when sampling ({@code [R, V]}). */
+    Tensor scores(Tensor logits, int step) {
+        Tensor scores = process(logits, step);
+        return config.greedy() ? scores : warp(scores);
+    }
+
+    /** Records the tokens chosen at {@code step} {@code [R]} (after padding of finished rows). */
+    void observe(Tensor next) {
+        if (presence != null) {
+            Tensor updated = presence.scatter(1, next.unsqueeze(1), 1.0).keep();
+            presence.close();
+            presence = updated;
         }
-        Tensor scores = config.temperature() == 1.0 ? logits : logits.div(config.temperature());
+        if (sequence != null) {
+            sequence.narrow(1, length, 1).copy_(next.unsqueeze(1));
+        }
+        length++;
+    }
+
+    /** The processors, in transformers' order (they act in greedy decoding too). */
+    private Tensor process(Tensor scores, int step) {
+        LogitsProcessing p = processing;
+        if (p.isNone()) {
+            return scores;
+        }
+        if (presence != null) {
+            // θ > 1 lowers every seen token: positive scores shrink, negative ones grow in size
+            Tensor penalized = scores.mul(p.repetitionPenalty()).where(scores.lt(0.0), scores.div(p.repetitionPenalty()));
+            scores = penalized.where(presence, scores);
+        }
+        if (p.noRepeatNgramSize() > 0 && length >= p.noRepeatNgramSize()) {
+            scores = scores.maskedFill(repeatedNgramEnds(p.noRepeatNgramSize()), Double.NEGATIVE_INFINITY);
+        }
+        if (staticBan != null) {
+            scores = scores.maskedFill(staticBan, Double.NEGATIVE_INFINITY);
+        }
+        for (Tensor[] word : badWords) {
+            int m = (int) word[0].size(1);
+            if (length >= m) {
+                Tensor ends = sequence.narrow(1, length - m, m).eq(word[0]).all(1).unsqueeze(1); // [R, 1]
+                scores = scores.maskedFill(ends.logicalAnd(word[1]), Double.NEGATIVE_INFINITY);
+            }
+        }
+        if (eosMask != null && (length < p.minLength() || step < p.minNewTokens())) {
+            scores = scores.maskedFill(eosMask, Double.NEGATIVE_INFINITY);
+        }
+        if (p.forcedBosTokenId() != null && length == 1) {
+            scores = forced(scores, List.of(p.forcedBosTokenId()));
+        }
+        if (!p.forcedEosTokenId().isEmpty() && step == config.maxNewTokens() - 1) {
+            scores = forced(scores, p.forcedEosTokenId());
+        }
+        if (p.removeInvalidValues()) {
+            scores = scores.nanToNum(0.0);
+        }
+        if (beginBan != null && step == 0) {
+            scores = scores.maskedFill(beginBan, Double.NEGATIVE_INFINITY);
+        }
+        return scores;
+    }
+
+    /** Rows' bans {@code [R, V]}: the token after each earlier occurrence of the last n−1 tokens. */
+    private Tensor repeatedNgramEnds(int n) {
+        Tensor seq = sequence.narrow(1, 0, length);
+        int windows = length - n + 1;
+        Tensor matches = Tensor.fullOf(1, DType.BOOL, seq.device(), seq.size(0), windows); // [R, W]
+        for (int o = 0; o < n - 1; o++) {
+            Tensor prefixToken = seq.narrow(1, windows + o, 1);                           // [R, 1]
+            matches = matches.logicalAnd(seq.narrow(1, o, windows).eq(prefixToken));
+        }
+        Tensor ends = seq.narrow(1, n - 1, windows);                                      // [R, W]
+        Tensor valid = matches.logicalAnd(ends.gt(-1.0));
+        Tensor spare = Tensor.fullOf(vocab, DType.I64, seq.device(), seq.size(0), windows);
+        return Tensor.zerosOf(DType.BOOL, seq.device(), seq.size(0), vocab + 1)
+                .scatter(1, ends.where(valid, spare), 1.0).narrow(1, 0, vocab);
+    }
+
+    /** Scores −inf except 0 at {@code ids}. */
+    private Tensor forced(Tensor scores, List<Long> ids) {
+        Tensor allowed = mask(ids, scores.device());
+        return Tensor.zerosOf(DType.F32, scores.device(), scores.size(0), vocab)
+                .maskedFill(allowed.logicalNot(), Double.NEGATIVE_INFINITY);
+    }
+
+    /** Temperature, top-k, top-p, min-p, typical, ε and η (sampling only), in transformers' order. */
+    private Tensor warp(Tensor scores) {
+        if (config.temperature() != 1.0) {
+            scores = scores.div(config.temperature());
+        }
         if (config.usesTopK()) {
             long k = Math.min(config.topK(), scores.size(-1));
             Tensor kth = scores.topk(k)[0].narrow(-1, k - 1, 1); // [R, 1]
@@ -55,14 +277,62 @@ final class Sampler implements AutoCloseable {
         if (config.usesTopP()) {
             Tensor[] sorted = scores.sort(-1, false);                     // ascending
             Tensor cumulative = sorted[0].softmax(-1).cumsum(-1);         // [R, V]
-            long v = scores.size(-1);
-            Tensor removeSorted = cumulative.le(1.0 - config.topP()).narrow(-1, 0, v - 1);
-            Tensor keepMostLikely = Tensor.zerosOf(DType.BOOL, scores.device(), scores.size(0), 1);
-            Tensor removeAll = Tensor.cat(List.of(removeSorted, keepMostLikely), -1);
-            Tensor remove = removeAll.scatter(-1, sorted[1], removeAll);
-            scores = scores.maskedFill(remove, Double.NEGATIVE_INFINITY);
+            Tensor removeSorted = keepLast(cumulative.le(1.0 - config.topP()));
+            scores = scores.maskedFill(removeSorted.scatter(-1, sorted[1], removeSorted), Double.NEGATIVE_INFINITY);
         }
-        return scores.add(noise(step, scores)).argmax(-1);
+        LogitsProcessing p = processing;
+        if (p.minP() != null) {
+            Tensor probs = scores.softmax(-1);
+            // the most likely token always passes (its probability is the maximum)
+            scores = scores.maskedFill(probs.lt(probs.amax(-1, true).mul(p.minP())), Double.NEGATIVE_INFINITY);
+        }
+        if (p.typicalP() < 1.0) {
+            scores = typical(scores, p.typicalP());
+        }
+        if (p.epsilonCutoff() > 0) {
+            Tensor probs = scores.softmax(-1);
+            scores = cutBelow(scores, probs.lt(p.epsilonCutoff()));
+        }
+        if (p.etaCutoff() > 0) {
+            Tensor logp = scores.logSoftmax(-1);
+            Tensor probs = logp.exp();
+            Tensor entropy = logp.mul(probs).nansum(-1, true).neg();                        // [R, 1]
+            double eta = p.etaCutoff();
+            Tensor cutoff = entropy.neg().exp().mul(Math.sqrt(eta)).clampMax(eta);          // min(η, √η·e^{−H})
+            scores = cutBelow(scores, probs.lt(cutoff));
+        }
+        return scores;
+    }
+
+    /** Removes {@code remove} except the most likely token of each row. */
+    private static Tensor cutBelow(Tensor scores, Tensor remove) {
+        Tensor notTop = scores.lt(scores.amax(-1, true));
+        return scores.maskedFill(remove.logicalAnd(notTop), Double.NEGATIVE_INFINITY);
+    }
+
+    /**
+     * Locally typical sampling: tokens sorted by |−log p_v − H|; keep the closest ones while their
+     * cumulative probability stays under τ, plus the one that crosses it (and always the first).
+     */
+    private static Tensor typical(Tensor scores, double mass) {
+        Tensor logp = scores.logSoftmax(-1);
+        Tensor entropy = logp.mul(logp.exp()).nansum(-1, true).neg();                     // [R, 1]
+        Tensor shifted = logp.neg().sub(entropy).abs();                                   // [R, V]
+        Tensor[] sorted = shifted.sort(-1, false);
+        Tensor cumulative = scores.gather(-1, sorted[1]).softmax(-1).cumsum(-1);
+        long v = scores.size(-1);
+        Tensor lastIndex = cumulative.lt(mass).sum(1, false).clampMax(v - 1).unsqueeze(1);  // [R, 1]
+        Tensor removeSorted = sorted[0].gt(sorted[0].gather(1, lastIndex));
+        Tensor keepFirst = Tensor.cat(List.of(Tensor.zerosOf(DType.BOOL, scores.device(), scores.size(0), 1),
+                removeSorted.narrow(-1, 1, v - 1)), -1);
+        return scores.maskedFill(keepFirst.scatter(1, sorted[1], keepFirst), Double.NEGATIVE_INFINITY);
+    }
+
+    /** {@code remove} (ascending order) with its last column cleared: the most likely token stays. */
+    private static Tensor keepLast(Tensor remove) {
+        long v = remove.size(-1);
+        Tensor keepMostLikely = Tensor.zerosOf(DType.BOOL, remove.device(), remove.size(0), 1);
+        return Tensor.cat(List.of(remove.narrow(-1, 0, v - 1), keepMostLikely), -1);
     }
 
     /** Gumbel noise {@code [R, V]} of step {@code step}, drawing the next chunk when needed. */
@@ -70,9 +340,9 @@ final class Sampler implements AutoCloseable {
         int offset = step % chunk;
         if (gumbel == null || offset == 0) {
             long rows = like.size(0);
-            long vocab = like.size(1);
+            long v = like.size(1);
             try (Scope s = Scope.open()) {
-                Tensor e = Tensor.emptyOf(DType.F32, Device.CPU, rows, chunk, vocab);
+                Tensor e = Tensor.emptyOf(DType.F32, Device.CPU, rows, chunk, v);
                 for (int r = 0; r < rows; r++) {
                     e.select(0, r).exponential_(1.0, rowRngs.get(r));
                 }
@@ -89,8 +359,14 @@ final class Sampler implements AutoCloseable {
 
     @Override
     public void close() {
-        if (gumbel != null) {
-            gumbel.close();
+        for (Tensor t : new Tensor[] {gumbel, presence, sequence, staticBan, beginBan, eosMask}) {
+            if (t != null) {
+                t.close();
+            }
+        }
+        for (Tensor[] w : badWords) {
+            w[0].close();
+            w[1].close();
         }
     }
 }

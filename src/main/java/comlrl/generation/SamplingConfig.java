@@ -1,8 +1,11 @@
 package comlrl.generation;
 
 /**
- * How tokens are chosen, applied in Hugging Face's order: temperature, then top-k, then top-p,
- * then a draw from the renormalised distribution (or the arg-max when greedy).
+ * How tokens are chosen, applied in Hugging Face's order: the {@link LogitsProcessing} processors,
+ * then (sampling only) temperature, top-k, top-p and the other warpers, then a draw from the
+ * renormalised distribution (or the arg-max when greedy). These are the values used as they are;
+ * {@link GenerationSettings} resolves them the way transformers' {@code generate} does (call
+ * arguments, then the model's generation config, then transformers' defaults).
  *
  * @param temperature logits are divided by it; > 0 (ignored when greedy)
  * @param topK keep only the k most likely tokens; null or 0 disables
@@ -10,11 +13,21 @@ package comlrl.generation;
  * @param greedy always take the most likely token
  * @param maxNewTokens generation length cap; >= 1
  * @param numReturnSequences samples per prompt (the G of a group), generated in one batch; >= 1
+ * @param processing the other logits processors ({@link LogitsProcessing#NONE}: none)
  */
 public record SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
-        int numReturnSequences) {
+        int numReturnSequences, LogitsProcessing processing) {
+
+    /** Only temperature, top-k and top-p: no other logits processor. */
+    public SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
+            int numReturnSequences) {
+        this(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, LogitsProcessing.NONE);
+    }
 
     public SamplingConfig {
+        if (processing == null) {
+            processing = LogitsProcessing.NONE;
+        }
         if (!greedy && !(temperature > 0)) {
             throw new IllegalArgumentException("temperature must be > 0 for sampling, got " + temperature
                     + " (use greedy decoding instead of temperature 0)");
@@ -43,7 +56,11 @@ public record SamplingConfig(double temperature, Integer topK, Double topP, bool
     }
 
     public SamplingConfig withNumReturnSequences(int n) {
-        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, n);
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, n, processing);
+    }
+
+    public SamplingConfig withProcessing(LogitsProcessing p) {
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, p);
     }
 
     boolean usesTopK() {

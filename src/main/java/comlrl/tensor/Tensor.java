@@ -470,6 +470,55 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.abs());
     }
 
+    // ---------------------------------------------------------------- logits processing
+
+    /** {@code out = this.clone(); out[..., index[i]] = value} along {@code dim}. */
+    public Tensor scatter(int dim, Tensor index, double value) {
+        return new Tensor(handle.scatter(dim, index.handle, new Scalar(value)));
+    }
+
+    /** Largest value along {@code dim}. */
+    public Tensor amax(int dim, boolean keepDim) {
+        return new Tensor(torch.amax(handle, new long[] {dim}, keepDim));
+    }
+
+    /** Whether every element along {@code dim} is true (nonzero). */
+    public Tensor all(int dim) {
+        return new Tensor(torch.all(handle, dim, false));
+    }
+
+    /** Sum along {@code dim} treating NaN as 0. */
+    public Tensor nansum(int dim, boolean keepDim) {
+        return new Tensor(torch.nansum(handle, new long[] {dim}, keepDim, new ScalarTypeOptional()));
+    }
+
+    /** {@code torch.nan_to_num}: NaN → {@code nan}, +inf → the dtype's largest, −inf → its lowest value. */
+    public Tensor nanToNum(double nan) {
+        return new Tensor(torch.nan_to_num(handle, new DoubleOptional(nan), new DoubleOptional(), new DoubleOptional()));
+    }
+
+    public Tensor clampMax(double max) {
+        return new Tensor(handle.clamp_max(new Scalar(max)));
+    }
+
+    /** Clamp keeping an integer tensor integer. */
+    public Tensor clampMax(long max) {
+        return new Tensor(handle.clamp_max(new Scalar(max)));
+    }
+
+    /** Elementwise minimum. */
+    public Tensor minimum(Tensor o) {
+        return new Tensor(torch.minimum(handle, o.handle));
+    }
+
+    public Tensor lt(double v) {
+        return new Tensor(torch.lt(handle, new Scalar(v)));
+    }
+
+    public Tensor gt(Tensor o) {
+        return new Tensor(torch.gt(handle, o.handle));
+    }
+
     // ---------------------------------------------------------------- shape
 
     public Tensor view(long... shape) {

@@ -64,6 +64,9 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
     private final List<String> referenceDevices;
     private final long seed;
     private final boolean gradientCheckpointing;
+    private final Map<String, Object> generationKwargs;
+    private final boolean skipNonfiniteSamples;
+    private final Integer saveTotalLimit;
 
     BaseReinforceConfig(MAGRPOConfig.Builder<?> b) {
         this.algorithm = b.algorithm;
@@ -95,6 +98,9 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         this.referenceDevices = b.referenceDevices;
         this.seed = b.seed;
         this.gradientCheckpointing = b.gradientCheckpointing;
+        this.generationKwargs = b.generationKwargs;
+        this.skipNonfiniteSamples = b.skipNonfiniteSamples;
+        this.saveTotalLimit = b.saveTotalLimit;
         validate(b.collaborationMode);
     }
 
@@ -115,7 +121,19 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
                 + temperature + " (sampling divides the logits by it; use a small value such as 0.1 for nearly "
                 + "greedy sampling)");
         check(topP > 0 && topP <= 1, "top_p must be in (0, 1], got " + topP + " (1 disables nucleus sampling)");
-        check(topK == null || topK >= 1, "top_k must be >= 1, or null to disable top-k sampling, got " + topK);
+        check(topK == null || topK >= 0, "top_k must be >= 0 (0 disables top-k), or null to take the model's "
+                + "generation_config.json value (else 50), got " + topK);
+        try {
+            comlrl.generation.GenerationSettings.requireKnown("generation_kwargs", generationKwargs.keySet());
+        } catch (IllegalArgumentException e) {
+            check(false, e.getMessage());
+        }
+        for (String key : List.of("temperature", "top_p", "top_k")) {
+            check(!generationKwargs.containsKey(key), "generation_kwargs must not set " + key + ": it is a config field "
+                    + "of its own (" + key + ": ...)");
+        }
+        check(saveTotalLimit == null || saveTotalLimit >= 1, "save_total_limit must be >= 1, or null to keep every "
+                + "checkpoint, got " + saveTotalLimit);
         atLeast("num_turns", numTurns, 1, "");
         check(Double.isFinite(discount), "discount must be a finite number, got " + discount
                 + " (MAGRPO keeps it for compatibility and does not use it)");
@@ -308,6 +326,21 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         return gradientCheckpointing;
     }
 
+    @Override
+    public Map<String, Object> generationKwargs() {
+        return generationKwargs;
+    }
+
+    @Override
+    public boolean skipNonfiniteSamples() {
+        return skipNonfiniteSamples;
+    }
+
+    @Override
+    public Integer saveTotalLimit() {
+        return saveTotalLimit;
+    }
+
     /** {@code collaboration_mode} of the centralized variant; null for the others. */
     CollaborationMode collaborationModeOrNull() {
         return null;
@@ -347,6 +380,9 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         map.put("reference_devices", referenceDevices);
         map.put("seed", seed);
         map.put("gradient_checkpointing", gradientCheckpointing);
+        map.put("generation_kwargs", generationKwargs);
+        map.put("skip_nonfinite_samples", skipNonfiniteSamples);
+        map.put("save_total_limit", saveTotalLimit);
         return Collections.unmodifiableMap(map);
     }
 
@@ -380,6 +416,9 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         b.referenceDevices = referenceDevices;
         b.seed = seed;
         b.gradientCheckpointing = gradientCheckpointing;
+        b.generationKwargs = generationKwargs;
+        b.skipNonfiniteSamples = skipNonfiniteSamples;
+        b.saveTotalLimit = saveTotalLimit;
         b.collaborationMode = collaborationModeOrNull();
         return b;
     }
@@ -448,7 +487,20 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         s.put("seed", (b, v) -> b.seed(ConfigMaps.toLong(owner(b), "seed", v)));
         s.put("gradient_checkpointing", (b, v) -> b.gradientCheckpointing(
                 ConfigMaps.toBoolean(owner(b), "gradient_checkpointing", v)));
+        s.put("generation_kwargs", (b, v) -> b.generationKwargs(ConfigMaps.isNullLike(v) ? null
+                : ConfigMaps.stringKeys(owner(b) + " generation_kwargs", asMap(owner(b), v))));
+        s.put("skip_nonfinite_samples", (b, v) -> b.skipNonfiniteSamples(
+                ConfigMaps.toBoolean(owner(b), "skip_nonfinite_samples", v)));
+        s.put("save_total_limit", (b, v) -> b.saveTotalLimit(ConfigMaps.toNullableInt(owner(b), "save_total_limit", v)));
         return Collections.unmodifiableMap(s);
+    }
+
+    private static Map<?, ?> asMap(String owner, Object v) {
+        if (v instanceof Map<?, ?> m) {
+            return m;
+        }
+        throw new IllegalArgumentException(owner + " key 'generation_kwargs' must be a mapping of generate settings "
+                + "(e.g. {repetition_penalty: 1.05}), got " + v);
     }
 
     private static String owner(MAGRPOConfig.Builder<?> b) {

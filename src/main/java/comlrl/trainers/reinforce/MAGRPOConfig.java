@@ -87,8 +87,22 @@ public interface MAGRPOConfig {
     /** {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass. */
     double topP();
 
-    /** {@code top_k} (default 50, ≥ 1, or null = no top-k filtering). */
+    /**
+     * {@code top_k} (default 50, ≥ 0): top-k filtering; 0 disables it. Null leaves it out of the
+     * generate call as the Python trainers do, so the model's {@code generation_config.json} value
+     * applies, else transformers' default of 50.
+     */
     Integer topK();
+
+    /**
+     * {@code generation_kwargs} (default {}): further settings of transformers' {@code generate}
+     * ({@code repetition_penalty}, {@code no_repeat_ngram_size}, {@code min_p}, {@code typical_p},
+     * {@code min_new_tokens}, ...; the Python trainers forward {@code train(**kwargs)} the same way).
+     * A setting not given here comes from the model's generation config, then transformers' default;
+     * a null value switches it off. The resolved values and their sources are written to the run's
+     * {@code config.json}.
+     */
+    Map<String, Object> generationKwargs();
 
     /**
      * {@code num_turns} (default 2, ≥ 1): turns per episode; more than one requires an external
@@ -193,6 +207,22 @@ public interface MAGRPOConfig {
     boolean gradientCheckpointing();
 
     /**
+     * {@code skip_nonfinite_samples} (default false): a NaN or infinite reward, return or loss stops
+     * training with an error naming the task item, agent and value, before any optimizer step (the
+     * last checkpoint stays as it was). True drops such samples from the update instead and counts
+     * them in {@code agent_i/nonfinite_samples_skipped}. Not in the Python config, which replaces a
+     * non-finite loss by a constant.
+     */
+    boolean skipNonfiniteSamples();
+
+    /**
+     * {@code save_total_limit} (default null = keep every checkpoint, ≥ 1): keep only the newest N
+     * {@code checkpoint-*} directories, deleting older ones after each new checkpoint is complete, as
+     * transformers' Trainer does.
+     */
+    Integer saveTotalLimit();
+
+    /**
      * The config as snake_case keys in field order, with resolved values (train_batch_size filled in)
      * and enums as their config strings: what a run writes to {@code config.json}.
      * {@code fromMap(toMap())} equals this config.
@@ -259,6 +289,9 @@ public interface MAGRPOConfig {
         List<String> referenceDevices;
         long seed = 42;
         boolean gradientCheckpointing;
+        Map<String, Object> generationKwargs = Map.of();
+        boolean skipNonfiniteSamples;
+        Integer saveTotalLimit;
         CollaborationMode collaborationMode;
 
         Builder(ReinforceAlgorithm algorithm, Function<Builder<C>, C> factory) {
@@ -341,7 +374,7 @@ public interface MAGRPOConfig {
             return this;
         }
 
-        /** Null disables top-k. See {@link MAGRPOConfig#topK()}. */
+        /** 0 disables top-k; null takes the model's value. See {@link MAGRPOConfig#topK()}. */
         public Builder<C> topK(Integer topK) {
             this.topK = topK;
             return this;
@@ -464,6 +497,25 @@ public interface MAGRPOConfig {
         /** See {@link MAGRPOConfig#gradientCheckpointing()}. */
         public Builder<C> gradientCheckpointing(boolean gradientCheckpointing) {
             this.gradientCheckpointing = gradientCheckpointing;
+            return this;
+        }
+
+        /** See {@link MAGRPOConfig#generationKwargs()}. */
+        public Builder<C> generationKwargs(Map<String, ?> generationKwargs) {
+            this.generationKwargs = generationKwargs == null ? Map.of()
+                    : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(generationKwargs));
+            return this;
+        }
+
+        /** See {@link MAGRPOConfig#skipNonfiniteSamples()}. */
+        public Builder<C> skipNonfiniteSamples(boolean skip) {
+            this.skipNonfiniteSamples = skip;
+            return this;
+        }
+
+        /** See {@link MAGRPOConfig#saveTotalLimit()}. */
+        public Builder<C> saveTotalLimit(Integer saveTotalLimit) {
+            this.saveTotalLimit = saveTotalLimit;
             return this;
         }
 

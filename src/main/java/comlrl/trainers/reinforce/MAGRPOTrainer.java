@@ -7,8 +7,8 @@ import comlrl.data.TaskSet;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
 import comlrl.generation.Generator;
-import comlrl.generation.SamplingConfig;
 import comlrl.generation.Scorer;
 import comlrl.logging.ConsoleProgress;
 import comlrl.logging.JsonlMetricSink;
@@ -77,6 +77,8 @@ public class MAGRPOTrainer implements AutoCloseable {
     private final List<Object> agentSources;
     private final List<DecoderLm> references;
     private final List<AdamW> optimizers;
+    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
+    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final Formatters formatters;
     private final RewardFunction rewardFunc;
     private final RewardProcessor rewardProcessor;
@@ -171,6 +173,9 @@ public class MAGRPOTrainer implements AutoCloseable {
                     references.add(agents.get(i).model().frozenCopy(refDevices.get(i)));
                 }
             }
+            for (int i = 0; i < count; i++) {
+                generation.add(resolveGeneration(i, agents.get(i)));
+            }
             for (CausalLm a : agents) {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
@@ -190,6 +195,32 @@ public class MAGRPOTrainer implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             close();
             throw e;
+        }
+    }
+
+    /**
+     * Agent {@code i}'s rollout settings as the Python trainers' generate call gets them: temperature
+     * and top_p always passed, top_k unless null, {@code generation_kwargs} as given; everything else
+     * from the agent's generation config, then transformers' defaults.
+     */
+    private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
+        Map<String, Object> passed = new LinkedHashMap<>(args.generationKwargs());
+        passed.put("temperature", args.temperature());
+        passed.put("top_p", args.topP());
+        if (args.topK() != null) {
+            passed.put("top_k", args.topK());
+        }
+        int context = agent.model().config().maxPositionEmbeddings();
+        if (args.maxNewTokens() >= context) {
+            throw new IllegalArgumentException("max_new_tokens " + args.maxNewTokens() + " does not fit agent " + i
+                    + "'s context of " + context + " positions (max_position_embeddings in its config.json), which must "
+                    + "also hold the prompt; lower max_new_tokens");
+        }
+        try {
+            return GenerationSettings.resolve(passed, "run config", false, args.maxNewTokens(), args.numGenerations(),
+                    agent.generationConfig());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("agent " + i + " (" + agent.source() + "): " + e.getMessage(), e);
         }
     }
 
@@ -255,6 +286,14 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     public String algorithmName() {
         return algorithmName;
+    }
+
+    /**
+     * Each agent's generate settings (rollouts and evaluation) with the source of every value: the
+     * run config, the agent's generation_config.json (or config.json), or transformers' default.
+     */
+    public List<GenerationSettings.Resolved> generationSettings() {
+        return Collections.unmodifiableList(generation);
     }
 
     /** Every metric event logged so far (training and evaluation), each with its {@code env_step}. */
@@ -445,8 +484,6 @@ public class MAGRPOTrainer implements AutoCloseable {
         node.turn = turn;
         node.historyPrompts = historyPrompts;
         int g = args.numGenerations();
-        SamplingConfig sampling = SamplingConfig.sample(args.temperature(), args.topK(), args.topP(),
-                args.maxNewTokens(), g);
         long[] seeds = new long[numAgents];
         for (int i = 0; i < numAgents; i++) {
             seeds[i] = nextSeed();
@@ -456,7 +493,7 @@ public class MAGRPOTrainer implements AutoCloseable {
             node.promptIds.add(encodePrompt(i, prompts.get(i)));
         }
         node.completions = perAgent(i -> agents.get(i).generator()
-                .generate(List.of(node.promptIds.get(i)), sampling, seeds[i]).get(0));
+                .generate(List.of(node.promptIds.get(i)), generation.get(i).sampling(), seeds[i]).get(0));
         if (args.referenceKlEnabled()) {
             node.referenceKls = new double[numAgents][];
             for (int i = 0; i < numAgents; i++) {
@@ -810,8 +847,6 @@ public class MAGRPOTrainer implements AutoCloseable {
     private EvalBatch evalBatch(List<TaskItem> items) {
         int turns = args.numTurns();
         int n = items.size();
-        SamplingConfig sampling = SamplingConfig.sample(args.temperature(), args.topK(), args.topP(),
-                args.maxNewTokens(), 1);
         double[][] rewards = new double[n][turns];
         List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
         for (int i = 0; i < numAgents; i++) {
@@ -846,7 +881,8 @@ public class MAGRPOTrainer implements AutoCloseable {
                 List<long[]> ids = turnPrompts.get(i).stream().map(p -> encodePrompt(i, p)).toList();
                 Generator gen = agents.get(i).generator();
                 List<Completion> flat = new ArrayList<>();
-                gen.generate(ids, sampling, seeds[i]).forEach(group -> flat.add(group.get(0)));
+                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), seeds[i])
+                        .forEach(group -> flat.add(group.get(0)));
                 return flat;
             });
             List<List<String>> next = new ArrayList<>();

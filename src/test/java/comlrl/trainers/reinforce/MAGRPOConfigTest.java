@@ -96,7 +96,14 @@ class MAGRPOConfigTest {
                 rule("temperature infinite", b -> b.temperature(Double.POSITIVE_INFINITY), "temperature must be a finite number > 0"),
                 rule("top_p zero", b -> b.topP(0), "top_p must be in (0, 1], got 0.0"),
                 rule("top_p above one", b -> b.topP(1.5), "top_p must be in (0, 1], got 1.5"),
-                rule("top_k", b -> b.topK(0), "top_k must be >= 1, or null to disable top-k sampling, got 0"),
+                rule("top_k", b -> b.topK(-1), "top_k must be >= 0 (0 disables top-k), or null to take the model's "
+                        + "generation_config.json value (else 50), got -1"),
+                rule("generation_kwargs", b -> b.generationKwargs(Map.of("repetition_penalti", 1.1)),
+                        "Unknown generation_kwargs key 'repetition_penalti'"),
+                rule("generation_kwargs", b -> b.generationKwargs(Map.of("top_k", 3)),
+                        "generation_kwargs must not set top_k: it is a config field of its own"),
+                rule("save_total_limit", b -> b.saveTotalLimit(0),
+                        "save_total_limit must be >= 1, or null to keep every checkpoint, got 0"),
                 rule("num_turns", b -> b.numTurns(0), "num_turns must be >= 1, got 0"),
                 rule("discount", b -> b.discount(Double.NaN), "discount must be a finite number"),
                 rule("early_termination_threshold", b -> b.earlyTerminationThreshold(Double.NaN),
@@ -281,7 +288,8 @@ class MAGRPOConfigTest {
     @Test
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
-        assertThat(map).hasSize(28)   // 26 reference fields + seed + gradient_checkpointing
+        // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit
+        assertThat(map).hasSize(31)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("agent_devices", null)
@@ -293,7 +301,7 @@ class MAGRPOConfigTest {
                 .containsEntry("seed", 42L)
                 .containsEntry("gradient_checkpointing", false)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(28).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(31).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

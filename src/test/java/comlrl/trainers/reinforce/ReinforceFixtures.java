@@ -29,11 +29,11 @@ final class ReinforceFixtures {
 
     /**
      * A config for fast tests: single turn, 1 epoch, G=2, 6 new tokens, plain sampling at
-     * temperature 1, every entry logged, automatic evaluation off, lr 1e-3.
+     * temperature 1 (top-k off: {@code top_k: 0}; null would take transformers' default of 50), every entry logged, automatic evaluation off, lr 1e-3.
      */
     static <C extends MAGRPOConfig> MAGRPOConfig.Builder<C> fast(MAGRPOConfig.Builder<C> b) {
         return b.numTurns(1).numTrainEpochs(1).numGenerations(2).maxNewTokens(6).temperature(1.0).topP(1.0)
-                .topK(null).loggingSteps(1).evalInterval(0).evalNumSamples(1).agentLearningRate(1e-3).seed(7);
+                .topK(0).loggingSteps(1).evalInterval(0).evalNumSamples(1).agentLearningRate(1e-3).seed(7);
     }
 
     /** Reward = length of agent 1's completion minus agent 0's, in characters, / 10 (one per joint action). */
