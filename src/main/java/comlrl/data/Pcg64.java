@@ -13,7 +13,7 @@ package comlrl.data;
  *   next32:   the low half of a fresh next64; the next call returns its buffered high half
  *   seeding:  w = SeedSequence(seed).generate_state(4, uint64);
  *             initstate = w[0]:w[1],  initseq = w[2]:w[3]   (first word high);
- *             inc = (initseq << 1) | 1;  s = 0;  step;  s += initstate;  step
+ *             inc = (initseq &lt;&lt; 1) | 1;  s = 0;  step;  s += initstate;  step
  * </pre>
  * Java 17 has no unsigned 64x64 -&gt; 128 multiply ({@code Math.unsignedMultiplyHigh} is Java 18),
  * so {@link #unsignedMultiplyHigh} derives it from the signed {@link Math#multiplyHigh}.
