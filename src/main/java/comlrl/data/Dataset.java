@@ -33,6 +33,10 @@ import java.util.stream.Stream;
  * Dataset train = split.train().shuffle(42);            // a fixed order, not reshuffled per epoch
  * }</pre>
  *
+ * <p>{@link #shuffle} and {@link #trainTestSplit} select exactly what Python's {@code datasets}
+ * selects for the same seed (NumPy's {@code default_rng(seed).permutation}, reproduced bit for
+ * bit), so splits and orders ported from Python experiments match row for row.
+ *
  * <p>Loaders ({@link #load}, {@link #fromJsonl}, {@link #fromJson}, {@link #fromCsv},
  * {@link #fromParquet}) throw {@link DatasetException} with the file, the line or row, and a fix.
  */
@@ -389,67 +393,115 @@ public final class Dataset implements TaskSet {
     }
 
     /**
-     * The rows in a random order fixed by {@code seed} (like {@code Dataset.shuffle(seed=...)}):
-     * the same seed gives the same order every time and everywhere. The permutation is our own
-     * (Fisher–Yates over SplitMix64, see the class docs of the package-private
-     * {@code SeededPermutation}), not numpy's, so the order differs from Python's for the same
-     * seed.
+     * The rows in the random order Hugging Face {@code datasets} gives them for {@code seed}:
+     * {@code shuffle(seed)} selects exactly the rows, in exactly the order, of Python's
+     * {@code Dataset.shuffle(seed=seed)} on the same rows, that is
+     * {@code select(np.random.default_rng(seed).permutation(size()))} (NumPy's PCG64 seeded
+     * through its SeedSequence, and NumPy's Fisher–Yates; see the package-private
+     * {@code NumpyPermutation}). An empty set stays empty.
+     *
+     * <p>There is no seedless variant: {@code datasets} with {@code seed=None} draws a seed from
+     * NumPy's global state, which no port can reproduce; pass the seed explicitly.
+     *
+     * @throws DatasetException when {@code seed < 0} (NumPy rejects negative seeds)
      */
     public Dataset shuffle(long seed) {
-        return select(SeededPermutation.of(rows.size(), seed));
+        requireSeed(seed);
+        return select(NumpyPermutation.of(rows.size(), seed));
     }
 
     /**
-     * Splits into train and test sets like Hugging Face's {@code train_test_split(test_size,
-     * seed=...)}. A {@code testSize} in {@code (0, 1)} is a fraction: the test set gets
-     * {@code ceil(testSize * size())} rows (as in Hugging Face datasets, so floating-point error
-     * can round up: {@code 0.07 * 100} gives 8); a whole number {@code >= 1} is an absolute count.
-     * The train set gets the remaining rows.
+     * Splits into train and test sets exactly as Hugging Face's
+     * {@code train_test_split(test_size=testSize, seed=seed)} does (with its defaults
+     * {@code train_size=None, shuffle=True}): the same rows, in the same order, in each part.
      *
-     * <p>Rows are permuted by {@link #shuffle(long) shuffle(seed)}'s permutation; the test set is
-     * its first part, the train set the rest, each in permuted order. The same seed gives the same
-     * split; the permutation is ours, not numpy's.
+     * <ul>
+     *   <li>Sizes: a fraction {@code testSize} in {@code (0, 1)} gives
+     *       {@code n_test = ceil(testSize * size())} test rows (in binary floating point, as
+     *       Python computes it, so {@code 0.07 * 100 = 7.000000000000001} gives 8), and
+     *       {@code n_train = size() - n_test}. A whole number {@code >= 1} is an absolute count, as
+     *       {@link #trainTestSplit(int, long)} (Python would insist on an {@code int} here).</li>
+     *   <li>Selection: {@code p = np.random.default_rng(seed).permutation(size())} (the
+     *       permutation of {@link #shuffle(long) shuffle(seed)}); test = rows {@code p[:n_test]},
+     *       train = rows {@code p[n_test:]}, each in that permuted order.</li>
+     *   <li>An empty set splits into two empty sets, as in {@code datasets}.</li>
+     * </ul>
+     * (For {@code datasets}' {@code shuffle=False}, take {@link #selectRange} {@code (0, n_train)}
+     * as train and {@code (n_train, size())} as test.)
      *
-     * @throws DatasetException when {@code testSize} is not in {@code (0, 1)} nor a whole count, or
-     *     when either part would be empty
+     * @throws DatasetException when {@code testSize} is neither in {@code (0, 1)} nor a whole count,
+     *     when the train set would be empty (where {@code datasets} raises {@code ValueError}), or
+     *     when {@code seed < 0}
      */
     public Split trainTestSplit(double testSize, long seed) {
-        int n = rows.size();
-        int testCount;
-        if (testSize > 0 && testSize < 1) {
-            testCount = (int) Math.ceil(testSize * n);
-        } else if (testSize >= 1 && testSize == Math.rint(testSize) && testSize <= Integer.MAX_VALUE) {
-            testCount = (int) testSize;
-        } else {
+        boolean fraction = testSize > 0 && testSize < 1;
+        boolean count = testSize >= 1 && testSize == Math.rint(testSize) && testSize <= Integer.MAX_VALUE;
+        if (!fraction && !count) {
             throw new DatasetException("test_size=" + testSize + " must be a fraction in (0, 1) or a whole "
                     + "number of rows >= 1 (e.g. 0.2 or 2)");
         }
-        return splitWithTestCount(testCount, "test_size=" + testSize, seed);
+        if (count) {
+            return trainTestSplit((int) testSize, seed);
+        }
+        requireSeed(seed);
+        int n = rows.size();
+        if (n == 0) {
+            return new Split(this, this);
+        }
+        int testCount = (int) Math.ceil(testSize * n);
+        if (testCount >= n) {
+            throw emptyTrainSet("test_size=" + testSize + " takes ceil(" + testSize + " * " + n + ") = "
+                    + testCount + " test rows");
+        }
+        return splitWithTestCount(testCount, seed);
     }
 
     /**
-     * Splits with exactly {@code testCount} test rows; see {@link #trainTestSplit(double, long)}.
+     * Splits with exactly {@code testCount} test rows, as {@code train_test_split(test_size=<int>,
+     * seed=seed)}; see {@link #trainTestSplit(double, long)}.
      *
-     * @throws DatasetException unless {@code 1 <= testCount < size()}
+     * @throws DatasetException unless {@code 1 <= testCount < size()} (an empty set splits into two
+     *     empty sets for any {@code testCount >= 1}), or when {@code seed < 0}
      */
     public Split trainTestSplit(int testCount, long seed) {
         if (testCount < 1) {
             throw new DatasetException("test_size=" + testCount + " must be >= 1 row (or a fraction in (0, 1))");
         }
-        return splitWithTestCount(testCount, "test_size=" + testCount, seed);
+        requireSeed(seed);
+        int n = rows.size();
+        if (n == 0) {
+            return new Split(this, this);
+        }
+        if (testCount >= n) {
+            throw emptyTrainSet("test_size=" + testCount + " takes " + testCount + " test rows");
+        }
+        return splitWithTestCount(testCount, seed);
     }
 
-    private Split splitWithTestCount(int testCount, String asked, long seed) {
-        int n = rows.size();
-        if (testCount >= n) {
-            throw new DatasetException("with " + n + " rows, " + asked + " leaves " + testCount
-                    + " test rows and an empty train set; use a smaller test_size (at most " + (n - 1)
-                    + " rows, or a smaller fraction)");
-        }
-        int[] order = SeededPermutation.of(n, seed);
+    private Split splitWithTestCount(int testCount, long seed) {
+        int[] order = NumpyPermutation.of(rows.size(), seed);
         int[] test = Arrays.copyOfRange(order, 0, testCount);
-        int[] train = Arrays.copyOfRange(order, testCount, n);
+        int[] train = Arrays.copyOfRange(order, testCount, order.length);
         return new Split(select(train), select(test));
+    }
+
+    /** The error for a test size that leaves no train rows, as {@code datasets} raises it. */
+    private DatasetException emptyTrainSet(String takes) {
+        int n = rows.size();
+        String fix = n == 1
+                ? "a task set of 1 row cannot be split; add rows, or give the evaluation set as its own file"
+                : "use a smaller test_size: at most " + (n - 1) + " rows, or a fraction of at most "
+                        + (n - 1) + "/" + n;
+        return new DatasetException("with " + n + " rows, " + takes + " and leaves an empty train set; " + fix);
+    }
+
+    /** Fails unless {@code seed >= 0}, the seeds NumPy (and so {@code datasets}) accepts. */
+    private static void requireSeed(long seed) {
+        if (seed < 0) {
+            throw new DatasetException("seed=" + seed + " is negative; datasets seeds NumPy's default_rng, "
+                    + "which rejects negative seeds (ValueError: expected non-negative integer); use a seed >= 0, "
+                    + "e.g. 42");
+        }
     }
 
     /** The rows for which {@code keep} holds, in order. */

@@ -4,7 +4,9 @@
  *
  * <p>This package owns the in-memory {@link comlrl.data.Dataset} (the Java counterpart of a Hugging
  * Face {@code Dataset}: column/row construction, {@code select}, {@code shuffle(seed)},
- * {@code train_test_split(test_size, seed)}), its file loaders (JSON Lines, JSON, CSV/TSV, Parquet),
+ * {@code train_test_split(test_size, seed)}, both selecting exactly the rows {@code datasets} selects
+ * for the same seed through a port of NumPy's {@code default_rng(seed).permutation}), its file
+ * loaders (JSON Lines, JSON, CSV/TSV, Parquet),
  * and the streaming {@link comlrl.data.JsonlStream} (the counterpart of an {@code IterableDataset})
  * whose position can be saved in a checkpoint and restored. Loading errors are reported as
  * {@link comlrl.data.DatasetException}s that name the file, the line or row, and how to fix it.

@@ -195,7 +195,22 @@ class DatasetTest {
                 .hasMessageContaining("empty train set")
                 .hasMessageContaining("at most 9");
         assertThatThrownBy(() -> tasks.trainTestSplit(0.99, 1)).hasMessageContaining("empty train set");
-        assertThatThrownBy(() -> Dataset.empty().trainTestSplit(0.5, 1)).hasMessageContaining("empty train set");
+        assertThatThrownBy(() -> Dataset.empty().trainTestSplit(0.0, 1)).hasMessageContaining("fraction in (0, 1)");
+        assertThatThrownBy(() -> tasks.take(1).trainTestSplit(0.5, 1)).hasMessageContaining("1 row cannot be split");
+        assertThatThrownBy(() -> tasks.shuffle(-1))
+                .isInstanceOf(DatasetException.class)
+                .hasMessageContaining("seed=-1")
+                .hasMessageContaining("non-negative");
+    }
+
+    @Test
+    void anEmptySetSplitsIntoTwoEmptySetsAsInDatasets() {
+        // datasets returns {"train": self, "test": self} for an empty set, whatever the test size
+        for (Dataset.Split split : List.of(Dataset.empty().trainTestSplit(0.5, 1), Dataset.empty().trainTestSplit(3, 1))) {
+            assertThat(split.train().isEmpty()).isTrue();
+            assertThat(split.test().isEmpty()).isTrue();
+        }
+        assertThat(Dataset.empty().shuffle(7).isEmpty()).isTrue();
     }
 
     @Test
@@ -211,18 +226,20 @@ class DatasetTest {
     }
 
     @Test
-    void shuffleOrderIsPinned() {
-        // Our permutation is fixed forever (see SeededPermutation); a change here breaks the
-        // repeatability of users' splits across versions.
-        assertThat(SeededPermutation.of(10, 42)).containsExactly(PINNED_10_42);
+    void specExampleMatchesHuggingFaceDatasets() {
+        // Python: Dataset.from_dict(...).shuffle(seed=42) and .train_test_split(test_size=0.2, seed=42)
+        // on the ten spec prompts (datasets 5.0.1 / numpy 2.4.6; the full tables are in
+        // src/test/resources/datasets-splits/, checked by DatasetSplitGoldenTest)
         assertThat(promptList(specTasks().shuffle(42)))
-                .containsExactlyElementsOf(IntStream.of(PINNED_10_42).mapToObj(PROMPTS::get).collect(Collectors.toList()));
-        // the spec example's split: test = first 2 of the permutation, train = the rest
+                .containsExactlyElementsOf(IntStream.of(DATASETS_SHUFFLE_10_42).mapToObj(PROMPTS::get).collect(Collectors.toList()));
         Dataset.Split split = specTasks().trainTestSplit(0.2, 42);
-        assertThat(promptList(split.test())).containsExactly(PROMPTS.get(PINNED_10_42[0]), PROMPTS.get(PINNED_10_42[1]));
+        assertThat(promptList(split.test())).containsExactly(PROMPTS.get(5), PROMPTS.get(6));
+        assertThat(promptList(split.train())).containsExactlyElementsOf(
+                IntStream.of(0, 7, 3, 2, 4, 9, 1, 8).mapToObj(PROMPTS::get).collect(Collectors.toList()));
     }
 
-    static final int[] PINNED_10_42 = {3, 8, 4, 2, 9, 5, 7, 1, 0, 6};
+    /** {@code np.random.default_rng(42).permutation(10)}. */
+    static final int[] DATASETS_SHUFFLE_10_42 = {5, 6, 0, 7, 3, 2, 4, 9, 1, 8};
 
     @Test
     void filterAndMap() {
