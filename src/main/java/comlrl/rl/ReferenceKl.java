@@ -37,6 +37,20 @@ public final class ReferenceKl {
         return kl;
     }
 
+    /**
+     * The number of a completion's tokens the KL covers, as the reference counts them: the position
+     * of the first pad id in the generated tokens, else all of them. With pad = eos (the usual case)
+     * the final end-of-sequence token is left out; with a distinct pad token it is counted.
+     */
+    public static int responseLength(long[] completion, long padId) {
+        for (int t = 0; t < completion.length; t++) {
+            if (completion[t] == padId) {
+                return t;
+            }
+        }
+        return completion.length;
+    }
+
     /** The penalty subtracted from a reward: β·KL (logged as {@code reference_kl_penalty}). */
     public static double penalty(double kl, double coef) {
         return coef * kl;

@@ -67,6 +67,26 @@ public final class AdamW implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether every gradient is finite (no NaN, no ±inf): one reduction per parameter and a single
+     * host transfer ({@code Σ_p Σ g} is finite exactly when no element is NaN or infinite, barring
+     * an overflow of the sum itself, which also means the gradients are unusable).
+     */
+    public boolean gradientsFinite() {
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Tensor total = null;
+            for (Tensor p : parameters) {
+                Tensor grad = p.grad();
+                if (grad == null) {
+                    continue;
+                }
+                Tensor sum = grad.to(DType.F32).sum();
+                total = total == null ? sum : total.add(sum);
+            }
+            return total == null || Double.isFinite(total.item());
+        }
+    }
+
     /** One update of every parameter that has a gradient. */
     public void step() {
         step++;
@@ -137,6 +157,10 @@ public final class AdamW implements AutoCloseable {
             throw new IllegalArgumentException("optimizer state entry '" + name + "' is "
                     + (src == null ? "missing" : "of shape " + java.util.Arrays.toString(src.shape()))
                     + "; expected " + java.util.Arrays.toString(target.shape()));
+        }
+        if (!src.isFinite().allTrue()) {
+            throw new IllegalArgumentException("optimizer state entry '" + name + "' holds NaN or infinite values: "
+                    + "the checkpoint is corrupt; resume from an earlier checkpoint");
         }
         target.copy_(src);
     }

@@ -50,6 +50,16 @@ class ReferenceKlTest {
         assertThat(ReferenceKl.penalty(0.4, 0.25)).isCloseTo(0.1, within(1e-12));
     }
 
+    @Test
+    void theTokenWindowEndsAtTheFirstPadToken() {
+        // pad = eos = 2: the reference's response length is the first pad position, so a final EOS is left out
+        assertThat(ReferenceKl.responseLength(new long[] {5, 7, 2}, 2)).isEqualTo(2);
+        assertThat(ReferenceKl.responseLength(new long[] {2}, 2)).as("an empty answer has no KL tokens").isEqualTo(0);
+        assertThat(ReferenceKl.responseLength(new long[] {5, 7, 9}, 2)).as("cut at max_new_tokens").isEqualTo(3);
+        // a pad token distinct from eos: the EOS is part of the response
+        assertThat(ReferenceKl.responseLength(new long[] {5, 7, 2}, 9)).isEqualTo(3);
+    }
+
     @Property
     void k3IsNeverNegative(@ForAll @DoubleRange(min = -30, max = 30) double logRatio) {
         assertThat(ReferenceKl.k3(logRatio)).isGreaterThanOrEqualTo(0.0);

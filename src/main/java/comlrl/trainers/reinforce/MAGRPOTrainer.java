@@ -101,8 +101,12 @@ public class MAGRPOTrainer implements AutoCloseable {
     private long seedCounter;
     private int epochsDone;
     private final TrainLogGate logGate;
+    /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
+    private String itemLabel = "a task item";
     private final List<List<NodeSample>> buffers = new ArrayList<>();
     private final List<Map<String, Double>> history = new ArrayList<>();
+    /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
+    private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
     protected MAGRPOTrainer(Builder b, String algorithmName) {
         if (b.args == null) {
@@ -152,6 +156,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         this.systemPrompt = b.systemPrompt;
         this.console = b.console;
         this.logGate = new TrainLogGate(args.loggingSteps());
+        this.gradientObserver = b.gradientObserver;
         List<Device> resolved = Devices.resolve(args.agentDevices(), count, "agent_devices");
         List<Device> devices = args.parallelTraining() == ParallelTraining.NONE
                 ? Collections.nCopies(count, resolved.get(0)) : resolved;
@@ -336,6 +341,7 @@ public class MAGRPOTrainer implements AutoCloseable {
                     if (evalDataset != null && EvalSchedule.shouldEvaluate(b, args.evalInterval())) {
                         evaluate(args.evalNumSamples());
                     }
+                    itemLabel = "train item " + b + " of epoch " + (epoch + 1);
                     trainItem(item);
                     b++;
                     if (progress != null) {
@@ -587,7 +593,29 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
-        return rewardProcessor.applyWithLength(raw.get(0), length);
+        Double value = raw.get(0);
+        double processed = value == null ? Double.NaN : rewardProcessor.applyWithLength(value, length);
+        if (!Double.isFinite(processed) && !args.skipNonfiniteSamples()) {
+            String what = value == null || !Double.isFinite(value) ? "The reward function returned " + value
+                    : "The reward processor turned the reward " + value + " into " + processed;
+            throw new IllegalStateException(what + " for " + itemLabel + " (prompt " + abbreviate(item.getString("prompt", ""))
+                    + "), joint response " + describe(joint) + ". No optimizer step used it and the last checkpoint is "
+                    + "intact; fix the reward, or set skip_nonfinite_samples: true to leave such samples out of the update.");
+        }
+        return processed;
+    }
+
+    private static String abbreviate(String text) {
+        String oneLine = text.replace("\n", "\\n");
+        return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
+    }
+
+    private static String describe(List<String> joint) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < joint.size(); i++) {
+            parts.add("agent " + i + " " + abbreviate(joint.get(i)));
+        }
+        return String.join(", ", parts);
     }
 
     /** The next turn's raw prompts from the external transition, checked to be one per agent. */
@@ -603,19 +631,29 @@ public class MAGRPOTrainer implements AutoCloseable {
     }
 
     private double[] referenceKls(int agent, long[] promptIds, List<Completion> completions) {
+        return referenceKls(agents.get(agent).model(), references.get(agent), promptIds,
+                completions.stream().map(Completion::tokenIds).toList(), agents.get(agent).padId());
+    }
+
+    /**
+     * The k3 KL of each completion to the reference policy over the reference's token window
+     * ({@link ReferenceKl#responseLength}: the tokens before the first pad id, so an end-of-sequence
+     * token that is also the pad token is not counted), with log-probabilities under no gradient.
+     */
+    static double[] referenceKls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
+            long pad) {
         double[] kls = new double[completions.size()];
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
-            List<long[]> ys = completions.stream().map(Completion::tokenIds).toList();
-            long pad = agents.get(agent).padId();
-            double[] pol = Scorer.score(agents.get(agent).model(), prompts, ys, pad).tokenLogprobs().toDoubleArray();
-            double[] ref = Scorer.score(references.get(agent), prompts, ys, pad).tokenLogprobs().toDoubleArray();
+            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
+            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
             int t = pol.length / completions.size();
             for (int k = 0; k < kls.length; k++) {
-                int len = completions.get(k).length();
-                double[] p = java.util.Arrays.copyOfRange(pol, k * t + t - len, k * t + t);
-                double[] r = java.util.Arrays.copyOfRange(ref, k * t + t - len, k * t + t);
-                kls[k] = ReferenceKl.sequenceKl(p, r);
+                long[] y = completions.get(k);
+                int first = k * t + t - y.length; // completion tokens are right-aligned in each row
+                int window = ReferenceKl.responseLength(y, pad);
+                kls[k] = ReferenceKl.sequenceKl(java.util.Arrays.copyOfRange(pol, first, first + window),
+                        java.util.Arrays.copyOfRange(ref, first, first + window));
             }
         }
         return kls;
@@ -634,7 +672,8 @@ public class MAGRPOTrainer implements AutoCloseable {
         for (int i = 0; i < numAgents; i++) {
             List<long[]> ys = n.completions.get(i).stream().map(Completion::tokenIds).toList();
             out.add(new NodeSample(i, n.turn, n.promptIds.get(i), ys, perAgent[i],
-                    n.referenceKls == null ? null : n.referenceKls[i], Stats.mean(n.rewards), r.meanReturn(), n.envStep));
+                    n.referenceKls == null ? null : n.referenceKls[i], Stats.mean(n.rewards), r.meanReturn(), n.envStep,
+                    itemLabel));
         }
         for (int c = 0; c < n.children.size(); c++) {
             collectSamples(n.children.get(c), r.children().get(c), out);
@@ -643,21 +682,19 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     // ------------------------------------------------------------------ updates
 
-    /**
-     * Drained since the last flush: agent -> turn -> sums over the drained NodeSamples of
-     * [node mean reward, node mean return, loss, mean reference KL, β·mean reference KL, sample count].
-     */
-    private final Map<Integer, Map<Integer, double[]>> pending = new TreeMap<>();
-    private static final int PENDING_FIELDS = 6;
+    /** Drained since the last flush: agent -> turn -> stats of the drained NodeSamples. */
+    private final Map<Integer, Map<Integer, TurnStats>> pending = new TreeMap<>();
     private long pendingStep = -1;
+    /** Per agent: mean completion length of its first drain (for the reference-KL collapse warning). */
+    private final Map<Integer, Double> initialLength = new TreeMap<>();
+    private final java.util.Set<Integer> collapseWarned = new java.util.TreeSet<>();
 
-    /** Updates agent {@code i} from its buffer: per turn, shuffled minibatches, one AdamW step each. */
     /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
     private record Drain(int agent, List<NodeSample> samples, long shuffleSeed) {
     }
 
-    /** Per turn: sums of node mean reward, node mean return, loss, KL, KL penalty, and the count. */
-    private record DrainResult(int agent, Map<Integer, double[]> sums, long maxEnvStep) {
+    /** Per turn: the stats of the drain's samples. */
+    private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
     }
 
     /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
@@ -689,13 +726,9 @@ public class MAGRPOTrainer implements AutoCloseable {
         });
         for (List<DrainResult> agentResults : results) {
             for (DrainResult r : agentResults) {
-                r.sums().forEach((turn, m) -> {
-                    double[] acc = pending.computeIfAbsent(r.agent(), a -> new TreeMap<>())
-                            .computeIfAbsent(turn, t -> new double[PENDING_FIELDS]);
-                    for (int j = 0; j < PENDING_FIELDS; j++) {
-                        acc[j] += m[j]; // several drains of one (agent, turn) before a flush add up
-                    }
-                });
+                // several drains of one (agent, turn) before a flush add up
+                r.stats().forEach((turn, st) -> pending.computeIfAbsent(r.agent(), a -> new TreeMap<>())
+                        .computeIfAbsent(turn, t -> new TurnStats()).merge(st));
                 pendingStep = Math.max(pendingStep, r.maxEnvStep());
             }
         }
@@ -708,76 +741,86 @@ public class MAGRPOTrainer implements AutoCloseable {
             byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
         }
         Random shuffle = new Random(d.shuffleSeed());
-        Map<Integer, double[]> sums = new TreeMap<>();
+        Map<Integer, TurnStats> stats = new TreeMap<>();
         long maxStep = 0;
         for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
             List<NodeSample> group = new ArrayList<>(e.getValue());
             Collections.shuffle(group, shuffle);
-            double lossSum = 0;
+            TurnStats st = new TurnStats();
             int mbSize = args.trainBatchSize();
             for (int start = 0; start < group.size(); start += mbSize) {
-                List<NodeSample> mb = group.subList(start, Math.min(group.size(), start + mbSize));
-                lossSum += step(d.agent(), mb);
+                step(d.agent(), group.subList(start, Math.min(group.size(), start + mbSize)), st);
             }
-            double[] m = new double[PENDING_FIELDS];
-            m[0] = group.stream().mapToDouble(NodeSample::nodeMeanReward).sum();
-            m[1] = group.stream().mapToDouble(NodeSample::nodeMeanReturn).sum();
-            m[2] = lossSum;
-            if (args.referenceKlEnabled()) {
-                double klSum = group.stream().mapToDouble(s -> Stats.mean(s.referenceKls())).sum();
-                m[3] = klSum;
-                m[4] = args.referenceKlCoef() * klSum;
-            }
-            m[5] = group.size();
-            sums.put(e.getKey(), m);
+            stats.put(e.getKey(), st);
             maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
         }
-        return new DrainResult(d.agent(), sums, maxStep);
+        return new DrainResult(d.agent(), stats, maxStep);
     }
 
     /**
-     * One optimizer step on a minibatch of NodeSamples with gradient accumulation:
-     * <pre>
-     *   R'  = R − β·KL                                   (reference-KL shaping, when enabled)
-     *   A   = baseline(R')  [mean / raw / max / rloo],  then (A − mean A)/max(std A, 1e-6) if normalised
-     *   L_s = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,<t})   (t over real tokens only)
-     *   ∇ ← Σ_s ∇(L_s / |minibatch|);  AdamW step
-     * </pre>
-     * A sample whose loss is not finite contributes no gradient (the reference's constant 0.1).
+     * One optimizer step on a minibatch of NodeSamples: ∇ L_B accumulated sample by sample
+     * ({@link MAGRPOLoss}, formula there), then one AdamW step.
      *
-     * @return the sum of the samples' losses
+     * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
+     * minibatch whose accumulated gradient is not finite, stops training with an error before the
+     * step; with {@code skip_nonfinite_samples} such samples (or that minibatch) are left out and counted.
      */
-    private double step(int agent, List<NodeSample> minibatch) {
+    private void step(int agent, List<NodeSample> minibatch, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
         AdamW opt = optimizers.get(agent);
         long pad = agents.get(agent).padId();
-        opt.zeroGrad();
-        double total = 0;
+        List<NodeSample> kept = new ArrayList<>();
         for (NodeSample s : minibatch) {
-            try (Scope scope = Scope.open()) {
-                double[] returns = s.referenceKls() == null ? s.returns()
-                        : ReferenceKl.shapeReturns(s.returns(), s.referenceKls(), args.referenceKlCoef());
-                double[] adv = Advantages.compute(returns, args.advantageMode(), args.advantageNormalization());
-                int g = s.completionIds().size();
-                int m = 0;
-                for (long[] y : s.completionIds()) {
-                    m += y.length > 0 ? 1 : 0;
-                }
-                // L_s / |minibatch| = Σ_k w_k Σ_t log π(y_kt),  w_k = −A_k / (M · |minibatch|)
-                double[] weights = new double[g];
-                for (int k = 0; k < g; k++) {
-                    weights[k] = -adv[k] / Math.max(m, 1) / minibatch.size();
-                }
-                double value = Scorer.backwardWeighted(model, Collections.nCopies(g, s.promptIds()), s.completionIds(),
-                        pad, weights, args.gradientCheckpointing()) * minibatch.size(); // L_s
-                if (Double.isFinite(value)) {
-                    total += value;
-                }
+            if (s.finite()) {
+                kept.add(s);
+            } else if (args.skipNonfiniteSamples()) {
+                stats.skip();
+            } else {
+                throw nonFinite(new MAGRPOLoss.NonFiniteException("a return or reference KL is not finite", s).getMessage());
             }
+        }
+        double[] losses = null;
+        while (losses == null && !kept.isEmpty()) {
+            opt.zeroGrad();
+            try {
+                losses = MAGRPOLoss.accumulate(model, kept, args, pad);
+            } catch (MAGRPOLoss.NonFiniteException e) {
+                if (!args.skipNonfiniteSamples()) {
+                    opt.zeroGrad();
+                    throw nonFinite(e.getMessage());
+                }
+                kept.remove(e.sample()); // again without it (the weights depend on |B|)
+                stats.skip();
+            }
+        }
+        if (losses == null) {
+            opt.zeroGrad();
+            return;
+        }
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            if (!args.skipNonfiniteSamples()) {
+                throw nonFinite("the gradient of agent " + agent + "'s loss is not finite for a minibatch of "
+                        + kept.size() + " samples from " + kept.get(0).item() + " (losses " + java.util.Arrays.toString(losses)
+                        + ")");
+            }
+            kept.forEach(s -> stats.skip());
+            return;
+        }
+        if (gradientObserver != null) {
+            gradientObserver.accept(agent, model);
         }
         opt.step();
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
-        return total;
+        for (int j = 0; j < kept.size(); j++) {
+            stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
+        }
+    }
+
+    private static IllegalStateException nonFinite(String detail) {
+        return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
+                + "and the last checkpoint are intact; fix the reward or its processor, or set "
+                + "skip_nonfinite_samples: true to leave such samples out of the update.");
     }
 
     /** Logs the metrics of the drains since the last flush as one event, through the log gate. */
@@ -785,48 +828,55 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (pending.isEmpty()) {
             return;
         }
+        Map<String, Double> perAgent = new LinkedHashMap<>();
+        Map<Integer, List<TurnStats>> byTurn = new TreeMap<>();
+        for (Map.Entry<Integer, Map<Integer, TurnStats>> a : pending.entrySet()) {
+            for (Map.Entry<Integer, TurnStats> t : a.getValue().entrySet()) {
+                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(t.getValue());
+                t.getValue().put(perAgent, "agent_" + a.getKey() + "/", t.getKey(), args.referenceKlCoef(),
+                        args.referenceKlEnabled());
+            }
+            checkLengthCollapse(a.getKey(), a.getValue(), perAgent);
+        }
         Map<String, Double> metrics = new LinkedHashMap<>();
-        Map<Integer, List<double[]>> byTurn = new TreeMap<>();
-        for (Map.Entry<Integer, Map<Integer, double[]>> a : pending.entrySet()) {
-            for (Map.Entry<Integer, double[]> t : a.getValue().entrySet()) {
-                double[] sums = t.getValue();
-                double[] mean = new double[5];
-                for (int j = 0; j < 5; j++) {
-                    mean[j] = sums[j] / sums[5];
-                }
-                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(mean);
-                putTurnMetrics(metrics, "agent_" + a.getKey() + "/", t.getKey(), mean);
-            }
-        }
-        Map<String, Double> aggregate = new LinkedHashMap<>();
-        for (Map.Entry<Integer, List<double[]>> t : byTurn.entrySet()) {
-            double[] mean = new double[5];
-            for (double[] m : t.getValue()) {
-                for (int j = 0; j < 5; j++) {
-                    mean[j] += m[j] / t.getValue().size();
-                }
-            }
-            putTurnMetrics(aggregate, "", t.getKey(), mean);
-        }
-        aggregate.putAll(metrics);
+        byTurn.forEach((turn, stats) -> TurnStats.meanOf(stats).put(metrics, "", turn, args.referenceKlCoef(),
+                args.referenceKlEnabled()));
+        metrics.putAll(perAgent);
         long step = pendingStep;
         pending.clear();
         pendingStep = -1;
         if (logGate.shouldLog(step)) {
-            emit(step, aggregate);
+            emit(step, metrics);
         }
     }
 
-    private void putTurnMetrics(Map<String, Double> out, String prefix, int turn, double[] m) {
-        String p = prefix + "turn_" + (turn + 1) + "/";
-        out.put(p + "reward_mean", m[0]);
-        out.put(p + "expected_return", m[1]);
-        out.put(p + "policy_loss", m[2]);
-        if (args.referenceKlEnabled()) {
-            out.put(p + "reference_kl_mean", m[3]);
-            out.put(p + "reference_kl_penalty_mean", m[4]);
+    /**
+     * Under reference-KL shaping an empty answer pays no KL, so agents can learn to answer nothing.
+     * Warns once per agent (console and {@code agent_i/warnings/completion_length_collapse}) when the
+     * mean completion length falls below a quarter of the agent's first drain's.
+     */
+    private void checkLengthCollapse(int agent, Map<Integer, TurnStats> stats, Map<String, Double> metrics) {
+        if (!args.referenceKlEnabled() || collapseWarned.contains(agent)) {
+            return;
+        }
+        TurnStats all = new TurnStats();
+        stats.values().forEach(all::merge);
+        if (all.count() == 0) {
+            return;
+        }
+        double now = all.meanCompletionLength();
+        Double first = initialLength.putIfAbsent(agent, now);
+        if (first != null && first >= 2 && now < LENGTH_COLLAPSE_FRACTION * first) {
+            collapseWarned.add(agent);
+            metrics.put("agent_" + agent + "/warnings/completion_length_collapse", 1.0);
+            console.printf(java.util.Locale.ROOT, "warning: agent %d's mean completion length fell from %.1f to %.1f "
+                    + "tokens under reference-KL shaping (reference_kl_coef %s): an empty answer pays no KL penalty; "
+                    + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
         }
     }
+
+    /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
+    static final double LENGTH_COLLAPSE_FRACTION = 0.25;
 
     private void emit(long step, Map<String, Double> metrics) {
         Map<String, Double> event = new LinkedHashMap<>();
@@ -1073,6 +1123,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         String systemPrompt;
         PrintStream console = System.err;
         final List<MetricSink> sinks = new ArrayList<>();
+        java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
         Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
@@ -1191,6 +1242,12 @@ public class MAGRPOTrainer implements AutoCloseable {
 
         public Builder console(PrintStream console) {
             this.console = console;
+            return this;
+        }
+
+        /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
+        Builder gradientObserver(java.util.function.BiConsumer<Integer, DecoderLm> observer) {
+            this.gradientObserver = observer;
             return this;
         }
 

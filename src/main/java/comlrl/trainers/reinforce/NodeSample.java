@@ -15,7 +15,34 @@ import java.util.List;
  * @param nodeMeanReward mean immediate reward of the node's joint actions
  * @param nodeMeanReturn mean return of the node's joint actions
  * @param envStep env_step after the node's rewards were counted
+ * @param item which task item the node belongs to, for messages ("train item 3 of epoch 1")
  */
 record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
-        double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep) {
+        double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item) {
+
+    /** Whether every return (and KL) is a finite number. */
+    boolean finite() {
+        for (double r : returns) {
+            if (!Double.isFinite(r)) {
+                return false;
+            }
+        }
+        if (referenceKls != null) {
+            for (double k : referenceKls) {
+                if (!Double.isFinite(k)) {
+                    return false;
+                }
+            }
+        }
+        return Double.isFinite(nodeMeanReward) && Double.isFinite(nodeMeanReturn);
+    }
+
+    /** Mean completion length in tokens. */
+    double meanCompletionLength() {
+        double sum = 0;
+        for (long[] y : completionIds) {
+            sum += y.length;
+        }
+        return completionIds.isEmpty() ? 0 : sum / completionIds.size();
+    }
 }
