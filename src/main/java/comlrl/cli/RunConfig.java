@@ -1,9 +1,21 @@
 package comlrl.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import comlrl.data.BuiltinTasks;
 import comlrl.data.Dataset;
+import comlrl.data.JsonlStream;
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
+import comlrl.generation.BuiltinModels;
+import comlrl.model.ModelPresets;
+import comlrl.model.io.HubCache;
+import comlrl.model.io.HubException;
+import comlrl.model.io.ModelSources;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardFunctions;
 import comlrl.tensor.DType;
@@ -16,11 +28,15 @@ import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -51,11 +67,24 @@ import java.util.function.Consumer;
  * verbose: true
  * </pre>
  * Relative paths are resolved against the config file's directory.
+ *
+ * <p><b>Checked here, before any model loads</b>, each with a message naming the key and the fix:
+ * unknown keys at the top level and in every section ({@code dataset}, {@code checkpoint},
+ * {@code reward} and {@code reward_processor} per type, {@code external_transition}, {@code args}),
+ * with the closest valid key; a key repeated within one mapping (YAML forbids it; its line is
+ * named); every {@code {field}} of the formatter templates, and the fields the reward reads, against
+ * the columns of the train and eval sets; the reward and transition commands (program on PATH or
+ * at its path, a script argument present, the working directory); the model sources (a known
+ * built-in, a directory holding a model, a valid hub id, cached when {@code HF_HUB_OFFLINE} is set).
+ * Numbers and booleans in a {@code run} list are program arguments, passed as written.
  */
 final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose");
+    /** The keys of the {@code dataset} section. */
+    static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
+            "streaming");
 
     final Map<String, Object> raw;
     final ReinforceAlgorithm algorithm;
@@ -64,7 +93,7 @@ final class RunConfig {
     final List<String> agents;
     final int numAgents;
     final DType dtype;
-    final comlrl.data.TaskSet train;
+    final TaskSet train;
     final Dataset eval;
     final Formatters formatters;
     final Map<String, Object> rewardSpec;
@@ -80,24 +109,27 @@ final class RunConfig {
     final boolean chatTemplate;
     final String systemPrompt;
     private final Path baseDir;
+    /** The source text of the numbers and booleans in each parsed list (by identity); see {@link ConfigYaml}. */
+    private final Map<Object, List<String>> scalarTexts = new IdentityHashMap<>();
 
     @SuppressWarnings("unchecked")
     RunConfig(Path file, List<String> overrides, Path outputOverride) {
         this.baseDir = file.toAbsolutePath().getParent();
-        Map<String, Object> map;
+        String text;
         try {
-            Object parsed = new ObjectMapper(new YAMLFactory()).readValue(Files.readString(file), Object.class);
-            if (!(parsed instanceof Map<?, ?>)) {
-                throw new IllegalArgumentException(file + ": the config must be a YAML mapping of keys to values");
-            }
-            map = new LinkedHashMap<>((Map<String, Object>) parsed);
+            text = Files.readString(file);
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("Config file not found: " + file, e);
         } catch (IOException e) {
-            throw new IllegalArgumentException(file + ": malformed YAML: " + e.getMessage(), e);
+            throw new IllegalArgumentException("Cannot read config file " + file + ": " + e.getMessage(), e);
         }
+        Object parsed = ConfigYaml.read(text, "of " + file, scalarTexts);
+        if (!(parsed instanceof Map<?, ?>)) {
+            throw new IllegalArgumentException(file + ": the config must be a YAML mapping of keys to values");
+        }
+        Map<String, Object> map = new LinkedHashMap<>((Map<String, Object>) parsed);
         for (String o : overrides) {
-            applyOverride(map, o);
+            applyOverride(map, o, scalarTexts);
         }
         this.raw = map;
         ConfigMaps.requireKnownKeys(file.toString(), map, KEYS, Map.of());
@@ -105,16 +137,20 @@ final class RunConfig {
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.args = algorithm.fromMap(argsMap);
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
-        this.agents = map.get("agents") == null ? null : ((List<Object>) map.get("agents")).stream()
-                .map(o -> resolveModelPath(String.valueOf(o))).toList();
+        this.agents = map.get("agents") == null ? null : agentList(map.get("agents"));
         if (agentModel == null && agents == null) {
             throw new IllegalArgumentException(file + ": give agent_model (one model for every agent, e.g. "
                     + "builtin:tiny or Qwen/Qwen2.5-0.5B) or agents (a list, one per agent)");
+        }
+        if (agentModel != null) {
+            ModelSourceCheck.check("agent_model", agentModel, resolveModelPath(agentModel));
         }
         this.numAgents = map.get("num_agents") != null ? ConfigMaps.toInt("config", "num_agents", map.get("num_agents"))
                 : agents != null ? agents.size() : args.numAgents();
         this.dtype = map.get("dtype") == null ? null : DType.fromTorchName(String.valueOf(map.get("dtype")));
         Map<String, Object> ds = asMap(map.get("dataset"), "dataset");
+        ConfigMaps.requireKnownKeys("dataset", ds, DATASET_KEYS, Map.of("test", "use 'eval' (a file) or 'test_size'.",
+                "validation", "use 'eval' (a file) or 'test_size'.", "seed", "use 'split_seed' or 'shuffle_seed'."));
         boolean streaming = ds.get("streaming") != null && ConfigMaps.toBoolean("config", "dataset.streaming", ds.get("streaming"));
         if (streaming) {
             if (ds.get("test_size") != null || ds.get("shuffle_seed") != null) {
@@ -148,13 +184,20 @@ final class RunConfig {
             }
         }
         this.formatters = Formatters.fromConfig(map.get("formatters"), numAgents);
-        this.rewardSpec = asMap(map.get("reward"), "reward");
+        this.rewardSpec = withOriginalRun(asMap(map.get("reward"), "reward"));
+        map.put("reward", rewardSpec); // the resolved config records the arguments as they are passed
         RewardFunctions.fromConfig(rewardSpec, baseDir); // validates the spec (processes start lazily)
+        checkFields(train, "dataset.train (" + ds.get("train") + ")");
+        if (eval != null) {
+            checkFields(eval, ds.get("eval") != null ? "dataset.eval (" + ds.get("eval") + ")"
+                    : "the eval split of dataset.train (" + ds.get("train") + ")");
+        }
         this.rewardProcessor = map.get("reward_processor") == null ? RewardProcessors.identity()
                 : RewardProcessors.fromConfig(map.get("reward_processor"));
         this.transitionSpec = ConfigMaps.isNullLike(map.get("external_transition")) ? null
-                : asMap(map.get("external_transition"), "external_transition");
+                : withOriginalRun(asMap(map.get("external_transition"), "external_transition"));
         if (transitionSpec != null) {
+            map.put("external_transition", transitionSpec);
             externalTransition(line -> { }); // validates the spec (the process starts lazily)
         } else if (args.numTurns() > 1) {
             throw new IllegalArgumentException("Multi-turn " + algorithm.displayName() + " requires an external_transition. "
@@ -166,6 +209,11 @@ final class RunConfig {
                 : Path.of("runs", file.getFileName().toString().replaceAll("\\.ya?ml$", ""));
         this.outputDir = out;
         Map<String, Object> ck = map.get("checkpoint") == null ? null : asMap(map.get("checkpoint"), "checkpoint");
+        if (ck != null) {
+            ConfigMaps.requireKnownKeys("checkpoint", ck, List.of("dir", "interval"),
+                    Map.of("path", "use 'dir'.", "output_dir", "use 'dir'.", "every", "use 'interval' (epochs).",
+                            "save_steps", "use 'interval' (epochs)."));
+        }
         this.checkpointDir = ck == null ? null
                 : ck.get("dir") == null ? out.resolve("checkpoints") : resolve(String.valueOf(ck.get("dir")));
         this.checkpointInterval = ck == null || ck.get("interval") == null ? 1 : ConfigMaps.toInt("config", "checkpoint.interval", ck.get("interval"));
@@ -203,12 +251,102 @@ final class RunConfig {
         return agentModel == null ? null : resolveModelPath(agentModel);
     }
 
+    /**
+     * A model source as the loaders take it: {@code builtin:NAME} and hub ids as given; a path
+     * with {@code ~} expanded and a relative one resolved against the config file's directory
+     * (when it starts with {@code ./} or {@code ../} or exists there).
+     */
     private String resolveModelPath(String source) {
-        if (source.startsWith("builtin:") || source.startsWith("/")) {
+        if (BuiltinModels.isBuiltin(source)) {
             return source;
         }
-        Path p = baseDir.resolve(source);
-        return Files.isDirectory(p) ? p.toString() : source;
+        String s = source.equals("~") || source.startsWith("~/") ? System.getProperty("user.home") + source.substring(1)
+                : source;
+        Path p;
+        try {
+            p = Path.of(s);
+        } catch (InvalidPathException e) {
+            return source;
+        }
+        if (p.isAbsolute()) {
+            return p.normalize().toString();
+        }
+        Path local = baseDir.resolve(p).normalize();
+        return Files.exists(local) || ModelSourceCheck.isExplicitPath(source) ? local.toString() : source;
+    }
+
+    /** {@code agents}: one model source per agent, each checked and resolved. */
+    private List<String> agentList(Object value) {
+        if (!(value instanceof List<?> list) || list.isEmpty()) {
+            throw new IllegalArgumentException("agents must be a non-empty list of model sources, one per agent "
+                    + "(e.g. [builtin:tiny, Qwen/Qwen2.5-0.5B]), got " + value);
+        }
+        List<String> resolved = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            if (!(list.get(i) instanceof String source)) {
+                throw new IllegalArgumentException("agents[" + i + "] must be a model source (a string), got "
+                        + list.get(i));
+            }
+            String path = resolveModelPath(source);
+            ModelSourceCheck.check("agents[" + i + "]", source, path);
+            resolved.add(path);
+        }
+        return List.copyOf(resolved);
+    }
+
+    /**
+     * Fails when a formatter template or the reward reads a field that {@code tasks} has no column
+     * for (a streaming set: its first row).
+     */
+    private void checkFields(TaskSet tasks, String source) {
+        List<String> columns;
+        if (tasks instanceof Dataset dataset) {
+            if (dataset.isEmpty()) {
+                return;
+            }
+            columns = dataset.columnNames();
+        } else if (tasks instanceof JsonlStream stream) {
+            try (JsonlStream peek = JsonlStream.open(stream.file())) {
+                Iterator<TaskItem> rows = peek.iterator();
+                if (!rows.hasNext()) {
+                    return;
+                }
+                columns = List.copyOf(rows.next().asMap().keySet());
+                source = "the first row of " + source;
+            }
+        } else {
+            return;
+        }
+        formatters.requireFields(columns, source);
+        List<String> rewardFields = RewardFunctions.requiredFields(rewardSpec);
+        for (int i = 0; i < rewardFields.size(); i++) {
+            String field = rewardFields.get(i);
+            if (!columns.contains(field)) {
+                String key = i == 0 ? "target_min_field" : "target_max_field";
+                throw new IllegalArgumentException("reward " + rewardSpec.get("type") + " reads the task field '" + field
+                        + "' (" + key + "), but " + source + " has no column '" + field + "'; did you mean '"
+                        + ConfigMaps.closest(field, columns) + "'? Set reward." + key + " to the column that holds it. "
+                        + "Columns: " + columns);
+            }
+        }
+    }
+
+    /**
+     * {@code spec} with {@code run}'s numbers and booleans as written in the YAML ({@code 1.50}
+     * stays "1.50", not the double's "1.5").
+     */
+    private Map<String, Object> withOriginalRun(Map<String, Object> spec) {
+        if (spec.get("run") instanceof List<?> run && scalarTexts.containsKey(run)) {
+            List<String> texts = scalarTexts.get(run);
+            List<Object> copy = new ArrayList<>(run);
+            for (int i = 0; i < copy.size(); i++) {
+                if (texts.get(i) != null) {
+                    copy.set(i, texts.get(i));
+                }
+            }
+            spec.put("run", copy);
+        }
+        return spec;
     }
 
     private Dataset loadDataset(Object spec, String key) {
@@ -234,21 +372,20 @@ final class RunConfig {
 
     /**
      * {@code --set key=value}: {@code a.b=v} sets nested keys; a bare config field name
-     * ({@code num_generations=8}) goes under {@code args}. Values are parsed as YAML scalars.
+     * ({@code num_generations=8}) goes under {@code args}. Values are parsed as YAML.
      */
-    @SuppressWarnings("unchecked")
     static void applyOverride(Map<String, Object> map, String override) {
+        applyOverride(map, override, new IdentityHashMap<>());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void applyOverride(Map<String, Object> map, String override, Map<Object, List<String>> texts) {
         int eq = override.indexOf('=');
         if (eq <= 0) {
             throw new IllegalArgumentException("--set expects key=value, got '" + override + "'");
         }
         String key = override.substring(0, eq).trim();
-        Object value;
-        try {
-            value = new ObjectMapper(new YAMLFactory()).readValue(override.substring(eq + 1), Object.class);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("--set " + key + ": cannot parse value: " + e.getMessage(), e);
-        }
+        Object value = ConfigYaml.read(override.substring(eq + 1), "of the value of --set " + key, texts);
         List<String> path = new ArrayList<>(List.of(key.split("\\.")));
         if (path.size() == 1 && !KEYS.contains(key)) {
             path.add(0, "args");
@@ -262,5 +399,204 @@ final class RunConfig {
             cur = child;
         }
         cur.put(path.get(path.size() - 1), value);
+    }
+
+    /**
+     * Reads config YAML into maps ({@link LinkedHashMap}), lists and scalars (String, Integer /
+     * Long / BigInteger, Double, Boolean, null), as Jackson's untyped reading does, but rejecting a
+     * key repeated within one mapping (YAML forbids it; Jackson would keep the last silently) and
+     * recording, for each list holding numbers or booleans, their original text (so a program
+     * argument {@code 1.50} can be passed on as written).
+     */
+    static final class ConfigYaml {
+        private static final YAMLFactory FACTORY = YAMLFactory.builder()
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+
+        private ConfigYaml() {}
+
+        /**
+         * The value of {@code text}; {@code texts} receives, per list (by identity) holding a
+         * number or boolean, each element's source text (null for other elements).
+         *
+         * @param where for messages, after "at line N": {@code "of run.yaml"}
+         * @throws IllegalArgumentException "duplicate key 'x' in dataset at line N of FILE", or
+         *     malformed YAML with the parser's position
+         */
+        static Object read(String text, String where, Map<Object, List<String>> texts) {
+            try (JsonParser parser = FACTORY.createParser(text)) {
+                try {
+                    return parser.nextToken() == null ? null : value(parser, texts);
+                } catch (JsonParseException e) {
+                    if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Duplicate field")) {
+                        throw new IllegalArgumentException("duplicate key '" + parser.currentName() + "'"
+                                + section(parser.getParsingContext()) + " at line " + e.getLocation().getLineNr()
+                                + " " + where + ": a key may appear only once in a mapping; remove or merge the "
+                                + "repeated one", e);
+                    }
+                    throw e;
+                }
+            } catch (IOException e) {
+                throw new IllegalArgumentException("malformed YAML " + where + ": " + e.getMessage(), e);
+            }
+        }
+
+        /** " in dataset", " in reward", "" at the top level: the mappings enclosing the current key. */
+        private static String section(JsonStreamContext context) {
+            List<String> names = new ArrayList<>();
+            for (JsonStreamContext c = context.getParent(); c != null; c = c.getParent()) {
+                if (c.inObject() && c.getCurrentName() != null) {
+                    names.add(0, c.getCurrentName());
+                } else if (c.inArray()) {
+                    names.add(0, "[" + c.getCurrentIndex() + "]");
+                }
+            }
+            return names.isEmpty() ? "" : " in " + String.join(".", names).replace(".[", "[");
+        }
+
+        private static Object value(JsonParser parser, Map<Object, List<String>> texts) throws IOException {
+            JsonToken token = parser.currentToken();
+            switch (token) {
+                case START_OBJECT: {
+                    Map<String, Object> map = new LinkedHashMap<>();
+                    while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                        String key = parser.currentName();
+                        next(parser);
+                        map.put(key, value(parser, texts));
+                    }
+                    return map;
+                }
+                case START_ARRAY: {
+                    List<Object> list = new ArrayList<>();
+                    List<String> originals = new ArrayList<>();
+                    boolean scalars = false;
+                    while (next(parser) != JsonToken.END_ARRAY) {
+                        JsonToken element = parser.currentToken();
+                        String original = element.isNumeric() || element.isBoolean() ? parser.getText() : null;
+                        scalars |= original != null;
+                        originals.add(original);
+                        list.add(value(parser, texts));
+                    }
+                    if (scalars) {
+                        texts.put(list, originals);
+                    }
+                    return list;
+                }
+                case VALUE_STRING:
+                    return parser.getText();
+                case VALUE_NUMBER_INT:
+                case VALUE_NUMBER_FLOAT:
+                    return parser.getNumberValue();
+                case VALUE_TRUE:
+                    return Boolean.TRUE;
+                case VALUE_FALSE:
+                    return Boolean.FALSE;
+                case VALUE_NULL:
+                    return null;
+                case VALUE_EMBEDDED_OBJECT:
+                    return parser.getEmbeddedObject();
+                default:
+                    throw new JsonParseException(parser, "unexpected " + token);
+            }
+        }
+
+        private static JsonToken next(JsonParser parser) throws IOException {
+            JsonToken token = parser.nextToken();
+            if (token == null) {
+                throw new JsonParseException(parser, "unexpected end of input");
+            }
+            return token;
+        }
+    }
+
+    /**
+     * Checks a model source before anything loads: a built-in name must exist, a local directory
+     * must hold a model, a hub id must be valid (and, with {@code HF_HUB_OFFLINE}, cached).
+     */
+    static final class ModelSourceCheck {
+        private ModelSourceCheck() {}
+
+        /** Whether {@code source} is written as a path: {@code /x}, {@code ./x}, {@code ../x}, {@code ~/x}, {@code .}. */
+        static boolean isExplicitPath(String source) {
+            return source.startsWith("/") || source.startsWith("./") || source.startsWith("../") || source.startsWith("~")
+                    || source.equals(".") || source.equals("..");
+        }
+
+        /**
+         * @param key the config key, for messages: {@code agent_model}, {@code agents[1]}
+         * @param given the source as written
+         * @param resolved the source as {@link RunConfig#resolveModelPath} resolved it
+         */
+        static void check(String key, String given, String resolved) {
+            if (given.isBlank()) {
+                throw new IllegalArgumentException(key + " is empty: give a model directory, a hub id such as "
+                        + "Qwen/Qwen2.5-0.5B, or a built-in model such as builtin:tiny");
+            }
+            if (BuiltinModels.isBuiltin(given)) {
+                checkBuiltin(key, given);
+                return;
+            }
+            Path cwdRelative = null;
+            try {
+                cwdRelative = Path.of(given);
+            } catch (InvalidPathException e) {
+                // not a usable path: a hub id or nothing
+            }
+            if (isExplicitPath(given) || !resolved.equals(given) || (cwdRelative != null && Files.exists(cwdRelative))) {
+                checkDirectory(key, given, Path.of(resolved).toAbsolutePath().normalize());
+                return;
+            }
+            try {
+                HubCache hub = HubCache.fromEnvironment();
+                hub.repo(given); // validates the id (and a revision after '@')
+                if (hub.offline()) {
+                    ModelSources.resolve(given); // everything it needs must be in the cache; offline, nothing downloads
+                }
+            } catch (HubException | IllegalArgumentException e) {
+                throw new IllegalArgumentException(key + " '" + given + "': " + e.getMessage(), e);
+            }
+        }
+
+        private static void checkBuiltin(String key, String source) {
+            String name = source.substring(BuiltinModels.PREFIX.length()).toLowerCase(Locale.ROOT);
+            String[] parts = name.split("-", 2);
+            List<String> presets = ModelPresets.NAMES.stream().filter(n -> !n.contains("-")).toList();
+            if (presets.contains(parts[0]) && (parts.length == 1 || ModelPresets.ARCHS.contains(parts[1]))) {
+                return;
+            }
+            List<String> names = new ArrayList<>();
+            for (String preset : presets) {
+                names.add(BuiltinModels.PREFIX + preset);
+                for (String arch : ModelPresets.ARCHS) {
+                    names.add(BuiltinModels.PREFIX + preset + "-" + arch);
+                }
+            }
+            throw new IllegalArgumentException("Unknown built-in model '" + source + "' in " + key + "; did you mean '"
+                    + ConfigMaps.closest(source, names) + "'? Built-in models: " + String.join(", ", names));
+        }
+
+        private static void checkDirectory(String key, String given, Path dir) {
+            String where = given.equals(dir.toString()) ? dir.toString() : dir + " (from '" + given + "')";
+            if (!Files.isDirectory(dir)) {
+                throw new IllegalArgumentException(key + ": model directory " + where + " does not exist"
+                        + (Files.exists(dir) ? " (it is a file)" : "") + "; relative paths are resolved against the "
+                        + "config file's directory. Give a Hugging Face model directory, a hub id such as "
+                        + "Qwen/Qwen2.5-0.5B, or builtin:tiny");
+            }
+            List<String> missing = new ArrayList<>();
+            for (String required : List.of("config.json", "tokenizer.json")) {
+                if (!Files.isRegularFile(dir.resolve(required))) {
+                    missing.add(required);
+                }
+            }
+            if (!Files.isRegularFile(dir.resolve("model.safetensors"))
+                    && !Files.isRegularFile(dir.resolve("model.safetensors.index.json"))) {
+                missing.add("model.safetensors (or model.safetensors.index.json)");
+            }
+            if (!missing.isEmpty()) {
+                throw new IllegalArgumentException(key + ": " + where + " is not a model directory: it has no "
+                        + String.join(", no ", missing) + ". A Hugging Face model directory holds config.json, "
+                        + "tokenizer.json and safetensors weights (`bin/comlrl init-model --out DIR` writes one)");
+            }
+        }
     }
 }

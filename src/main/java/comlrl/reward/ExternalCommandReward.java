@@ -26,7 +26,11 @@ import java.util.Map;
  * {@code [1.0, 0.5]} or an object {@code {"rewards": [1.0, 0.5]}} (NaN/Infinity as Python's
  * {@code json} writes them are accepted). Blank lines are skipped; stdout is reserved for replies,
  * so the process should log to stderr. Its environment gets {@code PYTHONUNBUFFERED=1}. When
- * stdin closes, the process should exit.
+ * stdin closes (end of input: training ended), the process should exit; after 2 s it is killed.
+ *
+ * <p><b>Lifetime.</b> The process cannot outlive the JVM: it is killed (with its descendants) when
+ * the JVM exits, is stopped by a signal, or is killed outright ({@code kill -9}); see
+ * {@link JsonLinesProcess}. A program launched through the command should likewise end with it.
  *
  * <pre>{@code
  * # reward.py

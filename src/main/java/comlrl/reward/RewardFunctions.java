@@ -2,8 +2,8 @@ package comlrl.reward;
 
 import comlrl.data.TaskItem;
 import comlrl.utils.ConfigMaps;
+import comlrl.utils.JsonLinesProcess;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,9 +22,8 @@ public final class RewardFunctions {
      *   <li>{@code {type: length_ratio, target_min_field: target_min, target_max_field: target_max}}
      *       → {@link LengthRatioReward} (both fields optional);</li>
      *   <li>{@code {type: command, run: [python3, reward.py], working_dir: ., timeout_s: 60}} →
-     *       {@link ExternalCommandReward}; {@code run} is a list (a single string is one program
-     *       without arguments, never split by a shell); {@code working_dir} is resolved against
-     *       {@code baseDirectory} (the config file's directory) and defaults to it.</li>
+     *       {@link ExternalCommandReward}; see {@link JsonLinesProcess.CommandConfig#fromMap} (the
+     *       program and a script argument must exist: checked here, before any process starts).</li>
      * </ul>
      * The result may be {@link AutoCloseable} (the command reward): close it when training ends.
      *
@@ -46,33 +45,33 @@ public final class RewardFunctions {
                         ConfigMaps.toStr("reward", "target_max_field", map.getOrDefault("target_max_field", "target_max")));
             }
             case "command": {
-                ConfigMaps.requireKnownKeys("reward command", map, List.of("type", "run", "working_dir", "timeout_s"),
-                        Map.of("command", "use 'run' (a list: [python3, reward.py]).",
-                                "cwd", "use 'working_dir'.", "timeout", "use 'timeout_s' (seconds)."));
-                List<String> command = ConfigMaps.toNullableStringList("reward command", "run", map.get("run"));
-                if (command == null || command.isEmpty()) {
-                    throw new IllegalArgumentException("reward command needs 'run': the program and its arguments, "
-                            + "e.g. run: [python3, reward.py]");
-                }
-                Path base = baseDirectory == null ? Path.of("").toAbsolutePath() : baseDirectory;
-                Object dir = map.get("working_dir");
-                Path workingDirectory = ConfigMaps.isNullLike(dir) ? base
-                        : base.resolve(ConfigMaps.toStr("reward command", "working_dir", dir));
-                double seconds = ConfigMaps.toDouble("reward command", "timeout_s",
-                        map.getOrDefault("timeout_s", (double) ExternalCommandReward.DEFAULT_TIMEOUT.toSeconds()));
-                if (!(seconds > 0) || Double.isInfinite(seconds)) {
-                    throw new IllegalArgumentException("reward command timeout_s must be a positive number of seconds, got "
-                            + seconds);
-                }
-                return ExternalCommandReward.builder(command)
-                        .workingDirectory(workingDirectory)
-                        .timeout(Duration.ofNanos((long) (seconds * 1e9)))
+                JsonLinesProcess.CommandConfig command = JsonLinesProcess.CommandConfig.fromMap("reward command", map,
+                        baseDirectory, "[python3, reward.py]");
+                return ExternalCommandReward.builder(command.run())
+                        .workingDirectory(command.workingDirectory())
+                        .timeout(command.timeout())
                         .build();
             }
             default:
                 throw new IllegalArgumentException("Unknown reward type '" + typeName + "'; did you mean '"
                         + ConfigMaps.closest(type, TYPES) + "'? Valid types: " + new TreeSet<>(TYPES));
         }
+    }
+
+    /**
+     * The task-item fields the reward of {@code spec} (a map {@link #fromConfig} accepts) reads, so a
+     * config can be checked against its dataset before training: for {@code length_ratio} its
+     * {@code target_min_field} and {@code target_max_field}; none for a {@code command} reward
+     * (what the program reads is unknown).
+     */
+    public static List<String> requiredFields(Map<String, ?> spec) {
+        Object type = spec.get("type");
+        if (type instanceof String t && t.trim().toLowerCase(Locale.ROOT).equals("length_ratio")) {
+            Object min = spec.get("target_min_field");
+            Object max = spec.get("target_max_field");
+            return List.of(min == null ? "target_min" : String.valueOf(min), max == null ? "target_max" : String.valueOf(max));
+        }
+        return List.of();
     }
 
     /** K, the common length of the agents' completion lists; fails when they differ or there are none. */

@@ -29,7 +29,10 @@ import java.util.function.Consumer;
  * prompt of each agent {@code ["Improve: a0", "Improve: a1"]}, or an object
  * {@code {"prompts": [...]}}. Anything else fails the transition with the command and the reply in
  * the message; the count is checked by the trainer ("External transition must return per-agent
- * prompts"). Blank lines are skipped; the process should log to stderr and exit when stdin closes.
+ * prompts"). Blank lines are skipped; the process should log to stderr and exit when stdin closes
+ * (end of input: training ended; after 2 s it is killed). It cannot outlive the JVM: it is killed
+ * (with its descendants) when the JVM exits, is stopped by a signal or is killed outright
+ * ({@code kill -9}); see {@link JsonLinesProcess}.
  *
  * <pre>{@code
  * # next.py
@@ -68,10 +71,9 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
 
     /**
      * A transition from a config-file map, validated (the process starts on the first call):
-     * {@code {type: command, run: [python3, next.py], working_dir: ., timeout_s: 60}}. {@code run} is
-     * a list (a single string is one program without arguments, never split by a shell);
-     * {@code working_dir} is resolved against {@code baseDirectory} (the config file's directory)
-     * and defaults to it; {@code timeout_s} defaults to 60.
+     * {@code {type: command, run: [python3, next.py], working_dir: ., timeout_s: 60}}; see
+     * {@link JsonLinesProcess.CommandConfig#fromMap} (the program and a script argument must
+     * exist).
      *
      * @param baseDirectory directory relative paths are resolved against; null = the current directory
      * @param stderrSink receives the process's stderr lines (the command line prints them)
@@ -89,27 +91,11 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
             throw new IllegalArgumentException("Unknown external_transition type '" + typeName + "'; valid types: "
                     + TYPES + " (a function in Java code is passed to the trainer builder instead)");
         }
-        String owner = "external_transition command";
-        ConfigMaps.requireKnownKeys(owner, map, List.of("type", "run", "working_dir", "timeout_s"),
-                Map.of("command", "use 'run' (a list: [python3, next.py]).",
-                        "cwd", "use 'working_dir'.", "timeout", "use 'timeout_s' (seconds)."));
-        List<String> command = ConfigMaps.toNullableStringList(owner, "run", map.get("run"));
-        if (command == null || command.isEmpty()) {
-            throw new IllegalArgumentException(owner + " needs 'run': the program and its arguments, "
-                    + "e.g. run: [python3, next.py]");
-        }
-        Path base = baseDirectory == null ? Path.of("").toAbsolutePath() : baseDirectory;
-        Object dir = map.get("working_dir");
-        Path workingDirectory = ConfigMaps.isNullLike(dir) ? base
-                : base.resolve(ConfigMaps.toStr(owner, "working_dir", dir)).normalize();
-        double seconds = ConfigMaps.toDouble(owner, "timeout_s",
-                map.getOrDefault("timeout_s", (double) DEFAULT_TIMEOUT.toSeconds()));
-        if (!(seconds > 0) || Double.isInfinite(seconds)) {
-            throw new IllegalArgumentException(owner + " timeout_s must be a positive number of seconds, got " + seconds);
-        }
-        return builder(command)
-                .workingDirectory(workingDirectory)
-                .timeout(Duration.ofNanos((long) (seconds * 1e9)))
+        JsonLinesProcess.CommandConfig command = JsonLinesProcess.CommandConfig.fromMap("external_transition command",
+                map, baseDirectory, "[python3, next.py]");
+        return builder(command.run())
+                .workingDirectory(command.workingDirectory())
+                .timeout(command.timeout())
                 .stderrSink(stderrSink)
                 .build();
     }

@@ -213,29 +213,60 @@ public final class ConfigMaps {
      * {@link #isNullLike(Object) null-like}.
      */
     public static List<String> toNullableStringList(String owner, String key, Object value) {
+        return stringList(owner, key, value, false);
+    }
+
+    /**
+     * A command line (program and arguments) from a single string (a one-element list) or a list of
+     * scalars; null when {@link #isNullLike(Object) null-like}. Numbers and booleans are arguments
+     * too and become their text: {@code [python3, reward.py, 3]} gives {@code "3"} (a number is
+     * written as {@link String#valueOf}: {@code 1.50} read by YAML as a double gives "1.5"; pass the
+     * original text, as the run-config reader does, to keep it). A null, list or map element fails,
+     * naming its index.
+     */
+    public static List<String> toNullableArgumentList(String owner, String key, Object value) {
+        return stringList(owner, key, value, true);
+    }
+
+    private static List<String> stringList(String owner, String key, Object value, boolean scalarsAsText) {
         if (isNullLike(value)) {
             return null;
         }
         if (value instanceof String s) {
             return List.of(s);
         }
-        if (value instanceof Collection<?> collection) {
-            List<String> result = new ArrayList<>(collection.size());
-            for (Object element : collection) {
-                if (!(element instanceof String s)) {
-                    throw typeError(owner, key, "a string or a list of strings", value);
-                }
-                result.add(s);
-            }
-            return List.copyOf(result);
+        if (!(value instanceof Collection<?> collection)) {
+            throw typeError(owner, key, scalarsAsText ? "a string or a list of program arguments"
+                    : "a string or a list of strings", value);
         }
-        throw typeError(owner, key, "a string or a list of strings", value);
+        List<String> result = new ArrayList<>(collection.size());
+        for (Object element : collection) {
+            if (element instanceof String s) {
+                result.add(s);
+            } else if (scalarsAsText && (element instanceof Number || element instanceof Boolean)) {
+                result.add(String.valueOf(element));
+            } else {
+                throw elementError(owner, key, scalarsAsText
+                        ? "a program and its arguments (strings; numbers and booleans are taken as text)"
+                        : "a string or a list of strings", result.size(), element);
+            }
+        }
+        return List.copyOf(result);
+    }
+
+    private static IllegalArgumentException elementError(String owner, String key, String expected, int index,
+                                                         Object element) {
+        return new IllegalArgumentException(owner + " key '" + key + "' must be " + expected + "; element " + index
+                + " is " + describe(element));
+    }
+
+    private static String describe(Object value) {
+        String shown = value instanceof String ? "\"" + value + "\"" : String.valueOf(value);
+        String type = value == null ? "null" : value.getClass().getSimpleName();
+        return shown + " (" + type + ")";
     }
 
     private static IllegalArgumentException typeError(String owner, String key, String expected, Object value) {
-        String shown = value instanceof String ? "\"" + value + "\"" : String.valueOf(value);
-        String type = value == null ? "null" : value.getClass().getSimpleName();
-        return new IllegalArgumentException(owner + " key '" + key + "' must be " + expected + ", got " + shown
-                + " (" + type + ")");
+        return new IllegalArgumentException(owner + " key '" + key + "' must be " + expected + ", got " + describe(value));
     }
 }

@@ -2,6 +2,7 @@ package comlrl.utils;
 
 import comlrl.data.TaskItem;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -99,6 +100,37 @@ public final class Formatters {
         }
         throw new IllegalArgumentException("formatters must be a template string or a list of template strings, got "
                 + spec + " (" + spec.getClass().getSimpleName() + ")");
+    }
+
+    /**
+     * Checks that every {@link TemplateFormatter} reads only fields in {@code columns}, so a typo in
+     * a template fails while the config is read instead of at the first prompt (other formatters
+     * are code and are not checked).
+     *
+     * @param source the task set, for messages: {@code "dataset.train (tasks.jsonl)"}
+     * @throws IllegalArgumentException naming the agent, the template, the missing field, the
+     *     closest column and the columns there are
+     */
+    public void requireFields(Collection<String> columns, String source) {
+        boolean shared = formatters.stream().distinct().count() == 1;
+        for (int agent = 0; agent < formatters.size(); agent++) {
+            if (!(formatters.get(agent) instanceof TemplateFormatter template)) {
+                continue;
+            }
+            for (String field : template.placeholders()) {
+                if (columns.contains(field)) {
+                    continue;
+                }
+                String which = shared ? "formatters" : "formatters[" + agent + "] (agent " + agent + ")";
+                String suggestion = columns.isEmpty() ? ""
+                        : "; did you mean {" + ConfigMaps.closest(field, columns) + "}?";
+                throw new IllegalArgumentException(which + " template \"" + template.template() + "\" reads {" + field
+                        + "}, but " + source + " has no column '" + field + "'" + suggestion + " Columns: " + columns);
+            }
+            if (shared) {
+                return;
+            }
+        }
     }
 
     /** The number of agents. */

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -33,7 +34,14 @@ import java.util.function.Consumer;
  * <p><b>Lines.</b> UTF-8; a request must be a single line (JSON writers escape newlines). Blank reply
  * lines are skipped; stdout is reserved for replies, so the process should log to stderr. Its
  * environment gets {@code PYTHONUNBUFFERED=1} (so a Python child flushes each line). When stdin
- * closes, the process should exit.
+ * closes (end of input), the process should exit: that is how {@link #close()} asks it to.
+ *
+ * <p><b>Tied to this JVM.</b> A child never outlives the JVM that started it, even one that
+ * ignores the end of its input: a shutdown hook kills live children (and their descendants) when
+ * the JVM exits normally or on SIGTERM/SIGINT/SIGHUP, and for a SIGKILL or a crash, when no hook
+ * runs, a guard process started beside each child notices the JVM's death through a pipe the
+ * kernel closes and kills the child. The child's stdin, stdout, stderr, pid and exit code are its
+ * own, untouched; the package-private {@code ChildProcesses} describes the mechanism and its limits.
  *
  * <p><b>Failures.</b> No reply within the timeout (default 60 s), the process exiting, a broken
  * pipe or a failed start throw an {@link ExternalProcessException} naming the command, the working
@@ -68,10 +76,12 @@ public final class JsonLinesProcess implements AutoCloseable {
     private final Duration timeout;
     private final Map<String, String> environment;
     private final Consumer<String> stderrSink;
+    private final boolean guarded;
 
     private final Deque<String> stderrTail = new ArrayDeque<>();   // guarded by itself
     private final BlockingQueue<StdoutLine> stdoutLines = new LinkedBlockingQueue<>();
     private Process process;
+    private ChildProcesses.Child child;
     private Writer stdin;
     private Thread stdoutReader;
     private Thread stderrReader;
@@ -86,6 +96,7 @@ public final class JsonLinesProcess implements AutoCloseable {
         this.timeout = builder.timeout;
         this.environment = Map.copyOf(builder.environment);
         this.stderrSink = builder.stderrSink;
+        this.guarded = builder.guarded;
     }
 
     /**
@@ -188,7 +199,9 @@ public final class JsonLinesProcess implements AutoCloseable {
         if (process == null) {
             return;
         }
-        if (!endInput(EXIT_GRACE_MILLIS)) {
+        if (endInput(EXIT_GRACE_MILLIS)) {
+            ChildProcesses.unregister(child);
+        } else {
             kill();
         }
     }
@@ -216,6 +229,102 @@ public final class JsonLinesProcess implements AutoCloseable {
         return "JsonLinesProcess[" + name + "]" + command;
     }
 
+    /**
+     * Checks, before anything starts, that {@code command} can run in {@code workingDirectory}, so a
+     * config mistake fails while the config is read rather than at the first call, after the models
+     * have loaded:
+     * <ul>
+     *   <li>the working directory exists;</li>
+     *   <li>the program ({@code command[0]}) is an executable file: a name with a '/' is resolved
+     *       against the working directory (as the process start does), a bare name is looked up on
+     *       this JVM's {@code PATH};</li>
+     *   <li>when {@code command[1]} looks like a script path (a relative or absolute path ending in
+     *       .py, .sh, .js, .rb, ... or holding a '/', not an option or a URL) it exists, relative
+     *       to the working directory: {@code [python3, reward.py]}.</li>
+     * </ul>
+     *
+     * @param owner what the command belongs to, for messages: {@code "reward command"}
+     * @param workingDirectory where it runs; null = this JVM's working directory
+     * @throws IllegalArgumentException naming the missing file, where it was looked for, and the fix
+     */
+    public static void checkCommand(String owner, List<String> command, Path workingDirectory) {
+        Objects.requireNonNull(command, "command");
+        if (command.isEmpty()) {
+            throw new IllegalArgumentException(owner + " needs at least the program to run");
+        }
+        Path dir = workingDirectory == null ? Path.of("").toAbsolutePath() : workingDirectory.toAbsolutePath();
+        if (!Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(owner + " working_dir " + dir + " does not exist or is not a directory; "
+                    + "fix working_dir (relative paths are resolved against the config file's directory)");
+        }
+        String program = command.get(0);
+        if (program.indexOf('/') >= 0) {
+            Path file = dir.resolve(program).normalize();
+            if (!Files.exists(file)) {
+                throw new IllegalArgumentException(owner + " program '" + program + "' (run[0]) does not exist: looked for "
+                        + file + " (a relative path is resolved against the working directory " + dir + ")");
+            }
+            if (!Files.isRegularFile(file) || !Files.isExecutable(file)) {
+                throw new IllegalArgumentException(owner + " program '" + program + "' (run[0]) is not an executable file: "
+                        + file + "; make it executable (chmod +x " + file + ") or run it through its interpreter, e.g. "
+                        + "run: [bash, " + program + "]");
+            }
+        } else if (findOnPath(program) == null) {
+            Path local = dir.resolve(program);
+            String hint = Files.isRegularFile(local)
+                    ? "; " + local + " exists, but a bare name is looked up on PATH only: write ./" + program
+                        + " (and make it executable), or run it through its interpreter, e.g. run: [bash, " + program + "]"
+                    : "; install it, add its directory to PATH, or give its full path";
+            throw new IllegalArgumentException(owner + " program '" + program + "' (run[0]) was not found on PATH ("
+                    + System.getenv().getOrDefault("PATH", "") + ")" + hint);
+        }
+        if (command.size() > 1 && looksLikeScriptPath(command.get(1))) {
+            String script = command.get(1);
+            Path file = dir.resolve(script).normalize();
+            if (!Files.exists(file)) {
+                throw new IllegalArgumentException(owner + " script '" + script + "' (run[1]) does not exist: looked for "
+                        + file + " (relative to the working directory " + dir + "); fix the path, or set working_dir "
+                        + "to the script's directory");
+            }
+        }
+    }
+
+    private static final java.util.Set<String> SCRIPT_EXTENSIONS = java.util.Set.of(
+            "py", "sh", "bash", "zsh", "js", "mjs", "cjs", "ts", "rb", "pl", "php", "lua", "r", "jl", "jar");
+
+    private static boolean looksLikeScriptPath(String argument) {
+        if (argument.isEmpty() || argument.startsWith("-") || argument.contains("://") || argument.contains("=")
+                || argument.chars().anyMatch(Character::isWhitespace)) {
+            return false;
+        }
+        int dot = argument.lastIndexOf('.');
+        boolean scriptExtension = dot > 0 && dot > argument.lastIndexOf('/')
+                && SCRIPT_EXTENSIONS.contains(argument.substring(dot + 1).toLowerCase(Locale.ROOT));
+        return scriptExtension || argument.indexOf('/') >= 0;
+    }
+
+    /** The executable {@code program} in a directory of {@code PATH}, or null. */
+    private static Path findOnPath(String program) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String entry : path.split(java.io.File.pathSeparator)) {
+            if (entry.isEmpty()) {
+                continue;
+            }
+            try {
+                Path candidate = Path.of(entry).resolve(program);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                    return candidate;
+                }
+            } catch (java.nio.file.InvalidPathException ignored) {
+                // an unusable PATH entry cannot hold the program
+            }
+        }
+        return null;
+    }
+
     /** A reply or request text cut to 200 characters for an error message. */
     public static String shorten(String text) {
         return text.length() > 200 ? text.substring(0, 200) + "…" : text;
@@ -235,6 +344,7 @@ public final class JsonLinesProcess implements AutoCloseable {
             throw new ExternalProcessException("Could not start the " + name + " command " + command + where() + ": "
                     + e.getMessage() + ". Check that the program exists and is on PATH.", e);
         }
+        child = ChildProcesses.register(process, guarded);
         stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         Process started = process;
         String threadName = name.replace(' ', '-') + "-command";
@@ -282,14 +392,13 @@ public final class JsonLinesProcess implements AutoCloseable {
         if (process == null) {
             return;
         }
-        // children first: once the parent dies they are no longer its descendants
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        child.killAll();
         try {
             process.waitFor(EXIT_GRACE_MILLIS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        ChildProcesses.unregister(child);
     }
 
     /** "Reward command", "External transition command": the subject of every message. */
@@ -367,6 +476,54 @@ public final class JsonLinesProcess implements AutoCloseable {
     private record StdoutLine(String text, String error) {}
 
     /**
+     * The settings of a {@code {type: command, run: [...], working_dir: ., timeout_s: 60}} config
+     * section (the command reward, the command external transition), validated, the command
+     * checked with {@link #checkCommand}.
+     *
+     * @param run the program and its arguments
+     * @param workingDirectory where it runs (absolute)
+     * @param timeout the longest wait for one reply
+     */
+    public record CommandConfig(List<String> run, Path workingDirectory, Duration timeout) {
+        /** The keys of a command section. */
+        public static final List<String> KEYS = List.of("type", "run", "working_dir", "timeout_s");
+
+        /**
+         * Reads {@code map} (which holds {@code type: command}): {@code run} is a list (a single
+         * string is one program without arguments, never split by a shell; numbers and booleans
+         * are arguments as their text); {@code working_dir} is resolved against {@code baseDirectory}
+         * (the config file's directory) and defaults to it; {@code timeout_s} defaults to 60.
+         *
+         * @param owner the section, for messages: {@code "reward command"}
+         * @param example a {@code run} value for messages: {@code "[python3, reward.py]"}
+         * @param baseDirectory directory relative paths are resolved against; null = the current directory
+         * @throws IllegalArgumentException an unknown key (with the closest valid one), a missing or
+         *     malformed value, a missing program or script
+         */
+        public static CommandConfig fromMap(String owner, Map<String, Object> map, Path baseDirectory, String example) {
+            ConfigMaps.requireKnownKeys(owner, map, KEYS, Map.of("command", "use 'run' (a list: " + example + ").",
+                    "cwd", "use 'working_dir'.", "timeout", "use 'timeout_s' (seconds)."));
+            List<String> command = ConfigMaps.toNullableArgumentList(owner, "run", map.get("run"));
+            if (command == null || command.isEmpty()) {
+                throw new IllegalArgumentException(owner + " needs 'run': the program and its arguments, e.g. run: "
+                        + example);
+            }
+            Path base = baseDirectory == null ? Path.of("").toAbsolutePath() : baseDirectory.toAbsolutePath();
+            Object dir = map.get("working_dir");
+            Path workingDirectory = ConfigMaps.isNullLike(dir) ? base
+                    : base.resolve(ConfigMaps.toStr(owner, "working_dir", dir)).normalize();
+            double seconds = ConfigMaps.toDouble(owner, "timeout_s",
+                    map.getOrDefault("timeout_s", (double) DEFAULT_TIMEOUT.toSeconds()));
+            if (!(seconds > 0) || Double.isInfinite(seconds)) {
+                throw new IllegalArgumentException(owner + " timeout_s must be a positive number of seconds, got "
+                        + seconds);
+            }
+            checkCommand(owner, command, workingDirectory);
+            return new CommandConfig(command, workingDirectory, Duration.ofNanos((long) (seconds * 1e9)));
+        }
+    }
+
+    /**
      * The child process failed: it could not start, timed out, exited, or its reply was rejected. The
      * message names the command, the working directory, the exit code when known and the stderr tail.
      */
@@ -391,6 +548,7 @@ public final class JsonLinesProcess implements AutoCloseable {
         private Duration timeout = DEFAULT_TIMEOUT;
         private final Map<String, String> environment = new LinkedHashMap<>();
         private Consumer<String> stderrSink = line -> { };
+        private boolean guarded = true;
 
         private Builder(String name, List<String> command, java.util.function.Function<JsonLinesProcess, T> wrap) {
             this.wrap = Objects.requireNonNull(wrap, "wrap");
@@ -437,6 +595,15 @@ public final class JsonLinesProcess implements AutoCloseable {
          */
         public Builder<T> stderrSink(Consumer<String> stderrSink) {
             this.stderrSink = Objects.requireNonNull(stderrSink, "stderrSink");
+            return this;
+        }
+
+        /**
+         * Starts the process without its guard process, so that only the shutdown hook ties it to
+         * the JVM (for the test of that hook alone).
+         */
+        Builder<T> withoutGuard() {
+            this.guarded = false;
             return this;
         }
 

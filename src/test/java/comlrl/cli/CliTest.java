@@ -146,4 +146,22 @@ class CliTest {
         assertThat(bad.code()).isEqualTo(1);
         assertThat(bad.err()).contains("dataset.streaming").contains("test_size");
     }
+
+    @Test
+    void aMissingRewardScriptFailsBeforeTheRunStarts(@TempDir Path tmp) throws Exception {
+        // used to surface at the first reward call, after the models had loaded
+        Path cfg = tmp.resolve("run.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "agent_model: builtin:tiny",
+                "dataset: {train: 'builtin:length-ratio'}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: command, run: [sh, reward.sh]}",
+                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 4}",
+                "output_dir: out", ""));
+        Result r = run("train", cfg.toString());
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("reward command script 'reward.sh' (run[1]) does not exist: looked for "
+                + tmp.resolve("reward.sh"));
+        assertThat(Files.exists(tmp.resolve("out/config.json"))).as("failed while reading the config").isFalse();
+    }
 }

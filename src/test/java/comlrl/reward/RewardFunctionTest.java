@@ -5,13 +5,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import comlrl.data.TaskItem;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RewardFunctionTest {
     private static final TaskItem ITEM = TaskItem.of(Map.of("prompt", "p", "target_min", 2.0, "target_max", 3.0));
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void writeRewardScript() throws Exception {
+        Files.writeString(dir.resolve("reward.sh"), "while read -r line; do echo '[1.0]'; done\n");
+    }
 
     @Test
     void adaptersPassTheRightLists() {
@@ -118,10 +130,27 @@ class RewardFunctionTest {
         assertThat(lengthRatio).isInstanceOf(LengthRatioReward.class);
         assertThat(lengthRatio.score(List.of(List.of("Hi"), List.of("Hello")), List.of(ITEM))).containsExactly(1.0);
         RewardFunction command = RewardFunctions.fromConfig(
-                Map.of("type", "command", "run", List.of("python3", "reward.py"), "timeout_s", 5), java.nio.file.Path.of("/tmp"));
+                Map.of("type", "command", "run", List.of("sh", "reward.sh", 3), "timeout_s", 5), dir);
         assertThat(command).isInstanceOf(ExternalCommandReward.class);
-        assertThat(((ExternalCommandReward) command).command()).containsExactly("python3", "reward.py");
+        assertThat(((ExternalCommandReward) command).command()).containsExactly("sh", "reward.sh", "3");
         ((ExternalCommandReward) command).close();
+    }
+
+    @Test
+    void fromConfigChecksTheProgramBeforeAnythingStarts() throws Exception {
+        assertThatThrownBy(() -> RewardFunctions.fromConfig(
+                Map.of("type", "command", "run", List.of("no-such-program-4f2a", "reward.sh")), dir))
+                .hasMessageContaining("reward command program 'no-such-program-4f2a' (run[0]) was not found on PATH");
+        assertThatThrownBy(() -> RewardFunctions.fromConfig(
+                Map.of("type", "command", "run", List.of("sh", "missing.sh")), dir))
+                .hasMessageContaining("reward command script 'missing.sh' (run[1]) does not exist: looked for "
+                        + dir.resolve("missing.sh"));
+        assertThatThrownBy(() -> RewardFunctions.fromConfig(
+                Map.of("type", "command", "run", List.of("sh", "reward.sh"), "working_dir", "nowhere"), dir))
+                .hasMessageContaining("reward command working_dir " + dir.resolve("nowhere") + " does not exist");
+        assertThat(RewardFunctions.requiredFields(Map.of("type", "length_ratio", "target_min_field", "lo")))
+                .containsExactly("lo", "target_max");
+        assertThat(RewardFunctions.requiredFields(Map.of("type", "command"))).isEmpty();
     }
 
     @Test

@@ -138,5 +138,10 @@ class ExternalCommandTransitionTest {
         assertThatThrownBy(() -> ExternalCommandTransition.fromConfig(
                 Map.of("type", "command", "run", "x", "timeout_s", 0), dir, line -> { }))
                 .hasMessageContaining("timeout_s must be a positive number");
+        // the script is checked while the config is read, not at the first turn (after the models load)
+        assertThatThrownBy(() -> ExternalCommandTransition.fromConfig(
+                Map.of("type", "command", "run", List.of("bash", "nxt.sh")), dir, line -> { }))
+                .hasMessageContaining("external_transition command script 'nxt.sh' (run[1]) does not exist: looked for "
+                        + dir.resolve("nxt.sh"));
     }
 }

@@ -65,8 +65,25 @@ class ConfigMapsTest {
         assertThat(ConfigMaps.toNullableStringList("C", "d", "cuda:0")).containsExactly("cuda:0");
         assertThat(ConfigMaps.toNullableStringList("C", "d", List.of("cuda:0", "cuda:1"))).containsExactly("cuda:0", "cuda:1");
         assertThat(ConfigMaps.toNullableStringList("C", "d", null)).isNull();
-        assertThatThrownBy(() -> ConfigMaps.toNullableStringList("C", "d", List.of(1)))
-                .hasMessageContaining("a string or a list of strings");
+        assertThatThrownBy(() -> ConfigMaps.toNullableStringList("C", "d", List.of("cuda:0", 1)))
+                .hasMessage("C key 'd' must be a string or a list of strings; element 1 is 1 (Integer)");
+    }
+
+    @Test
+    void argumentListsTakeScalarsAsText() {
+        // a number in a command line is an argument, not a mistake (it used to be rejected with a
+        // message that printed the list as if it were valid)
+        assertThat(ConfigMaps.toNullableArgumentList("C", "run", List.of("python3", "reward.py", 3, 1.5, true, 10L)))
+                .containsExactly("python3", "reward.py", "3", "1.5", "true", "10");
+        assertThat(ConfigMaps.toNullableArgumentList("C", "run", "prog")).containsExactly("prog");
+        assertThat(ConfigMaps.toNullableArgumentList("C", "run", null)).isNull();
+        assertThatThrownBy(() -> ConfigMaps.toNullableArgumentList("C", "run", List.of("node", Map.of("a", 1))))
+                .hasMessage("C key 'run' must be a program and its arguments (strings; numbers and booleans are taken "
+                        + "as text); element 1 is {a=1} (" + Map.of("a", 1).getClass().getSimpleName() + ")");
+        assertThatThrownBy(() -> ConfigMaps.toNullableArgumentList("C", "run", java.util.Arrays.asList("node", null)))
+                .hasMessageContaining("element 1 is null (null)");
+        assertThatThrownBy(() -> ConfigMaps.toNullableArgumentList("C", "run", 3))
+                .hasMessage("C key 'run' must be a string or a list of program arguments, got 3 (Integer)");
     }
 
     @Test

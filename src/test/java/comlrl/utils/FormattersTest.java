@@ -170,4 +170,18 @@ class FormattersTest {
         assertThatThrownBy(() -> Formatters.fromConfig(List.of(3), 1)).hasMessageContaining("element 0 is 3");
         assertThatThrownBy(() -> Formatters.fromConfig(7, 1)).hasMessageContaining("template string");
     }
+
+    @Test
+    void requireFieldsNamesTheTemplateTheFieldAndTheColumns() {
+        List<String> columns = List.of("prompt", "target_min", "target_max");
+        Formatters.fromConfig(List.of("Short: {prompt}", "Long: {prompt} in [{target_min}, {target_max}]"), 2)
+                .requireFields(columns, "dataset.train (t.jsonl)");
+        Formatters.build(BRIEF, 2).requireFields(List.of(), "x");   // code formatters are not checked
+        assertThatThrownBy(() -> Formatters.fromConfig(List.of("Short: {prompt}", "Long: {promt}"), 2)
+                .requireFields(columns, "dataset.train (t.jsonl)"))
+                .hasMessage("formatters[1] (agent 1) template \"Long: {promt}\" reads {promt}, but dataset.train (t.jsonl) "
+                        + "has no column 'promt'; did you mean {prompt}? Columns: [prompt, target_min, target_max]");
+        assertThatThrownBy(() -> Formatters.fromConfig("Q: {question}", 2).requireFields(columns, "dataset.eval (e.csv)"))
+                .hasMessageStartingWith("formatters template \"Q: {question}\" reads {question}, but dataset.eval (e.csv)");
+    }
 }

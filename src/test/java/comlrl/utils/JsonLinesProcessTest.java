@@ -75,4 +75,42 @@ class JsonLinesProcessTest {
         assertThatThrownBy(() -> JsonLinesProcess.builder("grader", List.of("x")).timeout(Duration.ofSeconds(-1)))
                 .hasMessageContaining("the grader command timeout must be positive");
     }
+
+    @Test
+    void checkCommandFindsProgramsAndScriptsBeforeAnythingStarts() throws Exception {
+        script("run.sh", "echo hi");
+        JsonLinesProcess.checkCommand("reward command", List.of("bash", "run.sh"), dir);
+        JsonLinesProcess.checkCommand("reward command", List.of("bash", "-c", "echo a/b.py"), dir); // an option: not a path
+        JsonLinesProcess.checkCommand("reward command", List.of("sh", "http://host/x.py"), dir);  // a URL: not checked
+        assertThatThrownBy(() -> JsonLinesProcess.checkCommand("reward command", List.of("bash", "sub/run.sh"), dir))
+                .hasMessage("reward command script 'sub/run.sh' (run[1]) does not exist: looked for " + dir.resolve("sub/run.sh")
+                        + " (relative to the working directory " + dir + "); fix the path, or set working_dir to the "
+                        + "script's directory");
+        // a bare name is looked up on PATH only, as the process start does
+        assertThatThrownBy(() -> JsonLinesProcess.checkCommand("reward command", List.of("run.sh"), dir))
+                .hasMessageContaining("reward command program 'run.sh' (run[0]) was not found on PATH")
+                .hasMessageContaining("write ./run.sh");
+        assertThatThrownBy(() -> JsonLinesProcess.checkCommand("reward command", List.of("./run.sh"), dir))
+                .hasMessageContaining("is not an executable file: " + dir.resolve("run.sh"))
+                .hasMessageContaining("chmod +x");
+        assertThatThrownBy(() -> JsonLinesProcess.checkCommand("reward command", List.of("./gone"), dir))
+                .hasMessageContaining("program './gone' (run[0]) does not exist: looked for " + dir.resolve("gone"));
+        assertThatThrownBy(() -> JsonLinesProcess.checkCommand("t", List.of("bash"), dir.resolve("nope")))
+                .hasMessageStartingWith("t working_dir " + dir.resolve("nope") + " does not exist");
+    }
+
+    @Test
+    void commandConfigReadsRunWorkingDirAndTimeout() throws Exception {
+        script("run.sh", "echo hi");
+        Files.createDirectories(dir.resolve("sub"));
+        JsonLinesProcess.CommandConfig config = JsonLinesProcess.CommandConfig.fromMap("reward command",
+                new java.util.LinkedHashMap<>(java.util.Map.of("type", "command", "run", List.of("bash", "../run.sh", 2),
+                        "working_dir", "sub", "timeout_s", 1.5)), dir, "[python3, reward.py]");
+        assertThat(config.run()).containsExactly("bash", "../run.sh", "2");
+        assertThat(config.workingDirectory()).isEqualTo(dir.resolve("sub"));
+        assertThat(config.timeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThatThrownBy(() -> JsonLinesProcess.CommandConfig.fromMap("reward command",
+                java.util.Map.of("type", "command", "run", List.of("bash"), "timout_s", 1), dir, "[python3, reward.py]"))
+                .hasMessageContaining("Unknown reward command key 'timout_s'; did you mean 'timeout_s'?");
+    }
 }
