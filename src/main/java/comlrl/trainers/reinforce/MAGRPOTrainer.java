@@ -685,8 +685,9 @@ public class MAGRPOTrainer implements AutoCloseable {
     /** Drained since the last flush: agent -> turn -> stats of the drained NodeSamples. */
     private final Map<Integer, Map<Integer, TurnStats>> pending = new TreeMap<>();
     private long pendingStep = -1;
-    /** Per agent: mean completion length of its first drain (for the reference-KL collapse warning). */
+    /** Per agent: mean completion length of its first log windows (for the reference-KL collapse warning). */
     private final Map<Integer, Double> initialLength = new TreeMap<>();
+    private final Map<Integer, java.util.ArrayDeque<Double>> recentLengths = new TreeMap<>();
     private final java.util.Set<Integer> collapseWarned = new java.util.TreeSet<>();
 
     /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
@@ -853,7 +854,8 @@ public class MAGRPOTrainer implements AutoCloseable {
     /**
      * Under reference-KL shaping an empty answer pays no KL, so agents can learn to answer nothing.
      * Warns once per agent (console and {@code agent_i/warnings/completion_length_collapse}) when the
-     * mean completion length falls below a quarter of the agent's first drain's.
+     * mean completion length of its last {@value #LENGTH_WINDOW} log windows falls below
+     * {@value #LENGTH_COLLAPSE_FRACTION} of that of its first {@value #LENGTH_WINDOW}.
      */
     private void checkLengthCollapse(int agent, Map<Integer, TurnStats> stats, Map<String, Double> metrics) {
         if (!args.referenceKlEnabled() || collapseWarned.contains(agent)) {
@@ -864,7 +866,15 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (all.count() == 0) {
             return;
         }
-        double now = all.meanCompletionLength();
+        java.util.ArrayDeque<Double> recent = recentLengths.computeIfAbsent(agent, a -> new java.util.ArrayDeque<>());
+        recent.addLast(all.meanCompletionLength());
+        if (recent.size() > LENGTH_WINDOW) {
+            recent.removeFirst();
+        }
+        if (recent.size() < LENGTH_WINDOW) {
+            return;
+        }
+        double now = recent.stream().mapToDouble(Double::doubleValue).average().orElse(0);
         Double first = initialLength.putIfAbsent(agent, now);
         if (first != null && first >= 2 && now < LENGTH_COLLAPSE_FRACTION * first) {
             collapseWarned.add(agent);
@@ -874,6 +884,9 @@ public class MAGRPOTrainer implements AutoCloseable {
                     + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
         }
     }
+
+    /** {@link #checkLengthCollapse}: log windows averaged at the start and at each check. */
+    static final int LENGTH_WINDOW = 4;
 
     /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
     static final double LENGTH_COLLAPSE_FRACTION = 0.25;
