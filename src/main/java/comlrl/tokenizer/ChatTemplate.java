@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Collectors;
 import jinjava.javax.el.CompositeELResolver;
+import jinjava.javax.el.ExpressionFactory;
 
 /**
  * A Hugging Face chat template (the Jinja2 {@code chat_template} of {@code tokenizer_config.json}),
@@ -44,12 +45,27 @@ import jinjava.javax.el.CompositeELResolver;
  *       ({@code namespace(last_query_index=messages|length - 1)}), tests under {@code not}
  *       ({@code not tools is defined}), whitespace control, newline handling, and output of
  *       Python values ({@code True}, lists, dicts as {@code str()} prints them).</li>
+ *   <li>Python's operators ({@link PyOperators}, parsed by {@link PyExpressions} with Jinja2's
+ *       precedence): integers never overflow ({@code 10 ** 20}), {@code //} and {@code %} floor,
+ *       {@code +} concatenates only two strings or two lists and otherwise raises Python's
+ *       TypeError ({@code '\n' + message.content} for list content: "can only concatenate str
+ *       (not "list") to str"; Jinjava printed the Java list), {@code ~} joins {@code str()}s,
+ *       {@code ==}, {@code in}, {@code and}, {@code or}, {@code not} and {@code if} as Python
+ *       (the string "false" is true).</li>
+ *   <li>Python's None apart from undefined: null inside messages and variable values, and the
+ *       template's {@code none}, are None ({@link PyValues#NONE}): defined, printed "None"
+ *       ({@code 'a' ~ none}, {@code [none]|join}), kept by {@code default}, {@code is none};
+ *       {@code tools} and {@code documents} are None when not given, as transformers passes
+ *       them. Undefined names and attributes print "" and are not none.</li>
  *   <li>Python string and dict methods ({@code startswith}, {@code endswith}, {@code strip},
- *       {@code lstrip}, {@code rstrip}, {@code split}, {@code replace}, {@code items}, ...) with
- *       CPython semantics, resolved before Jinjava's Java-method lookup.</li>
+ *       {@code lstrip}, {@code rstrip}, {@code split}, {@code replace}, {@code join},
+ *       {@code items}, ...) with CPython semantics, resolved before Jinjava's Java-method lookup;
+ *       {@code ', '.join(xs)} raises Python's TypeError for an item that is not a string
+ *       ("sequence item 0: expected str instance, NoneType found").</li>
  *   <li>Filters {@code tojson} (as transformers defines it: {@code json.dumps} with
- *       {@code ensure_ascii=False}), {@code string}, {@code trim} and {@code items} as Jinja2 has
- *       them; tests {@code iterable} and {@code sequence} true for strings as in Python; the
+ *       {@code ensure_ascii=False}), {@code string}, {@code trim}, {@code items}, {@code join}
+ *       ({@code str()} of each item) and {@code sum} as Jinja2 has them; tests {@code iterable}
+ *       and {@code sequence} true for strings as in Python, {@code none}; the
  *       {@code {% generation %}} block tag; functions {@code raise_exception} and
  *       {@code strftime_now}.</li>
  * </ul>
@@ -59,12 +75,11 @@ import jinjava.javax.el.CompositeELResolver;
  * the render with a {@link ChatTemplateException}.
  *
  * <p>Known differences from Jinja2, none of which the Qwen2/2.5/3 and Llama 3/3.1 templates meet:
- * Jinjava does not tell None from undefined, so a variable passed as null is "not defined"
- * ({@code tools is defined} is false when tools are absent; Jinja2 says true since transformers
- * passes {@code tools=None}), printing null gives "" rather than "None", and {@code default}
- * replaces None too. These fail loudly instead of rendering: string repetition
- * ({@code 'ab' * 2}), {@code %} string formatting, {@code loop.previtem}/{@code loop.nextitem},
- * recursive loops with a filter or else.
+ * a top-level variable passed as null is left out (undefined), not None; Jinja2's
+ * UndefinedError (calling a method of a list, {@code 'a' + undefined}) is some other
+ * ChatTemplateException; {@code select} needs a test; chained comparisons ({@code 1 < x < 3})
+ * do not parse. These fail loudly instead of rendering: {@code %} string formatting,
+ * {@code loop.previtem}/{@code loop.nextitem}, recursive loops with a filter or else.
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -146,7 +161,9 @@ public final class ChatTemplate {
      * @param addGenerationPrompt whether to end with the header of an assistant turn
      * @param variables further template variables: the special tokens ({@code bos_token},
      *     {@code eos_token}, ...), {@code tools} (a list of JSON-schema maps), and keyword arguments
-     *     such as {@code enable_thinking}; null values are left out
+     *     such as {@code enable_thinking}; null values are left out (undefined), except that
+     *     {@code tools} and {@code documents} are None unless given, as transformers passes them;
+     *     nulls inside messages and variable values are Python's None
      * @return the rendered text
      * @throws ChatTemplateException when rendering reports an error or the template calls
      *     {@code raise_exception}
@@ -163,6 +180,8 @@ public final class ChatTemplate {
         }
         context.put("messages", plain(messages));
         context.put("add_generation_prompt", addGenerationPrompt);
+        context.putIfAbsent("tools", PyValues.NONE); // transformers passes tools=None, documents=None
+        context.putIfAbsent("documents", PyValues.NONE);
         context.put(PyFunctions.NOW_VARIABLE, LocalDateTime.now(clock));
         RenderResult result;
         try {
@@ -200,11 +219,22 @@ public final class ChatTemplate {
         return null;
     }
 
-    /** The errors' messages with their lines, and the root cause where Jinjava's message hides it. */
+    /**
+     * The errors' messages with their lines: the Python error where an operator raised one
+     * ("TypeError: can only concatenate str (not "list") to str"), else Jinjava's message and the
+     * root cause where that message hides it.
+     */
     private static String describe(List<TemplateError> errors) {
         return errors.stream()
                 .map(e -> {
                     String message = e.getMessage();
+                    for (Throwable t = e.getException(); t != null && t.getCause() != t; t = t.getCause()) {
+                        if (t instanceof PyOperators.PyException python && !message.startsWith("str.")
+                                && !message.startsWith("dict.")) {
+                            message = python.getMessage();
+                            break;
+                        }
+                    }
                     Throwable root = e.getException();
                     while (root != null && root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();
@@ -218,8 +248,14 @@ public final class ChatTemplate {
                 .collect(Collectors.joining("; "));
     }
 
-    /** A copy with Java-collection shapes Jinjava reads as Python dicts and lists (arrays to lists). */
+    /**
+     * A copy with Java-collection shapes Jinjava reads as Python dicts and lists (arrays to lists),
+     * and null as Python's None ({@link PyValues#NONE}).
+     */
     private static Object plain(Object value) {
+        if (value == null) {
+            return PyValues.NONE;
+        }
         if (value instanceof Map<?, ?> map) {
             Map<Object, Object> copy = new LinkedHashMap<>();
             map.forEach((k, v) -> copy.put(k, plain(v)));
@@ -256,11 +292,18 @@ public final class ChatTemplate {
                         .withKeepNullableLoopValues(true)
                         .build())
                 .build();
-        Jinjava jinjava = new Jinjava(config);
+        ExpressionFactory expressions = PyExpressions.factory();
+        Jinjava jinjava = new Jinjava(config) {
+            @Override
+            public ExpressionFactory getExpressionFactory() {
+                return expressions; // Python's arithmetic and string operators
+            }
+        };
         for (Filter filter : PyFilters.all()) {
             jinjava.registerFilter(filter);
         }
         jinjava.registerTag(new PyFilters.GenerationTag());
+        jinjava.registerTag(new PyFilters.PyIfTag());
         for (ExpTest test : PyFilters.tests()) {
             jinjava.registerExpTest(test);
         }

@@ -3,6 +3,7 @@ package comlrl.tokenizer;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.lib.exptest.ExpTest;
 import com.hubspot.jinjava.lib.filter.Filter;
+import com.hubspot.jinjava.lib.tag.IfTag;
 import com.hubspot.jinjava.lib.tag.Tag;
 import com.hubspot.jinjava.tree.Node;
 import com.hubspot.jinjava.tree.TagNode;
@@ -14,7 +15,9 @@ import java.util.Map;
  * Filters and tags that make Jinjava behave as Hugging Face's chat-template environment: its
  * {@code tojson} override (plain {@code json.dumps}, no HTML escaping, non-ASCII kept), and
  * Jinja2's {@code string}, {@code trim} and {@code items}, which Jinjava lacks or renders the Java
- * way, {@code sum} keeping integers integral, and {@code max} and {@code min}, which it lacks; the tests {@code iterable} and {@code sequence}, true for strings as in Python; plus
+ * way, {@code sum} keeping integers integral (and exact), {@code join} printing items as Python's
+ * {@code str()}, and {@code max} and {@code min}, which it lacks; the tests {@code iterable} and
+ * {@code sequence}, true for strings as in Python, and {@code none}, true for None; plus
  * transformers' {@code {% generation %}} block tag, which renders its body unchanged.
  */
 final class PyFilters {
@@ -23,12 +26,52 @@ final class PyFilters {
     /** Every filter this class provides, to register over Jinjava's own of the same name. */
     static List<Filter> all() {
         return List.of(new ToJson(), new PyString(), new Trim(), new Items(), new Extreme("max"), new Extreme("min"),
-                new Sum());
+                new Sum(), new Join());
     }
 
-    /** Tests that Jinjava answers the Java way: Python strings are iterable sequences. */
+    /** Tests that Jinjava answers the Java way: Python strings are iterable sequences; None is none. */
     static List<ExpTest> tests() {
-        return List.of(new PyTest("iterable"), new PyTest("sequence"));
+        return List.of(new PyTest("iterable"), new PyTest("sequence"), new NoneTest(), new TruthyTest());
+    }
+
+    /** Jinjava's {@code truthy}, which select/selectattr use without a test: Python's bool(). */
+    private static final class TruthyTest implements ExpTest {
+        @Override
+        public String getName() {
+            return "truthy";
+        }
+
+        @Override
+        public boolean evaluate(Object value, JinjavaInterpreter interpreter, Object... args) {
+            return PyValues.truthy(value);
+        }
+    }
+
+    /**
+     * Jinjava's {@code if} (and its {@code elif}s) deciding by Python's bool(): Jinjava's own takes
+     * the string "false" for false.
+     */
+    static final class PyIfTag extends IfTag {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean isPositiveIfElseNode(TagNode tagNode, JinjavaInterpreter interpreter) {
+            return PyValues.truthy(interpreter.resolveELExpression(tagNode.getHelpers(), tagNode.getLineNumber(),
+                    tagNode.getStartPosition()));
+        }
+    }
+
+    /** Jinja2's {@code none}: the value is None ({@link PyValues#NONE}); an undefined one is not. */
+    private static final class NoneTest implements ExpTest {
+        @Override
+        public String getName() {
+            return "none";
+        }
+
+        @Override
+        public boolean evaluate(Object value, JinjavaInterpreter interpreter, Object... args) {
+            return value == PyValues.NONE;
+        }
     }
 
     /** Jinja2's {@code iterable} ({@code iter(x)} works) and {@code sequence} (has len and []). */
@@ -64,12 +107,10 @@ final class PyFilters {
             return apply(value, args == null ? new Object[0] : args, kwargs == null ? Map.of() : kwargs);
         }
 
-        /** Argument {@code name}, given by keyword or at {@code position}, else null. */
+        /** Argument {@code name}, given by keyword or at {@code position}, else null (as for None). */
         static Object arg(Object[] args, Map<String, Object> kwargs, int position, String name) {
-            if (kwargs.containsKey(name)) {
-                return kwargs.get(name);
-            }
-            return position < args.length ? args[position] : null;
+            Object value = kwargs.containsKey(name) ? kwargs.get(name) : position < args.length ? args[position] : null;
+            return value == PyValues.NONE ? null : value;
         }
     }
 
@@ -216,7 +257,10 @@ final class PyFilters {
         }
     }
 
-    /** Jinja2's {@code sum(attribute=None, start=0)}: integers stay integers (Jinjava's gives 6.0). */
+    /**
+     * Jinja2's {@code sum(attribute=None, start=0)}: Python's {@code sum}, adding left to right with
+     * Python's {@code +}, so integers stay exact integers (Jinjava's gives 6.0, and wraps).
+     */
     static final class Sum extends PyFilter {
         @Override
         public String getName() {
@@ -227,47 +271,43 @@ final class PyFilters {
         Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
             Object attribute = arg(args, kwargs, 0, "attribute");
             Object start = arg(args, kwargs, 1, "start");
-            boolean integral = start == null || isIntegral(start);
-            long longSum = start == null ? 0 : integral ? ((Number) start).longValue() : 0;
-            double doubleSum = start == null ? 0 : toNumber(start).doubleValue();
+            if (PyValues.asString(start) != null) {
+                throw PyOperators.typeError("sum() can't sum strings [use ''.join(seq) instead]");
+            }
+            Object total = start == null ? (Object) 0L : start;
             for (Object item : PyValues.asList(value)) {
-                Object term = attribute == null ? item : Extreme.attribute(item, PyValues.str(attribute));
-                Number n = toNumber(term);
-                integral &= isIntegral(n);
-                longSum += n.longValue();
-                doubleSum += n.doubleValue();
+                total = PyOperators.add(total, attribute == null ? item : Extreme.attribute(item, PyValues.str(attribute)));
             }
-            return integral ? (Object) longSum : (Object) doubleSum;
-        }
-
-        private static boolean isIntegral(Object n) {
-            return n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte;
-        }
-
-        private static Number toNumber(Object value) {
-            if (value instanceof Number n) {
-                return n;
-            }
-            throw new IllegalArgumentException("sum of a non-number: " + PyValues.repr(value));
+            return total;
         }
     }
 
-    /** Python truthiness of a filter argument (None, False, 0 and "" are false). */
+    /**
+     * Jinja2's {@code join(d='', attribute=None)}: {@code str()} of each item (or of its
+     * {@code attribute}) joined by {@code d}, so None items print "None" and dicts as Python
+     * writes them; a string joins its characters, a dict its keys, an undefined value is "".
+     */
+    static final class Join extends PyFilter {
+        @Override
+        public String getName() {
+            return "join";
+        }
+
+        @Override
+        Object apply(Object value, Object[] args, Map<String, Object> kwargs) {
+            Object separator = arg(args, kwargs, 0, "d");
+            Object attribute = arg(args, kwargs, 1, "attribute");
+            List<String> parts = new ArrayList<>();
+            for (Object item : PyValues.asList(PyFunctions.iter(value))) {
+                parts.add(PyValues.str(attribute == null ? item : Extreme.attribute(item, PyValues.str(attribute))));
+            }
+            return String.join(separator == null ? "" : PyValues.str(separator), parts);
+        }
+    }
+
+    /** Python truthiness of a filter argument. */
     static boolean truthy(Object value) {
-        if (value == null) {
-            return false;
-        }
-        if (value instanceof Boolean b) {
-            return b;
-        }
-        if (value instanceof Number n) {
-            return n.doubleValue() != 0;
-        }
-        String s = PyValues.asString(value);
-        if (s != null) {
-            return !s.isEmpty();
-        }
-        return true;
+        return PyValues.truthy(value);
     }
 
     /**

@@ -41,9 +41,12 @@ final class PyFunctions {
      */
     public static Object pySlice(Object seq, Object start, Object stop, Object step) {
         if (seq == null) {
-            throw new IllegalArgumentException("cannot slice None (an undefined or null value)");
+            throw new IllegalArgumentException("cannot slice an undefined value");
         }
-        int stepValue = step == null ? 1 : toInt(step, "slice step");
+        if (seq == PyValues.NONE) {
+            throw PyOperators.typeError("'NoneType' object is not subscriptable");
+        }
+        int stepValue = PyValues.isNone(step) ? 1 : toInt(step, "slice step");
         if (stepValue == 0) {
             throw new IllegalArgumentException("slice step cannot be zero");
         }
@@ -69,11 +72,15 @@ final class PyFunctions {
 
     /**
      * What a Python for loop iterates over: a string's characters (code points), a dict's keys,
-     * nothing for None; other sequences as they are.
+     * nothing for an undefined value (Jinja2's Undefined iterates as empty); other sequences as
+     * they are. None, a number or a boolean is Python's TypeError.
      */
     public static Object iter(Object seq) {
         if (seq == null) {
             return List.of();
+        }
+        if (seq == PyValues.NONE || seq instanceof Number || seq instanceof Boolean) {
+            throw PyOperators.typeError("'" + PyOperators.typeName(seq) + "' object is not iterable");
         }
         String s = PyValues.asString(seq);
         if (s != null) {
@@ -102,8 +109,8 @@ final class PyFunctions {
     static List<Integer> sliceIndices(int n, Object start, Object stop, int step) {
         int lower = step > 0 ? 0 : -1;
         int upper = step > 0 ? n : n - 1;
-        int from = start == null ? (step > 0 ? lower : upper) : clamp(toInt(start, "slice start"), n, lower, upper);
-        int to = stop == null ? (step > 0 ? upper : lower) : clamp(toInt(stop, "slice stop"), n, lower, upper);
+        int from = PyValues.isNone(start) ? (step > 0 ? lower : upper) : clamp(toInt(start, "slice start"), n, lower, upper);
+        int to = PyValues.isNone(stop) ? (step > 0 ? upper : lower) : clamp(toInt(stop, "slice stop"), n, lower, upper);
         List<Integer> indices = new ArrayList<>();
         for (int i = from; step > 0 ? i < to : i > to; i += step) {
             indices.add(i);

@@ -47,6 +47,10 @@ final class PyMethodResolver extends ELResolver {
         }
         String name = method.toString();
         Object[] args = params == null ? new Object[0] : params;
+        if (base == PyValues.NONE) { // Jinja2: None has no methods
+            context.setPropertyResolved(true);
+            throw new IllegalArgumentException("'None' has no attribute '" + name + "'");
+        }
         String s = PyValues.asString(base);
         boolean string = s != null && STRING_METHODS.contains(name);
         boolean dict = base instanceof Map<?, ?> && MAP_METHODS.contains(name);
@@ -101,10 +105,10 @@ final class PyMethodResolver extends ELResolver {
                 return PyValues.strip(s, optStr(name, args, 0), false, true);
             case "split":
                 requireArgs(name, args, 0, 2);
-                return split(s, optStr(name, args, 0), args.length > 1 && args[1] != null ? toInt(args[1]) : -1);
+                return split(s, optStr(name, args, 0), args.length > 1 && !PyValues.isNone(args[1]) ? toInt(args[1]) : -1);
             case "rsplit":
                 requireArgs(name, args, 0, 2);
-                return rsplit(s, optStr(name, args, 0), args.length > 1 && args[1] != null ? toInt(args[1]) : -1);
+                return rsplit(s, optStr(name, args, 0), args.length > 1 && !PyValues.isNone(args[1]) ? toInt(args[1]) : -1);
             case "replace": {
                 requireArgs(name, args, 2, 3);
                 return replace(s, str(name, args[0]), str(name, args[1]), args.length > 2 ? toInt(args[2]) : -1);
@@ -148,9 +152,17 @@ final class PyMethodResolver extends ELResolver {
             }
             case "join": {
                 requireArgs(name, args, 1, 1);
+                if (args[0] == PyValues.NONE) {
+                    throw PyOperators.typeError("can only join an iterable");
+                }
                 List<String> parts = new ArrayList<>();
-                for (Object o : PyValues.asList(args[0])) {
-                    parts.add(str(name, o));
+                for (Object o : PyValues.asList(PyFunctions.iter(args[0]))) {
+                    String part = PyValues.asString(o);
+                    if (part == null) { // Jinja2 raises this TypeError where Jinjava would print "null" or "{type=text}"
+                        throw PyOperators.typeError("sequence item " + parts.size() + ": expected str instance, "
+                                + PyOperators.typeName(o) + " found");
+                    }
+                    parts.add(part);
                 }
                 return String.join(s, parts);
             }
@@ -189,8 +201,10 @@ final class PyMethodResolver extends ELResolver {
                 return new ArrayList<Object>(map.values());
             case "get": {
                 requireArgs(name, args, 1, 2);
-                Object value = map.get(args[0]);
-                return value == null && !map.containsKey(args[0]) && args.length > 1 ? args[1] : value;
+                if (map.containsKey(args[0])) {
+                    return map.get(args[0]);
+                }
+                return args.length > 1 ? args[1] : PyValues.NONE; // Python's default default is None
             }
             default:
                 throw new IllegalStateException("unhandled dict method " + name);
@@ -356,7 +370,7 @@ final class PyMethodResolver extends ELResolver {
     }
 
     private static String optStr(String method, Object[] args, int index) {
-        return args.length > index && args[index] != null ? str(method, args[index]) : null;
+        return args.length > index && !PyValues.isNone(args[index]) ? str(method, args[index]) : null;
     }
 
     private static int toInt(Object value) {
@@ -366,10 +380,14 @@ final class PyMethodResolver extends ELResolver {
         throw new IllegalArgumentException("expected an integer, got " + PyValues.repr(value));
     }
 
-    // The remaining ELResolver methods resolve nothing: properties are left to Jinjava's resolvers.
+    // The remaining ELResolver methods resolve nothing (but attributes of None): properties are left
+    // to Jinjava's resolvers.
 
     @Override
     public Object getValue(ELContext context, Object base, Object property) {
+        if (base == PyValues.NONE) { // an attribute or item of None is undefined, as in Jinja2
+            context.setPropertyResolved(true);
+        }
         return null;
     }
 

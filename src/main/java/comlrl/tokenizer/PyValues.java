@@ -1,6 +1,7 @@
 package comlrl.tokenizer;
 
 import com.hubspot.jinjava.objects.SafeString;
+import com.hubspot.jinjava.util.HasObjectTruthValue;
 import java.lang.reflect.Array;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -16,10 +17,79 @@ import java.util.Map;
  *
  * <p>Values are the Java shapes a template sees: {@link String} (or Jinjava's {@link SafeString}),
  * {@link Boolean}, integral and floating {@link Number}s, {@link Map}, {@link Collection} or array,
- * and null for {@code None}.
+ * {@link #NONE} for None (a message's {@code "content": null}, the template's {@code none}), and
+ * null for an undefined variable or attribute (Jinja2's Undefined).
  */
 final class PyValues {
+    /**
+     * Python's None: prints as "None", is defined, is false, equals none, is JSON null. (Jinjava's
+     * null, which it also gives for undefined names, prints as "" and counts as undefined.)
+     */
+    static final Object NONE = PyNone.NONE;
+
     private PyValues() {}
+
+    /** The type of {@link #NONE}. */
+    private enum PyNone implements HasObjectTruthValue {
+        NONE;
+
+        @Override
+        public boolean getObjectTruthValue() {
+            return false;
+        }
+
+        @Override
+        public String toString() {
+            return "None";
+        }
+    }
+
+    /**
+     * Python's {@code bool(value)}: None, False, zero, and empty strings, lists and dicts are
+     * false, everything else true. (Jinjava also takes the string "false" for false.)
+     */
+    static boolean truthy(Object value) {
+        if (isNone(value)) {
+            return false;
+        }
+        if (value instanceof Boolean b) {
+            return b;
+        }
+        if (value instanceof BigInteger b) {
+            return b.signum() != 0;
+        }
+        if (value instanceof BigDecimal b) {
+            return b.signum() != 0;
+        }
+        if (value instanceof Number n) {
+            return n.doubleValue() != 0; // NaN is true, as in Python
+        }
+        String s = asString(value);
+        if (s != null) {
+            return !s.isEmpty();
+        }
+        if (value instanceof Map<?, ?> map) {
+            return !map.isEmpty();
+        }
+        if (value instanceof Collection<?> collection) {
+            return !collection.isEmpty();
+        }
+        if (value.getClass().isArray()) {
+            return Array.getLength(value) > 0;
+        }
+        if (value instanceof HasObjectTruthValue t) {
+            return t.getObjectTruthValue();
+        }
+        return true;
+    }
+
+    /**
+     * Whether a value is None or undefined ({@link #NONE} or null): where Python treats an omitted
+     * argument and None alike.
+     */
+    static boolean isNone(Object value) {
+        return value == null || value == NONE;
+    }
 
     /** The value as a Java string when it is one of the string types templates carry, else null. */
     static String asString(Object value) {
@@ -39,9 +109,9 @@ final class PyValues {
     }
 
     /**
-     * {@code str(value)} as Python prints it, except that null prints as the empty string: Jinjava
-     * cannot tell an undefined variable (which Jinja2 prints as "") from None, and undefined ones
-     * ({@code {{ bos_token }}} of a model without one) are what templates print in practice.
+     * {@code str(value)} as Python prints it ({@link #NONE} as "None"), except that null prints as
+     * the empty string, as Jinja2 prints an undefined value ({@code {{ bos_token }}} of a model
+     * without one).
      */
     static String str(Object value) {
         if (value == null) {
@@ -62,7 +132,7 @@ final class PyValues {
     }
 
     private static void appendRepr(StringBuilder out, Object value) {
-        if (value == null) {
+        if (isNone(value)) {
             out.append("None");
             return;
         }
@@ -210,7 +280,7 @@ final class PyValues {
 
     private static void appendJson(StringBuilder out, Object value, boolean ensureAscii, Integer indent,
             String items, String keys, boolean sortKeys, int level) {
-        if (value == null) {
+        if (isNone(value)) {
             out.append("null");
             return;
         }
@@ -276,7 +346,7 @@ final class PyValues {
 
     /** Dict keys as json.dumps converts them: strings as they are, None/bools/numbers to text. */
     private static String jsonKey(Object key) {
-        if (key == null) {
+        if (isNone(key)) {
             return "null";
         }
         String s = asString(key);

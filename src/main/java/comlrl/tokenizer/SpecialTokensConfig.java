@@ -42,7 +42,10 @@ final class SpecialTokensConfig {
     OptionalLong modelMaxLength = OptionalLong.empty();
     Optional<Boolean> addBosToken = Optional.empty();
     Optional<Boolean> addEosToken = Optional.empty();
+    /** clean_up_tokenization_spaces (default false); see {@link SpaceCleanup} for when it applies. */
     boolean cleanUpTokenizationSpaces;
+    /** clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output (default false). */
+    boolean cleanUpTokenizationSpacesForBpe;
     String tokenizerClass = "";
 
     /**
@@ -69,6 +72,9 @@ final class SpecialTokensConfig {
             c.addBosToken = bool(root.get("add_bos_token"));
             c.addEosToken = bool(root.get("add_eos_token"));
             c.cleanUpTokenizationSpaces = bool(root.get("clean_up_tokenization_spaces")).orElse(false);
+            c.cleanUpTokenizationSpacesForBpe =
+                    bool(root.get("clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output"))
+                            .orElse(false);
             JsonNode tokenizerClass = root.get("tokenizer_class");
             c.tokenizerClass = tokenizerClass != null && tokenizerClass.isTextual() ? tokenizerClass.asText() : "";
         }

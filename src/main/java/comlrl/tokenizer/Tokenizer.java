@@ -30,10 +30,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *       none). For the Llama and Gemma tokenizer classes, whose transformers classes rebuild the
  *       post-processor from {@code add_bos_token} (default true) and {@code add_eos_token} (default
  *       false), those flags decide. There is never truncation or padding.</li>
- *   <li>{@link #decode} is {@code tokenizer.decode(ids, skip_special_tokens=...)}, including
- *       {@code clean_up_tokenization_spaces} when the config asks for it (Llama 3: " ." becomes
- *       "."). Ids the vocabulary does not have (a model's embedding is often larger than its
- *       vocabulary) decode to nothing, as in transformers.</li>
+ *   <li>{@link #decode} is {@code tokenizer.decode(ids, skip_special_tokens=...)}. Its
+ *       {@code clean_up_tokenization_spaces} step applies only where transformers 5 applies it
+ *       ({@link SpaceCleanup}): never for BPE tokenizers (Llama 3, Qwen, Mistral) unless the
+ *       config forces it, so Llama 3's "if x != 0:" decodes back to itself. Ids the vocabulary
+ *       does not have (a model's embedding is often larger than its vocabulary) decode to
+ *       nothing, as in transformers.</li>
  *   <li>The pad token falls back to the eos token when the model has none, as CoMLRL's
  *       {@code ensure_pad_token} does.</li>
  * </ul>
@@ -74,6 +76,7 @@ public final class Tokenizer implements AutoCloseable {
     private final byte[] chatTemplateFile;
     private final Map<String, Long> specialTokenIds;
     private final boolean bosEosFromFlags;
+    private final boolean cleanUpSpaces;
     private final Map<String, ChatTemplate> compiledTemplates = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -90,6 +93,7 @@ public final class Tokenizer implements AutoCloseable {
         this.chatTemplateFile = chatTemplateFile;
         this.specialTokenIds = specialTokenIds;
         this.bosEosFromFlags = BOS_EOS_FLAG_CLASSES.contains(config.tokenizerClass);
+        this.cleanUpSpaces = SpaceCleanup.applies(config, vocabulary.modelType());
     }
 
     /**
@@ -206,7 +210,8 @@ public final class Tokenizer implements AutoCloseable {
     /**
      * Text of {@code ids}, as transformers' {@code tokenizer.decode(ids,
      * skip_special_tokens=skipSpecialTokens)}: special tokens (added tokens flagged special) are
-     * dropped when asked; ids outside the vocabulary decode to nothing.
+     * dropped when asked; ids outside the vocabulary decode to nothing; spaces are cleaned up only
+     * where transformers does it ({@link SpaceCleanup}).
      *
      * @throws IllegalArgumentException for a negative id
      */
@@ -220,14 +225,7 @@ public final class Tokenizer implements AutoCloseable {
             }
         }
         String text = tokenizer.decode(ids, skipSpecialTokens);
-        return config.cleanUpTokenizationSpaces ? cleanUpTokenization(text) : text;
-    }
-
-    /** transformers' {@code clean_up_tokenization}: removes spaces before punctuation and contractions. */
-    static String cleanUpTokenization(String text) {
-        return text.replace(" .", ".").replace(" ?", "?").replace(" !", "!").replace(" ,", ",")
-                .replace(" ' ", "'").replace(" n't", "n't").replace(" 'm", "'m").replace(" 's", "'s")
-                .replace(" 've", "'ve").replace(" 're", "'re");
+        return cleanUpSpaces ? SpaceCleanup.cleanUp(text) : text;
     }
 
     /** The eos token (tokenizer_config.json's eos_token), e.g. Qwen3's {@code <|im_end|>}. */

@@ -20,12 +20,15 @@ final class Vocabulary {
     private final Map<String, Long> idsByToken;
     private final Map<Long, String> tokensById;
     private final TreeSet<Long> specialIds;
+    private final String modelType;
     private final int size;
 
-    private Vocabulary(Map<String, Long> idsByToken, Map<Long, String> tokensById, TreeSet<Long> specialIds) {
+    private Vocabulary(Map<String, Long> idsByToken, Map<Long, String> tokensById, TreeSet<Long> specialIds,
+            String modelType) {
         this.idsByToken = idsByToken;
         this.tokensById = tokensById;
         this.specialIds = specialIds;
+        this.modelType = modelType;
         long max = tokensById.keySet().stream().mapToLong(Long::longValue).max().orElse(-1);
         this.size = Math.toIntExact(max + 1);
     }
@@ -37,14 +40,13 @@ final class Vocabulary {
         TreeSet<Long> specialIds = new TreeSet<>();
         try (JsonParser p = new JsonFactory().createParser(json)) {
             expect(p.nextToken() == JsonToken.START_OBJECT, file, "the file is not a JSON object");
-            boolean sawModel = false;
+            String modelType = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.getCurrentName();
                 p.nextToken();
                 if (field.equals("model")) {
                     expect(p.currentToken() == JsonToken.START_OBJECT, file, "\"model\" is not an object");
-                    readModel(p, file, idsByToken, tokensById);
-                    sawModel = true;
+                    modelType = readModel(p, file, idsByToken, tokensById);
                 } else if (field.equals("added_tokens") && p.currentToken() == JsonToken.START_ARRAY) {
                     readAddedTokens(p, file, idsByToken, tokensById, specialIds);
                 } else {
@@ -52,23 +54,38 @@ final class Vocabulary {
                 }
             }
             expect(p.nextToken() == null, file, "unexpected content after the top-level object");
-            expect(sawModel, file, "no \"model\" section: this is not a Hugging Face tokenizer.json");
+            expect(modelType != null, file, "no \"model\" section: this is not a Hugging Face tokenizer.json");
+            expect(!tokensById.isEmpty(), file, "the vocabulary is empty");
+            return new Vocabulary(idsByToken, tokensById, specialIds, modelType);
         } catch (JsonProcessingException e) {
             throw new TokenizerException("Malformed JSON in " + file + ": " + e.getOriginalMessage()
                     + " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")", e);
         } catch (IOException e) {
             throw new TokenizerException("Cannot read " + file + ": " + e.getMessage(), e);
         }
-        expect(!tokensById.isEmpty(), file, "the vocabulary is empty");
-        return new Vocabulary(idsByToken, tokensById, specialIds);
     }
 
-    private static void readModel(JsonParser p, Path file, Map<String, Long> idsByToken, Map<Long, String> tokensById)
+    /**
+     * Reads the model section into the maps and returns the model type: its {@code "type"}, or for
+     * older files without one what the tokenizers library infers from the fields (merges: BPE; a
+     * list vocabulary: Unigram; a subword prefix or word length: WordPiece; else WordLevel).
+     */
+    private static String readModel(JsonParser p, Path file, Map<String, Long> idsByToken, Map<Long, String> tokensById)
             throws IOException {
+        String type = null;
+        String inferred = "WordLevel";
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.getCurrentName();
             JsonToken value = p.nextToken();
-            if (!field.equals("vocab")) {
+            if (field.equals("type") && value == JsonToken.VALUE_STRING) {
+                type = p.getText();
+            } else if (!field.equals("vocab")) {
+                if (field.equals("merges")) {
+                    inferred = "BPE";
+                } else if ((field.equals("continuing_subword_prefix") || field.equals("max_input_chars_per_word"))
+                        && !inferred.equals("BPE")) {
+                    inferred = "WordPiece";
+                }
                 p.skipChildren();
             } else if (value == JsonToken.START_OBJECT) { // BPE, WordPiece, WordLevel: {"token": id}
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -77,6 +94,7 @@ final class Vocabulary {
                     put(idsByToken, tokensById, token, p.getLongValue());
                 }
             } else if (value == JsonToken.START_ARRAY) { // Unigram: [["token", score], ...]
+                inferred = "Unigram";
                 long id = 0;
                 while (p.nextToken() == JsonToken.START_ARRAY) {
                     expect(p.nextToken() == JsonToken.VALUE_STRING, file, "Unigram vocab entry " + id + " has no token");
@@ -89,6 +107,7 @@ final class Vocabulary {
                 p.skipChildren();
             }
         }
+        return type != null ? type : inferred;
     }
 
     private static void readAddedTokens(JsonParser p, Path file, Map<String, Long> idsByToken,
@@ -124,6 +143,11 @@ final class Vocabulary {
         if (!condition) {
             throw new TokenizerException("Malformed tokenizer file " + file + ": " + problem);
         }
+    }
+
+    /** The model of tokenizer.json: "BPE", "WordPiece", "WordLevel" or "Unigram". */
+    String modelType() {
+        return modelType;
     }
 
     /** Number of ids: the highest id + 1. */

@@ -6,12 +6,14 @@
  *   <li>{@link comlrl.tokenizer.Tokenizer}: loads {@code tokenizer.json} (run by the Rust tokenizers
  *       library through DJL, never truncating or padding) with {@code tokenizer_config.json},
  *       {@code special_tokens_map.json} and {@code chat_template.jinja}; encodes, decodes and
- *       resolves the special tokens (pad falls back to eos) as transformers does, and saves the
+ *       resolves the special tokens (pad falls back to eos) as transformers does (the clean-up of
+ *       decoded spaces where transformers 5 applies it: {@code SpaceCleanup}), and saves the
  *       files back unchanged;</li>
  *   <li>{@link comlrl.tokenizer.ChatTemplate}: renders Jinja2 chat templates with Jinjava, byte for
  *       byte as transformers' {@code apply_chat_template} (Python slicing, {@code namespace},
- *       string methods, {@code tojson}, whitespace control, {@code raise_exception}), and fails
- *       loudly on any template error;</li>
+ *       string methods, {@code tojson}, whitespace control, {@code raise_exception}, None, and
+ *       Python's operators through {@code PyOperators}/{@code PyExpressions}), and fails loudly on
+ *       any template error, including the TypeErrors Jinja2 raises;</li>
  *   <li>{@link comlrl.tokenizer.TinyTokenizerFactory}: the deterministic byte-level BPE tokenizer
  *       with a ChatML template that the built-in tiny models use.</li>
  * </ul>

@@ -152,6 +152,58 @@ class ChatTemplateTest {
     }
 
     @Test
+    void integerArithmeticIsPythons() {
+        // Jinjava saturated 10 ** 20 to Long.MAX_VALUE, wrapped 2 ** 63 - 1 + 1, truncated -7 % 3 to -1
+        assertThat(render("{{ 10 ** 20 }} {{ 9223372036854775807 + 1 }} {{ 3037000500 * 3037000500 }}"))
+                .isEqualTo("100000000000000000000 9223372036854775808 9223372037000250000");
+        // floor division and modulo round towards minus infinity: -7 = 2 * -4 + 1... = 3 * -3 + 2
+        assertThat(render("{{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ -7.5 % 2 }} {{ 7 / 2 }} {{ 2 ** -1 }}"))
+                .isEqualTo("-4 2 -2 0.5 3.5 0.5");
+        // ** binds tighter than * (Jinjava: (2 * 3) ** 2 = 36); 2 ** 3 ** 2 is (2 ** 3) ** 2 in Jinja2
+        assertThat(render("{{ 2 * 3 ** 2 }} {{ 2 ** 3 ** 2 }} {{ [1, 2]|sum * 10 ** 19 }} {{ '-' * 3 }}"))
+                .isEqualTo("18 64 30000000000000000000 ---");
+        assertThatThrownBy(() -> render("{{ 5 // 0 }}")).isInstanceOf(ChatTemplateException.class)
+                .hasMessage("Chat template failed to render: ZeroDivisionError: integer division or modulo by zero (line 1)");
+    }
+
+    @Test
+    void noneIsPythonsNone() {
+        Map<String, Object> withNone = new HashMap<>();
+        withNone.put("role", "assistant");
+        withNone.put("content", null);
+        ChatTemplate t = ChatTemplate.compile("{{ messages[0].content }}|{{ messages[0].content is none }}"
+                + "|{{ messages[0].content is defined }}|{{ 'a' ~ none }}|{{ [none, 1, true]|join(',') }}"
+                + "|{{ messages[0].missing is none }}|{{ tools is none }}");
+        assertThat(t.render(List.of(withNone), false)).isEqualTo("None|True|True|aNone|None,1,True|False|True");
+    }
+
+    @Test
+    void joiningOrAddingNonStringsFailsAsInJinja2() {
+        // Jinjava printed "anull" and "<s>[{type=text, text=hi}]"; Jinja2 raises TypeError
+        Map<String, Object> part = new LinkedHashMap<>();
+        part.put("type", "text");
+        part.put("text", "hi");
+        Map<String, Object> parts = Map.of("role", "user", "content", List.of(part));
+        ChatTemplate plus = ChatTemplate.compile("{{ '<s>' + messages[0].content }}");
+        assertThatThrownBy(() -> plus.render(List.of(parts), false)).isInstanceOf(ChatTemplateException.class)
+                .hasMessage("Chat template failed to render: TypeError: can only concatenate str (not \"list\") to str "
+                        + "(line 1)");
+        ChatTemplate join = ChatTemplate.compile("{{ ', '.join(messages[0].content) }}");
+        assertThatThrownBy(() -> join.render(List.of(parts), false)).isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("TypeError: sequence item 0: expected str instance, dict found");
+        // the join filter prints str() of each item, as Jinja2's does
+        assertThat(ChatTemplate.compile("{{ messages[0].content|join }}").render(List.of(parts), false))
+                .isEqualTo("{'type': 'text', 'text': 'hi'}");
+    }
+
+    @Test
+    void truthinessIsPythons() {
+        // Jinjava took the string "false" for false
+        assertThat(render("{% if 'false' %}T{% endif %}|{{ 'False' or 'x' }}|{{ 'a' and 'b' }}|{{ not 'false' }}"
+                + "|{{ [] or 'e' }}|{% if 0.0 %}x{% elif [0] %}L{% endif %}")).isEqualTo("T|False|b|False|e|L");
+    }
+
+    @Test
     void rendersConcurrentlyWithoutInterference() throws Exception {
         ChatTemplate t = ChatTemplate.compile("{% for m in messages[::-1] %}{{ m.content.strip() }}{% endfor %}");
         var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
@@ -232,7 +284,7 @@ class ChatTemplateTest {
                 .isInstanceOf(ChatTemplateException.class).hasMessageContaining("empty separator");
         ChatTemplate sliceOfNone = ChatTemplate.compile("{{ nothing[::-1] }}");
         assertThatThrownBy(() -> sliceOfNone.render(List.of(), false))
-                .isInstanceOf(ChatTemplateException.class).hasMessageContaining("cannot slice None");
+                .isInstanceOf(ChatTemplateException.class).hasMessageContaining("cannot slice an undefined value");
     }
 
     @Test

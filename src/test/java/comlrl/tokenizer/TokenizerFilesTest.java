@@ -236,8 +236,16 @@ class TokenizerFilesTest {
             c.put("model_max_length", 2048);
         });
         try (Tokenizer t = Tokenizer.load(dir)) {
-            assertThat(t.decode(t.encode("Yes . I do n't know , ok ?", false), false)).isEqualTo("Yes. I don't know, ok?");
+            // the tiny tokenizer is BPE: transformers 5 ignores the clean-up for it
+            assertThat(t.decode(t.encode("Yes . I do n't know , ok ?", false), false)).isEqualTo("Yes . I do n't know , ok ?");
             assertThat(t.modelMaxLength()).hasValue(2048);
+        }
+        Path forced = tinyWithConfig(tmp.resolve("forced"), c -> {
+            c.put("clean_up_tokenization_spaces", true);
+            c.put("clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", true);
+        });
+        try (Tokenizer t = Tokenizer.load(forced)) {
+            assertThat(t.decode(t.encode("Yes . I do n't know , ok ?", false), false)).isEqualTo("Yes. I don't know, ok?");
         }
     }
 
