@@ -104,7 +104,9 @@ public class MAGRPOTrainer implements AutoCloseable {
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
     private final List<List<NodeSample>> buffers = new ArrayList<>();
-    private final List<Map<String, Double>> history = new ArrayList<>();
+    /** The latest logged events, at most {@link #historyLimit} (the whole log is in metrics.jsonl). */
+    private final java.util.ArrayDeque<Map<String, Double>> history = new java.util.ArrayDeque<>();
+    private final int historyLimit;
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
@@ -157,6 +159,10 @@ public class MAGRPOTrainer implements AutoCloseable {
         this.console = b.console;
         this.logGate = new TrainLogGate(args.loggingSteps());
         this.gradientObserver = b.gradientObserver;
+        if (b.logHistoryLimit < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit);
+        }
+        this.historyLimit = b.logHistoryLimit;
         List<Device> resolved = Devices.resolve(args.agentDevices(), count, "agent_devices");
         List<Device> devices = args.parallelTraining() == ParallelTraining.NONE
                 ? Collections.nCopies(count, resolved.get(0)) : resolved;
@@ -301,10 +307,17 @@ public class MAGRPOTrainer implements AutoCloseable {
         return Collections.unmodifiableList(generation);
     }
 
-    /** Every metric event logged so far (training and evaluation), each with its {@code env_step}. */
+    /**
+     * The latest metric events logged (training and evaluation), oldest first, each with its
+     * {@code env_step}: at most {@link Builder#logHistoryLimit(int)} of them, so memory stays flat on
+     * long runs; {@code metrics.jsonl} has every event.
+     */
     public List<Map<String, Double>> logHistory() {
-        return Collections.unmodifiableList(history);
+        return List.copyOf(history);
     }
+
+    /** {@link Builder#logHistoryLimit(int)}'s default. */
+    public static final int DEFAULT_LOG_HISTORY = 1000;
 
     /** Trains for {@code num_train_epochs} without checkpoints. */
     public void train() {
@@ -895,7 +908,12 @@ public class MAGRPOTrainer implements AutoCloseable {
         Map<String, Double> event = new LinkedHashMap<>();
         event.put("env_step", (double) step);
         event.putAll(metrics);
-        history.add(Collections.unmodifiableMap(event));
+        if (historyLimit > 0) {
+            if (history.size() == historyLimit) {
+                history.removeFirst();
+            }
+            history.addLast(Collections.unmodifiableMap(event));
+        }
         for (MetricSink s : sinks) {
             s.log(step, metrics);
         }
@@ -1137,6 +1155,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         PrintStream console = System.err;
         final List<MetricSink> sinks = new ArrayList<>();
         java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
+        int logHistoryLimit = DEFAULT_LOG_HISTORY;
 
         Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
@@ -1255,6 +1274,16 @@ public class MAGRPOTrainer implements AutoCloseable {
 
         public Builder console(PrintStream console) {
             this.console = console;
+            return this;
+        }
+
+        /**
+         * How many of the latest logged events {@link MAGRPOTrainer#logHistory()} keeps (default
+         * {@value MAGRPOTrainer#DEFAULT_LOG_HISTORY}; 0 keeps none). Memory stays flat on long runs;
+         * every event is in {@code metrics.jsonl} and the metric sinks.
+         */
+        public Builder logHistoryLimit(int limit) {
+            this.logHistoryLimit = limit;
             return this;
         }
 

@@ -136,6 +136,23 @@ class MAGRPOTrainerTest {
     }
 
     @Test
+    void theLogHistoryKeepsOnlyTheLatestEvents(@TempDir Path out) throws Exception {
+        // 6 items, one logged drain each: the trainer keeps the last 3 events, metrics.jsonl all 6
+        MAGRPOConfig config = fast(MAGRPOConfig.builder()).rolloutBufferSize(1).build();
+        try (MAGRPOTrainer trainer = MAGRPOTrainer.builder().agentModel(agentA.toString()).numAgents(1)
+                .rewardFunc(RewardFunction.ignoringItems(c -> List.of((double) c.get(0).get(0).length())))
+                .trainDataset(tasks(6)).args(config).outputDir(out).logHistoryLimit(3).verbose(false).build()) {
+            trainer.train();
+            assertThat(trainer.logHistory()).hasSize(3);
+            assertThat(trainer.logHistory().stream().map(m -> m.get("env_step")).toList()).containsExactly(8.0, 10.0, 12.0);
+        }
+        assertThat(Files.readAllLines(out.resolve("metrics.jsonl"))).hasSize(6);
+        assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).rewardFunc(lengthDifference())
+                .trainDataset(tasks(1)).args(fast(MAGRPOConfig.builder()).build()).logHistoryLimit(-1).build())
+                .hasMessageContaining("log_history_limit must be >= 0");
+    }
+
+    @Test
     void crossModeScoresEveryCombinationAndLogsTheirMean() {
         RecordingReward reward = new RecordingReward(lengthDifference());
         MAGRPOConfig config = fast(MAGRPOConfig.builder()).jointMode(JointMode.CROSS).numGenerations(3).build();
