@@ -45,9 +45,10 @@ public final class DiskSpace {
     public static void require(Path dir, long bytes, String what) {
         long free = usableBytes(dir);
         if (free >= 0 && free < bytes) {
-            throw new UncheckedIOException(new IOException("Not enough disk space to write " + what + " in " + dir
-                    + ": it needs " + describe(bytes) + " but only " + describe(free) + " are free there. "
-                    + "Free some space or write to another file system; nothing was written."));
+            String message = "Not enough disk space to write " + what + " in " + dir + ": it needs "
+                    + describe(bytes) + " but only " + describe(free) + " are free there. Free some space or write "
+                    + "to another file system; nothing was written.";
+            throw new UncheckedIOException(message, new IOException(message));
         }
     }
 

@@ -128,8 +128,9 @@ public final class ModelDirs {
             throw new IllegalArgumentException("Cannot save a model as the root directory " + dir);
         }
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new UncheckedIOException(new IOException("Cannot save a model into " + target
-                    + ": it exists and is not a directory; remove it or choose another path"));
+            String message = "Cannot save a model into " + target + ": it exists and is not a directory; remove it or "
+                    + "choose another path";
+            throw new UncheckedIOException(message, new IOException(message));
         }
         try {
             Files.createDirectories(parent);

@@ -351,9 +351,9 @@ public final class Safetensors {
                 }
             }
         } catch (IOException e) {
-            throw new UncheckedIOException(new IOException("Saved new weights in " + dir + " but cannot delete the old "
-                    + "ones (" + e.getMessage() + "); delete the weight files not listed in " + INDEX_FILE + " by hand",
-                    e));
+            throw new UncheckedIOException("Saved new weights in " + dir + " but cannot delete the old ones ("
+                    + e.getMessage() + "); delete the weight files the new " + SINGLE_FILE + " or " + INDEX_FILE
+                    + " does not use by hand", e);
         }
     }
 
