@@ -27,10 +27,13 @@ import java.util.concurrent.ThreadLocalRandom;
  * away ({@code .NAME.old-XXXX}), the new one renamed into place, and the old one deleted. A failure
  * at any point (full disk, permissions) leaves the old directory whole and removes the temporary
  * one. Files of the old directory that the save does not write (notes, a training's other outputs)
- * are carried over, except stale weight files ({@code model.safetensors}, its index and
- * {@code model-*-of-*.safetensors} shards). Where no sibling can be made or the directory cannot be
- * renamed (a read-only parent, a mount point), the new files are staged in a temporary folder inside
- * the directory and each renamed into place, old weights deleted only after the new ones are in.
+ * are carried over (hard links), except stale weight files ({@code model.safetensors}, its index
+ * and {@code model-*-of-*.safetensors} shards). Where the directory is not a plain model directory
+ * (it has subfolders, or is the working directory or one above it), where no sibling can be made
+ * or where the directory cannot be renamed (a read-only parent, a mount point), the new files are
+ * instead staged in a temporary folder inside the directory and each renamed into place, old
+ * weights deleted only after the new ones are in: a failure while writing still changes nothing.
+ * (A process killed between the two renames leaves the previous model at {@code .NAME.old-XXXX}.)
  */
 public final class ModelDirs {
     /** Writes the files of a model directory into {@code dir}, a new empty directory. */
@@ -50,6 +53,9 @@ public final class ModelDirs {
         /** The directory contains the model directory. */
         CONTAINS
     }
+
+    /** False makes {@link #replace} stage inside the directory, as where no sibling can be made (tests). */
+    static volatile boolean siblings = true;
 
     private ModelDirs() {
     }
@@ -140,6 +146,10 @@ public final class ModelDirs {
         Path staging;
         boolean sibling = true;
         try {
+            if (Files.isDirectory(dir) && (!siblings || !isFlat(dir) || canonical(Path.of("")).startsWith(dir))) {
+                // not a plain model directory (subfolders, the working directory): never rename it away
+                throw new java.nio.file.AccessDeniedException(parent.toString());
+            }
             staging = createUnique(parent, "." + dir.getFileName() + ".saving-");
         } catch (IOException e) {
             if (!Files.isDirectory(dir)) {
@@ -167,6 +177,15 @@ public final class ModelDirs {
             if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
                 deleteRecursively(staging);
             }
+        }
+    }
+
+    /** Whether {@code dir} holds only files (and links), as a model directory does. */
+    private static boolean isFlat(Path dir) {
+        try (var list = Files.list(dir)) {
+            return list.noneMatch(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException e) {
+            return false;
         }
     }
 

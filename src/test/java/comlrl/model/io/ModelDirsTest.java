@@ -103,4 +103,32 @@ class ModelDirsTest {
         ModelDirs.requireNotInside(tmp.resolve("runs/a"), model);
         ModelDirs.requireNotInside(tmp.resolve("models"), model); // containing it is harmless
     }
+
+    @Test
+    void whereNoSiblingCanBeMadeFilesAreStagedInsideAndMovedIn(@TempDir Path tmp) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("model"));
+        Files.writeString(dir.resolve("config.json"), "old");
+        Files.writeString(dir.resolve("README.md"), "notes");
+        Files.writeString(dir.resolve("model.safetensors"), "old weights");
+        ModelDirs.siblings = false;
+        try {
+            assertThatThrownBy(() -> ModelDirs.replace(dir, fresh -> {
+                assertThat(fresh.getParent()).isEqualTo(dir);
+                Files.writeString(fresh.resolve("config.json"), "new");
+                throw new IOException("No space left on device");
+            })).hasMessageContaining("No space left on device");
+            assertThat(tree(dir)).containsExactly("README.md", "config.json", "model.safetensors");
+            assertThat(Files.readString(dir.resolve("config.json"))).isEqualTo("old");
+            ModelDirs.replace(dir, fresh -> {
+                Files.writeString(fresh.resolve("config.json"), "new");
+                Files.writeString(fresh.resolve("model-00001-of-00001.safetensors"), "new shard");
+                Files.writeString(fresh.resolve("model.safetensors.index.json"), "{}");
+            });
+        } finally {
+            ModelDirs.siblings = true;
+        }
+        assertThat(tree(dir)).containsExactly("README.md", "config.json", "model-00001-of-00001.safetensors",
+                "model.safetensors.index.json");
+        assertThat(Files.readString(dir.resolve("config.json"))).isEqualTo("new");
+    }
 }
