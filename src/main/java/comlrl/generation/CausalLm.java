@@ -2,13 +2,12 @@ package comlrl.generation;
 
 import comlrl.model.DecoderLm;
 import comlrl.model.ModelConfig;
+import comlrl.model.io.ModelDirs;
 import comlrl.model.io.ModelSources;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
 import comlrl.tokenizer.Tokenizer;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -46,9 +45,30 @@ public final class CausalLm implements AutoCloseable {
         Path dir = BuiltinModels.isBuiltin(source) ? BuiltinModels.ensure(source) : ModelSources.resolve(source);
         ModelConfig config = ModelConfig.load(dir);
         Tokenizer tokenizer = Tokenizer.load(dir);
-        GenerationConfig gen = GenerationConfig.load(dir);
-        DecoderLm model = DecoderLm.load(dir, config, dtype == null ? config.dtype() : dtype, device);
-        return new CausalLm(source, model, tokenizer, gen);
+        try {
+            requireVocabularyFits(tokenizer, config, dir);
+            GenerationConfig gen = GenerationConfig.load(dir);
+            DecoderLm model = DecoderLm.load(dir, config, dtype == null ? config.dtype() : dtype, device);
+            return new CausalLm(source, model, tokenizer, gen);
+        } catch (RuntimeException e) {
+            tokenizer.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Every id the tokenizer can produce (its highest id + 1, added tokens included) must index a
+     * row of the embedding ({@code vocab_size} rows); more rows than ids is normal (transformers
+     * pads the embedding to a multiple of 64 or 128).
+     */
+    static void requireVocabularyFits(Tokenizer tokenizer, ModelConfig config, Path dir) {
+        if (tokenizer.vocabSize() > config.vocabSize()) {
+            throw new IllegalArgumentException(dir + ": the tokenizer has " + tokenizer.vocabSize() + " token ids "
+                    + "(0.." + (tokenizer.vocabSize() - 1) + ", added tokens included) but config.json's vocab_size "
+                    + "gives the embedding only " + config.vocabSize() + " rows, so ids " + config.vocabSize()
+                    + " and above would index past it. Use the tokenizer that belongs to this model, or resize the "
+                    + "embeddings (transformers: model.resize_token_embeddings(len(tokenizer))) and save it again.");
+        }
     }
 
     /** Where this model was loaded from (a path or hub id), for provenance. */
@@ -104,17 +124,18 @@ public final class CausalLm implements AutoCloseable {
 
     /**
      * Writes a Hugging Face model directory: {@code config.json}, safetensors weights (tied head
-     * omitted), tokenizer files and {@code generation_config.json}.
+     * omitted), tokenizer files and {@code generation_config.json}. The whole directory is written
+     * aside and swapped into place ({@link ModelDirs#replace}), so a failure (a full disk) leaves a
+     * previous model at {@code dir} whole; saving into the directory the model was loaded from is safe.
+     *
+     * @throws java.io.UncheckedIOException naming the directory and the cause when writing fails
      */
     public void save(Path dir) {
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new IllegalStateException("Cannot create " + dir + ": " + e.getMessage(), e);
-        }
-        model.save(dir, MAX_SHARD_BYTES);
-        tokenizer.save(dir);
-        generationConfig.save(dir);
+        ModelDirs.replace(dir, fresh -> {
+            model.writeFiles(fresh, MAX_SHARD_BYTES);
+            tokenizer.save(fresh);
+            generationConfig.save(fresh);
+        });
     }
 
     @Override

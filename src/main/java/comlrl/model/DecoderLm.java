@@ -1,5 +1,6 @@
 package comlrl.model;
 
+import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
@@ -157,6 +158,16 @@ public final class DecoderLm implements AutoCloseable {
      */
     public static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
             Device device, String source) {
+        return fromWeights(config, weights, dtype, device, source, true);
+    }
+
+    /**
+     * As {@link #fromWeights(ModelConfig, Map, DType, Device, String)}; with {@code copy} false a
+     * weight already of {@code dtype} on {@code device} becomes the parameter itself (sharing its
+     * storage), for callers that drop the weights right after.
+     */
+    private static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
+            Device device, String source, boolean copy) {
         Map<String, long[]> expected = expectedShapes(config);
         Map<String, Tensor> params = new LinkedHashMap<>();
         try (Scope s = Scope.open()) {
@@ -172,7 +183,7 @@ public final class DecoderLm implements AutoCloseable {
                             + Arrays.toString(w.shape()) + " but config.json implies " + Arrays.toString(e.getValue()));
                 }
                 Tensor p = w.to(dtype).to(device);
-                if (p == w) {
+                if (p == w && copy) {
                     p = w.cloneTensor();
                 }
                 params.put(e.getKey(), p.contiguous().detach().requiresGrad(true).keep());
@@ -181,14 +192,123 @@ public final class DecoderLm implements AutoCloseable {
         return new DecoderLm(config.withDtype(dtype), device, params);
     }
 
-    /** Loads {@code model.safetensors} (or its shards) from a model directory. */
+    /**
+     * Loads {@code model.safetensors} (or its shards) from a model directory. Fails, naming the
+     * tensor and its file, when a required tensor is missing or misshapen, when the checkpoint holds
+     * tensors this config does not use (a config that does not describe the checkpoint), when a
+     * weight holds NaN or infinity, or when the model cannot fit in this machine's memory.
+     */
     public static DecoderLm load(Path dir, ModelConfig config, DType dtype, Device device) {
-        Map<String, Tensor> raw = Safetensors.loadModelDir(dir);
-        try {
-            return fromWeights(config, raw, dtype, device, dir.toString());
-        } finally {
-            raw.values().forEach(Tensor::close);
+        requireMemory(config, dtype, device, dir.toString());
+        try (Safetensors.LoadedWeights raw = Safetensors.loadModelWeights(dir)) {
+            checkWeights(config, raw, dir);
+            return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false);
         }
+    }
+
+    /**
+     * Tensor names a checkpoint may hold without the config using them: the LM head of a tied
+     * model (transformers ties it to the embedding) and rotary buffers older transformers saved.
+     */
+    private static boolean ignorable(ModelConfig config, String name) {
+        return (config.tieWordEmbeddings() && name.equals(LM_HEAD)) || name.endsWith(".rotary_emb.inv_freq");
+    }
+
+    /** Unused tensors and non-finite values, each named with its file. */
+    private static void checkWeights(ModelConfig config, Safetensors.LoadedWeights raw, Path dir) {
+        Map<String, long[]> expected = expectedShapes(config);
+        List<String> unused = new ArrayList<>();
+        for (String name : raw.tensors().keySet()) {
+            if (!expected.containsKey(name) && !ignorable(config, name)) {
+                unused.add(name);
+            }
+        }
+        if (!unused.isEmpty()) {
+            throw new IllegalArgumentException(unusedMessage(config, unused, raw, dir));
+        }
+        try (Scope s = Scope.open()) {
+            for (String name : expected.keySet()) {
+                Tensor t = raw.tensors().get(name);
+                if (t != null && !t.allFinite()) {
+                    throw new IllegalArgumentException(raw.file(name) + ": tensor '" + name + "' holds NaN or infinite "
+                            + "values, so every output would be NaN: the checkpoint is corrupt or training diverged; "
+                            + "use an earlier checkpoint or re-download the model");
+                }
+            }
+        }
+    }
+
+    private static String unusedMessage(ModelConfig config, List<String> unused, Safetensors.LoadedWeights raw,
+            Path dir) {
+        java.util.Set<Path> files = new java.util.LinkedHashSet<>();
+        unused.forEach(n -> files.add(raw.file(n)));
+        String where = files.size() == 1 ? files.iterator().next().getFileName().toString()
+                : "the shards of " + dir;
+        StringBuilder m = new StringBuilder(dir + ": " + where + " holds " + unused.size() + " tensor"
+                + (unused.size() == 1 ? "" : "s") + " this config does not use, e.g. "
+                + String.join(", ", unused.subList(0, Math.min(3, unused.size()))) + " — ");
+        int maxLayer = -1;
+        boolean biases = false;
+        boolean norms = false;
+        for (String n : unused) {
+            if (n.startsWith("model.layers.")) {
+                String rest = n.substring("model.layers.".length());
+                int dot = rest.indexOf('.');
+                try {
+                    int layer = Integer.parseInt(dot < 0 ? rest : rest.substring(0, dot));
+                    if (layer >= config.numLayers()) {
+                        maxLayer = Math.max(maxLayer, layer);
+                        continue;
+                    }
+                } catch (NumberFormatException e) {
+                    // not a numbered layer
+                }
+            }
+            biases |= n.endsWith(".bias");
+            norms |= n.endsWith("q_norm.weight") || n.endsWith("k_norm.weight");
+        }
+        if (maxLayer >= 0) {
+            m.append("config.json's num_hidden_layers says ").append(config.numLayers())
+                    .append(" but the checkpoint has layers up to ").append(maxLayer);
+        } else if (biases) {
+            m.append("config.json (model_type ").append(config.modelType()).append(", attention_bias/mlp_bias) "
+                    + "declares no such biases");
+        } else if (norms) {
+            m.append("q/k norms belong to Qwen3 but config.json's model_type is ").append(config.modelType());
+        } else if (unused.contains(LM_HEAD)) {
+            m.append("config.json's tie_word_embeddings is ").append(config.tieWordEmbeddings());
+        } else {
+            m.append("config.json (model_type ").append(config.modelType()).append(") does not describe this "
+                    + "checkpoint");
+        }
+        return m.append("; use the config.json that belongs to these weights").toString();
+    }
+
+    /** Fails before allocating when the parameters alone exceed this machine's physical memory. */
+    private static void requireMemory(ModelConfig config, DType dtype, Device device, String source) {
+        if (device.isCuda()) {
+            return; // device memory is reported by the allocator itself
+        }
+        long bytes = config.parameterCount() * dtype.byteSize();
+        long physical = physicalMemory();
+        if (physical > 0 && bytes > physical) {
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "%s: this model has %,d "
+                    + "parameters, %.1f GB in %s, more than this machine's %.1f GB of memory; use a smaller model, "
+                    + "a 16-bit dtype or a GPU", source, config.parameterCount(), bytes / 1e9, dtype.torchName(),
+                    physical / 1e9));
+        }
+    }
+
+    private static long physicalMemory() {
+        try {
+            var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+                return sun.getTotalMemorySize();
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // unknown: no check
+        }
+        return -1;
     }
 
     /**
@@ -196,6 +316,7 @@ public final class DecoderLm implements AutoCloseable {
      * embedding weights ~ N(0, 0.02), biases 0, norm weights 1.
      */
     public static DecoderLm random(ModelConfig config, DType dtype, Device device, long seed) {
+        requireMemory(config, dtype, device, "random init");
         Map<String, Tensor> weights = new LinkedHashMap<>();
         try (Rng rng = new Rng(seed)) {
             for (Map.Entry<String, long[]> e : expectedShapes(config).entrySet()) {
@@ -237,14 +358,24 @@ public final class DecoderLm implements AutoCloseable {
         return new ArrayList<>(parameters.values());
     }
 
-    /** Writes {@code config.json} and the safetensors weights (tied head omitted, as HF does). */
+    /**
+     * Saves {@code config.json} and the safetensors weights (tied head omitted, as HF does) as the
+     * directory {@code dir}, atomically ({@link ModelDirs#replace}): a failure such as a full disk
+     * leaves an existing {@code dir} as it was.
+     *
+     * @throws java.io.UncheckedIOException naming the directory and the cause when writing fails
+     */
     public void save(Path dir, long maxShardBytes) {
-        try {
-            java.nio.file.Files.createDirectories(dir);
-            java.nio.file.Files.writeString(dir.resolve("config.json"), config.toJson());
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("Cannot write " + dir.resolve("config.json") + ": " + e.getMessage(), e);
-        }
+        ModelDirs.replace(dir, fresh -> writeFiles(fresh, maxShardBytes));
+    }
+
+    /**
+     * Writes {@code config.json} and the weights into {@code dir}, file by file, without the
+     * directory-level atomicity of {@link #save}; for assembling a larger directory (with a
+     * tokenizer) inside {@link ModelDirs#replace}.
+     */
+    public void writeFiles(Path dir, long maxShardBytes) {
+        Safetensors.writeSmallFile(dir.resolve("config.json"), config.toJson());
         try (Scope s = Scope.open()) {
             Map<String, Tensor> detached = new LinkedHashMap<>();
             parameters.forEach((k, v) -> detached.put(k, v.detach()));
@@ -257,10 +388,11 @@ public final class DecoderLm implements AutoCloseable {
      * bit for bit when the dtypes agree; used to resume from a checkpoint.
      */
     public void loadParameters(Path dir) {
-        Map<String, Tensor> saved = Safetensors.loadModelDir(dir);
-        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+        try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir);
+                Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            checkWeights(config, saved, dir);
             for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
-                Tensor src = saved.get(e.getKey());
+                Tensor src = saved.tensors().get(e.getKey());
                 if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {
                     throw new IllegalArgumentException(dir + ": checkpoint tensor '" + e.getKey() + "' is "
                             + (src == null ? "missing" : "of shape " + Arrays.toString(src.shape()))
@@ -268,8 +400,6 @@ public final class DecoderLm implements AutoCloseable {
                 }
                 e.getValue().copy_(src);
             }
-        } finally {
-            saved.values().forEach(Tensor::close);
         }
     }
 

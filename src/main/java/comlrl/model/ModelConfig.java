@@ -35,8 +35,8 @@ import java.util.Set;
  * @param qkNorm per-head RMSNorm on queries and keys before rotary (Qwen3)
  * @param dtype weights' dtype ({@code torch_dtype} or {@code dtype}; float32 when absent)
  * @param eosTokenIds end-of-sequence ids (may be several)
- * @param bosTokenId beginning-of-sequence id or -1
- * @param padTokenId padding id or -1
+ * @param bosTokenId beginning-of-sequence id or -1 (none; written as {@code null})
+ * @param padTokenId padding id or -1 (none; written as {@code null})
  * @param raw the JSON this config was read from
  */
 public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int intermediateSize,
@@ -50,12 +50,79 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** Tensors or models with more elements than this (about 10^12) are refused as not real. */
+    public static final long MAX_ELEMENTS = 1L << 40;
+
+    /**
+     * Checks every size before anything is allocated: all sizes positive, H a multiple of K,
+     * D even (rotary halves), and no tensor or model above {@link #MAX_ELEMENTS} elements.
+     */
     public ModelConfig {
+        positive("vocab_size", vocabSize);
+        positive("hidden_size", hiddenSize);
+        positive("intermediate_size", intermediateSize);
+        positive("num_hidden_layers", numLayers);
+        positive("num_attention_heads", numHeads);
+        positive("num_key_value_heads", numKvHeads);
+        positive("head_dim", headDim);
+        positive("max_position_embeddings", maxPositionEmbeddings);
         if (numHeads % numKvHeads != 0) {
             throw new IllegalArgumentException("num_attention_heads (" + numHeads
                     + ") must be a multiple of num_key_value_heads (" + numKvHeads + ")");
         }
+        if (headDim % 2 != 0) {
+            throw new IllegalArgumentException("head_dim " + headDim + " must be even (rotary embeddings rotate "
+                    + "halves of each head)");
+        }
+        if (!(rmsNormEps > 0) || !Double.isFinite(rmsNormEps)) {
+            throw new IllegalArgumentException("rms_norm_eps must be a positive number, got " + rmsNormEps);
+        }
+        if (!(ropeTheta > 0) || !Double.isFinite(ropeTheta)) {
+            throw new IllegalArgumentException("rope_theta must be a positive number, got " + ropeTheta);
+        }
+        double perLayer = (double) numHeads * headDim * hiddenSize * 2 + (double) numKvHeads * headDim * hiddenSize * 2
+                + 3.0 * intermediateSize * hiddenSize;
+        double total = (double) vocabSize * hiddenSize * (tieWordEmbeddings ? 1 : 2) + perLayer * numLayers;
+        double largest = Math.max((double) vocabSize * hiddenSize,
+                Math.max((double) intermediateSize * hiddenSize, (double) numHeads * headDim * hiddenSize));
+        if (largest > MAX_ELEMENTS || total > MAX_ELEMENTS) {
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "these sizes describe a model of "
+                    + "%.3g parameters (largest tensor %.3g elements), beyond any real model (limit %d): check "
+                    + "vocab_size (%d), hidden_size (%d), intermediate_size (%d), num_hidden_layers (%d), "
+                    + "num_attention_heads (%d) and head_dim (%d)", total, largest, MAX_ELEMENTS, vocabSize, hiddenSize,
+                    intermediateSize, numLayers, numHeads, headDim));
+        }
         eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    private static void positive(String key, long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(key + " must be at least 1, got " + value);
+        }
+    }
+
+    /**
+     * Number of parameters {@link DecoderLm} allocates for this config (the tied head counted
+     * once): {@code V·E·(tied ? 1 : 2) + E + L·(2·H·D·E + 2·K·D·E + 3·I·E + 2·E + biases + norms)}.
+     */
+    public long parameterCount() {
+        long e = hiddenSize;
+        long q = (long) numHeads * headDim;
+        long kv = (long) numKvHeads * headDim;
+        long perLayer = 2 * q * e + 2 * kv * e + 3L * intermediateSize * e + 2 * e;
+        if (qkvBias) {
+            perLayer += q + 2 * kv;
+        }
+        if (outputBias) {
+            perLayer += e;
+        }
+        if (mlpBias) {
+            perLayer += 2L * intermediateSize + e;
+        }
+        if (qkNorm) {
+            perLayer += 2L * headDim;
+        }
+        return (long) vocabSize * e * (tieWordEmbeddings ? 1 : 2) + e + perLayer * numLayers;
     }
 
     /** Reads {@code dir/config.json}. */
@@ -93,10 +160,16 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
         }
         int hidden = requiredInt(json, "hidden_size", source);
         int heads = requiredInt(json, "num_attention_heads", source);
-        int kvHeads = json.has("num_key_value_heads") && !json.get("num_key_value_heads").isNull()
-                ? json.get("num_key_value_heads").asInt() : heads;
-        int headDim = json.has("head_dim") && !json.get("head_dim").isNull()
-                ? json.get("head_dim").asInt() : hidden / heads;
+        if (heads < 1) {
+            throw new IllegalArgumentException(source + ": num_attention_heads must be at least 1, got " + heads);
+        }
+        int kvHeads = optionalInt(json, "num_key_value_heads", heads, source);
+        boolean headDimGiven = json.has("head_dim") && !json.get("head_dim").isNull();
+        if (!headDimGiven && hidden % heads != 0) {
+            throw new IllegalArgumentException(source + ": hidden_size (" + hidden + ") is not a multiple of "
+                    + "num_attention_heads (" + heads + "); fix the sizes or give head_dim explicitly");
+        }
+        int headDim = headDimGiven ? optionalInt(json, "head_dim", 0, source) : hidden / heads;
         boolean attentionBias = json.path("attention_bias").asBoolean(false);
         boolean qkvBias = type.equals("qwen2") || ((type.equals("llama") || type.equals("qwen3")) && attentionBias);
         boolean outputBias = (type.equals("llama") || type.equals("qwen3")) && attentionBias;
@@ -108,22 +181,29 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }
-        return new ModelConfig(type,
-                requiredInt(json, "vocab_size", source),
-                hidden,
-                requiredInt(json, "intermediate_size", source),
-                requiredInt(json, "num_hidden_layers", source),
-                heads, kvHeads, headDim,
-                json.path("rms_norm_eps").asDouble(1e-6),
-                ropeTheta(json),
-                ropeScaling(json, source),
-                json.path("max_position_embeddings").asInt(2048),
-                json.path("tie_word_embeddings").asBoolean(false),
-                qkvBias, outputBias, mlpBias, type.equals("qwen3"), dtype,
-                ids(json.get("eos_token_id")),
-                json.path("bos_token_id").isIntegralNumber() ? json.get("bos_token_id").asLong() : -1,
-                json.path("pad_token_id").isIntegralNumber() ? json.get("pad_token_id").asLong() : -1,
-                json.deepCopy());
+        try {
+            return new ModelConfig(type,
+                    requiredInt(json, "vocab_size", source),
+                    hidden,
+                    requiredInt(json, "intermediate_size", source),
+                    requiredInt(json, "num_hidden_layers", source),
+                    heads, kvHeads, headDim,
+                    json.path("rms_norm_eps").asDouble(1e-6),
+                    ropeTheta(json),
+                    ropeScaling(json, source),
+                    optionalInt(json, "max_position_embeddings", 2048, source),
+                    json.path("tie_word_embeddings").asBoolean(false),
+                    qkvBias, outputBias, mlpBias, type.equals("qwen3"), dtype,
+                    ids(json.get("eos_token_id")),
+                    json.path("bos_token_id").isIntegralNumber() ? json.get("bos_token_id").asLong() : -1,
+                    json.path("pad_token_id").isIntegralNumber() ? json.get("pad_token_id").asLong() : -1,
+                    json.deepCopy());
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith(source)) {
+                throw e;
+            }
+            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -153,10 +233,32 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
                 bosTokenId, padTokenId, r);
     }
 
-    /** The config as pretty JSON, for {@code config.json}. */
+    /**
+     * The config as pretty JSON, for {@code config.json}: the raw fields as loaded, except that
+     * negative special-token ids (our "none") are written as {@code null}, as transformers expects,
+     * and a Qwen2 config carries no {@code attention_bias} (Qwen2's q/k/v projections always have
+     * biases and its o_proj never has one, whatever that field says).
+     */
     public String toJson() {
+        ObjectNode out = raw.deepCopy();
+        for (String key : List.of("bos_token_id", "pad_token_id", "eos_token_id")) {
+            JsonNode id = out.get(key);
+            if (id != null && id.isIntegralNumber() && id.asLong() < 0) {
+                out.putNull(key);
+            } else if (id != null && id.isArray()) {
+                var kept = out.putArray(key);
+                id.forEach(x -> {
+                    if (!(x.isIntegralNumber() && x.asLong() < 0)) {
+                        kept.add(x);
+                    }
+                });
+            }
+        }
+        if (modelType.equals("qwen2")) {
+            out.remove("attention_bias");
+        }
         try {
-            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(raw) + "\n";
+            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out) + "\n";
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -219,6 +321,25 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
         JsonNode n = json.get(key);
         if (n == null || !n.isIntegralNumber()) {
             throw new IllegalArgumentException(source + ": missing or non-integer '" + key + "'");
+        }
+        return intValue(n, key, source);
+    }
+
+    private static int optionalInt(JsonNode json, String key, int fallback, String source) {
+        JsonNode n = json.get(key);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (!n.isIntegralNumber()) {
+            throw new IllegalArgumentException(source + ": '" + key + "' must be an integer, got " + n);
+        }
+        return intValue(n, key, source);
+    }
+
+    private static int intValue(JsonNode n, String key, String source) {
+        if (!n.canConvertToInt()) {
+            throw new IllegalArgumentException(source + ": '" + key + "' = " + n + " is far beyond any real model "
+                    + "(at most " + Integer.MAX_VALUE + ")");
         }
         return n.asInt();
     }

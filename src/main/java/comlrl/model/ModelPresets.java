@@ -25,7 +25,8 @@ public final class ModelPresets {
 
     /**
      * The config of preset {@code preset} in family {@code arch} with {@code vocabSize} tokens
-     * (ignored by {@code qwen2.5-0.5b}, which has its own vocabulary size) and the given special ids.
+     * (ignored by {@code qwen2.5-0.5b}, which has its own vocabulary size) and the given special ids
+     * ({@code bosId} negative for none).
      */
     public static ModelConfig config(String arch, String preset, int vocabSize, long bosId, long eosId, String dtype) {
         String a = arch.toLowerCase(Locale.ROOT);
@@ -68,11 +69,17 @@ public final class ModelPresets {
         n.put("rms_norm_eps", 1e-6);
         n.put("rope_theta", a.equals("llama") ? 500000.0 : 1000000.0);
         n.put("tie_word_embeddings", tied);
-        n.put("attention_bias", false);
+        if (a.equals("llama") || a.equals("qwen3")) {
+            n.put("attention_bias", false); // Qwen2 (biases always) and Mistral (never) have no such field
+        }
         n.put("initializer_range", 0.02);
         n.put("use_cache", true);
         n.put("torch_dtype", dtype);
-        n.put("bos_token_id", bosId);
+        if (bosId >= 0) {
+            n.put("bos_token_id", bosId);
+        } else {
+            n.putNull("bos_token_id"); // none: transformers expects null, not -1
+        }
         n.put("eos_token_id", eosId);
         return ModelConfig.fromJson(n, "preset " + preset);
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -77,5 +78,96 @@ class ModelConfigTest {
                     .hasMessageContaining("exceeds this model's sliding_window of 6");
             assertThat(m.forward(ids.narrow(1, 0, 6), pos.narrow(1, 0, 6), null, null, 0).logits().size(1)).isEqualTo(6);
         }
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode tiny() {
+        return TinyConfigs.of("qwen2", false, "float32").raw().deepCopy();
+    }
+
+    private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> refused(
+            com.fasterxml.jackson.databind.node.ObjectNode json) {
+        return assertThatThrownBy(() -> ModelConfig.fromJson(json, "dir/config.json"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("dir/config.json: ");
+    }
+
+    @Test
+    void impossibleSizesAreRefusedWithTheFieldNamed() {
+        // field, value, what the message says
+        Object[][] cases = {
+            {"num_attention_heads", 0, "num_attention_heads must be at least 1, got 0"},
+            {"num_key_value_heads", 0, "num_key_value_heads must be at least 1, got 0"},
+            {"num_key_value_heads", 3, "num_attention_heads (4) must be a multiple of num_key_value_heads (3)"},
+            {"hidden_size", 30, "hidden_size (30) is not a multiple of num_attention_heads (4); fix the sizes or give head_dim"},
+            {"head_dim", 7, "head_dim 7 must be even"},
+            {"intermediate_size", -5, "intermediate_size must be at least 1, got -5"},
+            {"num_hidden_layers", 0, "num_hidden_layers must be at least 1, got 0"},
+            {"vocab_size", 0, "vocab_size must be at least 1"},
+            {"rms_norm_eps", 0.0, "rms_norm_eps must be a positive number"},
+            {"max_position_embeddings", 0, "max_position_embeddings must be at least 1"},
+            {"hidden_size", 5_000_000_000L, "'hidden_size' = 5000000000 is far beyond any real model"},
+            {"num_hidden_layers", "2", "missing or non-integer 'num_hidden_layers'"},
+        };
+        for (Object[] c : cases) {
+            var json = tiny();
+            json.set((String) c[0], new ObjectMapper().valueToTree(c[1]));
+            refused(json).as(c[0] + " = " + c[1]).hasMessageContaining((String) c[2]);
+        }
+        var explicit = tiny();
+        explicit.put("hidden_size", 30);
+        explicit.put("head_dim", 8); // an explicit head_dim need not divide hidden_size
+        assertThat(ModelConfig.fromJson(explicit, "t").headDim()).isEqualTo(8);
+    }
+
+    @Test
+    void absurdSizesAreRefusedBeforeAnythingIsAllocated() {
+        var c = tiny();
+        c.put("vocab_size", 2_000_000_000);
+        c.put("hidden_size", 1_000_000);
+        c.put("num_attention_heads", 1000);
+        c.put("num_key_value_heads", 1000);
+        refused(c).hasMessageContaining("beyond any real model").hasMessageContaining("vocab_size (2000000000)");
+    }
+
+    @Test
+    void parameterCountMatchesTheTensorsAllocated() {
+        for (String arch : new String[] {"qwen2", "llama", "qwen3", "mistral"}) {
+            for (boolean tied : new boolean[] {false, true}) {
+                ModelConfig c = TinyConfigs.of(arch, tied, "float32");
+                long n = DecoderLm.expectedShapes(c).values().stream()
+                        .mapToLong(sh -> java.util.Arrays.stream(sh).reduce(1, (x, y) -> x * y)).sum();
+                assertThat(c.parameterCount()).as(arch + " tied=" + tied).isEqualTo(n);
+            }
+        }
+        // Qwen2.5-0.5B: 494,032,768 parameters (tied), as its model card says
+        assertThat(ModelPresets.config("qwen2", "qwen2.5-0.5b", 0, -1, 0, "bfloat16").parameterCount())
+                .isEqualTo(494_032_768L);
+    }
+
+    @Test
+    void realConfigsWithoutAttentionBiasLoad() {
+        var c = TinyConfigs.of("llama", false, "float32").raw().deepCopy();
+        c.remove("attention_bias");
+        ModelConfig llama = ModelConfig.fromJson(c, "t");
+        assertThat(llama.qkvBias()).isFalse();
+        assertThat(llama.outputBias()).isFalse();
+        c.put("attention_bias", true);
+        assertThat(ModelConfig.fromJson(c, "t").outputBias()).isTrue();
+        var q = tiny();
+        q.remove("attention_bias");
+        assertThat(ModelConfig.fromJson(q, "t").qkvBias()).isTrue();
+    }
+
+    @Test
+    void presetsWriteNullForNoBosAndNoAttentionBiasOnQwen2() throws Exception {
+        ModelConfig qwen2 = ModelPresets.config("qwen2", "tiny", 100, -1, 5, "float32");
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(qwen2.toJson());
+        assertThat(json.get("bos_token_id").isNull()).isTrue();
+        assertThat(json.has("attention_bias")).isFalse();
+        assertThat(qwen2.bosTokenId()).isEqualTo(-1);
+        assertThat(qwen2.qkvBias()).isTrue();
+        var llama = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(ModelPresets.config("llama", "tiny", 100, 1, 5, "float32").toJson());
+        assertThat(llama.get("bos_token_id").asLong()).isEqualTo(1);
+        assertThat(llama.get("attention_bias").asBoolean(true)).isFalse();
     }
 }

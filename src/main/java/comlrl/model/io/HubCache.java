@@ -1,6 +1,7 @@
 package comlrl.model.io;
 
 import java.io.IOException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,11 +38,15 @@ import java.util.regex.Pattern;
  *       {@code ~/.cache/huggingface/hub}; a leading {@code ~} means the home directory;
  *   <li>{@code HF_HUB_OFFLINE} (or {@code TRANSFORMERS_OFFLINE}) = {@code 1/true/yes/on}: never
  *       download; files not in the cache are errors (optional ones are simply absent);
- *   <li>{@code HF_ENDPOINT}: the hub, default {@code https://huggingface.co};
+ *   <li>{@code HF_ENDPOINT}: the hub, default {@code https://huggingface.co}. Plain
+ *       {@code http://} endpoints are refused unless {@code COMLRL_ALLOW_HTTP_ENDPOINT=1} (or the
+ *       system property {@code comlrl.allowHttpEndpoint=true}) is set, for a local mirror;
  *   <li>{@code HF_TOKEN} (or {@code HUGGING_FACE_HUB_TOKEN}, or the token file
  *       {@code $HF_TOKEN_PATH}, default {@code $HF_HOME/token}, that {@code huggingface-cli
  *       login} writes): sent as {@code Authorization: Bearer} to the endpoint's host only, never
- *       to the storage host a download redirects to;
+ *       to the storage host a download redirects to, and never in clear text: over plain
+ *       {@code http://} only to a loopback address (127.0.0.1, ::1, localhost), whose traffic
+ *       does not leave the machine;
  *   <li>{@code HF_HUB_DOWNLOAD_TIMEOUT}: seconds to wait for a server's response headers
  *       (default 30).
  * </ul>
@@ -53,11 +58,16 @@ import java.util.regex.Pattern;
  * after the first download the commit hash, not the branch name, is requested.
  *
  * <p><b>Downloads</b>: {@code GET ${HF_ENDPOINT}/{repo}/resolve/{revision}/{file}}, following
- * redirects; the commit comes from the {@code X-Repo-Commit} header, the blob name from
- * {@code X-Linked-Etag} or {@code ETag} (quotes and {@code W/} stripped). The body goes to a
- * temporary file under {@code <cache>/.incomplete/}, is checked against the announced size (and
- * the SHA-256 when the etag is one), and is then moved atomically into {@code blobs/} and linked
- * into {@code snapshots/<commit>/}; {@code refs/<revision>} is written last. A broken transfer
+ * redirects (never from {@code https} down to {@code http} unless plain http is allowed); the
+ * commit comes from the {@code X-Repo-Commit} header, which must be a 40-hex-digit commit hash
+ * (and the requested one, when a commit was requested), the blob name from {@code X-Linked-Etag}
+ * or {@code ETag} (quotes and {@code W/} stripped) when it is a 40- or 64-hex-digit hash, else the
+ * SHA-256 of the content. Nothing the server sends can name a path outside the repository's
+ * folder. The body goes to a temporary file under {@code <cache>/.incomplete/}, is checked against
+ * every size announced ({@code X-Linked-Size}, {@code Content-Length}) and, for LFS files, against
+ * the SHA-256 the hub announces ({@code X-Linked-Etag}); a mismatch deletes it and fails. Then it
+ * is moved atomically into {@code blobs/} and linked into {@code snapshots/<commit>/};
+ * {@code refs/<revision>} is written last. A broken transfer
  * leaves nothing in {@code blobs/} or {@code snapshots/}. Concurrent downloads of one file by
  * several processes are safe (each renames a complete file into place) but not deduplicated.
  * Once the response headers have arrived, a stalled transfer is not timed out.
@@ -68,8 +78,15 @@ public final class HubCache {
     /** The public Hugging Face hub. */
     public static final String DEFAULT_ENDPOINT = "https://huggingface.co";
 
+    /** The variable that allows a plain {@code http://} endpoint (a local mirror). */
+    public static final String ALLOW_HTTP_VARIABLE = "COMLRL_ALLOW_HTTP_ENDPOINT";
+    /** The system property equivalent of {@link #ALLOW_HTTP_VARIABLE}. */
+    public static final String ALLOW_HTTP_PROPERTY = "comlrl.allowHttpEndpoint";
+
     private static final Pattern REPO_PART = Pattern.compile("[A-Za-z0-9_]([A-Za-z0-9_.\\-]*[A-Za-z0-9_])?");
     private static final Pattern COMMIT_HASH = Pattern.compile("[0-9a-f]{40}");
+    /** One segment of a branch or tag name: git's rules, restricted to characters safe in paths. */
+    private static final Pattern REVISION_PART = Pattern.compile("[A-Za-z0-9_+\\-][A-Za-z0-9_.+\\-]*");
 
     private final Path cacheDir;
     private final String endpoint;
@@ -79,9 +96,10 @@ public final class HubCache {
     private final HttpClient httpClient;
     private final HubProgress progress;
     private final boolean symlinks;
+    private final boolean allowHttp;
 
     private HubCache(Path cacheDir, String endpoint, String token, String offlineVariable, Duration timeout,
-                     HttpClient httpClient, HubProgress progress, boolean symlinks) {
+                     HttpClient httpClient, HubProgress progress, boolean symlinks, boolean allowHttp) {
         this.cacheDir = cacheDir;
         this.endpoint = endpoint;
         this.token = token;
@@ -90,6 +108,7 @@ public final class HubCache {
         this.httpClient = httpClient;
         this.progress = progress;
         this.symlinks = symlinks;
+        this.allowHttp = allowHttp;
     }
 
     /** A cache configured from the process environment ({@link System#getenv()}). */
@@ -120,6 +139,22 @@ public final class HubCache {
         if (!endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
             throw new HubException(HubException.Kind.INVALID_ID, "HF_ENDPOINT=" + endpoint
                     + " is not an http(s) URL; set it to e.g. " + DEFAULT_ENDPOINT + " or unset it");
+        }
+        boolean allowHttp = isTrue(env.get(ALLOW_HTTP_VARIABLE)) || isTrue(System.getProperty(ALLOW_HTTP_PROPERTY));
+        if (endpoint.startsWith("http://") && !allowHttp) {
+            throw new HubException(HubException.Kind.INVALID_ID, "HF_ENDPOINT=" + endpoint + " is plain http: "
+                    + "downloads could be altered on the way and a token read. Use an https:// endpoint, or, for a "
+                    + "local mirror you trust, set " + ALLOW_HTTP_VARIABLE + "=1 (HF_TOKEN is then sent only to a "
+                    + "loopback address)");
+        }
+        try {
+            URI parsed = URI.create(endpoint);
+            if (parsed.getHost() == null || parsed.getRawQuery() != null || parsed.getRawFragment() != null) {
+                throw new IllegalArgumentException("no host, or a query or fragment");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new HubException(HubException.Kind.INVALID_ID, "HF_ENDPOINT=" + endpoint + " is not a valid URL ("
+                    + e.getMessage() + "); set it to e.g. " + DEFAULT_ENDPOINT + " or unset it", e);
         }
 
         String token = nonBlank(env.get("HF_TOKEN"))
@@ -153,13 +188,13 @@ public final class HubCache {
             }
         }
         return new HubCache(cache.toAbsolutePath().normalize(), endpoint, token, offlineVariable, timeout, null,
-                HubProgress.NONE, true);
+                HubProgress.NONE, true, allowHttp);
     }
 
     /** The same cache, reporting download progress to {@code listener}. */
     public HubCache withProgress(HubProgress listener) {
         return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient,
-                Objects.requireNonNull(listener, "listener"), symlinks);
+                Objects.requireNonNull(listener, "listener"), symlinks, allowHttp);
     }
 
     /**
@@ -173,7 +208,8 @@ public final class HubCache {
             throw new IllegalArgumentException("the HttpClient must use Redirect.NEVER; HubCache follows redirects "
                     + "itself so that HF_TOKEN is sent only to " + endpoint);
         }
-        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, client, progress, symlinks);
+        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, client, progress, symlinks,
+                allowHttp);
     }
 
     /**
@@ -181,7 +217,8 @@ public final class HubCache {
      * happens anyway where the file system refuses symlinks); for tests of that fallback.
      */
     HubCache withoutSymlinks() {
-        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient, progress, false);
+        return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient, progress, false,
+                allowHttp);
     }
 
     /** Interprets an offline flag the way {@code huggingface_hub} does: 1, true, yes, on (any case). */
@@ -332,7 +369,7 @@ public final class HubCache {
     private static void validateRepoId(String repoId, String asGiven) {
         String[] parts = repoId.split("/", -1);
         boolean valid = repoId.length() <= 96 && parts.length <= 2 && !repoId.contains("--")
-                && !repoId.contains("..");
+                && !repoId.contains("..") && !repoId.endsWith(".git");
         for (String part : parts) {
             valid &= REPO_PART.matcher(part).matches();
         }
@@ -343,13 +380,28 @@ public final class HubCache {
         }
     }
 
+    /**
+     * A branch, tag ({@code v1.0}, {@code refs/pr/1}) or commit hash: slash-separated segments of
+     * letters, digits and {@code _ + - .}, none starting with a dot or ending in {@code .lock}, so
+     * that {@code refs/<revision>} always stays inside the repository's folder.
+     */
+    static boolean isValidRevision(String revision) {
+        if (revision.isEmpty() || revision.length() > 255) {
+            return false;
+        }
+        for (String part : revision.split("/", -1)) {
+            if (!REVISION_PART.matcher(part).matches() || part.endsWith(".lock")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static void validateRevision(String repoId, String revision) {
-        boolean valid = !revision.isBlank() && !revision.contains("..") && !revision.contains("\\")
-                && !revision.startsWith("/") && !revision.endsWith("/") && !revision.contains("//")
-                && revision.chars().noneMatch(c -> c < 0x20);
-        if (!valid) {
+        if (!isValidRevision(revision)) {
             throw new HubException(HubException.Kind.INVALID_ID, "revision '" + revision + "' of " + repoId
-                    + " is not a valid branch, tag or commit hash");
+                    + " is not a valid branch, tag or commit hash (letters, digits, '_', '+', '-', '.' and '/' "
+                    + "between parts; no part may start with '.')");
         }
     }
 
@@ -377,6 +429,35 @@ public final class HubCache {
 
     boolean symlinks() {
         return symlinks;
+    }
+
+    /** Whether plain http (an http endpoint, a redirect from https to http) is allowed. */
+    boolean allowHttp() {
+        return allowHttp;
+    }
+
+    /**
+     * Whether a request to {@code uri} may carry the token: only to the endpoint's own origin, and
+     * over plain http only to a loopback address.
+     */
+    boolean sendsTokenTo(URI uri) {
+        if (token == null || !HubDownload.sameOrigin(uri, URI.create(endpoint))) {
+            return false;
+        }
+        return "https".equalsIgnoreCase(uri.getScheme()) || isLoopback(uri.getHost());
+    }
+
+    /** 127.x.x.x, ::1 or localhost, judged from the text alone (no name lookup). */
+    static boolean isLoopback(String host) {
+        if (host == null) {
+            return false;
+        }
+        String h = host.toLowerCase(Locale.ROOT);
+        if (h.startsWith("[") && h.endsWith("]")) {
+            h = h.substring(1, h.length() - 1);
+        }
+        return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
+                || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
     }
 
     /** The client to use: the injected one, or a shared default that does not follow redirects. */

@@ -30,7 +30,8 @@ import java.util.regex.Pattern;
 final class HubDownload {
     private static final int MAX_REDIRECTS = 10;
     private static final long PROGRESS_STEP = 1 << 20;
-    private static final Pattern SAFE_ETAG = Pattern.compile("[A-Za-z0-9._\\-]{1,200}");
+    /** Etags usable as blob names: git object ids (40 hex digits) and SHA-256 sums (64). */
+    private static final Pattern HASH_ETAG = Pattern.compile("[0-9a-f]{40}|[0-9a-f]{64}");
     private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
 
     /**
@@ -51,17 +52,18 @@ final class HubDownload {
         String repoId = repo.repoId();
         URI uri = URI.create(hub.endpoint() + "/" + encodePath(repoId) + "/resolve/" + encodeSegment(urlRevision)
                 + "/" + encodePath(filename));
-        URI endpointUri = URI.create(hub.endpoint());
         String commit = null;
         String linkedEtag = null;
         long linkedSize = -1;
         for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
-            HttpResponse<InputStream> response = send(hub, uri, sameOrigin(uri, endpointUri), repoId, filename);
+            HttpResponse<InputStream> response = send(hub, uri, hub.sendsTokenTo(uri), repoId, filename);
             try (InputStream body = response.body()) {
-                commit = firstNonNull(commit, header(response, "X-Repo-Commit"));
+                if (commit == null) {
+                    commit = checkedCommit(hub, header(response, "X-Repo-Commit"), urlRevision, repoId, filename);
+                }
                 linkedEtag = firstNonNull(linkedEtag, header(response, "X-Linked-Etag"));
                 if (linkedSize < 0) {
-                    linkedSize = parseLong(header(response, "X-Linked-Size"));
+                    linkedSize = parseSize(hub, header(response, "X-Linked-Size"), "X-Linked-Size", filename);
                 }
                 int status = response.statusCode();
                 if (status >= 300 && status < 400) {
@@ -70,7 +72,7 @@ final class HubDownload {
                         throw new HubException(HubException.Kind.PROTOCOL, "HTTP " + status + " without a Location "
                                 + "header for " + uri + "; is HF_ENDPOINT=" + hub.endpoint() + " a Hugging Face hub?");
                     }
-                    uri = uri.resolve(location);
+                    uri = redirectTarget(hub, uri, location, filename);
                     continue;
                 }
                 if (status == 200) {
@@ -83,8 +85,13 @@ final class HubDownload {
                                 + " sent " + filename + " of " + repoId + " without an X-Repo-Commit header, so it "
                                 + "cannot be placed in the cache; is HF_ENDPOINT a Hugging Face hub or mirror?");
                     }
-                    long expected = linkedSize >= 0 ? linkedSize : response.headers().firstValueAsLong("Content-Length")
-                            .orElse(-1);
+                    long contentLength = parseSize(hub, header(response, "Content-Length"), "Content-Length", filename);
+                    if (linkedSize >= 0 && contentLength >= 0 && linkedSize != contentLength) {
+                        throw new HubException(HubException.Kind.PROTOCOL, "the hub announced " + filename + " of "
+                                + repoId + " as " + linkedSize + " bytes (X-Linked-Size) but the download is "
+                                + contentLength + " bytes (Content-Length); try again later");
+                    }
+                    long expected = linkedSize >= 0 ? linkedSize : contentLength;
                     Path path = store(hub, repo, filename, urlRevision, commit, normalizeEtag(etag), expected, body);
                     return new Result(path, commit, null);
                 }
@@ -109,6 +116,49 @@ final class HubDownload {
         }
         throw new HubException(HubException.Kind.PROTOCOL, "more than " + MAX_REDIRECTS + " redirects for "
                 + filename + " of " + repoId + " (last: " + uri + ")");
+    }
+
+    /**
+     * The commit an answer names: a 40-hex-digit hash, equal to the one requested when a commit
+     * was requested; null when the answer names none. Anything else is refused, as it would be
+     * used as a directory name in the cache.
+     */
+    static String checkedCommit(HubCache hub, String header, String requested, String repoId, String filename) {
+        if (header == null) {
+            return null;
+        }
+        String commit = header.trim();
+        if (!HubCache.isCommitHash(commit)) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " sent "
+                    + "X-Repo-Commit '" + abbreviate(commit) + "' for " + filename + " of " + repoId + ", which is not "
+                    + "a commit hash (40 hex digits); refusing to store anything by that name. Is HF_ENDPOINT a "
+                    + "Hugging Face hub or mirror?");
+        }
+        if (HubCache.isCommitHash(requested) && !requested.equals(commit)) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " answered the "
+                    + "request for " + filename + " of " + repoId + " at commit " + requested + " with commit " + commit);
+        }
+        return commit;
+    }
+
+    /** The redirect target: http(s) only, and never from https down to plain http unless allowed. */
+    static URI redirectTarget(HubCache hub, URI from, String location, String filename) {
+        URI to;
+        try {
+            to = from.resolve(location);
+        } catch (IllegalArgumentException e) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server redirected " + filename + " to an invalid "
+                    + "URL '" + abbreviate(location) + "'", e);
+        }
+        String scheme = to.getScheme() == null ? "" : to.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("https") && !(scheme.equals("http") && (hub.allowHttp()
+                || !"https".equalsIgnoreCase(from.getScheme())))) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server redirected " + filename + " from " + from
+                    .getScheme() + "://" + from.getAuthority() + " to " + scheme + "://" + to.getAuthority()
+                    + (scheme.equals("http") ? ", which is plain http; set " + HubCache.ALLOW_HTTP_VARIABLE
+                    + "=1 only if you trust that network" : ", which is not http(s)"));
+        }
+        return to;
     }
 
     private static HttpResponse<InputStream> send(HubCache hub, URI uri, boolean withToken, String repoId,
@@ -138,7 +188,10 @@ final class HubDownload {
 
     private static HubException httpError(HubCache hub, String repoId, String filename, String revision, int status,
                                           String errorCode, String errorMessage) {
-        String hubSays = errorMessage == null ? "" : " (hub: " + errorMessage + ")";
+        String hubSays = (errorMessage == null ? "" : " (hub: " + errorMessage + ")")
+                + (hub.hasToken() && !hub.sendsTokenTo(URI.create(hub.endpoint()))
+                        ? " [HF_TOKEN is set but was not sent: it never goes over plain http to another machine; "
+                                + "use an https:// HF_ENDPOINT]" : "");
         String where = filename + " of '" + repoId + "' at revision " + revision + " from " + hub.endpoint();
         if ("GatedRepo".equals(errorCode)) {
             return new HubException(HubException.Kind.UNAUTHORIZED, "'" + repoId + "' is a gated model" + hubSays
@@ -187,14 +240,20 @@ final class HubDownload {
             }
             if (etag != null && SHA256_HEX.matcher(etag).matches() && !etag.equals(sha256)) {
                 throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repo.repoId()
-                        + " is corrupt: its SHA-256 is " + sha256 + " but the hub announced " + etag + "; try again");
+                        + " is corrupt: its SHA-256 is " + sha256 + " but the hub announced " + etag + "; nothing was "
+                        + "stored, try again");
             }
-            String blobName = etag != null && SAFE_ETAG.matcher(etag).matches() ? etag : sha256;
+            String blobName = etag != null && HASH_ETAG.matcher(etag).matches() ? etag : sha256;
             Path blob = repoFolder.resolve("blobs").resolve(blobName);
+            Path snapshotDir = repoFolder.resolve("snapshots").resolve(commit);
+            Path snapshotFile = snapshotDir.resolve(filename).normalize();
+            if (!snapshotFile.startsWith(snapshotDir) || snapshotFile.equals(snapshotDir)) {
+                throw new HubException(HubException.Kind.PROTOCOL, "file name '" + filename + "' would leave the "
+                        + "snapshot folder " + snapshotDir + "; refusing to store it");
+            }
             Files.createDirectories(blob.getParent());
             moveAtomically(tmp, blob);
             moved = true;
-            Path snapshotFile = repoFolder.resolve("snapshots").resolve(commit).resolve(filename);
             link(hub, tmpDir, blob, snapshotFile);
             writeRef(repo, urlRevision, commit);
             return snapshotFile;
@@ -323,6 +382,9 @@ final class HubDownload {
         if (e.length() >= 2 && e.startsWith("\"") && e.endsWith("\"")) {
             e = e.substring(1, e.length() - 1);
         }
+        if (HASH_ETAG.matcher(e.toLowerCase(Locale.ROOT)).matches()) {
+            e = e.toLowerCase(Locale.ROOT); // hashes compare in lower case
+        }
         return e.isEmpty() ? null : e;
     }
 
@@ -331,22 +393,33 @@ final class HubDownload {
         return value.filter(v -> !v.isBlank()).orElse(null);
     }
 
-    private static long parseLong(String value) {
+    /** A size header: -1 when absent; a protocol error when it is not a non-negative integer. */
+    private static long parseSize(HubCache hub, String value, String headerName, String filename) {
         if (value == null) {
             return -1;
         }
         try {
-            return Long.parseLong(value.trim());
+            long n = Long.parseLong(value.trim());
+            if (n >= 0) {
+                return n;
+            }
         } catch (NumberFormatException e) {
-            return -1;
+            // reported below
         }
+        throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " sent " + headerName
+                + " '" + abbreviate(value) + "' for " + filename + ", which is not a size in bytes");
+    }
+
+    private static String abbreviate(String s) {
+        String clean = s.replaceAll("[\\p{Cntrl}]", "?");
+        return clean.length() <= 80 ? clean : clean.substring(0, 77) + "...";
     }
 
     private static <T> T firstNonNull(T first, T second) {
         return first != null ? first : second;
     }
 
-    private static boolean sameOrigin(URI a, URI b) {
+    static boolean sameOrigin(URI a, URI b) {
         return Objects.equals(lower(a.getScheme()), lower(b.getScheme()))
                 && Objects.equals(lower(a.getHost()), lower(b.getHost()))
                 && port(a) == port(b);

@@ -185,9 +185,12 @@ public final class HubRepo {
         try {
             if (Files.isRegularFile(ref)) {
                 String hash = Files.readString(ref, StandardCharsets.UTF_8).trim();
-                if (!hash.isEmpty() && !hash.contains("/") && !hash.contains("\\") && !hash.contains("..")) {
+                if (HubCache.isCommitHash(hash)) {
                     return Optional.of(hash);
                 }
+                throw new HubException(HubException.Kind.IO, ref + " should hold a commit hash (40 hex digits) but "
+                        + "holds '" + (hash.length() > 60 ? hash.substring(0, 57) + "..." : hash) + "'; delete it to "
+                        + "resolve revision '" + revision + "' again");
             }
         } catch (IOException e) {
             throw new HubException(HubException.Kind.IO, "cannot read " + ref + ": " + e.getMessage()

@@ -62,7 +62,7 @@ class HubCacheTest {
         HubCache defaults = HubCache.of(env("HOME", tmp.toString()));
         assertThat(defaults.endpoint()).isEqualTo("https://huggingface.co");
         assertThat(defaults.hasToken()).isFalse();
-        assertThat(HubCache.of(env("HF_ENDPOINT", "http://127.0.0.1:9/mirror/")).endpoint())
+        assertThat(HubCache.of(env("HF_ENDPOINT", "http://127.0.0.1:9/mirror/", "COMLRL_ALLOW_HTTP_ENDPOINT", "1")).endpoint())
                 .isEqualTo("http://127.0.0.1:9/mirror");
         assertThatThrownBy(() -> HubCache.of(env("HF_ENDPOINT", "ftp://x")))
                 .hasMessageContaining("HF_ENDPOINT=ftp://x");
@@ -106,7 +106,7 @@ class HubCacheTest {
         // offline, and an endpoint nothing listens on: any request would fail
         for (String offline : List.of("1", "0")) {
             HubCache hub = HubCache.of(env("HF_HUB_CACHE", cache.toString(), "HF_HUB_OFFLINE", offline,
-                    "HF_ENDPOINT", "http://127.0.0.1:9"));
+                    "HF_ENDPOINT", "http://127.0.0.1:9", "COMLRL_ALLOW_HTTP_ENDPOINT", "1"));
             Path dir = hub.resolve("Qwen/Qwen2.5-0.5B",
                     List.of("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"),
                     offline.equals("1") ? List.of("generation_config.json") : List.of());
@@ -191,5 +191,83 @@ class HubCacheTest {
         Path hfHome = Files.createDirectories(tmp.resolve("empty-home"));
         Files.writeString(hfHome.resolve("token"), "   \n", StandardCharsets.UTF_8);
         assertThat(HubCache.of(env("HF_HOME", hfHome.toString())).hasToken()).isFalse();
+    }
+
+    @Test
+    void aPlainHttpEndpointNeedsTheAllowVariable() {
+        assertThatThrownBy(() -> HubCache.of(env("HF_ENDPOINT", "http://mirror.example:8080")))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("HF_ENDPOINT=http://mirror.example:8080 is plain http")
+                .hasMessageContaining("COMLRL_ALLOW_HTTP_ENDPOINT=1");
+        assertThat(HubCache.of(env("HF_ENDPOINT", "http://mirror.example:8080", "COMLRL_ALLOW_HTTP_ENDPOINT", "1"))
+                .endpoint()).isEqualTo("http://mirror.example:8080");
+        System.setProperty(HubCache.ALLOW_HTTP_PROPERTY, "true");
+        try {
+            assertThat(HubCache.of(env("HF_ENDPOINT", "http://mirror.example:8080")).endpoint())
+                    .isEqualTo("http://mirror.example:8080");
+        } finally {
+            System.clearProperty(HubCache.ALLOW_HTTP_PROPERTY);
+        }
+        assertThatThrownBy(() -> HubCache.of(env("HF_ENDPOINT", "https://hub.example/?x=1")))
+                .hasMessageContaining("not a valid URL");
+    }
+
+    @Test
+    void theTokenNeverTravelsInClearToAnotherMachine() {
+        java.net.URI mirror = java.net.URI.create("http://10.0.0.5:8080/org/model/resolve/main/config.json");
+        HubCache lan = HubCache.of(env("HF_ENDPOINT", "http://10.0.0.5:8080", "COMLRL_ALLOW_HTTP_ENDPOINT", "1",
+                "HF_TOKEN", "hf_x"));
+        assertThat(lan.sendsTokenTo(mirror)).isFalse();
+        for (String local : List.of("http://127.0.0.1:5", "http://localhost:5", "http://[::1]:5")) {
+            HubCache hub = HubCache.of(env("HF_ENDPOINT", local, "COMLRL_ALLOW_HTTP_ENDPOINT", "1", "HF_TOKEN", "hf_x"));
+            assertThat(hub.sendsTokenTo(java.net.URI.create(local + "/a/b/resolve/main/c"))).as(local).isTrue();
+        }
+        HubCache https = HubCache.of(env("HF_TOKEN", "hf_x"));
+        assertThat(https.sendsTokenTo(java.net.URI.create("https://huggingface.co/a/b/resolve/main/c"))).isTrue();
+        assertThat(https.sendsTokenTo(java.net.URI.create("https://cdn-lfs.hf.co/a"))).isFalse();
+        assertThat(https.sendsTokenTo(java.net.URI.create("http://huggingface.co/a"))).isFalse();
+        assertThat(HubCache.of(env()).sendsTokenTo(java.net.URI.create("https://huggingface.co/a"))).isFalse();
+    }
+
+    @Test
+    void redirectsNeverDowngradeToPlainHttp() {
+        HubCache https = HubCache.of(env());
+        java.net.URI from = java.net.URI.create("https://huggingface.co/org/m/resolve/main/model.safetensors");
+        assertThat(HubDownload.redirectTarget(https, from, "https://cdn-lfs.hf.co/x?sig=1", "f").getHost())
+                .isEqualTo("cdn-lfs.hf.co");
+        assertThatThrownBy(() -> HubDownload.redirectTarget(https, from, "http://cdn.example/x", "model.safetensors"))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("model.safetensors")
+                .hasMessageContaining("plain http");
+        assertThatThrownBy(() -> HubDownload.redirectTarget(https, from, "file:///etc/passwd", "f"))
+                .hasMessageContaining("not http(s)");
+        HubCache allowed = HubCache.of(env("COMLRL_ALLOW_HTTP_ENDPOINT", "1"));
+        assertThat(HubDownload.redirectTarget(allowed, from, "http://cdn.example/x", "f").getScheme()).isEqualTo("http");
+    }
+
+    @Test
+    void revisionsAreBranchTagOrCommitNamesOnly() {
+        HubCache hub = HubCache.of(env("HF_HUB_CACHE", tmp.toString(), "HF_HUB_OFFLINE", "1"));
+        for (String good : List.of("main", "v1.0", "refs/pr/1", COMMIT, "release-2024_01+x")) {
+            assertThat(hub.repo("org/model", good).revision()).isEqualTo(good);
+        }
+        for (String bad : List.of("../main", ".hidden", "a/.b", "x.lock", "a b", "a//b", "/a", "a/", "a\\b", "a:b",
+                "~1", "@{-1}", "a/./b", "")) {
+            assertThatThrownBy(() -> hub.repo("org/model", bad)).as(bad)
+                    .isInstanceOf(HubException.class)
+                    .hasMessageContaining("is not a valid branch, tag or commit hash");
+        }
+        assertThatThrownBy(() -> hub.repo("org/model.git")).hasMessageContaining("nor a valid Hugging Face model id");
+    }
+
+    @Test
+    void aRefThatIsNotACommitHashIsReported() throws IOException {
+        Path cache = premadeCache("config.json");
+        Files.writeString(cache.resolve("models--Qwen--Qwen2.5-0.5B/refs/main"), "../../../../tmp");
+        HubCache hub = HubCache.of(env("HF_HUB_CACHE", cache.toString(), "HF_HUB_OFFLINE", "1"));
+        assertThatThrownBy(() -> hub.repo("Qwen/Qwen2.5-0.5B").commit())
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("refs/main should hold a commit hash")
+                .hasMessageContaining("delete it");
     }
 }

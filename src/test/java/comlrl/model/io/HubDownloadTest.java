@@ -113,6 +113,7 @@ class HubDownloadTest {
         env.put("HF_HUB_CACHE", tmp.resolve("hub-cache").toString());
         env.put("HF_ENDPOINT", hubUrl());
         env.put("HF_HUB_DOWNLOAD_TIMEOUT", "20");
+        env.put("COMLRL_ALLOW_HTTP_ENDPOINT", "1"); // the test servers speak plain http on 127.0.0.1
         for (int i = 0; i < extra.length; i += 2) {
             env.put(extra[i], extra[i + 1]);
         }
@@ -173,6 +174,26 @@ class HubDownloadTest {
                 out.write(new byte[100]);
                 out.flush();
                 return; // closing the exchange with bytes missing closes the connection
+            }
+            if (file.equals("evil.json")) {
+                // a commit "hash" that walks out of the cache to a file of the victim's
+                send(exchange, 200, Map.of("X-Repo-Commit", "../../../victim", "ETag", "\"" + smallEtag(bytes("x")) + "\""),
+                        bytes("x"));
+                return;
+            }
+            if (file.equals("othercommit.json")) {
+                send(exchange, 200, Map.of("X-Repo-Commit", "f".repeat(40), "ETag", "\"" + smallEtag(bytes("y")) + "\""),
+                        bytes("y"));
+                return;
+            }
+            if (file.equals("dotdot.json")) {
+                send(exchange, 200, Map.of("X-Repo-Commit", COMMIT, "ETag", "\"..\""), bytes("dots"));
+                return;
+            }
+            if (file.equals("badsize.bin")) {
+                send(exchange, 200, Map.of("X-Repo-Commit", COMMIT, "X-Linked-Size", "12abc",
+                        "X-Linked-Etag", "\"" + sha256(bytes("z")) + "\""), bytes("z"));
+                return;
             }
             if (file.equals("corrupt.bin")) {
                 byte[] served = bytes("these are not the announced bytes");
@@ -434,6 +455,9 @@ class HubDownloadTest {
 
     /** Neither blobs/ nor snapshots/ nor the temporary folder holds a partial download. */
     private void assertNoPartialFiles() throws IOException {
+        if (!Files.exists(tmp.resolve("hub-cache"))) {
+            return; // nothing was written at all
+        }
         Path incomplete = tmp.resolve("hub-cache/.incomplete");
         if (Files.exists(incomplete)) {
             try (Stream<Path> walk = Files.walk(incomplete)) {
@@ -445,5 +469,46 @@ class HubDownloadTest {
                     .filter(n -> n.endsWith(".part") || n.endsWith(".tmp") || n.endsWith(".incomplete"))
                     .collect(Collectors.toList())).isEmpty();
         }
+    }
+
+    @Test
+    void aCommitHeaderCannotNameAPathOutsideTheCache() throws IOException {
+        Path victim = Files.createDirectories(tmp.resolve("victim"));
+        Files.writeString(victim.resolve("evil.json"), "precious");
+        assertThatThrownBy(() -> HubCache.of(env()).repo(REPO).file("evil.json", true))
+                .isInstanceOf(HubException.class)
+                .satisfies(e -> assertThat(((HubException) e).kind()).isEqualTo(HubException.Kind.PROTOCOL))
+                .hasMessageContaining("X-Repo-Commit '../../../victim'")
+                .hasMessageContaining("not a commit hash");
+        assertThat(Files.isSymbolicLink(victim.resolve("evil.json"))).isFalse();
+        assertThat(Files.readString(victim.resolve("evil.json"))).isEqualTo("precious");
+        assertThat(repoFolder().resolve("blobs")).doesNotExist();
+        assertNoPartialFiles();
+    }
+
+    @Test
+    void theAnswerMustBeAtTheRequestedCommit() {
+        assertThatThrownBy(() -> HubCache.of(env()).repo(REPO, COMMIT).file("othercommit.json", true))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("at commit " + COMMIT)
+                .hasMessageContaining("with commit " + "f".repeat(40));
+        assertThat(repoFolder().resolve("snapshots").resolve("f".repeat(40))).doesNotExist();
+    }
+
+    @Test
+    void anEtagThatIsNoHashNeverBecomesAPath() throws IOException {
+        Path file = HubCache.of(env()).repo(REPO).file("dotdot.json", true);
+        assertThat(Files.readString(file)).isEqualTo("dots");
+        assertThat(repoFolder().resolve("blobs").resolve(sha256(bytes("dots")))).exists();
+        assertNoPartialFiles();
+    }
+
+    @Test
+    void malformedOrContradictorySizesAreRefused() throws IOException {
+        assertThatThrownBy(() -> HubCache.of(env()).repo(REPO).file("badsize.bin", true))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("X-Linked-Size '12abc'")
+                .hasMessageContaining("not a size in bytes");
+        assertNoPartialFiles();
     }
 }
