@@ -6,7 +6,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -86,11 +88,87 @@ public final class Checkpoints {
             throw new IllegalArgumentException("Not a checkpoint: " + checkpoint + " has no " + METADATA
                     + " (checkpoints are the checkpoint-N directories written by train(checkpointDir, ...))");
         }
+        Object parsed;
         try {
-            return JSON.readValue(f.toFile(), Map.class);
+            parsed = JSON.readValue(f.toFile(), Object.class);
         } catch (IOException e) {
-            throw new IllegalArgumentException("Malformed " + f + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("Malformed checkpoint metadata " + f + ": " + e.getMessage()
+                    + "; resume from an intact checkpoint", e);
         }
+        if (!(parsed instanceof Map<?, ?> map)) {
+            throw new IllegalArgumentException("Malformed checkpoint metadata " + f + ": it must hold a JSON object, got "
+                    + (parsed == null ? "null" : parsed.getClass().getSimpleName()) + "; resume from an intact checkpoint");
+        }
+        return (Map<String, Object>) map;
+    }
+
+    /**
+     * Keeps the newest {@code keep} {@code checkpoint-N} directories under {@code root} (by N) and
+     * deletes the others, as transformers' {@code save_total_limit} does; the one {@code latest}
+     * names is always kept.
+     *
+     * @return the checkpoints deleted
+     */
+    public static List<Path> prune(Path root, int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("save_total_limit must be >= 1, got " + keep);
+        }
+        List<Path> all = new ArrayList<>();
+        try (Stream<Path> s = Files.list(root)) {
+            s.filter(p -> Files.isDirectory(p) && number(p) >= 0).forEach(all::add);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot list checkpoints in " + root + ": " + e.getMessage(), e);
+        }
+        all.sort(Comparator.comparingLong(Checkpoints::number));
+        Path newest = latest(root).map(p -> p.toAbsolutePath().normalize()).orElse(null);
+        List<Path> deleted = new ArrayList<>();
+        for (int i = 0; i < all.size() - keep; i++) {
+            Path old = all.get(i);
+            if (old.toAbsolutePath().normalize().equals(newest)) {
+                continue;
+            }
+            try {
+                deleteTree(old);
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot delete old checkpoint " + old + ": " + e.getMessage(), e);
+            }
+            deleted.add(old);
+        }
+        return deleted;
+    }
+
+    /** N of a {@code checkpoint-N} directory, or −1. */
+    private static long number(Path p) {
+        String name = p.getFileName().toString();
+        if (!name.matches("checkpoint-\\d{1,18}")) {
+            return -1;
+        }
+        return Long.parseLong(name.substring("checkpoint-".length()));
+    }
+
+    /**
+     * A non-negative integer field of checkpoint metadata, failing with the file and the field when
+     * it is missing or of another type (a hand-edited or truncated metadata.json).
+     */
+    public static long requireCount(Map<String, Object> meta, String key, Path checkpoint) {
+        Object v = meta.get(key);
+        if (v instanceof Number n && (n instanceof Integer || n instanceof Long || n instanceof java.math.BigInteger)
+                && n.longValue() >= 0) {
+            return n.longValue();
+        }
+        throw new IllegalArgumentException("Malformed checkpoint metadata " + checkpoint.resolve(METADATA) + ": '" + key
+                + "' must be a non-negative integer, got " + (v == null ? "nothing" : v + " (" + v.getClass().getSimpleName()
+                + ")") + "; resume from an intact checkpoint");
+    }
+
+    /** A string field of checkpoint metadata, failing like {@link #requireCount}. */
+    public static String requireString(Map<String, Object> meta, String key, Path checkpoint) {
+        Object v = meta.get(key);
+        if (v instanceof String str) {
+            return str;
+        }
+        throw new IllegalArgumentException("Malformed checkpoint metadata " + checkpoint.resolve(METADATA) + ": '" + key
+                + "' must be a string, got " + v + "; resume from an intact checkpoint");
     }
 
     public static void writeJson(Path file, Object value) {

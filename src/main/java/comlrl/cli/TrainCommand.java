@@ -2,9 +2,11 @@ package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.generation.GenerationSettings;
+import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
+import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -40,8 +42,17 @@ final class TrainCommand implements Callable<Integer> {
         Path resumeFrom = resume == null ? null
                 : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
         if (resumeFrom != null) {
-            Checkpoints.readMetadata(resumeFrom); // validates before loading models
+            Map<String, Object> meta = Checkpoints.readMetadata(resumeFrom); // validated before any model loads
+            String algorithm = Checkpoints.requireString(meta, "algorithm", resumeFrom);
+            if (!algorithm.equals(run.algorithm.displayName())) {
+                throw new IllegalArgumentException(resumeFrom + " is a checkpoint of " + algorithm + ", but " + config
+                        + " trains " + run.algorithm.displayName() + ": resume it with algorithm: "
+                        + java.util.Arrays.stream(ReinforceAlgorithm.values()).filter(a -> a.displayName().equals(algorithm))
+                                .map(ReinforceAlgorithm::configName).findFirst().orElse(algorithm)
+                        + ", or start without --resume");
+            }
         }
+        requireOutsideModels(run);
         writeResolvedConfig(run, null);
         if (resumeFrom == null) {
             try {
@@ -78,10 +89,13 @@ final class TrainCommand implements Callable<Integer> {
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 MAGRPOTrainer trainer = builder.externalTransition(transition).build()) {
             writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
+            if (resumeFrom != null) {
+                trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
+            }
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
-                trainer.train(dir, run.checkpointInterval, resumeFrom);
+                trainer.train(dir, run.checkpointInterval, null);
             } else {
                 trainer.train();
             }
@@ -96,6 +110,26 @@ final class TrainCommand implements Callable<Integer> {
             System.out.println("run directory: " + run.outputDir);
         }
         return 0;
+    }
+
+    /** The run directory and checkpoints must not be (inside) a local model directory they would overwrite. */
+    private static void requireOutsideModels(RunConfig run) {
+        List<String> sources = new ArrayList<>();
+        if (run.agents != null) {
+            sources.addAll(run.agents);
+        }
+        if (run.agentSource() != null) {
+            sources.add(run.agentSource());
+        }
+        for (String source : sources) {
+            Path dir = Path.of(source);
+            if (!source.startsWith("builtin:") && Files.isDirectory(dir)) {
+                ModelDirs.requireNotInside(run.outputDir, "output_dir", dir, "agent model " + source);
+                if (run.checkpointDir != null) {
+                    ModelDirs.requireNotInside(run.checkpointDir, "checkpoint.dir", dir, "agent model " + source);
+                }
+            }
+        }
     }
 
     private static AutoCloseable closerOf(Object part) {

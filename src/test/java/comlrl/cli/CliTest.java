@@ -164,4 +164,45 @@ class CliTest {
                 + tmp.resolve("reward.sh"));
         assertThat(Files.exists(tmp.resolve("out/config.json"))).as("failed while reading the config").isFalse();
     }
+
+    @Test
+    void outputsInsideTheModelDirectoryAndResumingAnotherAlgorithmAreRefusedFirst(@TempDir Path tmp) throws Exception {
+        Path model = tmp.resolve("model");
+        assertThat(run("init-model", "--out", model.toString()).code()).isZero();
+        String modelConfig = Files.readString(model.resolve("config.json"));
+        Path cfg = tmp.resolve("run.yaml");
+        String body = String.join("\n",
+                "agent_model: model",
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio', test_size: 0.2}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 4, top_k: 0}", "");
+        Files.writeString(cfg, body + "output_dir: model\n");
+        Result same = run("train", cfg.toString());
+        assertThat(same.code()).isEqualTo(1);
+        assertThat(same.err()).contains("output_dir").contains("is the model directory");
+        Files.writeString(cfg, body + "output_dir: model/run\n");
+        assertThat(run("train", cfg.toString()).err()).contains("is inside the model directory");
+        assertThat(Files.readString(model.resolve("config.json"))).as("the model's config.json").isEqualTo(modelConfig);
+        assertThat(Files.exists(model.resolve("metrics.jsonl"))).isFalse();
+
+        // a checkpointed run, then a resume under another algorithm: refused before any model loads
+        Files.writeString(cfg, body + "output_dir: out\ncheckpoint: {dir: ck}\n");
+        Result trained = run("train", cfg.toString());
+        assertThat(trained.code()).as(trained.err()).isZero();
+        JsonNode generation = JSON.readTree(tmp.resolve("out/config.json").toFile()).get("generation").get("agent_1");
+        assertThat(generation.get("top_k").get("source").asText()).isEqualTo("run config");
+        assertThat(generation.get("repetition_penalty").get("source").asText()).isEqualTo("transformers default");
+        Files.writeString(cfg, "algorithm: marloo\n" + body + "output_dir: out\n");
+        Result other = run("train", cfg.toString(), "--resume", tmp.resolve("ck").toString());
+        assertThat(other.code()).isEqualTo(1);
+        assertThat(other.err()).contains("is a checkpoint of MAGRPO").contains("trains MARLOO")
+                .contains("algorithm: magrpo");
+        // resuming a finished run says there is nothing to train
+        Files.writeString(cfg, body + "output_dir: out\ncheckpoint: {dir: ck}\n");
+        Result again = run("train", cfg.toString(), "--resume", tmp.resolve("ck").toString());
+        assertThat(again.code()).as(again.err()).isZero();
+        assertThat(again.err()).contains("Nothing to train: 1 of num_train_epochs=1");
+    }
 }

@@ -14,6 +14,7 @@ import comlrl.logging.ConsoleProgress;
 import comlrl.logging.JsonlMetricSink;
 import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
+import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardLengths;
 import comlrl.rl.Advantages;
@@ -88,6 +89,8 @@ public class MAGRPOTrainer implements AutoCloseable {
     private final EvalLogger evalLogger;
     private final EvalAggregator evalAggregator;
     private final List<MetricSink> sinks = new ArrayList<>();
+    /** The run's metrics.jsonl, or null without an output directory. */
+    private JsonlMetricSink metricsFile;
     private final Path outputDir;
     private final boolean verbose;
     private final boolean chatTemplate;
@@ -199,8 +202,12 @@ public class MAGRPOTrainer implements AutoCloseable {
                     agentThreads.add(Executors.newSingleThreadExecutor());
                 }
             }
+            for (int i = 0; i < count; i++) {
+                requireOutsideModel(outputDir, "output_dir", i);
+            }
             if (outputDir != null) {
-                sinks.add(new JsonlMetricSink(outputDir.resolve("metrics.jsonl")));
+                metricsFile = new JsonlMetricSink(outputDir.resolve("metrics.jsonl"));
+                sinks.add(metricsFile);
             }
             sinks.addAll(b.sinks);
         } catch (RuntimeException | Error e) {
@@ -331,16 +338,27 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     /**
      * Trains, optionally resuming from {@code resumeFromCheckpoint} (a {@code checkpoint-N}
-     * directory); {@code num_train_epochs} counts the whole run, including completed epochs.
+     * directory, see {@link #resumeFrom(Path)}); {@code num_train_epochs} counts the whole run,
+     * including completed epochs. Checkpoints beyond {@code save_total_limit} are deleted oldest first.
      */
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         if (checkpointInterval < 1) {
             throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
         }
+        if (checkpointDir != null) {
+            for (int i = 0; i < numAgents; i++) {
+                requireOutsideModel(checkpointDir, "checkpoint directory", i);
+            }
+        }
         if (resumeFromCheckpoint != null) {
-            restore(resumeFromCheckpoint);
+            resumeFrom(resumeFromCheckpoint);
         }
         int epochs = args.numTrainEpochs();
+        if (epochsDone >= epochs) {
+            console.printf(java.util.Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "
+                    + "(the checkpoint's progress); raise num_train_epochs to train further.%n", epochsDone, epochs);
+            return;
+        }
         long totalItems = trainDataset.knownSize().isPresent()
                 ? (long) trainDataset.knownSize().getAsInt() * Math.max(0, epochs - epochsDone) : -1;
         ConsoleProgress progress = verbose ? new ConsoleProgress(console, totalItems) : null;
@@ -434,8 +452,15 @@ public class MAGRPOTrainer implements AutoCloseable {
         return metrics;
     }
 
-    /** Writes {@code dir/agent_i/} for each agent: a Hugging Face model directory loadable as an agent. */
+    /**
+     * Writes {@code dir/agent_i/} for each agent: a Hugging Face model directory loadable as an agent,
+     * each replaced atomically (a failure leaves the previous one whole). {@code dir} may not be, or
+     * lie inside, a directory an agent was loaded from.
+     */
     public void saveModel(Path dir) {
+        for (int i = 0; i < numAgents; i++) {
+            requireOutsideModel(dir, "the save directory", i);
+        }
         for (int i = 0; i < numAgents; i++) {
             agents.get(i).save(dir.resolve("agent_" + i));
         }
@@ -1044,6 +1069,14 @@ public class MAGRPOTrainer implements AutoCloseable {
         return out;
     }
 
+    /** Fails when {@code dir} is agent {@code i}'s model directory or inside it. */
+    private void requireOutsideModel(Path dir, String what, int i) {
+        Path modelDir = agents.get(i).tokenizer().directory();
+        if (dir != null && modelDir != null) {
+            ModelDirs.requireNotInside(dir, what, modelDir, "agent " + i + "'s model");
+        }
+    }
+
     // ------------------------------------------------------------------ checkpoints
 
     private void saveCheckpoint(Path root) {
@@ -1062,20 +1095,86 @@ public class MAGRPOTrainer implements AutoCloseable {
             meta.put("seed_counter", seedCounter);
             meta.put("last_logged_step", logGate.lastLoggedStep().isPresent() ? logGate.lastLoggedStep().getAsLong() : null);
             meta.put("num_agents", numAgents);
+            List<Map<String, Object>> shapes = new ArrayList<>();
+            for (CausalLm a : agents) {
+                shapes.add(shapeOf(a));
+            }
+            meta.put("model_shapes", shapes);
+            meta.put("metrics_lines", metricsFile == null ? null : metricsFile.lines());
             meta.put("wandb", null);
             Map<String, Object> states = new LinkedHashMap<>();
             statefulParts().forEach((part, state) -> states.put(part, state.stateDict()));
             meta.put("states", states);
             Checkpoints.writeJson(dir.resolve(Checkpoints.METADATA), meta);
         });
+        if (args.saveTotalLimit() != null) {
+            Checkpoints.prune(root, args.saveTotalLimit());
+        }
     }
 
-    private void restore(Path checkpoint) {
+    /** What a checkpoint's weights must fit: the architecture and every size of the model. */
+    private static Map<String, Object> shapeOf(CausalLm agent) {
+        comlrl.model.ModelConfig c = agent.model().config();
+        Map<String, Object> shape = new LinkedHashMap<>();
+        shape.put("model_type", c.modelType());
+        shape.put("vocab_size", c.vocabSize());
+        shape.put("hidden_size", c.hiddenSize());
+        shape.put("intermediate_size", c.intermediateSize());
+        shape.put("num_hidden_layers", c.numLayers());
+        shape.put("num_attention_heads", c.numHeads());
+        shape.put("num_key_value_heads", c.numKvHeads());
+        shape.put("head_dim", c.headDim());
+        shape.put("tie_word_embeddings", c.tieWordEmbeddings());
+        return shape;
+    }
+
+    /**
+     * Restores a {@code checkpoint-N} directory written by this trainer: weights, optimizer states,
+     * progress, seeds, the log gate and stateful parts; cuts {@code metrics.jsonl} back to the events
+     * logged before the checkpoint (a run stopped later logged more, which the resumed run repeats).
+     * Called by {@link #train(Path, int, Path)}; call it first to evaluate the restored weights before
+     * training on. Fails, before changing anything, on a checkpoint of another algorithm, agent count or
+     * model shape.
+     */
+    public void resumeFrom(Path checkpoint) {
         Map<String, Object> meta = Checkpoints.readMetadata(checkpoint);
-        Object agentsSaved = meta.get("num_agents");
-        if (agentsSaved instanceof Number num && num.intValue() != numAgents) {
-            throw new IllegalArgumentException(checkpoint + " holds " + num + " agents but this trainer has " + numAgents);
+        String algorithm = Checkpoints.requireString(meta, "algorithm", checkpoint);
+        if (!algorithm.equals(algorithmName)) {
+            throw new IllegalArgumentException(checkpoint + " is a checkpoint of " + algorithm + ", not " + algorithmName
+                    + ": resume it with algorithm " + algorithm + " (or start this run without --resume)");
         }
+        long agentsSaved = Checkpoints.requireCount(meta, "num_agents", checkpoint);
+        if (agentsSaved != numAgents) {
+            throw new IllegalArgumentException(checkpoint + " holds " + agentsSaved + " agents but this trainer has "
+                    + numAgents + "; resume with the same num_agents");
+        }
+        int epochs = (int) Checkpoints.requireCount(meta, "epochs_completed", checkpoint);
+        long steps = Checkpoints.requireCount(meta, "env_step", checkpoint);
+        long seeds = Checkpoints.requireCount(meta, "seed_counter", checkpoint);
+        if (meta.get("model_shapes") instanceof List<?> shapes) {
+            for (int i = 0; i < numAgents && i < shapes.size(); i++) {
+                Map<String, Object> now = shapeOf(agents.get(i));
+                if (shapes.get(i) instanceof Map<?, ?> saved && !new LinkedHashMap<>(saved).equals(now)) {
+                    throw new IllegalArgumentException(checkpoint + " holds agent " + i + " of another model shape: "
+                            + saved + ", but this run's agent " + i + " is " + now + "; resume with the same models");
+                }
+            }
+        }
+        restoreWeights(checkpoint);
+        epochsDone = epochs;
+        envStep = steps;
+        seedCounter = seeds;
+        if (metricsFile != null && meta.get("metrics_lines") instanceof Number lines) {
+            metricsFile.truncateTo(lines.longValue());
+        }
+        Object last = meta.get("last_logged_step");
+        if (last instanceof Number l) {
+            logGate.restore(l.longValue());
+        }
+        restoreStates(checkpoint, meta);
+    }
+
+    private void restoreWeights(Path checkpoint) {
         for (int i = 0; i < numAgents; i++) {
             Path a = checkpoint.resolve("agent_" + i);
             if (!Files.isDirectory(a)) {
@@ -1089,13 +1188,9 @@ public class MAGRPOTrainer implements AutoCloseable {
                 state.values().forEach(Tensor::close);
             }
         }
-        epochsDone = ((Number) meta.get("epochs_completed")).intValue();
-        envStep = ((Number) meta.get("env_step")).longValue();
-        seedCounter = ((Number) meta.get("seed_counter")).longValue();
-        Object last = meta.get("last_logged_step");
-        if (last instanceof Number l) {
-            logGate.restore(l.longValue());
-        }
+    }
+
+    private void restoreStates(Path checkpoint, Map<String, Object> meta) {
         Object states = meta.get("states");
         Map<String, Stateful> parts = statefulParts();
         if (states instanceof Map<?, ?> saved) {
