@@ -67,7 +67,8 @@ public final class JsonLinesProcess implements AutoCloseable {
     public static final int STDERR_TAIL_LINES = 20;
 
     private static final long EXIT_GRACE_MILLIS = 2000;
-    private static final long READER_JOIN_MILLIS = 1000;
+    /** Longest wait for the stderr reader to reach the end of a dead process's stream (it returns at once when it has). */
+    private static final long READER_JOIN_MILLIS = 5000;
     private static final long FAIL_GRACE_MILLIS = 200;
 
     private final String name;
