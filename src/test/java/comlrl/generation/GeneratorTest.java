@@ -197,4 +197,34 @@ class GeneratorTest {
         out.forEach(g -> g.forEach(c -> s.add(Arrays.toString(c.tokenIds()))));
         return s;
     }
+
+    @Test
+    void nonFiniteScoresStopGenerationWithAClearMessage() {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        try (DecoderLm broken = DecoderLm.random(c, DType.F32, Device.CPU, 3)) {
+            try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open();
+                    comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+                broken.namedParameters().get("model.norm.weight").fill_(Double.NaN);
+            }
+            Generator gen = new Generator(broken, Set.of(EOS), EOS, ids -> Arrays.toString(ids));
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> gen.generate(PROMPTS, SamplingConfig.greedy(3), 0))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("next-token scores are not finite")
+                    .hasMessageContaining("log-probability NaN");
+        }
+    }
+
+    @Test
+    void aPromptAndMaxNewTokensBeyondTheContextAreRefusedBeforeAllocating() {
+        int context = model.config().maxPositionEmbeddings();
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () -> generator.generate(PROMPTS, SamplingConfig.greedy(context), 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("A prompt of 5 tokens plus max_new_tokens " + context)
+                .hasMessageContaining("max_position_embeddings");
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () -> generator.generate(PROMPTS, SamplingConfig.greedy(Integer.MAX_VALUE), 0))
+                .hasMessageContaining("exceeds the model's context");
+    }
 }

@@ -244,6 +244,15 @@ class MAGRPOTrainerTest {
     }
 
     @Test
+    void maxNewTokensBeyondAnAgentsContextIsRefusedAtConstruction() {
+        MAGRPOConfig config = fast(MAGRPOConfig.builder()).maxNewTokens(512).build(); // the agents' context is 512
+        assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(agentA.toString()).numAgents(1)
+                .rewardFunc(lengthDifference()).trainDataset(tasks(1)).args(config).verbose(false).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max_new_tokens 512 does not fit agent 0's context of 512 positions");
+    }
+
+    @Test
     void multiTurnWithoutTransitionFailsBeforeAnyModelLoads() {
         MAGRPOConfig config = fast(MAGRPOConfig.builder()).numTurns(2).build();
         assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).rewardFunc(lengthDifference())
