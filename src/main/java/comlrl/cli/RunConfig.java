@@ -166,14 +166,14 @@ final class RunConfig {
         } else {
             Dataset all = loadDataset(ds.get("train"), "dataset.train");
             if (ds.get("shuffle_seed") != null) {
-                all = all.shuffle(ConfigMaps.toLong("config", "dataset.shuffle_seed", ds.get("shuffle_seed")));
+                all = all.shuffle(seed(ds, "shuffle_seed"));
             }
             if (ds.get("eval") != null) {
                 this.train = all;
                 this.eval = loadDataset(ds.get("eval"), "dataset.eval");
             } else if (ds.get("test_size") != null) {
                 double testSize = ConfigMaps.toDouble("config", "dataset.test_size", ds.get("test_size"));
-                long seed = ds.get("split_seed") == null ? 42 : ConfigMaps.toLong("config", "dataset.split_seed", ds.get("split_seed"));
+                long seed = ds.get("split_seed") == null ? 42 : seed(ds, "split_seed");
                 Dataset.Split split = testSize >= 1 && testSize == Math.rint(testSize)
                         ? all.trainTestSplit((int) testSize, seed) : all.trainTestSplit(testSize, seed);
                 this.train = split.train();
@@ -233,6 +233,16 @@ final class RunConfig {
                     + "into the agent's chat template)");
         }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
+    }
+
+    /** A dataset seed: a non-negative integer, as NumPy's {@code default_rng} (which datasets uses) requires. */
+    private static long seed(Map<String, Object> ds, String key) {
+        long seed = ConfigMaps.toLong("config", "dataset." + key, ds.get(key));
+        if (seed < 0) {
+            throw new IllegalArgumentException("dataset." + key + " must be a non-negative integer (NumPy's default_rng, "
+                    + "which Hugging Face datasets shuffles with, refuses negative seeds), got " + seed + "; e.g. 42");
+        }
+        return seed;
     }
 
     RewardFunction rewardFunction() {

@@ -66,6 +66,9 @@ class RunConfigTest {
                 .hasMessageStartingWith("Unknown external_transition command key 'workingdir'; did you mean 'working_dir'?");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO, "dataset.tset_size=0.5"))
                 .hasMessageStartingWith("Unknown dataset key 'tset_size'");
+        // a negative seed names its key (NumPy's default_rng refuses it)
+        assertThatThrownBy(() -> load(AGENT + "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: -1}\n"
+                + REST + LENGTH_RATIO)).hasMessageStartingWith("dataset.split_seed must be a non-negative integer");
         // what is spelt right is used
         RunConfig valid = load(AGENT + DATASET + REST + LENGTH_RATIO + "checkpoint: {dir: ck, interval: 2}\n");
         assertThat(valid.eval.size()).isEqualTo(2);
