@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Plain-PyTorch baseline for `bin/comlrl bench`: one MAGRPO step on a Qwen2/Llama model directory.
 
-Per agent (N agents, each its own copy of the weights and its own AdamW), one step is:
+What a user would otherwise run: current PyTorch 2.x eager mode on the CPU, written the way Hugging
+Face transformers runs these models (F.scaled_dot_product_attention with grouped-query attention, a
+KV cache grown with torch.cat as transformers' DynamicCache does, softmax + multinomial sampling,
+torch.optim.AdamW with its defaults). Per agent (N agents, each its own copy of the weights and its
+own AdamW), one step is:
   1. generation: a random prompt of P ids repeated G times, prefilled in one batch forward, then
-     decoded with a KV cache until exactly T tokens are sampled (temperature 1, EOS ignored);
+     decoded with the KV cache until exactly T tokens are sampled (temperature 1, EOS ignored);
   2. scoring:    forward of [G, P+T] with grad, loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t}),
                  backward;
   3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad().
-Warm-up steps are not measured; the figures are medians over the measured steps.
-
-Only Debian 12's torch 1.13 and numpy are needed (bench/setup.sh installs them): attention is written
-by hand (no scaled_dot_product_attention in 1.13) and safetensors is parsed by hand.
+Warm-up steps are not measured; the figures are medians over the measured steps. The result names
+the torch version, its BLAS, oneDNN and the thread count. Needs torch >= 2.0 and numpy (bash
+bench/setup.sh makes bench/.venv from the package index); safetensors is parsed by hand.
 
 Shape letters: G generations, P prompt length, T new tokens, S total length, V vocab, H query heads,
 K KV heads, D head dim, E hidden size.
@@ -24,14 +27,15 @@ import struct
 import sys
 import time
 
-DEBIAN_PYTHON = "/usr/bin/python3"  # where bench/setup.sh's python3-torch is installed
 try:
     import numpy as np
     import torch
 except ImportError:
-    if os.path.exists(DEBIAN_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON):
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)  # e.g. a pyenv python3 first on PATH
-    print("pytorch_step: torch/numpy not found; install them with: bash bench/setup.sh", file=sys.stderr)
+    print("pytorch_step: torch/numpy not found; make bench/.venv with: bash bench/setup.sh", file=sys.stderr)
+    sys.exit(2)
+if int(torch.__version__.split(".")[0]) < 2:
+    print(f"pytorch_step: torch {torch.__version__} is too old: the baseline is PyTorch 2.x "
+          "(scaled_dot_product_attention); make bench/.venv with: bash bench/setup.sh", file=sys.stderr)
     sys.exit(2)
 import torch.nn as nn
 import torch.nn.functional as F
@@ -136,22 +140,13 @@ class Attention(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         if cache is not None:
-            # preallocated cache [B, K, P+T, D]: write this chunk in place, attend over the prefix
-            k_cache, v_cache = cache
-            k_cache[:, :, pos:pos + s] = k
-            v_cache[:, :, pos:pos + s] = v
-            k, v = k_cache[:, :, :pos + s], v_cache[:, :, :pos + s]    # [B, K, pos+S, D]
-        rep = self.h // self.k                                          # GQA: query head i uses KV head i // rep
-        k = k.repeat_interleave(rep, dim=1)                             # [B, H, pos+S, D]
-        v = v.repeat_interleave(rep, dim=1)
-        scores = (q @ k.transpose(-2, -1)) * (self.d ** -0.5)           # [B, H, S, pos+S]
-        if s > 1:
-            key_pos = torch.arange(pos + s).view(1, -1)
-            query_pos = torch.arange(pos, pos + s).view(-1, 1)
-            scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
-        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
-        out = (probs @ v).transpose(1, 2).reshape(b, s, self.h * self.d)  # [B, S, H*D]
-        return self.o_proj(out)
+            # transformers' DynamicCache: the layer's keys and values grow by torch.cat
+            if cache[0] is not None:
+                k = torch.cat((cache[0], k), dim=2)                          # [B, K, pos+S, D]
+                v = torch.cat((cache[1], v), dim=2)
+            cache[0], cache[1] = k, v
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=s > 1 and pos == 0, enable_gqa=self.h != self.k)
+        return self.o_proj(out.transpose(1, 2).reshape(b, s, self.h * self.d))  # [B, S, E]
 
 
 class Mlp(nn.Module):
@@ -215,11 +210,9 @@ class DecoderLm(nn.Module):
         theta = float(cfg.get("rope_theta", 10000.0))
         self.inv_freq = 1.0 / theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d)  # [D/2]
 
-    def new_cache(self, batch, length):
-        """Preallocated KV cache: per layer (k, v), each [B, K, length, D] (fairer than torch.cat)."""
-        shape = (batch, self.num_kv_heads, length, self.head_dim)
-        return [(torch.empty(shape, dtype=self.dtype), torch.empty(shape, dtype=self.dtype))
-                for _ in self.model.layers]
+    def new_cache(self):
+        """An empty KV cache: per layer [keys, values], grown by torch.cat (transformers' DynamicCache)."""
+        return [[None, None] for _ in self.model.layers]
 
     def forward(self, ids, cache=None, pos=0, logits_from=0):
         """ids [B, S] at absolute positions pos..pos+S-1 -> logits [B, S - logits_from, V]."""
@@ -243,7 +236,7 @@ class DecoderLm(nn.Module):
 def generate(model, prompt, new_tokens, rng=None, greedy=False):
     """prompt [G, P] -> (completion [G, T], prefill seconds); always exactly T tokens (EOS ignored)."""
     g, p = prompt.shape
-    cache = model.new_cache(g, p + new_tokens)
+    cache = model.new_cache()
     start = time.perf_counter()
     logits = model(prompt, cache, 0, logits_from=p - 1)[:, -1]                     # [G, V]
     prefill_s = time.perf_counter() - start
@@ -323,6 +316,8 @@ def run_bench(args):
     result = {
         "impl": "pytorch",
         "torch_version": torch.__version__,
+        "blas": blas_info(),
+        "onednn": torch.backends.mkldnn.is_available(),
         "threads": args.threads,
         "dtype": args.dtype,
         "agents": args.agents,
@@ -334,6 +329,13 @@ def run_bench(args):
         result[key] = round(statistics.median(values), 3)
     result["peak_rss_mib"] = round(peak_rss_kib() / 1024.0, 1)
     return result, greedy_ids
+
+
+def blas_info():
+    """The BLAS torch was built with (BLAS_INFO in torch.__config__.show(), e.g. mkl)."""
+    import re
+    found = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+    return found.group(1) if found else "unknown"
 
 
 def positive_int(text):

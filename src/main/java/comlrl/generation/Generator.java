@@ -139,17 +139,12 @@ public final class Generator {
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
                 prefillDone = System.nanoTime();
-                // few rows decode faster with contiguous transposed weights (copied once per call);
-                // float32 only: bf16/f16 keep F.linear's kernels, whose per-output rounding Hugging Face shares
-                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity);
-                        DecoderLm.FrozenLinears frozen = rows <= DecoderLm.FrozenLinears.MAX_ROWS
-                                && config.maxNewTokens() > 1 && model.dtype() == DType.F32
-                                ? model.frozenLinears() : null) {
+                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
                     List<long[]> rowPrompts = new ArrayList<>();
                     for (int i = 0; i < rows; i++) {
                         rowPrompts.add(prompts.get(i / g));
                     }
-                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rowPrompts, config, rng, frozen);
+                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rowPrompts, config, rng);
                 }
             }
         }
@@ -187,7 +182,7 @@ public final class Generator {
     static final int FINISH_CHECK_EVERY = 4;
 
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos,
-            List<long[]> rowPrompts, SamplingConfig config, List<Rng> rng, DecoderLm.FrozenLinears frozen) {
+            List<long[]> rowPrompts, SamplingConfig config, List<Rng> rng) {
         Device device = model.device();
         int rows = rowPrompts.size();
         int maxNew = config.maxNewTokens();
@@ -229,7 +224,7 @@ public final class Generator {
                     }
                     pos = replace(pos, pos.add(1));
                     Tensor mask = fullMask == null ? null : fullMask.narrow(1, 0, promptColumns + t + 1);
-                    logits = replace(logits, model.forward(column, pos, mask, cache, 0, frozen).logits().squeeze(1).toFloat());
+                    logits = replace(logits, model.forward(column, pos, mask, cache, 0).logits().squeeze(1).toFloat());
                 }
             }
             try (Scope s = Scope.open()) {

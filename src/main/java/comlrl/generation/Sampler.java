@@ -72,7 +72,8 @@ final class Sampler implements AutoCloseable {
         this.rowRngs = rowRngs;
         this.vocab = vocab;
         this.chunk = chunkSteps(vocab);
-        this.eosIds = eosIds.stream().mapToLong(Long::longValue).toArray();
+        // ids the model cannot produce (outside its vocabulary) never end a sequence and need no mask
+        this.eosIds = eosIds.stream().mapToLong(Long::longValue).filter(id -> id >= 0 && id < vocab).toArray();
         int p = 0;
         if (rowPrompts != null) {
             for (long[] r : rowPrompts) {
@@ -94,7 +95,7 @@ final class Sampler implements AutoCloseable {
             }
             List<Long> banned = new ArrayList<>(processing.suppressTokens());
             for (List<Long> word : processing.badWordsIds()) {
-                if (word.size() == 1 && eosIds.contains(word.get(0))) {
+                if (word.size() == 1 && java.util.Arrays.stream(this.eosIds).anyMatch(e -> e == word.get(0))) {
                     continue; // transformers never bans an end-of-sequence id through bad_words_ids
                 }
                 checkIds("bad_words_ids", word);
@@ -116,7 +117,7 @@ final class Sampler implements AutoCloseable {
                 beginBan = mask(processing.beginSuppressTokens(), device).keep();
             }
             if (this.eosIds.length > 0) {
-                eosMask = mask(List.copyOf(eosIds), device).keep();
+                eosMask = mask(java.util.Arrays.stream(this.eosIds).boxed().toList(), device).keep();
             }
         } catch (RuntimeException e) {
             close();

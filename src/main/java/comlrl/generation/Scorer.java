@@ -53,7 +53,7 @@ public final class Scorer {
     /**
      * Backpropagates {@code L = Σ_i w_i · Σ_t log π(y_{i,t} | x_i, y_{i,<t})} (padding excluded)
      * into the model's parameter gradients, optionally with layer-wise recomputation
-     * ({@link DecoderLm#checkpointedBackward}), which gives the same gradients with the activations
+     * ({@link DecoderLm#backward}), which gives the same gradients with the activations
      * of one layer alive at a time. When L is not finite nothing is backpropagated (the sample
      * contributes no gradient). Must run inside a caller's scope.
      *
@@ -71,15 +71,7 @@ public final class Scorer {
         Tensor w = Tensor.ofDoubles(weights, model.device()).to(DType.F32);
         java.util.function.Function<DecoderLm.Output, Tensor> loss =
                 out -> r.tokenLogprobs(out).sum(1, false).mul(w).sum();
-        if (checkpointing) {
-            return model.checkpointedBackward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), loss);
-        }
-        Tensor value = loss.apply(model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.logitsFrom()));
-        double result = value.item();
-        if (Double.isFinite(result)) {
-            value.backward();
-        }
-        return result;
+        return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), loss, checkpointing);
     }
 
     /**

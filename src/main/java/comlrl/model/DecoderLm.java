@@ -428,18 +428,7 @@ public final class DecoderLm implements AutoCloseable {
      *         final-normed hidden states {@code [B, S, E]}
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom) {
-        return forward(inputIds, positionIds, attentionMask, cache, logitsFrom, null);
-    }
-
-    /**
-     * The forward pass, with {@code frozen} transposed weights (from {@link #frozenLinears()}) used
-     * for the projections when few rows pass ({@code B·S <= }{@link FrozenLinears#MAX_ROWS}), as in
-     * token-by-token decoding: {@code x @ Wᵀ} is then one "NN" matrix product on a contiguous
-     * {@code Wᵀ}, several times faster for a handful of rows than the transposed product. Same values.
-     */
-    public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
-            FrozenLinears frozen) {
-        Context ctx = context(inputIds, positionIds, attentionMask, cache, frozen);
+        Context ctx = context(inputIds, positionIds, attentionMask, cache);
         Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
         for (int i = 0; i < layers.length; i++) {
             x = layer(i, x, ctx);
@@ -451,12 +440,10 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
-    private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
-            FrozenLinears frozen) {
+    private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache) {
     }
 
-    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
-            FrozenLinears frozen) {
+    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
@@ -480,8 +467,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache,
-                frozen != null && b * s <= FrozenLinears.MAX_ROWS ? frozen : null);
+        return new Context(b, s, mask4d, causal, cos, sin, cache);
     }
 
     /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
@@ -489,16 +475,15 @@ public final class DecoderLm implements AutoCloseable {
         Layer l = layers[i];
         long b = c.b;
         long s = c.s;
-        FrozenLinears t = c.frozen;
         int h = config.numHeads();
         int kvh = config.numKvHeads();
         int d = config.headDim();
         double eps = config.rmsNormEps();
         // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
-        Tensor q = project(hn, l.qWeight, l.qBias, t, i, 0).view(b, s, h, d);  // [B, S, H, D]
-        Tensor k = project(hn, l.kWeight, l.kBias, t, i, 1).view(b, s, kvh, d); // [B, S, K, D]
-        Tensor v = project(hn, l.vWeight, l.vBias, t, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        Tensor q = hn.linear(l.qWeight, l.qBias).view(b, s, h, d);  // [B, S, H, D]
+        Tensor k = hn.linear(l.kWeight, l.kBias).view(b, s, kvh, d); // [B, S, K, D]
+        Tensor v = hn.linear(l.vWeight, l.vBias).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
         if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
             q = q.rmsNorm(l.qNorm, eps);
             k = k.rmsNorm(l.kNorm, eps);
@@ -512,11 +497,11 @@ public final class DecoderLm implements AutoCloseable {
         }
         Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
         attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
-        x = x.add(project(attn, l.oWeight, l.oBias, t, i, 3));
+        x = x.add(attn.linear(l.oWeight, l.oBias));
         // MLP block: x + down(silu(gate(x)) * up(x))
         Tensor hm = x.rmsNorm(l.postNorm, eps);
-        Tensor gated = project(hm, l.gateWeight, l.gateBias, t, i, 4).silu().mul(project(hm, l.upWeight, l.upBias, t, i, 5));
-        return x.add(project(gated, l.downWeight, l.downBias, t, i, 6));
+        Tensor gated = hm.linear(l.gateWeight, l.gateBias).silu().mul(hm.linear(l.upWeight, l.upBias));
+        return x.add(gated.linear(l.downWeight, l.downBias));
     }
 
     /** Final norm and LM head (for positions {@code [logitsFrom, S)}). */
@@ -525,29 +510,51 @@ public final class DecoderLm implements AutoCloseable {
         Tensor logits = null;
         if (logitsFrom < c.s) {
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
-            logits = c.frozen == null ? tail.linear(lmHead, null) : tail.matmul(c.frozen.lmHead); // [B, S - logitsFrom, V]
+            logits = tail.linear(lmHead, null); // [B, S - logitsFrom, V]
         }
         return new Output(logits, hidden);
     }
 
     /**
-     * Backpropagates {@code loss(forward(...))} with layer-wise recomputation (gradient
-     * checkpointing): a first pass without gradients keeps only each layer's input {@code h_l};
-     * then the head's loss is backpropagated to {@code ∂L/∂h_L}, and for l = L−1..0 layer l is
-     * recomputed from {@code h_l} with gradients and backpropagated with the incoming
-     * {@code ∂L/∂h_{l+1}}, yielding {@code ∂L/∂h_l}; finally the embedding. Parameter gradients
-     * accumulate exactly as in one backward through the whole graph, while at most one layer's
-     * activations are alive at a time.
+     * Backpropagates {@code loss(forward(...))} into the parameters' gradients (adding to them).
+     *
+     * <p>The embedding's gradient is added row by row: the lookup runs on the detached table, and
+     * after the backward pass the gradient of each looked-up row is added to the table's gradient
+     * ({@code grad[ids[j]] += ∂L/∂x_0[j]}, {@code index_add}). The same sum as autograd's embedding
+     * backward, without its dense {@code [V, E]} zero tensor and the extra accumulation (1.6 GB of
+     * memory traffic per step for a tied 150k-token vocabulary).
+     *
+     * <p>With {@code checkpointing}, layer-wise recomputation: a first pass without gradients keeps
+     * only each layer's input {@code h_l}; the head's loss is backpropagated to {@code ∂L/∂h_L}, and
+     * for l = L−1..0 layer l is recomputed from {@code h_l} with gradients and backpropagated with the
+     * incoming {@code ∂L/∂h_{l+1}}, yielding {@code ∂L/∂h_l}. Parameter gradients accumulate exactly
+     * as in one backward through the whole graph, while at most one layer's activations are alive.
      *
      * @param loss maps the forward's output (logits for {@code [logitsFrom, S)}) to a scalar
      * @return the loss value (nothing is backpropagated when it is not finite)
      */
-    public double checkpointedBackward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
-            java.util.function.Function<Output, Tensor> loss) {
-        Context ctx = context(inputIds, positionIds, attentionMask, null, null);
+    public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
+            java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
+        Context ctx = context(inputIds, positionIds, attentionMask, null);
+        Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
+        Tensor upstream; // ∂L/∂x_0
+        if (!checkpointing) {
+            Tensor x = x0;
+            for (int i = 0; i < layers.length; i++) {
+                x = layer(i, x, ctx);
+            }
+            Tensor value = loss.apply(head(x, logitsFrom, ctx));
+            double result = value.item();
+            if (!Double.isFinite(result)) {
+                return result; // no gradient from a non-finite loss
+            }
+            value.backward();
+            addEmbeddingGradient(inputIds, x0.grad());
+            return result;
+        }
         List<Tensor> inputs = new ArrayList<>(); // h_0 .. h_L, without graphs
         try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            Tensor x = Tensor.embedding(embed, inputIds);
+            Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 inputs.add(x);
                 x = layer(i, x, ctx);
@@ -558,67 +565,26 @@ public final class DecoderLm implements AutoCloseable {
         Tensor value = loss.apply(head(top, logitsFrom, ctx));
         double result = value.item();
         if (!Double.isFinite(result)) {
-            return result; // no gradient from a non-finite loss
+            return result;
         }
         value.backward();
-        Tensor upstream = top.grad(); // ∂L/∂h_L
+        upstream = top.grad(); // ∂L/∂h_L
         for (int i = layers.length - 1; i >= 0; i--) {
             Tensor in = inputs.get(i).detach().requiresGrad(true);
             layer(i, in, ctx).backward(upstream);
             upstream = in.grad(); // ∂L/∂h_i
         }
-        Tensor.embedding(embed, inputIds).backward(upstream);
+        addEmbeddingGradient(inputIds, upstream);
         return result;
     }
 
-    /** {@code x @ Wᵀ + b}: {@code F.linear}, or the product with the frozen transposed copy of W. */
-    private static Tensor project(Tensor x, Tensor weight, Tensor bias, FrozenLinears frozen, int layer, int which) {
-        if (frozen == null) {
-            return x.linear(weight, bias);
+    /** {@code embed.grad[ids[j]] += rows[j]} for the {@code [B, S]} ids and their {@code [B, S, E]} gradients. */
+    private void addEmbeddingGradient(Tensor inputIds, Tensor rows) {
+        if (rows == null || !embed.requiresGrad()) {
+            return;
         }
-        Tensor y = x.matmul(frozen.transposed[layer][which]);
-        return bias == null ? y : y.add(bias);
-    }
-
-    /**
-     * Contiguous transposed copies {@code Wᵀ} of every projection (and of the LM head) at one moment:
-     * valid while the weights do not change, e.g. for one generation call. Owns the copies: close it.
-     */
-    public static final class FrozenLinears implements AutoCloseable {
-        /** Row counts up to which the transposed product is used. */
-        public static final long MAX_ROWS = 12;
-        private final Tensor[][] transposed; // [L][q, k, v, o, gate, up, down]
-        private final Tensor lmHead;         // [E, V]
-
-        private FrozenLinears(Tensor[][] transposed, Tensor lmHead) {
-            this.transposed = transposed;
-            this.lmHead = lmHead;
-        }
-
-        @Override
-        public void close() {
-            for (Tensor[] layer : transposed) {
-                for (Tensor w : layer) {
-                    w.close();
-                }
-            }
-            lmHead.close();
-        }
-    }
-
-    /** Transposed copies of the current weights for few-row forwards (see {@link #forward}). */
-    public FrozenLinears frozenLinears() {
-        Tensor[][] t = new Tensor[layers.length][];
-        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            for (int i = 0; i < layers.length; i++) {
-                Layer l = layers[i];
-                Tensor[] w = {l.qWeight, l.kWeight, l.vWeight, l.oWeight, l.gateWeight, l.upWeight, l.downWeight};
-                t[i] = new Tensor[w.length];
-                for (int j = 0; j < w.length; j++) {
-                    t[i][j] = w[j].detach().transpose(0, 1).contiguous().keep();
-                }
-            }
-            return new FrozenLinears(t, lmHead.detach().transpose(0, 1).contiguous().keep());
+        try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            embed.addRowsToGrad(inputIds.reshape(-1), rows.reshape(-1, config.hiddenSize()));
         }
     }
 

@@ -87,30 +87,41 @@ public final class AdamW implements AutoCloseable {
         }
     }
 
-    /** One update of every parameter that has a gradient. */
+    /**
+     * One update of every parameter that has a gradient, by libtorch's fused AdamW kernel: one pass
+     * over each parameter, its gradient and moments (7 float32 reads and writes per element), no
+     * temporaries. Parameters with a float32 master copy are updated there and rounded into place.
+     */
     public void step() {
         step++;
-        double biasCorrection1 = 1 - Math.pow(beta1, step);
-        double biasCorrection2Sqrt = Math.sqrt(1 - Math.pow(beta2, step));
-        double stepSize = lr / biasCorrection1;
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            java.util.Map<Device, List<Integer>> byDevice = new LinkedHashMap<>();
             for (int i = 0; i < parameters.size(); i++) {
-                Tensor p = parameters.get(i);
-                Tensor grad = p.grad();
-                if (grad == null) {
-                    continue;
+                if (parameters.get(i).grad() != null) {
+                    byDevice.computeIfAbsent(parameters.get(i).device(), d -> new ArrayList<>()).add(i);
                 }
-                Tensor target = master.get(i) == null ? p : master.get(i);   // float32 values updated
-                Tensor g32 = grad.to(DType.F32);
-                Tensor m = expAvg.get(i);
-                Tensor v = expAvgSq.get(i);
-                target.mul_(1 - lr * weightDecay);                           // decoupled weight decay
-                m.mul_(beta1).add_(g32, 1 - beta1);                          // m ← β1 m + (1-β1) g
-                v.mul_(beta2).addcmul_(g32, g32, 1 - beta2);                 // v ← β2 v + (1-β2) g²
-                Tensor denom = v.sqrt().div(biasCorrection2Sqrt).add(eps);   // sqrt(v̂) + ε
-                target.addcdiv_(m, denom, -stepSize);                        // p ← p − step · m / denom
-                if (target != p) {
-                    p.copy_(target);                                         // round into bf16/f16
+            }
+            for (Map.Entry<Device, List<Integer>> e : byDevice.entrySet()) {
+                List<Tensor> targets = new ArrayList<>();
+                List<Tensor> grads = new ArrayList<>();
+                List<Tensor> m = new ArrayList<>();
+                List<Tensor> v = new ArrayList<>();
+                for (int i : e.getValue()) {
+                    Tensor p = parameters.get(i);
+                    Tensor target = master.get(i) == null ? p : master.get(i);   // the float values updated
+                    Tensor grad = p.grad().to(target.dtype());
+                    targets.add(target);
+                    grads.add(grad.isContiguous() ? grad : grad.contiguous());
+                    m.add(expAvg.get(i));
+                    v.add(expAvgSq.get(i));
+                }
+                Tensor t = Tensor.fullOf(step, DType.F32, e.getKey());
+                NativeOps.fusedAdamW(targets, grads, m, v, java.util.Collections.nCopies(targets.size(), t), lr, beta1,
+                        beta2, weightDecay, eps);
+                for (int i : e.getValue()) {
+                    if (master.get(i) != null) {
+                        parameters.get(i).copy_(master.get(i));                    // round into bf16/f16
+                    }
                 }
             }
         }

@@ -53,6 +53,28 @@ public final class Engine {
         return torch.get_num_threads();
     }
 
+    private static volatile Boolean oneDnnLinear;
+
+    /**
+     * Whether few-row products without autograd run on oneDNN ({@link Tensor#linear}): when the
+     * natives have it, unless {@code -Dcomlrl.onednn=false} or {@link #setOneDnnLinear(boolean)} says no.
+     */
+    public static boolean oneDnnLinear() {
+        Boolean on = oneDnnLinear;
+        if (on == null) {
+            init();
+            on = torch.hasMKLDNN() && !"false".equals(System.getProperty("comlrl.onednn"));
+            oneDnnLinear = on;
+        }
+        return on;
+    }
+
+    /** Switches {@link #oneDnnLinear()} (e.g. to compare both kernels); on only if the natives have oneDNN. */
+    public static void setOneDnnLinear(boolean on) {
+        init();
+        oneDnnLinear = on && torch.hasMKLDNN();
+    }
+
     /** True when the CUDA natives are loaded and a GPU is visible. */
     public static boolean cudaAvailable() {
         init();

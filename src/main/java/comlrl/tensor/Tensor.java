@@ -261,6 +261,10 @@ public final class Tensor implements AutoCloseable {
         return to(DType.F32);
     }
 
+    public boolean isContiguous() {
+        return handle.is_contiguous();
+    }
+
     public Tensor contiguous() {
         return new Tensor(handle.contiguous());
     }
@@ -500,9 +504,45 @@ public final class Tensor implements AutoCloseable {
     }
 
     /** {@code x @ weight^T (+ bias)}: PyTorch's {@code F.linear}. */
+    /**
+     * {@code x @ Wᵀ + b} ({@code F.linear}). Without autograd, on the CPU, for a few rows against a
+     * large weight (token-by-token decoding), oneDNN's inner product runs it: it streams the weight
+     * as stored at close to memory bandwidth, where the BLAS product repacks the whole weight for
+     * every call (3x slower at 4 rows). Same values up to float rounding.
+     */
     public Tensor linear(Tensor weight, Tensor bias) {
+        if (useOneDnn(weight)) {
+            long in = handle.size(-1);
+            long rows = handle.numel() / Math.max(1, in);
+            if (rows > 0 && rows <= ONEDNN_MAX_ROWS) {
+                long[] shape = shape();
+                Tensor flat = dim() == 2 ? this : view(rows, in);
+                Tensor y = NativeOps.oneDnnLinear(flat, weight, bias);
+                if (dim() == 2) {
+                    return y;
+                }
+                shape[shape.length - 1] = weight.size(0);
+                return y.view(shape);
+            }
+        }
         return new Tensor(bias == null ? torch.linear(handle, weight.handle)
                 : torch.linear(handle, weight.handle, bias.asOptional()));
+    }
+
+    /** Rows up to which {@link #linear} hands no-grad products to oneDNN. */
+    static final long ONEDNN_MAX_ROWS = 8;
+    /** Weights below this many elements stay with BLAS (the boxed call's overhead outweighs the gain). */
+    static final long ONEDNN_MIN_WEIGHT = 1L << 19;
+    private boolean useOneDnn(Tensor weight) {
+        return Engine.oneDnnLinear() && !org.bytedeco.pytorch.GradMode.is_enabled() && weight.handle.numel() >= ONEDNN_MIN_WEIGHT
+                && weight.handle.dim() == 2 && !handle.is_cuda() && isOneDnnType(handle) && isOneDnnType(weight.handle)
+                && handle.scalar_type().value == weight.handle.scalar_type().value && weight.handle.is_contiguous()
+                && handle.is_contiguous();
+    }
+
+    private static boolean isOneDnnType(org.bytedeco.pytorch.Tensor t) {
+        int type = t.scalar_type().value;
+        return type == DType.F32.scalarType.value || type == DType.BF16.scalarType.value;
     }
 
     // ---------------------------------------------------------------- reductions
@@ -842,6 +882,19 @@ public final class Tensor implements AutoCloseable {
     }
 
     /** The accumulated gradient, or null when none. */
+    /**
+     * {@code grad[index[j]] += rows[j]} along dimension 0 of this tensor's gradient, creating a
+     * zero gradient first when there is none (in place, no autograd).
+     */
+    public void addRowsToGrad(Tensor index, Tensor rows) {
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        if (!g.defined()) {
+            handle.mutable_grad().put(torch.zeros_like(handle));
+            g = handle.grad();
+        }
+        g.index_add_(0, index.handle, rows.handle.to(g.scalar_type()));
+    }
+
     public Tensor grad() {
         org.bytedeco.pytorch.Tensor g = handle.grad();
         return g.defined() ? new Tensor(g) : null;

@@ -15,7 +15,10 @@ import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Gradient checkpointing (layer-wise recomputation) against the plain backward. */
+/**
+ * The training backward ({@link DecoderLm#backward}) against autograd through the plain forward:
+ * the embedding gradient added row by row, and layer-wise recomputation, give the same gradients.
+ */
 class CheckpointedBackwardTest {
     private static final List<long[]> PROMPTS = List.of(new long[] {5, 6, 7, 8}, new long[] {9, 10}, new long[] {3});
     private static final List<long[]> COMPLETIONS = List.of(new long[] {11, 12, 2}, new long[] {13}, new long[] {14, 15, 16, 17});
@@ -57,6 +60,32 @@ class CheckpointedBackwardTest {
             plain.forEach((name, g) -> {
                 assertThat(g).as("%s has a gradient", name).isNotNull();
                 float[] h = ckpt.get(name);
+                for (int j = 0; j < g.length; j++) {
+                    assertThat((double) h[j]).as("%s[%d]", name, j).isCloseTo(g[j], org.assertj.core.data.Offset.offset(1e-5));
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"qwen2,false", "qwen2,true", "llama,true"})
+    void embeddingRowsAddedByIndexEqualAutogradsEmbeddingBackward(String type, boolean tied) {
+        ModelConfig c = TinyConfigs.of(type, tied, "float32");
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 22)) {
+            double[] loss = new double[1];
+            Map<String, float[]> rows = gradients(m, false, loss);
+            // autograd all the way: L = Σ_i w_i Σ_t log π through the forward's own embedding lookup
+            m.namedParameters().values().forEach(Tensor::zeroGrad);
+            Map<String, float[]> autograd = new LinkedHashMap<>();
+            try (Scope s = Scope.open()) {
+                Tensor seq = Scorer.score(m, PROMPTS, COMPLETIONS, 0).sequenceLogprobs();
+                seq.mul(Tensor.ofDoubles(WEIGHTS, Device.CPU).toFloat()).sum().backward();
+                m.namedParameters().forEach((name, p) -> autograd.put(name, p.grad().toFloatArray()));
+            }
+            String embedding = "model.embed_tokens.weight";
+            assertThat(autograd.get(embedding)).as("the embedding has a gradient").isNotNull();
+            autograd.forEach((name, g) -> {
+                float[] h = rows.get(name);
                 for (int j = 0; j < g.length; j++) {
                     assertThat((double) h[j]).as("%s[%d]", name, j).isCloseTo(g[j], org.assertj.core.data.Offset.offset(1e-5));
                 }

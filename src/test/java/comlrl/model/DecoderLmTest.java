@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import comlrl.generation.PaddedBatch;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
+import comlrl.tensor.Engine;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
@@ -68,23 +69,31 @@ class DecoderLmTest {
 
     @ParameterizedTest
     @CsvSource({"qwen2,false", "llama,true", "qwen3,false"})
-    void decodingWithFrozenTransposedWeightsEqualsThePlainForward(String type, boolean tied) {
-        ModelConfig c = TinyConfigs.of(type, tied, "float32");
+    void decodingThroughOneDnnEqualsTheBlasForward(String type, boolean tied) {
+        // wide enough for oneDNN to take the few-row projections (weights of at least 2^19 elements)
+        ModelConfig c = TinyConfigs.wide(type, tied);
         try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 4); Scope s = Scope.open();
-                GradMode g = GradMode.inference(); DecoderLm.FrozenLinears frozen = m.frozenLinears();
-                KvCache plain = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU);
-                KvCache fast = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
+                GradMode g = GradMode.inference();
+                KvCache blas = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU);
+                KvCache onednn = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
             Tensor ids = Tensor.ofLongs(new long[] {5, 17, 3, 42, 9, 11, 60, 1}, Device.CPU, 2, 4);
             Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(2, 4).contiguous();
-            m.forward(ids, pos, null, plain, 3);
-            m.forward(ids, pos, null, fast, 3, frozen);
-            for (int t = 0; t < 4; t++) { // one token per row: the rows the transposed path serves
+            Engine.setOneDnnLinear(false);
+            m.forward(ids, pos, null, blas, 3);
+            Engine.setOneDnnLinear(true);
+            m.forward(ids, pos, null, onednn, 3);
+            for (int t = 0; t < 4; t++) { // one token per row: the rows oneDNN serves
                 Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
                 Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);
-                Tensor a = m.forward(next, p, null, plain, 0).logits();
-                Tensor b = m.forward(next, p, null, fast, 0, frozen).logits();
+                Engine.setOneDnnLinear(false);
+                Tensor a = m.forward(next, p, null, blas, 0).logits();
+                Engine.setOneDnnLinear(true);
+                Tensor b = m.forward(next, p, null, onednn, 0).logits();
                 assertThat(b.maxAbsDiff(a)).as("step %d", t).isLessThan(1e-5);
+                assertThat(b.bitEquals(a)).as("step %d: oneDNN ran (other rounding)", t).isFalse();
             }
+        } finally {
+            Engine.setOneDnnLinear(true);
         }
     }
 

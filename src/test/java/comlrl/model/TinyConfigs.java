@@ -12,6 +12,25 @@ public final class TinyConfigs {
 
     /** A tiny config of {@code type} with GQA (4 query heads, 2 KV heads). */
     public static ModelConfig of(String type, boolean tied, String dtype) {
+        return ModelConfig.fromJson(json(type, tied, dtype), "test config");
+    }
+
+    /**
+     * {@link #of} with hidden size 512, MLP width 1024 and a vocabulary of 1024: the MLP and the LM
+     * head have 2^19 or more elements, so few-row products without autograd run on oneDNN.
+     */
+    public static ModelConfig wide(String type, boolean tied) {
+        ObjectNode n = json(type, tied, "float32");
+        n.put("vocab_size", 1024);
+        n.put("hidden_size", 512);
+        n.put("intermediate_size", 1024);
+        if (type.equals("qwen3")) {
+            n.put("head_dim", 160);
+        }
+        return ModelConfig.fromJson(n, "wide test config");
+    }
+
+    private static ObjectNode json(String type, boolean tied, String dtype) {
         ObjectNode n = JSON.createObjectNode();
         n.put("model_type", type);
         n.put("vocab_size", 64);
@@ -39,6 +58,6 @@ public final class TinyConfigs {
             rs.put("high_freq_factor", 4.0);
             rs.put("original_max_position_embeddings", 64);
         }
-        return ModelConfig.fromJson(n, "test config");
+        return n;
     }
 }
