@@ -30,24 +30,19 @@ import java.util.Set;
  *                 typical: keep the tokens whose −log p_v is closest to the entropy H, up to mass τ
  *                 ε-cutoff: drop p_v &lt; ε;  η-cutoff: drop p_v &lt; min(η, √η·e^{−H})
  *                 (the most likely token is always kept)
- *                 y = argmax(s + g),  g[v] = −log(E[v]),  E ~ Exp(1)      (Gumbel-max: y ~ Categorical(softmax(s)))
+ *                 p = softmax(s);  c_v = Σ_{w ≤ v} p_w  (float64);  u ~ U[0, 1)
+ *                 y = min { v : c_v &gt; u · c_{V−1} }          (inverse CDF: y ~ Categorical(p); p_v = 0 is never drawn)
  * </pre>
- * Row r's noise comes from its own generator, drawn {@link #chunkSteps(long)} steps at a time
- * (a chunk size that depends only on the vocabulary), so a row's samples do not depend on which
- * other rows share the batch. Owns its noise buffer and token history: close it.
+ * Row r's uniform comes from its own generator, one per step, so a row's samples do not depend on
+ * which other rows share the batch. Owns its token history: close it.
  */
 final class Sampler implements AutoCloseable {
-    /** Noise values drawn per row and chunk (about 4 MB of float32). */
-    private static final long CHUNK_VALUES = 1L << 20;
-
     private final SamplingConfig config;
     private final LogitsProcessing processing;
     private final List<Rng> rowRngs;
-    private final int chunk;
     private final long vocab;
     private final int promptLength;
     private final long[] eosIds;
-    private Tensor gumbel;   // [R, chunk, V] float32, or null before the first draw
     private Tensor presence; // [R, V] bool: tokens in the sequence so far (repetition penalty), or null
     private Tensor sequence; // [R, P + max_new_tokens] int64: prompt (pads as distinct negatives) and new tokens, or null
     private Tensor staticBan; // [1, V] bool: suppressed and single-token bad words, or null
@@ -71,7 +66,6 @@ final class Sampler implements AutoCloseable {
         this.processing = config.processing();
         this.rowRngs = rowRngs;
         this.vocab = vocab;
-        this.chunk = chunkSteps(vocab);
         // ids the model cannot produce (outside its vocabulary) never end a sequence and need no mask
         this.eosIds = eosIds.stream().mapToLong(Long::longValue).filter(id -> id >= 0 && id < vocab).toArray();
         int p = 0;
@@ -125,11 +119,6 @@ final class Sampler implements AutoCloseable {
         }
     }
 
-    /** Steps of noise drawn at once: between 1 and 32, about 1M values per row. */
-    static int chunkSteps(long vocab) {
-        return (int) Math.max(1, Math.min(32, CHUNK_VALUES / vocab));
-    }
-
     private void checkIds(String name, List<Long> ids) {
         for (long id : ids) {
             if (id < 0 || id >= vocab) {
@@ -178,7 +167,7 @@ final class Sampler implements AutoCloseable {
     /** The token of each row of {@code logits} {@code [R, V]} (float32) at decoding step {@code step}. */
     Tensor choose(Tensor logits, int step) {
         Tensor scores = scores(logits, step);
-        return config.greedy() ? scores.argmax(-1) : scores.add(noise(step, scores)).argmax(-1);
+        return config.greedy() ? scores.argmax(-1) : draw(scores);
     }
 
     /** The scores a token is chosen from: processed, and warped when sampling ({@code [R, V]}). */
@@ -336,31 +325,22 @@ final class Sampler implements AutoCloseable {
         return Tensor.cat(List.of(remove.narrow(-1, 0, v - 1), keepMostLikely), -1);
     }
 
-    /** Gumbel noise {@code [R, V]} of step {@code step}, drawing the next chunk when needed. */
-    private Tensor noise(int step, Tensor like) {
-        int offset = step % chunk;
-        if (gumbel == null || offset == 0) {
-            long rows = like.size(0);
-            long v = like.size(1);
-            try (Scope s = Scope.open()) {
-                Tensor e = Tensor.emptyOf(DType.F32, Device.CPU, rows, chunk, v);
-                for (int r = 0; r < rows; r++) {
-                    e.select(0, r).exponential_(1.0, rowRngs.get(r));
-                }
-                // E can underflow to 0 in float32: clamp so that −log(E) stays finite
-                Tensor fresh = e.clampMin(Float.MIN_NORMAL).log().neg().to(like.device()).keep();
-                if (gumbel != null) {
-                    gumbel.close();
-                }
-                gumbel = fresh;
-            }
+    /** One token per row from {@code softmax(scores)} {@code [R, V]}, by inverse CDF with the row's own uniform. */
+    private Tensor draw(Tensor scores) {
+        long rows = scores.size(0);
+        long v = scores.size(1);
+        Tensor cdf = scores.softmax(-1).to(DType.F64).cumsum(-1);                      // [R, V]
+        Tensor u = Tensor.emptyOf(DType.F64, Device.CPU, rows, 1);
+        for (int r = 0; r < rows; r++) {
+            u.select(0, r).uniform_(rowRngs.get(r));                                      // U[0, 1)
         }
-        return gumbel.select(1, offset);
+        Tensor target = u.to(scores.device()).mul(cdf.narrow(1, v - 1, 1));              // [R, 1]
+        return Tensor.searchsortedRight(cdf, target).clampMax(v - 1).squeeze(1);          // [R]
     }
 
     @Override
     public void close() {
-        for (Tensor t : new Tensor[] {gumbel, presence, sequence, staticBan, beginBan, eosMask}) {
+        for (Tensor t : new Tensor[] {presence, sequence, staticBan, beginBan, eosMask}) {
             if (t != null) {
                 t.close();
             }

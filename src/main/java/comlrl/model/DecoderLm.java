@@ -3,6 +3,7 @@ package comlrl.model;
 import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import comlrl.tensor.DType;
+import comlrl.tensor.PackedWeight;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
@@ -428,7 +429,16 @@ public final class DecoderLm implements AutoCloseable {
      *         final-normed hidden states {@code [B, S, E]}
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom) {
-        Context ctx = context(inputIds, positionIds, attentionMask, cache);
+        return forward(inputIds, positionIds, attentionMask, cache, logitsFrom, null);
+    }
+
+    /**
+     * The forward pass with {@code packed} weights (from {@link #packForDecoding(long)}, or null)
+     * for the projections whose row count they were packed for. Same values up to float rounding.
+     */
+    public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
+            DecodeWeights packed) {
+        Context ctx = context(inputIds, positionIds, attentionMask, cache, packed);
         Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
         for (int i = 0; i < layers.length; i++) {
             x = layer(i, x, ctx);
@@ -440,10 +450,17 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
-    private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache) {
+    private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
+            DecodeWeights packed) {
+        /** {@code x @ Wᵀ + b} for projection {@code which} of layer {@code layer}, packed when it can be. */
+        Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which) {
+            PackedWeight p = packed == null ? null : packed.layers[layer][which];
+            return p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
+        }
     }
 
-    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache) {
+    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
+            DecodeWeights packed) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
@@ -467,7 +484,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache);
+        return new Context(b, s, mask4d, causal, cos, sin, cache, packed);
     }
 
     /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
@@ -481,9 +498,9 @@ public final class DecoderLm implements AutoCloseable {
         double eps = config.rmsNormEps();
         // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
-        Tensor q = hn.linear(l.qWeight, l.qBias).view(b, s, h, d);  // [B, S, H, D]
-        Tensor k = hn.linear(l.kWeight, l.kBias).view(b, s, kvh, d); // [B, S, K, D]
-        Tensor v = hn.linear(l.vWeight, l.vBias).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        Tensor q = c.project(hn, l.qWeight, l.qBias, i, 0).view(b, s, h, d);  // [B, S, H, D]
+        Tensor k = c.project(hn, l.kWeight, l.kBias, i, 1).view(b, s, kvh, d); // [B, S, K, D]
+        Tensor v = c.project(hn, l.vWeight, l.vBias, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
         if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
             q = q.rmsNorm(l.qNorm, eps);
             k = k.rmsNorm(l.kNorm, eps);
@@ -497,11 +514,11 @@ public final class DecoderLm implements AutoCloseable {
         }
         Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
         attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
-        x = x.add(attn.linear(l.oWeight, l.oBias));
+        x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3));
         // MLP block: x + down(silu(gate(x)) * up(x))
         Tensor hm = x.rmsNorm(l.postNorm, eps);
-        Tensor gated = hm.linear(l.gateWeight, l.gateBias).silu().mul(hm.linear(l.upWeight, l.upBias));
-        return x.add(gated.linear(l.downWeight, l.downBias));
+        Tensor gated = c.project(hm, l.gateWeight, l.gateBias, i, 4).silu().mul(c.project(hm, l.upWeight, l.upBias, i, 5));
+        return x.add(c.project(gated, l.downWeight, l.downBias, i, 6));
     }
 
     /** Final norm and LM head (for positions {@code [logitsFrom, S)}). */
@@ -510,7 +527,8 @@ public final class DecoderLm implements AutoCloseable {
         Tensor logits = null;
         if (logitsFrom < c.s) {
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
-            logits = tail.linear(lmHead, null); // [B, S - logitsFrom, V]
+            logits = c.packed == null || c.packed.head == null ? tail.linear(lmHead, null)
+                    : c.packed.head.apply(tail, lmHead, null); // [B, S - logitsFrom, V]
         }
         return new Output(logits, hidden);
     }
@@ -535,7 +553,8 @@ public final class DecoderLm implements AutoCloseable {
      */
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
-        Context ctx = context(inputIds, positionIds, attentionMask, null);
+        releaseDecodeWeights();
+        Context ctx = context(inputIds, positionIds, attentionMask, null, null);
         Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
         Tensor upstream; // ∂L/∂x_0
         if (!checkpointing) {
@@ -585,6 +604,98 @@ public final class DecoderLm implements AutoCloseable {
         }
         try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
             embed.addRowsToGrad(inputIds.reshape(-1), rows.reshape(-1, config.hiddenSize()));
+        }
+    }
+
+    /** The packed weights last made by {@link #decodeWeights}, or null. */
+    private DecodeWeights decodeCache;
+
+    /**
+     * The projection and head weights packed by oneDNN for forwards of {@code rows} rows (token-by-token
+     * decoding of {@code rows} sequences), or null where packing does not apply (see
+     * {@link PackedWeight#of}). Kept by the model and reused while no weight changed (each weight's
+     * version counter is compared) and the row count is the same; repacked otherwise. A training
+     * {@link #backward} releases them (they would be stale after the update, and hold memory during it).
+     */
+    public synchronized DecodeWeights decodeWeights(long rows) {
+        if (decodeCache != null && decodeCache.rows == rows && decodeCache.current()) {
+            return decodeCache;
+        }
+        releaseDecodeWeights();
+        decodeCache = packForDecoding(rows);
+        return decodeCache;
+    }
+
+    /** Frees the packed weights of {@link #decodeWeights}, if any. */
+    public synchronized void releaseDecodeWeights() {
+        if (decodeCache != null) {
+            decodeCache.close();
+            decodeCache = null;
+        }
+    }
+
+    private DecodeWeights packForDecoding(long rows) {
+        PackedWeight head = PackedWeight.of(lmHead, rows);
+        if (head == null) {
+            return null; // no oneDNN, another dtype, a GPU, or a small model: nothing gains
+        }
+        PackedWeight[][] packed = new PackedWeight[layers.length][];
+        List<Tensor> sources = new ArrayList<>(List.of(lmHead));
+        try {
+            for (int i = 0; i < layers.length; i++) {
+                Layer l = layers[i];
+                Tensor[] w = {l.qWeight, l.kWeight, l.vWeight, l.oWeight, l.gateWeight, l.upWeight, l.downWeight};
+                packed[i] = new PackedWeight[w.length];
+                for (int j = 0; j < w.length; j++) {
+                    packed[i][j] = PackedWeight.of(w[j], rows);
+                    sources.add(w[j]);
+                }
+            }
+        } catch (RuntimeException e) {
+            new DecodeWeights(packed, head, rows, List.of()).close();
+            throw e;
+        }
+        return new DecodeWeights(packed, head, rows, sources);
+    }
+
+    /** Packed weights for decoding (see {@link #decodeWeights(long)}): per layer q, k, v, o, gate, up, down, and the head. */
+    public static final class DecodeWeights {
+        private final PackedWeight[][] layers; // entries null where a weight stays plain
+        private final PackedWeight head;
+        private final long rows;
+        private final List<Tensor> sources;    // the weights packed
+        private final long[] versions;         // their version counters when packed
+
+        private DecodeWeights(PackedWeight[][] layers, PackedWeight head, long rows, List<Tensor> sources) {
+            this.layers = layers;
+            this.head = head;
+            this.rows = rows;
+            this.sources = sources;
+            this.versions = sources.stream().mapToLong(Tensor::version).toArray();
+        }
+
+        /** Whether no packed weight changed since packing. */
+        boolean current() {
+            for (int i = 0; i < versions.length; i++) {
+                if (sources.get(i).version() != versions[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Frees the packed copies (only the model that made them does). */
+        private void close() {
+            for (PackedWeight[] layer : layers) {
+                if (layer != null) {
+                    for (PackedWeight w : layer) {
+                        if (w != null) {
+                            w.close();
+                        }
+                    }
+                }
+            }
+            head.close();
         }
     }
 
@@ -652,6 +763,7 @@ public final class DecoderLm implements AutoCloseable {
 
     @Override
     public void close() {
+        releaseDecodeWeights();
         parameters.values().forEach(Tensor::close);
         inverseFrequencies.close();
         rotateHalf.close();

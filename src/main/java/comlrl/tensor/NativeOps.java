@@ -22,6 +22,7 @@ final class NativeOps {
     private static final class Handles {
         static final OperatorHandle FUSED_ADAMW = find("aten::_fused_adamw_", "");
         static final OperatorHandle ONEDNN_LINEAR = find("mkldnn::_linear_pointwise", "");
+        static final OperatorHandle ONEDNN_REORDER = find("mkldnn::_reorder_linear_weight", "");
         // process-wide constants: retained, so that no scope open at class initialisation frees them
         static final Type.TypePtr TENSOR = ListType.ofTensors().getElementType().retainReference();
         static final IValue NO_SCALARS = new IValue(new GenericList(OptionalType.get(ListType.ofNumbers()
@@ -34,6 +35,14 @@ final class NativeOps {
             Engine.init();
             return Dispatcher.singleton().findSchemaOrThrow(name, overload).retainReference();
         }
+    }
+
+    /**
+     * The tensor an operator left on the stack, as a tensor of its own (the stack's element is a
+     * reference into the stack, which goes with it).
+     */
+    private static Tensor result(IValueVector stack) {
+        return new Tensor(new org.bytedeco.pytorch.Tensor(stack.get(0).toTensor()));
     }
 
     /** A boxed {@code Tensor[]}. */
@@ -76,7 +85,19 @@ final class NativeOps {
         Handles.FUSED_ADAMW.callBoxed(stack);
     }
 
-    /** {@code x @ Wᵀ + b} by oneDNN's inner-product kernel, on the weight as stored ({@code [out, in]}). */
+    /**
+     * {@code weight} ({@code [out, in]}) reordered into oneDNN's blocked layout for products with
+     * {@code rows} rows: an opaque tensor only {@link #oneDnnLinear} can use, with those rows.
+     */
+    static Tensor oneDnnPack(Tensor weight, long rows) {
+        IValueVector stack = new IValueVector();
+        stack.push_back(new IValue(weight.handle));
+        stack.push_back(new IValue(rows));
+        Handles.ONEDNN_REORDER.callBoxed(stack);
+        return result(stack);
+    }
+
+    /** {@code x @ Wᵀ + b} by oneDNN's inner-product kernel, on the weight as stored ({@code [out, in]}) or packed. */
     static Tensor oneDnnLinear(Tensor x, Tensor weight, Tensor bias) {
         IValueVector stack = new IValueVector();
         stack.push_back(new IValue(x.handle));
@@ -86,6 +107,6 @@ final class NativeOps {
         stack.push_back(Handles.NO_SCALARS);
         stack.push_back(Handles.EMPTY_ALGORITHM);
         Handles.ONEDNN_LINEAR.callBoxed(stack);
-        return new Tensor(stack.get(0).toTensor());
+        return result(stack);
     }
 }

@@ -261,6 +261,11 @@ public final class Tensor implements AutoCloseable {
         return to(DType.F32);
     }
 
+    /** The version counter of this tensor's data: it advances with every in-place change. */
+    public long version() {
+        return handle._version();
+    }
+
     public boolean isContiguous() {
         return handle.is_contiguous();
     }
@@ -538,6 +543,10 @@ public final class Tensor implements AutoCloseable {
                 && weight.handle.dim() == 2 && !handle.is_cuda() && isOneDnnType(handle) && isOneDnnType(weight.handle)
                 && handle.scalar_type().value == weight.handle.scalar_type().value && weight.handle.is_contiguous()
                 && handle.is_contiguous();
+    }
+
+    static boolean isOneDnnType(Tensor t) {
+        return isOneDnnType(t.handle);
     }
 
     private static boolean isOneDnnType(org.bytedeco.pytorch.Tensor t) {
@@ -864,6 +873,22 @@ public final class Tensor implements AutoCloseable {
     }
 
     /** Fills with Exp(lambda) draws from {@code rng}. */
+    /** Fills with draws from U[0, 1) of {@code rng}. */
+    public Tensor uniform_(Rng rng) {
+        handle.uniform_(0.0, 1.0, rng.optional());
+        return this;
+    }
+
+    /**
+     * For each row, the first index whose value in {@code sorted} ({@code [R, V]}, ascending along
+     * the last dimension) is greater than the row's {@code values} ({@code [R, 1]}): {@code [R, 1]}
+     * int64 ({@code torch.searchsorted(..., right=True)}).
+     */
+    public static Tensor searchsortedRight(Tensor sorted, Tensor values) {
+        return new Tensor(torch.searchsorted(sorted.handle, values.handle, false, true,
+                new org.bytedeco.pytorch.StringViewOptional(), new TensorOptional()));
+    }
+
     public Tensor exponential_(double lambda, Rng rng) {
         handle.exponential_(lambda, rng.optional());
         return this;

@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The Gumbel-max sampler against the plain categorical distribution it replaces. */
+/** The inverse-CDF sampler against the categorical distribution it draws from. */
 class SamplerTest {
     private static final float[] LOGITS = {2.0f, 1.0f, 0.0f, -1.0f, 0.5f, -3.0f};
 
@@ -74,9 +74,28 @@ class SamplerTest {
     }
 
     @Test
-    void noiseDrawnInChunksStaysOneStreamPerRow() {
-        assertThat(Sampler.chunkSteps(515)).isBetween(1, 32);
-        assertThat(Sampler.chunkSteps(151936)).isEqualTo(6);
-        assertThat(Sampler.chunkSteps(10_000_000)).isEqualTo(1);
+    void eachRowDrawsFromItsOwnStream() {
+        float[] two = new float[LOGITS.length * 2];
+        System.arraycopy(LOGITS, 0, two, 0, LOGITS.length);
+        System.arraycopy(LOGITS, 0, two, LOGITS.length, LOGITS.length);
+        List<Rng> pair = new ArrayList<>(List.of(new Rng(11), new Rng(12)));
+        List<Rng> alone = new ArrayList<>(List.of(new Rng(12)));
+        SamplingConfig config = SamplingConfig.sample(1.0, null, null, 1, 1);
+        try (Scope s = Scope.open(); Sampler both = new Sampler(config, pair, LOGITS.length);
+                Sampler single = new Sampler(config, alone, LOGITS.length)) {
+            Tensor logitsTwo = Tensor.ofFloats(two, Device.CPU, 2, LOGITS.length);
+            Tensor logitsOne = Tensor.ofFloats(LOGITS, Device.CPU, 1, LOGITS.length);
+            long differ = 0;
+            for (int step = 0; step < 200; step++) {
+                long[] a = both.choose(logitsTwo, step).toLongArray();
+                long[] b = single.choose(logitsOne, step).toLongArray();
+                assertThat(a[1]).as("step %d: row 1 with a neighbour = row alone", step).isEqualTo(b[0]);
+                differ += a[0] != a[1] ? 1 : 0;
+            }
+            assertThat(differ).as("the two rows' streams differ").isGreaterThan(50);
+        } finally {
+            pair.forEach(Rng::close);
+            alone.forEach(Rng::close);
+        }
     }
 }
