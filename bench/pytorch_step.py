@@ -10,7 +10,8 @@ own AdamW), one step is:
      decoded with the KV cache until exactly T tokens are sampled (temperature 1, EOS ignored);
   2. scoring:    forward of [G, P+T] with grad, loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t}),
                  backward;
-  3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad().
+  3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(); for bfloat16 weights on float32
+                 master copies (as the Java side keeps them), rounded back into the weights.
 Warm-up steps are not measured; the figures are medians over the measured steps. The result names
 the torch version, its BLAS, oneDNN and the thread count. Needs torch >= 2.0 and numpy (bash
 bench/setup.sh makes bench/.venv from the package index); safetensors is parsed by hand.
@@ -278,7 +279,12 @@ def run_bench(args):
     cfg, weights_path = load_config(args.model_dir)
     weights = load_safetensors(weights_path)
     agents = [DecoderLm(cfg, weights, dtype) for _ in range(args.agents)]
-    optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-6, weight_decay=0.01) for m in agents]
+    # bf16: what the Java side does too, float32 master weights and moments updated from the bf16
+    # gradients and rounded back into the bf16 weights after each step
+    masters = [[p.detach().float().clone() for p in m.parameters()] if dtype != torch.float32 else None
+               for m in agents]
+    optimizers = [torch.optim.AdamW(ms if ms is not None else m.parameters(), lr=1e-6, weight_decay=0.01)
+                  for m, ms in zip(agents, masters)]
     del weights
 
     greedy_ids = None
@@ -294,7 +300,7 @@ def run_bench(args):
     for step in range(args.warmup + args.steps):
         measured = step >= args.warmup
         step_start = time.perf_counter()
-        for model, optimizer in zip(agents, optimizers):
+        for model, optimizer, master in zip(agents, optimizers, masters):
             start = time.perf_counter()
             completion, prefill_s = sample_completions(model, prompt, args.new_tokens, rng)
             gen_s = time.perf_counter() - start
@@ -302,8 +308,16 @@ def run_bench(args):
             score(model, prompt, completion, advantages)
             score_s = time.perf_counter() - start
             start = time.perf_counter()
+            if master is not None:
+                for p, mp in zip(model.parameters(), master):
+                    mp.grad = p.grad.float()
+                    p.grad = None
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
+            if master is not None:
+                with torch.no_grad():
+                    for p, mp in zip(model.parameters(), master):
+                        p.copy_(mp)
             optim_s = time.perf_counter() - start
             if measured:
                 samples["gen_tokens_per_s"].append(tokens_per_agent / gen_s)

@@ -9,6 +9,7 @@ import comlrl.generation.Generator;
 import comlrl.generation.SamplingConfig;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
@@ -84,8 +85,13 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
     boolean comparePytorch;
 
-    @Option(names = "--python", defaultValue = "python3", description = "interpreter for --compare-pytorch (default ${DEFAULT-VALUE})")
+    @Option(names = "--python", description = "interpreter for --compare-pytorch (default: bench/.venv/bin/python, made by "
+            + "bash bench/setup.sh, else python3)")
     String python;
+
+    @Option(names = "--roofline", description = "measure the machine's memory bandwidth and matmul rate and report "
+            + "each phase (decoding, AdamW, scoring) as a fraction of its bound")
+    boolean roofline;
 
     @Option(names = "--gradient-checkpointing", description = "score with layer-wise recomputation")
     boolean gradientCheckpointing;
@@ -101,6 +107,10 @@ final class BenchCommand implements Callable<Integer> {
         DType type = DType.fromTorchName(dtype);
         Device dev = Device.parse(device);
         Engine.checkDevice(dev);
+        if (comparePytorch && dev.isCuda()) {
+            throw new IllegalArgumentException("--compare-pytorch runs the PyTorch baseline on the CPU: compare a "
+                    + "--device cpu run with it, not a GPU run");
+        }
         int envThreads = parseThreads(System.getenv("OMP_NUM_THREADS"));
         int k = threads == null ? envThreads : threads;
         if (k != envThreads) {
@@ -113,18 +123,36 @@ final class BenchCommand implements Callable<Integer> {
             BuiltinModels.write(arch, shape, seed, type, dir);
             Map<String, Object> java;
             Map<String, Object> torch = null;
-            try (JavaBench bench = new JavaBench(dir, type, dev)) {
-                if (!comparePytorch) {
+            ModelConfig modelConfig = ModelConfig.load(dir);
+            long parameters;
+            if (!comparePytorch) {
+                try (JavaBench bench = new JavaBench(dir, type, dev)) {
+                    parameters = bench.parameterCount();
                     java = bench.measure();
-                } else {
-                    List<Map<String, Object>> javaRounds = new ArrayList<>();
-                    List<Map<String, Object>> torchRounds = new ArrayList<>();
-                    for (int r = 0; r < Math.max(1, rounds); r++) {
+                }
+            } else {
+                // each round runs PyTorch first, then loads the agents afresh and frees them again: each
+                // side has the machine's memory to itself (two 0.5B agents do not fit twice in 24 GiB)
+                List<Map<String, Object>> javaRounds = new ArrayList<>();
+                List<Map<String, Object>> torchRounds = new ArrayList<>();
+                long count = 0;
+                for (int r = 0; r < Math.max(1, rounds); r++) {
+                    torchRounds.add(runPytorch(dir, k));
+                    try (JavaBench bench = new JavaBench(dir, type, dev)) {
+                        count = bench.parameterCount();
                         javaRounds.add(bench.measure());
-                        torchRounds.add(runPytorch(dir, k));
                     }
-                    java = medianOfRounds(javaRounds);
-                    torch = medianOfRounds(torchRounds);
+                    Engine.releaseFreeMemory();
+                }
+                parameters = count;
+                java = medianOfRounds(javaRounds);
+                torch = medianOfRounds(torchRounds);
+            }
+            if (roofline) { // after the measurements: its 2 GiB of test tensors must not count in their peak memory
+                Roofline.Limits limits = Roofline.measure(type, dev);
+                java.put("roofline", rooflineOf(java, modelConfig, type, parameters, limits));
+                if (torch != null) {
+                    torch.put("roofline", rooflineOf(torch, modelConfig, type, parameters, limits));
                 }
             }
             ObjectNode out = new ObjectMapper().valueToTree(java);
@@ -144,6 +172,15 @@ final class BenchCommand implements Callable<Integer> {
             deleteTree(dir);
         }
         return 0;
+    }
+
+    /** {@link Roofline#fractions} of one implementation's medians (decode time from tokens/s and prefill). */
+    private Map<String, Object> rooflineOf(Map<String, Object> result, ModelConfig config, DType type, long parameters,
+            Roofline.Limits limits) {
+        double genMsPerAgent = 1e3 * generations * newTokens / num(result, "gen_tokens_per_s");
+        double decodeMsPerStep = (genMsPerAgent - num(result, "prefill_ms")) / newTokens;
+        return Roofline.fractions(config, type, parameters, generations, promptLen, newTokens, limits, decodeMsPerStep,
+                num(result, "optim_ms"), num(result, "score_ms"));
     }
 
     /** The timed keys, shared by both implementations' results (medians over measured steps). */
@@ -236,6 +273,9 @@ final class BenchCommand implements Callable<Integer> {
             }
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("impl", "comlrl-java");
+            m.put("libtorch", Engine.libtorchVersion());
+            m.put("blas", "openblas");
+            m.put("onednn", Engine.oneDnnLinear());
             m.put("shape", shape);
             m.put("threads", Engine.numThreads());
             m.put("dtype", dtype);
@@ -252,6 +292,10 @@ final class BenchCommand implements Callable<Integer> {
             m.put("peak_rss_mib", peakRssMib());
             m.put("host_syncs_per_token", syncsPerToken);
             return m;
+        }
+
+        long parameterCount() {
+            return lms.get(0).model().parameters().stream().mapToLong(Tensor::numel).sum();
         }
 
         @Override
@@ -278,7 +322,12 @@ final class BenchCommand implements Callable<Integer> {
         if (!Files.isRegularFile(script)) {
             throw new IllegalArgumentException("--compare-pytorch needs " + script + " (run from a checkout)");
         }
-        List<String> cmd = new ArrayList<>(List.of(python, script.toString(), "--model-dir", dir.toString(),
+        String interpreter = python;
+        if (interpreter == null) {
+            Path venv = Path.of(root, "bench", ".venv", "bin", "python");
+            interpreter = Files.isExecutable(venv) ? venv.toString() : "python3";
+        }
+        List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), "--model-dir", dir.toString(),
                 "--agents", "" + agents, "--generations", "" + generations, "--prompt-len", "" + promptLen,
                 "--new-tokens", "" + newTokens, "--threads", "" + k, "--dtype", dtype, "--warmup", "" + warmup,
                 "--steps", "" + steps, "--seed", "" + seed, "--json"));
@@ -291,7 +340,7 @@ final class BenchCommand implements Callable<Integer> {
         int code = p.waitFor();
         if (code != 0) {
             throw new IllegalStateException("PyTorch baseline failed (exit " + code + "): " + String.join(" ", cmd)
-                    + "\n(install torch with bench/setup.sh)");
+                    + "\n(make its environment with: bash bench/setup.sh)");
         }
         return new ObjectMapper().readValue(stdout.substring(stdout.lastIndexOf('\n') + 1), Map.class);
     }
@@ -300,6 +349,9 @@ final class BenchCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "shape %s, %s agents x %s generations, prompt %s + %s new tokens, %s thread(s), %s on %s%n",
                 java.get("shape"), java.get("agents"), java.get("generations"), java.get("prompt_len"),
                 java.get("new_tokens"), java.get("threads"), java.get("dtype"), java.get("device"));
+        System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s)%s%n", java.get("libtorch"), java.get("blas"),
+                java.get("onednn"), torch == null ? "" : String.format(Locale.ROOT, "; pytorch: torch %s (BLAS %s, oneDNN %s), %s thread(s)",
+                        torch.get("torch_version"), torch.get("blas"), torch.get("onednn"), torch.get("threads")));
         String[][] rows = {{"gen_tokens_per_s", "generation tokens/s"}, {"prefill_ms", "prefill ms (per agent)"},
             {"score_ms", "scoring fwd+bwd ms (per agent)"}, {"optim_ms", "optimizer ms (per agent)"},
             {"step_ms", "whole step ms"}, {"peak_rss_mib", "peak resident MiB"}};
@@ -314,6 +366,19 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         System.out.printf(Locale.ROOT, "%-32s %12.2f%n", "host syncs per generated token", num(java, "host_syncs_per_token"));
+        if (java.get("roofline") instanceof Map<?, ?> jr) {
+            Map<?, ?> tr = torch == null ? null : (Map<?, ?>) torch.get("roofline");
+            System.out.printf(Locale.ROOT, "machine: read %.1f GB/s, read+write %.1f GB/s, matmul %.0f GFLOP/s (measured now)%n",
+                    jr.get("read_gb_per_s"), jr.get("read_write_gb_per_s"), jr.get("matmul_gflop_per_s"));
+            String[][] f = {{"decode_fraction_of_bandwidth", "decoding, of the bandwidth bound", "decode_bound_ms_per_step"},
+                {"optim_fraction_of_bandwidth", "AdamW, of the bandwidth bound", "optim_bound_ms"},
+                {"score_fraction_of_matmul", "scoring, of the matmul rate", "score_bound_ms"}};
+            for (String[] row : f) {
+                System.out.printf(Locale.ROOT, "%-32s %11.0f%%%s   (bound %.3g ms)%n", row[1], 100 * ((Number) jr.get(row[0])).doubleValue(),
+                        tr == null ? "" : String.format(Locale.ROOT, " %11.0f%%", 100 * ((Number) tr.get(row[0])).doubleValue()),
+                        ((Number) jr.get(row[2])).doubleValue());
+            }
+        }
     }
 
     private static double num(Map<String, Object> m, String key) {

@@ -90,7 +90,8 @@ public final class AdamW implements AutoCloseable {
     /**
      * One update of every parameter that has a gradient, by libtorch's fused AdamW kernel: one pass
      * over each parameter, its gradient and moments (7 float32 reads and writes per element), no
-     * temporaries. Parameters with a float32 master copy are updated there and rounded into place.
+     * temporaries. Parameters with a float32 master copy are updated there, one at a time (their
+     * gradient converted to float32 just before), and rounded into place.
      */
     public void step() {
         step++;
@@ -102,29 +103,45 @@ public final class AdamW implements AutoCloseable {
                 }
             }
             for (Map.Entry<Device, List<Integer>> e : byDevice.entrySet()) {
-                List<Tensor> targets = new ArrayList<>();
-                List<Tensor> grads = new ArrayList<>();
-                List<Tensor> m = new ArrayList<>();
-                List<Tensor> v = new ArrayList<>();
-                for (int i : e.getValue()) {
-                    Tensor p = parameters.get(i);
-                    Tensor target = master.get(i) == null ? p : master.get(i);   // the float values updated
-                    Tensor grad = p.grad().to(target.dtype());
-                    targets.add(target);
-                    grads.add(grad.isContiguous() ? grad : grad.contiguous());
-                    m.add(expAvg.get(i));
-                    v.add(expAvgSq.get(i));
-                }
                 Tensor t = Tensor.fullOf(step, DType.F32, e.getKey());
-                NativeOps.fusedAdamW(targets, grads, m, v, java.util.Collections.nCopies(targets.size(), t), lr, beta1,
-                        beta2, weightDecay, eps);
+                List<Integer> direct = new ArrayList<>();
                 for (int i : e.getValue()) {
-                    if (master.get(i) != null) {
-                        parameters.get(i).copy_(master.get(i));                    // round into bf16/f16
+                    if (master.get(i) == null) {
+                        direct.add(i);
+                        continue;
                     }
+                    try (Scope one = Scope.open()) { // the float32 gradient lives for this parameter only
+                        Tensor p = parameters.get(i);
+                        update(List.of(master.get(i)), List.of(p.grad().to(DType.F32)), List.of(i), t);
+                        p.copy_(master.get(i));                                      // round into bf16/f16
+                    }
+                }
+                if (!direct.isEmpty()) {
+                    List<Tensor> ps = new ArrayList<>();
+                    List<Tensor> gs = new ArrayList<>();
+                    for (int i : direct) {
+                        ps.add(parameters.get(i));
+                        gs.add(parameters.get(i).grad());
+                    }
+                    update(ps, gs, direct, t);
                 }
             }
         }
+    }
+
+    /** The fused kernel on {@code targets} (parameters or masters) with {@code grads} and the moments of {@code indices}. */
+    private void update(List<Tensor> targets, List<Tensor> grads, List<Integer> indices, Tensor t) {
+        List<Tensor> g = new ArrayList<>();
+        List<Tensor> m = new ArrayList<>();
+        List<Tensor> v = new ArrayList<>();
+        for (int j = 0; j < indices.size(); j++) {
+            Tensor grad = grads.get(j);
+            g.add(grad.isContiguous() ? grad : grad.contiguous());
+            m.add(expAvg.get(indices.get(j)));
+            v.add(expAvgSq.get(indices.get(j)));
+        }
+        NativeOps.fusedAdamW(targets, g, m, v, java.util.Collections.nCopies(targets.size(), t), lr, beta1, beta2,
+                weightDecay, eps);
     }
 
     /**

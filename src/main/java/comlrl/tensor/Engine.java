@@ -53,6 +53,19 @@ public final class Engine {
         return torch.get_num_threads();
     }
 
+    /** Returns the native heap's free memory to the operating system ({@code malloc_trim}). */
+    public static void releaseFreeMemory() {
+        org.bytedeco.javacpp.Pointer.trimMemory();
+    }
+
+    /** The libtorch version the natives were built from (TORCH_VERSION in libtorch's build settings). */
+    public static String libtorchVersion() {
+        init();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("TORCH_VERSION=([^,\\s]+)")
+                .matcher(torch.show_config().getString());
+        return m.find() ? m.group(1) : "unknown";
+    }
+
     private static volatile Boolean oneDnnLinear;
 
     /**

@@ -25,7 +25,7 @@ public final class PackedWeight implements AutoCloseable {
      */
     public static PackedWeight of(Tensor weight, long rows) {
         if (!Engine.oneDnnLinear() || weight.dim() != 2 || weight.device().isCuda() || !Tensor.isOneDnnType(weight)
-                || weight.numel() < Tensor.ONEDNN_MIN_WEIGHT || rows < 1) {
+                || !Tensor.oneDnnWorthIt(weight) || rows < 1) {
             return null;
         }
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {

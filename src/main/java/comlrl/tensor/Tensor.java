@@ -536,10 +536,23 @@ public final class Tensor implements AutoCloseable {
 
     /** Rows up to which {@link #linear} hands no-grad products to oneDNN. */
     static final long ONEDNN_MAX_ROWS = 8;
-    /** Weights below this many elements stay with BLAS (the boxed call's overhead outweighs the gain). */
+    /**
+     * Weights from this many elements go to oneDNN ({@link #linear}); smaller ones only when they have
+     * at least {@link #ONEDNN_WIDE_OUT} outputs. Measured at 4 rows, 1 thread: OpenBLAS repacks a
+     * weight with many outputs on every call ([256 → 704]: 73 µs against oneDNN's 31 µs) but serves
+     * narrow ones from its small-matrix kernels ([704 → 256]: 17 µs against 31 µs).
+     */
     static final long ONEDNN_MIN_WEIGHT = 1L << 19;
+    static final long ONEDNN_MIN_WIDE_WEIGHT = 1L << 17;
+    static final long ONEDNN_WIDE_OUT = 512;
+
+    /** Whether a {@code [out, in]} weight is large enough for oneDNN to beat BLAS on few rows. */
+    static boolean oneDnnWorthIt(Tensor weight) {
+        long n = weight.handle.numel();
+        return n >= ONEDNN_MIN_WEIGHT || (n >= ONEDNN_MIN_WIDE_WEIGHT && weight.handle.size(0) >= ONEDNN_WIDE_OUT);
+    }
     private boolean useOneDnn(Tensor weight) {
-        return Engine.oneDnnLinear() && !org.bytedeco.pytorch.GradMode.is_enabled() && weight.handle.numel() >= ONEDNN_MIN_WEIGHT
+        return Engine.oneDnnLinear() && !org.bytedeco.pytorch.GradMode.is_enabled() && oneDnnWorthIt(weight)
                 && weight.handle.dim() == 2 && !handle.is_cuda() && isOneDnnType(handle) && isOneDnnType(weight.handle)
                 && handle.scalar_type().value == weight.handle.scalar_type().value && weight.handle.is_contiguous()
                 && handle.is_contiguous();
