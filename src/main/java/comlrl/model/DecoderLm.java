@@ -3,6 +3,7 @@ package comlrl.model;
 import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import comlrl.tensor.DType;
+import comlrl.tensor.Engine;
 import comlrl.tensor.PackedWeight;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
@@ -438,6 +439,17 @@ public final class DecoderLm implements AutoCloseable {
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
             DecodeWeights packed) {
+        // many rows: BLAS products do the work (a few rows go to oneDNN, on libtorch's threads)
+        try (Engine.BlasSection blas = inputIds.numel() > BLAS_ROWS && !device.isCuda() ? Engine.blasSection() : null) {
+            return forwardLayers(inputIds, positionIds, attentionMask, cache, logitsFrom, packed);
+        }
+    }
+
+    /** Forwards of more rows than this are BLAS sections ({@link Engine#blasSection()}). */
+    static final long BLAS_ROWS = 8;
+
+    private Output forwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
+            long logitsFrom, DecodeWeights packed) {
         Context ctx = context(inputIds, positionIds, attentionMask, cache, packed);
         Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
         for (int i = 0; i < layers.length; i++) {
@@ -554,6 +566,13 @@ public final class DecoderLm implements AutoCloseable {
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
         releaseDecodeWeights();
+        try (Engine.BlasSection blas = device.isCuda() ? null : Engine.blasSection()) {
+            return backwardLayers(inputIds, positionIds, attentionMask, logitsFrom, loss, checkpointing);
+        }
+    }
+
+    private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
+            java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
         Context ctx = context(inputIds, positionIds, attentionMask, null, null);
         Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
         Tensor upstream; // ∂L/∂x_0
