@@ -64,14 +64,40 @@ public final class Scorer {
         if (weights.length != prompts.size()) {
             throw new IllegalArgumentException(weights.length + " weights for " + prompts.size() + " sequences");
         }
-        Rows r = rows(model, prompts, completions, padId);
-        if (r.t == 0) {
+        if (completions.stream().allMatch(c -> c.length == 0)) {
             return 0; // nothing generated: no token, no gradient
         }
         Tensor w = Tensor.ofDoubles(weights, model.device()).to(DType.F32);
-        java.util.function.Function<DecoderLm.Output, Tensor> loss =
-                out -> r.tokenLogprobs(out).sum(1, false).mul(w).sum();
-        return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), loss, checkpointing);
+        return backward(model, prompts, completions, padId, true, sc -> sc.sequenceLogprobs().mul(w).sum(), checkpointing);
+    }
+
+    /**
+     * Backpropagates a loss of the rows' {@link Scores} into the parameter gradients of the model and
+     * of whatever else the loss uses (a value head reading {@link Scores#hidden()}), optionally with
+     * layer-wise recomputation. Without {@code logits} only the hidden states are computed (a critic's
+     * pass: no LM head) and {@link Scores#tokenLogprobs()} is null. Rows are left-padded, so column
+     * {@code S−1} holds every row's last token and column {@code S−1−len_i} row i's last prompt token.
+     * Must run inside a caller's scope.
+     *
+     * @return the loss (nothing is backpropagated when it is not finite)
+     */
+    public static double backward(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
+            boolean logits, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
+        Rows r = rows(model, prompts, completions, padId);
+        long from = logits && r.t > 0 ? r.logitsFrom() : r.batch.length();
+        java.util.function.Function<DecoderLm.Output, Tensor> f = out -> loss.apply(new Scores(
+                logits && r.t > 0 ? r.tokenLogprobs(out) : logits ? Tensor.zerosOf(DType.F32, model.device(),
+                        prompts.size(), 1) : null, r.mask, out.hidden(), r.lengths));
+        return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), from, f, checkpointing);
+    }
+
+    /**
+     * The rows' final hidden states {@code [N, S, E]} without logits (a critic's forward), left-padded
+     * as in {@link #backward}. Gradients flow unless a no-grad mode is active; inside a caller's scope.
+     */
+    public static Tensor hidden(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        Rows r = rows(model, prompts, completions, padId);
+        return model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length()).hidden();
     }
 
     /**

@@ -162,7 +162,10 @@ public final class JsonLinesProcess implements AutoCloseable {
     public synchronized ExternalProcessException fail(String what) {
         // end its input first and give it a moment: a process that exits on EOF flushes its stderr,
         // which killing it could cut off before the reader has taken the last lines
-        endInput(FAIL_GRACE_MILLIS);
+        if (endInput(FAIL_GRACE_MILLIS)) {
+            // it exited: its stderr ends by itself; read it to the end before the kill closes the streams
+            joinQuietly(stderrReader);
+        }
         kill();
         joinQuietly(stderrReader);
         String message = title() + " " + command + where() + " " + what + ". " + stderrReport();

@@ -2,49 +2,43 @@ package comlrl.trainers.reinforce;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Dataset;
-import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.Generator;
-import comlrl.generation.Scorer;
-import comlrl.logging.ConsoleProgress;
-import comlrl.logging.JsonlMetricSink;
 import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
-import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
-import comlrl.reward.RewardLengths;
-import comlrl.rl.Advantages;
-import comlrl.rl.EvalSchedule;
 import comlrl.rl.JointMode;
-import comlrl.rl.ReferenceKl;
 import comlrl.rl.Returns;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
-import comlrl.rl.TrainLogGate;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
-import comlrl.tensor.GradMode;
-import comlrl.tensor.Scope;
-import comlrl.tensor.Tensor;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.ExternalTransition;
-import comlrl.trainers.TransitionContext;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.EpochLoop;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
-import comlrl.utils.ParallelTraining;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -53,10 +47,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.function.IntFunction;
 
 /**
  * Multi-Agent Group Relative Policy Optimisation: N agents, each sampling G completions per
@@ -74,42 +64,39 @@ import java.util.function.IntFunction;
 public class MAGRPOTrainer implements AutoCloseable {
     protected final MAGRPOConfig args;
     private final String algorithmName;
-    private final List<CausalLm> agents;
-    private final List<Object> agentSources;
-    private final List<DecoderLm> references;
+    private final AgentSet actors;
+    private final List<CausalLm> agents; // actors.models()
+    /** Frozen references for reference-KL shaping, or null when it is off. */
+    private ReferencePolicy references;
     private final List<AdamW> optimizers;
     /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final Formatters formatters;
     private final RewardFunction rewardFunc;
     private final RewardProcessor rewardProcessor;
+    private final JointRewarder rewarder;
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final ExternalTransition externalTransition;
+    private final Transitions transitions;
     private final EvalLogger evalLogger;
     private final EvalAggregator evalAggregator;
-    private final List<MetricSink> sinks = new ArrayList<>();
-    /** The run's metrics.jsonl, or null without an output directory. */
-    private JsonlMetricSink metricsFile;
+    private final MetricsLogger logger;
     private final Path outputDir;
     private final boolean verbose;
-    private final boolean chatTemplate;
-    private final String systemPrompt;
+    private final PromptEncoder promptEncoder;
     private final PrintStream console;
-    private final List<ExecutorService> agentThreads;
+    private final AgentExecutor executor;
     private final int numAgents;
+    private final TrainerCheckpoint checkpoint;
 
     // training state (saved in checkpoints)
     private long envStep;
-    private long seedCounter;
+    private final SeedStream seeds;
     private int epochsDone;
-    private final TrainLogGate logGate;
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
     private final List<List<NodeSample>> buffers = new ArrayList<>();
-    /** The latest logged events, at most {@link #historyLimit} (the whole log is in metrics.jsonl). */
-    private final java.util.ArrayDeque<Map<String, Double>> history = new java.util.ArrayDeque<>();
-    private final int historyLimit;
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
@@ -140,52 +127,41 @@ public class MAGRPOTrainer implements AutoCloseable {
         this.formatters = b.formatters == null ? Formatters.defaults(count)
                 : b.formatters instanceof Formatter f ? Formatters.build(f, count)
                 : Formatters.build(castFormatters(b.formatters), count);
-        this.agentSources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
-        for (int i = 0; i < count; i++) {
-            Object src = agentSources.get(i);
-            if (!(src instanceof CausalLm) && !(src instanceof String)) {
-                throw new IllegalArgumentException("agents[" + i + "] must be a model id/directory (String) or a "
-                        + "CausalLm, got " + src.getClass().getName());
-            }
-        }
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
         this.rewardFunc = b.rewardFunc;
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
+                args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset;
         this.evalDataset = b.evalDataset;
         this.externalTransition = b.externalTransition;
+        this.transitions = new Transitions(externalTransition, count);
         this.evalLogger = b.evalLogger;
         this.evalAggregator = b.evalAggregator;
         this.outputDir = b.outputDir;
         this.verbose = b.verbose;
-        this.chatTemplate = b.chatTemplate;
-        this.systemPrompt = b.systemPrompt;
+        this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
         this.console = b.console;
-        this.logGate = new TrainLogGate(args.loggingSteps());
         this.gradientObserver = b.gradientObserver;
         if (b.logHistoryLimit < 0) {
             throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit);
         }
-        this.historyLimit = b.logHistoryLimit;
-        List<Device> resolved = Devices.resolve(args.agentDevices(), count, "agent_devices");
-        List<Device> devices = args.parallelTraining() == ParallelTraining.NONE
-                ? Collections.nCopies(count, resolved.get(0)) : resolved;
+        this.seeds = new SeedStream(args.seed());
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null ? devices
                 : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         // every check that can fail without a model has run; now load (and free what was loaded on failure)
-        this.agents = new ArrayList<>();
-        this.references = new ArrayList<>();
+        this.actors = AgentSet.load("agent", sources, b.dtype, devices);
+        this.agents = actors.models();
         this.optimizers = new ArrayList<>();
-        this.agentThreads = new ArrayList<>();
+        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
+        MetricsLogger metrics = null;
         try {
             for (int i = 0; i < count; i++) {
-                Object src = agentSources.get(i);
-                agents.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, b.dtype, devices.get(i)));
                 buffers.add(new ArrayList<>());
             }
             if (args.referenceKlEnabled()) {
-                for (int i = 0; i < count; i++) {
-                    references.add(agents.get(i).model().frozenCopy(refDevices.get(i)));
-                }
+                references = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), refDevices);
             }
             for (int i = 0; i < count; i++) {
                 generation.add(resolveGeneration(i, agents.get(i)));
@@ -193,27 +169,29 @@ public class MAGRPOTrainer implements AutoCloseable {
             for (CausalLm a : agents) {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
-            // "mp": each agent on its own thread when the agents sit on different devices, or on CPU
-            // cores (CPU agents then run side by side, one core each with OMP_NUM_THREADS=1)
-            boolean parallel = args.parallelTraining() == ParallelTraining.MP && count > 1
-                    && (Devices.distinct(devices) || devices.stream().noneMatch(Device::isCuda));
-            if (parallel) {
-                for (int i = 0; i < count; i++) {
-                    agentThreads.add(Executors.newSingleThreadExecutor());
-                }
-            }
-            for (int i = 0; i < count; i++) {
-                requireOutsideModel(outputDir, "output_dir", i);
-            }
-            if (outputDir != null) {
-                metricsFile = new JsonlMetricSink(outputDir.resolve("metrics.jsonl"));
-                sinks.add(metricsFile);
-            }
-            sinks.addAll(b.sinks);
+            actors.requireOutside(outputDir, "output_dir");
+            metrics = new MetricsLogger(outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
         } catch (RuntimeException | Error e) {
-            close();
+            closeModels();
             throw e;
         }
+        this.logger = metrics;
+        this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
+                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", agents.stream().map(CausalLm::model).toList())),
+                checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
+                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
+                        externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
+                seeds, logger);
+    }
+
+    /** Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}). */
+    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
+        }
+        return parts;
     }
 
     /**
@@ -320,7 +298,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * long runs; {@code metrics.jsonl} has every event.
      */
     public List<Map<String, Double>> logHistory() {
-        return List.copyOf(history);
+        return logger.history();
     }
 
     /** {@link Builder#logHistoryLimit(int)}'s default. */
@@ -345,58 +323,44 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (checkpointInterval < 1) {
             throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
         }
-        if (checkpointDir != null) {
-            for (int i = 0; i < numAgents; i++) {
-                requireOutsideModel(checkpointDir, "checkpoint directory", i);
-            }
-        }
+        actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
         int epochs = args.numTrainEpochs();
-        if (epochsDone >= epochs) {
-            console.printf(java.util.Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "
-                    + "(the checkpoint's progress); raise num_train_epochs to train further.%n", epochsDone, epochs);
-            return;
-        }
-        long totalItems = trainDataset.knownSize().isPresent()
-                ? (long) trainDataset.knownSize().getAsInt() * Math.max(0, epochs - epochsDone) : -1;
-        ConsoleProgress progress = verbose ? new ConsoleProgress(console, totalItems) : null;
-        if (progress != null) {
-            sinks.add(progress);
-        }
-        try {
-            for (int epoch = epochsDone; epoch < epochs; epoch++) {
-                long b = 0; // task order is kept: no reshuffle per epoch
-                for (TaskItem item : trainDataset) {
-                    if (evalDataset != null && EvalSchedule.shouldEvaluate(b, args.evalInterval())) {
-                        evaluate(args.evalNumSamples());
+        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console, logger, verbose,
+                new EpochLoop.Body() {
+                    @Override
+                    public void evaluate() {
+                        MAGRPOTrainer.this.evaluate(args.evalNumSamples());
                     }
-                    itemLabel = "train item " + b + " of epoch " + (epoch + 1);
-                    trainItem(item);
-                    b++;
-                    if (progress != null) {
-                        progress.advance(1);
+
+                    @Override
+                    public void trainItem(TaskItem item, String label) {
+                        itemLabel = label;
+                        MAGRPOTrainer.this.trainItem(item);
                     }
-                }
-                List<Drain> rest = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    if (!buffers.get(i).isEmpty()) {
-                        rest.add(takeDrain(i));
+
+                    @Override
+                    public void flush() {
+                        List<Drain> rest = new ArrayList<>();
+                        for (int i = 0; i < numAgents; i++) {
+                            if (!buffers.get(i).isEmpty()) {
+                                rest.add(takeDrain(i));
+                            }
+                        }
+                        runDrains(rest);
+                        flushMetrics();
                     }
-                }
-                runDrains(rest);
-                flushMetrics();
-                epochsDone = epoch + 1;
-                if (checkpointDir != null && (epochsDone % checkpointInterval == 0 || epochsDone == epochs)) {
-                    saveCheckpoint(checkpointDir);
-                }
-            }
-        } finally {
-            if (progress != null) {
-                sinks.remove(progress);
-            }
-        }
+
+                    @Override
+                    public void epochDone(int done) {
+                        epochsDone = done;
+                        if (checkpointDir != null && (done % checkpointInterval == 0 || done == epochs)) {
+                            checkpoint.save(checkpointDir, new TrainerCheckpoint.Progress(epochsDone, envStep));
+                        }
+                    }
+                });
     }
 
     /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
@@ -448,7 +412,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         if (evalAggregator != null) {
             evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
         }
-        emit(envStep, metrics);
+        logger.log(envStep, metrics);
         return metrics;
     }
 
@@ -458,9 +422,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * lie inside, a directory an agent was loaded from.
      */
     public void saveModel(Path dir) {
-        for (int i = 0; i < numAgents; i++) {
-            requireOutsideModel(dir, "the save directory", i);
-        }
+        actors.requireOutside(dir, "the save directory");
         for (int i = 0; i < numAgents; i++) {
             agents.get(i).save(dir.resolve("agent_" + i));
         }
@@ -468,15 +430,17 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     @Override
     public void close() {
-        agentThreads.forEach(ExecutorService::shutdownNow);
-        sinks.forEach(MetricSink::close);
+        logger.close();
+        closeModels();
+    }
+
+    private void closeModels() {
+        executor.close();
         optimizers.forEach(AdamW::close);
-        references.forEach(DecoderLm::close);
-        for (int i = 0; i < agents.size(); i++) {
-            if (agentSources.get(i) instanceof String) {
-                agents.get(i).close(); // loaded here; models passed in belong to the caller
-            }
+        if (references != null) {
+            references.close();
         }
+        actors.close(); // the models loaded here; models passed in belong to the caller
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -498,7 +462,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         for (int i = 0; i < numAgents; i++) {
             prompts.add(formatters.format(i, item));
         }
-        Node root = buildNode(0, item, prompts, prompts, emptyHistories(), emptyHistories());
+        Node root = buildNode(0, item, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
@@ -514,30 +478,22 @@ public class MAGRPOTrainer implements AutoCloseable {
         flushMetrics();
     }
 
-    private List<List<String>> emptyHistories() {
-        List<List<String>> h = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            h.add(List.of());
-        }
-        return h;
-    }
-
     private Node buildNode(int turn, TaskItem item, List<String> prompts, List<String> historyPrompts,
             List<List<String>> promptHistory, List<List<String>> responseHistory) {
         Node node = new Node();
         node.turn = turn;
         node.historyPrompts = historyPrompts;
         int g = args.numGenerations();
-        long[] seeds = new long[numAgents];
+        long[] rowSeeds = new long[numAgents];
         for (int i = 0; i < numAgents; i++) {
-            seeds[i] = nextSeed();
+            rowSeeds[i] = seeds.next();
         }
         node.promptIds = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
             node.promptIds.add(encodePrompt(i, prompts.get(i)));
         }
-        node.completions = perAgent(i -> agents.get(i).generator()
-                .generate(List.of(node.promptIds.get(i)), generation.get(i).sampling(), seeds[i]).get(0));
+        node.completions = executor.map(i -> agents.get(i).generator()
+                .generate(List.of(node.promptIds.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
         if (args.referenceKlEnabled()) {
             node.referenceKls = new double[numAgents][];
             for (int i = 0; i < numAgents; i++) {
@@ -565,10 +521,10 @@ public class MAGRPOTrainer implements AutoCloseable {
                 for (int i = 0; i < numAgents; i++) {
                     String c = node.completions.get(i).get(idx[i]).text();
                     chosen.add(c);
-                    ph.add(append(promptHistory.get(i), historyPrompts.get(i)));
-                    rh.add(append(responseHistory.get(i), c));
+                    ph.add(Transitions.append(promptHistory.get(i), historyPrompts.get(i)));
+                    rh.add(Transitions.append(responseHistory.get(i), c));
                 }
-                List<String> next = nextPrompts(item, chosen, ph, rh);
+                List<String> next = transitions.next(item, chosen, ph, rh);
                 List<String> formatted = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {
                     formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
@@ -580,12 +536,6 @@ public class MAGRPOTrainer implements AutoCloseable {
         return node;
     }
 
-    private static List<String> append(List<String> list, String value) {
-        List<String> out = new ArrayList<>(list);
-        out.add(value);
-        return List.copyOf(out);
-    }
-
     /**
      * Token ids of agent {@code agent}'s prompt: the formatted text as is ({@code tokenizer(text)},
      * default special tokens), or, with the chat template on, the agent's chat template applied to
@@ -593,16 +543,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * (no special tokens added again, so templates that start with BOS do not get two).
      */
     long[] encodePrompt(int agent, String text) {
-        CausalLm lm = agents.get(agent);
-        if (!chatTemplate) {
-            return lm.encode(text);
-        }
-        List<Map<String, Object>> messages = new ArrayList<>();
-        if (systemPrompt != null) {
-            messages.add(Map.of("role", "system", "content", systemPrompt));
-        }
-        messages.add(Map.of("role", "user", "content", text));
-        return lm.tokenizer().encode(lm.tokenizer().applyChatTemplate(messages, true), false);
+        return promptEncoder.encode(agents.get(agent), text);
     }
 
     /** The reward of joint action {@code idx}: one completion per agent picked from {@code completions}. */
@@ -611,90 +552,18 @@ public class MAGRPOTrainer implements AutoCloseable {
         for (int i = 0; i < numAgents; i++) {
             joint.add(completions.get(i).get(idx[i]).text());
         }
-        return reward(item, joint);
-    }
-
-    /**
-     * r = processor(R(c_1, ..., c_N; item)): the reward function called on one joint response (one
-     * single-element list per agent), its length checked, then processed. Length-aware processors
-     * ({@code normalize_by_length}) receive the joint response's total length in code points.
-     */
-    private double reward(TaskItem item, List<String> joint) {
-        List<List<String>> lists = new ArrayList<>();
-        int length = 0;
-        for (String c : joint) {
-            lists.add(List.of(c));
-            length += c.codePointCount(0, c.length());
-        }
-        List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(item)), numAgents,
-                args.numGenerations(), algorithmName);
-        if (raw.isEmpty()) {
-            throw new IllegalArgumentException("Reward function returned no reward for a joint action");
-        }
-        Double value = raw.get(0);
-        double processed = value == null ? Double.NaN : rewardProcessor.applyWithLength(value, length);
-        if (!Double.isFinite(processed) && !args.skipNonfiniteSamples()) {
-            String what = value == null || !Double.isFinite(value) ? "The reward function returned " + value
-                    : "The reward processor turned the reward " + value + " into " + processed;
-            throw new IllegalStateException(what + " for " + itemLabel + " (prompt " + abbreviate(item.getString("prompt", ""))
-                    + "), joint response " + describe(joint) + ". No optimizer step used it and the last checkpoint is "
-                    + "intact; fix the reward, or set skip_nonfinite_samples: true to leave such samples out of the update.");
-        }
-        return processed;
-    }
-
-    private static String abbreviate(String text) {
-        String oneLine = text.replace("\n", "\\n");
-        return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
-    }
-
-    private static String describe(List<String> joint) {
-        List<String> parts = new ArrayList<>();
-        for (int i = 0; i < joint.size(); i++) {
-            parts.add("agent " + i + " " + abbreviate(joint.get(i)));
-        }
-        return String.join(", ", parts);
-    }
-
-    /** The next turn's raw prompts from the external transition, checked to be one per agent. */
-    private List<String> nextPrompts(TaskItem item, List<String> chosen, List<List<String>> promptHistory,
-            List<List<String>> responseHistory) {
-        List<String> next = externalTransition.next(new TransitionContext(item.getString("prompt", ""),
-                List.copyOf(chosen), numAgents, List.copyOf(promptHistory), List.copyOf(responseHistory), item));
-        if (next == null || next.size() != numAgents) {
-            throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
-                    + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
-        }
-        return next;
+        return rewarder.reward(item, joint, itemLabel);
     }
 
     private double[] referenceKls(int agent, long[] promptIds, List<Completion> completions) {
-        return referenceKls(agents.get(agent).model(), references.get(agent), promptIds,
+        return references.kls(agent, agents.get(agent).model(), promptIds,
                 completions.stream().map(Completion::tokenIds).toList(), agents.get(agent).padId());
     }
 
-    /**
-     * The k3 KL of each completion to the reference policy over the reference's token window
-     * ({@link ReferenceKl#responseLength}: the tokens before the first pad id, so an end-of-sequence
-     * token that is also the pad token is not counted), with log-probabilities under no gradient.
-     */
+    /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
     static double[] referenceKls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
             long pad) {
-        double[] kls = new double[completions.size()];
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
-            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            int t = pol.length / completions.size();
-            for (int k = 0; k < kls.length; k++) {
-                long[] y = completions.get(k);
-                int first = k * t + t - y.length; // completion tokens are right-aligned in each row
-                int window = ReferenceKl.responseLength(y, pad);
-                kls[k] = ReferenceKl.sequenceKl(java.util.Arrays.copyOfRange(pol, first, first + window),
-                        java.util.Arrays.copyOfRange(ref, first, first + window));
-            }
-        }
-        return kls;
+        return ReferencePolicy.kls(policy, reference, promptIds, completions, pad);
     }
 
     private RolloutNode toRolloutNode(Node n) {
@@ -739,7 +608,7 @@ public class MAGRPOTrainer implements AutoCloseable {
     /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
     private Drain takeDrain(int agent) {
         List<NodeSample> buffer = buffers.get(agent);
-        Drain d = new Drain(agent, new ArrayList<>(buffer), nextSeed());
+        Drain d = new Drain(agent, new ArrayList<>(buffer), seeds.next());
         buffer.clear();
         return d;
     }
@@ -756,7 +625,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         for (Drain d : drains) {
             byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
         }
-        List<List<DrainResult>> results = perAgent(i -> {
+        List<List<DrainResult>> results = executor.map(i -> {
             List<DrainResult> out = new ArrayList<>();
             for (Drain d : byAgent.getOrDefault(i, List.of())) {
                 out.add(drain(d));
@@ -884,9 +753,7 @@ public class MAGRPOTrainer implements AutoCloseable {
         long step = pendingStep;
         pending.clear();
         pendingStep = -1;
-        if (logGate.shouldLog(step)) {
-            emit(step, metrics);
-        }
+        logger.logTrain(step, metrics);
     }
 
     /**
@@ -929,21 +796,6 @@ public class MAGRPOTrainer implements AutoCloseable {
     /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
     static final double LENGTH_COLLAPSE_FRACTION = 0.25;
 
-    private void emit(long step, Map<String, Double> metrics) {
-        Map<String, Double> event = new LinkedHashMap<>();
-        event.put("env_step", (double) step);
-        event.putAll(metrics);
-        if (historyLimit > 0) {
-            if (history.size() == historyLimit) {
-                history.removeFirst();
-            }
-            history.addLast(Collections.unmodifiableMap(event));
-        }
-        for (MetricSink s : sinks) {
-            s.log(step, metrics);
-        }
-    }
-
     // ------------------------------------------------------------------ evaluation rollouts
 
     private record EvalBatch(double[][] rewards, List<List<List<String>>> completions) {
@@ -973,21 +825,21 @@ public class MAGRPOTrainer implements AutoCloseable {
             prompts.add(p);
         }
         for (int j = 0; j < n; j++) {
-            promptHist.add(new ArrayList<>(emptyHistories()));
-            responseHist.add(new ArrayList<>(emptyHistories()));
+            promptHist.add(new ArrayList<>(transitions.emptyHistories()));
+            responseHist.add(new ArrayList<>(transitions.emptyHistories()));
         }
         List<String> historyPrompts = null;
         for (int t = 0; t < turns; t++) {
-            long[] seeds = new long[numAgents];
+            long[] rowSeeds = new long[numAgents];
             for (int i = 0; i < numAgents; i++) {
-                seeds[i] = nextSeed();
+                rowSeeds[i] = seeds.next();
             }
             final List<List<String>> turnPrompts = prompts;
-            List<List<Completion>> outs = perAgent(i -> {
+            List<List<Completion>> outs = executor.map(i -> {
                 List<long[]> ids = turnPrompts.get(i).stream().map(p -> encodePrompt(i, p)).toList();
                 Generator gen = agents.get(i).generator();
                 List<Completion> flat = new ArrayList<>();
-                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), seeds[i])
+                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), rowSeeds[i])
                         .forEach(group -> flat.add(group.get(0)));
                 return flat;
             });
@@ -1002,12 +854,12 @@ public class MAGRPOTrainer implements AutoCloseable {
                     completions.get(i).get(j).add(c);
                     chosen.add(c);
                     String hp = historyPrompts == null ? turnPrompts.get(i).get(j) : historyPrompts.get(i * n + j);
-                    promptHist.get(j).set(i, append(promptHist.get(j).get(i), hp));
-                    responseHist.get(j).set(i, append(responseHist.get(j).get(i), c));
+                    promptHist.get(j).set(i, Transitions.append(promptHist.get(j).get(i), hp));
+                    responseHist.get(j).set(i, Transitions.append(responseHist.get(j).get(i), c));
                 }
-                rewards[j][t] = reward(items.get(j), chosen);
+                rewards[j][t] = rewarder.reward(items.get(j), chosen, itemLabel);
                 if (t < turns - 1) {
-                    List<String> ext = nextPrompts(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
+                    List<String> ext = transitions.next(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
                     for (int i = 0; i < numAgents; i++) {
                         next.get(i).add(ext.get(i));
                     }
@@ -1033,100 +885,7 @@ public class MAGRPOTrainer implements AutoCloseable {
 
     // ------------------------------------------------------------------ helpers
 
-    /** The next sampling/shuffling seed: a deterministic stream from {@code seed}, saved in checkpoints. */
-    private long nextSeed() {
-        return Generator.rowSeed(args.seed(), (int) (seedCounter >>> 20), (int) (seedCounter++ & 0xFFFFF));
-    }
-
-    /** Runs {@code task} for every agent, on the agents' own threads in "mp" mode; results in agent order. */
-    private <T> List<T> perAgent(IntFunction<T> task) {
-        List<T> out = new ArrayList<>();
-        if (agentThreads.isEmpty()) {
-            for (int i = 0; i < numAgents; i++) {
-                out.add(task.apply(i));
-            }
-            return out;
-        }
-        List<Future<T>> futures = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            final int agent = i;
-            futures.add(agentThreads.get(i).submit(() -> task.apply(agent)));
-        }
-        RuntimeException first = null;
-        for (Future<T> f : futures) {
-            try {
-                out.add(f.get());
-            } catch (Exception e) {
-                Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-                if (first == null) {
-                    first = cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
-        return out;
-    }
-
-    /** Fails when {@code dir} is agent {@code i}'s model directory or inside it. */
-    private void requireOutsideModel(Path dir, String what, int i) {
-        Path modelDir = agents.get(i).tokenizer().directory();
-        if (dir != null && modelDir != null) {
-            ModelDirs.requireNotInside(dir, what, modelDir, "agent " + i + "'s model");
-        }
-    }
-
     // ------------------------------------------------------------------ checkpoints
-
-    private void saveCheckpoint(Path root) {
-        String name = "checkpoint-" + epochsDone;
-        Checkpoints.write(root, name, dir -> {
-            for (int i = 0; i < numAgents; i++) {
-                Path a = dir.resolve("agent_" + i);
-                agents.get(i).model().save(a, CausalLm.MAX_SHARD_BYTES);
-                comlrl.model.io.Safetensors.save(optimizers.get(i).state(), dir.resolve("optimizer_" + i + ".safetensors"));
-            }
-            Map<String, Object> meta = new LinkedHashMap<>();
-            meta.put("algorithm", algorithmName);
-            meta.put("epochs_completed", epochsDone);
-            meta.put("num_train_epochs", args.numTrainEpochs());
-            meta.put("env_step", envStep);
-            meta.put("seed_counter", seedCounter);
-            meta.put("last_logged_step", logGate.lastLoggedStep().isPresent() ? logGate.lastLoggedStep().getAsLong() : null);
-            meta.put("num_agents", numAgents);
-            List<Map<String, Object>> shapes = new ArrayList<>();
-            for (CausalLm a : agents) {
-                shapes.add(shapeOf(a));
-            }
-            meta.put("model_shapes", shapes);
-            meta.put("metrics_lines", metricsFile == null ? null : metricsFile.lines());
-            meta.put("wandb", null);
-            Map<String, Object> states = new LinkedHashMap<>();
-            statefulParts().forEach((part, state) -> states.put(part, state.stateDict()));
-            meta.put("states", states);
-            Checkpoints.writeJson(dir.resolve(Checkpoints.METADATA), meta);
-        });
-        if (args.saveTotalLimit() != null) {
-            Checkpoints.prune(root, args.saveTotalLimit());
-        }
-    }
-
-    /** What a checkpoint's weights must fit: the architecture and every size of the model. */
-    private static Map<String, Object> shapeOf(CausalLm agent) {
-        comlrl.model.ModelConfig c = agent.model().config();
-        Map<String, Object> shape = new LinkedHashMap<>();
-        shape.put("model_type", c.modelType());
-        shape.put("vocab_size", c.vocabSize());
-        shape.put("hidden_size", c.hiddenSize());
-        shape.put("intermediate_size", c.intermediateSize());
-        shape.put("num_hidden_layers", c.numLayers());
-        shape.put("num_attention_heads", c.numHeads());
-        shape.put("num_key_value_heads", c.numKvHeads());
-        shape.put("head_dim", c.headDim());
-        shape.put("tie_word_embeddings", c.tieWordEmbeddings());
-        return shape;
-    }
 
     /**
      * Restores a {@code checkpoint-N} directory written by this trainer: weights, optimizer states,
@@ -1137,89 +896,9 @@ public class MAGRPOTrainer implements AutoCloseable {
      * model shape.
      */
     public void resumeFrom(Path checkpoint) {
-        Map<String, Object> meta = Checkpoints.readMetadata(checkpoint);
-        String algorithm = Checkpoints.requireString(meta, "algorithm", checkpoint);
-        if (!algorithm.equals(algorithmName)) {
-            throw new IllegalArgumentException(checkpoint + " is a checkpoint of " + algorithm + ", not " + algorithmName
-                    + ": resume it with algorithm " + algorithm + " (or start this run without --resume)");
-        }
-        long agentsSaved = Checkpoints.requireCount(meta, "num_agents", checkpoint);
-        if (agentsSaved != numAgents) {
-            throw new IllegalArgumentException(checkpoint + " holds " + agentsSaved + " agents but this trainer has "
-                    + numAgents + "; resume with the same num_agents");
-        }
-        int epochs = (int) Checkpoints.requireCount(meta, "epochs_completed", checkpoint);
-        long steps = Checkpoints.requireCount(meta, "env_step", checkpoint);
-        long seeds = Checkpoints.requireCount(meta, "seed_counter", checkpoint);
-        if (meta.get("model_shapes") instanceof List<?> shapes) {
-            for (int i = 0; i < numAgents && i < shapes.size(); i++) {
-                Map<String, Object> now = shapeOf(agents.get(i));
-                if (shapes.get(i) instanceof Map<?, ?> saved && !new LinkedHashMap<>(saved).equals(now)) {
-                    throw new IllegalArgumentException(checkpoint + " holds agent " + i + " of another model shape: "
-                            + saved + ", but this run's agent " + i + " is " + now + "; resume with the same models");
-                }
-            }
-        }
-        restoreWeights(checkpoint);
-        epochsDone = epochs;
-        envStep = steps;
-        seedCounter = seeds;
-        if (metricsFile != null && meta.get("metrics_lines") instanceof Number lines) {
-            metricsFile.truncateTo(lines.longValue());
-        }
-        Object last = meta.get("last_logged_step");
-        if (last instanceof Number l) {
-            logGate.restore(l.longValue());
-        }
-        restoreStates(checkpoint, meta);
-    }
-
-    private void restoreWeights(Path checkpoint) {
-        for (int i = 0; i < numAgents; i++) {
-            Path a = checkpoint.resolve("agent_" + i);
-            if (!Files.isDirectory(a)) {
-                throw new IllegalArgumentException(checkpoint + " has no agent_" + i + "/ directory");
-            }
-            agents.get(i).model().loadParameters(a);
-            Map<String, Tensor> state = comlrl.model.io.Safetensors.load(checkpoint.resolve("optimizer_" + i + ".safetensors"));
-            try {
-                optimizers.get(i).loadState(state);
-            } finally {
-                state.values().forEach(Tensor::close);
-            }
-        }
-    }
-
-    private void restoreStates(Path checkpoint, Map<String, Object> meta) {
-        Object states = meta.get("states");
-        Map<String, Stateful> parts = statefulParts();
-        if (states instanceof Map<?, ?> saved) {
-            for (Map.Entry<String, Stateful> e : parts.entrySet()) {
-                Object state = saved.get(e.getKey());
-                if (!(state instanceof Map<?, ?> m)) {
-                    throw new IllegalArgumentException(checkpoint + " holds no state for the stateful " + e.getKey()
-                            + "; resume with the same kind of " + e.getKey() + " as the checkpointed run");
-                }
-                @SuppressWarnings("unchecked")
-                Map<String, ?> typed = (Map<String, ?>) m;
-                e.getValue().loadStateDict(typed);
-            }
-        }
-    }
-
-    /** The user-supplied parts that keep state, by name, saved with every checkpoint. */
-    private Map<String, Stateful> statefulParts() {
-        Map<String, Stateful> parts = new LinkedHashMap<>();
-        Object[][] candidates = {{"train_dataset", trainDataset}, {"eval_dataset", evalDataset},
-            {"reward_func", rewardFunc}, {"reward_processor", rewardProcessor},
-            {"external_transition", externalTransition}, {"eval_logger", evalLogger},
-            {"eval_aggregator", evalAggregator}};
-        for (Object[] c : candidates) {
-            if (c[1] instanceof Stateful s) {
-                parts.put((String) c[0], s);
-            }
-        }
-        return parts;
+        TrainerCheckpoint.Progress p = this.checkpoint.restore(checkpoint);
+        epochsDone = p.epochsDone();
+        envStep = p.envStep();
     }
 
     // ------------------------------------------------------------------ builder

@@ -1,0 +1,105 @@
+package comlrl.trainers.common;
+
+import comlrl.logging.JsonlMetricSink;
+import comlrl.logging.MetricSink;
+import comlrl.rl.TrainLogGate;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where a trainer's metric events go: the run's {@code metrics.jsonl} (with an output directory),
+ * extra sinks, and a bounded in-memory history. Training events pass the {@code logging_steps} gate
+ * ({@link TrainLogGate}); evaluation events and callback metrics are logged as they come.
+ */
+public final class MetricsLogger implements AutoCloseable {
+    private final List<MetricSink> sinks = new ArrayList<>();
+    private final JsonlMetricSink metricsFile;
+    private final TrainLogGate gate;
+    private final ArrayDeque<Map<String, Double>> history = new ArrayDeque<>();
+    private final int historyLimit;
+
+    /**
+     * @param outputDir the run directory ({@code metrics.jsonl} is appended there), or null
+     * @param extra further sinks, closed with this logger
+     * @param historyLimit events kept by {@link #history()} (0: none)
+     */
+    public MetricsLogger(Path outputDir, List<MetricSink> extra, int loggingSteps, int historyLimit) {
+        if (historyLimit < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + historyLimit);
+        }
+        this.historyLimit = historyLimit;
+        this.gate = new TrainLogGate(loggingSteps);
+        this.metricsFile = outputDir == null ? null : new JsonlMetricSink(outputDir.resolve("metrics.jsonl"));
+        if (metricsFile != null) {
+            sinks.add(metricsFile);
+        }
+        sinks.addAll(extra);
+    }
+
+    /** Logs {@code metrics} at {@code step} if the training-log gate lets it through. */
+    public synchronized void logTrain(long step, Map<String, Double> metrics) {
+        if (gate.shouldLog(step)) {
+            log(step, metrics);
+        }
+    }
+
+    /** Logs {@code metrics} at {@code step}, ungated. */
+    public synchronized void log(long step, Map<String, Double> metrics) {
+        Map<String, Double> event = new LinkedHashMap<>();
+        event.put("env_step", (double) step);
+        event.putAll(metrics);
+        if (historyLimit > 0) {
+            if (history.size() == historyLimit) {
+                history.removeFirst();
+            }
+            history.addLast(Collections.unmodifiableMap(event));
+        }
+        for (MetricSink s : sinks) {
+            s.log(step, metrics);
+        }
+    }
+
+    /** The latest events, oldest first, each with its {@code env_step}. */
+    public synchronized List<Map<String, Double>> history() {
+        return List.copyOf(history);
+    }
+
+    /** A sink for a while (console progress during {@code train}). */
+    public synchronized void addSink(MetricSink sink) {
+        sinks.add(sink);
+    }
+
+    public synchronized void removeSink(MetricSink sink) {
+        sinks.remove(sink);
+    }
+
+    /** Lines in {@code metrics.jsonl} (null without an output directory), for checkpoints. */
+    public Long metricsLines() {
+        return metricsFile == null ? null : metricsFile.lines();
+    }
+
+    /** The gate's last logged step (null before the first), for checkpoints. */
+    public synchronized Long lastLoggedStep() {
+        return gate.lastLoggedStep().isPresent() ? gate.lastLoggedStep().getAsLong() : null;
+    }
+
+    /** Restores a checkpoint's log position: {@code metrics.jsonl} cut back to {@code lines}, the gate. */
+    public synchronized void restore(Long lines, Long lastLoggedStep) {
+        if (metricsFile != null && lines != null) {
+            metricsFile.truncateTo(lines);
+        }
+        if (lastLoggedStep != null) {
+            gate.restore(lastLoggedStep);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        sinks.forEach(MetricSink::close);
+    }
+}

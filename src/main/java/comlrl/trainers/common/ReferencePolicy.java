@@ -1,0 +1,68 @@
+package comlrl.trainers.common;
+
+import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
+import comlrl.rl.ReferenceKl;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Scope;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Frozen copies of the actors at the start of training, for reference-KL shaping (reference §2.6):
+ * per completion {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log p_ref(y_t) − log p_pol(y_t)}
+ * over the tokens before the first pad id ({@link ReferenceKl#responseLength}), computed without
+ * gradients; trainers shape rewards with {@code r' = r − β·KL}.
+ */
+public final class ReferencePolicy implements AutoCloseable {
+    private final List<DecoderLm> references = new ArrayList<>();
+
+    /** Frozen copies of {@code policies}, each on its device. */
+    public ReferencePolicy(List<DecoderLm> policies, List<Device> devices) {
+        try {
+            for (int i = 0; i < policies.size(); i++) {
+                references.add(policies.get(i).frozenCopy(devices.get(i)));
+            }
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    public DecoderLm reference(int agent) {
+        return references.get(agent);
+    }
+
+    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} under {@code policy}. */
+    public double[] kls(int agent, DecoderLm policy, long[] promptIds, List<long[]> completions, long pad) {
+        return kls(policy, references.get(agent), promptIds, completions, pad);
+    }
+
+    /** The k3 KL of each completion of {@code promptIds} between {@code policy} and {@code reference}. */
+    public static double[] kls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
+            long pad) {
+        double[] kls = new double[completions.size()];
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
+            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
+            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
+            int t = pol.length / completions.size();
+            for (int k = 0; k < kls.length; k++) {
+                long[] y = completions.get(k);
+                int first = k * t + t - y.length; // completion tokens are right-aligned in each row
+                int window = ReferenceKl.responseLength(y, pad);
+                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOfRange(pol, first, first + window),
+                        Arrays.copyOfRange(ref, first, first + window));
+            }
+        }
+        return kls;
+    }
+
+    @Override
+    public void close() {
+        references.forEach(DecoderLm::close);
+    }
+}

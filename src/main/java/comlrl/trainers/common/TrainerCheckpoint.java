@@ -1,0 +1,221 @@
+package comlrl.trainers.common;
+
+import comlrl.checkpoint.Checkpoints;
+import comlrl.data.Stateful;
+import comlrl.generation.CausalLm;
+import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
+import comlrl.model.io.Safetensors;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Tensor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one checkpoint contract of the trainers. A trainer lists its state once, and the same list
+ * is written and restored:
+ * <ul>
+ *   <li>{@linkplain Part parts}: model weights, optimizer moments, value heads (files in the
+ *       {@code checkpoint-N} directory);</li>
+ *   <li>progress ({@link Progress}: completed epochs, {@code env_step}), the {@link SeedStream}
+ *       position, the log position ({@link MetricsLogger}), and the user's {@link Stateful} parts,
+ *       in {@code metadata.json};</li>
+ *   <li>the shape of every model, checked before anything is restored.</li>
+ * </ul>
+ * Work done after the last checkpoint is repeated on resume, with the same seeds.
+ */
+public final class TrainerCheckpoint {
+    /** A piece of state stored as files in the checkpoint directory. */
+    public interface Part {
+        void save(Path checkpointDir);
+
+        void restore(Path checkpointDir);
+    }
+
+    /** Training progress: epochs completed and the environment step reached. */
+    public record Progress(int epochsDone, long envStep) {
+    }
+
+    /** Models whose shapes a checkpoint must fit: metadata key, what they are called in messages. */
+    public record ShapeGroup(String key, String label, List<DecoderLm> models) {
+    }
+
+    private final String algorithm;
+    private final int numAgents;
+    private final int numTrainEpochs;
+    private final Integer saveTotalLimit;
+    private final List<ShapeGroup> shapes;
+    private final Map<String, Part> parts;
+    private final Map<String, Stateful> stateful;
+    private final SeedStream seeds;
+    private final MetricsLogger logger;
+
+    public TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpochs, Integer saveTotalLimit,
+            List<ShapeGroup> shapes, Map<String, Part> parts, Map<String, Stateful> stateful, SeedStream seeds,
+            MetricsLogger logger) {
+        this.algorithm = algorithm;
+        this.numAgents = numAgents;
+        this.numTrainEpochs = numTrainEpochs;
+        this.saveTotalLimit = saveTotalLimit;
+        this.shapes = List.copyOf(shapes);
+        this.parts = new LinkedHashMap<>(parts);
+        this.stateful = new LinkedHashMap<>(stateful);
+        this.seeds = seeds;
+        this.logger = logger;
+    }
+
+    /** Writes {@code root/checkpoint-E} (E = epochs done) atomically, then prunes to {@code save_total_limit}. */
+    public Path save(Path root, Progress progress) {
+        Path written = Checkpoints.write(root, "checkpoint-" + progress.epochsDone(), dir -> {
+            parts.values().forEach(p -> p.save(dir));
+            Map<String, Object> meta = new LinkedHashMap<>();
+            meta.put("algorithm", algorithm);
+            meta.put("epochs_completed", progress.epochsDone());
+            meta.put("num_train_epochs", numTrainEpochs);
+            meta.put("env_step", progress.envStep());
+            meta.put("seed_counter", seeds.position());
+            meta.put("last_logged_step", logger.lastLoggedStep());
+            meta.put("num_agents", numAgents);
+            for (ShapeGroup g : shapes) {
+                meta.put(g.key(), g.models().stream().map(TrainerCheckpoint::shapeOf).toList());
+            }
+            meta.put("metrics_lines", logger.metricsLines());
+            meta.put("wandb", null);
+            Map<String, Object> states = new LinkedHashMap<>();
+            stateful.forEach((part, state) -> states.put(part, state.stateDict()));
+            meta.put("states", states);
+            Checkpoints.writeJson(dir.resolve(Checkpoints.METADATA), meta);
+        });
+        if (saveTotalLimit != null) {
+            Checkpoints.prune(root, saveTotalLimit);
+        }
+        return written;
+    }
+
+    /**
+     * Restores {@code checkpoint}: checks algorithm, agent count and model shapes first (nothing
+     * changes when one fails), then the parts, the seed and log positions and the stateful parts.
+     */
+    public Progress restore(Path checkpoint) {
+        Map<String, Object> meta = Checkpoints.readMetadata(checkpoint);
+        String saved = Checkpoints.requireString(meta, "algorithm", checkpoint);
+        if (!saved.equals(algorithm)) {
+            throw new IllegalArgumentException(checkpoint + " is a checkpoint of " + saved + ", not " + algorithm
+                    + ": resume it with algorithm " + saved + " (or start this run without --resume)");
+        }
+        long agentsSaved = Checkpoints.requireCount(meta, "num_agents", checkpoint);
+        if (agentsSaved != numAgents) {
+            throw new IllegalArgumentException(checkpoint + " holds " + agentsSaved + " agents but this trainer has "
+                    + numAgents + "; resume with the same num_agents");
+        }
+        int epochs = (int) Checkpoints.requireCount(meta, "epochs_completed", checkpoint);
+        long steps = Checkpoints.requireCount(meta, "env_step", checkpoint);
+        long seedPosition = Checkpoints.requireCount(meta, "seed_counter", checkpoint);
+        for (ShapeGroup g : shapes) {
+            if (meta.get(g.key()) instanceof List<?> savedShapes) {
+                for (int i = 0; i < g.models().size() && i < savedShapes.size(); i++) {
+                    Map<String, Object> now = shapeOf(g.models().get(i));
+                    if (savedShapes.get(i) instanceof Map<?, ?> s && !new LinkedHashMap<>(s).equals(now)) {
+                        throw new IllegalArgumentException(checkpoint + " holds " + g.label() + " " + i + " of another model "
+                                + "shape: " + s + ", but this run's " + g.label() + " " + i + " is " + now
+                                + "; resume with the same models");
+                    }
+                }
+            }
+        }
+        parts.values().forEach(p -> p.restore(checkpoint));
+        seeds.restore(seedPosition);
+        Long lines = meta.get("metrics_lines") instanceof Number n ? n.longValue() : null;
+        Long last = meta.get("last_logged_step") instanceof Number n ? n.longValue() : null;
+        logger.restore(lines, last);
+        restoreStates(checkpoint, meta);
+        return new Progress(epochs, steps);
+    }
+
+    private void restoreStates(Path checkpoint, Map<String, Object> meta) {
+        if (!(meta.get("states") instanceof Map<?, ?> saved)) {
+            return;
+        }
+        for (Map.Entry<String, Stateful> e : stateful.entrySet()) {
+            if (!(saved.get(e.getKey()) instanceof Map<?, ?> m)) {
+                throw new IllegalArgumentException(checkpoint + " holds no state for the stateful " + e.getKey()
+                        + "; resume with the same kind of " + e.getKey() + " as the checkpointed run");
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, ?> typed = (Map<String, ?>) m;
+            e.getValue().loadStateDict(typed);
+        }
+    }
+
+    /** What a checkpoint's weights must fit: the architecture and every size of the model. */
+    public static Map<String, Object> shapeOf(DecoderLm model) {
+        ModelConfig c = model.config();
+        Map<String, Object> shape = new LinkedHashMap<>();
+        shape.put("model_type", c.modelType());
+        shape.put("vocab_size", c.vocabSize());
+        shape.put("hidden_size", c.hiddenSize());
+        shape.put("intermediate_size", c.intermediateSize());
+        shape.put("num_hidden_layers", c.numLayers());
+        shape.put("num_attention_heads", c.numHeads());
+        shape.put("num_key_value_heads", c.numKvHeads());
+        shape.put("head_dim", c.headDim());
+        shape.put("tie_word_embeddings", c.tieWordEmbeddings());
+        return shape;
+    }
+
+    /** The weights of {@code model} in {@code checkpoint/dirName/} (a model directory of safetensors shards). */
+    public static Part weights(String dirName, String label, DecoderLm model) {
+        return new Part() {
+            @Override
+            public void save(Path dir) {
+                model.save(dir.resolve(dirName), CausalLm.MAX_SHARD_BYTES);
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path d = dir.resolve(dirName);
+                if (!Files.isDirectory(d)) {
+                    throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (" + label + ")");
+                }
+                model.loadParameters(d);
+            }
+        };
+    }
+
+    /** An optimizer's moments and step counts in {@code checkpoint/fileName}. */
+    public static Part optimizer(String fileName, AdamW optimizer) {
+        return new Part() {
+            @Override
+            public void save(Path dir) {
+                Safetensors.save(optimizer.state(), dir.resolve(fileName));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Map<String, Tensor> state = Safetensors.load(dir.resolve(fileName));
+                try {
+                    optimizer.loadState(state);
+                } finally {
+                    state.values().forEach(Tensor::close);
+                }
+            }
+        };
+    }
+
+    /**
+     * The user-supplied parts that keep state: of the (name, part) pairs, those whose part
+     * implements {@link Stateful}, in order.
+     */
+    public static Map<String, Stateful> statefulParts(Object... nameValuePairs) {
+        Map<String, Stateful> out = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < nameValuePairs.length; i += 2) {
+            if (nameValuePairs[i + 1] instanceof Stateful s) {
+                out.put((String) nameValuePairs[i], s);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,41 @@
+package comlrl.trainers.common;
+
+import comlrl.data.TaskItem;
+import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.TransitionContext;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Multi-turn environment steps: the external transition called with the branch's chosen
+ * completions and histories, its result checked to hold one prompt per agent.
+ */
+public record Transitions(ExternalTransition transition, int numAgents) {
+    /** The next turn's raw prompts, one per agent. */
+    public List<String> next(TaskItem item, List<String> chosen, List<List<String>> promptHistory,
+            List<List<String>> responseHistory) {
+        List<String> next = transition.next(new TransitionContext(item.getString("prompt", ""), List.copyOf(chosen),
+                numAgents, List.copyOf(promptHistory), List.copyOf(responseHistory), item));
+        if (next == null || next.size() != numAgents) {
+            throw new IllegalArgumentException("External transition must return per-agent prompts: expected "
+                    + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
+        }
+        return next;
+    }
+
+    /** {@code numAgents} empty histories. */
+    public List<List<String>> emptyHistories() {
+        List<List<String>> h = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            h.add(List.of());
+        }
+        return h;
+    }
+
+    /** {@code list} with {@code value} appended (a new unmodifiable list). */
+    public static List<String> append(List<String> list, String value) {
+        List<String> out = new ArrayList<>(list);
+        out.add(value);
+        return List.copyOf(out);
+    }
+}
