@@ -1,0 +1,169 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.utils.ConfigMaps;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.DoublePredicate;
+import java.util.function.Function;
+
+/**
+ * One config field, declared once: its snake_case key, its default, how a YAML/JSON value is read
+ * (with {@link ConfigMaps}' type errors), the range rule checked when a config is built, and how the
+ * value is written to {@code config.json}. A field may fall back to another field when unset
+ * ({@code train_batch_size} → {@code rollout_buffer_size}).
+ *
+ * @param <T> the Java type of the value (boxed; null where the field is nullable)
+ */
+final class ConfigField<T> {
+    /** Reads a raw config value; {@code owner} and {@code key} name it in type errors. */
+    @FunctionalInterface
+    interface Reader<T> {
+        T read(String owner, String key, Object raw);
+    }
+
+    /** Returns null when {@code value} is valid, else the message ("rollout_buffer_size must be >= 1, got 0"). */
+    @FunctionalInterface
+    interface Rule<T> {
+        String problem(T value);
+    }
+
+    final String key;
+    final T defaultValue;
+    private final Reader<T> reader;
+    private final Rule<T> rule;
+    private final Function<T, Object> writer;
+    /** Whose value an unset (null) value of this field takes, or null. */
+    final ConfigField<T> fallback;
+
+    private ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
+                        ConfigField<T> fallback) {
+        this.key = key;
+        this.defaultValue = defaultValue;
+        this.reader = reader;
+        this.rule = rule;
+        this.writer = writer;
+        this.fallback = fallback;
+    }
+
+    /** The same field with another default. */
+    ConfigField<T> withDefault(T otherDefault) {
+        return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback);
+    }
+
+    /** The same field, taking {@code other}'s value when unset. */
+    ConfigField<T> orElse(ConfigField<T> other) {
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, other);
+    }
+
+    /** Reads a raw YAML/JSON value (type errors name {@code owner} and the key). */
+    T read(String owner, Object raw) {
+        return reader.read(owner, key, raw);
+    }
+
+    /** What is wrong with {@code value} ("rollout_buffer_size must be >= 1, got 0"), or null when it is valid. */
+    String problem(Object value) {
+        return rule.problem(cast(value));
+    }
+
+    /** The value as written to {@code config.json} (enums as their config strings). */
+    Object write(Object value) {
+        return value == null ? null : writer.apply(cast(value));
+    }
+
+    @SuppressWarnings("unchecked")
+    T cast(Object value) {
+        return (T) value;
+    }
+
+    @Override
+    public String toString() {
+        return key;
+    }
+
+    // ------------------------------------------------------------------ kinds of field
+
+    /** An int ≥ {@code min}; {@code note} follows the "got" part of the message. */
+    static ConfigField<Integer> atLeast(String key, int defaultValue, int min, String note) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toInt,
+                v -> v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
+    }
+
+    /** An int ≥ {@code min}, or null; {@code note} says what null means. */
+    static ConfigField<Integer> nullableAtLeast(String key, Integer defaultValue, int min, String note) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableInt,
+                v -> v == null || v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
+    }
+
+    /** A double satisfying {@code ok} (which decides on NaN and infinities), described by {@code range}. */
+    static ConfigField<Double> number(String key, double defaultValue, DoublePredicate ok, String range) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toDouble,
+                v -> ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
+    }
+
+    /** A double satisfying {@code ok}, or null; {@code range} says what null means. */
+    static ConfigField<Double> nullableNumber(String key, Double defaultValue, DoublePredicate ok, String range) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableDouble,
+                v -> v == null || ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
+    }
+
+    static ConfigField<Boolean> flag(String key, boolean defaultValue) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toBoolean, v -> null, v -> v, null);
+    }
+
+    static ConfigField<Long> integer64(String key, long defaultValue) {
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toLong, v -> null, v -> v, null);
+    }
+
+    /**
+     * An enum read from its config string by {@code parse} (which also decides what a null-like
+     * value means) and written back as {@code name}.
+     */
+    static <E extends Enum<E>> ConfigField<E> choice(String key, E defaultValue, Function<String, E> parse,
+                                                     Function<E, String> name) {
+        Reader<E> reader = (owner, k, raw) -> parse.apply(ConfigMaps.isNullLike(raw) ? null
+                : ConfigMaps.toStr(owner, k, raw));
+        return new ConfigField<>(key, Objects.requireNonNull(defaultValue), reader,
+                v -> v == null ? key + " must be set" : null, name::apply, null);
+    }
+
+    /**
+     * A device spec: null (automatic), one device (stored as a one-element list) or a list of
+     * devices; entries must be non-blank.
+     */
+    static ConfigField<List<String>> devices(String key) {
+        return new ConfigField<>(key, null, ConfigMaps::toNullableStringList, v -> deviceProblem(key, v), v -> v, null);
+    }
+
+    private static String deviceProblem(String key, List<String> devices) {
+        if (devices == null) {
+            return null;
+        }
+        if (devices.isEmpty()) {
+            return key + " must not be an empty list; leave it unset (null) for automatic placement";
+        }
+        for (String device : devices) {
+            if (device == null || device.isBlank()) {
+                return key + " entries must be device names such as \"cuda:0\" or \"cpu\", got " + devices;
+            }
+        }
+        return null;
+    }
+
+    /** A mapping with string keys (empty when unset); {@code rule} checks the whole mapping. */
+    static ConfigField<Map<String, Object>> mapping(String key, String example, Rule<Map<String, Object>> rule) {
+        Reader<Map<String, Object>> reader = (owner, k, raw) -> {
+            if (ConfigMaps.isNullLike(raw)) {
+                return Map.of();
+            }
+            if (raw instanceof Map<?, ?> m) {
+                return Collections.unmodifiableMap(ConfigMaps.stringKeys(owner + " " + k, m));
+            }
+            throw new IllegalArgumentException(owner + " key '" + k + "' must be a mapping " + example + ", got " + raw);
+        };
+        return new ConfigField<>(key, Map.of(), reader, rule, v -> Collections.unmodifiableMap(new LinkedHashMap<>(v)),
+                null);
+    }
+}

@@ -1,0 +1,43 @@
+package comlrl.trainers.actorcritic;
+
+import java.util.Locale;
+
+/**
+ * {@code critic_type}: what the critic conditions on (reference §5.5, §5.6).
+ */
+public enum CriticType {
+    /** {@code V(h)}: the value of the prompt alone, read at the prompt's last token. Config: "v". */
+    V,
+    /** {@code Q(h, a)}: the value of the prompt and the response, read at the response's last token. Config: "q". */
+    Q;
+
+    /** The config spelling, "v" or "q". */
+    public String configName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Whether the critic's input includes the agent's response (Q) or only the prompt (V). */
+    public boolean readsResponse() {
+        return this == Q;
+    }
+
+    /**
+     * Parses "v" or "q" (case and blanks ignored); null means "v", as the reference's
+     * {@code (critic_type or "v").lower()}.
+     *
+     * @throws IllegalArgumentException for anything else
+     */
+    public static CriticType parse(String value) {
+        return switch (value == null ? "v" : value.trim().toLowerCase(Locale.ROOT)) {
+            case "v" -> V;
+            case "q" -> Q;
+            default -> throw new IllegalArgumentException("critic_type must be one of: 'v', 'q' (got \"" + value
+                    + "\"): 'v' values the prompt, V(h); 'q' values the prompt with the response, Q(h, a)");
+        };
+    }
+
+    @Override
+    public String toString() {
+        return configName();
+    }
+}
