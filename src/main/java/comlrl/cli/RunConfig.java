@@ -21,6 +21,9 @@ import comlrl.reward.RewardFunctions;
 import comlrl.tensor.DType;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.reinforce.MAGRPOConfig;
+import comlrl.trainers.actorcritic.ActorCriticConfig;
+import comlrl.trainers.actorcritic.IACConfig;
+import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.Formatters;
@@ -45,7 +48,8 @@ import java.util.function.Consumer;
  * A training run described by a YAML file, fully validated on construction (before any model is
  * loaded). Top-level keys:
  * <pre>
- * algorithm: magrpo            # magrpo | mareinforce | maremax | marloo | centralized_magrpo
+ * algorithm: magrpo            # magrpo | mareinforce | maremax | marloo | centralized_magrpo | iac | maac
+ * critic_model: builtin:tiny    # iac/maac: the critic (iac: one copy per agent); or critics: [...]
  *                              # (centralized: one actor plays num_agents roles through the tagged adapter)
  * agent_model: builtin:tiny    # model dir, hub id or built-in; or agents: [..] (one per agent)
  * num_agents: 2                # default: args.num_agents, or len(agents)
@@ -81,14 +85,24 @@ import java.util.function.Consumer;
 final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
-            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose");
+            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics");
+    /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s). */
+    static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
             "streaming");
 
     final Map<String, Object> raw;
+    /** The MA-REINFORCE family's algorithm, or null for an actor-critic one. */
     final ReinforceAlgorithm algorithm;
+    /** Its config, or null for an actor-critic algorithm. */
     final MAGRPOConfig args;
+    /** IAC/MAAC's config, or null. */
+    final ActorCriticConfig acArgs;
+    /** {@code critic_model} (IAC/MAAC), or null. */
+    final String criticModel;
+    /** {@code critics} (IAC/MAAC), or null. */
+    final List<String> critics;
     final String agentModel;
     final List<String> agents;
     final int numAgents;
@@ -133,11 +147,42 @@ final class RunConfig {
         }
         this.raw = map;
         ConfigMaps.requireKnownKeys(file.toString(), map, KEYS, Map.of());
-        this.algorithm = ReinforceAlgorithm.parse(String.valueOf(map.getOrDefault("algorithm", "magrpo")));
+        String name = String.valueOf(map.getOrDefault("algorithm", "magrpo")).trim().toLowerCase(java.util.Locale.ROOT);
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
-        this.args = algorithm.fromMap(argsMap);
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
         this.agents = map.get("agents") == null ? null : agentList(map.get("agents"));
+        if (ACTOR_CRITIC.contains(name)) {
+            this.algorithm = null;
+            this.args = null;
+            // actor-critic trainers count their agents from args.num_agents: the top-level count goes there
+            Map<String, Object> acMap = new LinkedHashMap<>(argsMap);
+            Object count = map.get("num_agents") != null ? map.get("num_agents") : agents != null ? agents.size() : null;
+            if (count != null && !acMap.containsKey("num_agents")) {
+                acMap.put("num_agents", count);
+            }
+            this.acArgs = name.equals("iac") ? IACConfig.fromMap(acMap) : MAACConfig.fromMap(acMap);
+            this.criticModel = map.get("critic_model") == null ? null : resolveModelPath(String.valueOf(map.get("critic_model")));
+            if (criticModel != null) {
+                ModelSourceCheck.check("critic_model", String.valueOf(map.get("critic_model")), criticModel);
+            }
+            this.critics = map.get("critics") == null ? null : modelList(map.get("critics"), "critics");
+        } else {
+            try {
+                this.algorithm = ReinforceAlgorithm.parse(name);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(e.getMessage() + ", or an actor-critic one: iac, maac", e);
+            }
+            this.args = algorithm.fromMap(argsMap);
+            this.acArgs = null;
+            for (String key : List.of("critic_model", "critics")) {
+                if (map.get(key) != null) {
+                    throw new IllegalArgumentException(file + ": " + key + " is for the actor-critic algorithms; set "
+                            + "algorithm: iac or maac, or remove " + key);
+                }
+            }
+            this.criticModel = null;
+            this.critics = null;
+        }
         if (agentModel == null && agents == null) {
             throw new IllegalArgumentException(file + ": give agent_model (one model for every agent, e.g. "
                     + "builtin:tiny or Qwen/Qwen2.5-0.5B) or agents (a list, one per agent)");
@@ -146,7 +191,12 @@ final class RunConfig {
             ModelSourceCheck.check("agent_model", agentModel, resolveModelPath(agentModel));
         }
         this.numAgents = map.get("num_agents") != null ? ConfigMaps.toInt("config", "num_agents", map.get("num_agents"))
-                : agents != null ? agents.size() : args.numAgents();
+                : agents != null ? agents.size() : args != null ? args.numAgents() : acArgs.numAgents();
+        if (acArgs != null && numAgents != acArgs.numAgents()) {
+            throw new IllegalArgumentException(file + ": num_agents " + numAgents + " (or the length of agents) differs "
+                    + "from args.num_agents " + acArgs.numAgents() + "; " + acArgs.algorithmName() + " trains "
+                    + "args.num_agents agents: give one count");
+        }
         this.dtype = map.get("dtype") == null ? null : DType.fromTorchName(String.valueOf(map.get("dtype")));
         Map<String, Object> ds = asMap(map.get("dataset"), "dataset");
         ConfigMaps.requireKnownKeys("dataset", ds, DATASET_KEYS, Map.of("test", "use 'eval' (a file) or 'test_size'.",
@@ -199,8 +249,8 @@ final class RunConfig {
         if (transitionSpec != null) {
             map.put("external_transition", transitionSpec);
             externalTransition(line -> { }); // validates the spec (the process starts lazily)
-        } else if (args.numTurns() > 1) {
-            throw new IllegalArgumentException("Multi-turn " + algorithm.displayName() + " requires an external_transition. "
+        } else if (numTurns() > 1) {
+            throw new IllegalArgumentException("Multi-turn " + displayName() + " requires an external_transition. "
                     + "Add external_transition: {type: command, run: [bash, next.sh]} (one JSON line in, a JSON array "
                     + "of next prompts out), or set num_turns: 1.");
         }
@@ -257,6 +307,33 @@ final class RunConfig {
         return transitionSpec == null ? null : ExternalCommandTransition.fromConfig(transitionSpec, baseDir, stderrSink);
     }
 
+    /** The reference's algorithm name ("MAGRPO", "IAC", ...). */
+    String displayName() {
+        return algorithm != null ? algorithm.displayName() : acArgs.algorithmName();
+    }
+
+    /** The config name ("magrpo", "iac", ...). */
+    String configName() {
+        return algorithm != null ? algorithm.configName() : acArgs.algorithmName().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    int numTurns() {
+        return args != null ? args.numTurns() : acArgs.numTurns();
+    }
+
+    long seed() {
+        return args != null ? args.seed() : acArgs.seed();
+    }
+
+    int evalNumSamples() {
+        return args != null ? args.evalNumSamples() : acArgs.evalNumSamples();
+    }
+
+    /** The algorithm config's fields, snake_case, resolved. */
+    Map<String, Object> argsMap() {
+        return args != null ? args.toMap() : acArgs.toMap();
+    }
+
     String agentSource() {
         return agentModel == null ? null : resolveModelPath(agentModel);
     }
@@ -287,18 +364,23 @@ final class RunConfig {
 
     /** {@code agents}: one model source per agent, each checked and resolved. */
     private List<String> agentList(Object value) {
+        return modelList(value, "agents");
+    }
+
+    /** A list of model sources under {@code key} ("agents", "critics"), each resolved and checked. */
+    private List<String> modelList(Object value, String key) {
         if (!(value instanceof List<?> list) || list.isEmpty()) {
-            throw new IllegalArgumentException("agents must be a non-empty list of model sources, one per agent "
+            throw new IllegalArgumentException(key + " must be a non-empty list of model sources, one per agent "
                     + "(e.g. [builtin:tiny, Qwen/Qwen2.5-0.5B]), got " + value);
         }
         List<String> resolved = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
             if (!(list.get(i) instanceof String source)) {
-                throw new IllegalArgumentException("agents[" + i + "] must be a model source (a string), got "
+                throw new IllegalArgumentException(key + "[" + i + "] must be a model source (a string), got "
                         + list.get(i));
             }
             String path = resolveModelPath(source);
-            ModelSourceCheck.check("agents[" + i + "]", source, path);
+            ModelSourceCheck.check(key + "[" + i + "]", source, path);
             resolved.add(path);
         }
         return List.copyOf(resolved);

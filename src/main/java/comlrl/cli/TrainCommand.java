@@ -5,6 +5,10 @@ import comlrl.generation.GenerationSettings;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
+import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
+import comlrl.trainers.actorcritic.IACConfig;
+import comlrl.trainers.actorcritic.IACTrainer;
+import comlrl.trainers.actorcritic.MAACTrainer;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import java.nio.file.Files;
@@ -44,11 +48,11 @@ final class TrainCommand implements Callable<Integer> {
         if (resumeFrom != null) {
             Map<String, Object> meta = Checkpoints.readMetadata(resumeFrom); // validated before any model loads
             String algorithm = Checkpoints.requireString(meta, "algorithm", resumeFrom);
-            if (!algorithm.equals(run.algorithm.displayName())) {
+            if (!algorithm.equals(run.displayName())) {
                 throw new IllegalArgumentException(resumeFrom + " is a checkpoint of " + algorithm + ", but " + config
-                        + " trains " + run.algorithm.displayName() + ": resume it with algorithm: "
+                        + " trains " + run.displayName() + ": resume it with algorithm: "
                         + java.util.Arrays.stream(ReinforceAlgorithm.values()).filter(a -> a.displayName().equals(algorithm))
-                                .map(ReinforceAlgorithm::configName).findFirst().orElse(algorithm)
+                                .map(ReinforceAlgorithm::configName).findFirst().orElse(algorithm.toLowerCase(Locale.ROOT))
                         + ", or start without --resume");
             }
         }
@@ -62,9 +66,59 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
-                run.algorithm.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1, run.eval == null ? 0 : run.eval.size(),
+                run.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1, run.eval == null ? 0 : run.eval.size(),
                 run.outputDir);
         RewardFunction reward = run.rewardFunction();
+        // command-backed parts and streams are closed after the trainer (ending their processes);
+        // the transition's stderr (its logs) goes to ours
+        try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
+                ExternalCommandTransition transition = run.externalTransition(System.err::println);
+                RunTrainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
+                        : actorCritic(run, reward, transition)) {
+            writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
+            if (resumeFrom != null) {
+                trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
+            }
+            Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
+            if (run.checkpointDir != null || resumeFrom != null) {
+                Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
+                trainer.train(dir, run.checkpointInterval);
+            } else {
+                trainer.train();
+            }
+            Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
+            if (run.saveModel) {
+                trainer.saveModel(run.outputDir);
+            }
+            if (before != null) {
+                System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
+                System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
+            }
+            System.out.println("run directory: " + run.outputDir);
+        }
+        return 0;
+    }
+
+    /** What the command needs of a trainer of any family. */
+    interface RunTrainer extends AutoCloseable {
+        List<GenerationSettings.Resolved> generationSettings();
+
+        void resumeFrom(Path checkpoint);
+
+        void train();
+
+        void train(Path checkpointDir, int interval);
+
+        /** {@code eval/turn_1/reward_mean} of one evaluation pass. */
+        double evalReward();
+
+        void saveModel(Path dir);
+
+        @Override
+        void close();
+    }
+
+    private static RunTrainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
         MAGRPOTrainer.Builder builder = MAGRPOTrainer.builderFor(run.algorithm)
                 .numAgents(run.numAgents)
                 .formatters(run.formatters.asList())
@@ -83,33 +137,104 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        // command-backed parts and streams are closed after the trainer (ending their processes);
-        // the transition's stderr (its logs) goes to ours
-        try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
-                ExternalCommandTransition transition = run.externalTransition(System.err::println);
-                MAGRPOTrainer trainer = builder.externalTransition(transition).build()) {
-            writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
-            if (resumeFrom != null) {
-                trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
+        MAGRPOTrainer t = builder.externalTransition(transition).build();
+        return new RunTrainer() {
+            @Override
+            public List<GenerationSettings.Resolved> generationSettings() {
+                return t.generationSettings();
             }
-            Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
-            if (run.checkpointDir != null || resumeFrom != null) {
-                Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
-                trainer.train(dir, run.checkpointInterval, null);
-            } else {
-                trainer.train();
+
+            @Override
+            public void resumeFrom(Path checkpoint) {
+                t.resumeFrom(checkpoint);
             }
-            Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
-            if (run.saveModel) {
-                trainer.saveModel(run.outputDir);
+
+            @Override
+            public void train() {
+                t.train();
             }
-            if (before != null) {
-                System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
-                System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
+
+            @Override
+            public void train(Path dir, int interval) {
+                t.train(dir, interval, null);
             }
-            System.out.println("run directory: " + run.outputDir);
+
+            @Override
+            public double evalReward() {
+                return t.evaluate(t.args().evalNumSamples()).get("eval/turn_1/reward_mean");
+            }
+
+            @Override
+            public void saveModel(Path dir) {
+                t.saveModel(dir);
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
+    }
+
+    private static RunTrainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
+                run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
+        builder.formatters(run.formatters.asList())
+                .rewardFunc(reward)
+                .rewardProcessor(run.rewardProcessor)
+                .trainDataset(run.train)
+                .evalDataset(run.eval)
+                .args(run.acArgs)
+                .dtype(run.dtype)
+                .outputDir(run.outputDir)
+                .verbose(run.verbose)
+                .chatTemplate(run.chatTemplate, run.systemPrompt)
+                .criticModel(run.criticModel)
+                .critics(run.critics)
+                .externalTransition(transition);
+        if (run.agents != null) {
+            builder.agents(run.agents);
         }
-        return 0;
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        ActorCriticTrainerBase t = builder.build();
+        return new RunTrainer() {
+            @Override
+            public List<GenerationSettings.Resolved> generationSettings() {
+                return t.generationSettings();
+            }
+
+            @Override
+            public void resumeFrom(Path checkpoint) {
+                t.resumeFrom(checkpoint);
+            }
+
+            @Override
+            public void train() {
+                t.train();
+            }
+
+            @Override
+            public void train(Path dir, int interval) {
+                t.train(dir, interval, null);
+            }
+
+            @Override
+            public double evalReward() {
+                return t.evaluate().get("eval/turn_1/reward_mean");
+            }
+
+            @Override
+            public void saveModel(Path dir) {
+                t.saveModel(dir);
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
     }
 
     /** The run directory and checkpoints must not be (inside) a local model directory they would overwrite. */
@@ -120,6 +245,12 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (run.agentSource() != null) {
             sources.add(run.agentSource());
+        }
+        if (run.criticModel != null) {
+            sources.add(run.criticModel);
+        }
+        if (run.critics != null) {
+            sources.addAll(run.critics);
         }
         for (String source : sources) {
             Path dir = Path.of(source);
@@ -137,10 +268,10 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes. */
-    private static double meanEval(MAGRPOTrainer trainer, int repeats) {
+    private static double meanEval(RunTrainer trainer, int repeats) {
         double sum = 0;
         for (int r = 0; r < repeats; r++) {
-            sum += trainer.evaluate(trainer.args().evalNumSamples()).get("eval/turn_1/reward_mean");
+            sum += trainer.evalReward();
         }
         return sum / repeats;
     }
@@ -152,9 +283,9 @@ final class TrainCommand implements Callable<Integer> {
      */
     private static void writeResolvedConfig(RunConfig run, List<GenerationSettings.Resolved> generation) {
         Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
-        resolved.put("algorithm", run.algorithm.configName());
+        resolved.put("algorithm", run.configName());
         resolved.put("num_agents", run.numAgents);
-        resolved.put("args", run.args.toMap());
+        resolved.put("args", run.argsMap());
         resolved.put("output_dir", run.outputDir.toString());
         if (generation != null) {
             Map<String, Object> perAgent = new LinkedHashMap<>();
@@ -167,7 +298,7 @@ final class TrainCommand implements Callable<Integer> {
         provenance.put("comlrl_version", Main.class.getPackage().getImplementationVersion());
         provenance.put("java_version", System.getProperty("java.version"));
         provenance.put("started_at", Instant.now().toString());
-        provenance.put("seed", run.args.seed());
+        provenance.put("seed", run.seed());
         provenance.put("git_revision", gitRevision());
         provenance.put("threads", System.getenv("OMP_NUM_THREADS"));
         resolved.put("provenance", provenance);

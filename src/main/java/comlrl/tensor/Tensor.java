@@ -668,6 +668,11 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(torch.minimum(handle, o.handle));
     }
 
+    /** Elementwise maximum (broadcasting); the gradient goes to the larger side. */
+    public Tensor maximum(Tensor o) {
+        return new Tensor(torch.maximum(handle, o.handle));
+    }
+
     public Tensor lt(double v) {
         return new Tensor(torch.lt(handle, new Scalar(v)));
     }

@@ -25,6 +25,7 @@ import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointRewarder;
@@ -194,30 +195,10 @@ public class MAGRPOTrainer implements AutoCloseable {
         return parts;
     }
 
-    /**
-     * Agent {@code i}'s rollout settings as the Python trainers' generate call gets them: temperature
-     * and top_p always passed, top_k unless null, {@code generation_kwargs} as given; everything else
-     * from the agent's generation config, then transformers' defaults.
-     */
+    /** Agent {@code i}'s rollout settings ({@link AgentGeneration}). */
     private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
-        Map<String, Object> passed = new LinkedHashMap<>(args.generationKwargs());
-        passed.put("temperature", args.temperature());
-        passed.put("top_p", args.topP());
-        if (args.topK() != null) {
-            passed.put("top_k", args.topK());
-        }
-        int context = agent.model().config().maxPositionEmbeddings();
-        if (args.maxNewTokens() >= context) {
-            throw new IllegalArgumentException("max_new_tokens " + args.maxNewTokens() + " does not fit agent " + i
-                    + "'s context of " + context + " positions (max_position_embeddings in its config.json), which must "
-                    + "also hold the prompt; lower max_new_tokens");
-        }
-        try {
-            return GenerationSettings.resolve(passed, "run config", false, args.maxNewTokens(), args.numGenerations(),
-                    agent.generationConfig());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("agent " + i + " (" + agent.source() + "): " + e.getMessage(), e);
-        }
+        return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
+                args.maxNewTokens(), args.numGenerations());
     }
 
     @SuppressWarnings("unchecked")

@@ -1,0 +1,110 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.tensor.Tensor;
+
+/**
+ * The math of the actor-critic trainers (reference §5.5, §5.6), one place for each formula.
+ *
+ * <p>Targets of one agent's episode of T executed turns, shaped rewards {@code r'_t = r_t − β·KL_t}
+ * and old values {@code V_old(h_t)} (the critic's value of turn t's input, recorded at rollout):
+ * <pre>
+ *   y_t = r'_t + γ·V_old(h_{t+1})      t &lt; T−1
+ *   y_t = r'_t                         t = T−1 (the last executed turn, also after early termination)
+ *   G_t = r'_t + γ·G_{t+1}             (the logged discounted return; γ = 1 gives the suffix sum)
+ * </pre>
+ * Advantages of one update group (one agent, one turn index):
+ * <pre>
+ *   A_j = y_j − V_old_j,    Â = (A − mean A) / max(std_pop A, 1e-6)   when normalising and |group| &gt; 1
+ * </pre>
+ * Losses of a minibatch B, with {@code log π_j = Σ_t log π(y_{j,t})} over the response tokens and the
+ * current value {@code V_j}:
+ * <pre>
+ *   actor_loss = (1/|B|) Σ_j −log π_j · Â_j
+ *   value_loss = (1/|B|) Σ_j e_j,   e_j = (y_j − V_j)²
+ *                or, clipped (shared-head IAC with value_clip_range ε):
+ *                e_j = max((y_j − V_j)², (y_j − V_clip_j)²),  V_clip = V_old + clamp(V − V_old, −ε, ε)
+ * </pre>
+ * A separate critic steps on {@code value_loss_coef · value_loss} and the actor on {@code actor_loss};
+ * a shared backbone takes one step on {@code actor_loss + value_loss_coef · value_loss}.
+ */
+public final class ActorCriticLoss {
+    /** The floor of the advantage standard deviation. */
+    public static final double MIN_STD = 1e-6;
+
+    private ActorCriticLoss() {
+    }
+
+    /** {@code y_t} of one episode from its shaped rewards and old values (same length T ≥ 1). */
+    public static double[] tdTargets(double[] shapedRewards, double[] oldValues, double gamma) {
+        int n = shapedRewards.length;
+        double[] y = new double[n];
+        for (int t = 0; t < n; t++) {
+            y[t] = t < n - 1 ? shapedRewards[t] + gamma * oldValues[t + 1] : shapedRewards[t];
+        }
+        return y;
+    }
+
+    /** {@code G_t = r'_t + γ·G_{t+1}}, {@code G_{T−1} = r'_{T−1}}. */
+    public static double[] discountedReturns(double[] shapedRewards, double gamma) {
+        double[] g = new double[shapedRewards.length];
+        double next = 0;
+        for (int t = shapedRewards.length - 1; t >= 0; t--) {
+            next = shapedRewards[t] + (t == shapedRewards.length - 1 ? 0 : gamma * next);
+            g[t] = next;
+        }
+        return g;
+    }
+
+    /** {@code A = y − V_old}, normalised over the group when asked and the group has more than one sample. */
+    public static double[] advantages(double[] targets, double[] oldValues, boolean normalize) {
+        int n = targets.length;
+        double[] a = new double[n];
+        for (int j = 0; j < n; j++) {
+            a[j] = targets[j] - oldValues[j];
+        }
+        if (!normalize || n <= 1) {
+            return a;
+        }
+        double mean = 0;
+        for (double v : a) {
+            mean += v;
+        }
+        mean /= n;
+        double var = 0;
+        for (double v : a) {
+            var += (v - mean) * (v - mean);
+        }
+        double std = Math.max(Math.sqrt(var / n), MIN_STD);
+        for (int j = 0; j < n; j++) {
+            a[j] = (a[j] - mean) / std;
+        }
+        return a;
+    }
+
+    /**
+     * The per-sample value error {@code e [B]} of current values {@code v [B]} (differentiable),
+     * targets and old values as constants; clipped when {@code clipRange} is not null.
+     */
+    public static Tensor valueErrors(Tensor v, double[] targets, double[] oldValues, Double clipRange) {
+        Tensor y = Tensor.ofDoubles(targets, v.device()).to(v.dtype());
+        Tensor d = y.sub(v);
+        Tensor plain = d.mul(d);
+        if (clipRange == null) {
+            return plain;
+        }
+        Tensor old = Tensor.ofDoubles(oldValues, v.device()).to(v.dtype());
+        Tensor clipped = old.add(v.sub(old).clampMin(-clipRange).clampMax(clipRange));
+        Tensor dc = y.sub(clipped);
+        return plain.maximum(dc.mul(dc));
+    }
+
+    /** {@link #valueErrors} on plain numbers (for metrics and tests). */
+    public static double valueError(double target, double value, double oldValue, Double clipRange) {
+        double plain = (target - value) * (target - value);
+        if (clipRange == null) {
+            return plain;
+        }
+        double clipped = oldValue + Math.max(-clipRange, Math.min(clipRange, value - oldValue));
+        return Math.max(plain, (target - clipped) * (target - clipped));
+    }
+}

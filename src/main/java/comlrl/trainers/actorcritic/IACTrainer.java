@@ -1,0 +1,398 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Independent Actor-Critic (reference §5.5): every agent learns its own value function, either a
+ * separate critic model with a value head ({@code use_separate_critic: true}, one critic per agent,
+ * fed its actor's token ids) or a value head on the actor's own backbone (false: one model, one
+ * optimizer). One minibatch update of agent i ({@link ActorCriticLoss} has the formulas):
+ * <pre>
+ *   separate:  actor  ← AdamW(∇ actor_loss),   critic ← AdamW(∇ value_loss_coef · value_loss)
+ *   shared:    model  ← AdamW(∇ (actor_loss + value_loss_coef · value_loss)),  value error clipped
+ *              by value_clip_range around V_old
+ * </pre>
+ * with the critic's value at the prompt's last token ({@code critic_type: v}) or at the response's
+ * last token ({@code q}).
+ *
+ * <pre>{@code
+ * try (IACTrainer trainer = IACTrainer.builder().agentModel("builtin:tiny").criticModel("builtin:tiny")
+ *         .rewardFunc(reward).trainDataset(train).args(IACConfig.builder().numAgents(2).numTurns(1).build())
+ *         .build()) {
+ *     trainer.train();
+ *     trainer.saveModel(Path.of("out"));
+ * }
+ * }</pre>
+ */
+public final class IACTrainer extends ActorCriticTrainerBase {
+    /** The reference's algorithm name. */
+    public static final String ALGORITHM_NAME = "IAC";
+
+    private final IACConfig config;
+    private final AgentSet criticSet;                 // null with value heads on the actors
+    private final List<CausalLmWithValueHead> actorsWithHeads = new ArrayList<>();
+    private final List<CausalLmWithValueHead> criticsWithHeads = new ArrayList<>();
+    private final List<ValueHead> heads = new ArrayList<>(); // per agent: the critic's (separate) or the actor's
+    private final List<AdamW> actorOptimizers = new ArrayList<>();
+    private final List<AdamW> criticOptimizers = new ArrayList<>();
+    private final UpdateObserver observer;
+
+    /** Sees the gradients just before each optimizer step (tests). */
+    interface UpdateObserver {
+        void beforeStep(int agent, String which, List<Tensor> parameters);
+    }
+
+    public static Builder<IACTrainer> builder() {
+        return new Builder<>(IACTrainer::create);
+    }
+
+    private static IACTrainer create(Builder<IACTrainer> b) {
+        if (!(b.args instanceof IACConfig c)) {
+            throw new IllegalArgumentException("args must be an IACConfig (IACConfig.builder()...build() or "
+                    + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
+        }
+        requireCommon(b, ALGORITHM_NAME);
+        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents, b.tokenizers,
+                b.criticModel, b.critics);
+        return new IACTrainer(b, c, sources, ActorCriticSources.place(c));
+    }
+
+    private IACTrainer(Builder<IACTrainer> b, IACConfig c, ActorCriticSources.Sources sources,
+            ActorCriticSources.Placement placement) {
+        super(b, c, ALGORITHM_NAME, sources, placement);
+        this.config = c;
+        this.observer = b.observer instanceof UpdateObserver o ? o : null;
+        AgentSet loaded = null;
+        try {
+            if (c.useSeparateCritic()) {
+                loaded = AgentSet.load("critic", sources.critics(), b.dtype, placement.critics());
+                for (int i = 0; i < numAgents; i++) {
+                    requireVocabulary(i, loaded.get(i));
+                }
+            }
+            try (Rng rng = new Rng(c.seed() ^ 0x5EEDC0FFEEL)) {
+                for (int i = 0; i < numAgents; i++) {
+                    DecoderLm backbone = c.useSeparateCritic() ? loaded.get(i).model() : agents.get(i).model();
+                    Integer width = c.useSeparateCritic() ? c.criticValueHeadHiddenDim() : c.valueHeadHiddenDim();
+                    heads.add(ValueHead.forBackbone(backbone, width == null ? 0 : width, rng));
+                }
+            }
+            for (int i = 0; i < numAgents; i++) {
+                List<Tensor> actorParams = new ArrayList<>(agents.get(i).model().parameters());
+                if (!c.useSeparateCritic()) {
+                    actorParams.addAll(heads.get(i).parameters());
+                }
+                actorOptimizers.add(new AdamW(actorParams, c.agentLearningRate(), 0.01));
+                actorsWithHeads.add(new CausalLmWithValueHead(agents.get(i), c.useSeparateCritic() ? null : heads.get(i)));
+                if (c.useSeparateCritic()) {
+                    List<Tensor> criticParams = new ArrayList<>(loaded.get(i).model().parameters());
+                    criticParams.addAll(heads.get(i).parameters());
+                    criticOptimizers.add(new AdamW(criticParams, c.criticLearningRate(), 0.01));
+                    criticsWithHeads.add(new CausalLmWithValueHead(loaded.get(i), heads.get(i)));
+                }
+            }
+            if (loaded != null) {
+                loaded.requireOutside(outputDir, "output_dir");
+            }
+        } catch (RuntimeException | Error e) {
+            actorOptimizers.forEach(AdamW::close);
+            criticOptimizers.forEach(AdamW::close);
+            heads.forEach(ValueHead::close);
+            closeCritics(loaded);
+            super.close();
+            throw e;
+        }
+        this.criticSet = loaded;
+        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
+        shapes.add(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", actorModels()));
+        if (criticSet != null) {
+            shapes.add(new TrainerCheckpoint.ShapeGroup("critic_shapes", "critic",
+                    criticSet.models().stream().map(CausalLm::model).toList()));
+        }
+        initCheckpoint(shapes, checkpointParts());
+    }
+
+    /** A separate critic reads its actor's token ids, so its vocabulary must cover them. */
+    private void requireVocabulary(int i, CausalLm critic) {
+        long actorVocab = agents.get(i).tokenizer().vocabSize();
+        long criticVocab = critic.model().config().vocabSize();
+        if (criticVocab < actorVocab) {
+            throw new IllegalArgumentException("critic " + i + " (" + critic.source() + ") has vocab_size " + criticVocab
+                    + " but agent " + i + "'s tokenizer makes ids up to " + (actorVocab - 1) + ": a separate critic reads "
+                    + "its actor's token ids; give it a critic of the actor's model family (critic_model/critics)");
+        }
+    }
+
+    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
+                    actorOptimizers.get(i)));
+            if (criticSet != null) {
+                parts.put("critic_" + i, TrainerCheckpoint.weights("critic_" + i, "critic " + i, criticSet.get(i).model()));
+                parts.put("critic_optimizer_" + i, TrainerCheckpoint.optimizer("critic_optimizer_" + i + ".safetensors",
+                        criticOptimizers.get(i)));
+            }
+            parts.put("value_head_" + i, valueHeadPart("value_head_" + i, heads.get(i)));
+        }
+        return parts;
+    }
+
+    /** A value head in {@code checkpoint/dirName/}. */
+    static TrainerCheckpoint.Part valueHeadPart(String dirName, ValueHead head) {
+        return new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                head.save(dir.resolve(dirName));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                head.restore(dir.resolve(dirName));
+            }
+        };
+    }
+
+    public IACConfig config() {
+        return config;
+    }
+
+    /** The actors; each carries its value head when {@code use_separate_critic} is false. */
+    public List<CausalLmWithValueHead> agents() {
+        return Collections.unmodifiableList(actorsWithHeads);
+    }
+
+    /** The separate critics with their value heads (empty with value heads on the actors). */
+    public List<CausalLmWithValueHead> critics() {
+        return Collections.unmodifiableList(criticsWithHeads);
+    }
+
+    // ------------------------------------------------------------------ critic
+
+    @Override
+    protected CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
+            List<List<long[]>> responses, List<List<String>> texts) {
+        boolean q = config.criticType().readsResponse();
+        List<double[]> values = executor.map(i -> {
+            int k = responses.get(i).size();
+            DecoderLm model = criticModel(i);
+            long pad = agents.get(i).padId();
+            if (q) {
+                for (int g = 0; g < k; g++) {
+                    if (responses.get(i).get(g).length == 0) {
+                        throw new IllegalStateException("critic_type \"q\" values the prompt with the response, but agent "
+                                + i + " generated an empty response (turn " + (turn + 1) + ", prompt "
+                                + abbreviate(prompts.get(i)) + "); use critic_type: v, or make empty answers rarer "
+                                + "(a reward for non-empty answers, a larger max_new_tokens)");
+                    }
+                }
+            }
+            return valuesOf(model, heads.get(i), Collections.nCopies(q ? k : 1, promptIds.get(i)),
+                    q ? responses.get(i) : Collections.nCopies(1, new long[0]), pad, k);
+        });
+        return new CriticValues(values.toArray(new double[0][]), null);
+    }
+
+    /** Values at each row's last token without gradients; one row broadcast to {@code k} when given one. */
+    static double[] valuesOf(DecoderLm model, ValueHead head, List<long[]> prompts, List<long[]> responses, long pad,
+            int k) {
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Tensor hidden = Scorer.hidden(model, prompts, responses, pad);
+            Tensor v = head.forward(hidden).select(1, hidden.size(1) - 1).toFloat();
+            double[] values = v.toDoubleArray();
+            if (values.length == k) {
+                return values;
+            }
+            double[] out = new double[k];
+            java.util.Arrays.fill(out, values[0]);
+            return out;
+        }
+    }
+
+    private DecoderLm criticModel(int i) {
+        return criticSet != null ? criticSet.get(i).model() : agents.get(i).model();
+    }
+
+    private static String abbreviate(String text) {
+        String oneLine = text.replace("\n", "\\n");
+        return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
+    }
+
+    // ------------------------------------------------------------------ update
+
+    @Override
+    protected boolean parallelUpdates() {
+        return true;
+    }
+
+    @Override
+    protected boolean discountedReturns() {
+        return true;
+    }
+
+    @Override
+    protected UpdateResult update(int agent, List<RolloutSample> mb) {
+        boolean q = config.criticType().readsResponse();
+        long pad = agents.get(agent).padId();
+        DecoderLm actor = agents.get(agent).model();
+        ValueHead head = heads.get(agent);
+        List<long[]> prompts = mb.stream().map(RolloutSample::promptIds).toList();
+        List<long[]> responses = mb.stream().map(RolloutSample::responseIds).toList();
+        double[] adv = mb.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
+        double[] targets = mb.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        double[] old = mb.stream().mapToDouble(RolloutSample::oldValue).toArray();
+        int n = mb.size();
+        double coef = config.valueLossCoef();
+        boolean ckpt = config.gradientCheckpointing();
+        if (criticSet == null) {
+            // one backbone: one step on actor_loss + coef · value_loss
+            AdamW opt = actorOptimizers.get(agent);
+            double[] parts = new double[2];
+            opt.zeroGrad();
+            try (Scope s = Scope.open()) {
+                Tensor a = Tensor.ofDoubles(adv, actor.device()).to(comlrl.tensor.DType.F32);
+                double total = Scorer.backward(actor, prompts, responses, pad, true, sc -> {
+                    Tensor actorLoss = sc.sequenceLogprobs().mul(a).neg().mean();
+                    long len = sc.hidden().size(1);
+                    long[] pos = valuePositions(mb, len, q, true);
+                    Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat();
+                    Tensor valueLoss = ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()).mean();
+                    parts[0] = actorLoss.item();
+                    parts[1] = valueLoss.item();
+                    return actorLoss.add(valueLoss.mul(coef));
+                }, ckpt);
+                requireFinite(total, "the loss (actor_loss + value_loss_coef * value_loss)", mb, opt);
+            }
+            step(agent, "shared", opt, mb);
+            return new UpdateResult(parts[0], parts[1]);
+        }
+        // separate critic: the actor's step, then the critic's
+        AdamW actorOpt = actorOptimizers.get(agent);
+        actorOpt.zeroGrad();
+        double actorLoss;
+        try (Scope s = Scope.open()) {
+            double[] w = new double[n];
+            for (int j = 0; j < n; j++) {
+                w[j] = -adv[j] / n;
+            }
+            actorLoss = Scorer.backwardWeighted(actor, prompts, responses, pad, w, ckpt);
+            requireFinite(actorLoss, "the actor loss", mb, actorOpt);
+        }
+        step(agent, "actor", actorOpt, mb);
+        AdamW criticOpt = criticOptimizers.get(agent);
+        criticOpt.zeroGrad();
+        double valueLoss;
+        try (Scope s = Scope.open()) {
+            List<long[]> criticResponses = q ? responses : Collections.nCopies(n, new long[0]);
+            double loss = Scorer.backward(criticSet.get(agent).model(), prompts, criticResponses, pad, false, sc -> {
+                long len = sc.hidden().size(1);
+                Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
+                return ActorCriticLoss.valueErrors(v, targets, old, null).mean().mul(coef);
+            }, ckpt);
+            requireFinite(loss, "the critic loss", mb, criticOpt);
+            valueLoss = loss / coef;
+        }
+        step(agent, "critic", criticOpt, mb);
+        return new UpdateResult(actorLoss, valueLoss);
+    }
+
+    private void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
+        if (!Double.isFinite(loss)) {
+            opt.zeroGrad();
+            throw nonFinite(what + " is " + loss + " for " + describe(mb));
+        }
+    }
+
+    private void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
+        }
+        if (observer != null) {
+            observer.beforeStep(agent, which, opt.parameters());
+        }
+        opt.step();
+        opt.zeroGrad();
+    }
+
+    // ------------------------------------------------------------------ saving
+
+    /**
+     * Writes the reference's layout (§11): with one agent the actor's model directory is {@code dir}
+     * itself and a separate critic is {@code dir/critic/}; with N agents {@code dir/agent_i/} and
+     * {@code dir/agent_i/critic/}. Each head goes beside its backbone as {@code value_head.safetensors}
+     * and {@code value_head.pt} (a state dict {@code torch.load} opens), with {@code value_head.json}
+     * recording its width and {@code critic_type} for {@link #loadValueHeads}.
+     */
+    @Override
+    public void saveModel(Path dir) {
+        requireOutsideModels(dir, "the save directory");
+        if (criticSet != null) {
+            criticSet.requireOutside(dir, "the save directory");
+        }
+        for (int i = 0; i < numAgents; i++) {
+            Path actorDir = numAgents == 1 ? dir : dir.resolve("agent_" + i);
+            agents.get(i).save(actorDir);
+            if (criticSet == null) {
+                saveHead(heads.get(i), actorDir);
+            } else {
+                criticSet.get(i).save(actorDir.resolve("critic"));
+                saveHead(heads.get(i), actorDir.resolve("critic"));
+            }
+        }
+    }
+
+    private void saveHead(ValueHead head, Path dir) {
+        head.save(dir);
+        ValueHeads.writeInfo(dir, head, config.criticType(), ALGORITHM_NAME);
+    }
+
+    /**
+     * Restores the value heads saved by {@link #saveModel} under {@code savedDir} into this trainer's
+     * heads (the reference's {@code value_head.load_state_dict(torch.load(...))} step before
+     * {@code train()}). Fails, naming the file, when a head's width or input size differs from this
+     * run's ({@code value_head_hidden_dim} / {@code critic_value_head_hidden_dim}), or when the saved
+     * run used another {@code critic_type}.
+     */
+    public void loadValueHeads(Path savedDir) {
+        for (int i = 0; i < numAgents; i++) {
+            Path actorDir = numAgents == 1 ? savedDir : savedDir.resolve("agent_" + i);
+            Path headDir = criticSet == null ? actorDir : actorDir.resolve("critic");
+            ValueHeads.requireInfo(headDir, config.criticType(),
+                    criticSet == null ? "value_head_hidden_dim" : "critic_value_head_hidden_dim");
+            heads.get(i).restore(headDir);
+        }
+    }
+
+    @Override
+    public void close() {
+        actorOptimizers.forEach(AdamW::close);
+        criticOptimizers.forEach(AdamW::close);
+        heads.forEach(ValueHead::close);
+        closeCritics(criticSet);
+        super.close();
+    }
+
+    private static void closeCritics(AgentSet set) {
+        if (set != null) {
+            set.close();
+        }
+    }
+}

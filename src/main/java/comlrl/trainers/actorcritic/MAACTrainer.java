@@ -1,0 +1,293 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.Scorer;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic that
+ * values the joint input, tokenised with agent 0's tokenizer:
+ * <pre>
+ *   V:  "[Agent 0] p_0\n\n[Agent 1] p_1 ..."
+ *   Q:  the same + "\n\n[Joint Action]\n\n[Agent 0 action]\nc_0\n\n[Agent 1 action]\nc_1 ..."
+ * </pre>
+ * value read at the last token (V: one value shared by every generation; Q: one per aligned joint
+ * action k). Agent i's target is built from its own shaped reward and the joint value
+ * ({@link ActorCriticLoss}). Each agent minibatch takes an actor step on {@code actor_loss} and a
+ * critic step on {@code value_loss_coef · value_loss} (no clipping), so the critic steps once per
+ * agent minibatch; agents are updated one after the other.
+ */
+public final class MAACTrainer extends ActorCriticTrainerBase {
+    /** The reference's algorithm name. */
+    public static final String ALGORITHM_NAME = "MAAC";
+
+    private final MAACConfig config;
+    private final AgentSet criticSet;
+    private final ValueHead head;
+    private final List<AdamW> actorOptimizers = new ArrayList<>();
+    private final AdamW criticOptimizer;
+    private final List<CausalLmWithValueHead> actorsView = new ArrayList<>();
+    private final List<CausalLmWithValueHead> criticsView;
+    private final IACTrainer.UpdateObserver observer;
+
+    public static Builder<MAACTrainer> builder() {
+        return new Builder<>(MAACTrainer::create);
+    }
+
+    private static MAACTrainer create(Builder<MAACTrainer> b) {
+        if (!(b.args instanceof MAACConfig c)) {
+            throw new IllegalArgumentException("args must be a MAACConfig (MAACConfig.builder()...build() or "
+                    + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
+        }
+        requireCommon(b, ALGORITHM_NAME);
+        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents, b.tokenizers,
+                b.criticModel, b.critics);
+        return new MAACTrainer(b, c, sources, ActorCriticSources.place(c));
+    }
+
+    private MAACTrainer(Builder<MAACTrainer> b, MAACConfig c, ActorCriticSources.Sources sources,
+            ActorCriticSources.Placement placement) {
+        super(b, c, ALGORITHM_NAME, sources, placement);
+        this.config = c;
+        this.observer = b.observer instanceof IACTrainer.UpdateObserver o ? o : null;
+        AgentSet loaded = null;
+        ValueHead made = null;
+        AdamW criticOpt = null;
+        try {
+            loaded = AgentSet.load("critic", sources.critics(), b.dtype, placement.critics());
+            long vocab = agents.get(0).tokenizer().vocabSize();
+            if (loaded.get(0).model().config().vocabSize() < vocab) {
+                throw new IllegalArgumentException("The MAAC critic (" + loaded.get(0).source() + ") has vocab_size "
+                        + loaded.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
+                        + (vocab - 1) + "; give a critic of agent 0's model family (critic_model)");
+            }
+            Integer width = b.criticValueHeadHiddenDim != null ? b.criticValueHeadHiddenDim : c.criticValueHeadHiddenDim();
+            try (Rng rng = new Rng(c.seed() ^ 0x5EEDC0FFEEL)) {
+                made = ValueHead.forBackbone(loaded.get(0).model(), width == null ? 0 : width, rng);
+            }
+            for (int i = 0; i < numAgents; i++) {
+                actorOptimizers.add(new AdamW(agents.get(i).model().parameters(), c.agentLearningRate(), 0.01));
+                actorsView.add(new CausalLmWithValueHead(agents.get(i), null));
+            }
+            List<Tensor> params = new ArrayList<>(loaded.get(0).model().parameters());
+            params.addAll(made.parameters());
+            criticOpt = new AdamW(params, c.criticLearningRate(), 0.01);
+            loaded.requireOutside(outputDir, "output_dir");
+        } catch (RuntimeException | Error e) {
+            actorOptimizers.forEach(AdamW::close);
+            if (criticOpt != null) {
+                criticOpt.close();
+            }
+            if (made != null) {
+                made.close();
+            }
+            if (loaded != null) {
+                loaded.close();
+            }
+            super.close();
+            throw e;
+        }
+        this.criticSet = loaded;
+        this.head = made;
+        this.criticOptimizer = criticOpt;
+        this.criticsView = List.of(new CausalLmWithValueHead(criticSet.get(0), head));
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
+                    actorOptimizers.get(i)));
+        }
+        parts.put("critic", TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0).model()));
+        parts.put("critic_optimizer", TrainerCheckpoint.optimizer("critic_optimizer.safetensors", criticOptimizer));
+        parts.put("value_head", IACTrainer.valueHeadPart("value_head", head));
+        initCheckpoint(List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", actorModels()),
+                new TrainerCheckpoint.ShapeGroup("critic_shapes", "critic", List.of(criticSet.get(0).model()))), parts);
+    }
+
+    public MAACConfig config() {
+        return config;
+    }
+
+    /** The actors (no value heads). */
+    public List<CausalLmWithValueHead> agents() {
+        return Collections.unmodifiableList(actorsView);
+    }
+
+    /** The one centralised critic with its value head. */
+    public List<CausalLmWithValueHead> critics() {
+        return criticsView;
+    }
+
+    /**
+     * The critic's input text (reference {@code _build_critic_input}): every agent's prompt, and for a
+     * Q critic the joint action.
+     */
+    public static String criticInput(List<String> prompts, List<String> actions) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            parts.add("[Agent " + i + "] " + prompts.get(i));
+        }
+        String text = String.join("\n\n", parts);
+        if (actions == null) {
+            return text;
+        }
+        List<String> joint = new ArrayList<>();
+        joint.add("[Joint Action]");
+        for (int i = 0; i < actions.size(); i++) {
+            joint.add("[Agent " + i + " action]\n" + actions.get(i));
+        }
+        return text + "\n\n" + String.join("\n\n", joint);
+    }
+
+    @Override
+    protected CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
+            List<List<long[]>> responses, List<List<String>> texts) {
+        boolean q = config.criticType().readsResponse();
+        int k = texts.get(0).size();
+        CausalLm tokenizerOwner = agents.get(0);
+        List<long[]> joint = new ArrayList<>();
+        for (int g = 0; g < k; g++) {
+            List<String> actions = null;
+            if (q) {
+                actions = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    actions.add(texts.get(i).get(g));
+                }
+            }
+            joint.add(tokenizerOwner.encode(criticInput(prompts, actions)));
+        }
+        int rows = q ? k : 1;
+        double[] v = IACTrainer.valuesOf(criticSet.get(0).model(), head, joint.subList(0, rows),
+                Collections.nCopies(rows, new long[0]), tokenizerOwner.padId(), k);
+        double[][] values = new double[numAgents][];
+        for (int i = 0; i < numAgents; i++) {
+            values[i] = v.clone();
+        }
+        List<long[]> perGeneration = new ArrayList<>();
+        for (int g = 0; g < k; g++) {
+            perGeneration.add(joint.get(q ? g : 0));
+        }
+        return new CriticValues(values, perGeneration);
+    }
+
+    @Override
+    protected boolean parallelUpdates() {
+        return false; // one critic for every agent
+    }
+
+    @Override
+    protected boolean discountedReturns() {
+        return false;
+    }
+
+    @Override
+    protected UpdateResult update(int agent, List<RolloutSample> mb) {
+        int n = mb.size();
+        long pad = agents.get(agent).padId();
+        double[] adv = mb.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
+        double[] targets = mb.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        double[] old = mb.stream().mapToDouble(RolloutSample::oldValue).toArray();
+        AdamW actorOpt = actorOptimizers.get(agent);
+        actorOpt.zeroGrad();
+        double actorLoss;
+        try (Scope s = Scope.open()) {
+            double[] w = new double[n];
+            for (int j = 0; j < n; j++) {
+                w[j] = -adv[j] / n;
+            }
+            actorLoss = Scorer.backwardWeighted(agents.get(agent).model(), mb.stream().map(RolloutSample::promptIds).toList(),
+                    mb.stream().map(RolloutSample::responseIds).toList(), pad, w, config.gradientCheckpointing());
+            requireFinite(actorLoss, "the actor loss", mb, actorOpt);
+        }
+        step(agent, "actor", actorOpt, mb);
+        criticOptimizer.zeroGrad();
+        double valueLoss;
+        double coef = config.valueLossCoef();
+        try (Scope s = Scope.open()) {
+            double loss = Scorer.backward(criticSet.get(0).model(), mb.stream().map(RolloutSample::jointInputIds).toList(),
+                    Collections.nCopies(n, new long[0]), agents.get(0).padId(), false, sc -> {
+                        long len = sc.hidden().size(1);
+                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
+                        return ActorCriticLoss.valueErrors(v, targets, old, null).mean().mul(coef);
+                    }, config.gradientCheckpointing());
+            requireFinite(loss, "the critic loss", mb, criticOptimizer);
+            valueLoss = loss / coef;
+        }
+        step(agent, "critic", criticOptimizer, mb);
+        return new UpdateResult(actorLoss, valueLoss);
+    }
+
+    private void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
+        if (!Double.isFinite(loss)) {
+            opt.zeroGrad();
+            throw nonFinite(what + " is " + loss + " for " + describe(mb));
+        }
+    }
+
+    private void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            throw nonFinite("the " + which + " gradient is not finite for " + describe(mb));
+        }
+        if (observer != null) {
+            observer.beforeStep(agent, which, opt.parameters());
+        }
+        opt.step();
+        opt.zeroGrad();
+    }
+
+    /**
+     * Writes {@code dir/agent_i/} (backbones, with tokenizers), {@code dir/critic/} (the critic's
+     * backbone) with {@code value_head.safetensors}, {@code value_head.pt} and {@code value_head.json}.
+     */
+    @Override
+    public void saveModel(Path dir) {
+        requireOutsideModels(dir, "the save directory");
+        criticSet.requireOutside(dir, "the save directory");
+        for (int i = 0; i < numAgents; i++) {
+            agents.get(i).save(dir.resolve("agent_" + i));
+        }
+        Path criticDir = dir.resolve("critic");
+        criticSet.get(0).save(criticDir);
+        head.save(criticDir);
+        ValueHeads.writeInfo(criticDir, head, config.criticType(), ALGORITHM_NAME);
+    }
+
+    /**
+     * Restores the critic's value head saved by {@link #saveModel} under {@code savedDir}
+     * ({@code critic/value_head.*}); fails on another width ({@code model_config}'s
+     * {@code critic_value_head_hidden_dim}) or {@code critic_type}.
+     */
+    public void loadValueHeads(Path savedDir) {
+        Path dir = savedDir.resolve("critic");
+        ValueHeads.requireInfo(dir, config.criticType(), "critic_value_head_hidden_dim");
+        head.restore(dir);
+    }
+
+    @Override
+    public void close() {
+        actorOptimizers.forEach(AdamW::close);
+        if (criticOptimizer != null) {
+            criticOptimizer.close();
+        }
+        if (head != null) {
+            head.close();
+        }
+        if (criticSet != null) {
+            criticSet.close();
+        }
+        super.close();
+    }
+}

@@ -1,0 +1,75 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.data.TaskItem;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One agent's sample of one turn (reference §5.4), what {@code metrics_callback} receives and what
+ * an update trains on.
+ *
+ * @param agentIdx the agent
+ * @param prompt the prompt text the agent saw
+ * @param completion the decoded response (special tokens skipped)
+ * @param fullInputIds prompt ⊕ response ids (the response cut at its first pad id)
+ * @param promptLen prompt tokens
+ * @param responseLen response tokens (before the first pad id)
+ * @param oldLogprob {@code Σ_t log π(y_t)} of the response at rollout time
+ * @param oldValue the critic's value at rollout time ({@code V_old}; MAAC: the joint critic's)
+ * @param reward the raw reward (after the reward processor, before KL shaping)
+ * @param returns the logged return ({@code G_t}, discounted for IAC; the suffix sum for MAAC)
+ * @param advantage {@code A = adv_target − V_old} (not normalised)
+ * @param normalizedAdvantage {@code Â} of the update group (equal to {@code advantage} until an update normalises it)
+ * @param turnIdx the turn, 0-based
+ * @param referenceKl the sequence KL to the reference policy (0 when shaping is off)
+ * @param referenceKlPenalty {@code β·KL}
+ * @param valueTarget {@code y}, the critic's target
+ * @param generationIdx which of the G generations (0 in multi-turn runs)
+ * @param jointInputIds MAAC: the joint critic input ids, else null
+ * @param item the task item
+ */
+public record RolloutSample(int agentIdx, String prompt, String completion, long[] fullInputIds, int promptLen,
+        int responseLen, double oldLogprob, double oldValue, double reward, double returns, double advantage,
+        double normalizedAdvantage, int turnIdx, double referenceKl, double referenceKlPenalty, double valueTarget,
+        int generationIdx, long[] jointInputIds, TaskItem item) {
+
+    /** The response token ids ({@code fullInputIds[promptLen:]}). */
+    public long[] responseIds() {
+        return java.util.Arrays.copyOfRange(fullInputIds, promptLen, fullInputIds.length);
+    }
+
+    /** The prompt token ids. */
+    public long[] promptIds() {
+        return java.util.Arrays.copyOfRange(fullInputIds, 0, promptLen);
+    }
+
+    /** The shaped reward {@code r' = r − β·KL}. */
+    public double shapedReward() {
+        return reward - referenceKlPenalty;
+    }
+
+    /** A copy with {@code Â} set. */
+    public RolloutSample withNormalizedAdvantage(double a) {
+        return new RolloutSample(agentIdx, prompt, completion, fullInputIds, promptLen, responseLen, oldLogprob, oldValue,
+                reward, returns, advantage, a, turnIdx, referenceKl, referenceKlPenalty, valueTarget, generationIdx,
+                jointInputIds, item);
+    }
+
+    /**
+     * The reference's {@code metadata} keys: {@code char_length}, {@code turn_idx}, {@code reference_kl},
+     * {@code reference_kl_penalty}, {@code environment_reward}, {@code value_target}, {@code adv_target},
+     * and for MAAC {@code generation_idx}, {@code joint_prompt_len} is not kept (the joint ids are).
+     */
+    public Map<String, Object> metadata() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("char_length", completion.codePointCount(0, completion.length()));
+        m.put("turn_idx", turnIdx);
+        m.put("reference_kl", referenceKl);
+        m.put("reference_kl_penalty", referenceKlPenalty);
+        m.put("environment_reward", reward);
+        m.put("value_target", valueTarget);
+        m.put("adv_target", valueTarget);
+        m.put("generation_idx", generationIdx);
+        return m;
+    }
+}

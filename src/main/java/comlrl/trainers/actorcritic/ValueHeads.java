@@ -1,0 +1,62 @@
+package comlrl.trainers.actorcritic;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.model.ValueHead;
+import comlrl.model.io.Safetensors;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * {@code value_head.json} beside a saved head: what the head's numbers mean in the run that made
+ * them ({@code critic_type}, widths, algorithm), so that restoring it into a run with another
+ * {@code critic_type} fails instead of training from values of another quantity.
+ */
+final class ValueHeads {
+    static final String INFO_FILE = "value_head.json";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ValueHeads() {
+    }
+
+    static void writeInfo(Path dir, ValueHead head, CriticType type, String algorithm) {
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("critic_type", type.configName());
+        info.put("input_dim", head.inputDim());
+        info.put("hidden_dim", head.hiddenDim() == 0 ? null : head.hiddenDim());
+        info.put("algorithm", algorithm);
+        try {
+            Safetensors.writeSmallFile(dir.resolve(INFO_FILE), JSON.writerWithDefaultPrettyPrinter().writeValueAsString(info)
+                    + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write " + dir.resolve(INFO_FILE) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Fails when {@code dir}'s {@value #INFO_FILE} records another {@code critic_type} than
+     * {@code expected} (a head saved without one, e.g. by the Python library, is accepted).
+     */
+    static void requireInfo(Path dir, CriticType expected, String widthField) {
+        Path file = dir.resolve(INFO_FILE);
+        if (!Files.isRegularFile(file)) {
+            return;
+        }
+        Map<?, ?> info;
+        try {
+            info = JSON.readValue(file.toFile(), Map.class);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("Malformed " + file + ": " + e.getMessage(), e);
+        }
+        Object saved = info.get("critic_type");
+        if (saved != null && !expected.configName().equals(String.valueOf(saved))) {
+            throw new IllegalArgumentException("The value head in " + dir + " was trained with critic_type \"" + saved
+                    + "\" but this run uses \"" + expected.configName() + "\": its values are of another quantity; set "
+                    + "critic_type: " + saved + " as in the saved run (and " + widthField + " "
+                    + (info.get("hidden_dim") == null ? "unset" : info.get("hidden_dim")) + ")");
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package comlrl.trainers.common;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * An agent's rollout settings as the Python trainers' {@code generate} call gets them: temperature
+ * and top_p always passed, top_k unless null, {@code generation_kwargs} as given; everything else from
+ * the agent's generation config, then transformers' defaults.
+ */
+public final class AgentGeneration {
+    private AgentGeneration() {
+    }
+
+    /**
+     * @param agent the agent's index, for messages
+     * @param numReturnSequences samples per prompt in training
+     */
+    public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, Map<String, Object> generationKwargs,
+            double temperature, double topP, Integer topK, int maxNewTokens, int numReturnSequences) {
+        Map<String, Object> passed = new LinkedHashMap<>(generationKwargs);
+        passed.put("temperature", temperature);
+        passed.put("top_p", topP);
+        if (topK != null) {
+            passed.put("top_k", topK);
+        }
+        int context = lm.model().config().maxPositionEmbeddings();
+        if (maxNewTokens >= context) {
+            throw new IllegalArgumentException("max_new_tokens " + maxNewTokens + " does not fit agent " + agent
+                    + "'s context of " + context + " positions (max_position_embeddings in its config.json), which must "
+                    + "also hold the prompt; lower max_new_tokens");
+        }
+        try {
+            return GenerationSettings.resolve(passed, "run config", false, maxNewTokens, numReturnSequences,
+                    lm.generationConfig());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("agent " + agent + " (" + lm.source() + "): " + e.getMessage(), e);
+        }
+    }
+}
