@@ -310,7 +310,9 @@ public final class Tensor implements AutoCloseable {
     public byte[] toBytes() {
         Tensor c = new Tensor(handle.to(Engine.nativeDevice(Device.CPU), handle.scalar_type()).contiguous());
         byte[] out = new byte[(int) c.handle.nbytes()];
-        new BytePointer(c.handle.data_ptr()).get(out);
+        if (out.length > 0) { // an empty tensor has no data pointer
+            new BytePointer(c.handle.data_ptr()).get(out);
+        }
         return out;
     }
 

@@ -362,12 +362,17 @@ public final class Safetensors {
      * {@code file}; an {@link UncheckedIOException} naming the file on failure.
      */
     public static void writeSmallFile(Path file, String text) {
+        writeSmallFile(file, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A small binary file (held in memory) written atomically as {@link #writeSmallFile(Path, String)} writes text. */
+    public static void writeSmallFile(Path file, byte[] bytes) {
         Path parent = parentOf(file);
         createDirectories(parent, file);
         Path tmp = tempSibling(file);
         try {
             try (WritableByteChannel ch = opener.open(tmp)) {
-                writeFully(ch, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+                writeFully(ch, ByteBuffer.wrap(bytes));
                 if (ch instanceof FileChannel fc) {
                     fc.force(true);
                 }
