@@ -1,0 +1,93 @@
+package comlrl.trainers.actorcritic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.TinyAgents;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The actor-critic formulas on hand-worked numbers, and the targets a multi-turn rollout records. */
+class ActorCriticLossTest {
+    @Test
+    void tdTargetsBootstrapFromTheNextTurnsOldValueExceptOnTheLastTurn() {
+        // y_0 = 1 + 0.9·0.4 = 1.36, y_1 = 0.5 + 0.9·0.6 = 1.04, y_2 = 2 (the last turn)
+        assertThat(ActorCriticLoss.tdTargets(new double[] {1, 0.5, 2}, new double[] {0.2, 0.4, 0.6}, 0.9))
+                .containsExactly(new double[] {1.36, 1.04, 2}, within(1e-12));
+        // an episode that terminated after two turns: its second turn is the last executed one
+        assertThat(ActorCriticLoss.tdTargets(new double[] {1, 0.5}, new double[] {0.2, 0.4}, 0.9))
+                .containsExactly(new double[] {1.36, 0.5}, within(1e-12));
+        // G_2 = 2, G_1 = 0.5 + 0.9·2 = 2.3, G_0 = 1 + 0.9·2.3 = 3.07
+        assertThat(ActorCriticLoss.discountedReturns(new double[] {1, 0.5, 2}, 0.9))
+                .containsExactly(new double[] {3.07, 2.3, 2}, within(1e-12));
+    }
+
+    @Test
+    void advantagesAreNormalisedOverTheGroup() {
+        // A = y − V_old = [1, 2, 3, 4]: mean 2.5, std_pop = sqrt(1.25) = 1.1180340
+        double[] a = ActorCriticLoss.advantages(new double[] {1, 2, 3, 6}, new double[] {0, 0, 0, 2}, true);
+        assertThat(a).containsExactly(new double[] {-1.3416408, -0.4472136, 0.4472136, 1.3416408}, within(1e-6));
+        assertThat(ActorCriticLoss.advantages(new double[] {1, 2, 3, 6}, new double[] {0, 0, 0, 2}, false))
+                .containsExactly(1, 2, 3, 4);
+        // one sample, or no spread: not divided by a zero deviation
+        assertThat(ActorCriticLoss.advantages(new double[] {3}, new double[] {1}, true)).containsExactly(2);
+        assertThat(ActorCriticLoss.advantages(new double[] {2, 2}, new double[] {1, 1}, true)).containsExactly(0, 0);
+    }
+
+    @Test
+    void valueClippingTakesTheLargerErrorAroundTheOldValue() {
+        // y = 1, V = 0.5, V_old = 0, ε = 0.2: plain (0.5)² = 0.25; V_clip = 0.2, (0.8)² = 0.64 → 0.64
+        assertThat(ActorCriticLoss.valueError(1, 0.5, 0, 0.2)).isCloseTo(0.64, within(1e-12));
+        assertThat(ActorCriticLoss.valueError(1, 0.5, 0, null)).isCloseTo(0.25, within(1e-12));
+        try (Scope s = Scope.open()) {
+            // gradients: the clipped branch does not move V (∂/∂V = 0); inside the range ∂/∂V = −2(y − V)
+            Tensor v = Tensor.ofDoubles(new double[] {0.5, 0.1}, comlrl.tensor.Device.CPU).toFloat().requiresGrad(true);
+            Tensor e = ActorCriticLoss.valueErrors(v, new double[] {1, 1}, new double[] {0, 0}, 0.2);
+            assertThat(e.toDoubleArray()).containsExactly(new double[] {0.64, 0.81}, within(1e-6));
+            e.sum().backward();
+            assertThat(v.grad().toDoubleArray()).containsExactly(new double[] {0, -1.8}, within(1e-6));
+        }
+    }
+
+    @Test
+    void aMultiTurnRolloutRecordsTdTargetsAndStopsEarly(@TempDir Path dir) {
+        Path agent = TinyAgents.create(dir.resolve("agent"), 11);
+        AtomicInteger calls = new AtomicInteger();
+        // turn 1 scores 0 (below the threshold: the episode goes on), turn 2 scores 1 (above: it ends there)
+        comlrl.reward.RewardFunction byTurn = (c, items) -> List.of(calls.getAndIncrement() % 2 == 0 ? 0.0 : 1.0);
+        List<RolloutSample> seen = new ArrayList<>();
+        IACConfig config = IACConfig.builder().numAgents(2).numTurns(3).numGenerations(1).numTrainEpochs(1)
+                .maxNewTokens(4).temperature(1.0).topP(1.0).topK(0).discount(0.9).earlyTerminationThreshold(0.5)
+                .rolloutBufferSize(8).evalInterval(0).seed(3).build();
+        try (IACTrainer t = IACTrainer.builder().agentModel(agent.toString()).criticModel(agent.toString())
+                .rewardFunc(byTurn).trainDataset(ActorCriticTrainerTest.tasks(1)).args(config).verbose(false)
+                .externalTransition(ctx -> List.of("go on", "go on"))
+                .metricsCallback(r -> {
+                    seen.addAll(r);
+                    return Map.of();
+                }).build()) {
+            t.train();
+            assertThat(t.envStep()).isEqualTo(2); // two turns executed
+        }
+        assertThat(seen).hasSize(4);
+        for (int agentIdx = 0; agentIdx < 2; agentIdx++) {
+            int a = agentIdx;
+            List<RolloutSample> mine = seen.stream().filter(x -> x.agentIdx() == a).toList();
+            assertThat(mine).extracting(RolloutSample::turnIdx).containsExactly(0, 1);
+            RolloutSample first = mine.get(0);
+            RolloutSample second = mine.get(1);
+            assertThat(first.valueTarget()).isCloseTo(0 + 0.9 * second.oldValue(), within(1e-12));
+            assertThat(second.valueTarget()).isEqualTo(1.0);
+            assertThat(first.returns()).isCloseTo(0 + 0.9 * 1.0, within(1e-12));
+            assertThat(first.advantage()).isCloseTo(first.valueTarget() - first.oldValue(), within(1e-12));
+            assertThat(second.prompt()).contains("go on");
+        }
+    }
+}
