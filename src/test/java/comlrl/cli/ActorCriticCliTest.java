@@ -1,0 +1,72 @@
+package comlrl.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code algorithm: iac | maac} run configs, end to end through {@code bin/comlrl train}, and their checks. */
+class ActorCriticCliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path config(Path tmp, String algorithm, String critic, String args) throws Exception {
+        Path cfg = tmp.resolve(algorithm + ".yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: " + algorithm,
+                "agent_model: builtin:tiny",
+                critic,
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 6, eval_interval: 8,",
+                "       eval_num_samples: 2, rollout_buffer_size: 4" + args + "}",
+                "checkpoint: {interval: 1}",
+                "output_dir: out-" + algorithm, ""));
+        return cfg;
+    }
+
+    @Test
+    void iacAndMaacTrainSaveTheirCriticsAndResume(@TempDir Path tmp) throws Exception {
+        CliTest.Result iac = CliTest.run("train", config(tmp, "iac", "critic_model: builtin:tiny", "").toString());
+        assertThat(iac.code()).as(iac.err()).isZero();
+        assertThat(iac.out()).contains("eval reward after training");
+        Path out = tmp.resolve("out-iac");
+        JsonNode cfg = JSON.readTree(out.resolve("config.json").toFile());
+        assertThat(cfg.get("algorithm").asText()).isEqualTo("iac");
+        assertThat(cfg.get("args").get("use_separate_critic").asBoolean()).isTrue();
+        assertThat(out.resolve("agent_1/critic/value_head.pt")).exists();
+        List<String> lines = Files.readAllLines(out.resolve("metrics.jsonl"));
+        assertThat(lines).anyMatch(l -> l.contains("\"turn_1/value_loss\""));
+        assertThat(out.resolve("checkpoints/checkpoint-1/value_head_0/value_head.safetensors")).exists();
+
+        CliTest.Result maac = CliTest.run("train", config(tmp, "maac", "critic_model: builtin:tiny",
+                ", critic_type: q").toString());
+        assertThat(maac.code()).as(maac.err()).isZero();
+        assertThat(tmp.resolve("out-maac/critic/value_head.pt")).exists();
+        // resuming an IAC checkpoint with the MAAC config is refused before anything loads
+        CliTest.Result wrong = CliTest.run("train", config(tmp, "maac", "critic_model: builtin:tiny", "").toString(),
+                "--resume", out.resolve("checkpoints").toString());
+        assertThat(wrong.code()).isNotZero();
+        assertThat(wrong.err()).contains("is a checkpoint of IAC").contains("algorithm: iac");
+    }
+
+    @Test
+    void criticSettingsAreCheckedBeforeAnyModelLoads(@TempDir Path tmp) throws Exception {
+        CliTest.Result noCritic = CliTest.run("train", config(tmp, "iac", "", "").toString());
+        assertThat(noCritic.code()).isNotZero();
+        assertThat(noCritic.err()).contains("Either critic_model or critics must be provided when use_separate_critic=True");
+        CliTest.Result shared = CliTest.run("train", config(tmp, "iac", "critic_model: builtin:tiny",
+                ", use_separate_critic: false").toString());
+        assertThat(shared.err()).contains("critics can only be provided when use_separate_critic=True");
+        CliTest.Result length = CliTest.run("train", config(tmp, "iac", "critics: [builtin:tiny]", "").toString());
+        assertThat(length.err()).contains("critics length (1) must match");
+        CliTest.Result magrpo = CliTest.run("train", config(tmp, "magrpo", "critic_model: builtin:tiny", "").toString());
+        assertThat(magrpo.err()).contains("critic_model is for the actor-critic algorithms");
+    }
+}
