@@ -192,6 +192,26 @@ class ActorCriticTrainerTest {
     }
 
     @Test
+    void iacAgentsUpdatedOnTheirOwnThreadsEqualTheSequentialRun() {
+        Map<String, String> sequential;
+        try (IACTrainer t = IACTrainer.builder().agentModel(agent.toString()).criticModel(other.toString())
+                .rewardFunc(lengthDifference()).trainDataset(tasks(2)).args(iac().build()).verbose(false).build()) {
+            t.train();
+            sequential = bytes(t.critics().get(1).valueHead());
+            sequential.putAll(bytes(t.agents().get(0).model()));
+        }
+        IACConfig mp = iac().parallelTraining(comlrl.utils.ParallelTraining.MP).agentDevices(List.of("cpu", "cpu"))
+                .criticDevices(List.of("cpu", "cpu")).build();
+        try (IACTrainer t = IACTrainer.builder().agentModel(agent.toString()).criticModel(other.toString())
+                .rewardFunc(lengthDifference()).trainDataset(tasks(2)).args(mp).verbose(false).build()) {
+            t.train();
+            Map<String, String> parallel = bytes(t.critics().get(1).valueHead());
+            parallel.putAll(bytes(t.agents().get(0).model()));
+            assertThat(parallel).isEqualTo(sequential);
+        }
+    }
+
+    @Test
     void maacTrainsOneCriticAndResumesExactly(@TempDir Path dir) {
         MAACConfig two = maac().numTrainEpochs(2).criticType("q").build();
         Map<String, String> straight;
