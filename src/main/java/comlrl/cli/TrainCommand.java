@@ -6,6 +6,7 @@ import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
+import comlrl.trainers.common.Trainer;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACTrainer;
@@ -73,7 +74,7 @@ final class TrainCommand implements Callable<Integer> {
         // the transition's stderr (its logs) goes to ours
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
-                RunTrainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
+                Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
                         : actorCritic(run, reward, transition)) {
             writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
             if (resumeFrom != null) {
@@ -82,7 +83,7 @@ final class TrainCommand implements Callable<Integer> {
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
-                trainer.train(dir, run.checkpointInterval);
+                trainer.train(dir, run.checkpointInterval, null);
             } else {
                 trainer.train();
             }
@@ -99,26 +100,7 @@ final class TrainCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** What the command needs of a trainer of any family. */
-    interface RunTrainer extends AutoCloseable {
-        List<GenerationSettings.Resolved> generationSettings();
-
-        void resumeFrom(Path checkpoint);
-
-        void train();
-
-        void train(Path checkpointDir, int interval);
-
-        /** {@code eval/turn_1/reward_mean} of one evaluation pass. */
-        double evalReward();
-
-        void saveModel(Path dir);
-
-        @Override
-        void close();
-    }
-
-    private static RunTrainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
         MAGRPOTrainer.Builder builder = MAGRPOTrainer.builderFor(run.algorithm)
                 .numAgents(run.numAgents)
                 .formatters(run.formatters.asList())
@@ -137,46 +119,10 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        MAGRPOTrainer t = builder.externalTransition(transition).build();
-        return new RunTrainer() {
-            @Override
-            public List<GenerationSettings.Resolved> generationSettings() {
-                return t.generationSettings();
-            }
-
-            @Override
-            public void resumeFrom(Path checkpoint) {
-                t.resumeFrom(checkpoint);
-            }
-
-            @Override
-            public void train() {
-                t.train();
-            }
-
-            @Override
-            public void train(Path dir, int interval) {
-                t.train(dir, interval, null);
-            }
-
-            @Override
-            public double evalReward() {
-                return t.evaluate(t.args().evalNumSamples()).get("eval/turn_1/reward_mean");
-            }
-
-            @Override
-            public void saveModel(Path dir) {
-                t.saveModel(dir);
-            }
-
-            @Override
-            public void close() {
-                t.close();
-            }
-        };
+        return builder.externalTransition(transition).build();
     }
 
-    private static RunTrainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+    private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
                 run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
         builder.formatters(run.formatters.asList())
@@ -198,43 +144,7 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        ActorCriticTrainerBase t = builder.build();
-        return new RunTrainer() {
-            @Override
-            public List<GenerationSettings.Resolved> generationSettings() {
-                return t.generationSettings();
-            }
-
-            @Override
-            public void resumeFrom(Path checkpoint) {
-                t.resumeFrom(checkpoint);
-            }
-
-            @Override
-            public void train() {
-                t.train();
-            }
-
-            @Override
-            public void train(Path dir, int interval) {
-                t.train(dir, interval, null);
-            }
-
-            @Override
-            public double evalReward() {
-                return t.evaluate().get("eval/turn_1/reward_mean");
-            }
-
-            @Override
-            public void saveModel(Path dir) {
-                t.saveModel(dir);
-            }
-
-            @Override
-            public void close() {
-                t.close();
-            }
-        };
+        return builder.build();
     }
 
     /** The run directory and checkpoints must not be (inside) a local model directory they would overwrite. */
@@ -268,10 +178,10 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes. */
-    private static double meanEval(RunTrainer trainer, int repeats) {
+    private static double meanEval(Trainer trainer, int repeats) {
         double sum = 0;
         for (int r = 0; r < repeats; r++) {
-            sum += trainer.evalReward();
+            sum += trainer.evaluate().get("eval/turn_1/reward_mean");
         }
         return sum / repeats;
     }

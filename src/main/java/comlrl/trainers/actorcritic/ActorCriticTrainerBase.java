@@ -22,6 +22,7 @@ import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -55,7 +56,7 @@ import java.util.function.Function;
  * aggregate {@code turn_t/...} keys, which average over the agents updated together (bug 9);
  * sampling is seeded ({@code seed}).
  */
-public abstract class ActorCriticTrainerBase implements AutoCloseable {
+public abstract class ActorCriticTrainerBase implements Trainer {
     /** {@code metrics_callback(rollouts)}: extra scalar metrics of one item's rollouts. */
     @FunctionalInterface
     public interface MetricsCallback {
@@ -95,6 +96,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
     private final boolean verbose;
     protected final PrintStream console;
     private TrainerCheckpoint checkpoint;
+    private final UpdateObserver observer;
 
     private long envStep;
     private int epochsDone;
@@ -127,6 +129,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
         this.outputDir = b.outputDir;
         this.verbose = b.verbose;
         this.console = b.console;
+        this.observer = b.observer;
         this.seeds = new SeedStream(args.seed());
         this.logger = new MetricsLogger(outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
@@ -235,6 +238,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
     }
 
     /** Each agent's generate settings with the source of every value. */
+    @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return Collections.unmodifiableList(generation);
     }
@@ -250,6 +254,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
     }
 
     /** Trains for {@code num_train_epochs} without checkpoints. */
+    @Override
     public void train() {
         train(null, 1, null);
     }
@@ -264,50 +269,34 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
      * counts the whole run. Checkpoints hold actors, critics, value heads, both optimizers, progress,
      * seeds and stateful parts; a resumed run continues exactly as the uninterrupted one.
      */
+    @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (checkpointInterval < 1) {
-            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
-        }
+        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
+                checkpointInterval, args.numTrainEpochs(), checkpoint, () -> envStep);
         requireOutsideModels(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        int epochs = args.numTrainEpochs();
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console, logger, verbose,
-                new EpochLoop.Body() {
-                    @Override
-                    public void evaluate() {
-                        ActorCriticTrainerBase.this.evaluate();
-                    }
+        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, args.numTrainEpochs(), console,
+                logger, verbose, EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                    itemLabel = label;
+                    trainItem(item);
+                }, this::flushAll, epochDone));
+    }
 
-                    @Override
-                    public void trainItem(TaskItem item, String label) {
-                        itemLabel = label;
-                        ActorCriticTrainerBase.this.trainItem(item);
-                    }
-
-                    @Override
-                    public void flush() {
-                        List<Integer> all = new ArrayList<>();
-                        for (int i = 0; i < numAgents; i++) {
-                            if (!buffers.get(i).isEmpty()) {
-                                all.add(i);
-                            }
-                        }
-                        drain(all);
-                    }
-
-                    @Override
-                    public void epochDone(int done) {
-                        epochsDone = done;
-                        if (checkpointDir != null && (done % checkpointInterval == 0 || done == epochs)) {
-                            checkpoint.save(checkpointDir, new TrainerCheckpoint.Progress(epochsDone, envStep));
-                        }
-                    }
-                });
+    /** Updates every agent from what its buffer still holds (end of an epoch). */
+    private void flushAll() {
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (!buffers.get(i).isEmpty()) {
+                all.add(i);
+            }
+        }
+        drain(all);
     }
 
     /** Restores a checkpoint written by this kind of trainer (see {@link TrainerCheckpoint#restore}). */
+    @Override
     public void resumeFrom(Path checkpointPath) {
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
@@ -322,6 +311,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
      * {@code eval/<key>}, the mean over items of {@code metrics_callback}; {@code {}} without an
      * evaluation set. Logged at the current {@code env_step}.
      */
+    @Override
     public Map<String, Double> evaluate() {
         if (evalDataset == null) {
             return Map.of();
@@ -362,6 +352,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
     }
 
     /** Saves the actors, critics and value heads in the reference's layout (reference §11). */
+    @Override
     public abstract void saveModel(Path dir);
 
     /** Fails when {@code dir} is, or lies inside, a directory a model was loaded from. */
@@ -656,6 +647,57 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
         return stats;
     }
 
+    /**
+     * The actor's step of agent {@code agent} on {@code actor_loss = (1/|B|) Σ_j −Â_j · log π_j}
+     * (each completion's Σ_t log π weighted by {@code −Â_j/|B|}); returns actor_loss.
+     */
+    protected final double actorStep(int agent, List<RolloutSample> mb, comlrl.tensor.AdamW opt) {
+        int n = mb.size();
+        double[] w = new double[n];
+        for (int j = 0; j < n; j++) {
+            w[j] = -mb.get(j).normalizedAdvantage() / n;
+        }
+        opt.zeroGrad();
+        double loss;
+        try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open()) {
+            loss = comlrl.generation.Scorer.backwardWeighted(agents.get(agent).model(),
+                    mb.stream().map(RolloutSample::promptIds).toList(), mb.stream().map(RolloutSample::responseIds).toList(),
+                    agents.get(agent).padId(), w, args.gradientCheckpointing());
+            requireFinite(loss, "the actor loss", mb, opt);
+        }
+        step(agent, "actor", opt, mb);
+        return loss;
+    }
+
+    /** Fails, dropping the gradients, when a minibatch's loss is not finite. */
+    protected static void requireFinite(double loss, String what, List<RolloutSample> mb, comlrl.tensor.AdamW opt) {
+        if (!Double.isFinite(loss)) {
+            opt.zeroGrad();
+            throw nonFinite(what + " is " + loss + " for " + describe(mb));
+        }
+    }
+
+    /**
+     * One optimizer step after its gradients were checked to be finite (the observer of the tests sees
+     * them first); the gradients are freed afterwards.
+     */
+    protected final void step(int agent, String which, comlrl.tensor.AdamW opt, List<RolloutSample> mb) {
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
+        }
+        if (observer != null) {
+            observer.beforeStep(agent, which, opt.parameters());
+        }
+        opt.step();
+        opt.zeroGrad();
+    }
+
+    /** Sees the gradients just before each optimizer step (tests). */
+    interface UpdateObserver {
+        void beforeStep(int agent, String which, List<comlrl.tensor.Tensor> parameters);
+    }
+
     /** The error that stops training when a loss or gradient is not finite, before any step uses it. */
     protected static IllegalStateException nonFinite(String detail) {
         return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
@@ -712,8 +754,8 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
         PrintStream console = System.err;
         final List<MetricSink> sinks = new ArrayList<>();
         int logHistoryLimit = 1000;
-        /** Sees gradients before each optimizer step (tests; see {@code IACTrainer.UpdateObserver}). */
-        Object observer;
+        /** Sees gradients before each optimizer step (tests). */
+        UpdateObserver observer;
 
         Builder(Function<Builder<T>, T> factory) {
             this.factory = factory;
@@ -873,7 +915,7 @@ public abstract class ActorCriticTrainerBase implements AutoCloseable {
             return this;
         }
 
-        Builder<T> observer(Object observer) {
+        Builder<T> observer(UpdateObserver observer) {
             this.observer = observer;
             return this;
         }

@@ -51,12 +51,6 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     private final List<ValueHead> heads = new ArrayList<>(); // per agent: the critic's (separate) or the actor's
     private final List<AdamW> actorOptimizers = new ArrayList<>();
     private final List<AdamW> criticOptimizers = new ArrayList<>();
-    private final UpdateObserver observer;
-
-    /** Sees the gradients just before each optimizer step (tests). */
-    interface UpdateObserver {
-        void beforeStep(int agent, String which, List<Tensor> parameters);
-    }
 
     public static Builder<IACTrainer> builder() {
         return new Builder<>(IACTrainer::create);
@@ -77,7 +71,6 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             ActorCriticSources.Placement placement) {
         super(b, c, ALGORITHM_NAME, sources, placement);
         this.config = c;
-        this.observer = b.observer instanceof UpdateObserver o ? o : null;
         AgentSet loaded = null;
         try {
             if (c.useSeparateCritic()) {
@@ -284,18 +277,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             return new UpdateResult(parts[0], parts[1]);
         }
         // separate critic: the actor's step, then the critic's
-        AdamW actorOpt = actorOptimizers.get(agent);
-        actorOpt.zeroGrad();
-        double actorLoss;
-        try (Scope s = Scope.open()) {
-            double[] w = new double[n];
-            for (int j = 0; j < n; j++) {
-                w[j] = -adv[j] / n;
-            }
-            actorLoss = Scorer.backwardWeighted(actor, prompts, responses, pad, w, ckpt);
-            requireFinite(actorLoss, "the actor loss", mb, actorOpt);
-        }
-        step(agent, "actor", actorOpt, mb);
+        double actorLoss = actorStep(agent, mb, actorOptimizers.get(agent));
         AdamW criticOpt = criticOptimizers.get(agent);
         criticOpt.zeroGrad();
         double valueLoss;
@@ -311,25 +293,6 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         }
         step(agent, "critic", criticOpt, mb);
         return new UpdateResult(actorLoss, valueLoss);
-    }
-
-    private void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
-        if (!Double.isFinite(loss)) {
-            opt.zeroGrad();
-            throw nonFinite(what + " is " + loss + " for " + describe(mb));
-        }
-    }
-
-    private void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
-            throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
-        }
-        if (observer != null) {
-            observer.beforeStep(agent, which, opt.parameters());
-        }
-        opt.step();
-        opt.zeroGrad();
     }
 
     // ------------------------------------------------------------------ saving

@@ -40,7 +40,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     private final AdamW criticOptimizer;
     private final List<CausalLmWithValueHead> actorsView = new ArrayList<>();
     private final List<CausalLmWithValueHead> criticsView;
-    private final IACTrainer.UpdateObserver observer;
 
     public static Builder<MAACTrainer> builder() {
         return new Builder<>(MAACTrainer::create);
@@ -61,7 +60,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             ActorCriticSources.Placement placement) {
         super(b, c, ALGORITHM_NAME, sources, placement);
         this.config = c;
-        this.observer = b.observer instanceof IACTrainer.UpdateObserver o ? o : null;
         AgentSet loaded = null;
         ValueHead made = null;
         AdamW criticOpt = null;
@@ -195,23 +193,9 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     @Override
     protected UpdateResult update(int agent, List<RolloutSample> mb) {
         int n = mb.size();
-        long pad = agents.get(agent).padId();
-        double[] adv = mb.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
         double[] targets = mb.stream().mapToDouble(RolloutSample::valueTarget).toArray();
         double[] old = mb.stream().mapToDouble(RolloutSample::oldValue).toArray();
-        AdamW actorOpt = actorOptimizers.get(agent);
-        actorOpt.zeroGrad();
-        double actorLoss;
-        try (Scope s = Scope.open()) {
-            double[] w = new double[n];
-            for (int j = 0; j < n; j++) {
-                w[j] = -adv[j] / n;
-            }
-            actorLoss = Scorer.backwardWeighted(agents.get(agent).model(), mb.stream().map(RolloutSample::promptIds).toList(),
-                    mb.stream().map(RolloutSample::responseIds).toList(), pad, w, config.gradientCheckpointing());
-            requireFinite(actorLoss, "the actor loss", mb, actorOpt);
-        }
-        step(agent, "actor", actorOpt, mb);
+        double actorLoss = actorStep(agent, mb, actorOptimizers.get(agent));
         criticOptimizer.zeroGrad();
         double valueLoss;
         double coef = config.valueLossCoef();
@@ -227,25 +211,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         }
         step(agent, "critic", criticOptimizer, mb);
         return new UpdateResult(actorLoss, valueLoss);
-    }
-
-    private void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
-        if (!Double.isFinite(loss)) {
-            opt.zeroGrad();
-            throw nonFinite(what + " is " + loss + " for " + describe(mb));
-        }
-    }
-
-    private void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
-            throw nonFinite("the " + which + " gradient is not finite for " + describe(mb));
-        }
-        if (observer != null) {
-            observer.beforeStep(agent, which, opt.parameters());
-        }
-        opt.step();
-        opt.zeroGrad();
     }
 
     /**

@@ -5,6 +5,7 @@ import comlrl.data.TaskSet;
 import comlrl.logging.ConsoleProgress;
 import comlrl.rl.EvalSchedule;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.Locale;
 
 /**
@@ -27,6 +28,49 @@ public final class EpochLoop {
 
         /** Epoch {@code epochsDone} is complete (1-based count). */
         void epochDone(int epochsDone);
+
+        /** A body of four steps. */
+        static Body of(Runnable evaluate, java.util.function.BiConsumer<TaskItem, String> trainItem, Runnable flush,
+                java.util.function.IntConsumer epochDone) {
+            return new Body() {
+                @Override
+                public void evaluate() {
+                    evaluate.run();
+                }
+
+                @Override
+                public void trainItem(TaskItem item, String label) {
+                    trainItem.accept(item, label);
+                }
+
+                @Override
+                public void flush() {
+                    flush.run();
+                }
+
+                @Override
+                public void epochDone(int epochsDone) {
+                    epochDone.accept(epochsDone);
+                }
+            };
+        }
+    }
+
+    /**
+     * What {@code epochDone} does in every trainer: records the epochs done, then writes a checkpoint
+     * when {@code checkpointDir} is set, every {@code interval} epochs and after the last.
+     */
+    public static java.util.function.IntConsumer checkpointing(java.util.function.IntConsumer record, Path checkpointDir,
+            int interval, int epochs, TrainerCheckpoint checkpoint, java.util.function.LongSupplier envStep) {
+        if (interval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + interval);
+        }
+        return done -> {
+            record.accept(done);
+            if (checkpointDir != null && (done % interval == 0 || done == epochs)) {
+                checkpoint.save(checkpointDir, new TrainerCheckpoint.Progress(done, envStep.getAsLong()));
+            }
+        };
     }
 
     private EpochLoop() {

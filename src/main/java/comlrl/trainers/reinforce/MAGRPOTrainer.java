@@ -33,6 +33,7 @@ import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -62,7 +63,7 @@ import java.util.TreeMap;
  * together log one event whose aggregate keys average over them; {@code eval_num_samples} must be
  * at least 1 (bug 11); sampling is seeded ({@code seed}) and therefore repeatable.
  */
-public class MAGRPOTrainer implements AutoCloseable {
+public class MAGRPOTrainer implements Trainer {
     protected final MAGRPOConfig args;
     private final String algorithmName;
     private final AgentSet actors;
@@ -269,6 +270,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * Each agent's generate settings (rollouts and evaluation) with the source of every value: the
      * run config, the agent's generation_config.json (or config.json), or transformers' default.
      */
+    @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return Collections.unmodifiableList(generation);
     }
@@ -286,6 +288,7 @@ public class MAGRPOTrainer implements AutoCloseable {
     public static final int DEFAULT_LOG_HISTORY = 1000;
 
     /** Trains for {@code num_train_epochs} without checkpoints. */
+    @Override
     public void train() {
         train(null, 1, null);
     }
@@ -300,51 +303,35 @@ public class MAGRPOTrainer implements AutoCloseable {
      * directory, see {@link #resumeFrom(Path)}); {@code num_train_epochs} counts the whole run,
      * including completed epochs. Checkpoints beyond {@code save_total_limit} are deleted oldest first.
      */
+    @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (checkpointInterval < 1) {
-            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
-        }
+        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
+                checkpointInterval, args.numTrainEpochs(), checkpoint, () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        int epochs = args.numTrainEpochs();
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console, logger, verbose,
-                new EpochLoop.Body() {
-                    @Override
-                    public void evaluate() {
-                        MAGRPOTrainer.this.evaluate(args.evalNumSamples());
-                    }
+        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, args.numTrainEpochs(), console,
+                logger, verbose, EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                    itemLabel = label;
+                    trainItem(item);
+                }, this::flushAll, epochDone));
+    }
 
-                    @Override
-                    public void trainItem(TaskItem item, String label) {
-                        itemLabel = label;
-                        MAGRPOTrainer.this.trainItem(item);
-                    }
-
-                    @Override
-                    public void flush() {
-                        List<Drain> rest = new ArrayList<>();
-                        for (int i = 0; i < numAgents; i++) {
-                            if (!buffers.get(i).isEmpty()) {
-                                rest.add(takeDrain(i));
-                            }
-                        }
-                        runDrains(rest);
-                        flushMetrics();
-                    }
-
-                    @Override
-                    public void epochDone(int done) {
-                        epochsDone = done;
-                        if (checkpointDir != null && (done % checkpointInterval == 0 || done == epochs)) {
-                            checkpoint.save(checkpointDir, new TrainerCheckpoint.Progress(epochsDone, envStep));
-                        }
-                    }
-                });
+    /** Updates every agent from what its buffer still holds (end of an epoch). */
+    private void flushAll() {
+        List<Drain> rest = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (!buffers.get(i).isEmpty()) {
+                rest.add(takeDrain(i));
+            }
+        }
+        runDrains(rest);
+        flushMetrics();
     }
 
     /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
+    @Override
     public Map<String, Double> evaluate() {
         return evaluate(args.evalNumSamples());
     }
@@ -402,6 +389,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * each replaced atomically (a failure leaves the previous one whole). {@code dir} may not be, or
      * lie inside, a directory an agent was loaded from.
      */
+    @Override
     public void saveModel(Path dir) {
         actors.requireOutside(dir, "the save directory");
         for (int i = 0; i < numAgents; i++) {
@@ -876,6 +864,7 @@ public class MAGRPOTrainer implements AutoCloseable {
      * training on. Fails, before changing anything, on a checkpoint of another algorithm, agent count or
      * model shape.
      */
+    @Override
     public void resumeFrom(Path checkpoint) {
         TrainerCheckpoint.Progress p = this.checkpoint.restore(checkpoint);
         epochsDone = p.epochsDone();

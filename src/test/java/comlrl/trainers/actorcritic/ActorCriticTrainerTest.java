@@ -44,15 +44,8 @@ class ActorCriticTrainerTest {
         return Dataset.fromRows(rows);
     }
 
-    /** Reward = characters of agent 1 minus agent 0, / 10, one per joint response. */
     static RewardFunction lengthDifference() {
-        return (completions, items) -> {
-            List<Double> rewards = new ArrayList<>();
-            for (int k = 0; k < completions.get(0).size(); k++) {
-                rewards.add((completions.get(1).get(k).length() - completions.get(0).get(k).length()) / 10.0);
-            }
-            return rewards;
-        };
+        return comlrl.trainers.TestRewards.lengthDifference();
     }
 
     static IACConfig.Builder iac() {

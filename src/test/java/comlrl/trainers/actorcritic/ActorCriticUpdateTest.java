@@ -47,19 +47,12 @@ class ActorCriticUpdateTest {
         other = TinyAgents.create(models.resolve("other"), 12, printable);
     }
 
-    /** Reward = the completion's length in characters / 10 (one agent, one per generation). */
     static RewardFunction ownLength() {
-        return (completions, items) -> {
-            List<Double> rewards = new ArrayList<>();
-            for (String c : completions.get(0)) {
-                rewards.add(c.length() / 10.0);
-            }
-            return rewards;
-        };
+        return comlrl.trainers.TestRewards.ownLength();
     }
 
     /** What the observer saw: per step kind, a host copy of each parameter's gradient, in optimizer order. */
-    static final class Grads implements IACTrainer.UpdateObserver {
+    static final class Grads implements ActorCriticTrainerBase.UpdateObserver {
         final Map<String, List<float[]>> byStep = new LinkedHashMap<>();
 
         @Override

@@ -36,26 +36,14 @@ final class ReinforceFixtures {
                 .topK(0).loggingSteps(1).evalInterval(0).evalNumSamples(1).agentLearningRate(1e-3).seed(7);
     }
 
-    /** Reward = length of agent 1's completion minus agent 0's, in characters, / 10 (one per joint action). */
+    /** {@link comlrl.trainers.TestRewards#lengthDifference()}. */
     static RewardFunction lengthDifference() {
-        return (completions, items) -> {
-            List<Double> rewards = new ArrayList<>();
-            for (int k = 0; k < completions.get(0).size(); k++) {
-                rewards.add((completions.get(1).get(k).length() - completions.get(0).get(k).length()) / 10.0);
-            }
-            return rewards;
-        };
+        return comlrl.trainers.TestRewards.lengthDifference();
     }
 
-    /** Reward of one agent = its completion's length in characters / 10. */
+    /** {@link comlrl.trainers.TestRewards#ownLength()}. */
     static RewardFunction ownLength() {
-        return (completions, items) -> {
-            List<Double> rewards = new ArrayList<>();
-            for (String c : completions.get(0)) {
-                rewards.add(c.length() / 10.0);
-            }
-            return rewards;
-        };
+        return comlrl.trainers.TestRewards.ownLength();
     }
 
     /** A host copy of every parameter of {@code lm}, by name. */

@@ -1,0 +1,33 @@
+package comlrl.trainers.common;
+
+import comlrl.generation.GenerationSettings;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/** What every trainer offers, whatever its algorithm: train, evaluate, resume, save, close. */
+public interface Trainer extends AutoCloseable {
+    /** Trains for {@code num_train_epochs} without checkpoints. */
+    void train();
+
+    /**
+     * Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end, optionally
+     * resuming from {@code resumeFromCheckpoint} first.
+     */
+    void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint);
+
+    /** Restores a checkpoint written by this kind of trainer. */
+    void resumeFrom(Path checkpoint);
+
+    /** Evaluates on the first {@code eval_num_samples} evaluation items ({@code eval/...} metrics). */
+    Map<String, Double> evaluate();
+
+    /** Saves the trained models in the reference's layout. */
+    void saveModel(Path dir);
+
+    /** Each agent's generate settings, with the source of every value. */
+    List<GenerationSettings.Resolved> generationSettings();
+
+    @Override
+    void close();
+}
