@@ -253,17 +253,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return skipped;
     }
 
-    /** Trains for {@code num_train_epochs} without checkpoints. */
-    @Override
-    public void train() {
-        train(null, 1, null);
-    }
-
-    /** Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end. */
-    public void train(Path checkpointDir, int checkpointInterval) {
-        train(checkpointDir, checkpointInterval, null);
-    }
-
     /**
      * Trains, optionally resuming from a {@code checkpoint-N} directory; {@code num_train_epochs}
      * counts the whole run. Checkpoints hold actors, critics, value heads, both optimizers, progress,

@@ -8,7 +8,14 @@ import java.util.Map;
 /** What every trainer offers, whatever its algorithm: train, evaluate, resume, save, close. */
 public interface Trainer extends AutoCloseable {
     /** Trains for {@code num_train_epochs} without checkpoints. */
-    void train();
+    default void train() {
+        train(null, 1, null);
+    }
+
+    /** Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end. */
+    default void train(Path checkpointDir, int checkpointInterval) {
+        train(checkpointDir, checkpointInterval, null);
+    }
 
     /**
      * Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end, optionally

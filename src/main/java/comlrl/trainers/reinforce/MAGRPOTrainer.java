@@ -287,17 +287,6 @@ public class MAGRPOTrainer implements Trainer {
     /** {@link Builder#logHistoryLimit(int)}'s default. */
     public static final int DEFAULT_LOG_HISTORY = 1000;
 
-    /** Trains for {@code num_train_epochs} without checkpoints. */
-    @Override
-    public void train() {
-        train(null, 1, null);
-    }
-
-    /** Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end. */
-    public void train(Path checkpointDir, int checkpointInterval) {
-        train(checkpointDir, checkpointInterval, null);
-    }
-
     /**
      * Trains, optionally resuming from {@code resumeFromCheckpoint} (a {@code checkpoint-N}
      * directory, see {@link #resumeFrom(Path)}); {@code num_train_epochs} counts the whole run,

@@ -125,22 +125,36 @@ class ActorCriticTrainerTest {
     }
 
     @Test
-    void aRestoredHeadTrainedOnEqualsContinuingTheFirstTrainer(@TempDir Path out) {
+    void aRestoredHeadValuesAsTheFirstTrainerAndTrainsOn(@TempDir Path out) {
         IACConfig config = iac().useSeparateCritic(false).valueHeadHiddenDim(8).numTrainEpochs(1).build();
         Map<String, String> continued;
+        List<Double> firstValues = new ArrayList<>();
         try (IACTrainer first = IACTrainer.builder().agentModel(agent.toString()).rewardFunc(lengthDifference())
-                .trainDataset(tasks(2)).args(config).verbose(false).build()) {
+                .trainDataset(tasks(2)).evalDataset(tasks(2)).args(config).verbose(false).metricsCallback(r -> {
+                    r.forEach(x -> firstValues.add(x.oldValue()));
+                    return Map.of();
+                }).build()) {
             first.train();
             first.saveModel(out.resolve("saved"));
             assertThat(out.resolve("saved/agent_0/value_head.pt")).exists();
-            first.train(); // epochs are totals: nothing more
+            firstValues.clear();
+            first.evaluate(); // V values of the evaluation prompts under the trained backbone and head
             continued = bytes(first.agents().get(0).valueHead());
         }
+        List<Double> secondValues = new ArrayList<>();
         try (IACTrainer second = IACTrainer.builder().agents(List.of(out.resolve("saved/agent_0").toString(),
-                        out.resolve("saved/agent_1").toString())).tokenizer(null).rewardFunc(lengthDifference())
-                .trainDataset(tasks(2)).args(config).verbose(false).build()) {
+                        out.resolve("saved/agent_1").toString())).rewardFunc(lengthDifference())
+                .trainDataset(tasks(2)).evalDataset(tasks(2)).args(iac().useSeparateCritic(false).valueHeadHiddenDim(8)
+                        .numTrainEpochs(1).build()).verbose(false).metricsCallback(r -> {
+                    r.forEach(x -> secondValues.add(x.oldValue()));
+                    return Map.of();
+                }).build()) {
             second.loadValueHeads(out.resolve("saved"));
             assertThat(bytes(second.agents().get(0).valueHead())).isEqualTo(continued);
+            second.evaluate();
+            assertThat(secondValues).isEqualTo(firstValues); // the restored critic values exactly as the first
+            second.train();
+            assertThat(bytes(second.agents().get(0).valueHead())).isNotEqualTo(continued);
         }
         IACConfig wider = iac().useSeparateCritic(false).valueHeadHiddenDim(16).build();
         try (IACTrainer third = IACTrainer.builder().agents(List.of(out.resolve("saved/agent_0").toString(),
