@@ -7,7 +7,6 @@ import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
-import comlrl.generation.Generator;
 import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
@@ -28,6 +27,7 @@ import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochLoop;
+import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
@@ -91,6 +91,7 @@ public class MAGRPOTrainer implements Trainer {
     private final AgentExecutor executor;
     private final int numAgents;
     private final TrainerCheckpoint checkpoint;
+    private final JointEvaluator evaluator;
 
     // training state (saved in checkpoints)
     private long envStep;
@@ -178,6 +179,9 @@ public class MAGRPOTrainer implements Trainer {
             throw e;
         }
         this.logger = metrics;
+        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder, transitions,
+                executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
+                args.externalPromptPassthrough());
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", agents.stream().map(CausalLm::model).toList())),
                 checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
@@ -331,45 +335,10 @@ public class MAGRPOTrainer implements Trainer {
      * and the custom metrics; {@code {}} without an evaluation set.
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        if (evalDataset == null) {
-            return Map.of();
+        Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
+        if (!metrics.isEmpty()) {
+            logger.log(envStep, metrics);
         }
-        if (numEvalSamples < 1) {
-            throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
-        }
-        int n = Math.min(numEvalSamples, evalDataset.size());
-        int turns = args.numTurns();
-        double[] rewardSums = new double[turns];
-        double[] returnSums = new double[turns];
-        List<Map<String, Double>> rows = new ArrayList<>();
-        for (int start = 0; start < n; start += args.evalBatchSize()) {
-            int end = Math.min(n, start + args.evalBatchSize());
-            List<TaskItem> items = new ArrayList<>();
-            for (int j = start; j < end; j++) {
-                items.add(evalDataset.get(j));
-            }
-            EvalBatch batch = evalBatch(items);
-            for (int j = 0; j < items.size(); j++) {
-                double[] suffix = Returns.suffixSums(batch.rewards[j]);
-                for (int t = 0; t < turns; t++) {
-                    rewardSums[t] += batch.rewards[j][t];
-                    returnSums[t] += suffix[t];
-                }
-            }
-            if (evalLogger != null) {
-                List<String> prompts = items.stream().map(it -> it.getString("prompt", "")).toList();
-                rows.addAll(evalLogger.log(batch.completions, items, prompts));
-            }
-        }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        for (int t = 0; t < turns; t++) {
-            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / n);
-            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / n);
-        }
-        if (evalAggregator != null) {
-            evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
-        }
-        logger.log(envStep, metrics);
         return metrics;
     }
 
@@ -755,91 +724,6 @@ public class MAGRPOTrainer implements Trainer {
     static final double LENGTH_COLLAPSE_FRACTION = 0.25;
 
     // ------------------------------------------------------------------ evaluation rollouts
-
-    private record EvalBatch(double[][] rewards, List<List<List<String>>> completions) {
-    }
-
-    /** One completion per agent per turn for each item; rewards {@code [item][turn]}. */
-    private EvalBatch evalBatch(List<TaskItem> items) {
-        int turns = args.numTurns();
-        int n = items.size();
-        double[][] rewards = new double[n][turns];
-        List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
-        for (int i = 0; i < numAgents; i++) {
-            List<List<String>> perItem = new ArrayList<>();
-            for (int j = 0; j < n; j++) {
-                perItem.add(new ArrayList<>());
-            }
-            completions.add(perItem);
-        }
-        List<List<String>> prompts = new ArrayList<>(); // [agent][item]
-        List<List<List<String>>> promptHist = new ArrayList<>(); // [item][agent][turn]
-        List<List<List<String>>> responseHist = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            List<String> p = new ArrayList<>();
-            for (TaskItem item : items) {
-                p.add(formatters.format(i, item));
-            }
-            prompts.add(p);
-        }
-        for (int j = 0; j < n; j++) {
-            promptHist.add(new ArrayList<>(transitions.emptyHistories()));
-            responseHist.add(new ArrayList<>(transitions.emptyHistories()));
-        }
-        List<String> historyPrompts = null;
-        for (int t = 0; t < turns; t++) {
-            long[] rowSeeds = new long[numAgents];
-            for (int i = 0; i < numAgents; i++) {
-                rowSeeds[i] = seeds.next();
-            }
-            final List<List<String>> turnPrompts = prompts;
-            List<List<Completion>> outs = executor.map(i -> {
-                List<long[]> ids = turnPrompts.get(i).stream().map(p -> encodePrompt(i, p)).toList();
-                Generator gen = agents.get(i).generator();
-                List<Completion> flat = new ArrayList<>();
-                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), rowSeeds[i])
-                        .forEach(group -> flat.add(group.get(0)));
-                return flat;
-            });
-            List<List<String>> next = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                next.add(new ArrayList<>());
-            }
-            for (int j = 0; j < n; j++) {
-                List<String> chosen = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    String c = outs.get(i).get(j).text();
-                    completions.get(i).get(j).add(c);
-                    chosen.add(c);
-                    String hp = historyPrompts == null ? turnPrompts.get(i).get(j) : historyPrompts.get(i * n + j);
-                    promptHist.get(j).set(i, Transitions.append(promptHist.get(j).get(i), hp));
-                    responseHist.get(j).set(i, Transitions.append(responseHist.get(j).get(i), c));
-                }
-                rewards[j][t] = rewarder.reward(items.get(j), chosen, itemLabel);
-                if (t < turns - 1) {
-                    List<String> ext = transitions.next(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
-                    for (int i = 0; i < numAgents; i++) {
-                        next.get(i).add(ext.get(i));
-                    }
-                }
-            }
-            if (t < turns - 1) {
-                List<List<String>> formatted = new ArrayList<>();
-                List<String> raw = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    List<String> f = new ArrayList<>();
-                    for (int j = 0; j < n; j++) {
-                        f.add(formatters.turnPrompt(i, items.get(j), next.get(i).get(j), args.externalPromptPassthrough()));
-                        raw.add(next.get(i).get(j));
-                    }
-                    formatted.add(f);
-                }
-                prompts = formatted;
-                historyPrompts = raw;
-            }
-        }
-        return new EvalBatch(rewards, completions);
-    }
 
     // ------------------------------------------------------------------ helpers
 

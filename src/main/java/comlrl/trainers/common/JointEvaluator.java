@@ -1,0 +1,196 @@
+package comlrl.trainers.common;
+
+import comlrl.data.Dataset;
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.generation.Generator;
+import comlrl.rl.Returns;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.utils.Formatters;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The evaluation of the MA-REINFORCE and preference trainers (reference §3.5): for each of the first
+ * n evaluation items, one completion per agent per turn, every turn run (the external transition
+ * between turns), the joint reward of each turn; {@code eval/turn_t/reward_mean} and
+ * {@code eval/turn_t/expected_return} (the undiscounted suffix sum) averaged over items, and the
+ * custom metrics of {@code eval_logger} + {@code eval_aggregator}.
+ */
+public final class JointEvaluator {
+    private final Dataset evalDataset;
+    private final List<CausalLm> agents;
+    private final List<GenerationSettings.Resolved> generation;
+    private final Formatters formatters;
+    private final PromptEncoder promptEncoder;
+    private final JointRewarder rewarder;
+    private final Transitions transitions;
+    private final AgentExecutor executor;
+    private final SeedStream seeds;
+    private final EvalLogger evalLogger;
+    private final EvalAggregator evalAggregator;
+    private final int numAgents;
+    private final int numTurns;
+    private final int batchSize;
+    private final boolean passthrough;
+
+    /** One completion per agent per turn for each item; rewards {@code [item][turn]}, completions {@code [agent][item][turn]}. */
+    private record Batch(double[][] rewards, List<List<List<String>>> completions) {
+    }
+
+    public JointEvaluator(Dataset evalDataset, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
+            Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, Transitions transitions,
+            AgentExecutor executor, SeedStream seeds, EvalLogger evalLogger, EvalAggregator evalAggregator, int numTurns,
+            int batchSize, boolean passthrough) {
+        if ((evalLogger == null) != (evalAggregator == null)) {
+            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
+        }
+        this.evalDataset = evalDataset;
+        this.agents = agents;
+        this.generation = generation;
+        this.formatters = formatters;
+        this.promptEncoder = promptEncoder;
+        this.rewarder = rewarder;
+        this.transitions = transitions;
+        this.executor = executor;
+        this.seeds = seeds;
+        this.evalLogger = evalLogger;
+        this.evalAggregator = evalAggregator;
+        this.numAgents = agents.size();
+        this.numTurns = numTurns;
+        this.batchSize = batchSize;
+        this.passthrough = passthrough;
+    }
+
+    /** The metrics of the first {@code numEvalSamples} items ({@code {}} without an evaluation set). */
+    public Map<String, Double> evaluate(int numEvalSamples) {
+        if (evalDataset == null) {
+            return Map.of();
+        }
+        if (numEvalSamples < 1) {
+            throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
+        }
+        int n = Math.min(numEvalSamples, evalDataset.size());
+        int turns = numTurns;
+        double[] rewardSums = new double[turns];
+        double[] returnSums = new double[turns];
+        List<Map<String, Double>> rows = new ArrayList<>();
+        for (int start = 0; start < n; start += batchSize) {
+            int end = Math.min(n, start + batchSize);
+            List<TaskItem> items = new ArrayList<>();
+            for (int j = start; j < end; j++) {
+                items.add(evalDataset.get(j));
+            }
+            Batch batch = batch(items, start);
+            for (int j = 0; j < items.size(); j++) {
+                double[] suffix = Returns.suffixSums(batch.rewards[j]);
+                for (int t = 0; t < turns; t++) {
+                    rewardSums[t] += batch.rewards[j][t];
+                    returnSums[t] += suffix[t];
+                }
+            }
+            if (evalLogger != null) {
+                List<String> prompts = items.stream().map(it -> it.getString("prompt", "")).toList();
+                rows.addAll(evalLogger.log(batch.completions, items, prompts));
+            }
+        }
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        for (int t = 0; t < turns; t++) {
+            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / n);
+            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / n);
+        }
+        if (evalAggregator != null) {
+            evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
+        }
+        return metrics;
+    }
+
+
+    /** One completion per agent per turn for each item; rewards {@code [item][turn]}. */
+    private Batch batch(List<TaskItem> items, int firstIndex) {
+        int turns = numTurns;
+        int n = items.size();
+        double[][] rewards = new double[n][turns];
+        List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
+        for (int i = 0; i < numAgents; i++) {
+            List<List<String>> perItem = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                perItem.add(new ArrayList<>());
+            }
+            completions.add(perItem);
+        }
+        List<List<String>> prompts = new ArrayList<>(); // [agent][item]
+        List<List<List<String>>> promptHist = new ArrayList<>(); // [item][agent][turn]
+        List<List<List<String>>> responseHist = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            List<String> p = new ArrayList<>();
+            for (TaskItem item : items) {
+                p.add(formatters.format(i, item));
+            }
+            prompts.add(p);
+        }
+        for (int j = 0; j < n; j++) {
+            promptHist.add(new ArrayList<>(transitions.emptyHistories()));
+            responseHist.add(new ArrayList<>(transitions.emptyHistories()));
+        }
+        List<String> historyPrompts = null;
+        for (int t = 0; t < turns; t++) {
+            long[] rowSeeds = new long[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                rowSeeds[i] = seeds.next();
+            }
+            final List<List<String>> turnPrompts = prompts;
+            List<List<Completion>> outs = executor.map(i -> {
+                List<long[]> ids = turnPrompts.get(i).stream().map(p -> promptEncoder.encode(agents.get(i), p)).toList();
+                Generator gen = agents.get(i).generator();
+                List<Completion> flat = new ArrayList<>();
+                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), rowSeeds[i])
+                        .forEach(group -> flat.add(group.get(0)));
+                return flat;
+            });
+            List<List<String>> next = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                next.add(new ArrayList<>());
+            }
+            for (int j = 0; j < n; j++) {
+                List<String> chosen = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    String c = outs.get(i).get(j).text();
+                    completions.get(i).get(j).add(c);
+                    chosen.add(c);
+                    String hp = historyPrompts == null ? turnPrompts.get(i).get(j) : historyPrompts.get(i * n + j);
+                    promptHist.get(j).set(i, Transitions.append(promptHist.get(j).get(i), hp));
+                    responseHist.get(j).set(i, Transitions.append(responseHist.get(j).get(i), c));
+                }
+                rewards[j][t] = rewarder.reward(items.get(j), chosen, "eval item " + (firstIndex + j));
+                if (t < turns - 1) {
+                    List<String> ext = transitions.next(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
+                    for (int i = 0; i < numAgents; i++) {
+                        next.get(i).add(ext.get(i));
+                    }
+                }
+            }
+            if (t < turns - 1) {
+                List<List<String>> formatted = new ArrayList<>();
+                List<String> raw = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    List<String> f = new ArrayList<>();
+                    for (int j = 0; j < n; j++) {
+                        f.add(formatters.turnPrompt(i, items.get(j), next.get(i).get(j), passthrough));
+                        raw.add(next.get(i).get(j));
+                    }
+                    formatted.add(f);
+                }
+                prompts = formatted;
+                historyPrompts = raw;
+            }
+        }
+        return new Batch(rewards, completions);
+    }
+
+}
