@@ -57,8 +57,8 @@ public record RolloutSample(int agentIdx, String prompt, String completion, long
 
     /**
      * The reference's {@code metadata} keys: {@code char_length}, {@code turn_idx}, {@code reference_kl},
-     * {@code reference_kl_penalty}, {@code environment_reward}, {@code value_target}, {@code adv_target},
-     * and for MAAC {@code generation_idx}, {@code joint_prompt_len} is not kept (the joint ids are).
+     * {@code reference_kl_penalty}, {@code environment_reward}, {@code value_target}, {@code adv_target}
+     * and {@code generation_idx} (MAAC's joint input ids are {@link #jointInputIds()}).
      */
     public Map<String, Object> metadata() {
         Map<String, Object> m = new LinkedHashMap<>();
