@@ -57,6 +57,34 @@ class ActorCriticLossTest {
     }
 
     @Test
+    void aMaacEpisodeBootstrapsFromTheNextJointValueAndLogsUndiscountedReturns(@TempDir Path dir) {
+        Path agent = TinyAgents.create(dir.resolve("agent"), 11);
+        AtomicInteger calls = new AtomicInteger();
+        comlrl.reward.RewardFunction byTurn = (c, items) -> List.of(calls.getAndIncrement() % 2 == 0 ? 0.5 : 2.0);
+        List<RolloutSample> seen = new ArrayList<>();
+        MAACConfig config = MAACConfig.builder().numAgents(2).numTurns(2).numGenerations(1).numTrainEpochs(1)
+                .maxNewTokens(4).temperature(1.0).topP(1.0).topK(0).discount(0.8).earlyTerminationThreshold(null)
+                .rolloutBufferSize(8).evalInterval(0).seed(3).build();
+        try (MAACTrainer t = MAACTrainer.builder().agentModel(agent.toString()).criticModel(agent.toString())
+                .rewardFunc(byTurn).trainDataset(ActorCriticTrainerTest.tasks(1)).args(config).verbose(false)
+                .externalTransition(ctx -> List.of("next", "next"))
+                .metricsCallback(r -> {
+                    seen.addAll(r);
+                    return Map.of();
+                }).build()) {
+            t.train();
+        }
+        assertThat(seen).hasSize(4);
+        RolloutSample a0t0 = seen.stream().filter(x -> x.agentIdx() == 0 && x.turnIdx() == 0).findFirst().orElseThrow();
+        RolloutSample a0t1 = seen.stream().filter(x -> x.agentIdx() == 0 && x.turnIdx() == 1).findFirst().orElseThrow();
+        RolloutSample a1t1 = seen.stream().filter(x -> x.agentIdx() == 1 && x.turnIdx() == 1).findFirst().orElseThrow();
+        assertThat(a1t1.oldValue()).isEqualTo(a0t1.oldValue()); // one joint value per turn
+        assertThat(a0t0.valueTarget()).isCloseTo(0.5 + 0.8 * a0t1.oldValue(), within(1e-12));
+        assertThat(a0t1.valueTarget()).isEqualTo(2.0);
+        assertThat(a0t0.returns()).isCloseTo(2.5, within(1e-12)); // MAAC logs the undiscounted suffix sum
+    }
+
+    @Test
     void aMultiTurnRolloutRecordsTdTargetsAndStopsEarly(@TempDir Path dir) {
         Path agent = TinyAgents.create(dir.resolve("agent"), 11);
         AtomicInteger calls = new AtomicInteger();
