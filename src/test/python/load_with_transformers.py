@@ -6,6 +6,7 @@ emitted while loading the config, model, tokenizer and generation config], "logi
 (float32 logits of the ids, one row per position), "vocab": len(tokenizer)}.
 Used by comlrl.model.TransformersCompatibilityTest (tag "python").
 """
+import contextlib
 import json
 import logging
 import sys
@@ -25,19 +26,31 @@ class Collect(logging.Handler):
         self.messages.append(f"{record.name}: {record.getMessage()}")
 
 
-def main():
-    model_dir, ids = sys.argv[1], [int(x) for x in sys.argv[2].split(",")]
+@contextlib.contextmanager
+def warnings_collected():
+    """Yields a list that, on exit, holds every transformers log record of level WARNING and above
+    and every Python warning emitted inside the block."""
     transformers.logging.set_verbosity_warning()
     transformers.logging.disable_progress_bar()
     collect = Collect()
     logging.getLogger("transformers").addHandler(collect)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    messages = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield messages
+    finally:
+        logging.getLogger("transformers").removeHandler(collect)
+    messages.extend(collect.messages + [f"{w.category.__name__}: {w.message}" for w in caught])
+
+
+def main():
+    model_dir, ids = sys.argv[1], [int(x) for x in sys.argv[2].split(",")]
+    with warnings_collected() as messages:
         AutoConfig.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         GenerationConfig.from_pretrained(model_dir)
-    messages = collect.messages + [f"{w.category.__name__}: {w.message}" for w in caught]
     model.eval()
     with torch.no_grad():
         logits = model(torch.tensor([ids])).logits[0].float().tolist()

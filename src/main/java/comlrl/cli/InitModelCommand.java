@@ -26,11 +26,42 @@ final class InitModelCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "output directory")
     Path out;
 
+    @Option(names = "--head", defaultValue = "lm", description = "lm (a causal LM, <Family>ForCausalLM) or score "
+            + "(a sequence-classification reward model, <Family>ForSequenceClassification) (default ${DEFAULT-VALUE})")
+    String head;
+
+    @Option(names = "--num-labels", description = "labels of a --head score model: rows of score.weight "
+            + "(default 1: one reward per text)")
+    Integer numLabels;
+
     @Override
     public Integer call() {
         DType type = DType.fromTorchName(dtype);
-        int vocab = BuiltinModels.write(arch, preset, seed, type, out);
-        System.out.println("wrote " + preset + " " + arch + " model (" + type.torchName() + ", vocab " + vocab + ") to " + out);
+        String h = head.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!h.equals("lm") && !h.equals("score")) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--head must be lm or score, got '"
+                    + head + "'");
+        }
+        if (h.equals("lm")) {
+            if (numLabels != null) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--num-labels needs --head score");
+            }
+            int vocab = BuiltinModels.write(arch, preset, seed, type, out);
+            System.out.println("wrote " + preset + " " + arch + " model (" + type.torchName() + ", vocab " + vocab + ") to "
+                    + out);
+            return 0;
+        }
+        int labels = numLabels == null ? 1 : numLabels;
+        if (labels < 1) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--num-labels must be at least 1, got "
+                    + labels);
+        }
+        int vocab = BuiltinModels.writeSequenceClassifier(arch, preset, labels, seed, type, out);
+        System.out.println("wrote " + preset + " " + arch + " sequence-classification model (" + labels + " label"
+                + (labels == 1 ? "" : "s") + ", " + type.torchName() + ", vocab " + vocab + ") to " + out);
         return 0;
     }
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 }

@@ -3,6 +3,8 @@ package comlrl.generation;
 import comlrl.model.DecoderLm;
 import comlrl.model.ModelConfig;
 import comlrl.model.ModelPresets;
+import comlrl.model.SequenceClassifier;
+import comlrl.model.io.ModelDirs;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tokenizer.TinyTokenizerFactory;
@@ -61,6 +63,29 @@ public final class BuiltinModels {
             try (CausalLm lm = new CausalLm(out.toString(), DecoderLm.random(config, dtype, Device.CPU, seed),
                     Tokenizer.load(out), GenerationConfig.of(-1, eos, tokenizer.padTokenId()))) {
                 lm.save(out);
+            }
+        }
+        return vocab;
+    }
+
+    /**
+     * Writes a random-weight sequence-classification model ({@code <Family>ForSequenceClassification},
+     * {@code numLabels} labels, {@code pad_token_id} the tiny tokenizer's pad) of {@code preset} in
+     * family {@code arch}, with the tiny tokenizer, as transformers' {@code save_pretrained} lays it
+     * out ({@code config.json}, {@code model.safetensors} with {@code model.*} and {@code score.weight},
+     * tokenizer files).
+     */
+    public static int writeSequenceClassifier(String arch, String preset, int numLabels, long seed, DType dtype,
+            Path out) {
+        int vocab = TinyTokenizerFactory.write(out);
+        try (Tokenizer tokenizer = Tokenizer.load(out)) {
+            ModelConfig causal = ModelPresets.config(arch, preset, vocab, -1, tokenizer.eosTokenId(), dtype.torchName());
+            ModelConfig config = SequenceClassifier.classifierConfig(causal, numLabels, tokenizer.padTokenId());
+            try (SequenceClassifier model = SequenceClassifier.random(config, dtype, Device.CPU, seed)) {
+                ModelDirs.replace(out, fresh -> {
+                    model.writeFiles(fresh, CausalLm.MAX_SHARD_BYTES);
+                    tokenizer.save(fresh);
+                });
             }
         }
         return vocab;

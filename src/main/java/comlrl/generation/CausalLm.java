@@ -61,7 +61,7 @@ public final class CausalLm implements AutoCloseable {
      * row of the embedding ({@code vocab_size} rows); more rows than ids is normal (transformers
      * pads the embedding to a multiple of 64 or 128).
      */
-    static void requireVocabularyFits(Tokenizer tokenizer, ModelConfig config, Path dir) {
+    public static void requireVocabularyFits(Tokenizer tokenizer, ModelConfig config, Path dir) {
         if (tokenizer.vocabSize() > config.vocabSize()) {
             throw new IllegalArgumentException(dir + ": the tokenizer has " + tokenizer.vocabSize() + " token ids "
                     + "(0.." + (tokenizer.vocabSize() - 1) + ", added tokens included) but config.json's vocab_size "

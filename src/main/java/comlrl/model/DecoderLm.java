@@ -58,7 +58,7 @@ public final class DecoderLm implements AutoCloseable {
     private Tensor cosTable;                 // [N, D] cos(pos * inv_freq) for positions 0..N-1, model dtype
     private Tensor sinTable;                 // [N, D]
 
-    private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters) {
+    private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters, boolean withLmHead) {
         this.config = config;
         this.device = device;
         this.parameters = parameters;
@@ -86,7 +86,7 @@ public final class DecoderLm implements AutoCloseable {
         }
         this.embed = parameters.get(EMBED);
         this.finalNorm = parameters.get(FINAL_NORM);
-        this.lmHead = config.tieWordEmbeddings() ? embed : parameters.get(LM_HEAD);
+        this.lmHead = !withLmHead ? null : config.tieWordEmbeddings() ? embed : parameters.get(LM_HEAD);
         this.inverseFrequencies = Tensor.ofFloats(
                 config.ropeScaling().inverseFrequencies(config.headDim(), config.ropeTheta()), device).keep();
         int d = config.headDim();
@@ -105,6 +105,14 @@ public final class DecoderLm implements AutoCloseable {
      * ({@code lm_head.weight} only when embeddings are untied).
      */
     public static Map<String, long[]> expectedShapes(ModelConfig c) {
+        return expectedShapes(c, true);
+    }
+
+    /**
+     * As {@link #expectedShapes(ModelConfig)}; without {@code lmHead} the decoder alone (the
+     * {@code model.*} tensors), as a sequence-classification checkpoint holds it.
+     */
+    static Map<String, long[]> expectedShapes(ModelConfig c, boolean lmHead) {
         Map<String, long[]> s = new LinkedHashMap<>();
         long e = c.hiddenSize();
         long q = (long) c.numHeads() * c.headDim();
@@ -148,7 +156,7 @@ public final class DecoderLm implements AutoCloseable {
             s.put(layer(i, "post_attention_layernorm.weight"), new long[] {e});
         }
         s.put(FINAL_NORM, new long[] {e});
-        if (!c.tieWordEmbeddings()) {
+        if (lmHead && !c.tieWordEmbeddings()) {
             s.put(LM_HEAD, new long[] {c.vocabSize(), e});
         }
         return s;
@@ -160,17 +168,18 @@ public final class DecoderLm implements AutoCloseable {
      */
     public static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
             Device device, String source) {
-        return fromWeights(config, weights, dtype, device, source, true);
+        return fromWeights(config, weights, dtype, device, source, true, true);
     }
 
     /**
      * As {@link #fromWeights(ModelConfig, Map, DType, Device, String)}; with {@code copy} false a
      * weight already of {@code dtype} on {@code device} becomes the parameter itself (sharing its
-     * storage), for callers that drop the weights right after.
+     * storage), for callers that drop the weights right after; without {@code lmHead} the decoder
+     * alone (no {@code lm_head.weight}; its forward gives hidden states only).
      */
-    private static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
-            Device device, String source, boolean copy) {
-        Map<String, long[]> expected = expectedShapes(config);
+    static DecoderLm fromWeights(ModelConfig config, Map<String, Tensor> weights, DType dtype,
+            Device device, String source, boolean copy, boolean lmHead) {
+        Map<String, long[]> expected = expectedShapes(config, lmHead);
         Map<String, Tensor> params = new LinkedHashMap<>();
         try (Scope s = Scope.open()) {
             for (Map.Entry<String, long[]> e : expected.entrySet()) {
@@ -191,7 +200,7 @@ public final class DecoderLm implements AutoCloseable {
                 params.put(e.getKey(), p.contiguous().detach().requiresGrad(true).keep());
             }
         }
-        return new DecoderLm(config.withDtype(dtype), device, params);
+        return new DecoderLm(config.withDtype(dtype), device, params, lmHead);
     }
 
     /**
@@ -203,9 +212,23 @@ public final class DecoderLm implements AutoCloseable {
     public static DecoderLm load(Path dir, ModelConfig config, DType dtype, Device device) {
         requireMemory(config, dtype, device, dir.toString());
         try (Safetensors.LoadedWeights raw = Safetensors.loadModelWeights(dir)) {
-            checkWeights(config, raw, dir);
-            return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false);
+            checkWeights(config, raw, dir, true, java.util.Set.of());
+            return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false, true);
         }
+    }
+
+    /**
+     * The decoder without an LM head (the {@code model.*} tensors) from weights already read from
+     * {@code dir}, for models whose head is another tensor ({@code headTensors}, e.g. a
+     * sequence-classification {@code score.weight}), which the caller takes from {@code raw} itself.
+     * Checks as {@link #load} does; {@code raw} stays the caller's to close. Its {@code forward}
+     * computes hidden states only ({@code logitsFrom} must be S).
+     */
+    static DecoderLm loadWithoutLmHead(Path dir, ModelConfig config, Safetensors.LoadedWeights raw,
+            java.util.Set<String> headTensors, DType dtype, Device device) {
+        requireMemory(config, dtype, device, dir.toString());
+        checkWeights(config, raw, dir, false, headTensors);
+        return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false, false);
     }
 
     /**
@@ -216,9 +239,14 @@ public final class DecoderLm implements AutoCloseable {
         return (config.tieWordEmbeddings() && name.equals(LM_HEAD)) || name.endsWith(".rotary_emb.inv_freq");
     }
 
-    /** Unused tensors and non-finite values, each named with its file. */
-    private static void checkWeights(ModelConfig config, Safetensors.LoadedWeights raw, Path dir) {
-        Map<String, long[]> expected = expectedShapes(config);
+    /**
+     * Unused tensors and non-finite values, each named with its file; {@code headTensors} are
+     * used by the caller (checked for finiteness too).
+     */
+    private static void checkWeights(ModelConfig config, Safetensors.LoadedWeights raw, Path dir, boolean lmHead,
+            java.util.Set<String> headTensors) {
+        Map<String, long[]> expected = new LinkedHashMap<>(expectedShapes(config, lmHead));
+        headTensors.forEach(name -> expected.put(name, null));
         List<String> unused = new ArrayList<>();
         for (String name : raw.tensors().keySet()) {
             if (!expected.containsKey(name) && !ignorable(config, name)) {
@@ -277,6 +305,12 @@ public final class DecoderLm implements AutoCloseable {
                     + "declares no such biases");
         } else if (norms) {
             m.append("q/k norms belong to Qwen3 but config.json's model_type is ").append(config.modelType());
+        } else if (unused.contains(SequenceClassifier.SCORE)) {
+            m.append("it is a sequence-classification model (").append(SequenceClassifier.SCORE)
+                    .append("; architectures ").append(config.raw().path("architectures"))
+                    .append(") with no LM head to generate with; load it as a reward model (reward: {type: "
+                            + "reward_model, model: ").append(dir).append("}) instead");
+            return m.toString();
         } else if (unused.contains(LM_HEAD)) {
             m.append("config.json's tie_word_embeddings is ").append(config.tieWordEmbeddings());
         } else {
@@ -318,10 +352,15 @@ public final class DecoderLm implements AutoCloseable {
      * embedding weights ~ N(0, 0.02), biases 0, norm weights 1.
      */
     public static DecoderLm random(ModelConfig config, DType dtype, Device device, long seed) {
+        return random(config, dtype, device, seed, true);
+    }
+
+    /** As {@link #random(ModelConfig, DType, Device, long)}; without {@code lmHead} the decoder alone. */
+    static DecoderLm random(ModelConfig config, DType dtype, Device device, long seed, boolean lmHead) {
         requireMemory(config, dtype, device, "random init");
         Map<String, Tensor> weights = new LinkedHashMap<>();
         try (Rng rng = new Rng(seed)) {
-            for (Map.Entry<String, long[]> e : expectedShapes(config).entrySet()) {
+            for (Map.Entry<String, long[]> e : expectedShapes(config, lmHead).entrySet()) {
                 String name = e.getKey();
                 Tensor t;
                 if (name.endsWith("norm.weight")) {
@@ -333,7 +372,7 @@ public final class DecoderLm implements AutoCloseable {
                 }
                 weights.put(name, t);
             }
-            return fromWeights(config, weights, dtype, device, "random init");
+            return fromWeights(config, weights, dtype, device, "random init", true, lmHead);
         } finally {
             weights.values().forEach(Tensor::close);
         }
@@ -392,7 +431,7 @@ public final class DecoderLm implements AutoCloseable {
     public void loadParameters(Path dir) {
         try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir);
                 Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            checkWeights(config, saved, dir);
+            checkWeights(config, saved, dir, lmHead != null, java.util.Set.of());
             for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
                 Tensor src = saved.tensors().get(e.getKey());
                 if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {
@@ -411,7 +450,7 @@ public final class DecoderLm implements AutoCloseable {
         try (Scope s = Scope.open()) {
             Map<String, Tensor> detached = new LinkedHashMap<>();
             parameters.forEach((k, v) -> detached.put(k, v.detach()));
-            copy = fromWeights(config, detached, dtype(), target, "copy");
+            copy = fromWeights(config, detached, dtype(), target, "copy", true, lmHead != null);
         }
         copy.parameters.values().forEach(p -> p.requiresGrad(false));
         return copy;
@@ -546,6 +585,10 @@ public final class DecoderLm implements AutoCloseable {
     private Output head(Tensor x, long logitsFrom, Context c) {
         Tensor hidden = x.rmsNorm(finalNorm, config.rmsNormEps()); // [B, S, E]
         Tensor logits = null;
+        if (logitsFrom < c.s && lmHead == null) {
+            throw new IllegalStateException("this decoder was loaded without an LM head (the backbone of a "
+                    + "sequence-classification model): it computes hidden states only; pass logitsFrom = S");
+        }
         if (logitsFrom < c.s) {
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
             logits = c.packed == null || c.packed.head == null ? tail.linear(lmHead, null)
@@ -663,7 +706,7 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     private DecodeWeights packForDecoding(long rows) {
-        PackedWeight head = PackedWeight.of(lmHead, rows);
+        PackedWeight head = lmHead == null ? null : PackedWeight.of(lmHead, rows);
         if (head == null) {
             return null; // no oneDNN, another dtype, a GPU, or a small model: nothing gains
         }

@@ -12,7 +12,10 @@ import java.util.TreeSet;
 
 /** Reward functions from config files, and helpers shared by the built-in rewards. */
 public final class RewardFunctions {
-    private static final Set<String> TYPES = Set.of("length_ratio", "command");
+    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model");
+    /** The keys of a {@code type: reward_model} section. */
+    static final List<String> REWARD_MODEL_KEYS = List.of("type", "model", "template", "label", "device", "dtype",
+            "batch_size", "max_length");
 
     private RewardFunctions() {}
 
@@ -24,8 +27,14 @@ public final class RewardFunctions {
      *   <li>{@code {type: command, run: [python3, reward.py], working_dir: ., timeout_s: 60}} →
      *       {@link ExternalCommandReward}; see {@link JsonLinesProcess.CommandConfig#fromMap} (the
      *       program and a script argument must exist: checked here, before any process starts).</li>
+     *   <li>{@code {type: reward_model, model: DIR|HUB_ID, template: "...", label: 0, device: cpu,
+     *       dtype: null, batch_size: 8, max_length: 1024}} → {@link RewardModelReward} (only
+     *       {@code model} required; a relative directory is resolved against {@code baseDirectory};
+     *       the values and, for a directory, the checkpoint's config, labels and {@code score.weight}
+     *       are checked here; the weights load at the first call).</li>
      * </ul>
-     * The result may be {@link AutoCloseable} (the command reward): close it when training ends.
+     * The result may be {@link AutoCloseable} (the command and reward-model rewards): close it when
+     * training ends.
      *
      * @param baseDirectory directory relative paths are resolved against; null = the current directory
      */
@@ -52,10 +61,99 @@ public final class RewardFunctions {
                         .timeout(command.timeout())
                         .build();
             }
+            case "reward_model":
+                return rewardModel(map, baseDirectory);
             default:
                 throw new IllegalArgumentException("Unknown reward type '" + typeName + "'; did you mean '"
                         + ConfigMaps.closest(type, TYPES) + "'? Valid types: " + new TreeSet<>(TYPES));
         }
+    }
+
+    private static RewardModelReward rewardModel(Map<String, Object> map, Path baseDirectory) {
+        String owner = "reward reward_model";
+        ConfigMaps.requireKnownKeys(owner, map, REWARD_MODEL_KEYS, Map.of(
+                "model_name", "use 'model'.", "reward_model", "use 'model'.", "path", "use 'model'.",
+                "reward_model_name", "use 'model'.", "format", "use 'template'.", "label_index", "use 'label'.",
+                "max_len", "use 'max_length'.", "torch_dtype", "use 'dtype'."));
+        if (ConfigMaps.isNullLike(map.get("model"))) {
+            throw new IllegalArgumentException(owner + " needs 'model': a sequence-classification model directory "
+                    + "(relative to the config file) or a hub id, e.g. model: ./reward-model");
+        }
+        String model = ConfigMaps.toStr(owner, "model", map.get("model")).trim();
+        if (comlrl.generation.BuiltinModels.isBuiltin(model)) {
+            throw new IllegalArgumentException(owner + " model '" + model + "': built-in models are causal LMs, not "
+                    + "reward models; write a random one with bin/comlrl init-model --head score --out DIR and give DIR");
+        }
+        RewardModelReward.Builder b = RewardModelReward.builder(resolveModelPath(model, baseDirectory));
+        if (!ConfigMaps.isNullLike(map.get("template"))) {
+            b.template(ConfigMaps.toStr(owner, "template", map.get("template")));
+        }
+        if (map.containsKey("label")) {
+            Object label = map.get("label");
+            if (!(label instanceof Number || label instanceof String)) {
+                throw new IllegalArgumentException(owner + " label must be a label index (0, 1, ...) or a label name "
+                        + "from the model's id2label, got " + label);
+            }
+            if (label instanceof Number) {
+                label = ConfigMaps.toInt(owner, "label", label);
+                if ((int) label < 0) {
+                    throw new IllegalArgumentException(owner + " label must be a non-negative index, got " + label);
+                }
+            }
+            b.label(label);
+        }
+        if (!ConfigMaps.isNullLike(map.get("device"))) {
+            b.device(parsed(owner, "device", map, comlrl.tensor.Device::parse));
+        }
+        if (!ConfigMaps.isNullLike(map.get("dtype"))) {
+            b.dtype(parsed(owner, "dtype", map, comlrl.tensor.DType::fromTorchName));
+        }
+        if (map.containsKey("batch_size")) {
+            b.batchSize(ConfigMaps.toInt(owner, "batch_size", map.get("batch_size")));
+        }
+        if (map.containsKey("max_length")) {
+            b.maxLength(ConfigMaps.toInt(owner, "max_length", map.get("max_length")));
+        }
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw e.getMessage() != null && e.getMessage().startsWith("reward_model") ? e
+                    : new IllegalArgumentException("reward_model " + model + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The string at {@code key} parsed by {@code parser}, whose error is prefixed with the key. */
+    private static <T> T parsed(String owner, String key, Map<String, Object> map,
+            java.util.function.Function<String, T> parser) {
+        String text = ConfigMaps.toStr(owner, key, map.get(key));
+        try {
+            return parser.apply(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(owner + " " + key + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A model source as written in a config file: an absolute path as it is; a relative one
+     * resolved against {@code baseDirectory} when it exists there or is written as a path
+     * ({@code ./x}, {@code ../x}, {@code ~/x}); anything else (a hub id) unchanged.
+     */
+    static String resolveModelPath(String source, Path baseDirectory) {
+        String s = source.equals("~") || source.startsWith("~/") ? System.getProperty("user.home") + source.substring(1)
+                : source;
+        Path p;
+        try {
+            p = Path.of(s);
+        } catch (java.nio.file.InvalidPathException e) {
+            return source;
+        }
+        if (p.isAbsolute()) {
+            return p.normalize().toString();
+        }
+        Path base = baseDirectory == null ? Path.of("").toAbsolutePath() : baseDirectory.toAbsolutePath();
+        Path local = base.resolve(p).normalize();
+        boolean pathLike = s.startsWith("./") || s.startsWith("../") || s.equals(".") || s.equals("..");
+        return java.nio.file.Files.exists(local) || pathLike ? local.toString() : source;
     }
 
     /**

@@ -3,8 +3,9 @@
  * agent in actor order, plus the task items; one reward per joint response) with adapters for the
  * common shapes, the reward-length rule of the reference ({@link comlrl.reward.RewardLengths}), and
  * the built-in rewards usable from config files: {@link comlrl.reward.LengthRatioReward} (the seed
- * documentation's example) and {@link comlrl.reward.ExternalCommandReward} (a reward computed by a
- * long-lived child process speaking JSON lines), both reachable through
+ * documentation's example), {@link comlrl.reward.ExternalCommandReward} (a reward computed by a
+ * long-lived child process speaking JSON lines) and {@link comlrl.reward.RewardModelReward} (an
+ * existing Hugging Face sequence-classification reward model), all reachable through
  * {@link comlrl.reward.RewardFunctions#fromConfig(java.util.Map, java.nio.file.Path)}.
  */
 package comlrl.reward;

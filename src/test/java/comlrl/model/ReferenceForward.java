@@ -23,6 +23,12 @@ final class ReferenceForward {
 
     /** Logits [S][V] for one unpadded sequence at positions 0..S-1. */
     double[][] logits(long[] ids) {
+        double[] head = c.tieWordEmbeddings() ? get("model.embed_tokens.weight") : get("lm_head.weight");
+        return lin(hidden(ids), head, null, c.vocabSize());
+    }
+
+    /** The final-normed hidden states [S][E] of one unpadded sequence at positions 0..S-1. */
+    double[][] hidden(long[] ids) {
         int s = ids.length;
         int e = c.hiddenSize();
         int h = c.numHeads();
@@ -97,9 +103,7 @@ final class ReferenceForward {
             }
             add(x, lin(gate, get(p + "mlp.down_proj.weight"), null, e));
         }
-        double[][] hf = norm(x, get("model.norm.weight"));
-        double[] head = c.tieWordEmbeddings() ? emb : get("lm_head.weight");
-        return lin(hf, head, null, c.vocabSize());
+        return norm(x, get("model.norm.weight"));
     }
 
     private static void add(double[][] x, double[][] y) {

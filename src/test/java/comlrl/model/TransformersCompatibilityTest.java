@@ -38,6 +38,17 @@ class TransformersCompatibilityTest {
         return Files.isExecutable(Path.of("/tmp/pyref/bin/python")) ? "/tmp/pyref/bin/python" : "python3";
     }
 
+    /** Whether {@link #python()} can {@code import modules} (e.g. "torch, transformers"). */
+    static boolean pythonCanImport(String modules) throws InterruptedException {
+        try {
+            Process p = new ProcessBuilder(python(), "-c", "import " + modules).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"qwen2", "llama", "qwen3", "mistral"})
     void savedModelsLoadInTransformersSilentlyWithOurLogits(String arch, @TempDir Path tmp) throws Exception {

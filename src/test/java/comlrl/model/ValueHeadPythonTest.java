@@ -82,14 +82,7 @@ class ValueHeadPythonTest {
     }
 
     private static boolean pythonHasTorch() throws InterruptedException {
-        try {
-            Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "-c", "import torch, safetensors")
-                    .redirectErrorStream(true).start();
-            p.getInputStream().readAllBytes();
-            return p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } catch (IOException e) {
-            return false;
-        }
+        return TransformersCompatibilityTest.pythonCanImport("torch, safetensors");
     }
 
     private static JsonNode runPython(Path javaDir, Path pyDir, int hidden, Path statesFile)

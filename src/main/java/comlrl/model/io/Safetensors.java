@@ -218,6 +218,31 @@ public final class Safetensors {
         return new LoadedWeights(tensors, files);
     }
 
+    /**
+     * The name and shape of every tensor of a model directory, read from the headers alone
+     * ({@code model.safetensors}, or each shard {@code model.safetensors.index.json} lists), so a
+     * checkpoint can be checked before its weights load.
+     */
+    public static Map<String, long[]> modelTensorShapes(Path dir) {
+        List<Path> files = new ArrayList<>();
+        Path single = dir.resolve(SINGLE_FILE);
+        if (Files.isRegularFile(single)) {
+            files.add(single);
+        } else {
+            Path index = dir.resolve(INDEX_FILE);
+            if (!Files.isRegularFile(index)) {
+                throw new IllegalArgumentException("No " + SINGLE_FILE + " or " + INDEX_FILE + " in " + dir
+                        + ": save the model with safe_serialization (the default in transformers)");
+            }
+            shardFiles(index).forEach(shard -> files.add(dir.resolve(shard)));
+        }
+        Map<String, long[]> shapes = new LinkedHashMap<>();
+        for (Path file : files) {
+            readHeader(file).forEach(e -> shapes.put(e.name(), e.shape()));
+        }
+        return shapes;
+    }
+
     /** The distinct shard file names an index lists, in first-use order. */
     public static List<String> shardFiles(Path index) {
         return new ArrayList<>(new java.util.LinkedHashSet<>(readIndex(index).values()));
