@@ -5,12 +5,10 @@ import static comlrl.trainers.actorcritic.ConfigField.choice;
 import static comlrl.trainers.actorcritic.ConfigField.devices;
 import static comlrl.trainers.actorcritic.ConfigField.flag;
 import static comlrl.trainers.actorcritic.ConfigField.integer64;
-import static comlrl.trainers.actorcritic.ConfigField.mapping;
 import static comlrl.trainers.actorcritic.ConfigField.nullableAtLeast;
 import static comlrl.trainers.actorcritic.ConfigField.nullableNumber;
 import static comlrl.trainers.actorcritic.ConfigField.number;
 
-import comlrl.generation.GenerationSettings;
 import comlrl.utils.ParallelTraining;
 import java.util.HashMap;
 import java.util.List;
@@ -85,8 +83,7 @@ final class ActorCriticFields {
     // ours, beyond the reference (as in MAGRPOConfig)
     static final ConfigField<Long> SEED = integer64("seed", 42);
     static final ConfigField<Boolean> GRADIENT_CHECKPOINTING = flag("gradient_checkpointing", false);
-    static final ConfigField<Map<String, Object>> GENERATION_KWARGS = mapping("generation_kwargs",
-            "of generate settings (e.g. {repetition_penalty: 1.05})", ActorCriticFields::generationKwargsProblem);
+    static final ConfigField<Map<String, Object>> GENERATION_KWARGS = ConfigField.generationKwargs();
     static final ConfigField<Boolean> SKIP_NONFINITE_SAMPLES = flag("skip_nonfinite_samples", false);
     static final ConfigField<Integer> SAVE_TOTAL_LIMIT = nullableAtLeast("save_total_limit", null, 1,
             " (null keeps every checkpoint)");
@@ -154,20 +151,6 @@ final class ActorCriticFields {
                 "collaboration_mode", "not an actor-critic field: every agent has its own actor."));
         hints.putAll(more);
         return Map.copyOf(hints);
-    }
-
-    private static String generationKwargsProblem(Map<String, Object> kwargs) {
-        try {
-            GenerationSettings.requireKnown("generation_kwargs", kwargs.keySet());
-        } catch (IllegalArgumentException e) {
-            return e.getMessage();
-        }
-        for (String key : List.of("temperature", "top_p", "top_k")) {
-            if (kwargs.containsKey(key)) {
-                return "generation_kwargs must not set " + key + ": it is a config field of its own (" + key + ": ...)";
-            }
-        }
-        return null;
     }
 
     private static List<ConfigField<?>> concat(List<ConfigField<?>> reference) {

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.generation.GenerationSettings;
 import comlrl.utils.ConfigMaps;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -17,28 +18,28 @@ import java.util.function.Function;
  *
  * @param <T> the Java type of the value (boxed; null where the field is nullable)
  */
-final class ConfigField<T> {
+public final class ConfigField<T> {
     /** Reads a raw config value; {@code owner} and {@code key} name it in type errors. */
     @FunctionalInterface
-    interface Reader<T> {
+    public interface Reader<T> {
         T read(String owner, String key, Object raw);
     }
 
     /** Returns null when {@code value} is valid, else the message ("rollout_buffer_size must be >= 1, got 0"). */
     @FunctionalInterface
-    interface Rule<T> {
+    public interface Rule<T> {
         String problem(T value);
     }
 
-    final String key;
-    final T defaultValue;
+    public final String key;
+    public final T defaultValue;
     private final Reader<T> reader;
     private final Rule<T> rule;
     private final Function<T, Object> writer;
     /** Whose value an unset (null) value of this field takes, or null. */
-    final ConfigField<T> fallback;
+    public final ConfigField<T> fallback;
 
-    private ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
+    public ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
                         ConfigField<T> fallback) {
         this.key = key;
         this.defaultValue = defaultValue;
@@ -49,32 +50,32 @@ final class ConfigField<T> {
     }
 
     /** The same field with another default. */
-    ConfigField<T> withDefault(T otherDefault) {
+    public ConfigField<T> withDefault(T otherDefault) {
         return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback);
     }
 
     /** The same field, taking {@code other}'s value when unset. */
-    ConfigField<T> orElse(ConfigField<T> other) {
+    public ConfigField<T> orElse(ConfigField<T> other) {
         return new ConfigField<>(key, defaultValue, reader, rule, writer, other);
     }
 
     /** Reads a raw YAML/JSON value (type errors name {@code owner} and the key). */
-    T read(String owner, Object raw) {
+    public T read(String owner, Object raw) {
         return reader.read(owner, key, raw);
     }
 
     /** What is wrong with {@code value} ("rollout_buffer_size must be >= 1, got 0"), or null when it is valid. */
-    String problem(Object value) {
+    public String problem(Object value) {
         return rule.problem(cast(value));
     }
 
     /** The value as written to {@code config.json} (enums as their config strings). */
-    Object write(Object value) {
+    public Object write(Object value) {
         return value == null ? null : writer.apply(cast(value));
     }
 
     @SuppressWarnings("unchecked")
-    T cast(Object value) {
+    public T cast(Object value) {
         return (T) value;
     }
 
@@ -86,34 +87,34 @@ final class ConfigField<T> {
     // ------------------------------------------------------------------ kinds of field
 
     /** An int ≥ {@code min}; {@code note} follows the "got" part of the message. */
-    static ConfigField<Integer> atLeast(String key, int defaultValue, int min, String note) {
+    public static ConfigField<Integer> atLeast(String key, int defaultValue, int min, String note) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toInt,
                 v -> v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
     }
 
     /** An int ≥ {@code min}, or null; {@code note} says what null means. */
-    static ConfigField<Integer> nullableAtLeast(String key, Integer defaultValue, int min, String note) {
+    public static ConfigField<Integer> nullableAtLeast(String key, Integer defaultValue, int min, String note) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableInt,
                 v -> v == null || v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
     }
 
     /** A double satisfying {@code ok} (which decides on NaN and infinities), described by {@code range}. */
-    static ConfigField<Double> number(String key, double defaultValue, DoublePredicate ok, String range) {
+    public static ConfigField<Double> number(String key, double defaultValue, DoublePredicate ok, String range) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toDouble,
                 v -> ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
     }
 
     /** A double satisfying {@code ok}, or null; {@code range} says what null means. */
-    static ConfigField<Double> nullableNumber(String key, Double defaultValue, DoublePredicate ok, String range) {
+    public static ConfigField<Double> nullableNumber(String key, Double defaultValue, DoublePredicate ok, String range) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableDouble,
                 v -> v == null || ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
     }
 
-    static ConfigField<Boolean> flag(String key, boolean defaultValue) {
+    public static ConfigField<Boolean> flag(String key, boolean defaultValue) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toBoolean, v -> null, v -> v, null);
     }
 
-    static ConfigField<Long> integer64(String key, long defaultValue) {
+    public static ConfigField<Long> integer64(String key, long defaultValue) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toLong, v -> null, v -> v, null);
     }
 
@@ -121,7 +122,7 @@ final class ConfigField<T> {
      * An enum read from its config string by {@code parse} (which also decides what a null-like
      * value means) and written back as {@code name}.
      */
-    static <E extends Enum<E>> ConfigField<E> choice(String key, E defaultValue, Function<String, E> parse,
+    public static <E extends Enum<E>> ConfigField<E> choice(String key, E defaultValue, Function<String, E> parse,
                                                      Function<E, String> name) {
         Reader<E> reader = (owner, k, raw) -> parse.apply(ConfigMaps.isNullLike(raw) ? null
                 : ConfigMaps.toStr(owner, k, raw));
@@ -133,7 +134,7 @@ final class ConfigField<T> {
      * A device spec: null (automatic), one device (stored as a one-element list) or a list of
      * devices; entries must be non-blank.
      */
-    static ConfigField<List<String>> devices(String key) {
+    public static ConfigField<List<String>> devices(String key) {
         return new ConfigField<>(key, null, ConfigMaps::toNullableStringList, v -> deviceProblem(key, v), v -> v, null);
     }
 
@@ -153,7 +154,7 @@ final class ConfigField<T> {
     }
 
     /** A mapping with string keys (empty when unset); {@code rule} checks the whole mapping. */
-    static ConfigField<Map<String, Object>> mapping(String key, String example, Rule<Map<String, Object>> rule) {
+    public static ConfigField<Map<String, Object>> mapping(String key, String example, Rule<Map<String, Object>> rule) {
         Reader<Map<String, Object>> reader = (owner, k, raw) -> {
             if (ConfigMaps.isNullLike(raw)) {
                 return Map.of();
@@ -165,5 +166,29 @@ final class ConfigField<T> {
         };
         return new ConfigField<>(key, Map.of(), reader, rule, v -> Collections.unmodifiableMap(new LinkedHashMap<>(v)),
                 null);
+    }
+
+    /**
+     * {@code generation_kwargs}: further settings of the generate call (empty when unset), keys that
+     * {@link GenerationSettings} knows, but not {@code temperature}, {@code top_p} or {@code top_k},
+     * which are config fields of their own.
+     */
+    public static ConfigField<Map<String, Object>> generationKwargs() {
+        return mapping("generation_kwargs", "of generate settings (e.g. {repetition_penalty: 1.05})",
+                ConfigField::generationKwargsProblem);
+    }
+
+    private static String generationKwargsProblem(Map<String, Object> kwargs) {
+        try {
+            GenerationSettings.requireKnown("generation_kwargs", kwargs.keySet());
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        for (String key : List.of("temperature", "top_p", "top_k")) {
+            if (kwargs.containsKey(key)) {
+                return "generation_kwargs must not set " + key + ": it is a config field of its own (" + key + ": ...)";
+            }
+        }
+        return null;
     }
 }

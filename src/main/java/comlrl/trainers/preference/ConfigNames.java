@@ -1,0 +1,34 @@
+package comlrl.trainers.preference;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/** Reads the preference enums from their config strings. */
+final class ConfigNames {
+    private ConfigNames() {
+    }
+
+    /**
+     * The constant of {@code values} whose config name is {@code value} (case and surrounding blanks
+     * ignored), or {@code unset} when {@code value} is null.
+     *
+     * @param note follows the message, e.g. what the values mean
+     * @throws IllegalArgumentException "{@code field} must be one of: a, b, c (got "x")" + note
+     */
+    static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
+            String note) {
+        if (value == null) {
+            return unset;
+        }
+        String key = value.trim().toLowerCase(Locale.ROOT);
+        for (E constant : values) {
+            if (name.apply(constant).equals(key)) {
+                return constant;
+            }
+        }
+        throw new IllegalArgumentException(field + " must be one of: "
+                + Arrays.stream(values).map(name).collect(Collectors.joining(", ")) + " (got \"" + value + "\")" + note);
+    }
+}

@@ -1,0 +1,71 @@
+package comlrl.trainers.preference;
+
+/**
+ * {@code dpo_reference}: what each agent's DPO log-ratio Δ is measured against. Not in the
+ * reference, whose MADPO loss is reference-free (§7.2, §14 item 7).
+ */
+public enum DpoReference {
+    /**
+     * Reference-free, as the reference: {@code Δ = log π(w | x) − log π(l | x)}. Config: "none"
+     * (the default; null means it too).
+     */
+    NONE("none") {
+        @Override
+        public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
+            return policyWinner - policyLoser;
+        }
+    },
+    /**
+     * Standard DPO against a frozen copy of the agent's initial policy π_ref:
+     * {@code Δ = (log π(w | x) − log π_ref(w | x)) − (log π(l | x) − log π_ref(l | x))}. π_ref never
+     * changes, so its log-probabilities are constants of each pair (computed once).
+     * Config: "frozen_initial".
+     */
+    FROZEN_INITIAL("frozen_initial") {
+        @Override
+        public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
+            double winnerLogRatio = policyWinner - referenceWinner;
+            double loserLogRatio = policyLoser - referenceLoser;
+            return winnerLogRatio - loserLogRatio;
+        }
+    };
+
+    private final String configName;
+
+    DpoReference(String configName) {
+        this.configName = configName;
+    }
+
+    /**
+     * Δ of one agent and one pair from its sequence log-probabilities (sums over the completion
+     * tokens before the first pad) under the policy and, for {@link #FROZEN_INITIAL}, under the frozen
+     * reference ({@link #NONE} ignores the reference's arguments, which may then be anything).
+     */
+    public abstract double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser);
+
+    /** Whether the loss needs a frozen reference model per agent. */
+    public boolean needsReference() {
+        return this != NONE;
+    }
+
+    /** The config spelling: "none" or "frozen_initial". */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses "none" or "frozen_initial" (case and surrounding blanks ignored); null means "none".
+     *
+     * @throws IllegalArgumentException for anything else
+     */
+    public static DpoReference parse(String value) {
+        return ConfigNames.parse("dpo_reference", value, NONE, values(), DpoReference::configName, ": \"none\" is "
+                + "reference-free, as the reference implementation; \"frozen_initial\" is standard DPO against a frozen "
+                + "copy of each agent's initial policy");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}

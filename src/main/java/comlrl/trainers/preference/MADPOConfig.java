@@ -1,0 +1,96 @@
+package comlrl.trainers.preference;
+
+import static comlrl.trainers.preference.PreferenceFields.DPO_REFERENCE;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Training configuration of multi-agent DPO (reference §7.1): every field of the Python
+ * {@code MADPOConfig} with the same defaults, plus the fields our MAGRPOConfig adds ({@code seed},
+ * {@code gradient_checkpointing}, {@code generation_kwargs}, {@code skip_nonfinite_samples},
+ * {@code save_total_limit}) and {@code dpo_reference}. Immutable and validated when built; each
+ * getter documents its field (the shared ones in {@link PreferenceConfig}).
+ *
+ * <pre>{@code
+ * MADPOConfig config = MADPOConfig.builder()
+ *         .preferenceNumCandidates(8).preferencePairsPerSample(4).dpoBeta(0.1)
+ *         .build();
+ * MADPOConfig fromYaml = MADPOConfig.fromMap(Map.of("pair_selection", "all", "preference_pairs_per_sample", "null"));
+ * }</pre>
+ */
+public final class MADPOConfig extends PreferenceConfig {
+
+    private MADPOConfig(Builder b) {
+        super(b);
+    }
+
+    /** A builder with the reference's MADPO defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * A MADPO config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
+     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
+     * it, with a hint for keys of older versions, of MARLHFConfig, or the closest valid key.
+     */
+    public static MADPOConfig fromMap(Map<String, ?> values) {
+        return builder().apply(values).build();
+    }
+
+    /** The snake_case keys of a MADPO config, in field order. */
+    public static List<String> keys() {
+        return keysOf(PreferenceFields.MADPO);
+    }
+
+    /** A builder holding this config's values (an unset train_batch_size stays unset). */
+    public Builder toBuilder() {
+        Builder b = builder();
+        copyInto(b);
+        return b;
+    }
+
+    /**
+     * {@code dpo_reference} (default "none"): what each agent's log-ratio Δ is measured against.
+     * {@link DpoReference#NONE} is the reference's reference-free loss,
+     * {@code Δ = log π(w) − log π(l)}; {@link DpoReference#FROZEN_INITIAL} is standard DPO against a
+     * frozen copy of the agent's initial policy (placed by {@code reference_devices}),
+     * {@code Δ = (log π(w) − log π_ref(w)) − (log π(l) − log π_ref(l))}. Not in the reference.
+     */
+    public DpoReference dpoReference() {
+        return get(DPO_REFERENCE);
+    }
+
+    @Override
+    boolean usesReferenceModels() {
+        return referenceKlEnabled() || dpoReference().needsReference();
+    }
+
+    /** Builds a {@link MADPOConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
+    public static final class Builder extends PreferenceConfig.Builder<MADPOConfig, Builder> {
+        private Builder() {
+            super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
+        }
+
+        @Override
+        Builder self() {
+            return this;
+        }
+
+        /** Null = NONE. See {@link MADPOConfig#dpoReference()}. */
+        public Builder dpoReference(DpoReference dpoReference) {
+            return put(DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
+        }
+
+        /** "none" or "frozen_initial" (any case); null = "none". */
+        public Builder dpoReference(String dpoReference) {
+            return put(DPO_REFERENCE, DpoReference.parse(dpoReference));
+        }
+
+        @Override
+        public MADPOConfig build() {
+            return new MADPOConfig(this);
+        }
+    }
+}

@@ -1,0 +1,358 @@
+package comlrl.trainers.preference;
+
+import static comlrl.trainers.preference.PreferenceFields.CRITIC_DEVICES;
+import static comlrl.trainers.preference.PreferenceFields.CRITIC_LEARNING_RATE;
+import static comlrl.trainers.preference.PreferenceFields.CRITIC_MODEL_NAME;
+import static comlrl.trainers.preference.PreferenceFields.CRITIC_TYPE;
+import static comlrl.trainers.preference.PreferenceFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.trainers.preference.PreferenceFields.NUM_GENERATIONS;
+import static comlrl.trainers.preference.PreferenceFields.OPTIONAL_ADVANTAGE_MODE;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_FREEZE_BACKBONE;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_LEARNING_RATE;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_MAX_LENGTH;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_MODEL_DEVICE;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_MODEL_NAME;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_NUM_TRAIN_EPOCHS;
+import static comlrl.trainers.preference.PreferenceFields.REWARD_TRAIN_BATCH_SIZE;
+import static comlrl.trainers.preference.PreferenceFields.RL_ALGORITHM;
+import static comlrl.trainers.preference.PreferenceFields.USE_SEPARATE_CRITIC;
+import static comlrl.trainers.preference.PreferenceFields.VALUE_CLIP_RANGE;
+import static comlrl.trainers.preference.PreferenceFields.VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.trainers.preference.PreferenceFields.VALUE_LOSS_COEF;
+
+import comlrl.rl.AdvantageMode;
+import comlrl.trainers.actorcritic.ConfigField;
+import comlrl.trainers.actorcritic.CriticType;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
+ * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
+ * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
+ * fields our MAGRPOConfig adds. Immutable and validated when built; each getter documents its field
+ * (the shared ones in {@link PreferenceConfig}).
+ *
+ * <pre>{@code
+ * MARLHFConfig config = MARLHFConfig.builder()
+ *         .rlAlgorithm(RlAlgorithm.IAC).numGenerations(1).rewardModelDevice("cpu")
+ *         .build();
+ * MARLHFConfig fromYaml = MARLHFConfig.fromMap(Map.of("rl_algorithm", "mareforce", "reward_train_batch_size", 2));
+ * }</pre>
+ *
+ * <p>Where we differ from the reference: an {@code advantage_mode} set explicitly that contradicts a
+ * MAGRPO-family {@code rl_algorithm} is an error (the reference silently overwrites it with the
+ * algorithm's baseline; unset, it follows the algorithm as there); {@code value_head_hidden_dim} and
+ * {@code critic_value_head_hidden_dim} must be ≥ 0 and {@code reward_model_name},
+ * {@code reward_model_device} and {@code critic_model_name} must not be blank; and the shared
+ * differences of {@link PreferenceConfig}.
+ */
+public final class MARLHFConfig extends PreferenceConfig {
+
+    private MARLHFConfig(Builder b) {
+        super(b);
+        RlAlgorithm algorithm = rlAlgorithm();
+        check(numGenerations() < algorithm.minGenerations() ? "num_generations must be >= 2 for MAGRPO-family MARLHF "
+                + "backends, got " + numGenerations() + " with rl_algorithm=\"" + algorithm + "\": the group baseline "
+                + "needs several samples per prompt; raise num_generations, or use rl_algorithm \"iac\" or \"maac\""
+                : null);
+        AdvantageMode explicit = get(OPTIONAL_ADVANTAGE_MODE);
+        check(explicit != null && !algorithm.isActorCritic() && explicit != algorithm.advantageMode()
+                ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
+                + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
+                + "(magrpo: mean, mareinforce: raw, maremax: max, marloo: rloo) and leave advantage_mode unset" : null);
+    }
+
+    /** A builder with the reference's MARLHF defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * A MARLHF config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
+     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
+     * it, with a hint for keys of older versions, of MADPOConfig, or the closest valid key.
+     */
+    public static MARLHFConfig fromMap(Map<String, ?> values) {
+        return builder().apply(values).build();
+    }
+
+    /** The snake_case keys of a MARLHF config, in field order. */
+    public static List<String> keys() {
+        return keysOf(PreferenceFields.MARLHF);
+    }
+
+    /**
+     * A builder holding this config's values (unset train_batch_size, critic_learning_rate and
+     * advantage_mode stay unset).
+     */
+    public Builder toBuilder() {
+        Builder b = builder();
+        copyInto(b);
+        return b;
+    }
+
+    /**
+     * {@code advantage_mode} (default null = follow rl_algorithm): the MAGRPO-family backends train
+     * with their own baseline (magrpo → mean, mareinforce → raw, maremax → max, marloo → rloo), and an
+     * explicit value must agree with it; IAC and MAAC do not use it (an unset one reads "mean"). Returns
+     * the resolved value.
+     */
+    @Override
+    public AdvantageMode advantageMode() {
+        AdvantageMode explicit = get(OPTIONAL_ADVANTAGE_MODE);
+        AdvantageMode algorithms = rlAlgorithm().advantageMode();
+        return algorithms != null ? algorithms : explicit != null ? explicit : AdvantageMode.MEAN;
+    }
+
+    @Override
+    Object resolved(ConfigField<?> field) {
+        return field == OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
+    }
+
+    /**
+     * {@code rl_algorithm} (default "magrpo"): the online RL backend trained against the frozen joint
+     * reward model: "magrpo", "mareinforce" (alias "mareforce"), "maremax", "marloo" (the MAGRPO family),
+     * "maac" or "iac".
+     */
+    public RlAlgorithm rlAlgorithm() {
+        return get(RL_ALGORITHM);
+    }
+
+    /**
+     * {@code num_generations} (default 4): samples per agent per prompt in the RL phase; ≥ 2 for the
+     * MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC.
+     */
+    public int numGenerations() {
+        return get(NUM_GENERATIONS);
+    }
+
+    /**
+     * {@code reward_model_name} (default null = the first agent's model source): the model the joint
+     * reward model's backbone is loaded from (a scalar head on its last non-pad hidden state, §6.4).
+     * Required when the agents are given as objects rather than sources.
+     */
+    public String rewardModelName() {
+        return get(REWARD_MODEL_NAME);
+    }
+
+    /** {@code reward_model_device} (default "cuda:0", or null = the trainer's device): where the reward model lives. */
+    public String rewardModelDevice() {
+        return get(REWARD_MODEL_DEVICE);
+    }
+
+    /** {@code reward_learning_rate} (default 1e-5, finite, &gt; 0): AdamW learning rate of the reward model. */
+    public double rewardLearningRate() {
+        return get(REWARD_LEARNING_RATE);
+    }
+
+    /** {@code reward_num_train_epochs} (default 1, ≥ 1): Bradley–Terry passes over the preference pairs. */
+    public int rewardNumTrainEpochs() {
+        return get(REWARD_NUM_TRAIN_EPOCHS);
+    }
+
+    /** {@code reward_train_batch_size} (default 1, ≥ 1): preference pairs per reward-model step. */
+    public int rewardTrainBatchSize() {
+        return get(REWARD_TRAIN_BATCH_SIZE);
+    }
+
+    /**
+     * {@code reward_max_length} (default null = no truncation, ≥ 1): tokens of each joint text the
+     * reward model reads.
+     */
+    public Integer rewardMaxLength() {
+        return get(REWARD_MAX_LENGTH);
+    }
+
+    /** {@code reward_freeze_backbone} (default false): train only the reward head, not the backbone. */
+    public boolean rewardFreezeBackbone() {
+        return get(REWARD_FREEZE_BACKBONE);
+    }
+
+    /**
+     * {@code critic_model_name} (default null = the first agent's model source): the critic's model
+     * for IAC/MAAC backends, when the trainer is given no critic.
+     */
+    public String criticModelName() {
+        return get(CRITIC_MODEL_NAME);
+    }
+
+    /**
+     * {@code critic_learning_rate} (default null = {@link #agentLearningRate()}, finite, &gt; 0): the
+     * IAC/MAAC critics' learning rate. Returns the resolved value.
+     */
+    public double criticLearningRate() {
+        return get(CRITIC_LEARNING_RATE);
+    }
+
+    /**
+     * {@code critic_devices} (default null): where IAC/MAAC critics live; with
+     * {@code parallel_training="mp"} unset means {@link #agentDevices()} (as the reference maps it).
+     */
+    public List<String> criticDevices() {
+        return get(CRITIC_DEVICES);
+    }
+
+    /** {@code use_separate_critic} (default true): IAC backend: a critic model per agent rather than value heads. */
+    public boolean useSeparateCritic() {
+        return get(USE_SEPARATE_CRITIC);
+    }
+
+    /** {@code critic_type} (default "v"): IAC/MAAC critics value the prompt (V) or the prompt with the response (Q). */
+    public CriticType criticType() {
+        return get(CRITIC_TYPE);
+    }
+
+    /** {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the IAC/MAAC critic loss. */
+    public double valueLossCoef() {
+        return get(VALUE_LOSS_COEF);
+    }
+
+    /** {@code value_clip_range} (default 0.2, finite, &gt; 0, or null = no clipping): IAC value clipping. */
+    public Double valueClipRange() {
+        return get(VALUE_CLIP_RANGE);
+    }
+
+    /**
+     * {@code critic_value_head_hidden_dim} (default null, ≥ 0): hidden width of the IAC/MAAC critics'
+     * value heads; null or 0 = one linear layer.
+     */
+    public Integer criticValueHeadHiddenDim() {
+        return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
+    }
+
+    /**
+     * {@code value_head_hidden_dim} (default null, ≥ 0): hidden width of IAC's value heads on the actors
+     * ({@code use_separate_critic=false}); null or 0 = one linear layer.
+     */
+    public Integer valueHeadHiddenDim() {
+        return get(VALUE_HEAD_HIDDEN_DIM);
+    }
+
+    @Override
+    boolean usesReferenceModels() {
+        return referenceKlEnabled();
+    }
+
+    /** Builds a {@link MARLHFConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
+    public static final class Builder extends PreferenceConfig.Builder<MARLHFConfig, Builder> {
+        private Builder() {
+            super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);
+        }
+
+        @Override
+        Builder self() {
+            return this;
+        }
+
+        /** Null = MAGRPO. See {@link MARLHFConfig#rlAlgorithm()}. */
+        public Builder rlAlgorithm(RlAlgorithm rlAlgorithm) {
+            return put(RL_ALGORITHM, rlAlgorithm == null ? RlAlgorithm.MAGRPO : rlAlgorithm);
+        }
+
+        /** "magrpo", "mareinforce" (or "mareforce"), "maremax", "marloo", "maac" or "iac"; null = "magrpo". */
+        public Builder rlAlgorithm(String rlAlgorithm) {
+            return put(RL_ALGORITHM, RlAlgorithm.parse(rlAlgorithm));
+        }
+
+        /** See {@link MARLHFConfig#numGenerations()}. */
+        public Builder numGenerations(int numGenerations) {
+            return put(NUM_GENERATIONS, numGenerations);
+        }
+
+        /** Null = the first agent's source. See {@link MARLHFConfig#rewardModelName()}. */
+        public Builder rewardModelName(String rewardModelName) {
+            return put(REWARD_MODEL_NAME, rewardModelName);
+        }
+
+        /** Null = the trainer's device. See {@link MARLHFConfig#rewardModelDevice()}. */
+        public Builder rewardModelDevice(String rewardModelDevice) {
+            return put(REWARD_MODEL_DEVICE, rewardModelDevice);
+        }
+
+        /** See {@link MARLHFConfig#rewardLearningRate()}. */
+        public Builder rewardLearningRate(double rewardLearningRate) {
+            return put(REWARD_LEARNING_RATE, rewardLearningRate);
+        }
+
+        /** See {@link MARLHFConfig#rewardNumTrainEpochs()}. */
+        public Builder rewardNumTrainEpochs(int rewardNumTrainEpochs) {
+            return put(REWARD_NUM_TRAIN_EPOCHS, rewardNumTrainEpochs);
+        }
+
+        /** See {@link MARLHFConfig#rewardTrainBatchSize()}. */
+        public Builder rewardTrainBatchSize(int rewardTrainBatchSize) {
+            return put(REWARD_TRAIN_BATCH_SIZE, rewardTrainBatchSize);
+        }
+
+        /** Null = no truncation. See {@link MARLHFConfig#rewardMaxLength()}. */
+        public Builder rewardMaxLength(Integer rewardMaxLength) {
+            return put(REWARD_MAX_LENGTH, rewardMaxLength);
+        }
+
+        /** See {@link MARLHFConfig#rewardFreezeBackbone()}. */
+        public Builder rewardFreezeBackbone(boolean rewardFreezeBackbone) {
+            return put(REWARD_FREEZE_BACKBONE, rewardFreezeBackbone);
+        }
+
+        /** Null = the first agent's source. See {@link MARLHFConfig#criticModelName()}. */
+        public Builder criticModelName(String criticModelName) {
+            return put(CRITIC_MODEL_NAME, criticModelName);
+        }
+
+        /** Null = the agent learning rate. See {@link MARLHFConfig#criticLearningRate()}. */
+        public Builder criticLearningRate(Double criticLearningRate) {
+            return put(CRITIC_LEARNING_RATE, criticLearningRate);
+        }
+
+        /** One device per critic, or one for all; null = with the agents. */
+        public Builder criticDevices(List<String> criticDevices) {
+            return put(CRITIC_DEVICES, copy(criticDevices));
+        }
+
+        /** The same device for every critic. */
+        public Builder criticDevices(String device) {
+            return put(CRITIC_DEVICES, device == null ? null : List.of(device));
+        }
+
+        /** See {@link MARLHFConfig#useSeparateCritic()}. */
+        public Builder useSeparateCritic(boolean useSeparateCritic) {
+            return put(USE_SEPARATE_CRITIC, useSeparateCritic);
+        }
+
+        /** Null = V. See {@link MARLHFConfig#criticType()}. */
+        public Builder criticType(CriticType criticType) {
+            return put(CRITIC_TYPE, criticType == null ? CriticType.V : criticType);
+        }
+
+        /** "v" or "q" (any case); null = "v". */
+        public Builder criticType(String criticType) {
+            return put(CRITIC_TYPE, CriticType.parse(criticType));
+        }
+
+        /** See {@link MARLHFConfig#valueLossCoef()}. */
+        public Builder valueLossCoef(double valueLossCoef) {
+            return put(VALUE_LOSS_COEF, valueLossCoef);
+        }
+
+        /** Null disables value clipping. See {@link MARLHFConfig#valueClipRange()}. */
+        public Builder valueClipRange(Double valueClipRange) {
+            return put(VALUE_CLIP_RANGE, valueClipRange);
+        }
+
+        /** Null or 0 = one linear layer. See {@link MARLHFConfig#criticValueHeadHiddenDim()}. */
+        public Builder criticValueHeadHiddenDim(Integer hiddenDim) {
+            return put(CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
+        }
+
+        /** Null or 0 = one linear layer. See {@link MARLHFConfig#valueHeadHiddenDim()}. */
+        public Builder valueHeadHiddenDim(Integer hiddenDim) {
+            return put(VALUE_HEAD_HIDDEN_DIM, hiddenDim);
+        }
+
+        @Override
+        public MARLHFConfig build() {
+            return new MARLHFConfig(this);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package comlrl.trainers.preference;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * {@code pair_selection}: which of an item's ordered pairs (winner i, loser j), {@code r_i > r_j},
+ * become preference pairs (reference §7.2 step 2). Each mode orders the candidate pairs, given in
+ * (i, j) lexicographic order; {@link PreferencePairs#select} then keeps the first
+ * {@code preference_pairs_per_sample} of them (every one for {@link #ALL}).
+ */
+public enum PairSelection {
+    /**
+     * Largest reward gap {@code r_i − r_j} first. The sort is stable, so pairs with equal gaps keep
+     * their (i, j) lexicographic order, as the reference's stable {@code sort(reverse=True)} does.
+     * Config: "reward_gap" (the default).
+     */
+    REWARD_GAP("reward_gap") {
+        @Override
+        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
+            List<PreferencePairs.Pair> sorted = new ArrayList<>(lexicographic);
+            sorted.sort(Comparator.comparingDouble(PreferencePairs.Pair::gap).reversed());
+            return sorted;
+        }
+    },
+    /**
+     * Every pair, in (i, j) lexicographic order; requires {@code preference_pairs_per_sample = null}.
+     * Config: "all".
+     */
+    ALL("all") {
+        @Override
+        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
+            return new ArrayList<>(lexicographic);
+        }
+    },
+    /**
+     * A uniformly random order: {@link Collections#shuffle(List, Random)} of the lexicographic list
+     * with the caller's seeded {@link Random}. Config: "random".
+     */
+    RANDOM("random") {
+        @Override
+        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
+            List<PreferencePairs.Pair> shuffled = new ArrayList<>(lexicographic);
+            Collections.shuffle(shuffled, random);
+            return shuffled;
+        }
+    };
+
+    private final String configName;
+
+    PairSelection(String configName) {
+        this.configName = configName;
+    }
+
+    /** The candidate pairs in this mode's order; {@code lexicographic} is not modified. */
+    abstract List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random);
+
+    /** Whether {@code preference_pairs_per_sample} may cap the pairs (all modes but {@link #ALL}). */
+    public boolean takesLimit() {
+        return this != ALL;
+    }
+
+    /** The config spelling: "reward_gap", "all" or "random". */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored); null means "reward_gap", as the
+     * reference's {@code pair_selection or "reward_gap"}.
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static PairSelection parse(String value) {
+        return ConfigNames.parse("pair_selection", value, REWARD_GAP, values(), PairSelection::configName, "");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}

@@ -1,0 +1,120 @@
+package comlrl.trainers.preference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.trainers.preference.PreferencePairs.Pair;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PreferencePairsTest {
+    // r = [1, 3, 2, 3]. Ordered pairs with r_i > r_j, in (i, j) order (the tie 1–3 is dropped both ways):
+    //   (1,0) gap 2, (1,2) gap 1, (2,0) gap 1, (3,0) gap 2, (3,2) gap 1
+    private static final double[] REWARDS = {1, 3, 2, 3};
+    private static final List<Pair> LEXICOGRAPHIC = List.of(new Pair(1, 0, 2), new Pair(1, 2, 1), new Pair(2, 0, 1),
+            new Pair(3, 0, 2), new Pair(3, 2, 1));
+
+    @Test
+    void candidatesAreEveryOrderedPairWithAPositiveGapInLexicographicOrder() {
+        assertThat(PreferencePairs.candidates(REWARDS)).containsExactlyElementsOf(LEXICOGRAPHIC);
+    }
+
+    @Test
+    void rewardGapSortsByGapDescendingKeepingLexicographicOrderOnEqualGaps() {
+        // gap 2: (1,0) before (3,0); gap 1: (1,2), (2,0), (3,2) — as the reference's stable sort(reverse=True)
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.REWARD_GAP, null, 0)).containsExactly(
+                new Pair(1, 0, 2), new Pair(3, 0, 2), new Pair(1, 2, 1), new Pair(2, 0, 1), new Pair(3, 2, 1));
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.REWARD_GAP, 3, 0)).containsExactly(
+                new Pair(1, 0, 2), new Pair(3, 0, 2), new Pair(1, 2, 1));
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.REWARD_GAP, 1, 99)).containsExactly(new Pair(1, 0, 2));
+    }
+
+    @Test
+    void rewardGapKeepsTheLargestGaps() {
+        // r = [0, 0.5, -1]: (0,2) gap 1, (1,0) gap 0.5, (1,2) gap 1.5
+        assertThat(PreferencePairs.select(new double[] {0, 0.5, -1}, PairSelection.REWARD_GAP, 2, 0))
+                .containsExactly(new Pair(1, 2, 1.5), new Pair(0, 2, 1));
+    }
+
+    @Test
+    void allKeepsEveryPairInLexicographicOrderAndRefusesACap() {
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.ALL, null, 5)).containsExactlyElementsOf(LEXICOGRAPHIC);
+        assertThatThrownBy(() -> PreferencePairs.select(REWARDS, PairSelection.ALL, 16, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("preference_pairs_per_sample must be null when pair_selection='all', got 16");
+    }
+
+    @Test
+    void randomIsASeededShuffleThenTheCap() {
+        List<Pair> expected = new ArrayList<>(LEXICOGRAPHIC);
+        Collections.shuffle(expected, new Random(7));
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.RANDOM, null, 7)).containsExactlyElementsOf(expected);
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.RANDOM, 2, 7))
+                .containsExactlyElementsOf(expected.subList(0, 2));
+        // the same seed gives the same pairs; the seeds give different orders, all permutations of the pairs
+        Set<List<Pair>> orders = new HashSet<>();
+        for (long seed = 0; seed < 20; seed++) {
+            List<Pair> order = PreferencePairs.select(REWARDS, PairSelection.RANDOM, null, seed);
+            assertThat(order).containsExactlyInAnyOrderElementsOf(LEXICOGRAPHIC)
+                    .isEqualTo(PreferencePairs.select(REWARDS, PairSelection.RANDOM, null, seed));
+            orders.add(order);
+        }
+        assertThat(orders).hasSizeGreaterThan(5);
+    }
+
+    @Test
+    void aCapAboveThePairCountKeepsThemAll() {
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.REWARD_GAP, 80, 0)).hasSize(5);
+        assertThat(PreferencePairs.select(REWARDS, PairSelection.RANDOM, 80, 0)).hasSize(5);
+    }
+
+    @Test
+    void tiesAndSingleCandidatesGiveNoPairs() {
+        for (PairSelection mode : PairSelection.values()) {
+            Integer cap = mode.takesLimit() ? 4 : null;
+            assertThat(PreferencePairs.select(new double[] {0.5, 0.5, 0.5}, mode, cap, 0)).isEmpty();
+            assertThat(PreferencePairs.select(new double[] {1}, mode, cap, 0)).isEmpty();
+            assertThat(PreferencePairs.select(new double[0], mode, cap, 0)).isEmpty();
+        }
+    }
+
+    @Test
+    void theResultIsUnmodifiable() {
+        List<Pair> pairs = PreferencePairs.select(REWARDS, PairSelection.REWARD_GAP, 2, 0);
+        assertThatThrownBy(() -> pairs.add(new Pair(0, 1, 1))).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void badArgumentsAreRefused() {
+        assertThatThrownBy(() -> PreferencePairs.select(new double[] {1, Double.NaN}, PairSelection.REWARD_GAP, 2, 0))
+                .hasMessage("the joint reward of preference candidate 1 is NaN: pairs can only be ranked by finite "
+                        + "rewards");
+        assertThatThrownBy(() -> PreferencePairs.select(new double[] {Double.POSITIVE_INFINITY, 0}, PairSelection.ALL,
+                null, 0)).hasMessageContaining("candidate 0 is Infinity");
+        assertThatThrownBy(() -> PreferencePairs.select(REWARDS, PairSelection.RANDOM, 0, 0))
+                .hasMessage("preference_pairs_per_sample must be >= 1 or null, got 0");
+    }
+
+    @Test
+    void selectionFromAConfigUsesItsModeAndCap() {
+        MADPOConfig gap = MADPOConfig.builder().preferencePairsPerSample(2).build();
+        assertThat(PreferencePairs.select(REWARDS, gap, 0)).containsExactly(new Pair(1, 0, 2), new Pair(3, 0, 2));
+        MARLHFConfig all = MARLHFConfig.builder().pairSelection("all").preferencePairsPerSample(null).build();
+        assertThat(PreferencePairs.select(REWARDS, all, 0)).containsExactlyElementsOf(LEXICOGRAPHIC);
+    }
+
+    @Test
+    void pairSelectionParsesItsConfigNames() {
+        assertThat(PairSelection.parse(" Reward_Gap ")).isEqualTo(PairSelection.REWARD_GAP);
+        assertThat(PairSelection.parse(null)).isEqualTo(PairSelection.REWARD_GAP);
+        assertThat(PairSelection.parse("random")).isEqualTo(PairSelection.RANDOM);
+        assertThat(PairSelection.ALL.configName()).isEqualTo("all");
+        assertThatThrownBy(() -> PairSelection.parse("comparator_reward"))
+                .hasMessage("pair_selection must be one of: reward_gap, all, random (got \"comparator_reward\")");
+    }
+}
