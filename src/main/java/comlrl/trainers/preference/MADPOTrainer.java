@@ -1,0 +1,569 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.Dataset;
+import comlrl.data.Stateful;
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.logging.MetricSink;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.DType;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Device;
+import comlrl.trainers.AgentSources;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.EpochLoop;
+import comlrl.trainers.common.JointEvaluator;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.Transitions;
+import comlrl.utils.Formatter;
+import comlrl.utils.Formatters;
+import comlrl.utils.RewardProcessor;
+import comlrl.utils.RewardProcessors;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Multi-agent DPO (reference §7.2): an offline preference set built once from the initial policy,
+ * then epochs of per-agent DPO updates on it.
+ * <ol>
+ *   <li>Per training item every agent samples {@code preference_num_candidates} completions; candidate
+ *       k is the aligned joint response (c_0^k, …, c_{N−1}^k), scored by the task reward.</li>
+ *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PreferencePairs}).</li>
+ *   <li>Per batch of {@code train_batch_size} pairs, each agent i steps on
+ *       {@code L_i = mean −log σ(β·(Δ_i + Σ_{j≠i} sg(Δ_j)))} with
+ *       {@code Δ_j = log π_j(w_j|x_j) − log π_j(l_j|x_j)} ({@link MADPOLoss}); the other agents' deltas
+ *       are computed once, before the batch's updates. With {@code dpo_reference: frozen_initial} each
+ *       Δ is taken relative to the initial policy (standard DPO).</li>
+ * </ol>
+ * Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen}); {@code env_step}
+ * advances by {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
+ */
+public final class MADPOTrainer implements Trainer {
+    /** The reference's algorithm name. */
+    public static final String ALGORITHM_NAME = "MADPO";
+
+    /** One preference pair: per agent the prompt ids and the winner's and loser's completion ids. */
+    record Pair(List<long[]> prompts, List<long[]> winners, List<long[]> losers, double winnerReward,
+            double loserReward, double candidateRewardMean, double[] referenceWinners, double[] referenceLosers) {
+    }
+
+    private final MADPOConfig args;
+    private final int numAgents;
+    private final AgentSet actors;
+    private final List<CausalLm> agents;
+    private final List<AdamW> optimizers = new ArrayList<>();
+    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    private final Formatters formatters;
+    private final RewardFunction rewardFunc;
+    private final RewardProcessor rewardProcessor;
+    private final JointRewarder rewarder;
+    private final TaskSet trainDataset;
+    private final Dataset evalDataset;
+    private final PromptEncoder promptEncoder;
+    private final AgentExecutor executor;
+    private final SeedStream seeds;
+    private final MetricsLogger logger;
+    private final JointEvaluator evaluator;
+    private final ReferencePolicy reference; // frozen_initial only
+    private final TrainerCheckpoint checkpoint;
+    private final PrintStream console;
+    /** Sees each agent's gradients just before its optimizer step (tests). */
+    private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+
+    private List<Pair> pairs; // null until built (or restored)
+    private long envStep;
+    private long updatesSeen;
+    private int epochsDone;
+
+    private MADPOTrainer(Builder b) {
+        if (b.args == null) {
+            throw new IllegalArgumentException("args (a MADPOConfig) must be provided");
+        }
+        if (b.rewardFunc == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (b.trainDataset == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        this.args = b.args;
+        int count = b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
+        this.numAgents = count;
+        this.formatters = b.formatters == null ? Formatters.defaults(count)
+                : b.formatters instanceof Formatter f ? Formatters.build(f, count) : Formatters.build(castFormatters(b.formatters), count);
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
+        this.rewardFunc = b.rewardFunc;
+        this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
+                ALGORITHM_NAME, false);
+        this.trainDataset = b.trainDataset;
+        this.evalDataset = b.evalDataset;
+        this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
+        this.console = b.console;
+        this.observer = b.observer;
+        if (args.collaborationMode() != comlrl.utils.CollaborationMode.DECENTRALIZED) {
+            throw new IllegalArgumentException("collaboration_mode \"" + args.collaborationMode() + "\" is not "
+                    + "supported by MADPOTrainer yet; use collaboration_mode: decentralized");
+        }
+        this.seeds = new SeedStream(args.seed());
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
+        this.actors = AgentSet.load("agent", sources, b.dtype, devices);
+        this.agents = actors.models();
+        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
+        MetricsLogger metrics = null;
+        ReferencePolicy refs = null;
+        try {
+            for (int i = 0; i < count; i++) {
+                generation.add(AgentGeneration.resolve(i, agents.get(i), args.generationKwargs(), args.temperature(),
+                        args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
+                optimizers.add(new AdamW(agents.get(i).model().parameters(), args.agentLearningRate(), 0.01));
+            }
+            if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
+                refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
+            }
+            actors.requireOutside(b.outputDir, "output_dir");
+            metrics = new MetricsLogger(b.outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
+        } catch (RuntimeException | Error e) {
+            optimizers.forEach(AdamW::close);
+            if (refs != null) {
+                refs.close();
+            }
+            executor.close();
+            actors.close();
+            throw e;
+        }
+        this.reference = refs;
+        this.logger = metrics;
+        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
+                new Transitions(null, count), executor, seeds, b.evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
+                false);
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
+        }
+        parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
+        Stateful progress = new Stateful() {
+            @Override
+            public Map<String, Object> stateDict() {
+                return Map.of("updates_seen", updatesSeen);
+            }
+
+            @Override
+            public void loadStateDict(Map<String, ?> state) {
+                updatesSeen = ((Number) state.get("updates_seen")).longValue();
+            }
+        };
+        this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
+                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent",
+                        agents.stream().map(CausalLm::model).toList())), parts,
+                TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
+                        evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<? extends Formatter> castFormatters(Object f) {
+        if (f instanceof List<?> l) {
+            return (List<? extends Formatter>) l;
+        }
+        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got " + f.getClass());
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public MADPOConfig args() {
+        return args;
+    }
+
+    public List<CausalLm> agents() {
+        return Collections.unmodifiableList(agents);
+    }
+
+    public long envStep() {
+        return envStep;
+    }
+
+    /** DPO batches trained on so far (the evaluation schedule's counter). */
+    public long updatesSeen() {
+        return updatesSeen;
+    }
+
+    /** The preference pairs (empty before {@link #train()} builds them). */
+    public int numPairs() {
+        return pairs == null ? 0 : pairs.size();
+    }
+
+    public List<Map<String, Double>> logHistory() {
+        return logger.history();
+    }
+
+    @Override
+    public List<GenerationSettings.Resolved> generationSettings() {
+        return Collections.unmodifiableList(generation);
+    }
+
+    // ------------------------------------------------------------------ training
+
+    @Override
+    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
+        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
+                checkpointInterval, args.numTrainEpochs(), checkpoint, () -> envStep);
+        actors.requireOutside(checkpointDir, "checkpoint directory");
+        if (resumeFromCheckpoint != null) {
+            resumeFrom(resumeFromCheckpoint);
+        }
+        if (epochsDone >= args.numTrainEpochs()) {
+            console.printf(java.util.Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "
+                    + "(the checkpoint's progress); raise num_train_epochs to train further.%n", epochsDone,
+                    args.numTrainEpochs());
+            return;
+        }
+        if (pairs == null) {
+            pairs = buildPreferenceSet();
+        }
+        for (int epoch = epochsDone; epoch < args.numTrainEpochs(); epoch++) {
+            List<Pair> order = new ArrayList<>(pairs);
+            Collections.shuffle(order, new Random(seeds.next()));
+            int size = args.trainBatchSize();
+            for (int start = 0; start < order.size(); start += size) {
+                if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
+                    evaluate();
+                }
+                trainBatch(order.subList(start, Math.min(order.size(), start + size)));
+            }
+            epochDone.accept(epoch + 1);
+        }
+    }
+
+    /** The offline preference set from the initial policy, in item order. */
+    private List<Pair> buildPreferenceSet() {
+        List<Pair> out = new ArrayList<>();
+        long b = 0;
+        for (TaskItem item : trainDataset) {
+            String label = "preference item " + b++;
+            List<long[]> prompts = new ArrayList<>();
+            long[] rowSeeds = new long[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                prompts.add(promptEncoder.encode(agents.get(i), formatters.format(i, item)));
+                rowSeeds[i] = seeds.next();
+            }
+            List<List<Completion>> candidates = executor.map(i -> agents.get(i).generator()
+                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+            int c = args.preferenceNumCandidates();
+            double[] rewards = new double[c];
+            for (int k = 0; k < c; k++) {
+                List<String> joint = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    joint.add(candidates.get(i).get(k).text());
+                }
+                rewards[k] = rewarder.reward(item, joint, label);
+            }
+            double mean = Arrays.stream(rewards).average().orElse(0);
+            for (PreferencePairs.Pair p : PreferencePairs.select(rewards, args.pairSelection(),
+                    args.preferencePairsPerSample(), seeds.next())) {
+                List<long[]> w = new ArrayList<>();
+                List<long[]> l = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    long pad = agents.get(i).padId();
+                    w.add(cut(candidates.get(i).get(p.winner()).tokenIds(), pad));
+                    l.add(cut(candidates.get(i).get(p.loser()).tokenIds(), pad));
+                }
+                double[] refW = null;
+                double[] refL = null;
+                if (reference != null) {
+                    refW = new double[numAgents];
+                    refL = new double[numAgents];
+                    for (int i = 0; i < numAgents; i++) {
+                        MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
+                                List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
+                        refW[i] = r.winners()[0];
+                        refL[i] = r.losers()[0];
+                    }
+                }
+                out.add(new Pair(prompts, w, l, rewards[p.winner()], rewards[p.loser()], mean, refW, refL));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalStateException("No preference pairs: every item's " + args.preferenceNumCandidates()
+                    + " candidates scored the same reward (ties are dropped); use a reward that tells candidates apart, "
+                    + "more candidates (preference_num_candidates) or a higher temperature");
+        }
+        return out;
+    }
+
+    private static long[] cut(long[] ids, long pad) {
+        return MADPOLoss.completionTokens(ids, pad);
+    }
+
+    /**
+     * One DPO batch ({@link MADPOLoss}): every agent's Δ over the batch first (no gradients), then each
+     * agent's step on its loss with the other agents' Δ as constants.
+     */
+    private void trainBatch(List<Pair> batch) {
+        int n = batch.size();
+        double[][] deltas = new double[numAgents][];
+        List<List<long[]>> prompts = new ArrayList<>();
+        List<List<long[]>> winners = new ArrayList<>();
+        List<List<long[]>> losers = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            int agent = i;
+            prompts.add(batch.stream().map(p -> p.prompts().get(agent)).toList());
+            winners.add(batch.stream().map(p -> p.winners().get(agent)).toList());
+            losers.add(batch.stream().map(p -> p.losers().get(agent)).toList());
+        }
+        List<double[]> computed = executor.map(i -> {
+            MADPOLoss.SequenceLogprobs policy = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
+                    losers.get(i), agents.get(i).padId());
+            MADPOLoss.SequenceLogprobs frozen = reference == null ? null : new MADPOLoss.SequenceLogprobs(
+                    batch.stream().mapToDouble(p -> p.referenceWinners()[i]).toArray(),
+                    batch.stream().mapToDouble(p -> p.referenceLosers()[i]).toArray());
+            return MADPOLoss.deltas(args.dpoReference(), policy, frozen);
+        });
+        for (int i = 0; i < numAgents; i++) {
+            deltas[i] = computed.get(i);
+        }
+        double[] losses = new double[numAgents];
+        executor.map(i -> {
+            MADPOLoss.AgentLoss loss;
+            try {
+                loss = MADPOLoss.agentLoss(i, deltas, args.dpoBeta());
+            } catch (MADPOLoss.NonFiniteDeltaException e) {
+                throw new IllegalStateException("Training stopped: " + e.getMessage() + " in a batch of " + n
+                        + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
+                        + "intact; lower agent_learning_rate or dpo_beta.", e);
+            }
+            losses[i] = loss.loss();
+            AdamW opt = optimizers.get(i);
+            opt.zeroGrad();
+            try (Scope s = Scope.open()) {
+                MADPOLoss.backward(agents.get(i).model(), prompts.get(i), winners.get(i), losers.get(i),
+                        agents.get(i).padId(), MADPOLoss.weights(loss), args.gradientCheckpointing());
+            }
+            if (!opt.gradientsFinite()) {
+                opt.zeroGrad();
+                throw new IllegalStateException("Training stopped: agent " + i + "'s DPO gradient is not finite. No "
+                        + "optimizer step used it; lower agent_learning_rate.");
+            }
+            if (observer != null) {
+                observer.accept(i, opt.parameters());
+            }
+            opt.step();
+            opt.zeroGrad();
+            return null;
+        });
+        updatesSeen++;
+        if (args.useEnvironmentStep()) {
+            envStep += (long) args.environmentStepsPerPair() * n;
+        }
+        double mean = batch.stream().mapToDouble(Pair::candidateRewardMean).average().orElse(0);
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("turn_1/reward_mean", mean);
+        metrics.put("turn_1/expected_return", mean);
+        double lossMean = 0;
+        for (int i = 0; i < numAgents; i++) {
+            metrics.put("agent_" + i + "/dpo_loss", losses[i]);
+            lossMean += losses[i] / numAgents;
+        }
+        metrics.put("dpo_loss", lossMean);
+        logger.logTrain(envStep, metrics);
+    }
+
+    // ------------------------------------------------------------------ evaluation, saving
+
+    @Override
+    public Map<String, Double> evaluate() {
+        return evaluate(args.evalNumSamples());
+    }
+
+    /** MAGRPO's evaluation ({@link JointEvaluator}) on the first {@code numEvalSamples} items. */
+    public Map<String, Double> evaluate(int numEvalSamples) {
+        Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
+        if (!metrics.isEmpty()) {
+            logger.log(envStep, metrics);
+        }
+        return metrics;
+    }
+
+    @Override
+    public void resumeFrom(Path checkpointPath) {
+        TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
+        epochsDone = p.epochsDone();
+        envStep = p.envStep();
+    }
+
+    /** Writes {@code dir/agent_i/}, Hugging Face model directories. */
+    @Override
+    public void saveModel(Path dir) {
+        actors.requireOutside(dir, "the save directory");
+        for (int i = 0; i < numAgents; i++) {
+            agents.get(i).save(dir.resolve("agent_" + i));
+        }
+    }
+
+    @Override
+    public void close() {
+        logger.close();
+        executor.close();
+        optimizers.forEach(AdamW::close);
+        if (reference != null) {
+            reference.close();
+        }
+        actors.close();
+    }
+
+    // ------------------------------------------------------------------ builder
+
+    /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
+    public static final class Builder {
+        Object agentModel;
+        List<?> agents;
+        Integer numAgents;
+        Object formatters;
+        RewardFunction rewardFunc;
+        RewardProcessor rewardProcessor;
+        TaskSet trainDataset;
+        Dataset evalDataset;
+        EvalLogger evalLogger;
+        EvalAggregator evalAggregator;
+        MADPOConfig args;
+        DType dtype;
+        Path outputDir;
+        boolean verbose = true;
+        boolean chatTemplate;
+        String systemPrompt;
+        PrintStream console = System.err;
+        final List<MetricSink> sinks = new ArrayList<>();
+        int logHistoryLimit = 1000;
+        java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+
+        private Builder() {
+        }
+
+        public Builder agentModel(String agentModel) {
+            this.agentModel = agentModel;
+            return this;
+        }
+
+        public Builder agents(List<?> agents) {
+            this.agents = agents;
+            return this;
+        }
+
+        public Builder numAgents(int numAgents) {
+            this.numAgents = numAgents;
+            return this;
+        }
+
+        public Builder formatters(Formatter formatter) {
+            this.formatters = formatter;
+            return this;
+        }
+
+        public Builder formatters(List<? extends Formatter> formatters) {
+            this.formatters = formatters;
+            return this;
+        }
+
+        public Builder rewardFunc(RewardFunction rewardFunc) {
+            this.rewardFunc = rewardFunc;
+            return this;
+        }
+
+        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
+            this.rewardProcessor = rewardProcessor;
+            return this;
+        }
+
+        public Builder trainDataset(TaskSet trainDataset) {
+            this.trainDataset = trainDataset;
+            return this;
+        }
+
+        public Builder evalDataset(Dataset evalDataset) {
+            this.evalDataset = evalDataset;
+            return this;
+        }
+
+        public Builder evalLogger(EvalLogger evalLogger) {
+            this.evalLogger = evalLogger;
+            return this;
+        }
+
+        public Builder evalAggregator(EvalAggregator evalAggregator) {
+            this.evalAggregator = evalAggregator;
+            return this;
+        }
+
+        public Builder args(MADPOConfig args) {
+            this.args = args;
+            return this;
+        }
+
+        public Builder dtype(DType dtype) {
+            this.dtype = dtype;
+            return this;
+        }
+
+        public Builder outputDir(Path outputDir) {
+            this.outputDir = outputDir;
+            return this;
+        }
+
+        public Builder verbose(boolean verbose) {
+            this.verbose = verbose;
+            return this;
+        }
+
+        public Builder chatTemplate(boolean apply, String systemPrompt) {
+            this.chatTemplate = apply;
+            this.systemPrompt = systemPrompt;
+            return this;
+        }
+
+        public Builder console(PrintStream console) {
+            this.console = console;
+            return this;
+        }
+
+        public Builder metricSink(MetricSink sink) {
+            this.sinks.add(sink);
+            return this;
+        }
+
+        public Builder logHistoryLimit(int limit) {
+            this.logHistoryLimit = limit;
+            return this;
+        }
+
+        Builder observer(java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer) {
+            this.observer = observer;
+            return this;
+        }
+
+        public MADPOTrainer build() {
+            return new MADPOTrainer(this);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package comlrl.trainers.preference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.data.Dataset;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Scorer;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.TestRewards;
+import comlrl.trainers.TinyAgents;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** MADPO end to end on tiny agents: the preference set, the DPO update against its formula, resume. */
+class MADPOTrainerTest {
+    private static final double BETA = 0.5;
+
+    @TempDir
+    static Path models;
+    static Path agent;
+    static Path other;
+
+    @BeforeAll
+    static void writeAgents() {
+        List<Long> printable = LongStream.rangeClosed(33, 126).boxed().toList();
+        agent = TinyAgents.create(models.resolve("agent"), 11, printable);
+        other = TinyAgents.create(models.resolve("other"), 12, printable);
+    }
+
+    static Dataset tasks(int n) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        String[] prompts = {"Write a story about a cat.", "Explain why the sky is blue.", "Say hello."};
+        for (int i = 0; i < n; i++) {
+            rows.add(Map.of("prompt", prompts[i % prompts.length]));
+        }
+        return Dataset.fromRows(rows);
+    }
+
+    static MADPOConfig.Builder config() {
+        return MADPOConfig.builder().numAgents(2).numTrainEpochs(1).preferenceNumCandidates(4)
+                .preferencePairsPerSample(2).trainBatchSize(2).maxNewTokens(6).temperature(1.0).topP(1.0).topK(0)
+                .evalInterval(0).evalNumSamples(2).agentLearningRate(1e-3).dpoBeta(BETA).loggingSteps(1).seed(9);
+    }
+
+    static MADPOTrainer.Builder trainer(MADPOConfig c) {
+        return MADPOTrainer.builder().agents(List.of(agent.toString(), other.toString()))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(tasks(2)).evalDataset(tasks(2)).args(c)
+                .verbose(false);
+    }
+
+    static Map<String, String> digests(CausalLm lm) {
+        Map<String, String> out = new LinkedHashMap<>();
+        try (Scope s = Scope.open()) {
+            lm.model().namedParameters().forEach((k, v) -> {
+                try {
+                    out.put(k, HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(v.toBytes()), 0, 8));
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+        }
+        return out;
+    }
+
+    @Test
+    void madpoBuildsItsPreferenceSetOnceAndTrainsOnIt() {
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
+            t.train();
+            int pairs = t.numPairs();
+            assertThat(pairs).isBetween(1, 4); // at most 2 per item, ties dropped
+            assertThat(t.updatesSeen()).isEqualTo(2L * ((pairs + 1) / 2)); // two epochs over the same pairs
+            assertThat(t.envStep()).isEqualTo(2L * 2 * pairs); // environment_steps_per_pair = 2
+            assertThat(t.logHistory()).anyMatch(e -> e.containsKey("turn_1/reward_mean") && e.containsKey("agent_1/dpo_loss"));
+            assertThat(t.evaluate()).containsKeys("eval/turn_1/reward_mean", "eval/turn_1/expected_return");
+        }
+    }
+
+    @Test
+    void oneDpoUpdateEqualsTheFormulaWithTheOtherAgentsDeltaHeldFixed(@TempDir Path dir) throws Exception {
+        List<List<float[]>> seen = new ArrayList<>();
+        // one batch holding every pair: the shuffle does not change the mean
+        MADPOConfig c = config().trainBatchSize(16).build();
+        try (MADPOTrainer t = trainer(c).observer((i, params) -> {
+            if (i == 0 && seen.isEmpty()) {
+                List<float[]> g = new ArrayList<>();
+                try (Scope s = Scope.open()) {
+                    params.forEach(p -> g.add(p.grad() == null ? new float[(int) p.numel()] : p.grad().toFloatArray()));
+                }
+                seen.add(g);
+            }
+        }).build()) {
+            t.train(dir.resolve("ckpt"), 1);
+        }
+        JsonNode set = new ObjectMapper().readTree(dir.resolve("ckpt/checkpoint-1/preference_pairs.json").toFile());
+        JsonNode pairs = set.get("pairs");
+        int n = pairs.size();
+        assertThat(n).isPositive();
+        try (CausalLm a0 = TinyAgents.load(agent); CausalLm a1 = TinyAgents.load(other); Scope s = Scope.open()) {
+            Tensor loss = null;
+            for (JsonNode p : pairs) {
+                // Δ_1 under agent 1's initial weights, a constant here
+                double d1 = logprob(a1, p, 1, "winners").item() - logprob(a1, p, 1, "losers").item();
+                Tensor d0 = logprob(a0, p, 0, "winners").sub(logprob(a0, p, 0, "losers"));
+                // −log σ(β(Δ_0 + Δ_1)) = log(1 + exp(−β(Δ_0 + Δ_1)))
+                Tensor term = d0.add(d1).mul(-BETA).exp().add(1.0).log().mul(1.0 / n);
+                loss = loss == null ? term : loss.add(term);
+            }
+            loss.backward();
+            List<Tensor> params = a0.model().parameters();
+            double worst = 0;
+            double scale = 0;
+            for (int k = 0; k < params.size(); k++) {
+                float[] expected = params.get(k).grad() == null ? new float[seen.get(0).get(k).length]
+                        : params.get(k).grad().toFloatArray();
+                for (int j = 0; j < expected.length; j++) {
+                    worst = Math.max(worst, Math.abs(expected[j] - seen.get(0).get(k)[j]));
+                    scale = Math.max(scale, Math.abs(expected[j]));
+                }
+            }
+            assertThat(scale).isGreaterThan(0);
+            assertThat(worst).isLessThan(1e-5 * Math.max(1, scale));
+        }
+    }
+
+    private static Tensor logprob(CausalLm lm, JsonNode pair, int agentIdx, String which) {
+        long[] prompt = ids(pair.get("prompts").get(agentIdx));
+        long[] completion = ids(pair.get(which).get(agentIdx));
+        return Scorer.score(lm.model(), List.of(prompt), List.of(completion), lm.padId()).sequenceLogprobs().sum();
+    }
+
+    private static long[] ids(JsonNode array) {
+        long[] out = new long[array.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.get(i).asLong();
+        }
+        return out;
+    }
+
+    @Test
+    void withAFrozenInitialReferenceTheFirstLossIsLogTwo() {
+        try (MADPOTrainer t = trainer(config().dpoReference(DpoReference.FROZEN_INITIAL).build()).build()) {
+            t.train();
+            // at the first update the policy is the reference: every Δ is 0 and −log σ(0) = log 2
+            Map<String, Double> first = t.logHistory().stream().filter(e -> e.containsKey("agent_0/dpo_loss"))
+                    .findFirst().orElseThrow();
+            assertThat(first.get("agent_0/dpo_loss")).isCloseTo(Math.log(2), within(1e-6));
+            assertThat(first.get("agent_1/dpo_loss")).isCloseTo(Math.log(2), within(1e-6));
+        }
+    }
+
+    @Test
+    void resumingFromACheckpointEqualsTheUninterruptedRun(@TempDir Path dir) {
+        Map<String, String> straight;
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
+            t.train();
+            straight = digests(t.agents().get(1));
+        }
+        try (MADPOTrainer t = trainer(config().build()).build()) {
+            t.train(dir.resolve("ckpt"), 1);
+        }
+        assertThat(dir.resolve("ckpt/checkpoint-1/preference_pairs.json")).exists();
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
+            t.train(dir.resolve("ckpt"), 1, dir.resolve("ckpt/checkpoint-1"));
+            assertThat(digests(t.agents().get(1))).isEqualTo(straight);
+        }
+    }
+}
