@@ -24,6 +24,7 @@ import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.trainers.actorcritic.ActorCriticConfig;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.MAACConfig;
+import comlrl.trainers.preference.MADPOConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.Formatters;
@@ -86,7 +87,7 @@ final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics");
-    /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s). */
+    /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
@@ -99,6 +100,8 @@ final class RunConfig {
     final MAGRPOConfig args;
     /** IAC/MAAC's config, or null. */
     final ActorCriticConfig acArgs;
+    /** MADPO's config, or null. */
+    final MADPOConfig madpoArgs;
     /** {@code critic_model} (IAC/MAAC), or null. */
     final String criticModel;
     /** {@code critics} (IAC/MAAC), or null. */
@@ -151,7 +154,21 @@ final class RunConfig {
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
         this.agents = map.get("agents") == null ? null : agentList(map.get("agents"));
-        if (ACTOR_CRITIC.contains(name)) {
+        if (name.equals("madpo")) {
+            this.algorithm = null;
+            this.args = null;
+            this.acArgs = null;
+            Map<String, Object> prefMap = new LinkedHashMap<>(argsMap);
+            Object count = map.get("num_agents") != null ? map.get("num_agents") : agents != null ? agents.size() : null;
+            if (count != null && !prefMap.containsKey("num_agents")) {
+                prefMap.put("num_agents", count);
+            }
+            this.madpoArgs = MADPOConfig.fromMap(prefMap);
+            rejectCriticKeys(file, map);
+            this.criticModel = null;
+            this.critics = null;
+        } else if (ACTOR_CRITIC.contains(name)) {
+            this.madpoArgs = null;
             this.algorithm = null;
             this.args = null;
             // actor-critic trainers count their agents from args.num_agents: the top-level count goes there
@@ -170,16 +187,12 @@ final class RunConfig {
             try {
                 this.algorithm = ReinforceAlgorithm.parse(name);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage() + ", or an actor-critic one: iac, maac", e);
+                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo", e);
             }
             this.args = algorithm.fromMap(argsMap);
             this.acArgs = null;
-            for (String key : List.of("critic_model", "critics")) {
-                if (map.get(key) != null) {
-                    throw new IllegalArgumentException(file + ": " + key + " is for the actor-critic algorithms; set "
-                            + "algorithm: iac or maac, or remove " + key);
-                }
-            }
+            this.madpoArgs = null;
+            rejectCriticKeys(file, map);
             this.criticModel = null;
             this.critics = null;
         }
@@ -191,11 +204,14 @@ final class RunConfig {
             ModelSourceCheck.check("agent_model", agentModel, resolveModelPath(agentModel));
         }
         this.numAgents = map.get("num_agents") != null ? ConfigMaps.toInt("config", "num_agents", map.get("num_agents"))
-                : agents != null ? agents.size() : args != null ? args.numAgents() : acArgs.numAgents();
-        if (acArgs != null && numAgents != acArgs.numAgents()) {
+                : agents != null ? agents.size() : args != null ? args.numAgents()
+                : acArgs != null ? acArgs.numAgents() : madpoArgs.numAgents();
+        Integer counted = acArgs != null ? Integer.valueOf(acArgs.numAgents())
+                : madpoArgs != null ? Integer.valueOf(madpoArgs.numAgents()) : null;
+        if (counted != null && numAgents != counted) {
             throw new IllegalArgumentException(file + ": num_agents " + numAgents + " (or the length of agents) differs "
-                    + "from args.num_agents " + acArgs.numAgents() + "; " + acArgs.algorithmName() + " trains "
-                    + "args.num_agents agents: give one count");
+                    + "from args.num_agents " + counted + "; " + displayName() + " trains args.num_agents agents: give "
+                    + "one count");
         }
         this.dtype = map.get("dtype") == null ? null : DType.fromTorchName(String.valueOf(map.get("dtype")));
         Map<String, Object> ds = asMap(map.get("dataset"), "dataset");
@@ -309,29 +325,36 @@ final class RunConfig {
 
     /** The reference's algorithm name ("MAGRPO", "IAC", ...). */
     String displayName() {
-        return algorithm != null ? algorithm.displayName() : acArgs.algorithmName();
+        return algorithm != null ? algorithm.displayName() : acArgs != null ? acArgs.algorithmName()
+                : madpoArgs.algorithmName();
     }
 
     /** The config name ("magrpo", "iac", ...). */
     String configName() {
-        return algorithm != null ? algorithm.configName() : acArgs.algorithmName().toLowerCase(java.util.Locale.ROOT);
+        return algorithm != null ? algorithm.configName() : displayName().toLowerCase(java.util.Locale.ROOT);
     }
 
     int numTurns() {
-        return args != null ? args.numTurns() : acArgs.numTurns();
+        return args != null ? args.numTurns() : acArgs != null ? acArgs.numTurns() : madpoArgs.numTurns();
     }
 
     long seed() {
-        return args != null ? args.seed() : acArgs.seed();
-    }
-
-    int evalNumSamples() {
-        return args != null ? args.evalNumSamples() : acArgs.evalNumSamples();
+        return args != null ? args.seed() : acArgs != null ? acArgs.seed() : madpoArgs.seed();
     }
 
     /** The algorithm config's fields, snake_case, resolved. */
     Map<String, Object> argsMap() {
-        return args != null ? args.toMap() : acArgs.toMap();
+        return args != null ? args.toMap() : acArgs != null ? acArgs.toMap() : madpoArgs.toMap();
+    }
+
+    /** critic_model/critics belong to the actor-critic algorithms. */
+    private static void rejectCriticKeys(Path file, Map<String, Object> map) {
+        for (String key : List.of("critic_model", "critics")) {
+            if (map.get(key) != null) {
+                throw new IllegalArgumentException(file + ": " + key + " is for the actor-critic algorithms; set "
+                        + "algorithm: iac or maac, or remove " + key);
+            }
+        }
     }
 
     String agentSource() {

@@ -7,6 +7,7 @@ import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.preference.MADPOTrainer;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACTrainer;
@@ -75,7 +76,7 @@ final class TrainCommand implements Callable<Integer> {
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
-                        : actorCritic(run, reward, transition)) {
+                        : run.madpoArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
             writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
             if (resumeFrom != null) {
                 trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
@@ -120,6 +121,28 @@ final class TrainCommand implements Callable<Integer> {
             builder.agentModel(run.agentSource());
         }
         return builder.externalTransition(transition).build();
+    }
+
+    private static Trainer madpo(RunConfig run, RewardFunction reward) {
+        MADPOTrainer.Builder builder = MADPOTrainer.builder()
+                .numAgents(run.numAgents)
+                .formatters(run.formatters.asList())
+                .rewardFunc(reward)
+                .rewardProcessor(run.rewardProcessor)
+                .trainDataset(run.train)
+                .evalDataset(run.eval)
+                .args(run.madpoArgs)
+                .dtype(run.dtype)
+                .outputDir(run.outputDir)
+                .verbose(run.verbose)
+                .chatTemplate(run.chatTemplate, run.systemPrompt);
+        if (run.agents != null) {
+            builder.agents(run.agents);
+        }
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        return builder.build();
     }
 
     private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {

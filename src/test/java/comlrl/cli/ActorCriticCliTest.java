@@ -57,6 +57,29 @@ class ActorCriticCliTest {
     }
 
     @Test
+    void madpoTrainsFromAConfigAndCheckpointsItsPreferenceSet(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("madpo.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: madpo",
+                "agent_model: builtin:tiny",
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {num_train_epochs: 1, preference_num_candidates: 4, preference_pairs_per_sample: 2,",
+                "       max_new_tokens: 6, eval_interval: 0, eval_num_samples: 2}",
+                "checkpoint: {interval: 1}",
+                "output_dir: out-madpo", ""));
+        CliTest.Result r = CliTest.run("train", cfg.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = tmp.resolve("out-madpo");
+        assertThat(JSON.readTree(out.resolve("config.json").toFile()).get("algorithm").asText()).isEqualTo("madpo");
+        assertThat(out.resolve("checkpoints/checkpoint-1/preference_pairs.json")).exists();
+        assertThat(Files.readAllLines(out.resolve("metrics.jsonl"))).anyMatch(l -> l.contains("\"dpo_loss\""));
+        assertThat(out.resolve("agent_1/config.json")).exists();
+    }
+
+    @Test
     void criticSettingsAreCheckedBeforeAnyModelLoads(@TempDir Path tmp) throws Exception {
         CliTest.Result noCritic = CliTest.run("train", config(tmp, "iac", "", "").toString());
         assertThat(noCritic.code()).isNotZero();
