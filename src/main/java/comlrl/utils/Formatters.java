@@ -42,6 +42,25 @@ public final class Formatters {
         return build(DEFAULT, numAgents);
     }
 
+    /**
+     * The trainers' {@code formatters} argument: null (the defaults), one {@link Formatter} for
+     * every agent, or a list of them, one per agent.
+     */
+    @SuppressWarnings("unchecked")
+    public static Formatters fromArgument(Object formatters, int numAgents) {
+        if (formatters == null) {
+            return defaults(numAgents);
+        }
+        if (formatters instanceof Formatter f) {
+            return build(f, numAgents);
+        }
+        if (formatters instanceof List<?> l) {
+            return build((List<? extends Formatter>) l, numAgents);
+        }
+        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got "
+                + formatters.getClass());
+    }
+
     /** {@code formatter} shared by all {@code numAgents} agents; null means the default formatter. */
     public static Formatters build(Formatter formatter, int numAgents) {
         checkNumAgents(numAgents);

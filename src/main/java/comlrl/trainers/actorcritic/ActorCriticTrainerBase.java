@@ -113,9 +113,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.args = args;
         this.algorithmName = algorithmName;
         this.numAgents = args.numAgents();
-        this.formatters = b.formatters == null ? Formatters.defaults(numAgents)
-                : b.formatters instanceof Formatter f ? Formatters.build(f, numAgents)
-                : Formatters.build(castFormatters(b.formatters), numAgents);
+        this.formatters = Formatters.fromArgument(b.formatters, numAgents);
         this.rewardFunc = b.rewardFunc;
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
@@ -191,14 +189,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "metrics_callback", metricsCallback), seeds, logger);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<? extends Formatter> castFormatters(Object f) {
-        if (f instanceof List<?> l) {
-            return (List<? extends Formatter>) l;
-        }
-        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got " + f.getClass());
     }
 
     // ------------------------------------------------------------------ what the critic does

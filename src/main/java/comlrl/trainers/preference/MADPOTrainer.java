@@ -109,8 +109,7 @@ public final class MADPOTrainer implements Trainer {
         this.args = b.args;
         int count = b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
         this.numAgents = count;
-        this.formatters = b.formatters == null ? Formatters.defaults(count)
-                : b.formatters instanceof Formatter f ? Formatters.build(f, count) : Formatters.build(castFormatters(b.formatters), count);
+        this.formatters = Formatters.fromArgument(b.formatters, count);
         List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
         this.rewardFunc = b.rewardFunc;
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
@@ -179,14 +178,6 @@ public final class MADPOTrainer implements Trainer {
                         agents.stream().map(CausalLm::model).toList())), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
                         evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<? extends Formatter> castFormatters(Object f) {
-        if (f instanceof List<?> l) {
-            return (List<? extends Formatter>) l;
-        }
-        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got " + f.getClass());
     }
 
     public static Builder builder() {

@@ -260,9 +260,7 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
             if ((evalLogger == null) != (evalAggregator == null)) {
                 throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
             }
-            Formatters roleFormatters = formatters == null ? Formatters.defaults(roles)
-                    : formatters instanceof Formatter f ? Formatters.build(f, roles)
-                    : Formatters.build(castFormatters(formatters), roles);
+            Formatters roleFormatters = Formatters.fromArgument(formatters, roles);
             CentralizedAdapter a = adapter;
             MAGRPOTrainer.Builder actor = new MAGRPOTrainer.Builder(null);
             actor.agentModel = agentModel;
@@ -295,11 +293,6 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
             actor.systemPrompt = systemPrompt;
             actor.sinks.addAll(sinks);
             return new CentralizedMAGRPOTrainer(actor, a, roles);
-        }
-
-        @SuppressWarnings("unchecked")
-        private static List<? extends Formatter> castFormatters(Object f) {
-            return (List<? extends Formatter>) f;
         }
 
         /** The actor's reward: the task reward of each joint completion's role outputs. */

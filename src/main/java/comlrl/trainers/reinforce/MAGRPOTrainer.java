@@ -127,9 +127,7 @@ public class MAGRPOTrainer implements Trainer {
         if ((b.evalLogger == null) != (b.evalAggregator == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
-        this.formatters = b.formatters == null ? Formatters.defaults(count)
-                : b.formatters instanceof Formatter f ? Formatters.build(f, count)
-                : Formatters.build(castFormatters(b.formatters), count);
+        this.formatters = Formatters.fromArgument(b.formatters, count);
         List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
         this.rewardFunc = b.rewardFunc;
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
@@ -204,14 +202,6 @@ public class MAGRPOTrainer implements Trainer {
     private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
         return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
                 args.maxNewTokens(), args.numGenerations());
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<? extends Formatter> castFormatters(Object f) {
-        if (f instanceof List<?> l) {
-            return (List<? extends Formatter>) l;
-        }
-        throw new IllegalArgumentException("formatters must be one Formatter or a list of them, got " + f.getClass());
     }
 
     public static Builder builder() {
