@@ -107,11 +107,36 @@ public final class MADPOTrainer implements Trainer {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
-        int count = b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
+        boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
+        int count = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
         this.numAgents = count;
-        this.formatters = Formatters.fromArgument(b.formatters, count);
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
-        this.rewardFunc = b.rewardFunc;
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count,
+                centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
+        EvalLogger evalLogger = b.evalLogger;
+        if (centralized) {
+            // one actor writes every role's answer: the adapter builds its prompt from the roles' prompts,
+            // the task reward scores the roles' parts of its completion (reference §7.5)
+            int roles = args.numAgents();
+            comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter;
+            Formatters roleFormatters = Formatters.fromArgument(b.formatters, roles);
+            this.formatters = Formatters.build((Formatter) item -> {
+                List<String> prompts = new ArrayList<>(roles);
+                for (int r = 0; r < roles; r++) {
+                    prompts.add(roleFormatters.format(r, item));
+                }
+                return adapter.buildPrompt(item, List.copyOf(prompts));
+            }, 1);
+            this.rewardFunc = comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter, b.rewardFunc, roles);
+            if (b.evalLogger != null) {
+                EvalLogger roleLogger = b.evalLogger;
+                evalLogger = (completions, items, prompts) -> roleLogger.log(
+                        comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.splitEval(adapter, completions, items, roles),
+                        items, prompts);
+            }
+        } else {
+            this.formatters = Formatters.fromArgument(b.formatters, count);
+            this.rewardFunc = b.rewardFunc;
+        }
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, false);
@@ -120,10 +145,7 @@ public final class MADPOTrainer implements Trainer {
         this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
         this.console = b.console;
         this.observer = b.observer;
-        if (args.collaborationMode() != comlrl.utils.CollaborationMode.DECENTRALIZED) {
-            throw new IllegalArgumentException("collaboration_mode \"" + args.collaborationMode() + "\" is not "
-                    + "supported by MADPOTrainer yet; use collaboration_mode: decentralized");
-        }
+
         this.seeds = new SeedStream(args.seed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
         this.actors = AgentSet.load("agent", sources, b.dtype, devices);
@@ -154,7 +176,7 @@ public final class MADPOTrainer implements Trainer {
         this.reference = refs;
         this.logger = metrics;
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
-                new Transitions(null, count), executor, seeds, b.evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
+                new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
                 false);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
@@ -448,6 +470,8 @@ public final class MADPOTrainer implements Trainer {
         final List<MetricSink> sinks = new ArrayList<>();
         int logHistoryLimit = 1000;
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter =
+                new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
 
         private Builder() {
         }
@@ -540,6 +564,16 @@ public final class MADPOTrainer implements Trainer {
 
         public Builder metricSink(MetricSink sink) {
             this.sinks.add(sink);
+            return this;
+        }
+
+        /**
+         * {@code centralized_comparator_adapter}: with {@code collaboration_mode: centralized}, how the one
+         * actor's prompt is built from the roles' prompts and its completion split into their answers
+         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
+         */
+        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
+            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
             return this;
         }
 

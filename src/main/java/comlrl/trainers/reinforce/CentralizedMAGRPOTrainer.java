@@ -294,49 +294,49 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
             actor.sinks.addAll(sinks);
             return new CentralizedMAGRPOTrainer(actor, a, roles);
         }
+    }
 
-        /** The actor's reward: the task reward of each joint completion's role outputs. */
-        private static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
-            return (completions, items) -> {
-                List<String> joint = completions.get(0);                   // [K] joint completions
-                List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
-                for (int r = 0; r < roles; r++) {
-                    perRole.add(new ArrayList<>(joint.size()));
-                }
-                for (int k = 0; k < joint.size(); k++) {
-                    TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
-                    List<String> outputs = splitRoles(adapter, joint.get(k), item, roles);
-                    for (int r = 0; r < roles; r++) {
-                        perRole.get(r).add(outputs.get(r));
-                    }
-                }
-                List<List<String>> frozen = new ArrayList<>(roles);
-                perRole.forEach(p -> frozen.add(List.copyOf(p)));
-                return task.score(List.copyOf(frozen), items);
-            };
-        }
-
-        /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
-        private static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
-                List<TaskItem> items, int roles) {
-            List<List<List<String>>> out = new ArrayList<>(roles);
+    /** The actor's reward: the task reward of each joint completion's role outputs. */
+    public static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
+        return (completions, items) -> {
+            List<String> joint = completions.get(0);                   // [K] joint completions
+            List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
             for (int r = 0; r < roles; r++) {
-                List<List<String>> perItem = new ArrayList<>();
-                for (int j = 0; j < items.size(); j++) {
-                    perItem.add(new ArrayList<>());
-                }
-                out.add(perItem);
+                perRole.add(new ArrayList<>(joint.size()));
             }
-            List<List<String>> actor = joint.get(0);
-            for (int j = 0; j < actor.size(); j++) {
-                for (String completion : actor.get(j)) {
-                    List<String> outputs = splitRoles(adapter, completion, items.get(j), roles);
-                    for (int r = 0; r < roles; r++) {
-                        out.get(r).get(j).add(outputs.get(r));
-                    }
+            for (int k = 0; k < joint.size(); k++) {
+                TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
+                List<String> outputs = splitRoles(adapter, joint.get(k), item, roles);
+                for (int r = 0; r < roles; r++) {
+                    perRole.get(r).add(outputs.get(r));
                 }
             }
-            return out;
+            List<List<String>> frozen = new ArrayList<>(roles);
+            perRole.forEach(p -> frozen.add(List.copyOf(p)));
+            return task.score(List.copyOf(frozen), items);
+        };
+    }
+
+    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
+    public static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
+            List<TaskItem> items, int roles) {
+        List<List<List<String>>> out = new ArrayList<>(roles);
+        for (int r = 0; r < roles; r++) {
+            List<List<String>> perItem = new ArrayList<>();
+            for (int j = 0; j < items.size(); j++) {
+                perItem.add(new ArrayList<>());
+            }
+            out.add(perItem);
         }
+        List<List<String>> actor = joint.get(0);
+        for (int j = 0; j < actor.size(); j++) {
+            for (String completion : actor.get(j)) {
+                List<String> outputs = splitRoles(adapter, completion, items.get(j), roles);
+                for (int r = 0; r < roles; r++) {
+                    out.get(r).get(j).add(outputs.get(r));
+                }
+            }
+        }
+        return out;
     }
 }

@@ -162,6 +162,37 @@ class MADPOTrainerTest {
     }
 
     @Test
+    void centralizedMadpoTrainsOneActorThatWritesEveryRole(@TempDir Path dir) {
+        List<String> builtPrompts = new ArrayList<>();
+        comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.CentralizedAdapter() {
+            @Override
+            public String buildPrompt(comlrl.data.TaskItem item, List<String> agentPrompts) {
+                String p = String.join(" | ", agentPrompts);
+                builtPrompts.add(p);
+                return p;
+            }
+
+            @Override
+            public List<String> parseCompletion(String completion, comlrl.data.TaskItem item, int numAgents) {
+                return List.of("", completion); // role 1 answers; the reward is its length
+            }
+        };
+        MADPOConfig c = config().collaborationMode("centralized").build();
+        try (MADPOTrainer t = MADPOTrainer.builder().agentModel(agent.toString()).centralizedAdapter(adapter)
+                .formatters(List.of(item -> "brief: " + item.getString("prompt"), item -> "long: " + item.getString("prompt")))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(tasks(2)).evalDataset(tasks(2)).args(c)
+                .verbose(false).build()) {
+            assertThat(t.agents()).hasSize(1);
+            t.train();
+            assertThat(t.numPairs()).isPositive();
+            assertThat(builtPrompts).contains("brief: Write a story about a cat. | long: Write a story about a cat.");
+            t.saveModel(dir);
+            assertThat(dir.resolve("agent_0/config.json")).exists();
+            assertThat(dir.resolve("agent_1")).doesNotExist();
+        }
+    }
+
+    @Test
     void resumingFromACheckpointEqualsTheUninterruptedRun(@TempDir Path dir) {
         Map<String, String> straight;
         try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
