@@ -892,7 +892,6 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.sqrt());
     }
 
-    /** Fills with Exp(lambda) draws from {@code rng}. */
     /** Fills with draws from U[0, 1) of {@code rng}. */
     public Tensor uniform_(Rng rng) {
         handle.uniform_(0.0, 1.0, rng.optional());
@@ -909,6 +908,7 @@ public final class Tensor implements AutoCloseable {
                 new org.bytedeco.pytorch.StringViewOptional(), new TensorOptional()));
     }
 
+    /** Fills with Exp(lambda) draws from {@code rng}. */
     public Tensor exponential_(double lambda, Rng rng) {
         handle.exponential_(lambda, rng.optional());
         return this;

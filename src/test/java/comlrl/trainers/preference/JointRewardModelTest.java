@@ -1,0 +1,74 @@
+package comlrl.trainers.preference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import comlrl.model.SequenceClassifier;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.TinyAgents;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** MARLHF's joint reward model: its text, the Bradley–Terry loss and gradient, training, saving. */
+class JointRewardModelTest {
+    @Test
+    void theJointTextNumbersAgentsFromOne() {
+        assertThat(JointRewardModel.jointText(List.of("p1", "p2"), List.of("c1", "c2"))).isEqualTo(
+                "Joint multi-agent response\n\nAgent 1 prompt:\np1\n\nAgent 1 response:\nc1\n\nAgent 2 prompt:\np2"
+                        + "\n\nAgent 2 response:\nc2");
+    }
+
+    @Test
+    void bradleyTerryLossAndGradientByHand() {
+        try (Scope s = Scope.open()) {
+            Tensor w = Tensor.ofDoubles(new double[] {1.0, 0.0}, Device.CPU).toFloat().requiresGrad(true);
+            Tensor l = Tensor.ofDoubles(new double[] {0.0, 0.5}, Device.CPU).toFloat().requiresGrad(true);
+            Tensor loss = JointRewardModel.bradleyTerry(w, l);
+            // (softplus(−1) + softplus(0.5)) / 2 = (0.3132617 + 0.9740770) / 2
+            assertThat(loss.item()).isCloseTo(0.6436693, within(1e-6));
+            loss.backward();
+            // ∂L/∂s_w = −σ(−(s_w − s_l)) / B: −σ(−1)/2 = −0.1344707, −σ(0.5)/2 = −0.3112297; ∂L/∂s_l the opposite
+            assertThat(w.grad().toDoubleArray()).containsExactly(new double[] {-0.1344707, -0.3112297}, within(1e-6));
+            assertThat(l.grad().toDoubleArray()).containsExactly(new double[] {0.1344707, 0.3112297}, within(1e-6));
+        }
+    }
+
+    @Test
+    void trainingRanksWinnersAboveLosersAndTheSavedModelScoresTheSame(@TempDir Path dir) {
+        Path base = TinyAgents.create(dir.resolve("base"), 5);
+        List<String> winners = new ArrayList<>();
+        List<String> losers = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            winners.add(JointRewardModel.jointText(List.of("q" + i), List.of("a long and careful answer number " + i)));
+            losers.add(JointRewardModel.jointText(List.of("q" + i), List.of("no")));
+        }
+        try (JointRewardModel rm = JointRewardModel.fromCausalLm(base.toString(), DType.F32, Device.CPU, 1, false, 64)) {
+            double[] before = rm.score(winners, 4);
+            double[] beforeL = rm.score(losers, 4);
+            double first = rm.train(winners, losers, 1, 4, 1e-2, 3);
+            double last = rm.train(winners, losers, 10, 4, 1e-2, 3);
+            assertThat(last).isLessThan(first);
+            double[] w = rm.score(winners, 4);
+            double[] l = rm.score(losers, 4);
+            for (int i = 0; i < w.length; i++) {
+                assertThat(w[i]).as("pair %d (before: %.3f vs %.3f)", i, before[i], beforeL[i]).isGreaterThan(l[i]);
+            }
+            rm.save(dir.resolve("rm"));
+            try (SequenceClassifier loaded = SequenceClassifier.load(dir.resolve("rm"), DType.F32, Device.CPU);
+                    comlrl.reward.RewardModelReward reward = comlrl.reward.RewardModelReward
+                            .builder(dir.resolve("rm").toString()).template("{completion_0}").maxLength(64).build()) {
+                assertThat(loaded.numLabels()).isEqualTo(1);
+                // the saved model, used as a reward model, scores a text as the trained one does
+                double saved = reward.score(List.of(List.of(winners.get(0))), List.of(comlrl.data.TaskItem.of(
+                        java.util.Map.of("prompt", "")))).get(0);
+                assertThat(saved).isCloseTo(w[0], within(1e-4));
+            }
+        }
+    }
+}
