@@ -4,7 +4,9 @@
  * ({@link comlrl.utils.Formatter}, {@link comlrl.utils.MultiTurnFormatter},
  * {@link comlrl.utils.Formatters}, {@link comlrl.utils.TemplateFormatter}), config enums shared by
  * several algorithm configs ({@link comlrl.utils.ParallelTraining},
- * {@link comlrl.utils.CollaborationMode}) and the snake_case config-map reading used by every
- * {@code fromMap} ({@link comlrl.utils.ConfigMaps}). Plain Java, no tensors; {@link comlrl.utils.JsonLinesProcess} runs child processes for command-backed callbacks.
+ * {@link comlrl.utils.CollaborationMode}), the snake_case config-map reading used by every
+ * {@code fromMap} ({@link comlrl.utils.ConfigMaps}), and the field-table config machinery of the
+ * actor-critic and preference configs ({@link comlrl.utils.ConfigField},
+ * {@link comlrl.utils.TrainerFields}, {@link comlrl.utils.FieldTableConfig}). Plain Java, no tensors; {@link comlrl.utils.JsonLinesProcess} runs child processes for command-backed callbacks.
  */
 package comlrl.utils;

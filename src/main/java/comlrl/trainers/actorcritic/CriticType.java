@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.utils.ConfigField;
 import java.util.Locale;
 
 /**
@@ -10,6 +11,13 @@ public enum CriticType {
     V,
     /** {@code Q(h, a)}: the value of the prompt and the response, read at the response's last token. Config: "q". */
     Q;
+
+    /**
+     * The {@code critic_type} config field (default "v"), declared once for the actor-critic configs
+     * and MARLHFConfig, whose RL phase passes it to an IAC/MAAC backend.
+     */
+    public static final ConfigField<CriticType> CONFIG_FIELD = ConfigField.choice("critic_type", V,
+            CriticType::parse, CriticType::configName);
 
     /** The config spelling, "v" or "q". */
     public String configName() {

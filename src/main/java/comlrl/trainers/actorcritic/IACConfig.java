@@ -1,9 +1,9 @@
 package comlrl.trainers.actorcritic;
 
 import static comlrl.trainers.actorcritic.ActorCriticFields.OPTIONAL_CRITIC_LEARNING_RATE;
-import static comlrl.trainers.actorcritic.ActorCriticFields.USE_SEPARATE_CRITIC;
-import static comlrl.trainers.actorcritic.ActorCriticFields.VALUE_CLIP_RANGE;
-import static comlrl.trainers.actorcritic.ActorCriticFields.VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.utils.TrainerFields.USE_SEPARATE_CRITIC;
+import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
+import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
 
 import java.util.List;
 import java.util.Map;
@@ -100,7 +100,7 @@ public final class IACConfig extends ActorCriticConfig {
         }
 
         @Override
-        Builder self() {
+        protected Builder self() {
             return this;
         }
 

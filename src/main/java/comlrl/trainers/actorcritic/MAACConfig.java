@@ -64,7 +64,7 @@ public final class MAACConfig extends ActorCriticConfig {
         }
 
         @Override
-        Builder self() {
+        protected Builder self() {
             return this;
         }
 

@@ -74,7 +74,7 @@ public final class MADPOConfig extends PreferenceConfig {
         }
 
         @Override
-        Builder self() {
+        protected Builder self() {
             return this;
         }
 

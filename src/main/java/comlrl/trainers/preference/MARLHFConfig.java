@@ -1,10 +1,7 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.CRITIC_DEVICES;
 import static comlrl.trainers.preference.PreferenceFields.CRITIC_LEARNING_RATE;
 import static comlrl.trainers.preference.PreferenceFields.CRITIC_MODEL_NAME;
-import static comlrl.trainers.preference.PreferenceFields.CRITIC_TYPE;
-import static comlrl.trainers.preference.PreferenceFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
 import static comlrl.trainers.preference.PreferenceFields.NUM_GENERATIONS;
 import static comlrl.trainers.preference.PreferenceFields.OPTIONAL_ADVANTAGE_MODE;
 import static comlrl.trainers.preference.PreferenceFields.REWARD_FREEZE_BACKBONE;
@@ -15,14 +12,16 @@ import static comlrl.trainers.preference.PreferenceFields.REWARD_MODEL_NAME;
 import static comlrl.trainers.preference.PreferenceFields.REWARD_NUM_TRAIN_EPOCHS;
 import static comlrl.trainers.preference.PreferenceFields.REWARD_TRAIN_BATCH_SIZE;
 import static comlrl.trainers.preference.PreferenceFields.RL_ALGORITHM;
-import static comlrl.trainers.preference.PreferenceFields.USE_SEPARATE_CRITIC;
-import static comlrl.trainers.preference.PreferenceFields.VALUE_CLIP_RANGE;
-import static comlrl.trainers.preference.PreferenceFields.VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.trainers.preference.PreferenceFields.VALUE_LOSS_COEF;
+import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
+import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.utils.TrainerFields.USE_SEPARATE_CRITIC;
+import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
+import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
 
 import comlrl.rl.AdvantageMode;
-import comlrl.trainers.actorcritic.ConfigField;
 import comlrl.trainers.actorcritic.CriticType;
+import comlrl.utils.ConfigField;
 import java.util.List;
 import java.util.Map;
 
@@ -106,7 +105,7 @@ public final class MARLHFConfig extends PreferenceConfig {
     }
 
     @Override
-    Object resolved(ConfigField<?> field) {
+    protected Object resolved(ConfigField<?> field) {
         return field == OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
     }
 
@@ -200,7 +199,7 @@ public final class MARLHFConfig extends PreferenceConfig {
 
     /** {@code critic_type} (default "v"): IAC/MAAC critics value the prompt (V) or the prompt with the response (Q). */
     public CriticType criticType() {
-        return get(CRITIC_TYPE);
+        return get(CriticType.CONFIG_FIELD);
     }
 
     /** {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the IAC/MAAC critic loss. */
@@ -241,7 +240,7 @@ public final class MARLHFConfig extends PreferenceConfig {
         }
 
         @Override
-        Builder self() {
+        protected Builder self() {
             return this;
         }
 
@@ -322,12 +321,12 @@ public final class MARLHFConfig extends PreferenceConfig {
 
         /** Null = V. See {@link MARLHFConfig#criticType()}. */
         public Builder criticType(CriticType criticType) {
-            return put(CRITIC_TYPE, criticType == null ? CriticType.V : criticType);
+            return put(CriticType.CONFIG_FIELD, criticType == null ? CriticType.V : criticType);
         }
 
         /** "v" or "q" (any case); null = "v". */
         public Builder criticType(String criticType) {
-            return put(CRITIC_TYPE, CriticType.parse(criticType));
+            return put(CriticType.CONFIG_FIELD, CriticType.parse(criticType));
         }
 
         /** See {@link MARLHFConfig#valueLossCoef()}. */

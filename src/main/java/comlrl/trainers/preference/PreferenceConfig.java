@@ -1,62 +1,45 @@
 package comlrl.trainers.preference;
 
 import static comlrl.trainers.preference.PreferenceFields.ADVANTAGE_MODE;
-import static comlrl.trainers.preference.PreferenceFields.ADVANTAGE_NORMALIZATION;
-import static comlrl.trainers.preference.PreferenceFields.AGENT_DEVICES;
-import static comlrl.trainers.preference.PreferenceFields.AGENT_LEARNING_RATE;
 import static comlrl.trainers.preference.PreferenceFields.COLLABORATION_MODE;
 import static comlrl.trainers.preference.PreferenceFields.DISCOUNT;
 import static comlrl.trainers.preference.PreferenceFields.DPO_BETA;
 import static comlrl.trainers.preference.PreferenceFields.EARLY_TERMINATION_THRESHOLD;
 import static comlrl.trainers.preference.PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR;
-import static comlrl.trainers.preference.PreferenceFields.EVAL_BATCH_SIZE;
-import static comlrl.trainers.preference.PreferenceFields.EVAL_INTERVAL;
-import static comlrl.trainers.preference.PreferenceFields.EVAL_NUM_SAMPLES;
-import static comlrl.trainers.preference.PreferenceFields.EXTERNAL_PROMPT_PASSTHROUGH;
-import static comlrl.trainers.preference.PreferenceFields.GENERATION_KWARGS;
-import static comlrl.trainers.preference.PreferenceFields.GRADIENT_CHECKPOINTING;
 import static comlrl.trainers.preference.PreferenceFields.JOINT_MODE;
 import static comlrl.trainers.preference.PreferenceFields.LOGGING_STEPS;
-import static comlrl.trainers.preference.PreferenceFields.MAX_NEW_TOKENS;
-import static comlrl.trainers.preference.PreferenceFields.NUM_AGENTS;
 import static comlrl.trainers.preference.PreferenceFields.NUM_TRAIN_EPOCHS;
 import static comlrl.trainers.preference.PreferenceFields.NUM_TURNS;
 import static comlrl.trainers.preference.PreferenceFields.PAIR_SELECTION;
-import static comlrl.trainers.preference.PreferenceFields.PARALLEL_TRAINING;
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_NUM_CANDIDATES;
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE;
-import static comlrl.trainers.preference.PreferenceFields.REFERENCE_DEVICES;
-import static comlrl.trainers.preference.PreferenceFields.REFERENCE_KL_COEF;
-import static comlrl.trainers.preference.PreferenceFields.REFERENCE_KL_ENABLED;
 import static comlrl.trainers.preference.PreferenceFields.ROLLOUT_BUFFER_SIZE;
-import static comlrl.trainers.preference.PreferenceFields.SAVE_TOTAL_LIMIT;
-import static comlrl.trainers.preference.PreferenceFields.SEED;
-import static comlrl.trainers.preference.PreferenceFields.SKIP_NONFINITE_SAMPLES;
-import static comlrl.trainers.preference.PreferenceFields.TEMPERATURE;
 import static comlrl.trainers.preference.PreferenceFields.TOP_K;
-import static comlrl.trainers.preference.PreferenceFields.TOP_P;
-import static comlrl.trainers.preference.PreferenceFields.TRAIN_BATCH_SIZE;
 import static comlrl.trainers.preference.PreferenceFields.USE_ENVIRONMENT_STEP;
+import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
+import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
+import static comlrl.utils.TrainerFields.NUM_AGENTS;
+import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
+import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
+import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
+import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
-import comlrl.trainers.actorcritic.ConfigField;
 import comlrl.utils.CollaborationMode;
-import comlrl.utils.ConfigMaps;
+import comlrl.utils.ConfigField;
+import comlrl.utils.FieldTableConfig;
 import comlrl.utils.ParallelTraining;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * What {@link MADPOConfig} and {@link MARLHFConfig} share: every field of the reference's
  * {@code MADPOConfig} (§7.1; each getter documents its field: snake_case key, default, valid range)
- * and ours, validation at construction, and the snake_case map form. Immutable. The fields are
- * declared once, in {@code PreferenceFields}; a config holds their values by key.
+ * and ours, and the cross-field validation. Immutable. The fields are declared once, in
+ * {@code PreferenceFields} or, when the actor-critic configs have them too, in
+ * {@link comlrl.utils.TrainerFields}; the getters that mean the same in every trainer config, the
+ * value table, its map form and the builder machinery are {@link FieldTableConfig}'s.
  *
  * <p>Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
  * {@code joint_mode} must be aligned when the config is built (the reference fails later, when
@@ -64,22 +47,10 @@ import java.util.Objects;
  * {@code top_k}, {@code max_new_tokens} and {@code discount} are range-checked here rather than
  * failing later in training.
  */
-public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig {
-    private final String configTypeName;
-    private final String algorithmName;
-    /** This config's fields by key, in field order. */
-    private final Map<String, ConfigField<?>> fields;
-    /** Value of every field by key, in field order; unset nullable fields hold null. */
-    private final Map<String, Object> values;
+public abstract sealed class PreferenceConfig extends FieldTableConfig permits MADPOConfig, MARLHFConfig {
 
     PreferenceConfig(Builder<?, ?> b) {
-        this.configTypeName = b.configTypeName;
-        this.algorithmName = b.algorithmName;
-        this.fields = Collections.unmodifiableMap(b.byKey);
-        this.values = Collections.unmodifiableMap(new LinkedHashMap<>(b.values));
-        for (ConfigField<?> field : fields.values()) {
-            check(field.problem(values.get(field.key)));
-        }
+        super(b);
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
                 + "use parallel_training=\"none\"" : null);
@@ -88,9 +59,9 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
         check(usesReferenceModels() && references != null && references.size() != 1 && references.size() != actors
                 ? "reference_devices length (" + references.size() + ") must be " + (actors == 1 ? "1" : "1 or "
                 + actors) + " (one frozen reference per actor, or one device for all)" : null);
-        check(numTurns() != 1 ? algorithmName + " currently supports num_turns=1 only, got num_turns=" + numTurns()
+        check(numTurns() != 1 ? algorithmName() + " currently supports num_turns=1 only, got num_turns=" + numTurns()
                 + ": a preference pair compares two single-turn joint completions; set num_turns to 1" : null);
-        check(jointMode() != JointMode.ALIGNED ? algorithmName + " preference generation currently supports aligned "
+        check(jointMode() != JointMode.ALIGNED ? algorithmName() + " preference generation currently supports aligned "
                 + "joint_mode only, got \"" + jointMode() + "\": joint candidate k is the k-th completion of every "
                 + "agent; set joint_mode to \"aligned\"" : null);
         check(!pairSelection().takesLimit() && preferencePairsPerSample() != null ? "preference_pairs_per_sample must "
@@ -102,35 +73,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
     /** Whether this config loads a frozen reference model per actor (placed by reference_devices). */
     abstract boolean usesReferenceModels();
 
-    final void check(String problem) {
-        if (problem != null) {
-            throw new IllegalArgumentException(configTypeName + ": " + problem + ".");
-        }
-    }
-
-    /**
-     * The value of the field with {@code field}'s key, or, when unset, of the field this config's
-     * declaration of it falls back to (train_batch_size → rollout_buffer_size).
-     */
-    final <T> T get(ConfigField<T> field) {
-        ConfigField<?> own = fields.get(field.key);
-        Object value = values.get(field.key);
-        if (value == null && own.fallback != null) {
-            value = values.get(own.fallback.key);
-        }
-        return field.cast(value);
-    }
-
-    /** The value {@link #toMap()} writes for {@code field}: its resolved value. */
-    Object resolved(ConfigField<?> field) {
-        return get(field);
-    }
-
-    /** The reference's {@code algorithm_name}: "MADPO" or "MARLHF". */
-    public String algorithmName() {
-        return algorithmName;
-    }
-
     /**
      * {@code num_train_epochs} (default 20, ≥ 1): MADPO's passes over the preference pairs (each
      * epoch shuffles them into batches of {@link #trainBatchSize()}); MARLHF's RL phase passes over
@@ -138,11 +80,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
      */
     public int numTrainEpochs() {
         return get(NUM_TRAIN_EPOCHS);
-    }
-
-    /** {@code agent_learning_rate} (default 5e-6, finite, ≥ 0): AdamW learning rate of every agent. */
-    public double agentLearningRate() {
-        return get(AGENT_LEARNING_RATE);
     }
 
     /** {@code logging_steps} (default 50, ≥ 1): minimum env_step gap between training log entries. */
@@ -179,30 +116,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);
-    }
-
-    /**
-     * {@code agent_devices} (default null = automatic): a device for all agents ({@code "cuda:0"}),
-     * a one-element list (broadcast) or one device per agent. A single string is stored as a
-     * one-element list.
-     */
-    public List<String> agentDevices() {
-        return get(AGENT_DEVICES);
-    }
-
-    /** {@code max_new_tokens} (default 256, ≥ 1): generation length cap per completion. */
-    public int maxNewTokens() {
-        return get(MAX_NEW_TOKENS);
-    }
-
-    /** {@code temperature} (default 0.6, finite, &gt; 0): sampling temperature. */
-    public double temperature() {
-        return get(TEMPERATURE);
-    }
-
-    /** {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass. */
-    public double topP() {
-        return get(TOP_P);
     }
 
     /**
@@ -246,34 +159,12 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
     }
 
     /**
-     * {@code external_prompt_passthrough} (default false): use prompts returned by an external
-     * transition verbatim instead of passing them through the agents' formatters.
-     */
-    public boolean externalPromptPassthrough() {
-        return get(EXTERNAL_PROMPT_PASSTHROUGH);
-    }
-
-    /**
      * {@code eval_interval} (default 16, ≥ 0): MADPO evaluates before update batch u when
      * {@code u % eval_interval == 0} (u counts DPO updates over all epochs, from 0); MARLHF's RL
      * phase counts training task items as its backend does. 0 = manual evaluation only.
      */
     public int evalInterval() {
         return get(EVAL_INTERVAL);
-    }
-
-    /**
-     * {@code eval_num_samples} (default 4, ≥ 1): task items per evaluation. The reference also
-     * accepted 0 and then evaluated one item anyway (§14 item 11); as in the other configs we require
-     * a positive count.
-     */
-    public int evalNumSamples() {
-        return get(EVAL_NUM_SAMPLES);
-    }
-
-    /** {@code eval_batch_size} (default 1, ≥ 1): evaluation data-loader batch size. */
-    public int evalBatchSize() {
-        return get(EVAL_BATCH_SIZE);
     }
 
     /**
@@ -317,11 +208,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
      */
     public boolean referenceKlEnabled() {
         return get(REFERENCE_KL_ENABLED);
-    }
-
-    /** {@code reference_kl_coef} (default 0.1, finite, ≥ 0): β of the reference-KL shaping. */
-    public double referenceKlCoef() {
-        return get(REFERENCE_KL_COEF);
     }
 
     /**
@@ -381,90 +267,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
     }
 
     /**
-     * {@code seed} (default 42): seed of every random stream of a run (sampling, pair shuffles,
-     * random pair selection). Not in the reference, which relies on global RNG state.
-     */
-    public long seed() {
-        return get(SEED);
-    }
-
-    /**
-     * {@code gradient_checkpointing} (default false): recompute each layer in the backward pass
-     * instead of keeping its activations (same gradients, one extra forward). Not in the reference.
-     */
-    public boolean gradientCheckpointing() {
-        return get(GRADIENT_CHECKPOINTING);
-    }
-
-    /**
-     * {@code generation_kwargs} (default {}): further settings of transformers' {@code generate}
-     * ({@code repetition_penalty}, {@code min_p}, ...), as in MAGRPOConfig; a setting not given comes
-     * from the model's generation config, then transformers' default; a null value switches it off.
-     * {@code temperature}, {@code top_p} and {@code top_k} are fields of their own.
-     */
-    public Map<String, Object> generationKwargs() {
-        return get(GENERATION_KWARGS);
-    }
-
-    /**
-     * {@code skip_nonfinite_samples} (default false): a NaN or infinite reward, log-probability or
-     * loss stops training with an error before any optimizer step; true drops such samples (pairs)
-     * instead. Not in the reference, whose MADPO replaces a non-finite loss by the constant 0.1.
-     */
-    public boolean skipNonfiniteSamples() {
-        return get(SKIP_NONFINITE_SAMPLES);
-    }
-
-    /**
-     * {@code save_total_limit} (default null = keep every checkpoint, ≥ 1): keep only the newest N
-     * {@code checkpoint-*} directories. Not in the reference.
-     */
-    public Integer saveTotalLimit() {
-        return get(SAVE_TOTAL_LIMIT);
-    }
-
-    /**
-     * The config as snake_case keys in field order, with resolved values (train_batch_size filled
-     * in) and enums as their config strings: what a run writes to {@code config.json}.
-     * {@code fromMap(toMap())} equals this config.
-     */
-    public Map<String, Object> toMap() {
-        Map<String, Object> map = new LinkedHashMap<>();
-        for (ConfigField<?> field : fields.values()) {
-            map.put(field.key, field.write(resolved(field)));
-        }
-        return Collections.unmodifiableMap(map);
-    }
-
-    static List<String> keysOf(List<ConfigField<?>> fields) {
-        List<String> keys = new ArrayList<>();
-        for (ConfigField<?> field : fields) {
-            keys.add(field.key);
-        }
-        return Collections.unmodifiableList(keys);
-    }
-
-    /** Copies this config's values, unresolved (an unset train_batch_size stays unset), into {@code b}. */
-    void copyInto(Builder<?, ?> b) {
-        b.values.putAll(values);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o != null && o.getClass() == getClass() && ((PreferenceConfig) o).toMap().equals(toMap());
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * getClass().hashCode() + toMap().hashCode();
-    }
-
-    @Override
-    public String toString() {
-        return configTypeName + toMap();
-    }
-
-    /**
      * Builds a config of type {@code C}; the setters take Java values, {@link #apply(Map)} and
      * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates.
      *
@@ -472,79 +274,9 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
      * @param <B> the builder's own type, so that chained setters keep it
      */
     public abstract static sealed class Builder<C extends PreferenceConfig, B extends Builder<C, B>>
-            permits MADPOConfig.Builder, MARLHFConfig.Builder {
-        final String configTypeName;
-        final String algorithmName;
-        final Map<String, ConfigField<?>> byKey = new LinkedHashMap<>();
-        private final Map<String, String> hints;
-        final Map<String, Object> values = new LinkedHashMap<>();
-
+            extends FieldTableConfig.Builder<C, B> permits MADPOConfig.Builder, MARLHFConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
-            this.configTypeName = configTypeName;
-            this.algorithmName = algorithmName;
-            this.hints = hints;
-            for (ConfigField<?> field : fields) {
-                byKey.put(field.key, field);
-                values.put(field.key, field.defaultValue);
-            }
-        }
-
-        abstract B self();
-
-        /** Validates and builds; fails with a message naming the field and how to fix it. */
-        public abstract C build();
-
-        /** Sets {@code field} (which this config must have) to {@code value}. */
-        <T> B put(ConfigField<T> field, T value) {
-            if (!byKey.containsKey(field.key)) {
-                throw new IllegalStateException(configTypeName + " has no field " + field.key);
-            }
-            values.put(field.key, value);
-            return self();
-        }
-
-        /**
-         * Sets every snake_case key of {@code values} (a YAML/JSON section). Unknown keys fail naming
-         * the key, with a hint for keys of older versions, of the other preference config or the
-         * closest valid key; values are type-checked (numbers may be numeric strings, and null-like
-         * strings mean null).
-         */
-        public B apply(Map<String, ?> values) {
-            Objects.requireNonNull(values, "values");
-            Map<String, Object> map = ConfigMaps.stringKeys(configTypeName, values);
-            ConfigMaps.requireKnownKeys(configTypeName, map, new LinkedHashSet<>(byKey.keySet()), hints);
-            for (Map.Entry<String, Object> entry : map.entrySet()) {
-                ConfigField<?> field = byKey.get(entry.getKey());
-                this.values.put(field.key, field.read(configTypeName, entry.getValue()));
-            }
-            return self();
-        }
-
-        /** Sets one snake_case key, e.g. from {@code --set dpo_beta=0.05} (string values are parsed). */
-        public B set(String key, Object value) {
-            Map<String, Object> one = new LinkedHashMap<>();
-            one.put(key, value);
-            return apply(one);
-        }
-
-        /** See {@link PreferenceConfig#numTrainEpochs()}. */
-        public B numTrainEpochs(int numTrainEpochs) {
-            return put(NUM_TRAIN_EPOCHS, numTrainEpochs);
-        }
-
-        /** See {@link PreferenceConfig#agentLearningRate()}. */
-        public B agentLearningRate(double agentLearningRate) {
-            return put(AGENT_LEARNING_RATE, agentLearningRate);
-        }
-
-        /** See {@link PreferenceConfig#loggingSteps()}. */
-        public B loggingSteps(int loggingSteps) {
-            return put(LOGGING_STEPS, loggingSteps);
-        }
-
-        /** See {@link PreferenceConfig#numAgents()}. */
-        public B numAgents(int numAgents) {
-            return put(NUM_AGENTS, numAgents);
+            super(configTypeName, algorithmName, fields, hints);
         }
 
         /** Null = DECENTRALIZED. See {@link PreferenceConfig#collaborationMode()}. */
@@ -556,51 +288,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
         /** "decentralized" or "centralized" (any case). */
         public B collaborationMode(String collaborationMode) {
             return put(COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
-        }
-
-        /** Null = NONE. See {@link PreferenceConfig#parallelTraining()}. */
-        public B parallelTraining(ParallelTraining parallelTraining) {
-            return put(PARALLEL_TRAINING, parallelTraining == null ? ParallelTraining.NONE : parallelTraining);
-        }
-
-        /** "none", "null" or null → NONE; "mp" → MP. */
-        public B parallelTraining(String parallelTraining) {
-            return put(PARALLEL_TRAINING, ParallelTraining.parse(parallelTraining));
-        }
-
-        /** One device per agent, or one to broadcast; null = automatic. */
-        public B agentDevices(List<String> agentDevices) {
-            return put(AGENT_DEVICES, copy(agentDevices));
-        }
-
-        /** The same device for every agent. */
-        public B agentDevices(String device) {
-            return put(AGENT_DEVICES, device == null ? null : List.of(device));
-        }
-
-        /** See {@link PreferenceConfig#maxNewTokens()}. */
-        public B maxNewTokens(int maxNewTokens) {
-            return put(MAX_NEW_TOKENS, maxNewTokens);
-        }
-
-        /** See {@link PreferenceConfig#temperature()}. */
-        public B temperature(double temperature) {
-            return put(TEMPERATURE, temperature);
-        }
-
-        /** See {@link PreferenceConfig#topP()}. */
-        public B topP(double topP) {
-            return put(TOP_P, topP);
-        }
-
-        /** 0 disables top-k; null takes the model's value. See {@link PreferenceConfig#topK()}. */
-        public B topK(Integer topK) {
-            return put(TOP_K, topK);
-        }
-
-        /** Must be 1. See {@link PreferenceConfig#numTurns()}. */
-        public B numTurns(int numTurns) {
-            return put(NUM_TURNS, numTurns);
         }
 
         /** See {@link PreferenceConfig#discount()}. */
@@ -618,78 +305,18 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
             return put(JOINT_MODE, JointMode.parse(jointMode));
         }
 
-        /** Null disables early termination. See {@link PreferenceConfig#earlyTerminationThreshold()}. */
-        public B earlyTerminationThreshold(Double earlyTerminationThreshold) {
-            return put(EARLY_TERMINATION_THRESHOLD, earlyTerminationThreshold);
-        }
-
-        /** See {@link PreferenceConfig#externalPromptPassthrough()}. */
-        public B externalPromptPassthrough(boolean externalPromptPassthrough) {
-            return put(EXTERNAL_PROMPT_PASSTHROUGH, externalPromptPassthrough);
-        }
-
-        /** See {@link PreferenceConfig#evalInterval()}. */
-        public B evalInterval(int evalInterval) {
-            return put(EVAL_INTERVAL, evalInterval);
-        }
-
-        /** See {@link PreferenceConfig#evalNumSamples()}. */
-        public B evalNumSamples(int evalNumSamples) {
-            return put(EVAL_NUM_SAMPLES, evalNumSamples);
-        }
-
-        /** See {@link PreferenceConfig#evalBatchSize()}. */
-        public B evalBatchSize(int evalBatchSize) {
-            return put(EVAL_BATCH_SIZE, evalBatchSize);
-        }
-
-        /** See {@link PreferenceConfig#rolloutBufferSize()}. */
-        public B rolloutBufferSize(int rolloutBufferSize) {
-            return put(ROLLOUT_BUFFER_SIZE, rolloutBufferSize);
-        }
-
-        /** Null = follow rollout_buffer_size. See {@link PreferenceConfig#trainBatchSize()}. */
-        public B trainBatchSize(Integer trainBatchSize) {
-            return put(TRAIN_BATCH_SIZE, trainBatchSize);
-        }
-
-        /** See {@link PreferenceConfig#advantageNormalization()}. */
-        public B advantageNormalization(boolean advantageNormalization) {
-            return put(ADVANTAGE_NORMALIZATION, advantageNormalization);
-        }
-
         /**
          * Null = this config's default ("mean" for MADPO; for MARLHF "follow rl_algorithm"). See
          * {@link PreferenceConfig#advantageMode()} and {@link MARLHFConfig#advantageMode()}.
          */
         public B advantageMode(AdvantageMode advantageMode) {
             return put(ADVANTAGE_MODE, advantageMode != null ? advantageMode
-                    : ADVANTAGE_MODE.cast(byKey.get(ADVANTAGE_MODE.key).defaultValue));
+                    : defaultOf(ADVANTAGE_MODE));
         }
 
         /** "mean", "raw", "max" or "rloo" (any case); for MARLHF also null (follow rl_algorithm). */
         public B advantageMode(String advantageMode) {
             return set(ADVANTAGE_MODE.key, advantageMode);
-        }
-
-        /** See {@link PreferenceConfig#referenceKlEnabled()}. */
-        public B referenceKlEnabled(boolean referenceKlEnabled) {
-            return put(REFERENCE_KL_ENABLED, referenceKlEnabled);
-        }
-
-        /** See {@link PreferenceConfig#referenceKlCoef()}. */
-        public B referenceKlCoef(double referenceKlCoef) {
-            return put(REFERENCE_KL_COEF, referenceKlCoef);
-        }
-
-        /** Null = the agents' devices. See {@link PreferenceConfig#referenceDevices()}. */
-        public B referenceDevices(List<String> referenceDevices) {
-            return put(REFERENCE_DEVICES, copy(referenceDevices));
-        }
-
-        /** The same reference device for every agent. */
-        public B referenceDevices(String device) {
-            return put(REFERENCE_DEVICES, device == null ? null : List.of(device));
         }
 
         /** See {@link PreferenceConfig#preferenceNumCandidates()}. */
@@ -725,36 +352,6 @@ public abstract sealed class PreferenceConfig permits MADPOConfig, MARLHFConfig 
         /** See {@link PreferenceConfig#environmentStepsPerPair()}. */
         public B environmentStepsPerPair(int environmentStepsPerPair) {
             return put(ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
-        }
-
-        /** See {@link PreferenceConfig#seed()}. */
-        public B seed(long seed) {
-            return put(SEED, seed);
-        }
-
-        /** See {@link PreferenceConfig#gradientCheckpointing()}. */
-        public B gradientCheckpointing(boolean gradientCheckpointing) {
-            return put(GRADIENT_CHECKPOINTING, gradientCheckpointing);
-        }
-
-        /** Null = {}. See {@link PreferenceConfig#generationKwargs()}. */
-        public B generationKwargs(Map<String, ?> generationKwargs) {
-            return put(GENERATION_KWARGS, generationKwargs == null ? Map.of()
-                    : Collections.unmodifiableMap(new LinkedHashMap<>(generationKwargs)));
-        }
-
-        /** See {@link PreferenceConfig#skipNonfiniteSamples()}. */
-        public B skipNonfiniteSamples(boolean skip) {
-            return put(SKIP_NONFINITE_SAMPLES, skip);
-        }
-
-        /** Null keeps every checkpoint. See {@link PreferenceConfig#saveTotalLimit()}. */
-        public B saveTotalLimit(Integer saveTotalLimit) {
-            return put(SAVE_TOTAL_LIMIT, saveTotalLimit);
-        }
-
-        static List<String> copy(List<String> devices) {
-            return devices == null ? null : Collections.unmodifiableList(new ArrayList<>(devices));
         }
     }
 }

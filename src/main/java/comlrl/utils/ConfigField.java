@@ -1,7 +1,6 @@
-package comlrl.trainers.actorcritic;
+package comlrl.utils;
 
 import comlrl.generation.GenerationSettings;
-import comlrl.utils.ConfigMaps;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;

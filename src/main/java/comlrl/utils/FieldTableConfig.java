@@ -1,0 +1,472 @@
+package comlrl.utils;
+
+import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
+import static comlrl.utils.TrainerFields.AGENT_DEVICES;
+import static comlrl.utils.TrainerFields.AGENT_LEARNING_RATE;
+import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
+import static comlrl.utils.TrainerFields.EVAL_BATCH_SIZE;
+import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
+import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
+import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
+import static comlrl.utils.TrainerFields.GENERATION_KWARGS;
+import static comlrl.utils.TrainerFields.GRADIENT_CHECKPOINTING;
+import static comlrl.utils.TrainerFields.LOGGING_STEPS;
+import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
+import static comlrl.utils.TrainerFields.NUM_AGENTS;
+import static comlrl.utils.TrainerFields.NUM_TRAIN_EPOCHS;
+import static comlrl.utils.TrainerFields.NUM_TURNS;
+import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
+import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
+import static comlrl.utils.TrainerFields.REFERENCE_KL_COEF;
+import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
+import static comlrl.utils.TrainerFields.ROLLOUT_BUFFER_SIZE;
+import static comlrl.utils.TrainerFields.SAVE_TOTAL_LIMIT;
+import static comlrl.utils.TrainerFields.SEED;
+import static comlrl.utils.TrainerFields.SKIP_NONFINITE_SAMPLES;
+import static comlrl.utils.TrainerFields.TEMPERATURE;
+import static comlrl.utils.TrainerFields.TOP_K;
+import static comlrl.utils.TrainerFields.TOP_P;
+import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A trainer config that holds its values by key in a table of {@link ConfigField}s: the actor-critic
+ * and the preference configs. The fields' range rules are checked at construction; {@link #toMap()}
+ * is the snake_case map form (what a run writes to {@code config.json}); equality, hash and
+ * {@code toString} follow it. Immutable.
+ *
+ * <p>Every such config has the {@link TrainerFields} whose getters and builder setters live here; a
+ * getter documented here means the same in every config, the others are documented by each config
+ * (defaults and meaning differ, e.g. {@code num_train_epochs} 40 for IAC/MAAC and 20 for
+ * MADPO/MARLHF).
+ */
+public abstract class FieldTableConfig {
+    private final String configTypeName;
+    private final String algorithmName;
+    /** This config's fields by key, in field order. */
+    private final Map<String, ConfigField<?>> fields;
+    /** Value of every field by key, in field order; unset nullable fields hold null. */
+    private final Map<String, Object> values;
+
+    /** Takes {@code b}'s values and checks each field's rule; subclasses then check across fields. */
+    protected FieldTableConfig(Builder<?, ?> b) {
+        this.configTypeName = b.configTypeName;
+        this.algorithmName = b.algorithmName;
+        this.fields = Collections.unmodifiableMap(b.byKey);
+        this.values = Collections.unmodifiableMap(new LinkedHashMap<>(b.values));
+        for (ConfigField<?> field : fields.values()) {
+            check(field.problem(values.get(field.key)));
+        }
+    }
+
+    /** Fails with "{@code <ConfigType>: <problem>.}" when {@code problem} is not null. */
+    protected final void check(String problem) {
+        if (problem != null) {
+            throw new IllegalArgumentException(configTypeName + ": " + problem + ".");
+        }
+    }
+
+    /**
+     * The value of the field with {@code field}'s key, or, when unset, of the field this config's
+     * declaration of it falls back to (train_batch_size → rollout_buffer_size; IAC's
+     * critic_learning_rate → agent_learning_rate).
+     */
+    protected final <T> T get(ConfigField<T> field) {
+        ConfigField<?> own = fields.get(field.key);
+        Object value = values.get(field.key);
+        if (value == null && own.fallback != null) {
+            value = values.get(own.fallback.key);
+        }
+        return field.cast(value);
+    }
+
+    /** The value {@link #toMap()} writes for {@code field}: its resolved value. */
+    protected Object resolved(ConfigField<?> field) {
+        return get(field);
+    }
+
+    /** The reference's {@code algorithm_name}: "IAC", "MAAC", "MADPO" or "MARLHF". */
+    public String algorithmName() {
+        return algorithmName;
+    }
+
+    /** {@code agent_learning_rate} (default 5e-6, finite, ≥ 0): AdamW learning rate of every agent's actor. */
+    public double agentLearningRate() {
+        return get(AGENT_LEARNING_RATE);
+    }
+
+    /**
+     * {@code agent_devices} (default null = automatic): a device for all actors ({@code "cuda:0"}),
+     * a one-element list (broadcast) or one device per actor. A single string is stored as a
+     * one-element list.
+     */
+    public List<String> agentDevices() {
+        return get(AGENT_DEVICES);
+    }
+
+    /** {@code max_new_tokens} (default 256, ≥ 1): generation length cap per completion. */
+    public int maxNewTokens() {
+        return get(MAX_NEW_TOKENS);
+    }
+
+    /** {@code temperature} (default 0.6, finite, &gt; 0): sampling temperature. */
+    public double temperature() {
+        return get(TEMPERATURE);
+    }
+
+    /** {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass. */
+    public double topP() {
+        return get(TOP_P);
+    }
+
+    /**
+     * {@code external_prompt_passthrough} (default false): use the prompts returned by an external
+     * transition verbatim instead of passing them through the agents' formatters.
+     */
+    public boolean externalPromptPassthrough() {
+        return get(EXTERNAL_PROMPT_PASSTHROUGH);
+    }
+
+    /**
+     * {@code eval_num_samples} (default 4, ≥ 1): task items per evaluation. The reference also
+     * accepted 0 and then evaluated one item anyway (§14 item 11); as in MAGRPOConfig we require a
+     * positive count.
+     */
+    public int evalNumSamples() {
+        return get(EVAL_NUM_SAMPLES);
+    }
+
+    /** {@code eval_batch_size} (default 1, ≥ 1): evaluation data-loader batch size. */
+    public int evalBatchSize() {
+        return get(EVAL_BATCH_SIZE);
+    }
+
+    /** {@code reference_kl_coef} (default 0.1, finite, ≥ 0): β of the reference-KL shaping. */
+    public double referenceKlCoef() {
+        return get(REFERENCE_KL_COEF);
+    }
+
+    /**
+     * {@code seed} (default 42): seed of every random stream of a run (sampling, shuffles, random
+     * pair selection). Not in the reference, which relies on global RNG state.
+     */
+    public long seed() {
+        return get(SEED);
+    }
+
+    /**
+     * {@code gradient_checkpointing} (default false): recompute each layer in the backward pass
+     * instead of keeping its activations (same gradients, one extra forward). Not in the reference.
+     */
+    public boolean gradientCheckpointing() {
+        return get(GRADIENT_CHECKPOINTING);
+    }
+
+    /**
+     * {@code generation_kwargs} (default {}): further settings of transformers' {@code generate}
+     * ({@code repetition_penalty}, {@code min_p}, ...), as in MAGRPOConfig; a setting not given comes
+     * from the model's generation config, then transformers' default; a null value switches it off.
+     * {@code temperature}, {@code top_p} and {@code top_k} are fields of their own.
+     */
+    public Map<String, Object> generationKwargs() {
+        return get(GENERATION_KWARGS);
+    }
+
+    /**
+     * {@code skip_nonfinite_samples} (default false): a NaN or infinite reward, target,
+     * log-probability or loss stops training with an error before any optimizer step; true drops such
+     * samples (pairs) from the update instead. Not in the reference, whose IAC/MAAC raise
+     * FloatingPointError on a non-finite loss and whose MADPO replaces it by the constant 0.1.
+     */
+    public boolean skipNonfiniteSamples() {
+        return get(SKIP_NONFINITE_SAMPLES);
+    }
+
+    /**
+     * {@code save_total_limit} (default null = keep every checkpoint, ≥ 1): keep only the newest N
+     * {@code checkpoint-*} directories. Not in the reference.
+     */
+    public Integer saveTotalLimit() {
+        return get(SAVE_TOTAL_LIMIT);
+    }
+
+    /**
+     * The config as snake_case keys in field order, with resolved values (train_batch_size and other
+     * unset fields with a fallback filled in) and enums as their config strings: what a run writes to
+     * {@code config.json}. {@code fromMap(toMap())} equals this config.
+     */
+    public Map<String, Object> toMap() {
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (ConfigField<?> field : fields.values()) {
+            map.put(field.key, field.write(resolved(field)));
+        }
+        return Collections.unmodifiableMap(map);
+    }
+
+    /** The keys of {@code fields}, in order (what each config's {@code keys()} returns). */
+    protected static List<String> keysOf(List<ConfigField<?>> fields) {
+        List<String> keys = new ArrayList<>();
+        for (ConfigField<?> field : fields) {
+            keys.add(field.key);
+        }
+        return Collections.unmodifiableList(keys);
+    }
+
+    /** Copies this config's values, unresolved (an unset train_batch_size stays unset), into {@code b}. */
+    protected final void copyInto(Builder<?, ?> b) {
+        b.values.putAll(values);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o != null && o.getClass() == getClass() && ((FieldTableConfig) o).toMap().equals(toMap());
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * getClass().hashCode() + toMap().hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return configTypeName + toMap();
+    }
+
+    /**
+     * Builds a config of type {@code C}; the setters take Java values, {@link #apply(Map)} and
+     * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates. The setters
+     * here are those of the {@link TrainerFields} every such config has; each setter's config getter
+     * (same name) documents its field.
+     *
+     * @param <C> the config built
+     * @param <B> the builder's own type, so that chained setters keep it
+     */
+    public abstract static class Builder<C extends FieldTableConfig, B extends Builder<C, B>> {
+        final String configTypeName;
+        final String algorithmName;
+        final Map<String, ConfigField<?>> byKey = new LinkedHashMap<>();
+        private final Map<String, String> hints;
+        final Map<String, Object> values = new LinkedHashMap<>();
+
+        /**
+         * A builder holding {@code fields}' defaults; {@code hints} advise on unknown keys (keys of
+         * older versions or of other configs).
+         */
+        protected Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields,
+                          Map<String, String> hints) {
+            this.configTypeName = configTypeName;
+            this.algorithmName = algorithmName;
+            this.hints = hints;
+            for (ConfigField<?> field : fields) {
+                byKey.put(field.key, field);
+                values.put(field.key, field.defaultValue);
+            }
+        }
+
+        protected abstract B self();
+
+        /** Validates and builds; fails with a message naming the field and how to fix it. */
+        public abstract C build();
+
+        /** Sets {@code field} (which this config must have) to {@code value}. */
+        protected final <T> B put(ConfigField<T> field, T value) {
+            if (!byKey.containsKey(field.key)) {
+                throw new IllegalStateException(configTypeName + " has no field " + field.key);
+            }
+            values.put(field.key, value);
+            return self();
+        }
+
+        /** The default of this config's field with {@code field}'s key. */
+        protected final <T> T defaultOf(ConfigField<T> field) {
+            return field.cast(byKey.get(field.key).defaultValue);
+        }
+
+        /**
+         * Sets every snake_case key of {@code values} (a YAML/JSON section). Unknown keys fail naming
+         * the key, with a hint for keys of older versions, of a sibling config or the closest valid
+         * key; values are type-checked (numbers may be numeric strings, and null-like strings mean
+         * null).
+         */
+        public B apply(Map<String, ?> values) {
+            Objects.requireNonNull(values, "values");
+            Map<String, Object> map = ConfigMaps.stringKeys(configTypeName, values);
+            ConfigMaps.requireKnownKeys(configTypeName, map, new LinkedHashSet<>(byKey.keySet()), hints);
+            for (Map.Entry<String, Object> entry : map.entrySet()) {
+                ConfigField<?> field = byKey.get(entry.getKey());
+                this.values.put(field.key, field.read(configTypeName, entry.getValue()));
+            }
+            return self();
+        }
+
+        /** Sets one snake_case key, e.g. from {@code --set discount=0.95} (string values are parsed). */
+        public B set(String key, Object value) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put(key, value);
+            return apply(one);
+        }
+
+        /** See {@link FieldTableConfig#agentLearningRate()}. */
+        public B agentLearningRate(double agentLearningRate) {
+            return put(AGENT_LEARNING_RATE, agentLearningRate);
+        }
+
+        /** See the config's {@code numTrainEpochs()}. */
+        public B numTrainEpochs(int numTrainEpochs) {
+            return put(NUM_TRAIN_EPOCHS, numTrainEpochs);
+        }
+
+        /** See the config's {@code loggingSteps()}. */
+        public B loggingSteps(int loggingSteps) {
+            return put(LOGGING_STEPS, loggingSteps);
+        }
+
+        /** See the config's {@code numAgents()}. */
+        public B numAgents(int numAgents) {
+            return put(NUM_AGENTS, numAgents);
+        }
+
+        /** Null = NONE. See the config's {@code parallelTraining()}. */
+        public B parallelTraining(ParallelTraining parallelTraining) {
+            return put(PARALLEL_TRAINING, parallelTraining == null ? ParallelTraining.NONE : parallelTraining);
+        }
+
+        /** "none", "null" or null → NONE; "mp" → MP. */
+        public B parallelTraining(String parallelTraining) {
+            return put(PARALLEL_TRAINING, ParallelTraining.parse(parallelTraining));
+        }
+
+        /** One device per actor, or one to broadcast; null = automatic. */
+        public B agentDevices(List<String> agentDevices) {
+            return put(AGENT_DEVICES, copy(agentDevices));
+        }
+
+        /** The same device for every actor. */
+        public B agentDevices(String device) {
+            return put(AGENT_DEVICES, device == null ? null : List.of(device));
+        }
+
+        /** See {@link FieldTableConfig#maxNewTokens()}. */
+        public B maxNewTokens(int maxNewTokens) {
+            return put(MAX_NEW_TOKENS, maxNewTokens);
+        }
+
+        /** See {@link FieldTableConfig#temperature()}. */
+        public B temperature(double temperature) {
+            return put(TEMPERATURE, temperature);
+        }
+
+        /** See {@link FieldTableConfig#topP()}. */
+        public B topP(double topP) {
+            return put(TOP_P, topP);
+        }
+
+        /** 0 disables top-k; null takes the model's value. See the config's {@code topK()}. */
+        public B topK(Integer topK) {
+            return put(TOP_K, topK);
+        }
+
+        /** See the config's {@code numTurns()}. */
+        public B numTurns(int numTurns) {
+            return put(NUM_TURNS, numTurns);
+        }
+
+        /** Null disables early termination. See the config's {@code earlyTerminationThreshold()}. */
+        public B earlyTerminationThreshold(Double earlyTerminationThreshold) {
+            return put(EARLY_TERMINATION_THRESHOLD, earlyTerminationThreshold);
+        }
+
+        /** See {@link FieldTableConfig#externalPromptPassthrough()}. */
+        public B externalPromptPassthrough(boolean externalPromptPassthrough) {
+            return put(EXTERNAL_PROMPT_PASSTHROUGH, externalPromptPassthrough);
+        }
+
+        /** See the config's {@code evalInterval()}. */
+        public B evalInterval(int evalInterval) {
+            return put(EVAL_INTERVAL, evalInterval);
+        }
+
+        /** See {@link FieldTableConfig#evalNumSamples()}. */
+        public B evalNumSamples(int evalNumSamples) {
+            return put(EVAL_NUM_SAMPLES, evalNumSamples);
+        }
+
+        /** See {@link FieldTableConfig#evalBatchSize()}. */
+        public B evalBatchSize(int evalBatchSize) {
+            return put(EVAL_BATCH_SIZE, evalBatchSize);
+        }
+
+        /** See the config's {@code rolloutBufferSize()}. */
+        public B rolloutBufferSize(int rolloutBufferSize) {
+            return put(ROLLOUT_BUFFER_SIZE, rolloutBufferSize);
+        }
+
+        /** Null = follow rollout_buffer_size. See the config's {@code trainBatchSize()}. */
+        public B trainBatchSize(Integer trainBatchSize) {
+            return put(TRAIN_BATCH_SIZE, trainBatchSize);
+        }
+
+        /** See the config's {@code advantageNormalization()}. */
+        public B advantageNormalization(boolean advantageNormalization) {
+            return put(ADVANTAGE_NORMALIZATION, advantageNormalization);
+        }
+
+        /** See the config's {@code referenceKlEnabled()}. */
+        public B referenceKlEnabled(boolean referenceKlEnabled) {
+            return put(REFERENCE_KL_ENABLED, referenceKlEnabled);
+        }
+
+        /** See {@link FieldTableConfig#referenceKlCoef()}. */
+        public B referenceKlCoef(double referenceKlCoef) {
+            return put(REFERENCE_KL_COEF, referenceKlCoef);
+        }
+
+        /** Null = the actors' devices. See the config's {@code referenceDevices()}. */
+        public B referenceDevices(List<String> referenceDevices) {
+            return put(REFERENCE_DEVICES, copy(referenceDevices));
+        }
+
+        /** The same reference device for every actor. */
+        public B referenceDevices(String device) {
+            return put(REFERENCE_DEVICES, device == null ? null : List.of(device));
+        }
+
+        /** See {@link FieldTableConfig#seed()}. */
+        public B seed(long seed) {
+            return put(SEED, seed);
+        }
+
+        /** See {@link FieldTableConfig#gradientCheckpointing()}. */
+        public B gradientCheckpointing(boolean gradientCheckpointing) {
+            return put(GRADIENT_CHECKPOINTING, gradientCheckpointing);
+        }
+
+        /** Null = {}. See {@link FieldTableConfig#generationKwargs()}. */
+        public B generationKwargs(Map<String, ?> generationKwargs) {
+            return put(GENERATION_KWARGS, generationKwargs == null ? Map.of()
+                    : Collections.unmodifiableMap(new LinkedHashMap<>(generationKwargs)));
+        }
+
+        /** See {@link FieldTableConfig#skipNonfiniteSamples()}. */
+        public B skipNonfiniteSamples(boolean skip) {
+            return put(SKIP_NONFINITE_SAMPLES, skip);
+        }
+
+        /** Null keeps every checkpoint. See {@link FieldTableConfig#saveTotalLimit()}. */
+        public B saveTotalLimit(Integer saveTotalLimit) {
+            return put(SAVE_TOTAL_LIMIT, saveTotalLimit);
+        }
+
+        /** An unmodifiable copy of a device list (null stays null). */
+        protected static List<String> copy(List<String> devices) {
+            return devices == null ? null : Collections.unmodifiableList(new ArrayList<>(devices));
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package comlrl.utils;
+
+import static comlrl.utils.ConfigField.atLeast;
+import static comlrl.utils.ConfigField.devices;
+import static comlrl.utils.ConfigField.flag;
+import static comlrl.utils.ConfigField.integer64;
+import static comlrl.utils.ConfigField.nullableAtLeast;
+import static comlrl.utils.ConfigField.nullableNumber;
+import static comlrl.utils.ConfigField.number;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The config fields that several trainers' field tables share (the actor-critic and the preference
+ * configs), each declared once: key, default, range rule and message. A table that needs another
+ * default takes the field {@link ConfigField#withDefault with its own default} (the preference
+ * configs' {@code num_train_epochs} 20, {@code top_k} 50, ...). The getters of the configs document
+ * the fields.
+ */
+public final class TrainerFields {
+    private TrainerFields() {
+    }
+
+    public static final ConfigField<Double> AGENT_LEARNING_RATE = number("agent_learning_rate", 5e-6,
+            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0 (the default is 5e-6)");
+    public static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = atLeast("rollout_buffer_size", 8, 1, "");
+    public static final ConfigField<Integer> TRAIN_BATCH_SIZE = nullableAtLeast("train_batch_size", null, 1,
+            " (leave it unset to use rollout_buffer_size)").orElse(ROLLOUT_BUFFER_SIZE);
+    public static final ConfigField<Double> VALUE_CLIP_RANGE = nullableNumber("value_clip_range", 0.2,
+            v -> Double.isFinite(v) && v > 0, "a finite number > 0, or null to turn value clipping off");
+    public static final ConfigField<Double> VALUE_LOSS_COEF = number("value_loss_coef", 0.6,
+            v -> Double.isFinite(v) && v > 0, "a finite number > 0 (it weighs the critic's squared error)");
+    public static final ConfigField<Boolean> ADVANTAGE_NORMALIZATION = flag("advantage_normalization", true);
+    public static final ConfigField<Integer> MAX_NEW_TOKENS = atLeast("max_new_tokens", 256, 1, "");
+    public static final ConfigField<Double> TEMPERATURE = number("temperature", 0.6, v -> Double.isFinite(v) && v > 0,
+            "a finite number > 0 (sampling divides the logits by it; use a small value such as 0.1 for nearly "
+                    + "greedy sampling)");
+    public static final ConfigField<Double> TOP_P = number("top_p", 0.6, v -> v > 0 && v <= 1,
+            "in (0, 1] (1 disables nucleus sampling)");
+    public static final ConfigField<Integer> TOP_K = nullableAtLeast("top_k", null, 0,
+            " (0 disables top-k; null takes the model's generation_config.json value, else 50)");
+    public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "");
+    public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true);
+    public static final ConfigField<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM = nullableAtLeast(
+            "critic_value_head_hidden_dim", null, 0, " (null or 0 = one linear layer)");
+    public static final ConfigField<Integer> VALUE_HEAD_HIDDEN_DIM = nullableAtLeast("value_head_hidden_dim", null, 0,
+            " (null or 0 = one linear layer)");
+    public static final ConfigField<Integer> NUM_AGENTS = atLeast("num_agents", 2, 1, "");
+    public static final ConfigField<Integer> NUM_TURNS = atLeast("num_turns", 2, 1, "");
+    public static final ConfigField<ParallelTraining> PARALLEL_TRAINING = ConfigField.choice("parallel_training",
+            ParallelTraining.NONE, ParallelTraining::parse, ParallelTraining::configName);
+    public static final ConfigField<List<String>> AGENT_DEVICES = devices("agent_devices");
+    public static final ConfigField<List<String>> CRITIC_DEVICES = devices("critic_devices");
+    public static final ConfigField<Boolean> EXTERNAL_PROMPT_PASSTHROUGH = flag("external_prompt_passthrough", false);
+    public static final ConfigField<Integer> EVAL_INTERVAL = atLeast("eval_interval", 16, 0,
+            " (0 = evaluate only when evaluate() is called)");
+    public static final ConfigField<Integer> EVAL_NUM_SAMPLES = atLeast("eval_num_samples", 4, 1, ": it is the number "
+            + "of evaluation task items per evaluation (use eval_interval=0 to turn automatic evaluation off)");
+    public static final ConfigField<Integer> EVAL_BATCH_SIZE = atLeast("eval_batch_size", 1, 1, "");
+    public static final ConfigField<Double> EARLY_TERMINATION_THRESHOLD = nullableNumber(
+            "early_termination_threshold", -0.2, v -> !Double.isNaN(v), "a number, or null to disable early termination");
+    public static final ConfigField<Integer> LOGGING_STEPS = atLeast("logging_steps", 1, 1, " (1 logs every entry)");
+    public static final ConfigField<Boolean> REFERENCE_KL_ENABLED = flag("reference_kl_enabled", false);
+    public static final ConfigField<Double> REFERENCE_KL_COEF = number("reference_kl_coef", 0.1,
+            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0");
+    public static final ConfigField<List<String>> REFERENCE_DEVICES = devices("reference_devices");
+
+    // ours, beyond the reference (as in MAGRPOConfig)
+    public static final ConfigField<Long> SEED = integer64("seed", 42);
+    public static final ConfigField<Boolean> GRADIENT_CHECKPOINTING = flag("gradient_checkpointing", false);
+    public static final ConfigField<Map<String, Object>> GENERATION_KWARGS = ConfigField.generationKwargs();
+    public static final ConfigField<Boolean> SKIP_NONFINITE_SAMPLES = flag("skip_nonfinite_samples", false);
+    public static final ConfigField<Integer> SAVE_TOTAL_LIMIT = nullableAtLeast("save_total_limit", null, 1,
+            " (null keeps every checkpoint)");
+
+    /** Our additions, after the reference's fields in every table. */
+    public static final List<ConfigField<?>> OURS = List.of(SEED, GRADIENT_CHECKPOINTING, GENERATION_KWARGS,
+            SKIP_NONFINITE_SAMPLES, SAVE_TOTAL_LIMIT);
+}
