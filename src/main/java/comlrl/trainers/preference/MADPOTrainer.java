@@ -88,6 +88,7 @@ public final class MADPOTrainer implements Trainer {
     private final ReferencePolicy reference; // frozen_initial only
     private final TrainerCheckpoint checkpoint;
     private final PrintStream console;
+    private final boolean verbose;
     /** Sees each agent's gradients just before its optimizer step (tests). */
     private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
 
@@ -144,6 +145,7 @@ public final class MADPOTrainer implements Trainer {
         this.evalDataset = b.evalDataset;
         this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
         this.console = b.console;
+        this.verbose = b.verbose;
         this.observer = b.observer;
 
         this.seeds = new SeedStream(args.seed());
@@ -256,17 +258,32 @@ public final class MADPOTrainer implements Trainer {
         if (pairs == null) {
             pairs = buildPreferenceSet();
         }
-        for (int epoch = epochsDone; epoch < args.numTrainEpochs(); epoch++) {
-            List<Pair> order = new ArrayList<>(pairs);
-            Collections.shuffle(order, new Random(seeds.next()));
-            int size = args.trainBatchSize();
-            for (int start = 0; start < order.size(); start += size) {
-                if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
-                    evaluate();
+        int size = args.trainBatchSize();
+        long batchesPerEpoch = (pairs.size() + size - 1) / size;
+        comlrl.logging.ConsoleProgress bar = verbose
+                ? new comlrl.logging.ConsoleProgress(console, batchesPerEpoch * (args.numTrainEpochs() - epochsDone)) : null;
+        if (bar != null) {
+            logger.addSink(bar);
+        }
+        try {
+            for (int epoch = epochsDone; epoch < args.numTrainEpochs(); epoch++) {
+                List<Pair> order = new ArrayList<>(pairs);
+                Collections.shuffle(order, new Random(seeds.next()));
+                for (int start = 0; start < order.size(); start += size) {
+                    if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
+                        evaluate();
+                    }
+                    trainBatch(order.subList(start, Math.min(order.size(), start + size)));
+                    if (bar != null) {
+                        bar.advance(1);
+                    }
                 }
-                trainBatch(order.subList(start, Math.min(order.size(), start + size)));
+                epochDone.accept(epoch + 1);
             }
-            epochDone.accept(epoch + 1);
+        } finally {
+            if (bar != null) {
+                logger.removeSink(bar);
+            }
         }
     }
 
@@ -546,6 +563,7 @@ public final class MADPOTrainer implements Trainer {
             return this;
         }
 
+        /** Progress output on the console (DPO batches done, the latest metrics); default true. */
         public Builder verbose(boolean verbose) {
             this.verbose = verbose;
             return this;
