@@ -82,6 +82,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     protected final RewardFunction rewardFunc;
     protected final RewardProcessor rewardProcessor;
     private final JointRewarder rewarder;
+    private final JointRewarder evalRewarder;
     protected final TaskSet trainDataset;
     protected final Dataset evalDataset;
     private final ExternalTransition externalTransition;
@@ -118,6 +119,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
+        this.evalRewarder = b.evalRewardFunc == null ? rewarder : new JointRewarder(b.evalRewardFunc, rewardProcessor,
+                numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset;
         this.evalDataset = b.evalDataset;
         this.externalTransition = b.externalTransition;
@@ -400,7 +403,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         List<List<String>> responseHistory = transitions.emptyHistories();
         List<Turn> turns = new ArrayList<>();
         for (int t = 0; t < args.numTurns(); t++) {
-            Turn turn = rolloutTurn(t, item, prompts, k);
+            Turn turn = rolloutTurn(t, item, prompts, k, eval);
             turns.add(turn);
             Double threshold = args.earlyTerminationThreshold();
             if (t == args.numTurns() - 1 || (threshold != null && mean(turn.rewards) > threshold)) {
@@ -432,7 +435,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             List<List<String>> texts, double[][] logprobs, double[][] kls, CriticValues critic, double[][] rewards) {
     }
 
-    private Turn rolloutTurn(int t, TaskItem item, List<String> prompts, int k) {
+    private Turn rolloutTurn(int t, TaskItem item, List<String> prompts, int k, boolean eval) {
         long[] rowSeeds = new long[numAgents];
         for (int i = 0; i < numAgents; i++) {
             rowSeeds[i] = seeds.next();
@@ -470,7 +473,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
         }
         CriticValues critic = criticValues(t, prompts, promptIds, responses, texts);
-        double[][] rewards = rewarder.rewardMatrix(item, texts, itemLabel);
+        double[][] rewards = (eval ? evalRewarder : rewarder).rewardMatrix(item, texts, itemLabel);
         return new Turn(prompts, promptIds, responses, texts, logprobs, kls, critic, rewards);
     }
 
@@ -718,6 +721,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         List<Tokenizer> tokenizers;
         Object formatters;
         RewardFunction rewardFunc;
+        RewardFunction evalRewardFunc;
         RewardProcessor rewardProcessor;
         TaskSet trainDataset;
         Dataset evalDataset;
@@ -788,6 +792,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
         public Builder<T> rewardFunc(RewardFunction rewardFunc) {
             this.rewardFunc = rewardFunc;
+            return this;
+        }
+
+        /**
+         * The reward of evaluation when it is not the training reward (e.g. training on a learned
+         * reward model, evaluating on the task reward); default: {@code rewardFunc}.
+         */
+        public Builder<T> evalRewardFunc(RewardFunction evalRewardFunc) {
+            this.evalRewardFunc = evalRewardFunc;
             return this;
         }
 

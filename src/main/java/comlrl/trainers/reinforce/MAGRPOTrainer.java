@@ -177,7 +177,9 @@ public class MAGRPOTrainer implements Trainer {
             throw e;
         }
         this.logger = metrics;
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder, transitions,
+        JointRewarder evalRewarder = b.evalRewardFunc == null ? rewarder : new JointRewarder(b.evalRewardFunc,
+                rewardProcessor, count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
+        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
                 args.externalPromptPassthrough());
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
@@ -747,6 +749,7 @@ public class MAGRPOTrainer implements Trainer {
         Integer numAgents;
         Object formatters;
         RewardFunction rewardFunc;
+        RewardFunction evalRewardFunc;
         RewardProcessor rewardProcessor;
         TaskSet trainDataset;
         Dataset evalDataset;
@@ -799,6 +802,15 @@ public class MAGRPOTrainer implements Trainer {
 
         public Builder rewardFunc(RewardFunction rewardFunc) {
             this.rewardFunc = rewardFunc;
+            return this;
+        }
+
+        /**
+         * The reward of evaluation when it is not the training reward (e.g. training on a learned
+         * reward model, evaluating on the task reward); default: {@code rewardFunc}.
+         */
+        public Builder evalRewardFunc(RewardFunction evalRewardFunc) {
+            this.evalRewardFunc = evalRewardFunc;
             return this;
         }
 
