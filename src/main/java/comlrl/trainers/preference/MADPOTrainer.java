@@ -93,6 +93,7 @@ public final class MADPOTrainer implements Trainer {
     private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
 
     private List<Pair> pairs; // null until built (or restored)
+    private long skippedCandidates;
     private long envStep;
     private long updatesSeen;
     private int epochsDone;
@@ -140,7 +141,7 @@ public final class MADPOTrainer implements Trainer {
         }
         this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
-                ALGORITHM_NAME, false);
+                ALGORITHM_NAME, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset;
         this.evalDataset = b.evalDataset;
         this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
@@ -223,6 +224,11 @@ public final class MADPOTrainer implements Trainer {
     /** DPO batches trained on so far (the evaluation schedule's counter). */
     public long updatesSeen() {
         return updatesSeen;
+    }
+
+    /** Candidates left out of the preference set because their reward was not finite ({@code skip_nonfinite_samples}). */
+    public long skippedCandidates() {
+        return skippedCandidates;
     }
 
     /** The preference pairs (empty before {@link #train()} builds them). */
@@ -310,9 +316,18 @@ public final class MADPOTrainer implements Trainer {
                 }
                 rewards[k] = rewarder.reward(item, joint, label);
             }
-            double mean = Arrays.stream(rewards).average().orElse(0);
-            for (PreferencePairs.Pair p : PreferencePairs.select(rewards, args.pairSelection(),
-                    args.preferencePairsPerSample(), seeds.next())) {
+            // with skip_nonfinite_samples a candidate whose reward is not finite takes part in no pair
+            int[] kept = java.util.stream.IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
+            skippedCandidates += c - kept.length;
+            double[] finite = Arrays.stream(kept).mapToDouble(k -> rewards[k]).toArray();
+            double mean = Arrays.stream(finite).average().orElse(0);
+            long pairSeed = seeds.next();
+            if (kept.length < 2) {
+                continue;
+            }
+            for (PreferencePairs.Pair ranked : PreferencePairs.select(finite, args.pairSelection(),
+                    args.preferencePairsPerSample(), pairSeed)) {
+                PreferencePairs.Pair p = new PreferencePairs.Pair(kept[ranked.winner()], kept[ranked.loser()], ranked.gap());
                 List<long[]> w = new ArrayList<>();
                 List<long[]> l = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {

@@ -193,6 +193,24 @@ class MADPOTrainerTest {
     }
 
     @Test
+    void nonFiniteCandidateRewardsStopTheBuildOrAreSkipped() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        // every third joint candidate gets NaN, the others their length difference
+        comlrl.reward.RewardFunction sometimesNaN = (c, items) -> calls.getAndIncrement() % 3 == 0 ? List.of(Double.NaN)
+                : TestRewards.lengthDifference().score(c, items);
+        try (MADPOTrainer t = trainer(config().build()).rewardFunc(sometimesNaN).build()) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(t::train)
+                    .hasMessageContaining("The reward function returned NaN").hasMessageContaining("skip_nonfinite_samples");
+        }
+        calls.set(0);
+        try (MADPOTrainer t = trainer(config().skipNonfiniteSamples(true).build()).rewardFunc(sometimesNaN).build()) {
+            t.train();
+            assertThat(t.skippedCandidates()).isEqualTo(3); // candidates 0 and 3 of item 0, candidate 2 of item 1
+            assertThat(t.numPairs()).isPositive();
+        }
+    }
+
+    @Test
     void resumingFromACheckpointEqualsTheUninterruptedRun(@TempDir Path dir) {
         Map<String, String> straight;
         try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
