@@ -23,6 +23,7 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -114,31 +115,31 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.args = args;
         this.algorithmName = algorithmName;
         this.numAgents = args.numAgents();
-        this.formatters = Formatters.fromArgument(b.formatters, numAgents);
-        this.rewardFunc = b.rewardFunc;
-        this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        this.rewardFunc = b.rewardFunc();
+        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
-        this.evalRewarder = b.evalRewardFunc == null ? rewarder : new JointRewarder(b.evalRewardFunc, rewardProcessor,
+        this.evalRewarder = b.evalRewardFunc() == null ? rewarder : new JointRewarder(b.evalRewardFunc(), rewardProcessor,
                 numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset;
-        this.evalDataset = b.evalDataset;
+        this.trainDataset = b.trainDataset();
+        this.evalDataset = b.evalDataset();
         this.externalTransition = b.externalTransition;
         this.transitions = new Transitions(externalTransition, numAgents);
         this.metricsCallback = b.metricsCallback;
-        this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
-        this.outputDir = b.outputDir;
-        this.verbose = b.verbose;
-        this.console = b.console;
+        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        this.outputDir = b.outputDir();
+        this.verbose = b.verbose();
+        this.console = b.console();
         this.observer = b.observer;
         this.seeds = new SeedStream(args.seed());
-        this.logger = new MetricsLogger(outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
+        this.logger = new MetricsLogger(outputDir, b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
                 placement.agents()));
         AgentSet loaded = null;
         ReferencePolicy refs = null;
         try {
-            loaded = AgentSet.load("agent", sources.actors(), b.dtype, placement.agents());
+            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents());
             for (int i = 0; i < numAgents; i++) {
                 CausalLm lm = loaded.get(i);
                 Tokenizer tok = sources.tokenizers().get(i);
@@ -172,17 +173,17 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     /** Checks a builder's common arguments before any model loads. */
     static void requireCommon(Builder<?> b, String algorithmName) {
-        if (b.rewardFunc == null) {
+        if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
         }
-        if (b.trainDataset == null) {
+        if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         if (b.args.numTurns() > 1 && b.externalTransition == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
-        if (b.logHistoryLimit < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit);
+        if (b.logHistoryLimit() < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
         }
     }
 
@@ -712,31 +713,16 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * {@code train_dataset}, {@code eval_dataset}, {@code model_config}, {@code wandb_config},
      * {@code metrics_callback}, {@code external_transition}).
      */
-    public static final class Builder<T extends ActorCriticTrainerBase> {
+    public static final class Builder<T extends ActorCriticTrainerBase> extends TrainerBuilder<Builder<T>> {
         private final Function<Builder<T>, T> factory;
         Object agentModel;
-        List<?> agents;
         Object criticModel;
         List<?> critics;
         List<Tokenizer> tokenizers;
-        Object formatters;
-        RewardFunction rewardFunc;
-        RewardFunction evalRewardFunc;
-        RewardProcessor rewardProcessor;
-        TaskSet trainDataset;
-        Dataset evalDataset;
         ExternalTransition externalTransition;
         MetricsCallback metricsCallback;
         ActorCriticConfig args;
-        DType dtype;
         Integer criticValueHeadHiddenDim;
-        Path outputDir;
-        boolean verbose = true;
-        boolean chatTemplate;
-        String systemPrompt;
-        PrintStream console = System.err;
-        final List<MetricSink> sinks = new ArrayList<>();
-        int logHistoryLimit = 1000;
         /** Sees gradients before each optimizer step (tests). */
         UpdateObserver observer;
 
@@ -744,15 +730,14 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             this.factory = factory;
         }
 
-        /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
-        public Builder<T> agentModel(Object agentModel) {
-            this.agentModel = agentModel;
+        @Override
+        protected Builder<T> self() {
             return this;
         }
 
-        /** Heterogeneous actors: model ids/directories or loaded {@link CausalLm}s, in actor order. */
-        public Builder<T> agents(List<?> agents) {
-            this.agents = agents;
+        /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
+        public Builder<T> agentModel(Object agentModel) {
+            this.agentModel = agentModel;
             return this;
         }
 
@@ -780,45 +765,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             return this;
         }
 
-        public Builder<T> formatters(Formatter formatter) {
-            this.formatters = formatter;
-            return this;
-        }
-
-        public Builder<T> formatters(List<? extends Formatter> formatters) {
-            this.formatters = formatters;
-            return this;
-        }
-
-        public Builder<T> rewardFunc(RewardFunction rewardFunc) {
-            this.rewardFunc = rewardFunc;
-            return this;
-        }
-
-        /**
-         * The reward of evaluation when it is not the training reward (e.g. training on a learned
-         * reward model, evaluating on the task reward); default: {@code rewardFunc}.
-         */
-        public Builder<T> evalRewardFunc(RewardFunction evalRewardFunc) {
-            this.evalRewardFunc = evalRewardFunc;
-            return this;
-        }
-
-        public Builder<T> rewardProcessor(RewardProcessor rewardProcessor) {
-            this.rewardProcessor = rewardProcessor;
-            return this;
-        }
-
-        public Builder<T> trainDataset(TaskSet trainDataset) {
-            this.trainDataset = trainDataset;
-            return this;
-        }
-
-        public Builder<T> evalDataset(Dataset evalDataset) {
-            this.evalDataset = evalDataset;
-            return this;
-        }
-
         public Builder<T> externalTransition(ExternalTransition externalTransition) {
             this.externalTransition = externalTransition;
             return this;
@@ -835,12 +781,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             return this;
         }
 
-        /** Weights' dtype for models loaded by the trainer (null: each config's {@code torch_dtype}). */
-        public Builder<T> dtype(DType dtype) {
-            this.dtype = dtype;
-            return this;
-        }
-
         /**
          * The reference's {@code model_config}: {@code torch_dtype}/{@code dtype} (top level or in
          * {@code model_kwargs}), and MAAC's {@code critic_value_head_hidden_dim}.
@@ -854,7 +794,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 dt = kw.get("torch_dtype") != null ? kw.get("torch_dtype") : kw.get("dtype");
             }
             if (dt != null) {
-                this.dtype = DType.fromTorchName(String.valueOf(dt).replace("torch.", ""));
+                dtype(DType.fromTorchName(String.valueOf(dt).replace("torch.", "")));
             }
             Object hd = modelConfig.get("critic_value_head_hidden_dim");
             if (hd instanceof Number num) {
@@ -862,48 +802,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             } else if (hd != null) {
                 throw new IllegalArgumentException("model_config.critic_value_head_hidden_dim must be an integer, got " + hd);
             }
-            return this;
-        }
-
-        /** Run directory: {@code metrics.jsonl} is appended there. */
-        public Builder<T> outputDir(Path outputDir) {
-            this.outputDir = outputDir;
-            return this;
-        }
-
-        public Builder<T> verbose(boolean verbose) {
-            this.verbose = verbose;
-            return this;
-        }
-
-        /** The reference's {@code wandb_config}: {@code config_sections.output.verbose} switches progress output. */
-        public Builder<T> wandbConfig(Map<String, ?> wandbConfig) {
-            if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
-                    && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
-                this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
-            }
-            return this;
-        }
-
-        /** Wraps every prompt in the agent's chat template as a user message, after {@code systemPrompt}. */
-        public Builder<T> chatTemplate(boolean apply, String systemPrompt) {
-            this.chatTemplate = apply;
-            this.systemPrompt = systemPrompt;
-            return this;
-        }
-
-        public Builder<T> console(PrintStream console) {
-            this.console = console;
-            return this;
-        }
-
-        public Builder<T> logHistoryLimit(int limit) {
-            this.logHistoryLimit = limit;
-            return this;
-        }
-
-        public Builder<T> metricSink(MetricSink sink) {
-            this.sinks.add(sink);
             return this;
         }
 

@@ -62,7 +62,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                     + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
         requireCommon(b, ALGORITHM_NAME);
-        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents, b.tokenizers,
+        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
         return new IACTrainer(b, c, sources, ActorCriticSources.place(c));
     }
@@ -74,7 +74,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         AgentSet loaded = null;
         try {
             if (c.useSeparateCritic()) {
-                loaded = AgentSet.load("critic", sources.critics(), b.dtype, placement.critics());
+                loaded = AgentSet.load("critic", sources.critics(), b.dtype(), placement.critics());
                 for (int i = 0; i < numAgents; i++) {
                     requireVocabulary(i, loaded.get(i));
                 }

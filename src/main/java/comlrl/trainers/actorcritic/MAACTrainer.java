@@ -51,7 +51,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                     + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
         requireCommon(b, ALGORITHM_NAME);
-        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents, b.tokenizers,
+        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
         return new MAACTrainer(b, c, sources, ActorCriticSources.place(c));
     }
@@ -64,7 +64,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         ValueHead made = null;
         AdamW criticOpt = null;
         try {
-            loaded = AgentSet.load("critic", sources.critics(), b.dtype, placement.critics());
+            loaded = AgentSet.load("critic", sources.critics(), b.dtype(), placement.critics());
             long vocab = agents.get(0).tokenizer().vocabSize();
             if (loaded.get(0).model().config().vocabSize() < vocab) {
                 throw new IllegalArgumentException("The MAAC critic (" + loaded.get(0).source() + ") has vocab_size "

@@ -27,6 +27,7 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -102,17 +103,17 @@ public final class MADPOTrainer implements Trainer {
         if (b.args == null) {
             throw new IllegalArgumentException("args (a MADPOConfig) must be provided");
         }
-        if (b.rewardFunc == null) {
+        if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
         }
-        if (b.trainDataset == null) {
+        if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
-        int count = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
+        int count = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
         this.numAgents = count;
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count,
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
         EvalLogger evalLogger = b.evalLogger;
         if (centralized) {
@@ -120,7 +121,7 @@ public final class MADPOTrainer implements Trainer {
             // the task reward scores the roles' parts of its completion (reference §7.5)
             int roles = args.numAgents();
             comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter;
-            Formatters roleFormatters = Formatters.fromArgument(b.formatters, roles);
+            Formatters roleFormatters = Formatters.fromArgument(b.formatters(), roles);
             this.formatters = Formatters.build((Formatter) item -> {
                 List<String> prompts = new ArrayList<>(roles);
                 for (int r = 0; r < roles; r++) {
@@ -128,7 +129,7 @@ public final class MADPOTrainer implements Trainer {
                 }
                 return adapter.buildPrompt(item, List.copyOf(prompts));
             }, 1);
-            this.rewardFunc = comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter, b.rewardFunc, roles);
+            this.rewardFunc = comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter, b.rewardFunc(), roles);
             if (b.evalLogger != null) {
                 EvalLogger roleLogger = b.evalLogger;
                 evalLogger = (completions, items, prompts) -> roleLogger.log(
@@ -136,22 +137,22 @@ public final class MADPOTrainer implements Trainer {
                         items, prompts);
             }
         } else {
-            this.formatters = Formatters.fromArgument(b.formatters, count);
-            this.rewardFunc = b.rewardFunc;
+            this.formatters = Formatters.fromArgument(b.formatters(), count);
+            this.rewardFunc = b.rewardFunc();
         }
-        this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset;
-        this.evalDataset = b.evalDataset;
-        this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
-        this.console = b.console;
-        this.verbose = b.verbose;
+        this.trainDataset = b.trainDataset();
+        this.evalDataset = b.evalDataset();
+        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        this.console = b.console();
+        this.verbose = b.verbose();
         this.observer = b.observer;
 
         this.seeds = new SeedStream(args.seed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
-        this.actors = AgentSet.load("agent", sources, b.dtype, devices);
+        this.actors = AgentSet.load("agent", sources, b.dtype(), devices);
         this.agents = actors.models();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
@@ -165,8 +166,8 @@ public final class MADPOTrainer implements Trainer {
             if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
                 refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
             }
-            actors.requireOutside(b.outputDir, "output_dir");
-            metrics = new MetricsLogger(b.outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
+            actors.requireOutside(b.outputDir(), "output_dir");
+            metrics = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         } catch (RuntimeException | Error e) {
             optimizers.forEach(AdamW::close);
             if (refs != null) {
@@ -481,26 +482,12 @@ public final class MADPOTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder {
+    public static final class Builder extends TrainerBuilder<Builder> {
         Object agentModel;
-        List<?> agents;
         Integer numAgents;
-        Object formatters;
-        RewardFunction rewardFunc;
-        RewardProcessor rewardProcessor;
-        TaskSet trainDataset;
-        Dataset evalDataset;
         EvalLogger evalLogger;
         EvalAggregator evalAggregator;
         MADPOConfig args;
-        DType dtype;
-        Path outputDir;
-        boolean verbose = true;
-        boolean chatTemplate;
-        String systemPrompt;
-        PrintStream console = System.err;
-        final List<MetricSink> sinks = new ArrayList<>();
-        int logHistoryLimit = 1000;
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
         comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter =
                 new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
@@ -508,48 +495,18 @@ public final class MADPOTrainer implements Trainer {
         private Builder() {
         }
 
+        @Override
+        protected Builder self() {
+            return this;
+        }
+
         public Builder agentModel(String agentModel) {
             this.agentModel = agentModel;
             return this;
         }
 
-        public Builder agents(List<?> agents) {
-            this.agents = agents;
-            return this;
-        }
-
         public Builder numAgents(int numAgents) {
             this.numAgents = numAgents;
-            return this;
-        }
-
-        public Builder formatters(Formatter formatter) {
-            this.formatters = formatter;
-            return this;
-        }
-
-        public Builder formatters(List<? extends Formatter> formatters) {
-            this.formatters = formatters;
-            return this;
-        }
-
-        public Builder rewardFunc(RewardFunction rewardFunc) {
-            this.rewardFunc = rewardFunc;
-            return this;
-        }
-
-        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
-            this.rewardProcessor = rewardProcessor;
-            return this;
-        }
-
-        public Builder trainDataset(TaskSet trainDataset) {
-            this.trainDataset = trainDataset;
-            return this;
-        }
-
-        public Builder evalDataset(Dataset evalDataset) {
-            this.evalDataset = evalDataset;
             return this;
         }
 
@@ -568,38 +525,6 @@ public final class MADPOTrainer implements Trainer {
             return this;
         }
 
-        public Builder dtype(DType dtype) {
-            this.dtype = dtype;
-            return this;
-        }
-
-        public Builder outputDir(Path outputDir) {
-            this.outputDir = outputDir;
-            return this;
-        }
-
-        /** Progress output on the console (DPO batches done, the latest metrics); default true. */
-        public Builder verbose(boolean verbose) {
-            this.verbose = verbose;
-            return this;
-        }
-
-        public Builder chatTemplate(boolean apply, String systemPrompt) {
-            this.chatTemplate = apply;
-            this.systemPrompt = systemPrompt;
-            return this;
-        }
-
-        public Builder console(PrintStream console) {
-            this.console = console;
-            return this;
-        }
-
-        public Builder metricSink(MetricSink sink) {
-            this.sinks.add(sink);
-            return this;
-        }
-
         /**
          * {@code centralized_comparator_adapter}: with {@code collaboration_mode: centralized}, how the one
          * actor's prompt is built from the roles' prompts and its completion split into their answers
@@ -607,11 +532,6 @@ public final class MADPOTrainer implements Trainer {
          */
         public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
             this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
-            return this;
-        }
-
-        public Builder logHistoryLimit(int limit) {
-            this.logHistoryLimit = limit;
             return this;
         }
 

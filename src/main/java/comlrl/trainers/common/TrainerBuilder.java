@@ -1,0 +1,206 @@
+package comlrl.trainers.common;
+
+import comlrl.data.Dataset;
+import comlrl.data.TaskSet;
+import comlrl.logging.MetricSink;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.DType;
+import comlrl.utils.Formatter;
+import comlrl.utils.RewardProcessor;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards,
+ * datasets, dtype, the run directory and console, metric sinks. Setters return the concrete builder
+ * ({@code B}); the trainers read the values through the getters of the same name.
+ */
+public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
+    private List<?> agents;
+    private Object formatters;
+    private RewardFunction rewardFunc;
+    private RewardFunction evalRewardFunc;
+    private RewardProcessor rewardProcessor;
+    private TaskSet trainDataset;
+    private Dataset evalDataset;
+    private DType dtype;
+    private Path outputDir;
+    private boolean verbose = true;
+    private boolean chatTemplate;
+    private String systemPrompt;
+    private PrintStream console = System.err;
+    private final List<MetricSink> sinks = new ArrayList<>();
+    private int logHistoryLimit = 1000;
+
+    protected abstract B self();
+
+    /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
+    public B agents(List<?> agents) {
+        this.agents = agents;
+        return self();
+    }
+
+    /** One formatter for all agents. */
+    public B formatters(Formatter formatter) {
+        this.formatters = formatter;
+        return self();
+    }
+
+    /** One formatter per agent, in actor order. */
+    public B formatters(List<? extends Formatter> formatters) {
+        this.formatters = formatters;
+        return self();
+    }
+
+    public B rewardFunc(RewardFunction rewardFunc) {
+        this.rewardFunc = rewardFunc;
+        return self();
+    }
+
+    /**
+     * The reward of evaluation when it is not the training reward (e.g. training on a learned
+     * reward model, evaluating on the task reward); default: {@code rewardFunc}.
+     */
+    public B evalRewardFunc(RewardFunction evalRewardFunc) {
+        this.evalRewardFunc = evalRewardFunc;
+        return self();
+    }
+
+    public B rewardProcessor(RewardProcessor rewardProcessor) {
+        this.rewardProcessor = rewardProcessor;
+        return self();
+    }
+
+    /** The training task items: a {@link Dataset}, or a streaming set such as {@code JsonlStream}. */
+    public B trainDataset(TaskSet trainDataset) {
+        this.trainDataset = trainDataset;
+        return self();
+    }
+
+    public B evalDataset(Dataset evalDataset) {
+        this.evalDataset = evalDataset;
+        return self();
+    }
+
+    /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
+    public B dtype(DType dtype) {
+        this.dtype = dtype;
+        return self();
+    }
+
+    /** Run directory: {@code metrics.jsonl} is appended there. */
+    public B outputDir(Path outputDir) {
+        this.outputDir = outputDir;
+        return self();
+    }
+
+    /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
+    public B verbose(boolean verbose) {
+        this.verbose = verbose;
+        return self();
+    }
+
+    /**
+     * The reference's {@code wandb_config}: {@code config_sections.output.verbose} switches the
+     * progress output. Runs are recorded locally ({@code metrics.jsonl}).
+     */
+    public B wandbConfig(Map<String, ?> wandbConfig) {
+        if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
+                && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
+            this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
+        }
+        return self();
+    }
+
+    /**
+     * Wraps every formatted prompt in the agent's chat template ({@code tokenizer_config.json}'s
+     * {@code chat_template}) as a user message, after {@code systemPrompt} when not null.
+     */
+    public B chatTemplate(boolean apply, String systemPrompt) {
+        this.chatTemplate = apply;
+        this.systemPrompt = systemPrompt;
+        return self();
+    }
+
+    public B console(PrintStream console) {
+        this.console = console;
+        return self();
+    }
+
+    /** How many of the latest logged events the trainer's log history keeps (default 1000; 0 keeps none). */
+    public B logHistoryLimit(int limit) {
+        this.logHistoryLimit = limit;
+        return self();
+    }
+
+    /** An extra metric sink (TensorBoard, W&amp;B, ...). */
+    public B metricSink(MetricSink sink) {
+        this.sinks.add(sink);
+        return self();
+    }
+
+    public List<?> agents() {
+        return agents;
+    }
+
+    /** Null, one {@link Formatter}, or a list of them ({@code comlrl.utils.Formatters#fromArgument}). */
+    public Object formatters() {
+        return formatters;
+    }
+
+    public RewardFunction rewardFunc() {
+        return rewardFunc;
+    }
+
+    public RewardFunction evalRewardFunc() {
+        return evalRewardFunc;
+    }
+
+    public RewardProcessor rewardProcessor() {
+        return rewardProcessor;
+    }
+
+    public TaskSet trainDataset() {
+        return trainDataset;
+    }
+
+    public Dataset evalDataset() {
+        return evalDataset;
+    }
+
+    public DType dtype() {
+        return dtype;
+    }
+
+    public Path outputDir() {
+        return outputDir;
+    }
+
+    public boolean verbose() {
+        return verbose;
+    }
+
+    public boolean chatTemplate() {
+        return chatTemplate;
+    }
+
+    public String systemPrompt() {
+        return systemPrompt;
+    }
+
+    public PrintStream console() {
+        return console;
+    }
+
+    public List<MetricSink> sinks() {
+        return Collections.unmodifiableList(sinks);
+    }
+
+    public int logHistoryLimit() {
+        return logHistoryLimit;
+    }
+}
