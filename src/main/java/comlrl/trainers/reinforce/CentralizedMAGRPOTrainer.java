@@ -241,7 +241,7 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
                 throw new IllegalArgumentException("centralized_adapter must be provided: a CentralizedAdapter with "
                         + "buildPrompt(item, agentPrompts) and parseCompletion(completion, item, numAgents)");
             }
-            if (rewardFunc == null) {
+            if (rewardFunc() == null) {
                 throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
             }
             if (externalTransition != null) {
@@ -253,31 +253,34 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
                 throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
                         + "args.num_agents (" + args.numAgents() + ")");
             }
-            if (agents != null && agents.size() != 1) {
+            if (agents() != null && agents().size() != 1) {
                 throw new IllegalArgumentException("Centralized MAGRPO trains one actor model: agents must hold exactly "
-                        + "1 model, got " + agents.size());
+                        + "1 model, got " + agents().size());
             }
             if ((evalLogger == null) != (evalAggregator == null)) {
                 throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
             }
-            Formatters roleFormatters = Formatters.fromArgument(formatters, roles);
+            Formatters roleFormatters = Formatters.fromArgument(formatters(), roles);
             CentralizedAdapter a = adapter;
             MAGRPOTrainer.Builder actor = new MAGRPOTrainer.Builder(null);
             actor.agentModel = agentModel;
-            actor.agents = agents;
+            actor.agents(agents());
             actor.numAgents = 1;
-            actor.formatters = (Formatter) item -> {
+            actor.formatters((Formatter) item -> {
                 List<String> prompts = new ArrayList<>(roles);
                 for (int r = 0; r < roles; r++) {
                     prompts.add(roleFormatters.format(r, item));
                 }
                 return Objects.requireNonNull(a.buildPrompt(item, List.copyOf(prompts)),
                         "the centralized adapter's buildPrompt returned null");
-            };
-            actor.rewardFunc = jointReward(a, rewardFunc, roles);
-            actor.rewardProcessor = rewardProcessor;
-            actor.trainDataset = trainDataset;
-            actor.evalDataset = evalDataset;
+            });
+            actor.rewardFunc(jointReward(a, rewardFunc(), roles));
+            if (evalRewardFunc() != null) {
+                actor.evalRewardFunc(jointReward(a, evalRewardFunc(), roles));
+            }
+            actor.rewardProcessor(rewardProcessor());
+            actor.trainDataset(trainDataset());
+            actor.evalDataset(evalDataset());
             if (evalLogger != null) {
                 EvalLogger logger = evalLogger;
                 actor.evalLogger = (completions, items, prompts) -> logger.log(splitEval(a, completions, items, roles),
@@ -285,13 +288,12 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
                 actor.evalAggregator = evalAggregator;
             }
             actor.args = args;
-            actor.dtype = dtype;
-            actor.outputDir = outputDir;
-            actor.verbose = verbose;
-            actor.console = console;
-            actor.chatTemplate = chatTemplate;
-            actor.systemPrompt = systemPrompt;
-            actor.sinks.addAll(sinks);
+            actor.dtype(dtype());
+            actor.outputDir(outputDir());
+            actor.verbose(verbose());
+            actor.console(console());
+            actor.chatTemplate(chatTemplate(), systemPrompt());
+            sinks().forEach(actor::metricSink);
             return new CentralizedMAGRPOTrainer(actor, a, roles);
         }
     }

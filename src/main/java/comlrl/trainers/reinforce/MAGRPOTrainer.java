@@ -34,6 +34,7 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -107,16 +108,16 @@ public class MAGRPOTrainer implements Trainer {
         if (b.args == null) {
             throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
         }
-        if (b.rewardFunc == null) {
+        if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
         }
-        if (b.trainDataset == null) {
+        if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
         this.algorithmName = algorithmName;
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
-        int count = b.numAgents != null ? b.numAgents : b.agents != null ? b.agents.size() : args.numAgents();
+        int count = b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
         if (count < 1) {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
@@ -127,32 +128,32 @@ public class MAGRPOTrainer implements Trainer {
         if ((b.evalLogger == null) != (b.evalAggregator == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
-        this.formatters = Formatters.fromArgument(b.formatters, count);
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents, count, "num_agents");
-        this.rewardFunc = b.rewardFunc;
-        this.rewardProcessor = b.rewardProcessor == null ? RewardProcessors.identity() : b.rewardProcessor;
+        this.formatters = Formatters.fromArgument(b.formatters(), count);
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents(), count, "num_agents");
+        this.rewardFunc = b.rewardFunc();
+        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset;
-        this.evalDataset = b.evalDataset;
+        this.trainDataset = b.trainDataset();
+        this.evalDataset = b.evalDataset();
         this.externalTransition = b.externalTransition;
         this.transitions = new Transitions(externalTransition, count);
         this.evalLogger = b.evalLogger;
         this.evalAggregator = b.evalAggregator;
-        this.outputDir = b.outputDir;
-        this.verbose = b.verbose;
-        this.promptEncoder = new PromptEncoder(b.chatTemplate, b.systemPrompt);
-        this.console = b.console;
+        this.outputDir = b.outputDir();
+        this.verbose = b.verbose();
+        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        this.console = b.console();
         this.gradientObserver = b.gradientObserver;
-        if (b.logHistoryLimit < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit);
+        if (b.logHistoryLimit() < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
         }
         this.seeds = new SeedStream(args.seed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null ? devices
                 : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         // every check that can fail without a model has run; now load (and free what was loaded on failure)
-        this.actors = AgentSet.load("agent", sources, b.dtype, devices);
+        this.actors = AgentSet.load("agent", sources, b.dtype(), devices);
         this.agents = actors.models();
         this.optimizers = new ArrayList<>();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
@@ -171,13 +172,13 @@ public class MAGRPOTrainer implements Trainer {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
             actors.requireOutside(outputDir, "output_dir");
-            metrics = new MetricsLogger(outputDir, b.sinks, args.loggingSteps(), b.logHistoryLimit);
+            metrics = new MetricsLogger(outputDir, b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         } catch (RuntimeException | Error e) {
             closeModels();
             throw e;
         }
         this.logger = metrics;
-        JointRewarder evalRewarder = b.evalRewardFunc == null ? rewarder : new JointRewarder(b.evalRewardFunc,
+        JointRewarder evalRewarder = b.evalRewardFunc() == null ? rewarder : new JointRewarder(b.evalRewardFunc(),
                 rewardProcessor, count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
@@ -742,33 +743,23 @@ public class MAGRPOTrainer implements Trainer {
      * Builds a trainer; the names follow the reference's constructor keywords. Extended only in this
      * package ({@link CentralizedMAGRPOTrainer.Builder}).
      */
-    public static class Builder {
+    public static class Builder extends TrainerBuilder<Builder> {
         private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
         String agentModel;
-        List<?> agents;
         Integer numAgents;
-        Object formatters;
-        RewardFunction rewardFunc;
-        RewardFunction evalRewardFunc;
-        RewardProcessor rewardProcessor;
-        TaskSet trainDataset;
-        Dataset evalDataset;
         ExternalTransition externalTransition;
         EvalLogger evalLogger;
         EvalAggregator evalAggregator;
         MAGRPOConfig args;
-        DType dtype;
-        Path outputDir;
-        boolean verbose = true;
-        boolean chatTemplate;
-        String systemPrompt;
-        PrintStream console = System.err;
-        final List<MetricSink> sinks = new ArrayList<>();
         java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
-        int logHistoryLimit = DEFAULT_LOG_HISTORY;
 
         Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /** Homogeneous agents: one model id or directory, loaded once per agent. */
@@ -777,56 +768,8 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
-        /** Heterogeneous agents: model ids/directories (Strings) or loaded {@link CausalLm}s, in actor order. */
-        public Builder agents(List<?> agents) {
-            this.agents = agents;
-            return this;
-        }
-
         public Builder numAgents(int numAgents) {
             this.numAgents = numAgents;
-            return this;
-        }
-
-        /** One formatter for all agents. */
-        public Builder formatters(Formatter formatter) {
-            this.formatters = formatter;
-            return this;
-        }
-
-        /** One formatter per agent, in actor order. */
-        public Builder formatters(List<? extends Formatter> formatters) {
-            this.formatters = formatters;
-            return this;
-        }
-
-        public Builder rewardFunc(RewardFunction rewardFunc) {
-            this.rewardFunc = rewardFunc;
-            return this;
-        }
-
-        /**
-         * The reward of evaluation when it is not the training reward (e.g. training on a learned
-         * reward model, evaluating on the task reward); default: {@code rewardFunc}.
-         */
-        public Builder evalRewardFunc(RewardFunction evalRewardFunc) {
-            this.evalRewardFunc = evalRewardFunc;
-            return this;
-        }
-
-        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
-            this.rewardProcessor = rewardProcessor;
-            return this;
-        }
-
-        /** The training task items: a {@link Dataset}, or a streaming set such as {@code JsonlStream}. */
-        public Builder trainDataset(TaskSet trainDataset) {
-            this.trainDataset = trainDataset;
-            return this;
-        }
-
-        public Builder evalDataset(Dataset evalDataset) {
-            this.evalDataset = evalDataset;
             return this;
         }
 
@@ -850,71 +793,9 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
-        /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
-        public Builder dtype(DType dtype) {
-            this.dtype = dtype;
-            return this;
-        }
-
-        /** Run directory: {@code metrics.jsonl} is appended there. */
-        public Builder outputDir(Path outputDir) {
-            this.outputDir = outputDir;
-            return this;
-        }
-
-        /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
-        public Builder verbose(boolean verbose) {
-            this.verbose = verbose;
-            return this;
-        }
-
-        /**
-         * The reference's {@code wandb_config}: {@code config_sections.output.verbose} switches the
-         * progress output. Runs are recorded locally ({@code metrics.jsonl}); no Weights & Biases run
-         * is opened, and checkpoints record no run identity ({@code "wandb": null}).
-         */
-        public Builder wandbConfig(Map<String, ?> wandbConfig) {
-            if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
-                    && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
-                this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
-            }
-            return this;
-        }
-
-        /**
-         * Wraps every formatted prompt in the agent's chat template ({@code tokenizer_config.json}'s
-         * {@code chat_template}) as a user message, after {@code systemPrompt} when not null.
-         */
-        public Builder chatTemplate(boolean apply, String systemPrompt) {
-            this.chatTemplate = apply;
-            this.systemPrompt = systemPrompt;
-            return this;
-        }
-
-        public Builder console(PrintStream console) {
-            this.console = console;
-            return this;
-        }
-
-        /**
-         * How many of the latest logged events {@link MAGRPOTrainer#logHistory()} keeps (default
-         * {@value MAGRPOTrainer#DEFAULT_LOG_HISTORY}; 0 keeps none). Memory stays flat on long runs;
-         * every event is in {@code metrics.jsonl} and the metric sinks.
-         */
-        public Builder logHistoryLimit(int limit) {
-            this.logHistoryLimit = limit;
-            return this;
-        }
-
         /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
         Builder gradientObserver(java.util.function.BiConsumer<Integer, DecoderLm> observer) {
             this.gradientObserver = observer;
-            return this;
-        }
-
-        /** An extra metric sink (TensorBoard, W&B, ...). */
-        public Builder metricSink(MetricSink sink) {
-            this.sinks.add(sink);
             return this;
         }
 
