@@ -98,6 +98,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private final boolean verbose;
     protected final PrintStream console;
     private TrainerCheckpoint checkpoint;
+    private final TrainerCheckpoint.Extension checkpointExtension;
     private final UpdateObserver observer;
 
     private long envStep;
@@ -132,8 +133,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.verbose = b.verbose();
         this.console = b.console();
         this.observer = b.observer;
+        this.checkpointExtension = b.checkpointExtension();
         this.seeds = new SeedStream(args.seed());
-        this.logger = new MetricsLogger(outputDir, b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+        this.logger = b.metricsLogger(args.loggingSteps());
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
                 placement.agents()));
         AgentSet loaded = null;
@@ -192,7 +194,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.checkpoint = new TrainerCheckpoint(algorithmName, numAgents, args.numTrainEpochs(), args.saveTotalLimit(),
                 shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "metrics_callback", metricsCallback), seeds, logger);
+                        externalTransition, "metrics_callback", metricsCallback), seeds, logger)
+                .extendedBy(checkpointExtension);
     }
 
     // ------------------------------------------------------------------ what the critic does
@@ -227,8 +230,20 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return numAgents;
     }
 
+    @Override
     public long envStep() {
         return envStep;
+    }
+
+    /** Each actor's causal LM (a shared value head, if any, is not part of it). */
+    @Override
+    public List<CausalLm> policies() {
+        return Collections.unmodifiableList(agents);
+    }
+
+    @Override
+    public Path saveCheckpoint(Path root) {
+        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
     }
 
     /** Each agent's generate settings with the source of every value. */

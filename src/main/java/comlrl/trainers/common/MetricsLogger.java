@@ -18,7 +18,10 @@ import java.util.Map;
  */
 public final class MetricsLogger implements AutoCloseable {
     private final List<MetricSink> sinks = new ArrayList<>();
-    private final JsonlMetricSink metricsFile;
+    private JsonlMetricSink metricsFile;
+    private int users = 1;
+    /** Set by {@link #relocate}: the file is new, so a checkpoint's line count does not apply to it. */
+    private boolean relocated;
     private final TrainLogGate gate;
     private final ArrayDeque<Map<String, Double>> history = new ArrayDeque<>();
     private final int historyLimit;
@@ -88,9 +91,40 @@ public final class MetricsLogger implements AutoCloseable {
         return gate.lastLoggedStep().isPresent() ? gate.lastLoggedStep().getAsLong() : null;
     }
 
-    /** Restores a checkpoint's log position: {@code metrics.jsonl} cut back to {@code lines}, the gate. */
+    /**
+     * Sends the {@code metrics.jsonl} events from now on to {@code dir/metrics.jsonl} instead (a
+     * resumed preference-learning run whose output directory already had files writes into a
+     * {@code resume-*} subdirectory); the old file is left as it was.
+     */
+    public synchronized void relocate(Path dir) {
+        if (metricsFile == null) {
+            return;
+        }
+        int at = sinks.indexOf(metricsFile);
+        metricsFile.close();
+        metricsFile = new JsonlMetricSink(dir.resolve("metrics.jsonl"));
+        sinks.set(at, metricsFile);
+        relocated = true;
+    }
+
+    /**
+     * One more owner: a trainer that runs as a stage of another logs into its logger, and each
+     * owner calls {@link #close()}; the sinks close with the last.
+     */
+    public synchronized MetricsLogger retain() {
+        if (users == 0) {
+            throw new IllegalStateException("this metrics logger is closed");
+        }
+        users++;
+        return this;
+    }
+
+    /**
+     * Restores a checkpoint's log position: {@code metrics.jsonl} cut back to {@code lines} (not after
+     * {@link #relocate}: that file starts empty), the gate.
+     */
     public synchronized void restore(Long lines, Long lastLoggedStep) {
-        if (metricsFile != null && lines != null) {
+        if (metricsFile != null && lines != null && !relocated) {
             metricsFile.truncateTo(lines);
         }
         if (lastLoggedStep != null) {
@@ -100,6 +134,9 @@ public final class MetricsLogger implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (users == 0 || --users > 0) {
+            return;
+        }
         sinks.forEach(MetricSink::close);
     }
 }

@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,6 +32,18 @@ public interface Trainer extends AutoCloseable {
 
     /** Saves the trained models in the reference's layout. */
     void saveModel(Path dir);
+
+    /** The environment steps taken so far ({@code env_step}, the x axis of every logged metric). */
+    long envStep();
+
+    /** Each agent's causal LM (without value heads), in actor order; owned by the trainer. */
+    List<CausalLm> policies();
+
+    /**
+     * Writes a checkpoint of the current state under {@code root} ({@code checkpoint-E}, E = epochs
+     * completed), as {@link #train(Path, int, Path)} does at epoch ends; returns its directory.
+     */
+    Path saveCheckpoint(Path root);
 
     /** Each agent's generate settings, with the source of every value. */
     List<GenerationSettings.Resolved> generationSettings();

@@ -35,6 +35,8 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private PrintStream console = System.err;
     private final List<MetricSink> sinks = new ArrayList<>();
     private int logHistoryLimit = 1000;
+    private MetricsLogger sharedLogger;
+    private TrainerCheckpoint.Extension checkpointExtension;
 
     protected abstract B self();
 
@@ -141,6 +143,32 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     public B metricSink(MetricSink sink) {
         this.sinks.add(sink);
         return self();
+    }
+
+    /**
+     * For a trainer that runs this one as a stage (MARLHF's RL phase): its metrics logger, which this
+     * trainer logs into instead of opening its own (the output directory and sinks given here are
+     * then unused for metrics). This trainer releases it on close; the caller closes it too.
+     */
+    public B sharedLogger(MetricsLogger logger) {
+        this.sharedLogger = logger;
+        return self();
+    }
+
+    /** For a trainer that runs this one as a stage: what it adds to every checkpoint this one writes. */
+    public B checkpointExtension(TrainerCheckpoint.Extension extension) {
+        this.checkpointExtension = extension;
+        return self();
+    }
+
+    /** The metrics logger a trainer built from this builder logs into: the shared one, or a new one. */
+    public MetricsLogger metricsLogger(int loggingSteps) {
+        return sharedLogger != null ? sharedLogger.retain()
+                : new MetricsLogger(outputDir, sinks, loggingSteps, logHistoryLimit);
+    }
+
+    public TrainerCheckpoint.Extension checkpointExtension() {
+        return checkpointExtension;
     }
 
     public List<?> agents() {

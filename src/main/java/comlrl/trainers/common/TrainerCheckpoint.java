@@ -43,6 +43,18 @@ public final class TrainerCheckpoint {
     public record ShapeGroup(String key, String label, List<DecoderLm> models) {
     }
 
+    /**
+     * What a trainer that runs this one as a stage adds to its checkpoints: its algorithm name (so
+     * that only it resumes them), its own parts and stateful parts (MARLHF: the preference set, the
+     * reward model and its optimizer, the stage reached).
+     */
+    public record Extension(String algorithm, Map<String, Part> parts, Map<String, Stateful> states) {
+        public Extension {
+            parts = new LinkedHashMap<>(parts);
+            states = new LinkedHashMap<>(states);
+        }
+    }
+
     private final String algorithm;
     private final int numAgents;
     private final int numTrainEpochs;
@@ -65,6 +77,23 @@ public final class TrainerCheckpoint {
         this.stateful = new LinkedHashMap<>(stateful);
         this.seeds = seeds;
         this.logger = logger;
+    }
+
+    /** This checkpoint with {@code extension}'s algorithm name and its parts added (this one when null). */
+    public TrainerCheckpoint extendedBy(Extension extension) {
+        if (extension == null) {
+            return this;
+        }
+        Map<String, Part> allParts = new LinkedHashMap<>(parts);
+        extension.parts().forEach((k, v) -> {
+            if (allParts.putIfAbsent(k, v) != null) {
+                throw new IllegalArgumentException("checkpoint part " + k + " is already taken");
+            }
+        });
+        Map<String, Stateful> allStates = new LinkedHashMap<>(stateful);
+        allStates.putAll(extension.states());
+        return new TrainerCheckpoint(extension.algorithm(), numAgents, numTrainEpochs, saveTotalLimit, shapes, allParts,
+                allStates, seeds, logger);
     }
 
     /** Writes {@code root/checkpoint-E} (E = epochs done) atomically, then prunes to {@code save_total_limit}. */

@@ -5,7 +5,6 @@ import comlrl.data.Stateful;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.logging.MetricSink;
 import comlrl.reward.RewardFunction;
@@ -37,7 +36,6 @@ import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,11 +62,6 @@ public final class MADPOTrainer implements Trainer {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPO";
 
-    /** One preference pair: per agent the prompt ids and the winner's and loser's completion ids. */
-    record Pair(List<long[]> prompts, List<long[]> winners, List<long[]> losers, double winnerReward,
-            double loserReward, double candidateRewardMean, double[] referenceWinners, double[] referenceLosers) {
-    }
-
     private final MADPOConfig args;
     private final int numAgents;
     private final AgentSet actors;
@@ -93,8 +86,8 @@ public final class MADPOTrainer implements Trainer {
     /** Sees each agent's gradients just before its optimizer step (tests). */
     private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
 
-    private List<Pair> pairs; // null until built (or restored)
-    private long skippedCandidates;
+    private List<PreferencePair> pairs; // null until built (or restored)
+    private final PreferenceCollector collector;
     private long envStep;
     private long updatesSeen;
     private int epochsDone;
@@ -167,7 +160,7 @@ public final class MADPOTrainer implements Trainer {
                 refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+            metrics = b.metricsLogger(args.loggingSteps());
         } catch (RuntimeException | Error e) {
             optimizers.forEach(AdamW::close);
             if (refs != null) {
@@ -179,6 +172,8 @@ public final class MADPOTrainer implements Trainer {
         }
         this.reference = refs;
         this.logger = metrics;
+        this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
+                seeds, reference);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
                 new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
                 false);
@@ -203,7 +198,8 @@ public final class MADPOTrainer implements Trainer {
                 List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent",
                         agents.stream().map(CausalLm::model).toList())), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
-                        evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger);
+                        evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
+                .extendedBy(b.checkpointExtension());
     }
 
     public static Builder builder() {
@@ -218,8 +214,19 @@ public final class MADPOTrainer implements Trainer {
         return Collections.unmodifiableList(agents);
     }
 
+    @Override
     public long envStep() {
         return envStep;
+    }
+
+    @Override
+    public List<CausalLm> policies() {
+        return agents();
+    }
+
+    @Override
+    public Path saveCheckpoint(Path root) {
+        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
     }
 
     /** DPO batches trained on so far (the evaluation schedule's counter). */
@@ -229,7 +236,7 @@ public final class MADPOTrainer implements Trainer {
 
     /** Candidates left out of the preference set because their reward was not finite ({@code skip_nonfinite_samples}). */
     public long skippedCandidates() {
-        return skippedCandidates;
+        return collector.skippedCandidates();
     }
 
     /** The preference pairs (empty before {@link #train()} builds them). */
@@ -263,7 +270,7 @@ public final class MADPOTrainer implements Trainer {
             return;
         }
         if (pairs == null) {
-            pairs = buildPreferenceSet();
+            pairs = collector.collect(trainDataset);
         }
         int size = args.trainBatchSize();
         long batchesPerEpoch = (pairs.size() + size - 1) / size;
@@ -274,7 +281,7 @@ public final class MADPOTrainer implements Trainer {
         }
         try {
             for (int epoch = epochsDone; epoch < args.numTrainEpochs(); epoch++) {
-                List<Pair> order = new ArrayList<>(pairs);
+                List<PreferencePair> order = new ArrayList<>(pairs);
                 Collections.shuffle(order, new Random(seeds.next()));
                 for (int start = 0; start < order.size(); start += size) {
                     if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
@@ -294,80 +301,11 @@ public final class MADPOTrainer implements Trainer {
         }
     }
 
-    /** The offline preference set from the initial policy, in item order. */
-    private List<Pair> buildPreferenceSet() {
-        List<Pair> out = new ArrayList<>();
-        long b = 0;
-        for (TaskItem item : trainDataset) {
-            String label = "preference item " + b++;
-            List<long[]> prompts = new ArrayList<>();
-            long[] rowSeeds = new long[numAgents];
-            for (int i = 0; i < numAgents; i++) {
-                prompts.add(promptEncoder.encode(agents.get(i), formatters.format(i, item)));
-                rowSeeds[i] = seeds.next();
-            }
-            List<List<Completion>> candidates = executor.map(i -> agents.get(i).generator()
-                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
-            int c = args.preferenceNumCandidates();
-            double[] rewards = new double[c];
-            for (int k = 0; k < c; k++) {
-                List<String> joint = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    joint.add(candidates.get(i).get(k).text());
-                }
-                rewards[k] = rewarder.reward(item, joint, label);
-            }
-            // with skip_nonfinite_samples a candidate whose reward is not finite takes part in no pair
-            int[] kept = java.util.stream.IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
-            skippedCandidates += c - kept.length;
-            double[] finite = Arrays.stream(kept).mapToDouble(k -> rewards[k]).toArray();
-            double mean = Arrays.stream(finite).average().orElse(0);
-            long pairSeed = seeds.next();
-            if (kept.length < 2) {
-                continue;
-            }
-            for (PreferencePairs.Pair ranked : PreferencePairs.select(finite, args.pairSelection(),
-                    args.preferencePairsPerSample(), pairSeed)) {
-                PreferencePairs.Pair p = new PreferencePairs.Pair(kept[ranked.winner()], kept[ranked.loser()], ranked.gap());
-                List<long[]> w = new ArrayList<>();
-                List<long[]> l = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    long pad = agents.get(i).padId();
-                    w.add(cut(candidates.get(i).get(p.winner()).tokenIds(), pad));
-                    l.add(cut(candidates.get(i).get(p.loser()).tokenIds(), pad));
-                }
-                double[] refW = null;
-                double[] refL = null;
-                if (reference != null) {
-                    refW = new double[numAgents];
-                    refL = new double[numAgents];
-                    for (int i = 0; i < numAgents; i++) {
-                        MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
-                                List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
-                        refW[i] = r.winners()[0];
-                        refL[i] = r.losers()[0];
-                    }
-                }
-                out.add(new Pair(prompts, w, l, rewards[p.winner()], rewards[p.loser()], mean, refW, refL));
-            }
-        }
-        if (out.isEmpty()) {
-            throw new IllegalStateException("No preference pairs: every item's " + args.preferenceNumCandidates()
-                    + " candidates scored the same reward (ties are dropped); use a reward that tells candidates apart, "
-                    + "more candidates (preference_num_candidates) or a higher temperature");
-        }
-        return out;
-    }
-
-    private static long[] cut(long[] ids, long pad) {
-        return MADPOLoss.completionTokens(ids, pad);
-    }
-
     /**
      * One DPO batch ({@link MADPOLoss}): every agent's Δ over the batch first (no gradients), then each
      * agent's step on its loss with the other agents' Δ as constants.
      */
-    private void trainBatch(List<Pair> batch) {
+    private void trainBatch(List<PreferencePair> batch) {
         int n = batch.size();
         double[][] deltas = new double[numAgents][];
         List<List<long[]>> prompts = new ArrayList<>();
@@ -423,7 +361,7 @@ public final class MADPOTrainer implements Trainer {
         if (args.useEnvironmentStep()) {
             envStep += (long) args.environmentStepsPerPair() * n;
         }
-        double mean = batch.stream().mapToDouble(Pair::candidateRewardMean).average().orElse(0);
+        double mean = batch.stream().mapToDouble(PreferencePair::candidateRewardMean).average().orElse(0);
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put("turn_1/reward_mean", mean);
         metrics.put("turn_1/expected_return", mean);

@@ -15,7 +15,7 @@ import java.util.function.Supplier;
 
 /**
  * The preference set in a checkpoint ({@code preference_pairs.json}): per pair and agent the prompt,
- * winner and loser token ids, the rewards, the candidate mean and, for {@code frozen_initial}, the
+ * winner and loser texts and token ids, the rewards, the candidate mean and, for {@code frozen_initial}, the
  * frozen reference's log-probabilities. A resumed run trains on exactly these pairs instead of sampling new ones.
  */
 final class PreferenceSetFile {
@@ -25,15 +25,18 @@ final class PreferenceSetFile {
     private PreferenceSetFile() {
     }
 
-    static TrainerCheckpoint.Part part(Supplier<List<MADPOTrainer.Pair>> current, Consumer<List<MADPOTrainer.Pair>> restore) {
+    static TrainerCheckpoint.Part part(Supplier<List<PreferencePair>> current, Consumer<List<PreferencePair>> restore) {
         return new TrainerCheckpoint.Part() {
             @Override
             public void save(Path dir) {
-                List<MADPOTrainer.Pair> pairs = current.get();
+                List<PreferencePair> pairs = current.get();
                 List<Map<String, Object>> rows = new ArrayList<>();
                 if (pairs != null) {
-                    for (MADPOTrainer.Pair p : pairs) {
+                    for (PreferencePair p : pairs) {
                         Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("prompt_texts", p.promptTexts());
+                        row.put("winner_texts", p.winnerTexts());
+                        row.put("loser_texts", p.loserTexts());
                         row.put("prompts", p.prompts());
                         row.put("winners", p.winners());
                         row.put("losers", p.losers());
@@ -55,7 +58,7 @@ final class PreferenceSetFile {
             public void restore(Path dir) {
                 Path file = dir.resolve(FILE);
                 if (!Files.isRegularFile(file)) {
-                    throw new IllegalArgumentException(dir + " has no " + FILE + " (the preference set of a MADPO run)");
+                    throw new IllegalArgumentException(dir + " has no " + FILE + " (the preference set of a preference-learning run)");
                 }
                 try {
                     Map<?, ?> doc = JSON.readValue(file.toFile(), Map.class);
@@ -63,10 +66,11 @@ final class PreferenceSetFile {
                         restore.accept(null);
                         return;
                     }
-                    List<MADPOTrainer.Pair> pairs = new ArrayList<>();
+                    List<PreferencePair> pairs = new ArrayList<>();
                     for (Object o : (List<?>) doc.get("pairs")) {
                         Map<?, ?> row = (Map<?, ?>) o;
-                        pairs.add(new MADPOTrainer.Pair(ids(row.get("prompts")), ids(row.get("winners")),
+                        pairs.add(new PreferencePair(texts(row.get("prompt_texts")),
+                                texts(row.get("winner_texts")), texts(row.get("loser_texts")), ids(row.get("prompts")), ids(row.get("winners")),
                                 ids(row.get("losers")), num(row.get("winner_reward")), num(row.get("loser_reward")),
                                 num(row.get("candidate_reward_mean")), doubles(row.get("reference_winners")),
                                 doubles(row.get("reference_losers"))));
@@ -91,6 +95,13 @@ final class PreferenceSetFile {
             out.add(a);
         }
         return out;
+    }
+
+    private static List<String> texts(Object o) {
+        if (!(o instanceof List<?> l)) {
+            throw new IllegalArgumentException("a pair has no texts");
+        }
+        return l.stream().map(t -> (String) t).toList();
     }
 
     private static double num(Object o) {

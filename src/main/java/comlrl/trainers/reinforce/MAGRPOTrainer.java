@@ -172,7 +172,7 @@ public class MAGRPOTrainer implements Trainer {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
             actors.requireOutside(outputDir, "output_dir");
-            metrics = new MetricsLogger(outputDir, b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+            metrics = b.metricsLogger(args.loggingSteps());
         } catch (RuntimeException | Error e) {
             closeModels();
             throw e;
@@ -188,7 +188,7 @@ public class MAGRPOTrainer implements Trainer {
                 checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
-                seeds, logger);
+                seeds, logger).extendedBy(b.checkpointExtension());
     }
 
     /** Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}). */
@@ -255,6 +255,17 @@ public class MAGRPOTrainer implements Trainer {
         return numAgents;
     }
 
+    @Override
+    public List<CausalLm> policies() {
+        return agents();
+    }
+
+    @Override
+    public Path saveCheckpoint(Path root) {
+        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+    }
+
+    @Override
     public long envStep() {
         return envStep;
     }

@@ -1,0 +1,144 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.SeedStream;
+import comlrl.utils.Formatters;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * Builds the offline preference set of MADPO and MARLHF (reference §7.2 steps 1–2) from the current
+ * policy, in item order:
+ * <ol>
+ *   <li>per task item every agent samples {@code preference_num_candidates} completions of its prompt
+ *       (one generator call, seeded from the trainer's stream); candidate k is the aligned joint
+ *       response (c_0^k, …, c_{N−1}^k), scored by the task reward and the processor;</li>
+ *   <li>candidates whose reward is not finite are left out ({@code skip_nonfinite_samples}, counted);</li>
+ *   <li>pairs are selected among the rest by {@link PreferencePairs#select} (ties dropped).</li>
+ * </ol>
+ * Per item the seeds drawn are: one per agent (generation), then one for the pair selection.
+ */
+final class PreferenceCollector {
+    private final PreferenceConfig args;
+    private final List<CausalLm> agents;
+    private final List<GenerationSettings.Resolved> generation;
+    private final Formatters formatters;
+    private final PromptEncoder promptEncoder;
+    private final JointRewarder rewarder;
+    private final AgentExecutor executor;
+    private final SeedStream seeds;
+    private final ReferencePolicy reference;
+    private long skippedCandidates;
+
+    /**
+     * @param generation each agent's sampling settings, with {@code preference_num_candidates} return sequences
+     * @param reference the frozen initial policy for {@code dpo_reference: frozen_initial}, else null
+     */
+    PreferenceCollector(PreferenceConfig args, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
+            Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, AgentExecutor executor,
+            SeedStream seeds, ReferencePolicy reference) {
+        this.args = args;
+        this.agents = agents;
+        this.generation = generation;
+        this.formatters = formatters;
+        this.promptEncoder = promptEncoder;
+        this.rewarder = rewarder;
+        this.executor = executor;
+        this.seeds = seeds;
+        this.reference = reference;
+    }
+
+    /** Candidates left out so far because their reward was not finite. */
+    long skippedCandidates() {
+        return skippedCandidates;
+    }
+
+    /**
+     * The preference pairs of every item of {@code items}.
+     *
+     * @throws IllegalStateException when no item yields a pair (every candidate tied)
+     */
+    List<PreferencePair> collect(TaskSet items) {
+        int numAgents = agents.size();
+        List<PreferencePair> out = new ArrayList<>();
+        long b = 0;
+        for (TaskItem item : items) {
+            String label = "preference item " + b++;
+            List<String> promptTexts = new ArrayList<>();
+            List<long[]> prompts = new ArrayList<>();
+            long[] rowSeeds = new long[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                promptTexts.add(formatters.format(i, item));
+                prompts.add(promptEncoder.encode(agents.get(i), promptTexts.get(i)));
+                rowSeeds[i] = seeds.next();
+            }
+            List<List<Completion>> candidates = executor.map(i -> agents.get(i).generator()
+                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+            int c = args.preferenceNumCandidates();
+            double[] rewards = new double[c];
+            for (int k = 0; k < c; k++) {
+                rewards[k] = rewarder.reward(item, joint(candidates, k), label);
+            }
+            int[] kept = IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
+            skippedCandidates += c - kept.length;
+            double[] finite = Arrays.stream(kept).mapToDouble(k -> rewards[k]).toArray();
+            double mean = Arrays.stream(finite).average().orElse(0);
+            long pairSeed = seeds.next();
+            if (kept.length < 2) {
+                continue;
+            }
+            for (PreferencePairs.Pair ranked : PreferencePairs.select(finite, args.pairSelection(),
+                    args.preferencePairsPerSample(), pairSeed)) {
+                int winner = kept[ranked.winner()];
+                int loser = kept[ranked.loser()];
+                out.add(pair(promptTexts, prompts, candidates, winner, loser, rewards[winner], rewards[loser], mean));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalStateException("No preference pairs: every item's " + args.preferenceNumCandidates()
+                    + " candidates scored the same reward (ties are dropped); use a reward that tells candidates apart, "
+                    + "more candidates (preference_num_candidates) or a higher temperature");
+        }
+        return out;
+    }
+
+    private static List<String> joint(List<List<Completion>> candidates, int k) {
+        return candidates.stream().map(agent -> agent.get(k).text()).toList();
+    }
+
+    private PreferencePair pair(List<String> promptTexts, List<long[]> prompts, List<List<Completion>> candidates,
+            int winner, int loser, double winnerReward, double loserReward, double mean) {
+        int numAgents = agents.size();
+        List<long[]> w = new ArrayList<>();
+        List<long[]> l = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            long pad = agents.get(i).padId();
+            w.add(MADPOLoss.completionTokens(candidates.get(i).get(winner).tokenIds(), pad));
+            l.add(MADPOLoss.completionTokens(candidates.get(i).get(loser).tokenIds(), pad));
+        }
+        double[] refW = null;
+        double[] refL = null;
+        if (reference != null) {
+            refW = new double[numAgents];
+            refL = new double[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
+                        List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
+                refW[i] = r.winners()[0];
+                refL[i] = r.losers()[0];
+            }
+        }
+        return new PreferencePair(List.copyOf(promptTexts), joint(candidates, winner), joint(candidates, loser),
+                prompts, w, l, winnerReward, loserReward, mean, refW, refL);
+    }
+}
