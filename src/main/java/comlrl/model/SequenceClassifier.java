@@ -404,6 +404,27 @@ public final class SequenceClassifier implements AutoCloseable {
         }
     }
 
+    /**
+     * Overwrites every parameter with the tensor of the same name in the model directory {@code dir}
+     * (a checkpoint written by {@link #writeFiles}); fails naming a missing or misshapen tensor,
+     * before anything is overwritten.
+     */
+    public void loadParameters(Path dir) {
+        try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir); Scope s = Scope.open();
+                comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            Map<String, Tensor> params = namedParameters();
+            for (Map.Entry<String, Tensor> e : params.entrySet()) {
+                Tensor src = saved.tensors().get(e.getKey());
+                if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {
+                    throw new IllegalArgumentException(dir + ": checkpoint tensor '" + e.getKey() + "' is "
+                            + (src == null ? "missing" : "of shape " + Arrays.toString(src.shape()))
+                            + "; expected " + Arrays.toString(e.getValue().shape()));
+                }
+            }
+            params.forEach((k, v) -> v.copy_(saved.tensors().get(k)));
+        }
+    }
+
     @Override
     public void close() {
         decoder.close();

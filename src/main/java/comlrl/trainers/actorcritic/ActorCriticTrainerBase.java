@@ -121,8 +121,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
-        this.evalRewarder = b.evalRewardFunc() == null ? rewarder : new JointRewarder(b.evalRewardFunc(), rewardProcessor,
-                numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
+        this.evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
+                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
+                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
         this.externalTransition = b.externalTransition;

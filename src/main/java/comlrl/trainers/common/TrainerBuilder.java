@@ -25,6 +25,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private RewardFunction rewardFunc;
     private RewardFunction evalRewardFunc;
     private RewardProcessor rewardProcessor;
+    private RewardProcessor evalRewardProcessor;
     private TaskSet trainDataset;
     private Dataset evalDataset;
     private DType dtype;
@@ -74,6 +75,15 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public B rewardProcessor(RewardProcessor rewardProcessor) {
         this.rewardProcessor = rewardProcessor;
+        return self();
+    }
+
+    /**
+     * The processor of the evaluation reward when it differs from the training one (MARLHF: its
+     * learned reward is used raw, the task reward of evaluation processed); default: {@code rewardProcessor}.
+     */
+    public B evalRewardProcessor(RewardProcessor evalRewardProcessor) {
+        this.evalRewardProcessor = evalRewardProcessor;
         return self();
     }
 
@@ -161,6 +171,21 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return self();
     }
 
+    /**
+     * Sets every shared value of this builder on {@code target} (agents, formatters, rewards,
+     * datasets, dtype, output directory, console, chat template, history limit, sinks; not the
+     * stage hooks), for a trainer that builds another as a stage; returns {@code target}.
+     */
+    public <C extends TrainerBuilder<C>> C copyInto(C target) {
+        target.agents(agents).rewardFunc(rewardFunc).evalRewardFunc(evalRewardFunc).rewardProcessor(rewardProcessor)
+                .evalRewardProcessor(evalRewardProcessor)
+                .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
+                .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
+        ((TrainerBuilder<C>) target).formatters = formatters;
+        sinks.forEach(target::metricSink);
+        return target;
+    }
+
     /** The metrics logger a trainer built from this builder logs into: the shared one, or a new one. */
     public MetricsLogger metricsLogger(int loggingSteps) {
         return sharedLogger != null ? sharedLogger.retain()
@@ -190,6 +215,10 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public RewardProcessor rewardProcessor() {
         return rewardProcessor;
+    }
+
+    public RewardProcessor evalRewardProcessor() {
+        return evalRewardProcessor;
     }
 
     public TaskSet trainDataset() {

@@ -42,13 +42,22 @@ public final class JointRewardModel implements AutoCloseable {
     private final Tokenizer tokenizer;
     private final boolean freezeBackbone;
     private final Integer maxLength;
+    private final AdamW optimizer;
 
     private JointRewardModel(SequenceClassifier classifier, Tokenizer tokenizer, boolean freezeBackbone,
-            Integer maxLength) {
+            Integer maxLength, double learningRate) {
         this.classifier = classifier;
         this.tokenizer = tokenizer;
         this.freezeBackbone = freezeBackbone;
         this.maxLength = maxLength;
+        List<Tensor> params = new ArrayList<>();
+        if (!freezeBackbone) {
+            params.addAll(classifier.decoder().parameters());
+        } else {
+            classifier.decoder().parameters().forEach(p -> p.requiresGrad(false));
+        }
+        params.add(classifier.scoreWeight().requiresGrad(true));
+        this.optimizer = new AdamW(params, learningRate, 0.01);
     }
 
     /**
@@ -57,9 +66,10 @@ public final class JointRewardModel implements AutoCloseable {
      * (uniform in ±1/√E), on {@code device}.
      *
      * @param maxLength tokens kept per text ({@code reward_max_length}), or null for all
+     * @param learningRate AdamW's learning rate ({@code reward_learning_rate}; weight decay 0.01)
      */
     public static JointRewardModel fromCausalLm(String source, DType dtype, Device device, long seed,
-            boolean freezeBackbone, Integer maxLength) {
+            boolean freezeBackbone, Integer maxLength, double learningRate) {
         CausalLm lm = CausalLm.load(source, dtype, device);
         try {
             Tokenizer tok = lm.tokenizer();
@@ -87,7 +97,12 @@ public final class JointRewardModel implements AutoCloseable {
                         source + " (reward model)");
             }
             lm.model().close(); // the classifier holds its own copy; the tokenizer stays with the reward model
-            return new JointRewardModel(classifier, tok, freezeBackbone, maxLength);
+            try {
+                return new JointRewardModel(classifier, tok, freezeBackbone, maxLength, learningRate);
+            } catch (RuntimeException | Error e) {
+                classifier.close();
+                throw e;
+            }
         } catch (RuntimeException | Error e) {
             lm.close();
             throw e;
@@ -149,59 +164,76 @@ public final class JointRewardModel implements AutoCloseable {
 
     /**
      * Trains on pairs (winner text beats loser text): {@code epochs} passes, each over the pairs
-     * shuffled with a generator seeded by {@code seed}, batches of {@code batchSize}, one AdamW step
-     * ({@code lr}, weight decay 0.01) per batch. Returns the mean loss of the last epoch.
+     * shuffled with a generator seeded by {@code seed}, batches of {@code batchSize}, one step of
+     * this model's AdamW per batch (its moments carry over between calls and into checkpoints).
+     * Returns the mean loss of each epoch.
+     *
+     * @throws IllegalStateException on a non-finite loss or gradient, before any step uses it
      */
-    public double train(List<String> winners, List<String> losers, int epochs, int batchSize, double lr, long seed) {
+    public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
                     + losers.size() + " losers");
         }
-        List<Tensor> params = new ArrayList<>();
-        if (!freezeBackbone) {
-            params.addAll(classifier.decoder().parameters());
-        }
-        params.add(classifier.scoreWeight().requiresGrad(true));
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < winners.size(); i++) {
             order.add(i);
         }
         Random shuffle = new Random(seed);
-        double last = Double.NaN;
-        try (AdamW opt = new AdamW(params, lr, 0.01)) {
-            for (int epoch = 0; epoch < epochs; epoch++) {
-                Collections.shuffle(order, shuffle);
-                double sum = 0;
-                int batches = 0;
-                for (int from = 0; from < order.size(); from += batchSize) {
-                    List<Integer> idx = order.subList(from, Math.min(order.size(), from + batchSize));
-                    opt.zeroGrad();
-                    double loss;
-                    try (Scope s = Scope.open()) {
-                        Tensor l = bradleyTerry(scores(idx.stream().map(winners::get).toList()),
-                                scores(idx.stream().map(losers::get).toList()));
-                        loss = l.item();
-                        if (!Double.isFinite(loss)) {
-                            opt.zeroGrad();
-                            throw new IllegalStateException("Reward model training stopped: the Bradley-Terry loss is "
-                                    + loss + "; lower reward_learning_rate");
-                        }
-                        l.backward();
+        double[] epochLoss = new double[epochs];
+        for (int epoch = 0; epoch < epochs; epoch++) {
+            Collections.shuffle(order, shuffle);
+            double sum = 0;
+            int batches = 0;
+            for (int from = 0; from < order.size(); from += batchSize) {
+                List<Integer> idx = order.subList(from, Math.min(order.size(), from + batchSize));
+                optimizer.zeroGrad();
+                double loss;
+                try (Scope s = Scope.open()) {
+                    Tensor l = bradleyTerry(scores(idx.stream().map(winners::get).toList()),
+                            scores(idx.stream().map(losers::get).toList()));
+                    loss = l.item();
+                    if (!Double.isFinite(loss)) {
+                        optimizer.zeroGrad();
+                        throw new IllegalStateException("Reward model training stopped: the Bradley-Terry loss is "
+                                + loss + "; no step used it; lower reward_learning_rate");
                     }
-                    if (!opt.gradientsFinite()) {
-                        opt.zeroGrad();
-                        throw new IllegalStateException("Reward model training stopped: a gradient is not finite; "
-                                + "lower reward_learning_rate");
-                    }
-                    opt.step();
-                    opt.zeroGrad();
-                    sum += loss;
-                    batches++;
+                    l.backward();
                 }
-                last = sum / batches;
+                if (!optimizer.gradientsFinite()) {
+                    optimizer.zeroGrad();
+                    throw new IllegalStateException("Reward model training stopped: a gradient is not finite; "
+                            + "no step used it; lower reward_learning_rate");
+                }
+                optimizer.step();
+                optimizer.zeroGrad();
+                sum += loss;
+                batches++;
             }
+            epochLoss[epoch] = sum / batches;
         }
-        return last;
+        return epochLoss;
+    }
+
+    /** The fraction of pairs whose winner scores above its loser. */
+    public double accuracy(List<String> winners, List<String> losers, int batchSize) {
+        double[] w = score(winners, batchSize);
+        double[] l = score(losers, batchSize);
+        int right = 0;
+        for (int i = 0; i < w.length; i++) {
+            right += w[i] > l[i] ? 1 : 0;
+        }
+        return (double) right / w.length;
+    }
+
+    /** Its AdamW (the trained parameters' moments and step counts). */
+    public AdamW optimizer() {
+        return optimizer;
+    }
+
+    /** Overwrites the weights with those of a directory written by {@link #save} (a checkpoint). */
+    public void loadWeights(Path dir) {
+        classifier.loadParameters(dir);
     }
 
     /** Saves the model as a Hugging Face sequence-classification directory, with its tokenizer. */
@@ -212,6 +244,7 @@ public final class JointRewardModel implements AutoCloseable {
 
     @Override
     public void close() {
+        optimizer.close();
         classifier.close();
         tokenizer.close();
     }

@@ -88,6 +88,7 @@ public final class MADPOTrainer implements Trainer {
 
     private List<PreferencePair> pairs; // null until built (or restored)
     private final PreferenceCollector collector;
+    private final ResumeOutput output;
     private long envStep;
     private long updatesSeen;
     private int epochsDone;
@@ -142,6 +143,7 @@ public final class MADPOTrainer implements Trainer {
         this.console = b.console();
         this.verbose = b.verbose();
         this.observer = b.observer;
+        this.output = new ResumeOutput(b.outputDir());
 
         this.seeds = new SeedStream(args.seed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
@@ -390,8 +392,13 @@ public final class MADPOTrainer implements Trainer {
         return metrics;
     }
 
+    /**
+     * Restores a checkpoint of a MADPO run. When the output directory had files before this trainer
+     * was built, outputs from here on go to a fresh {@code resume-<checkpoint>} subdirectory.
+     */
     @Override
     public void resumeFrom(Path checkpointPath) {
+        output.onResume(checkpointPath, logger);
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
         envStep = p.envStep();

@@ -178,8 +178,9 @@ public class MAGRPOTrainer implements Trainer {
             throw e;
         }
         this.logger = metrics;
-        JointRewarder evalRewarder = b.evalRewardFunc() == null ? rewarder : new JointRewarder(b.evalRewardFunc(),
-                rewardProcessor, count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
+        JointRewarder evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
+                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
+                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
                 args.externalPromptPassthrough());

@@ -48,11 +48,12 @@ class JointRewardModelTest {
             winners.add(JointRewardModel.jointText(List.of("q" + i), List.of("a long and careful answer number " + i)));
             losers.add(JointRewardModel.jointText(List.of("q" + i), List.of("no")));
         }
-        try (JointRewardModel rm = JointRewardModel.fromCausalLm(base.toString(), DType.F32, Device.CPU, 1, false, 64)) {
+        try (JointRewardModel rm = JointRewardModel.fromCausalLm(base.toString(), DType.F32, Device.CPU, 1, false, 64, 1e-2)) {
             double[] before = rm.score(winners, 4);
             double[] beforeL = rm.score(losers, 4);
-            double first = rm.train(winners, losers, 1, 4, 1e-2, 3);
-            double last = rm.train(winners, losers, 10, 4, 1e-2, 3);
+            double first = rm.train(winners, losers, 1, 4, 3)[0];
+            double[] epochs = rm.train(winners, losers, 10, 4, 3);
+            double last = epochs[epochs.length - 1];
             assertThat(last).isLessThan(first);
             double[] w = rm.score(winners, 4);
             double[] l = rm.score(losers, 4);

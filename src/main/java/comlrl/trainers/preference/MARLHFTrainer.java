@@ -1,0 +1,554 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.Dataset;
+import comlrl.data.Stateful;
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.Device;
+import comlrl.tensor.Engine;
+import comlrl.tokenizer.Tokenizer;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
+import comlrl.trainers.actorcritic.IACConfig;
+import comlrl.trainers.actorcritic.IACTrainer;
+import comlrl.trainers.actorcritic.MAACConfig;
+import comlrl.trainers.actorcritic.MAACTrainer;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.reinforce.MAGRPOTrainer;
+import comlrl.trainers.reinforce.ReinforceAlgorithm;
+import comlrl.utils.CollaborationMode;
+import comlrl.utils.Formatters;
+import comlrl.utils.ParallelTraining;
+import comlrl.utils.RewardProcessor;
+import comlrl.utils.RewardProcessors;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Multi-agent RLHF (reference §7.3): learn a joint reward model from preferences labelled by the
+ * task reward, then train the agents against it with an RL backend.
+ * <ol>
+ *   <li><b>Preferences</b>: MADPO's offline preference set ({@link PreferenceCollector}) from the
+ *       initial policy, labelled by the task reward {@code reward_func} and its processor.</li>
+ *   <li><b>Reward model</b>: a {@link JointRewardModel} (backbone {@code reward_model_name}, or the
+ *       first actor's model) trained on the pairs' joint texts with the Bradley–Terry loss
+ *       {@code −mean log σ(s(w) − s(l))} for {@code reward_num_train_epochs}; saved to
+ *       {@code <output_dir>/reward_model/} (a sequence-classification directory with its tokenizer).</li>
+ *   <li><b>Policy learning</b>: the {@code rl_algorithm} trainer (MAGRPO, MA-REINFORCE, MAReMax,
+ *       MARLOO, IAC or MAAC) on the same agents, its config mapped from this one's fields, with
+ *       the frozen reward model's score of each aligned joint text
+ *       {@code r_k = s(jointText(formatter_i(item), c_i^k))} as the reward (unprocessed) and the task
+ *       reward (processed) in evaluation.</li>
+ * </ol>
+ * {@link #evaluate()} always uses the task reward. Checkpoints are the RL trainer's plus the
+ * preference set, the reward model and its AdamW, and the stage reached; {@code checkpoint-0} is
+ * written after the preference set and again after the reward model, then one per RL epoch as the
+ * backend writes them. A resumed run whose output directory already has files writes its outputs
+ * (metrics, reward model) into a {@code resume-*} subdirectory.
+ *
+ * <p>Where we differ from the reference: {@code collaboration_mode: centralized} is refused (only
+ * MADPO trains a centralized actor here); a {@code reward_model_device} naming a CUDA device that
+ * this machine lacks fails before any model loads.
+ */
+public final class MARLHFTrainer implements Trainer {
+    /** The reference's algorithm name. */
+    public static final String ALGORITHM_NAME = "MARLHF";
+    /** Where the learned reward model goes in the output directory, the saved models and checkpoints. */
+    public static final String REWARD_MODEL_DIR = "reward_model";
+
+    /** How far the preference-learning stages got (saved in checkpoints). */
+    enum Stage {
+        START, PREFERENCES, REWARD_MODEL
+    }
+
+    private final MARLHFConfig args;
+    private final int numAgents;
+    private final Trainer rl;
+    private final JointRewardModel rewardModel;
+    private final MetricsLogger logger;
+    private final SeedStream seeds;
+    private final AgentExecutor executor;
+    private final PreferenceCollector collector;
+    private final TaskSet trainDataset;
+    private final PrintStream console;
+    private final ResumeOutput output;
+    private List<PreferencePair> pairs;
+    private Stage stage = Stage.START;
+
+    private MARLHFTrainer(Builder b) {
+        if (b.args == null) {
+            throw new IllegalArgumentException("args (a MARLHFConfig) must be provided");
+        }
+        if (b.rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
+                    + "labels the preference pairs and scores evaluation");
+        }
+        if (b.trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        this.args = b.args;
+        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
+            throw new IllegalArgumentException("collaboration_mode: centralized is not supported by MARLHF here (MADPO "
+                    + "trains a centralized actor); use collaboration_mode: decentralized");
+        }
+        this.numAgents = b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
+        String rewardSource = rewardModelSource(args, b.agentModel, b.agents());
+        Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
+        if (requested != null && requested.isCuda() && requested.index() >= Engine.cudaDeviceCount()) {
+            throw new IllegalArgumentException("reward_model_device is \"" + args.rewardModelDevice() + "\" (default "
+                    + "\"cuda:0\") but this machine has " + Engine.cudaDeviceCount() + " CUDA device(s); set "
+                    + "reward_model_device: cpu, or null for the agents' device");
+        }
+        this.trainDataset = b.trainDataset();
+        this.console = b.console();
+        this.output = new ResumeOutput(b.outputDir());
+        this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
+        RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        JointRewardModel[] model = new JointRewardModel[1];
+        RewardFunction learned = (completions, items) -> learnedReward(model[0], formatters, completions, items);
+        this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+        Trainer inner = null;
+        AgentExecutor exec = null;
+        try {
+            inner = buildBackend(b, learned, processor, checkpointExtension());
+            List<CausalLm> policies = inner.policies();
+            Device rmDevice = requested != null ? requested : policies.get(0).model().device();
+            model[0] = JointRewardModel.fromCausalLm(rewardSource, b.dtype(), rmDevice, args.seed(),
+                    args.rewardFreezeBackbone(), args.rewardMaxLength(), args.rewardLearningRate());
+            List<GenerationSettings.Resolved> generation = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                generation.add(AgentGeneration.resolve(i, policies.get(i), args.generationKwargs(), args.temperature(),
+                        args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
+            }
+            exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
+                    && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
+            JointRewarder taskRewarder = new JointRewarder(b.rewardFunc(), processor, numAgents,
+                    args.preferenceNumCandidates(), ALGORITHM_NAME, args.skipNonfiniteSamples());
+            this.collector = new PreferenceCollector(args, policies, generation, formatters,
+                    new PromptEncoder(b.chatTemplate(), b.systemPrompt()), taskRewarder, exec, seeds, null);
+        } catch (RuntimeException | Error e) {
+            if (model[0] != null) {
+                model[0].close();
+            }
+            if (exec != null) {
+                exec.close();
+            }
+            if (inner != null) {
+                inner.close();
+            }
+            logger.close();
+            throw e;
+        }
+        this.rl = inner;
+        this.rewardModel = model[0];
+        this.executor = exec;
+    }
+
+    /** {@code reward_model_name}, else the first actor's model id or directory. */
+    private static String rewardModelSource(MARLHFConfig args, String agentModel, List<?> agents) {
+        if (args.rewardModelName() != null) {
+            return args.rewardModelName();
+        }
+        String first = firstActorSource(agentModel, agents);
+        if (first == null) {
+            throw new IllegalArgumentException("reward_model_name must be provided when agent models are objects.");
+        }
+        return first;
+    }
+
+    /** The first actor's model id or directory, or null when the actors are model objects. */
+    private static String firstActorSource(String agentModel, List<?> agents) {
+        if (agentModel != null) {
+            return agentModel;
+        }
+        return agents != null && !agents.isEmpty() && agents.get(0) instanceof String first ? first : null;
+    }
+
+    /**
+     * The learned reward of K aligned joint responses of one item: the reward model's score of
+     * {@link #jointTexts} (unprocessed).
+     */
+    private static List<Double> learnedReward(JointRewardModel model, Formatters formatters,
+            List<List<String>> completions, List<TaskItem> items) {
+        if (items.size() != 1) {
+            throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
+        }
+        List<String> texts = jointTexts(formatters, completions, items.get(0));
+        List<Double> out = new ArrayList<>(texts.size());
+        for (double s : model.score(texts, texts.size())) {
+            out.add(s);
+        }
+        return out;
+    }
+
+    /**
+     * The joint text of each aligned joint response k:
+     * {@code jointText([formatter_i(item)]_i, [c_i^k]_i)} ({@link JointRewardModel#jointText}).
+     */
+    static List<String> jointTexts(Formatters formatters, List<List<String>> completions, TaskItem item) {
+        List<String> prompts = new ArrayList<>();
+        for (int i = 0; i < completions.size(); i++) {
+            prompts.add(formatters.format(i, item));
+        }
+        int k = completions.get(0).size();
+        List<String> texts = new ArrayList<>(k);
+        for (int j = 0; j < k; j++) {
+            int joint = j;
+            texts.add(JointRewardModel.jointText(prompts, completions.stream().map(c -> c.get(joint)).toList()));
+        }
+        return texts;
+    }
+
+    /**
+     * The RL backend: the {@code rl_algorithm} trainer on the same agents and data, trained on
+     * {@code learned} (raw), evaluated on the task reward through {@code processor}, logging into this
+     * trainer's logger and checkpointing this trainer's state with its own.
+     */
+    private Trainer buildBackend(Builder b, RewardFunction learned, RewardProcessor processor,
+            TrainerCheckpoint.Extension extension) {
+        RlAlgorithm algorithm = args.rlAlgorithm();
+        RewardFunction task = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
+        if (!algorithm.isActorCritic()) {
+            ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
+            MAGRPOTrainer.Builder inner = b.copyInto(MAGRPOTrainer.builderFor(reinforce))
+                    .args(reinforce.fromMap(backendFields(reinforce.fromMap(Map.of()).toMap().keySet())));
+            if (b.agentModel != null) {
+                inner.agentModel(b.agentModel);
+            }
+            if (b.numAgents != null) {
+                inner.numAgents(b.numAgents);
+            }
+            if (b.evalLogger != null) {
+                inner.evalLogger(b.evalLogger).evalAggregator(b.evalAggregator);
+            }
+            return inner.rewardFunc(learned).rewardProcessor(RewardProcessors.identity()).evalRewardFunc(task)
+                    .evalRewardProcessor(processor).sharedLogger(logger).checkpointExtension(extension).build();
+        }
+        Map<String, Object> fields = backendFields(algorithm == RlAlgorithm.IAC ? IACConfig.keys() : MAACConfig.keys());
+        fields.put("critic_learning_rate", args.criticLearningRate());
+        if (args.criticDevices() == null && args.parallelTraining() == ParallelTraining.MP) {
+            fields.put("critic_devices", args.agentDevices());
+        }
+        fields.put("num_agents", numAgents);
+        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
+                ? b.copyInto(IACTrainer.builder()).args(IACConfig.fromMap(fields))
+                : b.copyInto(MAACTrainer.builder()).args(MAACConfig.fromMap(fields));
+        if (b.agentModel != null) {
+            inner.agentModel(b.agentModel);
+        }
+        // critics: the builder's, else critic_model_name, else the first actor's model (reference §7.3)
+        Object criticModel = b.criticModel != null ? b.criticModel : b.critics != null ? null
+                : args.criticModelName() != null ? args.criticModelName() : firstActorSource(b.agentModel, b.agents());
+        if (criticModel != null) {
+            inner.criticModel(criticModel);
+        }
+        if (b.critics != null) {
+            inner.critics(b.critics);
+        }
+        if (b.tokenizers != null) {
+            inner.tokenizers(b.tokenizers);
+        } else if (b.tokenizer != null) {
+            inner.tokenizer(b.tokenizer);
+        }
+        if (b.metricsCallback != null) {
+            inner.metricsCallback(b.metricsCallback);
+        }
+        return inner.rewardFunc(learned).rewardProcessor(RewardProcessors.identity()).evalRewardFunc(task)
+                .evalRewardProcessor(processor).sharedLogger(logger).checkpointExtension(extension).build();
+    }
+
+    /** This config's values of the backend config's {@code keys} (the reference runs the backend on the MARLHF config). */
+    private Map<String, Object> backendFields(java.util.Collection<String> keys) {
+        Map<String, Object> all = args.toMap();
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String k : keys) {
+            if (all.containsKey(k) && all.get(k) != null) {
+                out.put(k, all.get(k));
+            }
+        }
+        return out;
+    }
+
+    /** The preference set, the reward model with its optimizer, and the stage, in every checkpoint. */
+    private TrainerCheckpoint.Extension checkpointExtension() {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
+        parts.put(REWARD_MODEL_DIR, new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path d = dir.resolve(REWARD_MODEL_DIR);
+                if (!Files.isDirectory(d)) {
+                    throw new IllegalArgumentException(dir + " has no " + REWARD_MODEL_DIR + "/ directory (the "
+                            + "reward model of a MARLHF run)");
+                }
+                rewardModel.loadWeights(d);
+            }
+        });
+        parts.put("reward_optimizer", new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", rewardModel.optimizer()).save(dir);
+            }
+
+            @Override
+            public void restore(Path dir) {
+                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", rewardModel.optimizer()).restore(dir);
+            }
+        });
+        Stateful progress = new Stateful() {
+            @Override
+            public Map<String, Object> stateDict() {
+                return Map.of("stage", stage.name().toLowerCase(Locale.ROOT), "seed_position", seeds.position());
+            }
+
+            @Override
+            public void loadStateDict(Map<String, ?> state) {
+                stage = Stage.valueOf(String.valueOf(state.get("stage")).toUpperCase(Locale.ROOT));
+                seeds.restore(((Number) state.get("seed_position")).longValue());
+            }
+        };
+        return new TrainerCheckpoint.Extension(ALGORITHM_NAME, parts, Map.of("marlhf_progress", progress));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public MARLHFConfig args() {
+        return args;
+    }
+
+    /** The policy-learning trainer ({@code rl_algorithm}). */
+    public Trainer rlTrainer() {
+        return rl;
+    }
+
+    /** The joint reward model (trained once {@link #train()} has passed the reward stage). */
+    public JointRewardModel rewardModel() {
+        return rewardModel;
+    }
+
+    /** The preference pairs (0 before {@link #train()} builds them). */
+    public int numPairs() {
+        return pairs == null ? 0 : pairs.size();
+    }
+
+    /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
+    public Path outputDir() {
+        return output.dir();
+    }
+
+    public List<Map<String, Double>> logHistory() {
+        return logger.history();
+    }
+
+    @Override
+    public long envStep() {
+        return rl.envStep();
+    }
+
+    @Override
+    public List<CausalLm> policies() {
+        return rl.policies();
+    }
+
+    @Override
+    public List<GenerationSettings.Resolved> generationSettings() {
+        return rl.generationSettings();
+    }
+
+    // ------------------------------------------------------------------ training
+
+    @Override
+    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
+        if (checkpointInterval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
+        }
+        if (resumeFromCheckpoint != null) {
+            resumeFrom(resumeFromCheckpoint);
+        }
+        if (stage == Stage.START) {
+            pairs = collector.collect(trainDataset);
+            stage = Stage.PREFERENCES;
+            logger.log(envStep(), Map.of("preference/num_pairs", (double) pairs.size(),
+                    "preference/candidate_reward_mean", pairs.stream()
+                            .mapToDouble(PreferencePair::candidateRewardMean).average().orElse(0)));
+            if (checkpointDir != null) {
+                rl.saveCheckpoint(checkpointDir);
+            }
+        }
+        if (stage == Stage.PREFERENCES) {
+            trainRewardModel();
+            stage = Stage.REWARD_MODEL;
+            if (checkpointDir != null) {
+                rl.saveCheckpoint(checkpointDir);
+            }
+        }
+        rl.train(checkpointDir, checkpointInterval, null);
+    }
+
+    /** The Bradley–Terry stage on the preference set's joint texts; the model is saved in the output directory. */
+    private void trainRewardModel() {
+        List<String> winners = pairs.stream().map(PreferencePair::winnerJointText).toList();
+        List<String> losers = pairs.stream().map(PreferencePair::loserJointText).toList();
+        double[] losses = rewardModel.train(winners, losers, args.rewardNumTrainEpochs(), args.rewardTrainBatchSize(),
+                seeds.next());
+        double accuracy = rewardModel.accuracy(winners, losers, args.rewardTrainBatchSize());
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("reward_model/loss", losses[losses.length - 1]);
+        metrics.put("reward_model/accuracy", accuracy);
+        logger.log(envStep(), metrics);
+        console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n", pairs.size(),
+                losses.length, losses[losses.length - 1], accuracy);
+        if (output.dir() != null) {
+            rewardModel.save(output.dir().resolve(REWARD_MODEL_DIR));
+        }
+    }
+
+    /**
+     * Restores a checkpoint of a MARLHF run: the backend's state, the preference set, the reward
+     * model and its optimizer, the stage. When the output directory had files before this trainer
+     * was built, outputs from here on go to a fresh {@code resume-<checkpoint>} subdirectory.
+     */
+    @Override
+    public void resumeFrom(Path checkpoint) {
+        output.onResume(checkpoint, logger);
+        rl.resumeFrom(checkpoint);
+    }
+
+    @Override
+    public Path saveCheckpoint(Path root) {
+        return rl.saveCheckpoint(root);
+    }
+
+    // ------------------------------------------------------------------ evaluation, saving
+
+    /** The backend's evaluation, on the task reward. */
+    @Override
+    public Map<String, Double> evaluate() {
+        return rl.evaluate();
+    }
+
+    /** Writes the agents as the backend saves them, and {@code dir/reward_model/}. */
+    @Override
+    public void saveModel(Path dir) {
+        rl.saveModel(dir);
+        rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
+    }
+
+    @Override
+    public void close() {
+        executor.close();
+        rewardModel.close();
+        rl.close();
+        logger.close();
+    }
+
+    // ------------------------------------------------------------------ builder
+
+    /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
+    public static final class Builder extends TrainerBuilder<Builder> {
+        String agentModel;
+        Integer numAgents;
+        MARLHFConfig args;
+        EvalLogger evalLogger;
+        EvalAggregator evalAggregator;
+        Object criticModel;
+        List<?> critics;
+        Tokenizer tokenizer;
+        List<Tokenizer> tokenizers;
+        ActorCriticTrainerBase.MetricsCallback metricsCallback;
+
+        private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
+        }
+
+        public Builder agentModel(String agentModel) {
+            this.agentModel = agentModel;
+            return this;
+        }
+
+        public Builder numAgents(int numAgents) {
+            this.numAgents = numAgents;
+            return this;
+        }
+
+        public Builder args(MARLHFConfig args) {
+            this.args = args;
+            return this;
+        }
+
+        /** MAGRPO-family backends: custom evaluation metrics (with {@link #evalAggregator}). */
+        public Builder evalLogger(EvalLogger evalLogger) {
+            this.evalLogger = evalLogger;
+            return this;
+        }
+
+        public Builder evalAggregator(EvalAggregator evalAggregator) {
+            this.evalAggregator = evalAggregator;
+            return this;
+        }
+
+        /** IAC/MAAC backends: the critic model for every critic (default {@code critic_model_name}, else the first actor's). */
+        public Builder criticModel(Object criticModel) {
+            this.criticModel = criticModel;
+            return this;
+        }
+
+        /** IAC/MAAC backends: one critic model per critic. */
+        public Builder critics(List<?> critics) {
+            this.critics = critics;
+            return this;
+        }
+
+        /** IAC/MAAC backends with an {@code agents} list: the tokenizer of every actor. */
+        public Builder tokenizer(Tokenizer tokenizer) {
+            this.tokenizer = tokenizer;
+            return this;
+        }
+
+        public Builder tokenizers(List<Tokenizer> tokenizers) {
+            this.tokenizers = tokenizers;
+            return this;
+        }
+
+        /** IAC/MAAC backends: {@code metrics_callback(rollouts)}. */
+        public Builder metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
+            this.metricsCallback = metricsCallback;
+            return this;
+        }
+
+        public MARLHFTrainer build() {
+            return new MARLHFTrainer(this);
+        }
+    }
+}

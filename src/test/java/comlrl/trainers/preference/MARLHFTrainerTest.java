@@ -1,0 +1,178 @@
+package comlrl.trainers.preference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.data.Dataset;
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.model.SequenceClassifier;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.trainers.TestRewards;
+import comlrl.trainers.TinyAgents;
+import comlrl.utils.Formatters;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** MARLHF end to end on tiny agents: the stages, the learned reward, evaluation on the task reward, resume. */
+class MARLHFTrainerTest {
+    @TempDir
+    static Path models;
+    static Path agent;
+    static Path other;
+
+    @BeforeAll
+    static void writeAgents() {
+        List<Long> printable = LongStream.rangeClosed(33, 126).boxed().toList();
+        agent = TinyAgents.create(models.resolve("agent"), 11, printable);
+        other = TinyAgents.create(models.resolve("other"), 12, printable);
+    }
+
+    static MARLHFConfig.Builder config() {
+        return MARLHFConfig.builder().numAgents(2).numTrainEpochs(1).preferenceNumCandidates(4)
+                .preferencePairsPerSample(2).numGenerations(2).maxNewTokens(6).temperature(1.0).topP(1.0).topK(0)
+                .evalInterval(0).evalNumSamples(2).agentLearningRate(1e-3).rewardModelDevice("cpu")
+                .rewardLearningRate(1e-3).rewardTrainBatchSize(2).loggingSteps(1).seed(9);
+    }
+
+    static MARLHFTrainer.Builder trainer(MARLHFConfig c, RewardFunction task) {
+        return MARLHFTrainer.builder().agents(List.of(agent.toString(), other.toString())).rewardFunc(task)
+                .trainDataset(MADPOTrainerTest.tasks(2)).evalDataset(MADPOTrainerTest.tasks(2)).args(c).verbose(false);
+    }
+
+    static MARLHFTrainer.Builder trainer(MARLHFConfig c) {
+        return trainer(c, TestRewards.lengthDifference());
+    }
+
+    @Test
+    void theStagesRunInOrderAndOnlyPreferencesAndEvaluationSeeTheTaskReward(@TempDir Path dir) {
+        AtomicInteger taskCalls = new AtomicInteger();
+        RewardFunction task = (c, items) -> {
+            taskCalls.incrementAndGet();
+            return TestRewards.lengthDifference().score(c, items);
+        };
+        try (MARLHFTrainer t = trainer(config().build(), task).outputDir(dir.resolve("run")).build()) {
+            assertThat(t.rlTrainer()).isInstanceOf(comlrl.trainers.reinforce.MAGRPOTrainer.class);
+            t.train();
+            // the preference stage scores each item's 4 aligned candidates once; the RL stage never calls it
+            assertThat(taskCalls.get()).isEqualTo(2 * 4);
+            assertThat(t.numPairs()).isPositive();
+            assertThat(t.envStep()).isEqualTo(4); // one MAGRPO epoch: two items, two joint generations each
+            assertThat(t.logHistory()).anyMatch(e -> e.containsKey("reward_model/loss") && e.containsKey("reward_model/accuracy"));
+            assertThat(t.logHistory()).anyMatch(e -> e.containsKey("turn_1/reward_mean"));
+            Map<String, Double> eval = t.evaluate();
+            assertThat(eval).containsKey("eval/turn_1/reward_mean");
+            assertThat(taskCalls.get()).isGreaterThan(2 * 4); // evaluation is on the task reward
+        }
+        Path saved = dir.resolve("run").resolve(MARLHFTrainer.REWARD_MODEL_DIR);
+        try (SequenceClassifier rm = SequenceClassifier.load(saved, DType.F32, Device.CPU)) {
+            assertThat(rm.numLabels()).isEqualTo(1);
+        }
+        assertThat(saved.resolve("tokenizer.json")).exists();
+        assertThat(dir.resolve("run/metrics.jsonl")).exists();
+    }
+
+    @Test
+    void theLearnedRewardScoresTheJointTextOfEachAlignedResponse() {
+        Formatters f = Formatters.fromArgument(List.of((comlrl.utils.Formatter) item -> "A: " + item.getString("prompt"),
+                item -> "B: " + item.getString("prompt")), 2);
+        List<String> texts = MARLHFTrainer.jointTexts(f, List.of(List.of("x1", "x2"), List.of("y1", "y2")),
+                TaskItem.of(Map.of("prompt", "hi")));
+        assertThat(texts).containsExactly(
+                "Joint multi-agent response\n\nAgent 1 prompt:\nA: hi\n\nAgent 1 response:\nx1\n\nAgent 2 prompt:\nB: hi"
+                        + "\n\nAgent 2 response:\ny1",
+                "Joint multi-agent response\n\nAgent 1 prompt:\nA: hi\n\nAgent 1 response:\nx2\n\nAgent 2 prompt:\nB: hi"
+                        + "\n\nAgent 2 response:\ny2");
+    }
+
+    @Test
+    void anIacBackendTrainsTheSameAgents() {
+        try (MARLHFTrainer t = trainer(config().rlAlgorithm("iac").numGenerations(1).build()).build()) {
+            assertThat(t.rlTrainer()).isInstanceOf(comlrl.trainers.actorcritic.IACTrainer.class);
+            t.train();
+            assertThat(t.policies()).hasSize(2);
+            assertThat(t.envStep()).isEqualTo(2);
+            assertThat(t.evaluate()).containsKey("eval/turn_1/reward_mean");
+        }
+    }
+
+    @Test
+    void resumingFromEachStageEqualsTheUninterruptedRun(@TempDir Path dir) {
+        Map<String, String> straight;
+        Map<String, String> straightReward;
+        try (MARLHFTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
+            t.train();
+            straight = MADPOTrainerTest.digests(t.policies().get(1));
+            straightReward = digests(t.rewardModel());
+        }
+        try (MARLHFTrainer t = trainer(config().build()).build()) {
+            t.train(dir.resolve("ckpt"), 1);
+        }
+        Path ckpt = dir.resolve("ckpt");
+        assertThat(ckpt.resolve("checkpoint-1/preference_pairs.json")).exists();
+        assertThat(ckpt.resolve("checkpoint-1/reward_model/config.json")).exists();
+        assertThat(ckpt.resolve("checkpoint-1/reward_optimizer.safetensors")).exists();
+        assertThat(ckpt.resolve("checkpoint-0/reward_model/config.json")).exists(); // the PbRL stages
+        for (String from : List.of("checkpoint-1", "checkpoint-0")) {
+            try (MARLHFTrainer t = trainer(config().numTrainEpochs(2).build()).build()) {
+                t.train(dir.resolve("again-" + from), 1, ckpt.resolve(from));
+                assertThat(MADPOTrainerTest.digests(t.policies().get(1))).as("resumed from " + from).isEqualTo(straight);
+                assertThat(digests(t.rewardModel())).isEqualTo(straightReward);
+            }
+        }
+    }
+
+    @Test
+    void aResumedRunWhoseOutputDirectoryHasFilesWritesIntoAResumeSubdirectory(@TempDir Path dir) throws Exception {
+        Path run = dir.resolve("run");
+        try (MARLHFTrainer t = trainer(config().build()).outputDir(run).build()) {
+            t.train(dir.resolve("ckpt"), 1);
+        }
+        long lines = Files.readAllLines(run.resolve("metrics.jsonl")).size();
+        try (MARLHFTrainer t = trainer(config().numTrainEpochs(2).build()).outputDir(run).build()) {
+            t.train(dir.resolve("ckpt"), 1, dir.resolve("ckpt/checkpoint-1"));
+            assertThat(t.outputDir()).isEqualTo(run.resolve("resume-checkpoint-1"));
+        }
+        assertThat(Files.readAllLines(run.resolve("metrics.jsonl"))).hasSize((int) lines); // left as it was
+        assertThat(run.resolve("resume-checkpoint-1/metrics.jsonl")).exists();
+        assertThat(Files.readAllLines(run.resolve("resume-checkpoint-1/metrics.jsonl"))).isNotEmpty();
+    }
+
+    @Test
+    void badInputFailsBeforeAnyModelLoads() {
+        assertThatThrownBy(() -> trainer(config().rewardModelDevice("cuda:3").build()).build())
+                .hasMessageContaining("reward_model_device is \"cuda:3\"").hasMessageContaining("reward_model_device: cpu");
+        try (CausalLm a = TinyAgents.load(agent); CausalLm b = TinyAgents.load(other)) {
+            assertThatThrownBy(() -> trainer(config().build()).agents(List.of(a, b)).build())
+                    .hasMessage("reward_model_name must be provided when agent models are objects.");
+        }
+        assertThatThrownBy(() -> trainer(config().collaborationMode("centralized").build()).build())
+                .hasMessageContaining("collaboration_mode: centralized is not supported by MARLHF");
+    }
+
+    static Map<String, String> digests(JointRewardModel rm) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open()) {
+            rm.classifier().namedParameters().forEach((k, v) -> out.put(k, java.util.HexFormat.of().formatHex(
+                    sha(v.toBytes()), 0, 8)));
+        }
+        return out;
+    }
+
+    private static byte[] sha(byte[] bytes) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
