@@ -25,6 +25,8 @@ import comlrl.trainers.actorcritic.ActorCriticConfig;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.MARLHFConfig;
+import comlrl.trainers.preference.PreferenceConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.Formatters;
@@ -89,6 +91,8 @@ final class RunConfig {
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
+    /** The preference-learning algorithms. */
+    static final List<String> PREFERENCE = List.of("madpo", "marlhf");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
             "streaming");
@@ -100,8 +104,8 @@ final class RunConfig {
     final MAGRPOConfig args;
     /** IAC/MAAC's config, or null. */
     final ActorCriticConfig acArgs;
-    /** MADPO's config, or null. */
-    final MADPOConfig madpoArgs;
+    /** MADPO's or MARLHF's config, or null. */
+    final PreferenceConfig prefArgs;
     /** {@code critic_model} (IAC/MAAC), or null. */
     final String criticModel;
     /** {@code critics} (IAC/MAAC), or null. */
@@ -154,7 +158,7 @@ final class RunConfig {
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
         this.agents = map.get("agents") == null ? null : agentList(map.get("agents"));
-        if (name.equals("madpo")) {
+        if (PREFERENCE.contains(name)) {
             this.algorithm = null;
             this.args = null;
             this.acArgs = null;
@@ -163,12 +167,25 @@ final class RunConfig {
             if (count != null && !prefMap.containsKey("num_agents")) {
                 prefMap.put("num_agents", count);
             }
-            this.madpoArgs = MADPOConfig.fromMap(prefMap);
-            rejectCriticKeys(file, map);
-            this.criticModel = null;
-            this.critics = null;
+            if (name.equals("madpo")) {
+                this.prefArgs = MADPOConfig.fromMap(prefMap);
+                rejectCriticKeys(file, map);
+            } else {
+                if (prefMap.get("reward_model_name") instanceof String rm) {
+                    prefMap.put("reward_model_name", resolveModelPath(rm));
+                }
+                if (prefMap.get("critic_model_name") instanceof String cm) {
+                    prefMap.put("critic_model_name", resolveModelPath(cm));
+                }
+                this.prefArgs = MARLHFConfig.fromMap(prefMap);
+                if (!((MARLHFConfig) prefArgs).rlAlgorithm().isActorCritic()) {
+                    rejectCriticKeys(file, map);
+                }
+            }
+            this.criticModel = criticModelOf(map);
+            this.critics = map.get("critics") == null ? null : modelList(map.get("critics"), "critics");
         } else if (ACTOR_CRITIC.contains(name)) {
-            this.madpoArgs = null;
+            this.prefArgs = null;
             this.algorithm = null;
             this.args = null;
             // actor-critic trainers count their agents from args.num_agents: the top-level count goes there
@@ -178,20 +195,17 @@ final class RunConfig {
                 acMap.put("num_agents", count);
             }
             this.acArgs = name.equals("iac") ? IACConfig.fromMap(acMap) : MAACConfig.fromMap(acMap);
-            this.criticModel = map.get("critic_model") == null ? null : resolveModelPath(String.valueOf(map.get("critic_model")));
-            if (criticModel != null) {
-                ModelSourceCheck.check("critic_model", String.valueOf(map.get("critic_model")), criticModel);
-            }
+            this.criticModel = criticModelOf(map);
             this.critics = map.get("critics") == null ? null : modelList(map.get("critics"), "critics");
         } else {
             try {
                 this.algorithm = ReinforceAlgorithm.parse(name);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo", e);
+                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf", e);
             }
             this.args = algorithm.fromMap(argsMap);
             this.acArgs = null;
-            this.madpoArgs = null;
+            this.prefArgs = null;
             rejectCriticKeys(file, map);
             this.criticModel = null;
             this.critics = null;
@@ -205,9 +219,9 @@ final class RunConfig {
         }
         this.numAgents = map.get("num_agents") != null ? ConfigMaps.toInt("config", "num_agents", map.get("num_agents"))
                 : agents != null ? agents.size() : args != null ? args.numAgents()
-                : acArgs != null ? acArgs.numAgents() : madpoArgs.numAgents();
+                : acArgs != null ? acArgs.numAgents() : prefArgs.numAgents();
         Integer counted = acArgs != null ? Integer.valueOf(acArgs.numAgents())
-                : madpoArgs != null ? Integer.valueOf(madpoArgs.numAgents()) : null;
+                : prefArgs != null ? Integer.valueOf(prefArgs.numAgents()) : null;
         if (counted != null && numAgents != counted) {
             throw new IllegalArgumentException(file + ": num_agents " + numAgents + " (or the length of agents) differs "
                     + "from args.num_agents " + counted + "; " + displayName() + " trains args.num_agents agents: give "
@@ -326,7 +340,7 @@ final class RunConfig {
     /** The reference's algorithm name ("MAGRPO", "IAC", ...). */
     String displayName() {
         return algorithm != null ? algorithm.displayName() : acArgs != null ? acArgs.algorithmName()
-                : madpoArgs.algorithmName();
+                : prefArgs.algorithmName();
     }
 
     /** The config name ("magrpo", "iac", ...). */
@@ -335,24 +349,32 @@ final class RunConfig {
     }
 
     int numTurns() {
-        return args != null ? args.numTurns() : acArgs != null ? acArgs.numTurns() : madpoArgs.numTurns();
+        return args != null ? args.numTurns() : acArgs != null ? acArgs.numTurns() : prefArgs.numTurns();
     }
 
     long seed() {
-        return args != null ? args.seed() : acArgs != null ? acArgs.seed() : madpoArgs.seed();
+        return args != null ? args.seed() : acArgs != null ? acArgs.seed() : prefArgs.seed();
     }
 
     /** The algorithm config's fields, snake_case, resolved. */
     Map<String, Object> argsMap() {
-        return args != null ? args.toMap() : acArgs != null ? acArgs.toMap() : madpoArgs.toMap();
+        return args != null ? args.toMap() : acArgs != null ? acArgs.toMap() : prefArgs.toMap();
     }
 
     /** critic_model/critics belong to the actor-critic algorithms. */
+    private String criticModelOf(Map<String, Object> map) {
+        String critic = map.get("critic_model") == null ? null : resolveModelPath(String.valueOf(map.get("critic_model")));
+        if (critic != null) {
+            ModelSourceCheck.check("critic_model", String.valueOf(map.get("critic_model")), critic);
+        }
+        return critic;
+    }
+
     private static void rejectCriticKeys(Path file, Map<String, Object> map) {
         for (String key : List.of("critic_model", "critics")) {
             if (map.get(key) != null) {
                 throw new IllegalArgumentException(file + ": " + key + " is for the actor-critic algorithms; set "
-                        + "algorithm: iac or maac, or remove " + key);
+                        + "algorithm: iac or maac (or marlhf with args.rl_algorithm iac or maac), or remove " + key);
             }
         }
     }

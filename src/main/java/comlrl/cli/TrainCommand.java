@@ -7,7 +7,10 @@ import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.preference.MADPOConfig;
 import comlrl.trainers.preference.MADPOTrainer;
+import comlrl.trainers.preference.MARLHFConfig;
+import comlrl.trainers.preference.MARLHFTrainer;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACTrainer;
@@ -59,7 +62,12 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         requireOutsideModels(run);
-        writeResolvedConfig(run, null);
+        // a resumed preference-learning run leaves the earlier run's files as they are: its outputs,
+        // this config included, go to the resume-* subdirectory the trainer picks
+        boolean pbrlResume = resumeFrom != null && run.prefArgs != null;
+        if (!pbrlResume) {
+            writeResolvedConfig(run, run.outputDir, null);
+        }
         if (resumeFrom == null) {
             try {
                 Files.deleteIfExists(run.outputDir.resolve("metrics.jsonl")); // a fresh run starts a fresh log
@@ -76,10 +84,19 @@ final class TrainCommand implements Callable<Integer> {
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
-                        : run.madpoArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
-            writeResolvedConfig(run, trainer.generationSettings()); // now with the sampling values actually used
+                        : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
+                        : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
+            if (!pbrlResume) {
+                writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
+            }
             if (resumeFrom != null) {
                 trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
+            }
+            // a resumed preference-learning run whose run directory had files writes into its resume-* subdirectory
+            Path outputs = trainer instanceof MARLHFTrainer m && m.outputDir() != null ? m.outputDir()
+                    : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
+            if (pbrlResume) {
+                writeResolvedConfig(run, outputs, trainer.generationSettings());
             }
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
@@ -90,13 +107,13 @@ final class TrainCommand implements Callable<Integer> {
             }
             Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.saveModel) {
-                trainer.saveModel(run.outputDir);
+                trainer.saveModel(outputs);
             }
             if (before != null) {
                 System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
                 System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
             }
-            System.out.println("run directory: " + run.outputDir);
+            System.out.println("run directory: " + outputs);
         }
         return 0;
     }
@@ -131,7 +148,7 @@ final class TrainCommand implements Callable<Integer> {
                 .rewardProcessor(run.rewardProcessor)
                 .trainDataset(run.train)
                 .evalDataset(run.eval)
-                .args(run.madpoArgs)
+                .args((MADPOConfig) run.prefArgs)
                 .dtype(run.dtype)
                 .outputDir(run.outputDir)
                 .verbose(run.verbose)
@@ -141,6 +158,34 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
+        }
+        return builder.build();
+    }
+
+    private static Trainer marlhf(RunConfig run, RewardFunction reward) {
+        MARLHFTrainer.Builder builder = MARLHFTrainer.builder()
+                .numAgents(run.numAgents)
+                .formatters(run.formatters.asList())
+                .rewardFunc(reward)
+                .rewardProcessor(run.rewardProcessor)
+                .trainDataset(run.train)
+                .evalDataset(run.eval)
+                .args((MARLHFConfig) run.prefArgs)
+                .dtype(run.dtype)
+                .outputDir(run.outputDir)
+                .verbose(run.verbose)
+                .chatTemplate(run.chatTemplate, run.systemPrompt);
+        if (run.agents != null) {
+            builder.agents(run.agents);
+        }
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        if (run.criticModel != null) {
+            builder.criticModel(run.criticModel);
+        }
+        if (run.critics != null) {
+            builder.critics(run.critics);
         }
         return builder.build();
     }
@@ -214,12 +259,12 @@ final class TrainCommand implements Callable<Integer> {
      * {@code generation}: per agent, every generate setting used with its source (run config, the
      * model's generation_config.json or config.json, or transformers' default).
      */
-    private static void writeResolvedConfig(RunConfig run, List<GenerationSettings.Resolved> generation) {
+    private static void writeResolvedConfig(RunConfig run, Path dir, List<GenerationSettings.Resolved> generation) {
         Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
         resolved.put("algorithm", run.configName());
         resolved.put("num_agents", run.numAgents);
         resolved.put("args", run.argsMap());
-        resolved.put("output_dir", run.outputDir.toString());
+        resolved.put("output_dir", dir.toString());
         if (generation != null) {
             Map<String, Object> perAgent = new LinkedHashMap<>();
             for (int i = 0; i < generation.size(); i++) {
@@ -236,11 +281,11 @@ final class TrainCommand implements Callable<Integer> {
         provenance.put("threads", System.getenv("OMP_NUM_THREADS"));
         resolved.put("provenance", provenance);
         try {
-            Files.createDirectories(run.outputDir);
+            Files.createDirectories(dir);
         } catch (java.io.IOException e) {
-            throw new IllegalArgumentException("Cannot create run directory " + run.outputDir + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
         }
-        Checkpoints.writeJson(run.outputDir.resolve("config.json"), resolved);
+        Checkpoints.writeJson(dir.resolve("config.json"), resolved);
     }
 
     private static String gitRevision() {

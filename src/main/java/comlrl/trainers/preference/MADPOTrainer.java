@@ -246,6 +246,11 @@ public final class MADPOTrainer implements Trainer {
         return pairs == null ? 0 : pairs.size();
     }
 
+    /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
+    public Path outputDir() {
+        return output.dir();
+    }
+
     public List<Map<String, Double>> logHistory() {
         return logger.history();
     }
