@@ -92,4 +92,56 @@ class ActorCriticCliTest {
         CliTest.Result magrpo = CliTest.run("train", config(tmp, "magrpo", "critic_model: builtin:tiny", "").toString());
         assertThat(magrpo.err()).contains("critic_model is for the actor-critic algorithms");
     }
+
+    @Test
+    void marlhfTrainsFromAConfigAndAResumeWritesIntoItsOwnSubdirectory(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("marlhf.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: marlhf",
+                "agent_model: builtin:tiny",
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "reward: {type: length_ratio}",
+                "args: {rl_algorithm: iac, num_generations: 1, num_train_epochs: 1, preference_num_candidates: 4,",
+                "       preference_pairs_per_sample: 2, max_new_tokens: 6, eval_interval: 0, eval_num_samples: 2,",
+                "       reward_model_device: cpu}",
+                "checkpoint: {interval: 1}",
+                "output_dir: out-marlhf", ""));
+        CliTest.Result r = CliTest.run("train", cfg.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = tmp.resolve("out-marlhf");
+        assertThat(JSON.readTree(out.resolve("config.json").toFile()).get("algorithm").asText()).isEqualTo("marlhf");
+        assertThat(out.resolve("reward_model/config.json")).exists();
+        assertThat(out.resolve("agent_1/config.json")).exists();
+        assertThat(out.resolve("checkpoints/checkpoint-1/reward_model/model.safetensors")).exists();
+        assertThat(Files.readAllLines(out.resolve("metrics.jsonl"))).anyMatch(l -> l.contains("\"reward_model/loss\""));
+        String firstConfig = Files.readString(out.resolve("config.json"));
+        CliTest.Result resumed = CliTest.run("train", cfg.toString(), "--set", "num_train_epochs=2", "--resume",
+                out.resolve("checkpoints/checkpoint-1").toString());
+        assertThat(resumed.code()).as(resumed.err()).isZero();
+        Path sub = out.resolve("resume-checkpoint-1");
+        assertThat(sub.resolve("config.json")).exists();
+        assertThat(sub.resolve("metrics.jsonl")).exists();
+        assertThat(sub.resolve("agent_0/config.json")).exists();
+        assertThat(Files.readString(out.resolve("config.json"))).isEqualTo(firstConfig); // the earlier run's, untouched
+        assertThat(out.resolve("checkpoints/checkpoint-2")).exists();
+    }
+
+    @Test
+    void marlhfTakesCriticKeysOnlyWithAnActorCriticBackend(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("marlhf.yaml");
+        Files.writeString(cfg, String.join("\n",
+                "algorithm: marlhf",
+                "agent_model: builtin:tiny",
+                "critic_model: builtin:tiny",
+                "num_agents: 2",
+                "dataset: {train: 'builtin:length-ratio'}",
+                "reward: {type: length_ratio}",
+                "args: {rl_algorithm: magrpo}", ""));
+        CliTest.Result r = CliTest.run("train", cfg.toString());
+        assertThat(r.code()).isNotZero();
+        assertThat(r.err()).contains("critic_model is for the actor-critic algorithms")
+                .contains("marlhf with args.rl_algorithm iac or maac");
+    }
 }

@@ -226,4 +226,25 @@ class MADPOTrainerTest {
             assertThat(digests(t.agents().get(1))).isEqualTo(straight);
         }
     }
+
+    @Test
+    void aResumedRunWhoseOutputDirectoryHasFilesWritesIntoAResumeSubdirectory(@TempDir Path dir) throws Exception {
+        Path run = dir.resolve("run");
+        try (MADPOTrainer t = trainer(config().build()).outputDir(run).build()) {
+            t.train(dir.resolve("ckpt"), 1);
+        }
+        List<String> first = java.nio.file.Files.readAllLines(run.resolve("metrics.jsonl"));
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).outputDir(run).build()) {
+            t.train(dir.resolve("ckpt"), 1, dir.resolve("ckpt/checkpoint-1"));
+            assertThat(t.outputDir()).isEqualTo(run.resolve("resume-checkpoint-1"));
+        }
+        assertThat(java.nio.file.Files.readAllLines(run.resolve("metrics.jsonl"))).isEqualTo(first);
+        assertThat(java.nio.file.Files.readAllLines(run.resolve("resume-checkpoint-1/metrics.jsonl")))
+                .anyMatch(l -> l.contains("dpo_loss"));
+        // a fresh output directory is used as it is
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(2).build()).outputDir(dir.resolve("fresh")).build()) {
+            t.train(dir.resolve("ckpt"), 1, dir.resolve("ckpt/checkpoint-1"));
+            assertThat(t.outputDir()).isEqualTo(dir.resolve("fresh"));
+        }
+    }
 }
