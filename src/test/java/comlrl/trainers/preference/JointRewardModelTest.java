@@ -12,6 +12,7 @@ import comlrl.trainers.TinyAgents;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,5 +72,33 @@ class JointRewardModelTest {
                 assertThat(saved).isCloseTo(w[0], within(1e-4));
             }
         }
+    }
+
+    @Test
+    void aFrozenBackboneTrainsOnlyTheHead(@TempDir Path dir) {
+        Path base = TinyAgents.create(dir.resolve("base"), 5);
+        List<String> winners = List.of("a long answer", "another long answer");
+        List<String> losers = List.of("no", "n");
+        try (JointRewardModel rm = JointRewardModel.fromCausalLm(base.toString(), DType.F32, Device.CPU, 1, true, 64, 1e-2)) {
+            Map<String, float[]> before = snapshot(rm);
+            rm.train(winners, losers, 2, 2, 3);
+            Map<String, float[]> after = snapshot(rm);
+            before.forEach((k, v) -> {
+                if (k.equals(SequenceClassifier.SCORE)) {
+                    assertThat(after.get(k)).as(k).isNotEqualTo(v);
+                } else {
+                    assertThat(after.get(k)).as(k).isEqualTo(v);
+                }
+            });
+            assertThat(rm.optimizer().parameters()).hasSize(1);
+        }
+    }
+
+    private static Map<String, float[]> snapshot(JointRewardModel rm) {
+        Map<String, float[]> out = new java.util.LinkedHashMap<>();
+        try (Scope s = Scope.open()) {
+            rm.classifier().namedParameters().forEach((k, v) -> out.put(k, v.toFloat().toFloatArray()));
+        }
+        return out;
     }
 }

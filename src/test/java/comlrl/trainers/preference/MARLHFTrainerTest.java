@@ -94,14 +94,32 @@ class MARLHFTrainerTest {
                         + "\n\nAgent 2 response:\ny2");
     }
 
-    @Test
-    void anIacBackendTrainsTheSameAgents() {
-        try (MARLHFTrainer t = trainer(config().rlAlgorithm("iac").numGenerations(1).build()).build()) {
-            assertThat(t.rlTrainer()).isInstanceOf(comlrl.trainers.actorcritic.IACTrainer.class);
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"iac", "maac"})
+    void anActorCriticBackendTrainsTheSameAgentsOnTheMappedConfig(String rl) {
+        MARLHFConfig c = config().rlAlgorithm(rl).numGenerations(1).agentLearningRate(2e-3).valueLossCoef(0.3).build();
+        try (MARLHFTrainer t = trainer(c).build()) {
+            comlrl.trainers.actorcritic.ActorCriticTrainerBase ac = (comlrl.trainers.actorcritic.ActorCriticTrainerBase) t.rlTrainer();
+            assertThat(ac.algorithmName()).isEqualTo(rl.toUpperCase(java.util.Locale.ROOT));
+            assertThat(ac.args().criticLearningRate()).isEqualTo(2e-3); // unset: the agents' rate
+            assertThat(ac.args().valueLossCoef()).isEqualTo(0.3);
+            assertThat(ac.args().numTrainEpochs()).isEqualTo(1);
             t.train();
             assertThat(t.policies()).hasSize(2);
             assertThat(t.envStep()).isEqualTo(2);
             assertThat(t.evaluate()).containsKey("eval/turn_1/reward_mean");
+        }
+    }
+
+    @Test
+    void aMagrpoFamilyBackendTrainsWithItsBaselineOnTheMappedConfig() {
+        try (MARLHFTrainer t = trainer(config().rlAlgorithm("mareforce").numGenerations(3).build()).build()) {
+            comlrl.trainers.reinforce.MAGRPOTrainer m = (comlrl.trainers.reinforce.MAGRPOTrainer) t.rlTrainer();
+            assertThat(m.algorithmName()).isEqualTo("MAREINFORCE");
+            assertThat(m.args().advantageMode()).isEqualTo(comlrl.rl.AdvantageMode.RAW);
+            assertThat(m.args().numGenerations()).isEqualTo(3);
+            assertThat(m.args().agentLearningRate()).isEqualTo(1e-3);
+            assertThat(m.args().seed()).isEqualTo(9);
         }
     }
 
