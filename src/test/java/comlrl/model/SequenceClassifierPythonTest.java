@@ -96,6 +96,30 @@ class SequenceClassifierPythonTest {
         }
     }
 
+    /** MARLHF's learned reward model, as saved: transformers loads it (with its tokenizer) and scores as we do. */
+    @org.junit.jupiter.api.Test
+    void aTrainedJointRewardModelLoadsInTransformersWithTheSameScores(@TempDir Path tmp) throws Exception {
+        assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, transformers"), "python with torch and transformers is not available");
+        Path dir = tmp.resolve("reward_model");
+        double[] ours;
+        try (comlrl.trainers.preference.JointRewardModel rm = comlrl.trainers.preference.JointRewardModel.fromCausalLm(
+                "builtin:tiny", DType.F32, Device.CPU, 3, false, MAX_LENGTH, 1e-2)) {
+            rm.train(List.of(TEXTS.get(0), TEXTS.get(2)), List.of(TEXTS.get(1), TEXTS.get(1)), 2, 2, 5);
+            rm.save(dir);
+            ours = rm.score(TEXTS, 2);
+        }
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("texts", TEXTS);
+        request.put("max_length", MAX_LENGTH);
+        request.put("padding_side", "right");
+        JsonNode out = runPython(dir, request, tmp);
+        assertThat(out.get("warnings")).isEmpty();
+        assertThat(out.get("num_labels").asInt()).isEqualTo(1);
+        for (int k = 0; k < TEXTS.size(); k++) {
+            assertThat(out.get("text_logits").get(k).get(0).asDouble()).as("text %d", k).isCloseTo(ours[k], within(1e-5));
+        }
+    }
+
     private static List<Double> rewardsOf(Path dir, int label) {
         Map<String, Object> spec = Map.of("type", "reward_model", "model", dir.toString(), "template", "{completion_0}",
                 "label", label, "batch_size", 2, "max_length", MAX_LENGTH);

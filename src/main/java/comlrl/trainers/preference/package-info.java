@@ -1,11 +1,14 @@
 /**
- * Preference-based trainers (reference §7): {@link comlrl.trainers.preference.MADPOConfig}
+ * Preference-based trainers (reference §7): {@link comlrl.trainers.preference.MADPOTrainer}
  * (multi-agent DPO on pairs of joint completions ranked by the task reward) and
- * {@link comlrl.trainers.preference.MARLHFConfig} (a joint reward model learned from such pairs,
- * then online RL against it), both {@link comlrl.trainers.preference.PreferenceConfig}s whose
- * fields are declared once in one table; {@link comlrl.trainers.preference.PreferencePairs} selects
- * an item's pairs ({@link comlrl.trainers.preference.PairSelection}) and
- * {@link comlrl.trainers.preference.MADPOLoss} holds the DPO loss and its gradient as weights for
- * the scorer.
+ * {@link comlrl.trainers.preference.MARLHFTrainer} (a {@link comlrl.trainers.preference.JointRewardModel}
+ * learned from such pairs, then an RL backend against it), configured by
+ * {@link comlrl.trainers.preference.PreferenceConfig}s whose fields are declared once in one table.
+ * Both build their preference set with one collector from the initial policy;
+ * {@link comlrl.trainers.preference.PreferencePairs} selects an item's pairs
+ * ({@link comlrl.trainers.preference.PairSelection}) and {@link comlrl.trainers.preference.MADPOLoss}
+ * holds the DPO loss and its gradient as weights for the scorer. MARLHF runs its backend as a stage:
+ * the backend logs into MARLHF's logger and its checkpoints carry MARLHF's state
+ * ({@link comlrl.trainers.common.TrainerCheckpoint.Extension}).
  */
 package comlrl.trainers.preference;
