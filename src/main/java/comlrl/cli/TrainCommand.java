@@ -7,6 +7,7 @@ import comlrl.reward.RewardFunction;
 import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.preference.MADPOConfig;
 import comlrl.trainers.preference.MADPOTrainer;
 import comlrl.trainers.preference.MARLHFConfig;
@@ -118,15 +119,13 @@ final class TrainCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
-        MAGRPOTrainer.Builder builder = MAGRPOTrainer.builderFor(run.algorithm)
-                .numAgents(run.numAgents)
-                .formatters(run.formatters.asList())
+    /** The values every trainer's builder takes from a run config (agents list, formatters, rewards, data, output). */
+    private static <B extends TrainerBuilder<B>> B shared(B builder, RunConfig run, RewardFunction reward) {
+        builder.formatters(run.formatters.asList())
                 .rewardFunc(reward)
                 .rewardProcessor(run.rewardProcessor)
                 .trainDataset(run.train)
                 .evalDataset(run.eval)
-                .args(run.args)
                 .dtype(run.dtype)
                 .outputDir(run.outputDir)
                 .verbose(run.verbose)
@@ -134,6 +133,12 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agents != null) {
             builder.agents(run.agents);
         }
+        return builder;
+    }
+
+    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+        MAGRPOTrainer.Builder builder = shared(MAGRPOTrainer.builderFor(run.algorithm), run, reward)
+                .numAgents(run.numAgents).args(run.args);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -141,21 +146,8 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     private static Trainer madpo(RunConfig run, RewardFunction reward) {
-        MADPOTrainer.Builder builder = MADPOTrainer.builder()
-                .numAgents(run.numAgents)
-                .formatters(run.formatters.asList())
-                .rewardFunc(reward)
-                .rewardProcessor(run.rewardProcessor)
-                .trainDataset(run.train)
-                .evalDataset(run.eval)
-                .args((MADPOConfig) run.prefArgs)
-                .dtype(run.dtype)
-                .outputDir(run.outputDir)
-                .verbose(run.verbose)
-                .chatTemplate(run.chatTemplate, run.systemPrompt);
-        if (run.agents != null) {
-            builder.agents(run.agents);
-        }
+        MADPOTrainer.Builder builder = shared(MADPOTrainer.builder(), run, reward)
+                .numAgents(run.numAgents).args((MADPOConfig) run.prefArgs);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -163,21 +155,8 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     private static Trainer marlhf(RunConfig run, RewardFunction reward) {
-        MARLHFTrainer.Builder builder = MARLHFTrainer.builder()
-                .numAgents(run.numAgents)
-                .formatters(run.formatters.asList())
-                .rewardFunc(reward)
-                .rewardProcessor(run.rewardProcessor)
-                .trainDataset(run.train)
-                .evalDataset(run.eval)
-                .args((MARLHFConfig) run.prefArgs)
-                .dtype(run.dtype)
-                .outputDir(run.outputDir)
-                .verbose(run.verbose)
-                .chatTemplate(run.chatTemplate, run.systemPrompt);
-        if (run.agents != null) {
-            builder.agents(run.agents);
-        }
+        MARLHFTrainer.Builder builder = shared(MARLHFTrainer.builder(), run, reward)
+                .numAgents(run.numAgents).args((MARLHFConfig) run.prefArgs);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -193,22 +172,8 @@ final class TrainCommand implements Callable<Integer> {
     private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
                 run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
-        builder.formatters(run.formatters.asList())
-                .rewardFunc(reward)
-                .rewardProcessor(run.rewardProcessor)
-                .trainDataset(run.train)
-                .evalDataset(run.eval)
-                .args(run.acArgs)
-                .dtype(run.dtype)
-                .outputDir(run.outputDir)
-                .verbose(run.verbose)
-                .chatTemplate(run.chatTemplate, run.systemPrompt)
-                .criticModel(run.criticModel)
-                .critics(run.critics)
+        shared(builder, run, reward).args(run.acArgs).criticModel(run.criticModel).critics(run.critics)
                 .externalTransition(transition);
-        if (run.agents != null) {
-            builder.agents(run.agents);
-        }
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
