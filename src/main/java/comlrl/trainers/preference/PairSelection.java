@@ -47,6 +47,18 @@ public enum PairSelection {
             Collections.shuffle(shuffled, random);
             return shuffled;
         }
+    },
+    /**
+     * The iterative trainers' mode (reference §7.4): index-aligned pairs of a current and a
+     * comparator candidate, highest comparator reward first, then largest |gap|. Only the iterative
+     * configs accept it; it has no order over an item's own candidates. Config: "comparator_reward".
+     */
+    COMPARATOR_REWARD("comparator_reward") {
+        @Override
+        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
+            throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against comparator "
+                    + "candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
+        }
     };
 
     private final String configName;
@@ -63,7 +75,7 @@ public enum PairSelection {
         return this != ALL;
     }
 
-    /** The config spelling: "reward_gap", "all" or "random". */
+    /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */
     public String configName() {
         return configName;
     }
