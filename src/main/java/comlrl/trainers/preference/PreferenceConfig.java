@@ -47,7 +47,8 @@ import java.util.Map;
  * {@code top_k}, {@code max_new_tokens} and {@code discount} are range-checked here rather than
  * failing later in training.
  */
-public abstract sealed class PreferenceConfig extends FieldTableConfig permits MADPOConfig, MARLHFConfig {
+public abstract sealed class PreferenceConfig extends FieldTableConfig permits MADPOConfig, MARLHFConfig,
+        IterativePreferenceConfig {
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
@@ -64,6 +65,9 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         check(jointMode() != JointMode.ALIGNED ? algorithmName() + " preference generation currently supports aligned "
                 + "joint_mode only, got \"" + jointMode() + "\": joint candidate k is the k-th completion of every "
                 + "agent; set joint_mode to \"aligned\"" : null);
+        check(pairSelection() == PairSelection.COMPARATOR_REWARD && !(this instanceof IterativePreferenceConfig)
+                ? "pair_selection=\"comparator_reward\" ranks the current policy against a comparator: it belongs to "
+                + "the iterative configs (MADPOIterConfig, MARLHFIterConfig); use reward_gap, random or all" : null);
         check(!pairSelection().takesLimit() && preferencePairsPerSample() != null ? "preference_pairs_per_sample must "
                 + "be null when pair_selection='all', got " + preferencePairsPerSample() + " (its default is 16): "
                 + "\"all\" keeps every pair with a reward gap; set preference_pairs_per_sample to null, or use "
@@ -274,7 +278,8 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
      * @param <B> the builder's own type, so that chained setters keep it
      */
     public abstract static sealed class Builder<C extends PreferenceConfig, B extends Builder<C, B>>
-            extends FieldTableConfig.Builder<C, B> permits MADPOConfig.Builder, MARLHFConfig.Builder {
+            extends FieldTableConfig.Builder<C, B> permits MADPOConfig.Builder, MARLHFConfig.Builder,
+            IterativePreferenceConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
             super(configTypeName, algorithmName, fields, hints);
         }

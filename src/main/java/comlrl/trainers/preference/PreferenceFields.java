@@ -111,6 +111,94 @@ final class PreferenceFields {
     static final ConfigField<DpoReference> DPO_REFERENCE = choice("dpo_reference", DpoReference.NONE,
             DpoReference::parse, DpoReference::configName);
 
+    // ------------------------------------------------------------------ the iterative configs' own (§7.4)
+    static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 6, 1, "");
+    static final ConfigField<Integer> ITER_PREFERENCE_NUM_CANDIDATES = PREFERENCE_NUM_CANDIDATES.withDefault(20);
+    static final ConfigField<Integer> ITER_PREFERENCE_PAIRS_PER_SAMPLE = PREFERENCE_PAIRS_PER_SAMPLE.withDefault(4);
+    static final ConfigField<PairSelection> ITER_PAIR_SELECTION = PAIR_SELECTION.withDefault(PairSelection.COMPARATOR_REWARD);
+    static final ConfigField<ReplayMode> PREFERENCE_REPLAY_MODE = choice("preference_replay_mode", ReplayMode.CURRENT,
+            ReplayMode::parse, ReplayMode::configName);
+    static final ConfigField<Integer> PREFERENCE_REPLAY_K = nullableAtLeast("preference_replay_k", null, 1,
+            " (the number of newest shards nearest_k trains on)");
+    static final ConfigField<Double> PREFERENCE_REPLAY_LAMBDA = nullableNumber("preference_replay_lambda", null,
+            v -> v >= 0 && v <= 1, "in [0, 1] (shard weights (1-λ)λ^age; 1 = uniform)");
+    static final ConfigField<Integer> PREFERENCE_REPLAY_SAMPLE_SIZE = nullableAtLeast("preference_replay_sample_size",
+            null, 1, " (or null for the current iteration's pair count)");
+    static final ConfigField<String> PREFERENCE_REPLAY_DIR = text("preference_replay_dir", null,
+            "null for <output_dir>/preference_replay");
+    static final ConfigField<Boolean> LOG_REWARD_DISTRIBUTION = flag("log_reward_distribution", false);
+    static final ConfigField<String> POLICY_CHECKPOINT_DIR = text("policy_checkpoint_dir", null,
+            "null for <output_dir>/policy_checkpoints (written for comparator_policy history)");
+    static final ConfigField<ComparatorPolicy> COMPARATOR_POLICY = choice("comparator_policy", ComparatorPolicy.CURRENT,
+            ComparatorPolicy::parse, ComparatorPolicy::configName);
+    static final ConfigField<CollaborationMode> COMPARATOR_GENERATION_MODE = choice("comparator_generation_mode",
+            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
+    static final ConfigField<Integer> COMPARATOR_CENTRALIZED_AGENT_INDEX = atLeast("comparator_centralized_agent_index",
+            0, 0, "");
+    static final ConfigField<String> COMPARATOR_MODEL_NAME = text("comparator_model_name", null,
+            "null unless comparator_policy is model");
+    static final ConfigField<List<String>> COMPARATOR_AGENTS = new ConfigField<>("comparator_agents", null,
+            ConfigMaps::toNullableStringList, v -> v == null || v.stream().noneMatch(x -> x == null || x.isBlank())
+                    ? null : "comparator_agents must list model ids or directories, got " + v, v -> v, null);
+    static final ConfigField<List<String>> COMPARATOR_DEVICES = ConfigField.devices("comparator_devices");
+    static final ConfigField<Integer> COMPARATOR_NUM_CANDIDATES = nullableAtLeast("comparator_num_candidates", null, 1,
+            " (or null for preference_num_candidates)");
+    static final ConfigField<Integer> COMPARATOR_HISTORY_K = nullableAtLeast("comparator_history_k", null, 1,
+            " (how many iterations back the history comparator looks; null = 1)");
+    static final ConfigField<String> COMPARATOR_API_URL = text("comparator_api_url", null, "null unless comparator_policy is api");
+    static final ConfigField<String> COMPARATOR_API_FORMAT = text("comparator_api_format", "generic",
+            "generic, openai, anthropic or openai_responses");
+    static final ConfigField<String> COMPARATOR_API_MODEL = text("comparator_api_model", null, "null");
+    static final ConfigField<Integer> COMPARATOR_API_MAX_N_PER_REQUEST = nullableAtLeast(
+            "comparator_api_max_n_per_request", null, 1, " (or null for no cap)");
+    static final ConfigField<Double> COMPARATOR_API_TIMEOUT = number("comparator_api_timeout", 120.0,
+            v -> Double.isFinite(v) && v > 0, "a finite number of seconds > 0");
+    static final ConfigField<Map<String, Object>> COMPARATOR_API_HEADERS = ConfigField.mapping("comparator_api_headers",
+            "of header names to values", v -> null);
+    /** Never written out: config dumps show "***" when it is set. */
+    static final ConfigField<String> COMPARATOR_API_KEY = new ConfigField<>("comparator_api_key", null,
+            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, k, raw),
+            v -> v == null || !v.isBlank() ? null : "comparator_api_key must not be blank; use null",
+            v -> "***", null);
+    static final ConfigField<String> COMPARATOR_API_KEY_ENV = text("comparator_api_key_env", null, "null");
+    static final ConfigField<String> COMPARATOR_API_KEY_HEADER = text("comparator_api_key_header", "Authorization",
+            "the header's name");
+    static final ConfigField<String> COMPARATOR_API_KEY_PREFIX = new ConfigField<>("comparator_api_key_prefix", "Bearer",
+            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? "" : ConfigMaps.toStr(owner, k, raw), v -> null, v -> v, null);
+    static final ConfigField<String> COMPARATOR_API_RESPONSE_FIELD = text("comparator_api_response_field", "completions",
+            "a dotted field path such as data.completions");
+    static final ConfigField<Map<String, Object>> COMPARATOR_API_EXTRA_BODY = ConfigField.mapping(
+            "comparator_api_extra_body", "of extra request fields", v -> null);
+    /** Ours: retries of a 429/5xx/timed-out comparator request, with exponential backoff. */
+    static final ConfigField<Integer> COMPARATOR_API_RETRIES = atLeast("comparator_api_retries", 3, 0, "");
+    static final ConfigField<Double> COMPARATOR_API_BACKOFF = number("comparator_api_backoff", 1.0,
+            v -> Double.isFinite(v) && v >= 0, "a finite number of seconds >= 0 (the first retry's wait; doubled each time)");
+
+    /** The comparator_api_* fields, in the reference's order, then ours. */
+    static final List<ConfigField<?>> COMPARATOR_API = List.of(COMPARATOR_API_URL, COMPARATOR_API_FORMAT,
+            COMPARATOR_API_MODEL, COMPARATOR_API_MAX_N_PER_REQUEST, COMPARATOR_API_TIMEOUT, COMPARATOR_API_HEADERS,
+            COMPARATOR_API_KEY, COMPARATOR_API_KEY_ENV, COMPARATOR_API_KEY_HEADER, COMPARATOR_API_KEY_PREFIX,
+            COMPARATOR_API_RESPONSE_FIELD, COMPARATOR_API_EXTRA_BODY, COMPARATOR_API_RETRIES, COMPARATOR_API_BACKOFF);
+
+    /** The iterative fields (both iterative configs), in the reference's order, with ours at the end of the api ones. */
+    static final List<ConfigField<?>> ITERATIVE_OWN = iterativeOwn();
+
+    private static List<ConfigField<?>> iterativeOwn() {
+        return concat(List.of(NUM_ITERATIONS, PREFERENCE_REPLAY_MODE, PREFERENCE_REPLAY_K, PREFERENCE_REPLAY_LAMBDA,
+                PREFERENCE_REPLAY_SAMPLE_SIZE, PREFERENCE_REPLAY_DIR, LOG_REWARD_DISTRIBUTION, POLICY_CHECKPOINT_DIR,
+                COMPARATOR_POLICY, COMPARATOR_GENERATION_MODE, COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME,
+                COMPARATOR_AGENTS, COMPARATOR_DEVICES, COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
+    }
+
+    /** §7.1's fields with the iterative defaults (candidates 20, pairs 4, comparator_reward; MADPOIter: 1 epoch). */
+    static List<ConfigField<?>> iterativeMadpoReference(ConfigField<Integer> epochs, ConfigField<AdvantageMode> advantageMode) {
+        List<ConfigField<?>> fields = new ArrayList<>(madpoReference(advantageMode));
+        fields.replaceAll(f -> f == NUM_TRAIN_EPOCHS ? epochs : f == PREFERENCE_NUM_CANDIDATES
+                ? ITER_PREFERENCE_NUM_CANDIDATES : f == PREFERENCE_PAIRS_PER_SAMPLE ? ITER_PREFERENCE_PAIRS_PER_SAMPLE
+                : f == PAIR_SELECTION ? ITER_PAIR_SELECTION : f);
+        return fields;
+    }
+
     /** §7.1's fields in the reference's order, with {@code advantage_mode} as given. */
     private static List<ConfigField<?>> madpoReference(ConfigField<AdvantageMode> advantageMode) {
         return List.of(NUM_TRAIN_EPOCHS, AGENT_LEARNING_RATE, LOGGING_STEPS, NUM_AGENTS, COLLABORATION_MODE,
@@ -123,6 +211,13 @@ final class PreferenceFields {
 
     /** {@link MADPOConfig}'s fields: §7.1 in the reference's order, then {@code dpo_reference} and the rest of ours. */
     static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE), OURS);
+
+    /** MADPOIter's num_train_epochs: DPO epochs per iteration (default 1). */
+    static final ConfigField<Integer> MADPO_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(1);
+
+    /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults, §7.4's, then dpo_reference and ours. */
+    static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
+            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE), OURS);
 
     /** MARLHF's fields beyond MADPO's, in the reference's order. */
     private static final List<ConfigField<?>> MARLHF_OWN = List.of(RL_ALGORITHM, NUM_GENERATIONS, REWARD_MODEL_NAME,

@@ -264,7 +264,7 @@ class MADPOConfigTest {
     @Test
     void enumValuesAreParsedWithTheirMessages() {
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("pair_selection", "best")))
-                .hasMessage("pair_selection must be one of: reward_gap, all, random (got \"best\")");
+                .hasMessage("pair_selection must be one of: reward_gap, all, random, comparator_reward (got \"best\")");
         assertThat(MADPOConfig.fromMap(Map.of("pair_selection", "null")).pairSelection())
                 .isEqualTo(PairSelection.REWARD_GAP);
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("dpo_reference", "initial")))

@@ -1,0 +1,62 @@
+package comlrl.trainers.preference;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code comparator_policy}: who writes the comparator candidates the current policy is ranked
+ * against in each iteration of the iterative trainers (reference §7.4).
+ */
+public enum ComparatorPolicy {
+    /** The live agents themselves, sampling from their own persistent RNG stream. Config: "current" (alias "self"). */
+    CURRENT("current", "self"),
+    /** Frozen copies of the agents at the start of each iteration, on {@code comparator_devices}. Config: "current_copy" (alias "copy"). */
+    CURRENT_COPY("current_copy", "copy"),
+    /** Frozen models from {@code comparator_model_name} / {@code comparator_agents}. Config: "model" (alias "fixed"). */
+    MODEL("model", "fixed"),
+    /** The policy checkpoint of iteration idx − {@code comparator_history_k}, else an earlier one, else the initial policy. Config: "history" (alias "past"). */
+    HISTORY("history", "past"),
+    /** An HTTP model service ({@code comparator_api_*}). Config: "api" (alias "remote"). */
+    API("api", "remote");
+
+    private final String configName;
+    private final List<String> aliases;
+
+    ComparatorPolicy(String configName, String... aliases) {
+        this.configName = configName;
+        this.aliases = List.of(aliases);
+    }
+
+    public String configName() {
+        return configName;
+    }
+
+    /** Whether the comparator is a set of frozen models loaded by the trainer (current_copy, model, history). */
+    public boolean loadsFrozenModels() {
+        return this == CURRENT_COPY || this == MODEL || this == HISTORY;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored, aliases accepted); null means "current".
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static ComparatorPolicy parse(String value) {
+        if (value == null) {
+            return CURRENT;
+        }
+        String key = value.trim().toLowerCase(Locale.ROOT);
+        for (ComparatorPolicy p : values()) {
+            if (p.configName.equals(key) || p.aliases.contains(key)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("comparator_policy must be one of: current (self), current_copy (copy), "
+                + "model (fixed), history (past), api (remote) (got \"" + value + "\")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}

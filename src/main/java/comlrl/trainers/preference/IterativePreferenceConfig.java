@@ -1,0 +1,270 @@
+package comlrl.trainers.preference;
+
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_AGENTS;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API_URL;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_DEVICES;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_GENERATION_MODE;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_HISTORY_K;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_MODEL_NAME;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_NUM_CANDIDATES;
+import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_POLICY;
+import static comlrl.trainers.preference.PreferenceFields.LOG_REWARD_DISTRIBUTION;
+import static comlrl.trainers.preference.PreferenceFields.NUM_ITERATIONS;
+import static comlrl.trainers.preference.PreferenceFields.POLICY_CHECKPOINT_DIR;
+import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_DIR;
+import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_K;
+import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_LAMBDA;
+import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_MODE;
+import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE;
+
+import comlrl.utils.CollaborationMode;
+import comlrl.utils.ConfigField;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The fields and rules the iterative preference trainers share (reference §7.4): how many
+ * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
+ * the current policy is ranked against. Each getter documents its field.
+ *
+ * <p>Cross-field rules: {@code nearest_k} needs {@code preference_replay_k}, {@code lambda_decay}
+ * needs {@code preference_replay_lambda}; the model-only fields ({@code comparator_model_name},
+ * {@code comparator_agents}) need {@code comparator_policy: model} (which needs one of them),
+ * {@code comparator_history_k} needs {@code history}, {@code comparator_devices} needs a policy that
+ * loads models, the {@code comparator_api_*} fields need {@code api} (which needs
+ * {@code comparator_api_url}); {@code collaboration_mode: centralized} needs
+ * {@code comparator_generation_mode: centralized} and {@code comparator_centralized_agent_index: 0}.
+ */
+public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig {
+
+    IterativePreferenceConfig(Builder<?, ?> b) {
+        super(b);
+        ReplayMode mode = preferenceReplayMode();
+        check(mode == ReplayMode.NEAREST_K && preferenceReplayK() == null ? "preference_replay_mode=\"nearest_k\" "
+                + "requires preference_replay_k (how many of the newest iterations' shards to train on)" : null);
+        check(mode == ReplayMode.LAMBDA_DECAY && preferenceReplayLambda() == null ? "preference_replay_mode="
+                + "\"lambda_decay\" requires preference_replay_lambda in [0, 1] (shard weights (1-λ)λ^age)" : null);
+        ComparatorPolicy policy = comparatorPolicy();
+        check(policy != ComparatorPolicy.MODEL && (comparatorModelName() != null || comparatorAgents() != null)
+                ? "comparator_model_name and comparator_agents are only used with comparator_policy=\"model\" (got \""
+                + policy + "\"); remove them or set comparator_policy: model" : null);
+        check(policy == ComparatorPolicy.MODEL && comparatorModelName() == null && comparatorAgents() == null
+                ? "comparator_policy=\"model\" requires comparator_model_name (one model for every agent) or "
+                + "comparator_agents (one per agent)" : null);
+        check(comparatorAgents() != null && comparatorModelName() != null ? "give comparator_model_name or "
+                + "comparator_agents, not both" : null);
+        check(comparatorAgents() != null && comparatorAgents().size() != actorCount() ? "comparator_agents length ("
+                + comparatorAgents().size() + ") must match the number of agents (" + actorCount() + ")" : null);
+        check(policy != ComparatorPolicy.HISTORY && get(COMPARATOR_HISTORY_K) != null ? "comparator_history_k is only "
+                + "used with comparator_policy=\"history\" (got \"" + policy + "\")" : null);
+        check(!policy.loadsFrozenModels() && comparatorDevices() != null ? "comparator_devices places frozen "
+                + "comparator models (comparator_policy current_copy, model or history), got comparator_policy=\""
+                + policy + "\"" : null);
+        for (ConfigField<?> field : COMPARATOR_API) {
+            check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
+                    + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
+        }
+        check(policy == ComparatorPolicy.API && get(COMPARATOR_API_URL) == null ? "comparator_policy=\"api\" requires "
+                + "comparator_api_url (the endpoint comparator candidates are requested from)" : null);
+        check(collaborationMode() == CollaborationMode.CENTRALIZED
+                && (comparatorGenerationMode() != CollaborationMode.CENTRALIZED || comparatorCentralizedAgentIndex() != 0)
+                ? "collaboration_mode=\"centralized\" requires comparator_generation_mode=\"centralized\" and "
+                + "comparator_centralized_agent_index=0 (one actor writes every role's answer)" : null);
+        check(comparatorGenerationMode() == CollaborationMode.CENTRALIZED && comparatorCentralizedAgentIndex() >= actorCount()
+                ? "comparator_centralized_agent_index (" + comparatorCentralizedAgentIndex() + ") must name one of the "
+                + actorCount() + " agents" : null);
+    }
+
+    private boolean changed(ConfigField<?> field) {
+        return !Objects.equals(get(field), field.defaultValue);
+    }
+
+    /** {@code num_iterations} (default 6, ≥ 1): rounds of preference collection and training; counts the whole run. */
+    public int numIterations() {
+        return get(NUM_ITERATIONS);
+    }
+
+    /**
+     * {@code preference_replay_mode} (default "current"): which iterations' pairs are trained on —
+     * the current one, the newest {@code preference_replay_k} ({@code nearest_k}), all
+     * ({@code all_history}), or all weighted {@code (1−λ)λ^age} ({@code lambda_decay}).
+     */
+    public ReplayMode preferenceReplayMode() {
+        return get(PREFERENCE_REPLAY_MODE);
+    }
+
+    /** {@code preference_replay_k} (default null, ≥ 1; required for nearest_k). */
+    public Integer preferenceReplayK() {
+        return get(PREFERENCE_REPLAY_K);
+    }
+
+    /** {@code preference_replay_lambda} (default null, in [0, 1]; required for lambda_decay). */
+    public Double preferenceReplayLambda() {
+        return get(PREFERENCE_REPLAY_LAMBDA);
+    }
+
+    /** {@code preference_replay_sample_size} (default null = the current iteration's pair count; ≥ 1). */
+    public Integer preferenceReplaySampleSize() {
+        return get(PREFERENCE_REPLAY_SAMPLE_SIZE);
+    }
+
+    /** {@code preference_replay_dir} (default null = {@code <output_dir>/preference_replay}): the shards' directory. */
+    public String preferenceReplayDir() {
+        return get(PREFERENCE_REPLAY_DIR);
+    }
+
+    /** {@code log_reward_distribution} (default false): per-iteration reward histograms (JSON and SVG files, metrics). */
+    public boolean logRewardDistribution() {
+        return get(LOG_REWARD_DISTRIBUTION);
+    }
+
+    /**
+     * {@code policy_checkpoint_dir} (default null): where {@code initial/agent_i} and
+     * {@code iteration_NNNN/agent_i} are saved; written when set or with comparator_policy history
+     * (then defaulting to {@code <output_dir>/policy_checkpoints}).
+     */
+    public String policyCheckpointDir() {
+        return get(POLICY_CHECKPOINT_DIR);
+    }
+
+    /** {@code comparator_policy} (default "current"): see {@link ComparatorPolicy}. */
+    public ComparatorPolicy comparatorPolicy() {
+        return get(COMPARATOR_POLICY);
+    }
+
+    /** {@code comparator_generation_mode} (default "decentralized"): each agent writes its own comparator part, or one agent writes all. */
+    public CollaborationMode comparatorGenerationMode() {
+        return get(COMPARATOR_GENERATION_MODE);
+    }
+
+    /** {@code comparator_centralized_agent_index} (default 0): the agent that writes joint comparator completions when centralized. */
+    public int comparatorCentralizedAgentIndex() {
+        return get(COMPARATOR_CENTRALIZED_AGENT_INDEX);
+    }
+
+    /** {@code comparator_model_name} (default null): the model of every comparator agent (comparator_policy model). */
+    public String comparatorModelName() {
+        return get(COMPARATOR_MODEL_NAME);
+    }
+
+    /** {@code comparator_agents} (default null): one comparator model per agent (comparator_policy model). */
+    public List<String> comparatorAgents() {
+        return get(COMPARATOR_AGENTS);
+    }
+
+    /** {@code comparator_devices} (default null = the agents' devices): where frozen comparator models live. */
+    public List<String> comparatorDevices() {
+        return get(COMPARATOR_DEVICES);
+    }
+
+    /** {@code comparator_num_candidates} (default null = preference_num_candidates): comparator samples per agent and item. */
+    public int comparatorNumCandidates() {
+        Integer n = get(COMPARATOR_NUM_CANDIDATES);
+        return n != null ? n : preferenceNumCandidates();
+    }
+
+    /** {@code comparator_history_k} (default null = 1): the history comparator is the policy of iteration idx − k. */
+    public int comparatorHistoryK() {
+        Integer k = get(COMPARATOR_HISTORY_K);
+        return k != null ? k : 1;
+    }
+
+    /**
+     * The {@code comparator_api_*} fields (and ours, {@code comparator_api_retries},
+     * {@code comparator_api_backoff}) by key, for the API comparator; the key itself included.
+     */
+    public Map<String, Object> comparatorApiFields() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (ConfigField<?> field : COMPARATOR_API) {
+            out.put(field.key, get(field));
+        }
+        return out;
+    }
+
+    @Override
+    protected Object resolved(ConfigField<?> field) {
+        if (field == COMPARATOR_NUM_CANDIDATES) {
+            return comparatorNumCandidates();
+        }
+        return super.resolved(field);
+    }
+
+    /** The setters of the iterative fields; see {@link PreferenceConfig.Builder} for the shared ones. */
+    public abstract static sealed class Builder<C extends IterativePreferenceConfig, B extends Builder<C, B>>
+            extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder {
+        Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
+            super(configTypeName, algorithmName, fields, hints);
+        }
+
+        public B numIterations(int numIterations) {
+            return put(NUM_ITERATIONS, numIterations);
+        }
+
+        /** "current", "nearest_k", "all_history" or "lambda_decay" (or an alias); null = "current". */
+        public B preferenceReplayMode(String mode) {
+            return put(PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
+        }
+
+        public B preferenceReplayK(Integer k) {
+            return put(PREFERENCE_REPLAY_K, k);
+        }
+
+        public B preferenceReplayLambda(Double lambda) {
+            return put(PREFERENCE_REPLAY_LAMBDA, lambda);
+        }
+
+        public B preferenceReplaySampleSize(Integer size) {
+            return put(PREFERENCE_REPLAY_SAMPLE_SIZE, size);
+        }
+
+        public B preferenceReplayDir(String dir) {
+            return put(PREFERENCE_REPLAY_DIR, dir);
+        }
+
+        public B logRewardDistribution(boolean log) {
+            return put(LOG_REWARD_DISTRIBUTION, log);
+        }
+
+        public B policyCheckpointDir(String dir) {
+            return put(POLICY_CHECKPOINT_DIR, dir);
+        }
+
+        /** "current", "current_copy", "model", "history" or "api" (or an alias); null = "current". */
+        public B comparatorPolicy(String policy) {
+            return put(COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
+        }
+
+        /** "decentralized" or "centralized". */
+        public B comparatorGenerationMode(String mode) {
+            return put(COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
+        }
+
+        public B comparatorCentralizedAgentIndex(int index) {
+            return put(COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
+        }
+
+        public B comparatorModelName(String name) {
+            return put(COMPARATOR_MODEL_NAME, name);
+        }
+
+        public B comparatorAgents(List<String> agents) {
+            return put(COMPARATOR_AGENTS, agents);
+        }
+
+        public B comparatorDevices(List<String> devices) {
+            return put(COMPARATOR_DEVICES, devices);
+        }
+
+        public B comparatorNumCandidates(Integer n) {
+            return put(COMPARATOR_NUM_CANDIDATES, n);
+        }
+
+        public B comparatorHistoryK(Integer k) {
+            return put(COMPARATOR_HISTORY_K, k);
+        }
+    }
+}
