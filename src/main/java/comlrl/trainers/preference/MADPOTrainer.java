@@ -279,16 +279,24 @@ public final class MADPOTrainer implements Trainer {
         if (pairs == null) {
             pairs = collector.collect(trainDataset);
         }
+        runEpochs(pairs, epochsDone, args.numTrainEpochs(), epochDone);
+    }
+
+    /**
+     * Epochs {@code from .. to−1} over {@code set}: each shuffles it (seeded from the stream) into
+     * batches of {@code train_batch_size}, evaluating before every {@code eval_interval}-th update.
+     */
+    private void runEpochs(List<PreferencePair> set, int from, int to, java.util.function.IntConsumer epochDone) {
         int size = args.trainBatchSize();
-        long batchesPerEpoch = (pairs.size() + size - 1) / size;
+        long batchesPerEpoch = (set.size() + size - 1) / size;
         comlrl.logging.ConsoleProgress bar = verbose
-                ? new comlrl.logging.ConsoleProgress(console, batchesPerEpoch * (args.numTrainEpochs() - epochsDone)) : null;
+                ? new comlrl.logging.ConsoleProgress(console, batchesPerEpoch * (to - from)) : null;
         if (bar != null) {
             logger.addSink(bar);
         }
         try {
-            for (int epoch = epochsDone; epoch < args.numTrainEpochs(); epoch++) {
-                List<PreferencePair> order = new ArrayList<>(pairs);
+            for (int epoch = from; epoch < to; epoch++) {
+                List<PreferencePair> order = new ArrayList<>(set);
                 Collections.shuffle(order, new Random(seeds.next()));
                 for (int start = 0; start < order.size(); start += size) {
                     if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
@@ -306,6 +314,31 @@ public final class MADPOTrainer implements Trainer {
                 logger.removeSink(bar);
             }
         }
+    }
+
+    /**
+     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (its training
+     * pairs of one iteration), then {@code progress} becomes the completed count its checkpoints
+     * carry (the iterations done).
+     */
+    void trainOn(List<PreferencePair> set, int progress) {
+        if (set.isEmpty()) {
+            epochsDone = progress;
+            return;
+        }
+        pairs = set;
+        runEpochs(set, 0, args.numTrainEpochs(), done -> { });
+        epochsDone = progress;
+    }
+
+    /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
+    int progress() {
+        return epochsDone;
+    }
+
+    /** The preference-set builder over this trainer's agents, sampling and task reward. */
+    PreferenceCollector collector() {
+        return collector;
     }
 
     /**

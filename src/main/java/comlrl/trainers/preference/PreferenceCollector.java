@@ -112,6 +112,115 @@ final class PreferenceCollector {
         return out;
     }
 
+    /**
+     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2), as replay records:
+     * per item the agents sample {@code preference_num_candidates} current candidates and the
+     * comparator {@code comparatorCount}; both are scored by the task reward and its processor;
+     * candidate k of each side is paired with candidate k of the other ({@link AlignedPairs}, the
+     * higher processed reward wins, ties dropped) for k below both counts. With
+     * {@code skip_nonfinite_samples}, an index where either side's reward is not finite is dropped.
+     * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
+     * the pair order.
+     *
+     * @return the records and the raw (unprocessed is not kept: processed) rewards of both sides
+     */
+    Round collectAgainst(TaskSet items, ComparatorSource comparator, int comparatorCount, SeedStream comparatorSeeds) {
+        int numAgents = agents.size();
+        List<PreferenceReplay.ReplayRecord> out = new ArrayList<>();
+        List<Double> currentRewards = new ArrayList<>();
+        List<Double> comparatorRewards = new ArrayList<>();
+        long b = 0;
+        for (TaskItem item : items) {
+            String label = "preference item " + b++;
+            List<String> promptTexts = new ArrayList<>();
+            List<long[]> prompts = new ArrayList<>();
+            long[] rowSeeds = new long[numAgents];
+            long[] comparatorRowSeeds = new long[numAgents];
+            for (int i = 0; i < numAgents; i++) {
+                promptTexts.add(formatters.format(i, item));
+                prompts.add(promptEncoder.encode(agents.get(i), promptTexts.get(i)));
+                rowSeeds[i] = seeds.next();
+            }
+            for (int i = 0; i < numAgents; i++) {
+                comparatorRowSeeds[i] = comparatorSeeds.next();
+            }
+            List<List<Completion>> current = executor.map(i -> agents.get(i).generator()
+                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+            List<List<String>> others = comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
+                    comparatorRowSeeds);
+            int c = args.preferenceNumCandidates();
+            double[] cur = new double[c];
+            for (int k = 0; k < c; k++) {
+                cur[k] = rewarder.reward(item, joint(current, k), label + " (current)");
+                currentRewards.add(cur[k]);
+            }
+            double[] cmp = new double[comparatorCount];
+            for (int k = 0; k < comparatorCount; k++) {
+                int at = k;
+                cmp[k] = rewarder.reward(item, others.stream().map(o -> o.get(at)).toList(), label + " (comparator)");
+                comparatorRewards.add(cmp[k]);
+            }
+            int m = Math.min(c, comparatorCount);
+            int[] kept = IntStream.range(0, m).filter(k -> Double.isFinite(cur[k]) && Double.isFinite(cmp[k])).toArray();
+            skippedCandidates += m - kept.length;
+            double mean = Arrays.stream(cur).filter(Double::isFinite).average().orElse(0);
+            long pairSeed = seeds.next();
+            double[] keptCur = Arrays.stream(kept).mapToDouble(k -> cur[k]).toArray();
+            double[] keptCmp = Arrays.stream(kept).mapToDouble(k -> cmp[k]).toArray();
+            for (AlignedPairs.Pair p : AlignedPairs.select(keptCur, keptCmp, args.pairSelection(),
+                    args.pairSelection().takesLimit() ? args.preferencePairsPerSample() : null, pairSeed)) {
+                int k = kept[p.index()];
+                List<String> currentTexts = joint(current, k);
+                List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();
+                out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
+                        p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
+            }
+        }
+        return new Round(out, currentRewards, comparatorRewards);
+    }
+
+    /** An iteration's new pairs (text only) and the processed rewards of every current and comparator candidate. */
+    record Round(List<PreferenceReplay.ReplayRecord> records, List<Double> currentRewards, List<Double> comparatorRewards) {
+    }
+
+    /**
+     * A training pair from a replay record: the prompts encoded as the trainer encodes prompts (with
+     * the chat template when on), the completions re-tokenised without special tokens, cut at the
+     * first pad; with a frozen reference, its log-probabilities.
+     */
+    PreferencePair fromRecord(PreferenceReplay.ReplayRecord r) {
+        int numAgents = agents.size();
+        List<long[]> prompts = new ArrayList<>();
+        List<long[]> w = new ArrayList<>();
+        List<long[]> l = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            CausalLm agent = agents.get(i);
+            prompts.add(promptEncoder.encode(agent, r.promptTexts().get(i)));
+            w.add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.winnerTexts().get(i), false), agent.padId()));
+            l.add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.loserTexts().get(i), false), agent.padId()));
+        }
+        double[][] ref = referenceLogprobs(prompts, w, l);
+        return new PreferencePair(r.promptTexts(), r.winnerTexts(), r.loserTexts(), prompts, w, l, r.winnerReward(),
+                r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]);
+    }
+
+    /** Each agent's frozen log π_ref(w|x) and log π_ref(l|x), or nulls without a reference. */
+    private double[][] referenceLogprobs(List<long[]> prompts, List<long[]> w, List<long[]> l) {
+        if (reference == null) {
+            return new double[2][];
+        }
+        int numAgents = agents.size();
+        double[] refW = new double[numAgents];
+        double[] refL = new double[numAgents];
+        for (int i = 0; i < numAgents; i++) {
+            MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
+                    List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
+            refW[i] = r.winners()[0];
+            refL[i] = r.losers()[0];
+        }
+        return new double[][] {refW, refL};
+    }
+
     private static List<String> joint(List<List<Completion>> candidates, int k) {
         return candidates.stream().map(agent -> agent.get(k).text()).toList();
     }
@@ -126,19 +235,8 @@ final class PreferenceCollector {
             w.add(MADPOLoss.completionTokens(candidates.get(i).get(winner).tokenIds(), pad));
             l.add(MADPOLoss.completionTokens(candidates.get(i).get(loser).tokenIds(), pad));
         }
-        double[] refW = null;
-        double[] refL = null;
-        if (reference != null) {
-            refW = new double[numAgents];
-            refL = new double[numAgents];
-            for (int i = 0; i < numAgents; i++) {
-                MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
-                        List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
-                refW[i] = r.winners()[0];
-                refL[i] = r.losers()[0];
-            }
-        }
+        double[][] ref = referenceLogprobs(prompts, w, l);
         return new PreferencePair(List.copyOf(promptTexts), joint(candidates, winner), joint(candidates, loser),
-                prompts, w, l, winnerReward, loserReward, mean, refW, refL);
+                prompts, w, l, winnerReward, loserReward, mean, ref[0], ref[1]);
     }
 }

@@ -33,6 +33,18 @@ class MADPOTrainerTest {
     static Path agent;
     static Path other;
 
+    /** For other tests of this package: the agents, written once. */
+    static synchronized void writeAgentsIfNeeded() {
+        if (agent == null || !java.nio.file.Files.isDirectory(agent)) {
+            try {
+                models = java.nio.file.Files.createTempDirectory("madpo-agents");
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            writeAgents();
+        }
+    }
+
     @BeforeAll
     static void writeAgents() {
         List<Long> printable = LongStream.rangeClosed(33, 126).boxed().toList();

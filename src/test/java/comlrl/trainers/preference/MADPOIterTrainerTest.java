@@ -1,0 +1,116 @@
+package comlrl.trainers.preference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.trainers.TestRewards;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** MADPOIter end to end on tiny agents: iterations, replay shards, comparators, policy checkpoints, resume. */
+class MADPOIterTrainerTest {
+    static MADPOIterConfig.Builder config() {
+        return MADPOIterConfig.builder().numAgents(2).numIterations(2).numTrainEpochs(1).preferenceNumCandidates(4)
+                .preferencePairsPerSample(2).trainBatchSize(2).maxNewTokens(6).temperature(1.0).topP(1.0).topK(0)
+                .evalInterval(0).evalNumSamples(2).agentLearningRate(1e-3).dpoBeta(0.5).loggingSteps(1).seed(9);
+    }
+
+    static MADPOIterTrainer.Builder trainer(MADPOIterConfig c, Path run) {
+        MADPOTrainerTest.writeAgentsIfNeeded();
+        return MADPOIterTrainer.builder().agents(List.of(MADPOTrainerTest.agent.toString(), MADPOTrainerTest.other.toString()))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2))
+                .evalDataset(MADPOTrainerTest.tasks(2)).args(c).outputDir(run).verbose(false);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"current", "current_copy", "history"})
+    void eachIterationWritesItsShardAndTrainsOnTheReplay(String policy, @TempDir Path dir) {
+        try (MADPOIterTrainer t = trainer(config().comparatorPolicy(policy).build(), dir.resolve("run")).build()) {
+            t.train();
+            assertThat(t.iterationsDone()).isEqualTo(2);
+            assertThat(t.replayDir().resolve("iteration_0001.json")).exists();
+            assertThat(t.replayDir().resolve("iteration_0002.json")).exists();
+            assertThat(t.logHistory()).anyMatch(e -> e.containsKey("iter/current_preference_pairs")
+                    && e.get("iter/current_iteration") == 2.0);
+            assertThat(t.evaluate()).containsKey("eval/turn_1/reward_mean");
+            if (policy.equals("history")) {
+                assertThat(t.policyCheckpointDir().resolve("initial/agent_0/config.json")).exists();
+                assertThat(t.policyCheckpointDir().resolve("iteration_0001/agent_1/config.json")).exists();
+                assertThat(t.policyCheckpointDir().resolve("iteration_0002/agent_1/config.json")).exists();
+            } else {
+                assertThat(t.policyCheckpointDir()).isNull();
+            }
+        }
+    }
+
+    @Test
+    void theHistoryComparatorFallsBackToEarlierPoliciesThenTheInitialOne(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("initial"));
+        Files.createDirectories(dir.resolve("iteration_0001"));
+        Files.createDirectories(dir.resolve("iteration_0003"));
+        assertThat(MADPOIterTrainer.historyDirectory(dir, 4, 1)).isEqualTo(dir.resolve("iteration_0003"));
+        assertThat(MADPOIterTrainer.historyDirectory(dir, 4, 2)).isEqualTo(dir.resolve("iteration_0001")); // 2 is missing
+        assertThat(MADPOIterTrainer.historyDirectory(dir, 2, 1)).isEqualTo(dir.resolve("iteration_0001"));
+        assertThat(MADPOIterTrainer.historyDirectory(dir, 1, 1)).isEqualTo(dir.resolve("initial"));
+        assertThat(MADPOIterTrainer.historyDirectory(dir, 3, 5)).isEqualTo(dir.resolve("initial"));
+    }
+
+    @Test
+    void perIterationTrainingUsesMadposFieldsOfTheIterativeConfig() {
+        MADPOConfig c = MADPOIterTrainer.dpoConfig(config().numTrainEpochs(3).dpoReference("frozen_initial").build());
+        assertThat(c.numTrainEpochs()).isEqualTo(3);
+        assertThat(c.dpoReference()).isEqualTo(DpoReference.FROZEN_INITIAL);
+        assertThat(c.dpoBeta()).isEqualTo(0.5);
+        assertThat(c.trainBatchSize()).isEqualTo(2);
+    }
+
+    @Test
+    void resumingAtAnIterationBoundaryEqualsTheUninterruptedRun(@TempDir Path dir) throws Exception {
+        Map<String, String> straight;
+        try (MADPOIterTrainer t = trainer(config().numIterations(3).comparatorPolicy("history")
+                .preferenceReplayMode("all_history").build(), dir.resolve("a")).build()) {
+            t.train();
+            straight = MADPOTrainerTest.digests(t.policies().get(1));
+        }
+        Path ckpt = dir.resolve("ckpt");
+        try (MADPOIterTrainer t = trainer(config().numIterations(2).comparatorPolicy("history")
+                .preferenceReplayMode("all_history").policyCheckpointDir(dir.resolve("policies").toString()).build(),
+                dir.resolve("b")).build()) {
+            t.train(ckpt, 1);
+        }
+        assertThat(ckpt.resolve("checkpoint-1/preference_replay/iteration_0001.json")).exists();
+        assertThat(ckpt.resolve("checkpoint-2/preference_replay/iteration_0002.json")).exists();
+        assertThat(ckpt.resolve("checkpoint-1/preference_replay/iteration_0002.json")).doesNotExist();
+        // into a fresh run directory: the replay shards come back from the checkpoint
+        try (MADPOIterTrainer t = trainer(config().numIterations(3).comparatorPolicy("history")
+                .preferenceReplayMode("all_history").policyCheckpointDir(dir.resolve("policies").toString()).build(),
+                dir.resolve("c")).build()) {
+            t.train(ckpt, 1, ckpt.resolve("checkpoint-2"));
+            assertThat(t.iterationsDone()).isEqualTo(3);
+            assertThat(t.replayDir().resolve("iteration_0001.json")).exists();
+            assertThat(MADPOTrainerTest.digests(t.policies().get(1))).isEqualTo(straight);
+        }
+        // into the same run directory, which has files: outputs go to its resume subdirectory
+        try (MADPOIterTrainer t = trainer(config().numIterations(3).comparatorPolicy("history")
+                .preferenceReplayMode("all_history").policyCheckpointDir(dir.resolve("policies").toString()).build(),
+                dir.resolve("b")).build()) {
+            t.train(ckpt, 1, ckpt.resolve("checkpoint-2"));
+            assertThat(t.outputDir()).isEqualTo(dir.resolve("b/resume-checkpoint-2"));
+            assertThat(MADPOTrainerTest.digests(t.policies().get(1))).isEqualTo(straight);
+        }
+    }
+
+    @Test
+    void whatIsNotBuiltYetIsRefusedBeforeAnyModelLoads(@TempDir Path dir) {
+        assertThatThrownBy(() -> trainer(config().comparatorPolicy("api").set("comparator_api_url", "http://127.0.0.1:1/x")
+                .build(), dir).build()).hasMessageContaining("comparator_policy: api is not available in MADPOIter yet");
+        assertThatThrownBy(() -> trainer(config().logRewardDistribution(true).build(), dir).build())
+                .hasMessageContaining("log_reward_distribution is not available");
+    }
+}
