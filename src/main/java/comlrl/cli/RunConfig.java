@@ -25,6 +25,7 @@ import comlrl.trainers.actorcritic.ActorCriticConfig;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.MADPOIterConfig;
 import comlrl.trainers.preference.MARLHFConfig;
 import comlrl.trainers.preference.PreferenceConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
@@ -92,7 +93,7 @@ final class RunConfig {
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
-    static final List<String> PREFERENCE = List.of("madpo", "marlhf");
+    static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
             "streaming");
@@ -170,6 +171,15 @@ final class RunConfig {
             if (name.equals("madpo")) {
                 this.prefArgs = MADPOConfig.fromMap(prefMap);
                 rejectCriticKeys(file, map);
+            } else if (name.equals("madpo_iter")) {
+                for (String key : List.of("preference_replay_dir", "policy_checkpoint_dir", "comparator_model_name")) {
+                    if (prefMap.get(key) instanceof String path) {
+                        prefMap.put(key, key.equals("comparator_model_name") ? resolveModelPath(path)
+                                : baseDir.resolve(path).normalize().toString());
+                    }
+                }
+                this.prefArgs = MADPOIterConfig.fromMap(prefMap);
+                rejectCriticKeys(file, map);
             } else {
                 if (prefMap.get("reward_model_name") instanceof String rm) {
                     prefMap.put("reward_model_name", resolveModelPath(rm));
@@ -201,7 +211,7 @@ final class RunConfig {
             try {
                 this.algorithm = ReinforceAlgorithm.parse(name);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf", e);
+                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf, madpo_iter", e);
             }
             this.args = algorithm.fromMap(argsMap);
             this.acArgs = null;
@@ -345,7 +355,8 @@ final class RunConfig {
 
     /** The config name ("magrpo", "iac", ...). */
     String configName() {
-        return algorithm != null ? algorithm.configName() : displayName().toLowerCase(java.util.Locale.ROOT);
+        return algorithm != null ? algorithm.configName()
+                : displayName().toLowerCase(java.util.Locale.ROOT).replace("iter", "_iter");
     }
 
     int numTurns() {

@@ -9,6 +9,8 @@ import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.MADPOIterConfig;
+import comlrl.trainers.preference.MADPOIterTrainer;
 import comlrl.trainers.preference.MADPOTrainer;
 import comlrl.trainers.preference.MARLHFConfig;
 import comlrl.trainers.preference.MARLHFTrainer;
@@ -86,6 +88,7 @@ final class TrainCommand implements Callable<Integer> {
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
+                        : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
                         : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
             if (!pbrlResume) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
@@ -95,6 +98,7 @@ final class TrainCommand implements Callable<Integer> {
             }
             // a resumed preference-learning run whose run directory had files writes into its resume-* subdirectory
             Path outputs = trainer instanceof MARLHFTrainer m && m.outputDir() != null ? m.outputDir()
+                    : trainer instanceof MADPOIterTrainer it && it.outputDir() != null ? it.outputDir()
                     : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
             if (pbrlResume) {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
@@ -148,6 +152,15 @@ final class TrainCommand implements Callable<Integer> {
     private static Trainer madpo(RunConfig run, RewardFunction reward) {
         MADPOTrainer.Builder builder = shared(MADPOTrainer.builder(), run, reward)
                 .numAgents(run.numAgents).args((MADPOConfig) run.prefArgs);
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        return builder.build();
+    }
+
+    private static Trainer madpoIter(RunConfig run, RewardFunction reward) {
+        MADPOIterTrainer.Builder builder = shared(MADPOIterTrainer.builder(), run, reward)
+                .numAgents(run.numAgents).args((MADPOIterConfig) run.prefArgs);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
