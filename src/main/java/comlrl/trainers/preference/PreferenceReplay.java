@@ -1,0 +1,325 @@
+package comlrl.trainers.preference;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.checkpoint.Checkpoints;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+/**
+ * The iterative trainers' preference replay (reference §7.4 step 3): each iteration's pairs go to one
+ * shard {@code {preference_replay_dir}/iteration_NNNN.json}; the pairs trained on are drawn from the
+ * shards by {@link #shardWeights} and {@link #sample}.
+ * <p>
+ * Shards hold text only. Token ids are not stored: the trainer rebuilds them on load by re-tokenising
+ * each prompt with special tokens and each completion without, so a shard stays valid across
+ * tokenizer settings and is readable by hand.
+ */
+public final class PreferenceReplay {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern SHARD_NAME = Pattern.compile("iteration_(\\d{4,9})\\.json");
+
+    private PreferenceReplay() {
+    }
+
+    /**
+     * One stored preference pair, per agent the prompt and the winner's and loser's completion texts.
+     *
+     * @param promptTexts each agent's formatted prompt
+     * @param winnerTexts each agent's completion in the preferred joint response
+     * @param loserTexts each agent's completion in the other joint response
+     * @param winnerReward the winner's processed joint reward
+     * @param loserReward the loser's processed joint reward
+     * @param candidateRewardMean mean processed reward of the item's candidates
+     */
+    public record ReplayRecord(List<String> promptTexts, List<String> winnerTexts, List<String> loserTexts,
+            double winnerReward, double loserReward, double candidateRewardMean) {
+        public ReplayRecord {
+            promptTexts = List.copyOf(promptTexts);
+            winnerTexts = List.copyOf(winnerTexts);
+            loserTexts = List.copyOf(loserTexts);
+            if (winnerTexts.size() != promptTexts.size() || loserTexts.size() != promptTexts.size()) {
+                throw new IllegalArgumentException("a replay record needs one prompt, winner and loser text per agent, got "
+                        + promptTexts.size() + " prompts, " + winnerTexts.size() + " winners, " + loserTexts.size()
+                        + " losers");
+            }
+        }
+    }
+
+    /** One shard as read back: its iteration, file and records in stored order. */
+    public record Shard(int iteration, Path file, List<ReplayRecord> records) {
+        public Shard {
+            records = List.copyOf(records);
+        }
+    }
+
+    /** The shard file name of {@code iteration}: {@code iteration_NNNN.json} (at least 4 digits, zero padded). */
+    public static String shardName(int iteration) {
+        return String.format("iteration_%04d.json", iteration);
+    }
+
+    /**
+     * Writes {@code records} as shard {@code dir/iteration_NNNN.json}, replacing any shard of that
+     * iteration atomically (written beside it, then renamed into place):
+     * {@code {"iteration": n, "pairs": [{prompt_texts, winner_texts, loser_texts, winner_reward,
+     * loser_reward, candidate_reward_mean}, ...]}}.
+     *
+     * @return the shard file
+     */
+    public static Path writeShard(Path dir, int iteration, List<ReplayRecord> records) {
+        if (iteration < 0) {
+            throw new IllegalArgumentException("a replay shard's iteration must be >= 0, got " + iteration);
+        }
+        List<Map<String, Object>> pairs = new ArrayList<>();
+        for (ReplayRecord r : records) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("prompt_texts", r.promptTexts());
+            row.put("winner_texts", r.winnerTexts());
+            row.put("loser_texts", r.loserTexts());
+            row.put("winner_reward", r.winnerReward());
+            row.put("loser_reward", r.loserReward());
+            row.put("candidate_reward_mean", r.candidateRewardMean());
+            pairs.add(row);
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("iteration", iteration);
+        doc.put("pairs", pairs);
+        Path file = dir.resolve(shardName(iteration));
+        writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
+        return file;
+    }
+
+    /**
+     * Writes {@code file} by {@code writer} filling a hidden temporary file beside it, then renaming it
+     * into place atomically (replacing any old one), so a reader never sees half a file.
+     */
+    static void writeAtomically(Path file, Consumer<Path> writer) {
+        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            writer.accept(tmp);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e instanceof IOException io ? new UncheckedIOException("Cannot write " + file + ": " + io.getMessage(), io)
+                    : (RuntimeException) e;
+        }
+    }
+
+    /**
+     * Reads one shard.
+     *
+     * @throws IllegalArgumentException naming the file when it is not a shard as {@link #writeShard}
+     *         writes it (unreadable JSON, a missing or mistyped field, an iteration that disagrees with
+     *         the file name)
+     */
+    public static Shard readShard(Path file) {
+        try {
+            Map<?, ?> doc = JSON.readValue(file.toFile(), Map.class);
+            Object iteration = doc.get("iteration");
+            if (!(iteration instanceof Integer n) || n < 0) {
+                throw new IllegalArgumentException("'iteration' must be a non-negative integer, got " + iteration);
+            }
+            Matcher name = SHARD_NAME.matcher(file.getFileName().toString());
+            if (name.matches() && Integer.parseInt(name.group(1)) != n) {
+                throw new IllegalArgumentException("'iteration' is " + n + " but the file name says " + name.group(1));
+            }
+            if (!(doc.get("pairs") instanceof List<?> pairs)) {
+                throw new IllegalArgumentException("'pairs' must be a list, got " + doc.get("pairs"));
+            }
+            List<ReplayRecord> records = new ArrayList<>();
+            for (int i = 0; i < pairs.size(); i++) {
+                if (!(pairs.get(i) instanceof Map<?, ?> row)) {
+                    throw new IllegalArgumentException("pair " + i + " must be an object, got " + pairs.get(i));
+                }
+                String at = "pair " + i + ": ";
+                records.add(new ReplayRecord(texts(row, "prompt_texts", at), texts(row, "winner_texts", at),
+                        texts(row, "loser_texts", at), number(row, "winner_reward", at), number(row, "loser_reward", at),
+                        number(row, "candidate_reward_mean", at)));
+            }
+            return new Shard(n, file, records);
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("Malformed replay shard " + file + ": " + e.getMessage()
+                    + "; delete it or point preference_replay_dir at an intact replay directory", e);
+        }
+    }
+
+    /**
+     * Every shard in {@code dir} ({@code iteration_NNNN.json}), oldest iteration first; other files
+     * are ignored, a missing directory has none.
+     *
+     * @throws IllegalArgumentException naming the file when a shard is malformed
+     */
+    public static List<Shard> listShards(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> Files.isRegularFile(f) && SHARD_NAME.matcher(f.getFileName().toString()).matches())
+                    .map(PreferenceReplay::readShard)
+                    .sorted(Comparator.comparingInt(Shard::iteration))
+                    .toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot list replay shards in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The weight of each of {@code shardCount} shards, ordered oldest → newest (index i has age
+     * {@code a = shardCount − 1 − i}, age 0 = newest):
+     * <pre>
+     *   current       w_a = [a = 0]
+     *   nearest_k     w_a = [a &lt; k] / min(k, count)               k ≥ 1 (k &gt; count → every shard)
+     *   all_history   w_a = 1 / count
+     *   lambda_decay  w_a = (1−λ)·λ^a / Σ_b (1−λ)·λ^b              λ ∈ [0, 1]; λ = 1 → 1 / count (uniform);
+     *                                                              λ = 0 → [a = 0] (0^0 = 1)
+     * </pre>
+     *
+     * @param k {@code preference_replay_k}: required for nearest_k, ignored otherwise
+     * @param lambda {@code preference_replay_lambda}: required for lambda_decay, ignored otherwise
+     * @return {@code [shardCount]} weights summing to 1 (empty when there are no shards)
+     */
+    public static double[] shardWeights(ReplayMode mode, int shardCount, Integer k, Double lambda) {
+        if (shardCount < 0) {
+            throw new IllegalArgumentException("shardCount must be >= 0, got " + shardCount);
+        }
+        if (mode == ReplayMode.NEAREST_K && (k == null || k < 1)) {
+            throw new IllegalArgumentException("preference_replay_mode='nearest_k' needs preference_replay_k >= 1, got "
+                    + k + "; set preference_replay_k to the number of newest iterations to replay");
+        }
+        if (mode == ReplayMode.LAMBDA_DECAY && (lambda == null || !(lambda >= 0 && lambda <= 1))) {
+            throw new IllegalArgumentException("preference_replay_mode='lambda_decay' needs preference_replay_lambda in "
+                    + "[0, 1], got " + lambda + "; 0 replays only the newest iteration, 1 all of them uniformly");
+        }
+        double[] weights = new double[shardCount]; // [count], oldest first
+        for (int i = 0; i < shardCount; i++) {
+            int age = shardCount - 1 - i;
+            weights[i] = switch (mode) {
+                case CURRENT -> age == 0 ? 1 : 0;
+                case NEAREST_K -> age < k ? 1 : 0;
+                case ALL_HISTORY -> 1;
+                case LAMBDA_DECAY -> lambda == 1 ? 1 : (1 - lambda) * Math.pow(lambda, age);
+            };
+        }
+        double total = Arrays.stream(weights).sum();
+        for (int i = 0; i < shardCount; i++) {
+            weights[i] /= total;
+        }
+        return weights;
+    }
+
+    /**
+     * {@code sampleSize} records drawn from {@code shards} (oldest first) by {@code weights}:
+     * <pre>
+     *   w'_i  = 0 if shard i is empty, else weights_i;   W = Σ w'_i        (W = 0 → no records)
+     *   draw  : u = random.nextDouble() · W;  shard = the first i with u &lt; Σ_{j≤i} w'_j
+     *           record = the shard's next one in its current order: a Collections.shuffle of its records
+     *           with {@code random}, made when the shard is first drawn and made afresh each time it is
+     *           used up (so no record repeats before its shard is exhausted: "cycled")
+     * </pre>
+     * The shard's random number is drawn before that shard's shuffle. Deterministic for a seeded {@code random}.
+     *
+     * @param weights {@code [shards.size()]} non-negative weights, e.g. from {@link #shardWeights}
+     * @throws IllegalArgumentException on weights of another length, a negative or non-finite weight,
+     *         or a negative size
+     */
+    public static List<ReplayRecord> sample(List<List<ReplayRecord>> shards, double[] weights, int sampleSize,
+            Random random) {
+        if (weights.length != shards.size()) {
+            throw new IllegalArgumentException("one weight per replay shard is needed: " + shards.size() + " shards, "
+                    + weights.length + " weights");
+        }
+        if (sampleSize < 0) {
+            throw new IllegalArgumentException("the replay sample size must be >= 0, got " + sampleSize);
+        }
+        double[] cumulative = new double[weights.length]; // [shards], Σ_{j≤i} w'_j
+        double total = 0;
+        int lastWeighted = -1; // where u rounded up to W lands
+        for (int i = 0; i < weights.length; i++) {
+            if (!(weights[i] >= 0) || !Double.isFinite(weights[i])) {
+                throw new IllegalArgumentException("replay shard weight " + i + " is " + weights[i]
+                        + ": weights must be finite and >= 0");
+            }
+            if (!shards.get(i).isEmpty() && weights[i] > 0) {
+                total += weights[i];
+                lastWeighted = i;
+            }
+            cumulative[i] = total;
+        }
+        List<ReplayRecord> drawn = new ArrayList<>();
+        if (total == 0) {
+            return drawn;
+        }
+        List<List<Integer>> orders = new ArrayList<>(Collections.nCopies(shards.size(), null)); // per shard: the shuffle
+        int[] next = new int[shards.size()]; // per shard: position in its order
+        for (int draw = 0; draw < sampleSize; draw++) {
+            double u = random.nextDouble() * total;
+            int shard = lastWeighted;
+            for (int i = 0; i < cumulative.length; i++) {
+                if (u < cumulative[i]) {
+                    shard = i;
+                    break;
+                }
+            }
+            List<ReplayRecord> records = shards.get(shard);
+            if (orders.get(shard) == null || next[shard] == records.size()) {
+                List<Integer> order = new ArrayList<>(IntStream.range(0, records.size()).boxed().toList());
+                Collections.shuffle(order, random);
+                orders.set(shard, order);
+                next[shard] = 0;
+            }
+            drawn.add(records.get(orders.get(shard).get(next[shard]++)));
+        }
+        return drawn;
+    }
+
+    /**
+     * How many records to train on: {@code preference_replay_sample_size} when set, else this
+     * iteration's pair count, or when that is 0 the last non-empty shard's record count.
+     *
+     * @throws IllegalArgumentException when {@code configured} is below 1
+     */
+    public static int sampleSize(Integer configured, int currentPairs, int lastNonEmptyShardSize) {
+        if (configured != null) {
+            if (configured < 1) {
+                throw new IllegalArgumentException("preference_replay_sample_size must be >= 1 or null (null trains on "
+                        + "as many pairs as the iteration produced), got " + configured);
+            }
+            return configured;
+        }
+        return currentPairs > 0 ? currentPairs : lastNonEmptyShardSize;
+    }
+
+    private static List<String> texts(Map<?, ?> row, String field, String at) {
+        if (!(row.get(field) instanceof List<?> list) || !list.stream().allMatch(String.class::isInstance)) {
+            throw new IllegalArgumentException(at + "'" + field + "' must be a list of strings, got " + row.get(field));
+        }
+        return list.stream().map(String.class::cast).toList();
+    }
+
+    private static double number(Map<?, ?> row, String field, String at) {
+        if (!(row.get(field) instanceof Number n)) {
+            throw new IllegalArgumentException(at + "'" + field + "' must be a number, got " + row.get(field));
+        }
+        return n.doubleValue();
+    }
+}
