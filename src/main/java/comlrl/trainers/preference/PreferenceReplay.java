@@ -281,7 +281,7 @@ public final class PreferenceReplay {
                 }
             }
             List<ReplayRecord> records = shards.get(shard);
-            if (orders.get(shard) == null || next[shard] >= records.size() - 1) {
+            if (orders.get(shard) == null || next[shard] == records.size()) {
                 List<Integer> order = new ArrayList<>(IntStream.range(0, records.size()).boxed().toList());
                 Collections.shuffle(order, random);
                 orders.set(shard, order);

@@ -1,0 +1,283 @@
+package comlrl.trainers.preference;
+
+import comlrl.checkpoint.Checkpoints;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code log_reward_distribution} (reference §7.4, logs): 16-bin histograms of the raw rewards of
+ * one iteration's target (current-policy) and comparator samples over the reward function's
+ * {@code reward_range [lo, hi]}.
+ * <pre>
+ *   width   = (hi − lo) / 16
+ *   edges_j = lo + j · width                  j = 0..16 (edges_16 = hi)      [17]
+ *   centre_b = (edges_b + edges_{b+1}) / 2     b = 0..15                      [16]
+ *   bin(r)  = min(15, floor((clamp(r, lo, hi) − lo) / width))               out-of-range rewards go to the end bins;
+ *                                                                           the last bin includes hi
+ *   mean    = Σ r / n over a side's raw rewards (0 for a side with no samples)
+ * </pre>
+ * Immutable; the arrays it returns are copies.
+ */
+public final class RewardDistribution {
+    /** The number of bins. */
+    public static final int BINS = 16;
+    static final int SVG_WIDTH = 240;
+    static final int SVG_HEIGHT = 80;
+    static final String TARGET_COLOUR = "#1f77b4";
+    static final String COMPARATOR_COLOUR = "#ff7f0e";
+
+    private final int iteration;
+    private final double lo;
+    private final double hi;
+    private final double[] target; // [n_target] raw rewards
+    private final double[] comparator; // [n_comparator] raw rewards
+    private final double[] edges; // [17]
+    private final int[] targetCounts; // [16]
+    private final int[] comparatorCounts; // [16]
+
+    private RewardDistribution(int iteration, double lo, double hi, double[] target, double[] comparator) {
+        this.iteration = iteration;
+        this.lo = lo;
+        this.hi = hi;
+        this.target = target.clone();
+        this.comparator = comparator.clone();
+        this.edges = new double[BINS + 1];
+        for (int j = 0; j < BINS; j++) {
+            edges[j] = lo + j * (hi - lo) / BINS;
+        }
+        edges[BINS] = hi;
+        this.targetCounts = counts("target", this.target);
+        this.comparatorCounts = counts("comparator", this.comparator);
+    }
+
+    /**
+     * The histograms of iteration {@code iteration}.
+     *
+     * @param target raw rewards of the current policy's samples
+     * @param comparator raw rewards of the comparator's samples
+     * @param lo the reward range's lower end ({@code reward_func.reward_range[0]})
+     * @param hi its upper end, &gt; lo
+     * @throws IllegalArgumentException on a range that is not finite with hi &gt; lo, or a NaN or
+     *         infinite reward (naming the side and sample)
+     */
+    public static RewardDistribution of(int iteration, double[] target, double[] comparator, double lo, double hi) {
+        if (!Double.isFinite(lo) || !Double.isFinite(hi) || !(hi > lo)) {
+            throw new IllegalArgumentException("log_reward_distribution needs a finite reward_range [lo, hi] with hi > lo, "
+                    + "got [" + lo + ", " + hi + "]; give the reward function a reward_range or turn "
+                    + "log_reward_distribution off");
+        }
+        return new RewardDistribution(iteration, lo, hi, target, comparator);
+    }
+
+    private int[] counts(String side, double[] rewards) {
+        int[] counts = new int[BINS];
+        for (int i = 0; i < rewards.length; i++) {
+            if (!Double.isFinite(rewards[i])) {
+                throw new IllegalArgumentException("the raw reward of " + side + " sample " + i + " is " + rewards[i]
+                        + ": the reward distribution bins finite rewards only");
+            }
+            double clamped = Math.min(hi, Math.max(lo, rewards[i]));
+            counts[Math.min(BINS - 1, (int) Math.floor((clamped - lo) / (hi - lo) * BINS))]++;
+        }
+        return counts;
+    }
+
+    public int iteration() {
+        return iteration;
+    }
+
+    /** The 17 bin edges, {@code lo} to {@code hi}. */
+    public double[] edges() {
+        return edges.clone();
+    }
+
+    /** The 16 bin centres. */
+    public double[] centres() {
+        double[] centres = new double[BINS];
+        for (int b = 0; b < BINS; b++) {
+            centres[b] = (edges[b] + edges[b + 1]) / 2;
+        }
+        return centres;
+    }
+
+    /** How many target samples fall in each bin. */
+    public int[] targetCounts() {
+        return targetCounts.clone();
+    }
+
+    /** How many comparator samples fall in each bin. */
+    public int[] comparatorCounts() {
+        return comparatorCounts.clone();
+    }
+
+    public int targetSampleCount() {
+        return target.length;
+    }
+
+    public int comparatorSampleCount() {
+        return comparator.length;
+    }
+
+    /** The mean raw target reward (unclamped), 0 with no samples. */
+    public double targetMean() {
+        return mean(target);
+    }
+
+    /** The mean raw comparator reward (unclamped), 0 with no samples. */
+    public double comparatorMean() {
+        return mean(comparator);
+    }
+
+    private static double mean(double[] rewards) {
+        return rewards.length == 0 ? 0 : Arrays.stream(rewards).sum() / rewards.length;
+    }
+
+    /**
+     * The scalar metrics under {@code prefix} (e.g. "iter/reward_distribution"):
+     * {@code current_iteration, target_sample_count, comparator_sample_count, target_mean, comparator_mean}.
+     */
+    public Map<String, Double> metrics(String prefix) {
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put(prefix + "/current_iteration", (double) iteration);
+        metrics.put(prefix + "/target_sample_count", (double) target.length);
+        metrics.put(prefix + "/comparator_sample_count", (double) comparator.length);
+        metrics.put(prefix + "/target_mean", targetMean());
+        metrics.put(prefix + "/comparator_mean", comparatorMean());
+        return metrics;
+    }
+
+    /** {@code dir/reward_distributions/iteration_NNNN} + {@code suffix}. */
+    private Path file(Path dir, String suffix) {
+        return dir.resolve("reward_distributions").resolve(String.format("iteration_%04d%s", iteration, suffix));
+    }
+
+    /**
+     * Writes {@code dir/reward_distributions/iteration_NNNN.json} (atomically): iteration, reward_range,
+     * bin_edges, bin_centres, target_counts, comparator_counts, target_rewards, comparator_rewards,
+     * the sample counts and means.
+     *
+     * @return the file
+     */
+    public Path writeJson(Path dir) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("iteration", iteration);
+        doc.put("reward_range", new double[] {lo, hi});
+        doc.put("bin_edges", edges());
+        doc.put("bin_centres", centres());
+        doc.put("target_counts", targetCounts());
+        doc.put("comparator_counts", comparatorCounts());
+        doc.put("target_rewards", target.clone());
+        doc.put("comparator_rewards", comparator.clone());
+        doc.put("target_sample_count", target.length);
+        doc.put("comparator_sample_count", comparator.length);
+        doc.put("target_mean", targetMean());
+        doc.put("comparator_mean", comparatorMean());
+        Path file = file(dir, ".json");
+        PreferenceReplay.writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
+        return file;
+    }
+
+    /**
+     * Writes {@link #lineSvg} and {@link #barSvg} (atomically) as
+     * {@code dir/reward_distributions/iteration_NNNN_line.svg} and {@code ..._bar.svg}.
+     *
+     * @return the two files, line plot first
+     */
+    public Path[] writeSvgs(Path dir) {
+        Path line = file(dir, "_line.svg");
+        Path bar = file(dir, "_bar.svg");
+        writeText(line, lineSvg());
+        writeText(bar, barSvg());
+        return new Path[] {line, bar};
+    }
+
+    private static void writeText(Path file, String text) {
+        PreferenceReplay.writeAtomically(file, tmp -> {
+            try {
+                Files.writeString(tmp, text);
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot write " + tmp + ": " + e.getMessage(), e);
+            }
+        });
+    }
+
+    // Plot area: 240×80 with a 14 px legend strip on top and 4 px margins; bin b spans
+    // x ∈ [LEFT + b·BIN_W, LEFT + (b+1)·BIN_W]; a count c is drawn at height c / max(1, max count) · PLOT_H.
+    private static final double LEFT = 4;
+    private static final double TOP = 14;
+    private static final double PLOT_W = SVG_WIDTH - 8;
+    private static final double PLOT_H = SVG_HEIGHT - TOP - 4;
+    private static final double BIN_W = PLOT_W / BINS;
+
+    private double scale() {
+        int max = 1;
+        for (int b = 0; b < BINS; b++) {
+            max = Math.max(max, Math.max(targetCounts[b], comparatorCounts[b]));
+        }
+        return PLOT_H / max;
+    }
+
+    /** A 240×80 SVG: per side a polyline through (bin centre, count), with a legend. */
+    public String lineSvg() {
+        StringBuilder svg = header();
+        double scale = scale();
+        for (int side = 0; side < 2; side++) {
+            int[] counts = side == 0 ? targetCounts : comparatorCounts;
+            StringBuilder points = new StringBuilder();
+            for (int b = 0; b < BINS; b++) {
+                points.append(b == 0 ? "" : " ").append(num(LEFT + (b + 0.5) * BIN_W)).append(',')
+                        .append(num(TOP + PLOT_H - counts[b] * scale));
+            }
+            svg.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"").append(side == 0 ? TARGET_COLOUR
+                    : COMPARATOR_COLOUR).append("\" points=\"").append(points).append("\"/>\n");
+        }
+        return svg.append("</svg>\n").toString();
+    }
+
+    /** A 240×80 SVG: per bin a target bar and a comparator bar side by side, with a legend. */
+    public String barSvg() {
+        StringBuilder svg = header();
+        double scale = scale();
+        for (int b = 0; b < BINS; b++) {
+            for (int side = 0; side < 2; side++) {
+                double height = (side == 0 ? targetCounts[b] : comparatorCounts[b]) * scale;
+                svg.append("<rect class=\"bar\" x=\"").append(num(LEFT + b * BIN_W + side * BIN_W / 2)).append("\" y=\"")
+                        .append(num(TOP + PLOT_H - height)).append("\" width=\"").append(num(BIN_W / 2))
+                        .append("\" height=\"").append(num(height)).append("\" fill=\"")
+                        .append(side == 0 ? TARGET_COLOUR : COMPARATOR_COLOUR).append("\"/>\n");
+            }
+        }
+        return svg.append("</svg>\n").toString();
+    }
+
+    /** The svg element, the axis line and the legend (target, comparator). */
+    private StringBuilder header() {
+        StringBuilder svg = new StringBuilder();
+        svg.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(SVG_WIDTH).append("\" height=\"")
+                .append(SVG_HEIGHT).append("\" viewBox=\"0 0 ").append(SVG_WIDTH).append(' ').append(SVG_HEIGHT)
+                .append("\" font-family=\"sans-serif\" font-size=\"8\">\n");
+        svg.append("<title>iteration ").append(iteration).append(" rewards in [").append(num(lo)).append(", ")
+                .append(num(hi)).append("]</title>\n");
+        svg.append("<line x1=\"").append(num(LEFT)).append("\" y1=\"").append(num(TOP + PLOT_H)).append("\" x2=\"")
+                .append(num(LEFT + PLOT_W)).append("\" y2=\"").append(num(TOP + PLOT_H)).append("\" stroke=\"#999\"/>\n");
+        String[] labels = {"target", "comparator"};
+        String[] colours = {TARGET_COLOUR, COMPARATOR_COLOUR};
+        for (int side = 0; side < 2; side++) {
+            double x = LEFT + side * 60;
+            svg.append("<rect class=\"legend\" x=\"").append(num(x)).append("\" y=\"3\" width=\"8\" height=\"8\" fill=\"")
+                    .append(colours[side]).append("\"/><text x=\"").append(num(x + 11)).append("\" y=\"10\">")
+                    .append(labels[side]).append("</text>\n");
+        }
+        return svg;
+    }
+
+    private static String num(double v) {
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+}
