@@ -1,0 +1,490 @@
+package comlrl.trainers.preference.comparator;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The "api" comparator policy's client: asks an external model over HTTP for candidate completions
+ * of one agent's prompt. Every request is a JSON {@code POST} to {@code comparator_api_url}.
+ *
+ * <p><b>Payloads</b> ({@code n} = completions asked for by that request; {@code ...extra_body} =
+ * {@code comparator_api_extra_body} added last, replacing a field of the same name, a null value
+ * removing it):
+ * <pre>
+ * generic           {prompt, agent_idx, num_return_sequences: n, max_new_tokens, temperature, top_p,
+ *                    top_k, batch_item, model (only when set), ...extra_body}
+ *                   completions: the dotted comparator_api_response_field (e.g. data.outputs),
+ *                    else the first of completions, responses, outputs, choices at the top;
+ *                    a string is one completion; a list holds strings or objects whose text is
+ *                    text, content, completion, output or message.content
+ * openai            {model, messages: [{role: user, content: prompt}], n, max_tokens, temperature,
+ *                    top_p, ...extra_body}            completions: choices[i].message.content
+ * anthropic         {model, max_tokens, messages: [{role: user, content: prompt}], temperature,
+ *                    top_p, ...extra_body}, n = 1     completion: content[*].text of type "text", joined
+ * openai_responses  {model, input: prompt, max_output_tokens, temperature, top_p, ...extra_body}, n = 1
+ *                                                     completion: output_text, else output[*].content[*].text joined
+ * </pre>
+ * generic and openai ask for all remaining candidates at once, or at most
+ * {@code comparator_api_max_n_per_request} (openai on a host named *deepseek*: 1, as DeepSeek
+ * rejects n &gt; 1), repeating requests until {@code numCandidates} are collected; anthropic and
+ * openai_responses send one request per candidate. A request answered with fewer completions than
+ * it asked for is an error; extra ones are dropped.
+ *
+ * <p><b>Headers</b>: {@code Content-Type: application/json}; the key (see
+ * {@link ApiComparatorSettings}) as {@code <comparator_api_key_header>: <prefix> <key>} (no space
+ * when the prefix is empty), except for anthropic: {@code x-api-key: <key>} and
+ * {@code anthropic-version: 2023-06-01}; then {@code comparator_api_headers}, replacing ours of the
+ * same name. Redirects are not followed, so the key reaches no other address.
+ *
+ * <p><b>Errors and retries</b>: a request that times out, cannot connect, or is answered 429 or 5xx
+ * is sent again up to {@code comparator_api_retries} times, after {@code backoff * 2^a} seconds
+ * before retry {@code a = 0, 1, ...}; then an {@link IllegalStateException}. HTTP 402 is an
+ * {@link IllegalStateException} at once (payment required: the account's credit). Any other
+ * non-2xx status is an {@link IllegalArgumentException} with the status and the first 500
+ * characters of the body; so is a body that is not JSON or lacks the completions (with a short
+ * excerpt). No message contains the API key: where the server echoes it, it reads {@code ***}.
+ *
+ * <p>Thread-safe: agents may call {@link #generate} concurrently. {@link #close()} stops the
+ * client's threads.
+ */
+public final class ApiComparator implements AutoCloseable {
+    /** The Messages API version sent to anthropic endpoints. */
+    public static final String ANTHROPIC_VERSION = "2023-06-01";
+
+    private static final List<String> FALLBACK_FIELDS = List.of("completions", "responses", "outputs", "choices");
+    private static final List<String> TEXT_FIELDS = List.of("text", "content", "completion", "output");
+    private static final int STATUS_EXCERPT = 500;
+    private static final int RESPONSE_EXCERPT = 200;
+    private static final ObjectMapper JSON =
+            new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    /**
+     * The sampling settings sent with each request.
+     *
+     * @param maxNewTokens completion length limit (max_new_tokens / max_tokens / max_output_tokens); >= 1
+     * @param temperature  >= 0
+     * @param topP         nucleus mass, in (0, 1]
+     * @param topK         top-k, sent by the generic format only; null = none; >= 0
+     */
+    public record Sampling(int maxNewTokens, double temperature, double topP, Integer topK) {
+        public Sampling {
+            check(maxNewTokens >= 1, "max_new_tokens must be >= 1 (got " + maxNewTokens + ")");
+            check(Double.isFinite(temperature) && temperature >= 0, "temperature must be >= 0 (got " + temperature + ")");
+            check(topP > 0 && topP <= 1, "top_p must be in (0, 1] (got " + topP + ")");
+            check(topK == null || topK >= 0, "top_k must be >= 0 or null (got " + topK + ")");
+        }
+    }
+
+    private final ApiComparatorSettings settings;
+    private final String apiKey;
+    private final ObjectNode extraBody;
+    private final int perRequest;
+    private final ExecutorService executor;
+    private final HttpClient client;
+    private volatile boolean closed;
+
+    /**
+     * A client for {@code settings}; reads the API key now.
+     *
+     * @throws IllegalArgumentException when {@code comparator_api_key_env} names an unset variable,
+     *                                  or the key cannot be sent in a header
+     */
+    public ApiComparator(ApiComparatorSettings settings) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.apiKey = settings.resolveApiKey();
+        if (apiKey != null && !apiKey.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
+            throw new IllegalArgumentException("the comparator API key (" + ApiComparatorSettings.KEY + " or "
+                    + ApiComparatorSettings.KEY_ENV + ") holds characters a header cannot carry (a line break, "
+                    + "a control or non-ASCII character); check it was copied whole and alone");
+        }
+        this.extraBody = JSON.valueToTree(settings.extraBody());
+        Integer cap = settings.maxNPerRequest();
+        boolean deepseek = settings.uri().getHost().toLowerCase(Locale.ROOT).contains("deepseek");
+        this.perRequest = switch (settings.format()) {
+            case GENERIC -> cap != null ? cap : Integer.MAX_VALUE;
+            case OPENAI_CHAT -> cap != null ? cap : deepseek ? 1 : Integer.MAX_VALUE;
+            case ANTHROPIC, OPENAI_RESPONSES -> 1;
+        };
+        Duration timeout = timeout();
+        this.executor = Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "comparator-api");
+            thread.setDaemon(true);
+            return thread;
+        });
+        // plain http: HTTP/1.1 without the h2c upgrade request, which some local servers mishandle
+        HttpClient.Version version = settings.uri().getScheme().equalsIgnoreCase("http")
+                ? HttpClient.Version.HTTP_1_1 : HttpClient.Version.HTTP_2;
+        this.client = HttpClient.newBuilder().executor(executor).followRedirects(HttpClient.Redirect.NEVER)
+                .version(version).connectTimeout(timeout).build();
+    }
+
+    public ApiComparatorSettings settings() {
+        return settings;
+    }
+
+    /** The most completions one request asks for (see the class docs). */
+    int maxPerRequest() {
+        return perRequest;
+    }
+
+    /**
+     * Exactly {@code numCandidates} completions of {@code prompt}, in the order the API gave them.
+     *
+     * @param agentIndex the agent whose prompt this is (sent by the generic format as agent_idx)
+     * @param batchItem  the dataset item (sent by the generic format as batch_item); may be null
+     * @throws IllegalArgumentException for a rejected request or an unreadable response (see the class docs)
+     * @throws IllegalStateException    for 402, or when the retries are spent
+     */
+    public List<String> generate(String prompt, int agentIndex, int numCandidates, Map<String, Object> batchItem,
+                                 Sampling sampling) {
+        Objects.requireNonNull(prompt, "prompt");
+        Objects.requireNonNull(sampling, "sampling");
+        check(agentIndex >= 0, "agentIndex must be >= 0 (got " + agentIndex + ")");
+        check(numCandidates >= 0, "numCandidates must be >= 0 (got " + numCandidates + ")");
+        if (closed) {
+            throw new IllegalStateException("this ApiComparator is closed");
+        }
+        List<String> completions = new ArrayList<>(numCandidates);
+        while (completions.size() < numCandidates) {
+            int n = Math.min(numCandidates - completions.size(), perRequest);
+            List<String> received = completions(post(payload(prompt, agentIndex, n, batchItem, sampling)));
+            if (received.size() < n) {
+                throw new IllegalArgumentException(where() + " returned " + received.size() + " completion(s) for a "
+                        + "request of " + n + " (" + completions.size() + " of " + numCandidates + " collected "
+                        + "before it); if the server caps n, set " + ApiComparatorSettings.MAX_N_PER_REQUEST);
+            }
+            completions.addAll(received.subList(0, n));
+        }
+        return List.copyOf(completions);
+    }
+
+    /** Stops the client's threads; later calls to {@link #generate} fail. */
+    @Override
+    public void close() {
+        closed = true;
+        executor.shutdownNow();
+    }
+
+    // ------------------------------------------------------------------ request
+
+    /** The JSON body of one request for {@code n} completions (see the class docs). */
+    ObjectNode payload(String prompt, int agentIndex, int n, Map<String, Object> batchItem, Sampling s) {
+        ObjectNode body = JSON.createObjectNode();
+        switch (settings.format()) {
+            case GENERIC -> {
+                body.put("prompt", prompt);
+                body.put("agent_idx", agentIndex);
+                body.put("num_return_sequences", n);
+                body.put("max_new_tokens", s.maxNewTokens());
+                body.put("temperature", s.temperature());
+                body.put("top_p", s.topP());
+                body.put("top_k", s.topK());
+                body.set("batch_item", batchItemJson(batchItem));
+                if (settings.model() != null) {
+                    body.put("model", settings.model());
+                }
+            }
+            case OPENAI_CHAT -> {
+                body.put("model", settings.model());
+                body.set("messages", userMessage(prompt));
+                body.put("n", n);
+                body.put("max_tokens", s.maxNewTokens());
+                body.put("temperature", s.temperature());
+                body.put("top_p", s.topP());
+            }
+            case ANTHROPIC -> {
+                body.put("model", settings.model());
+                body.put("max_tokens", s.maxNewTokens());
+                body.set("messages", userMessage(prompt));
+                body.put("temperature", s.temperature());
+                body.put("top_p", s.topP());
+            }
+            case OPENAI_RESPONSES -> {
+                body.put("model", settings.model());
+                body.put("input", prompt);
+                body.put("max_output_tokens", s.maxNewTokens());
+                body.put("temperature", s.temperature());
+                body.put("top_p", s.topP());
+            }
+        }
+        extraBody.fields().forEachRemaining(field -> {
+            if (field.getValue().isNull()) {
+                body.remove(field.getKey());
+            } else {
+                body.set(field.getKey(), field.getValue().deepCopy());
+            }
+        });
+        return body;
+    }
+
+    private static ArrayNode userMessage(String prompt) {
+        ArrayNode messages = JSON.createArrayNode();
+        messages.addObject().put("role", "user").put("content", prompt);
+        return messages;
+    }
+
+    private static JsonNode batchItemJson(Map<String, Object> batchItem) {
+        try {
+            return JSON.valueToTree(batchItem);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("the batch item cannot be sent as JSON (batch_item of the generic "
+                    + "comparator API): " + e.getMessage(), e);
+        }
+    }
+
+    private HttpRequest request(ObjectNode body) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(settings.uri()).timeout(timeout())
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json");
+        if (settings.format() == ApiFormat.ANTHROPIC) {
+            request.header("anthropic-version", ANTHROPIC_VERSION);
+            if (apiKey != null) {
+                request.header("x-api-key", apiKey);
+            }
+        } else if (apiKey != null) {
+            String prefix = settings.apiKeyPrefix();
+            request.header(settings.apiKeyHeader(), prefix.isEmpty() ? apiKey : prefix + " " + apiKey);
+        }
+        settings.headers().forEach(request::setHeader);
+        try {
+            return request.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body),
+                    StandardCharsets.UTF_8)).build();
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("the comparator API request cannot be written as JSON: "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** Sends {@code body}, retrying as the class docs say, and returns the parsed 2xx response. */
+    private JsonNode post(ObjectNode body) {
+        HttpRequest request = request(body);
+        for (int attempt = 0; ; attempt++) {
+            String failure;
+            try {
+                HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+                int status = response.statusCode();
+                if (status >= 200 && status < 300) {
+                    return parse(response.body());
+                }
+                if (status != 429 && status < 500) {
+                    throw statusError(response);
+                }
+                failure = "answered HTTP " + status + ": " + excerpt(response.body(), STATUS_EXCERPT);
+            } catch (HttpTimeoutException e) {
+                failure = "timed out after " + seconds(settings.timeoutSeconds()) + " s ("
+                        + ApiComparatorSettings.TIMEOUT + ")";
+            } catch (IOException e) {
+                failure = "could not be reached (" + scrub(e.toString()) + ")";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(where() + ": interrupted while waiting for the response");
+            }
+            if (attempt >= settings.retries()) {
+                throw new IllegalStateException(where() + " " + failure + "; gave up after " + (attempt + 1)
+                        + " attempt(s) (" + ApiComparatorSettings.RETRIES + "=" + settings.retries() + ")");
+            }
+            sleep(settings.backoffSeconds() * Math.pow(2, attempt));
+        }
+    }
+
+    private RuntimeException statusError(HttpResponse<String> response) {
+        int status = response.statusCode();
+        String body = excerpt(response.body(), STATUS_EXCERPT);
+        if (status == 402) {
+            return new IllegalStateException(where() + " answered payment required (402): check the "
+                    + "account's credit for this API key (server said: " + body + ")");
+        }
+        String hint = switch (status) {
+            case 301, 302, 303, 307, 308 -> "a redirect to " + scrub(response.headers().firstValue("Location")
+                    .orElse("?")) + ", not followed so the key goes nowhere else: set " + ApiComparatorSettings.URL
+                    + " to the final address";
+            case 401, 403 -> "check the key: " + ApiComparatorSettings.KEY + " or " + ApiComparatorSettings.KEY_ENV
+                    + ", and " + ApiComparatorSettings.KEY_HEADER + "/" + ApiComparatorSettings.KEY_PREFIX;
+            case 404, 405 -> "check " + ApiComparatorSettings.URL + " and " + ApiComparatorSettings.FORMAT;
+            default -> "the server rejected the request; check " + ApiComparatorSettings.MODEL + " and "
+                    + ApiComparatorSettings.EXTRA_BODY;
+        };
+        return new IllegalArgumentException(where() + " answered HTTP " + status + " (" + hint + "): " + body);
+    }
+
+    private JsonNode parse(String body) {
+        try {
+            JsonNode root = JSON.readTree(body);
+            if (root != null && !root.isMissingNode()) {
+                return root;
+            }
+            throw malformed("an empty body", body);
+        } catch (JsonProcessingException e) {
+            // the parser's own message is scrubbed and its exception not chained: both may quote the body
+            throw malformed("a body that is not JSON (" + scrub(e.getOriginalMessage()) + ")", body);
+        }
+    }
+
+    // ------------------------------------------------------------------ response
+
+    /** The completions of one parsed 2xx response (see the class docs). */
+    List<String> completions(JsonNode root) {
+        return switch (settings.format()) {
+            case GENERIC -> genericCompletions(root);
+            case OPENAI_CHAT -> {
+                JsonNode choices = root.path("choices");
+                if (!choices.isArray()) {
+                    throw malformed("no \"choices\" list", root.toString());
+                }
+                yield texts(choices, "choices", root);
+            }
+            case ANTHROPIC -> {
+                JsonNode content = root.path("content");
+                if (!content.isArray()) {
+                    throw malformed("no \"content\" list", root.toString());
+                }
+                StringBuilder text = new StringBuilder();
+                content.forEach(block -> {
+                    if ("text".equals(block.path("type").asText()) && block.path("text").isTextual()) {
+                        text.append(block.path("text").asText());
+                    }
+                });
+                yield List.of(text.toString());
+            }
+            case OPENAI_RESPONSES -> {
+                if (root.path("output_text").isTextual()) {
+                    yield List.of(root.path("output_text").asText());
+                }
+                JsonNode output = root.path("output");
+                if (!output.isArray()) {
+                    throw malformed("neither \"output_text\" nor an \"output\" list", root.toString());
+                }
+                StringBuilder text = new StringBuilder();
+                output.forEach(item -> item.path("content").forEach(part -> {
+                    if (part.path("text").isTextual()) {
+                        text.append(part.path("text").asText());
+                    }
+                }));
+                yield List.of(text.toString());
+            }
+        };
+    }
+
+    private List<String> genericCompletions(JsonNode root) {
+        String field = settings.responseField();
+        JsonNode value = root;
+        for (String segment : field.split("\\.")) {
+            value = value.isArray() && segment.matches("\\d+") ? value.path(Integer.parseInt(segment))
+                    : value.path(segment);
+        }
+        for (int i = 0; i < FALLBACK_FIELDS.size() && (value.isMissingNode() || value.isNull()); i++) {
+            field = FALLBACK_FIELDS.get(i);
+            value = root.path(field);
+        }
+        if (value.isMissingNode() || value.isNull()) {
+            throw malformed("no field \"" + settings.responseField() + "\" nor any of "
+                    + String.join(", ", FALLBACK_FIELDS) + " at the top", root.toString());
+        }
+        if (value.isTextual()) {
+            return List.of(value.asText());
+        }
+        if (!value.isArray()) {
+            throw malformed("\"" + field + "\" holding " + value.getNodeType().name().toLowerCase(Locale.ROOT)
+                    + ", not a list of completions or a string", root.toString());
+        }
+        return texts(value, field, root);
+    }
+
+    /** Each element's text: a string, or an object's text/content/completion/output/message.content. */
+    private List<String> texts(JsonNode list, String field, JsonNode root) {
+        List<String> texts = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            JsonNode element = list.get(i);
+            String text = element.isTextual() ? element.asText() : null;
+            for (int f = 0; f < TEXT_FIELDS.size() && text == null; f++) {
+                JsonNode candidate = element.path(TEXT_FIELDS.get(f));
+                text = candidate.isTextual() ? candidate.asText() : null;
+            }
+            if (text == null && element.path("message").path("content").isTextual()) {
+                text = element.path("message").path("content").asText();
+            }
+            if (text == null) {
+                throw malformed(field + "[" + i + "] without text (expected a string, or an object with "
+                        + String.join(", ", TEXT_FIELDS) + " or message.content)", root.toString());
+            }
+            texts.add(text);
+        }
+        return texts;
+    }
+
+    /** Where the completions were expected, for messages. */
+    private String expected() {
+        return switch (settings.format()) {
+            case GENERIC -> "\"" + settings.responseField() + "\" (" + ApiComparatorSettings.RESPONSE_FIELD + ")";
+            case OPENAI_CHAT -> "choices[i].message.content";
+            case ANTHROPIC -> "content[*].text";
+            case OPENAI_RESPONSES -> "output_text or output[*].content[*].text";
+        };
+    }
+
+    private IllegalArgumentException malformed(String what, String body) {
+        return new IllegalArgumentException(where() + " answered with " + what + "; expected the completions in "
+                + expected() + ". Response: " + excerpt(body, RESPONSE_EXCERPT));
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private String where() {
+        return "comparator API (" + settings.format().configName() + ", POST " + settings.url() + ")";
+    }
+
+    /** {@code text} with the key scrubbed, then cut to {@code max} characters. */
+    private String excerpt(String text, int max) {
+        String clean = scrub(text == null ? "" : text.strip());
+        if (clean.isEmpty()) {
+            return "(empty body)";
+        }
+        return clean.length() <= max ? clean : clean.substring(0, max) + "...";
+    }
+
+    /** {@code text} with every occurrence of the key replaced by {@code ***}. */
+    private String scrub(String text) {
+        return apiKey == null || text == null ? text : text.replace(apiKey, ApiComparatorSettings.HIDDEN);
+    }
+
+    private Duration timeout() {
+        return Duration.ofNanos(Math.max(1L, (long) (settings.timeoutSeconds() * 1e9)));
+    }
+
+    private static String seconds(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+
+    private void sleep(double seconds) {
+        try {
+            Thread.sleep((long) (seconds * 1000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(where() + ": interrupted while waiting to retry");
+        }
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}
