@@ -15,6 +15,8 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.preference.comparator.ApiComparator;
+import comlrl.trainers.preference.comparator.ApiComparatorSettings;
 import comlrl.utils.CollaborationMode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -55,8 +57,10 @@ import java.util.Set;
  * resumed run rewrites the replay directory from them, so it repeats exactly what an uninterrupted
  * run does.
  *
- * <p>Not yet here: {@code comparator_policy: api}, centralized collaboration or comparator
- * generation, and {@code log_reward_distribution}: each is refused with a message before any model loads.
+ * {@code api} asks an HTTP service ({@link ApiComparator}) for each agent's candidates.
+ *
+ * <p>Not yet here: centralized collaboration or comparator generation, and
+ * {@code log_reward_distribution}: each is refused with a message before any model loads.
  */
 public final class MADPOIterTrainer implements Trainer {
     /** The reference's algorithm name. */
@@ -74,6 +78,7 @@ public final class MADPOIterTrainer implements Trainer {
     private final Path replayDir;
     private final Path policyDir;
     private final List<CausalLm> fixedComparators; // comparator_policy model
+    private final ApiComparator api; // comparator_policy api
     private final comlrl.data.TaskSet trainDataset;
     private final java.io.PrintStream console;
     private long totalPairs;
@@ -97,6 +102,9 @@ public final class MADPOIterTrainer implements Trainer {
                 : b.outputDir() != null ? b.outputDir().resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
         this.comparatorSeeds = new SeedStream(-args.seed());
         this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
+        // the API comparator's settings (and its key) are checked before any model loads
+        this.api = args.comparatorPolicy() == ComparatorPolicy.API
+                ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
         this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         MADPOTrainer inner = null;
         List<CausalLm> fixed = List.of();
@@ -122,6 +130,9 @@ public final class MADPOIterTrainer implements Trainer {
             if (inner != null) {
                 inner.close();
             }
+            if (api != null) {
+                api.close();
+            }
             logger.close();
             throw e;
         }
@@ -131,10 +142,6 @@ public final class MADPOIterTrainer implements Trainer {
 
     /** Refuses what is not built yet, before any model loads. */
     private static void refuseMissing(MADPOIterConfig args) {
-        if (args.comparatorPolicy() == ComparatorPolicy.API) {
-            throw new IllegalArgumentException("comparator_policy: api is not available in MADPOIter yet; use current, "
-                    + "current_copy, model or history");
-        }
         if (args.collaborationMode() == CollaborationMode.CENTRALIZED
                 || args.comparatorGenerationMode() == CollaborationMode.CENTRALIZED) {
             throw new IllegalArgumentException("centralized collaboration and comparator_generation_mode: centralized are "
@@ -310,7 +317,23 @@ public final class MADPOIterTrainer implements Trainer {
             case CURRENT_COPY -> currentCopy(agents);
             case MODEL -> frozen(fixedComparators, false, false);
             case HISTORY -> frozen(loadHistory(iteration), true, true);
-            case API -> throw new IllegalStateException("refused at construction");
+            case API -> apiSource();
+        };
+    }
+
+    /**
+     * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
+     * item's fields and this config's sampling settings (the service's own randomness is not ours to seed).
+     */
+    private ComparatorSource apiSource() {
+        ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
+                args.topK());
+        return (item, promptTexts, promptIds, n, seeds) -> {
+            List<List<String>> out = new ArrayList<>();
+            for (int i = 0; i < promptTexts.size(); i++) {
+                out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+            }
+            return out;
         };
     }
 
@@ -487,6 +510,9 @@ public final class MADPOIterTrainer implements Trainer {
     @Override
     public void close() {
         fixedComparators.forEach(CausalLm::close);
+        if (api != null) {
+            api.close();
+        }
         dpo.close();
         logger.close();
     }

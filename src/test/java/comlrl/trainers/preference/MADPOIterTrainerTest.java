@@ -107,9 +107,48 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void anApiComparatorIsAskedForEachAgentsCandidatesAndItsKeyIsWrittenNowhere(@TempDir Path dir) throws Exception {
+        String key = "sk-test-key-7731";
+        List<String> bodies = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/generate", exchange -> {
+            String body = new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            bodies.add(body + " auth=" + exchange.getRequestHeaders().getFirst("Authorization"));
+            // the comparator answers with texts of different lengths, so that some pairs are won by each side
+            byte[] reply = "{\"completions\": [\"a\", \"bb bb bb\", \"ccc\", \"dddd dddd dddd dddd\"]}"
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, reply.length);
+            exchange.getResponseBody().write(reply);
+            exchange.close();
+        });
+        server.start();
+        try {
+            Path run = dir.resolve("run");
+            MADPOIterConfig c = config().numIterations(1).comparatorPolicy("api")
+                    .set("comparator_api_url", "http://127.0.0.1:" + server.getAddress().getPort() + "/generate")
+                    .set("comparator_api_key", key).build();
+            try (MADPOIterTrainer t = trainer(c, run).build()) {
+                t.train(dir.resolve("ckpt"), 1);
+                assertThat(t.logHistory()).anyMatch(e -> e.containsKey("iter/current_preference_pairs"));
+            }
+            assertThat(bodies).hasSize(2 * 2); // 2 items × 2 agents
+            assertThat(bodies.get(0)).contains("\"agent_idx\":0").contains("\"num_return_sequences\":4")
+                    .contains("auth=Bearer " + key);
+            try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+                for (Path f : files.filter(Files::isRegularFile).toList()) {
+                    assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
+                            .as("%s", f).doesNotContain(key);
+                }
+            }
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
     void whatIsNotBuiltYetIsRefusedBeforeAnyModelLoads(@TempDir Path dir) {
-        assertThatThrownBy(() -> trainer(config().comparatorPolicy("api").set("comparator_api_url", "http://127.0.0.1:1/x")
-                .build(), dir).build()).hasMessageContaining("comparator_policy: api is not available in MADPOIter yet");
         assertThatThrownBy(() -> trainer(config().logRewardDistribution(true).build(), dir).build())
                 .hasMessageContaining("log_reward_distribution is not available");
     }
