@@ -59,6 +59,12 @@ public final class LengthRatioReward implements RewardFunction {
         return Math.exp(-distance);
     }
 
+    /** {@code exp(−distance)} lies in [0, 1]. */
+    @Override
+    public double[] rewardRange() {
+        return new double[] {0.0, 1.0};
+    }
+
     @Override
     public String toString() {
         return "LengthRatioReward(" + targetMinField + ", " + targetMaxField + ")";

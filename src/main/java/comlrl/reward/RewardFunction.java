@@ -25,6 +25,15 @@ public interface RewardFunction {
     /** One reward per joint response; never null. */
     List<Double> score(List<List<String>> agentCompletions, List<TaskItem> batchItems);
 
+    /**
+     * The range {@code [lo, hi]} this function's rewards fall in (the reference's
+     * {@code reward_func.reward_range}), which reward histograms ({@code log_reward_distribution})
+     * need; null (the default) when unknown.
+     */
+    default double[] rewardRange() {
+        return null;
+    }
+
     /** A single-agent reward: {@code (completions, batchItems) -> rewards}. */
     static RewardFunction ofOneAgent(OneAgent reward) {
         Objects.requireNonNull(reward, "reward");

@@ -38,6 +38,15 @@ public final class JointRewarder {
      * response's total length in code points.
      */
     public double reward(TaskItem item, List<String> joint, String itemLabel) {
+        return score(item, joint, itemLabel).processed();
+    }
+
+    /** A joint action's reward as the reward function returned it and after the processor. */
+    public record Scored(double raw, double processed) {
+    }
+
+    /** {@link #reward}, keeping the raw value too (reward histograms show raw rewards). */
+    public Scored score(TaskItem item, List<String> joint, String itemLabel) {
         List<List<String>> lists = new ArrayList<>();
         for (String c : joint) {
             lists.add(List.of(c));
@@ -47,7 +56,7 @@ public final class JointRewarder {
         if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
-        return process(raw.get(0), joint, true, item, itemLabel);
+        return new Scored(raw.get(0), process(raw.get(0), joint, true, item, itemLabel));
     }
 
     /**

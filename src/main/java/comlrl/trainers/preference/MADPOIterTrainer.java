@@ -59,8 +59,13 @@ import java.util.Set;
  *
  * {@code api} asks an HTTP service ({@link ApiComparator}) for each agent's candidates.
  *
- * <p>Not yet here: centralized collaboration or comparator generation, and
- * {@code log_reward_distribution}: each is refused with a message before any model loads.
+ * With {@code log_reward_distribution} each iteration logs 16-bin histograms of the current and the
+ * comparator candidates' raw rewards over the reward function's range ({@link RewardDistribution}:
+ * {@code iter/reward_distribution/*} metrics, {@code reward_distributions/iteration_NNNN.json} and
+ * line and bar plots as SVG files in the run directory).
+ *
+ * <p>Not yet here: centralized collaboration or comparator generation (refused with a message
+ * before any model loads), and the histogram of the selected pairs.
  */
 public final class MADPOIterTrainer implements Trainer {
     /** The reference's algorithm name. */
@@ -79,6 +84,7 @@ public final class MADPOIterTrainer implements Trainer {
     private final Path policyDir;
     private final List<CausalLm> fixedComparators; // comparator_policy model
     private final ApiComparator api; // comparator_policy api
+    private final double[] rewardRange;
     private final comlrl.data.TaskSet trainDataset;
     private final java.io.PrintStream console;
     private long totalPairs;
@@ -93,6 +99,12 @@ public final class MADPOIterTrainer implements Trainer {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.trainDataset = b.trainDataset();
+        this.rewardRange = b.rewardFunc() == null ? null : b.rewardFunc().rewardRange();
+        if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
+            throw new IllegalArgumentException("log_reward_distribution requires a reward function that states its range "
+                    + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + b.rewardFunc()
+                    + " does not; set log_reward_distribution to false");
+        }
         this.console = b.console();
         this.output = new ResumeOutput(b.outputDir());
         this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
@@ -146,9 +158,6 @@ public final class MADPOIterTrainer implements Trainer {
                 || args.comparatorGenerationMode() == CollaborationMode.CENTRALIZED) {
             throw new IllegalArgumentException("centralized collaboration and comparator_generation_mode: centralized are "
                     + "not available in MADPOIter yet; use decentralized");
-        }
-        if (args.logRewardDistribution()) {
-            throw new IllegalArgumentException("log_reward_distribution is not available in MADPOIter yet; set it to false");
         }
     }
 
@@ -296,6 +305,15 @@ public final class MADPOIterTrainer implements Trainer {
         metrics.put("iter/train_preference_pairs", (double) training.size());
         metrics.put("iter/current_reward_mean", mean(round.currentRewards()));
         metrics.put("iter/comparator_reward_mean", mean(round.comparatorRewards()));
+        if (args.logRewardDistribution()) {
+            RewardDistribution d = RewardDistribution.of(iteration, doubles(round.currentRewards()),
+                    doubles(round.comparatorRewards()), rewardRange[0], rewardRange[1]);
+            metrics.putAll(d.metrics("iter/reward_distribution"));
+            if (output.dir() != null) {
+                d.writeJson(output.dir());
+                d.writeSvgs(output.dir());
+            }
+        }
         logger.log(dpo.envStep(), metrics);
         console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained on %d%n",
                 iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
@@ -303,6 +321,10 @@ public final class MADPOIterTrainer implements Trainer {
         if (policyDir != null) {
             savePolicies(policyDir.resolve(PreferenceReplay.shardName(iteration).replace(".json", "")));
         }
+    }
+
+    private static double[] doubles(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
     private static double mean(List<Double> values) {

@@ -122,7 +122,7 @@ final class PreferenceCollector {
      * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
      * the pair order.
      *
-     * @return the records and the raw (unprocessed is not kept: processed) rewards of both sides
+     * @return the records and the raw rewards of every current and comparator candidate
      */
     Round collectAgainst(TaskSet items, ComparatorSource comparator, int comparatorCount, SeedStream comparatorSeeds) {
         int numAgents = agents.size();
@@ -151,14 +151,17 @@ final class PreferenceCollector {
             int c = args.preferenceNumCandidates();
             double[] cur = new double[c];
             for (int k = 0; k < c; k++) {
-                cur[k] = rewarder.reward(item, joint(current, k), label + " (current)");
-                currentRewards.add(cur[k]);
+                JointRewarder.Scored r = rewarder.score(item, joint(current, k), label + " (current)");
+                cur[k] = r.processed();
+                currentRewards.add(r.raw());
             }
             double[] cmp = new double[comparatorCount];
             for (int k = 0; k < comparatorCount; k++) {
                 int at = k;
-                cmp[k] = rewarder.reward(item, others.stream().map(o -> o.get(at)).toList(), label + " (comparator)");
-                comparatorRewards.add(cmp[k]);
+                JointRewarder.Scored r = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
+                        label + " (comparator)");
+                cmp[k] = r.processed();
+                comparatorRewards.add(r.raw());
             }
             int m = Math.min(c, comparatorCount);
             int[] kept = IntStream.range(0, m).filter(k -> Double.isFinite(cur[k]) && Double.isFinite(cmp[k])).toArray();
@@ -179,7 +182,7 @@ final class PreferenceCollector {
         return new Round(out, currentRewards, comparatorRewards);
     }
 
-    /** An iteration's new pairs (text only) and the processed rewards of every current and comparator candidate. */
+    /** An iteration's new pairs (text only) and the raw rewards of every current and comparator candidate. */
     record Round(List<PreferenceReplay.ReplayRecord> records, List<Double> currentRewards, List<Double> comparatorRewards) {
     }
 

@@ -148,8 +148,37 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void rewardDistributionsAreLoggedAndWrittenPerIteration(@TempDir Path dir) throws Exception {
+        comlrl.reward.RewardFunction ranged = new comlrl.reward.RewardFunction() {
+            @Override
+            public List<Double> score(List<List<String>> c, List<comlrl.data.TaskItem> items) {
+                return TestRewards.lengthDifference().score(c, items);
+            }
+
+            @Override
+            public double[] rewardRange() {
+                return new double[] {-10, 10};
+            }
+        };
+        Path run = dir.resolve("run");
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).logRewardDistribution(true).build(), run)
+                .rewardFunc(ranged).build()) {
+            t.train();
+            Map<String, Double> iter = t.logHistory().stream().filter(e -> e.containsKey("iter/current_iteration"))
+                    .findFirst().orElseThrow();
+            assertThat(iter.get("iter/reward_distribution/target_sample_count")).isEqualTo(2 * 4.0);
+            assertThat(iter.get("iter/reward_distribution/comparator_sample_count")).isEqualTo(2 * 4.0);
+        }
+        assertThat(run.resolve("reward_distributions/iteration_0001.json")).exists();
+        assertThat(run.resolve("reward_distributions/iteration_0001_line.svg")).exists();
+        assertThat(run.resolve("reward_distributions/iteration_0001_bar.svg")).exists();
+    }
+
+    @Test
     void whatIsNotBuiltYetIsRefusedBeforeAnyModelLoads(@TempDir Path dir) {
         assertThatThrownBy(() -> trainer(config().logRewardDistribution(true).build(), dir).build())
-                .hasMessageContaining("log_reward_distribution is not available");
+                .hasMessageContaining("log_reward_distribution requires a reward function that states its range");
+        assertThatThrownBy(() -> trainer(config().collaborationMode("centralized").comparatorGenerationMode("centralized")
+                .build(), dir).build()).hasMessageContaining("not available in MADPOIter yet");
     }
 }
