@@ -270,13 +270,22 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, args.numTrainEpochs(), checkpoint, () -> envStep);
-        requireOutsideModels(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, args.numTrainEpochs(), console,
+        trainUntil(args.numTrainEpochs(), checkpointDir, checkpointInterval);
+    }
+
+    /**
+     * Trains epochs {@code done+1 .. epochs} (a trainer that runs this one in stages, such as an
+     * iterative one, passes its own total), with checkpoints as {@link #train(Path, int, Path)}.
+     */
+    @Override
+    public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
+        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
+                checkpointInterval, epochs, checkpoint, () -> envStep);
+        requireOutsideModels(checkpointDir, "checkpoint directory");
+        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
                 logger, verbose, EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);

@@ -24,6 +24,16 @@ public interface Trainer extends AutoCloseable {
      */
     void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint);
 
+    /**
+     * Trains until {@code epochs} epochs are complete in all (for a trainer that runs this one in
+     * stages), with checkpoints as {@link #train(Path, int, Path)}.
+     *
+     * @throws UnsupportedOperationException for trainers that do not count epochs this way
+     */
+    default void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not train in stages");
+    }
+
     /** Restores a checkpoint written by this kind of trainer. */
     void resumeFrom(Path checkpoint);
 

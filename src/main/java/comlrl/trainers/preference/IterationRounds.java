@@ -1,0 +1,381 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.Stateful;
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.trainers.Devices;
+import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.preference.comparator.ApiComparator;
+import comlrl.trainers.preference.comparator.ApiComparatorSettings;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.IntSupplier;
+
+/**
+ * What the iterative trainers (MADPOIter, MARLHFIter) do around their training step, once (reference
+ * §7.4): the comparator of each iteration ({@code comparator_policy}), the current-vs-comparator
+ * pairs, the replay shards and the training pairs sampled from them, the {@code iter/*} metrics and
+ * reward histograms, the policy checkpoints, and the checkpoint state of all of it (the shards
+ * written so far and the comparator's and replay's seed streams).
+ *
+ * <p>Comparators: {@code current} samples the live agents from the comparator's own seed stream;
+ * {@code current_copy} the same agents (frozen copies on {@code comparator_devices} when those
+ * differ from the agents' devices); {@code model} frozen models loaded once; {@code history} the
+ * policy saved after iteration {@code idx − comparator_history_k} (the newest earlier one saved,
+ * else the initial policy); {@code api} an HTTP service ({@link ApiComparator}).
+ */
+final class IterationRounds implements AutoCloseable {
+    private final IterativePreferenceConfig args;
+    private final Path replayDir;
+    private final Path policyDir;
+    private final SeedStream comparatorSeeds;
+    private final SeedStream replaySeeds;
+    private final ApiComparator api;
+    private final double[] rewardRange;
+    private List<CausalLm> fixedComparators = List.of();
+    private long totalPairs;
+
+    /** One iteration's new pairs and the training pairs sampled from the replay. */
+    record Iteration(PreferenceCollector.Round round, List<PreferencePair> training) {
+    }
+
+    /**
+     * Checks what can be checked before any model loads (the API comparator's settings and key, the
+     * reward range for histograms) and picks the directories.
+     */
+    IterationRounds(IterativePreferenceConfig args, Path outputDir, RewardFunction reward) {
+        this.args = args;
+        this.rewardRange = reward == null ? null : reward.rewardRange();
+        if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
+            throw new IllegalArgumentException("log_reward_distribution requires a reward function that states its range "
+                    + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + reward
+                    + " does not; set log_reward_distribution to false");
+        }
+        this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
+                : outputDir != null ? outputDir.resolve("preference_replay") : temporaryDir("preference_replay");
+        boolean savesPolicies = args.policyCheckpointDir() != null || args.comparatorPolicy() == ComparatorPolicy.HISTORY;
+        this.policyDir = !savesPolicies ? null : args.policyCheckpointDir() != null ? Path.of(args.policyCheckpointDir())
+                : outputDir != null ? outputDir.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
+        this.comparatorSeeds = new SeedStream(-args.seed());
+        this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
+        this.api = args.comparatorPolicy() == ComparatorPolicy.API
+                ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
+    }
+
+    private static Path temporaryDir(String name) {
+        try {
+            return Files.createTempDirectory("comlrl-" + name + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create a directory for " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents' devices. */
+    void loadFixedComparators(List<CausalLm> agents, DType dtype) {
+        if (args.comparatorPolicy() != ComparatorPolicy.MODEL) {
+            return;
+        }
+        List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
+                : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
+        List<Device> devices = args.comparatorDevices() != null
+                ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
+                : agents.stream().map(a -> a.model().device()).toList();
+        List<CausalLm> out = new ArrayList<>();
+        try {
+            for (int i = 0; i < sources.size(); i++) {
+                out.add(CausalLm.load(sources.get(i), dtype, devices.get(i)));
+            }
+        } catch (RuntimeException | Error e) {
+            out.forEach(CausalLm::close);
+            throw e;
+        }
+        this.fixedComparators = out;
+    }
+
+    Path replayDir() {
+        return replayDir;
+    }
+
+    /** Where policy checkpoints go, or null when none are written. */
+    Path policyDir() {
+        return policyDir;
+    }
+
+    /**
+     * Steps 1–3 of iteration {@code iteration}: the comparator's and the current policy's candidates
+     * ranked into pairs by {@code collector}, written as the iteration's shard, and the training pairs
+     * drawn from the shards by {@code preference_replay_mode}, re-tokenised.
+     */
+    Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
+        PreferenceCollector.Round round;
+        try (ComparatorSource comparator = comparatorFor(iteration, agents)) {
+            round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds);
+        }
+        PreferenceReplay.writeShard(replayDir, iteration, round.records());
+        totalPairs += round.records().size();
+        List<PreferenceReplay.Shard> shards = PreferenceReplay.listShards(replayDir).stream()
+                .filter(s -> s.iteration() <= iteration).toList();
+        List<List<PreferenceReplay.ReplayRecord>> records = shards.stream().map(PreferenceReplay.Shard::records).toList();
+        int lastNonEmpty = 0;
+        for (List<PreferenceReplay.ReplayRecord> r : records) {
+            lastNonEmpty = r.isEmpty() ? lastNonEmpty : r.size();
+        }
+        double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), shards.size(),
+                args.preferenceReplayK(), args.preferenceReplayLambda());
+        int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
+        List<PreferenceReplay.ReplayRecord> sampled = PreferenceReplay.sample(records, weights, size,
+                new Random(replaySeeds.next()));
+        return new Iteration(round, sampled.stream().map(collector::fromRecord).toList());
+    }
+
+    /**
+     * After the iteration's training: logs the {@code iter/*} metrics (and reward histograms, with
+     * their files in {@code outputDir}) at {@code envStep}, prints a line, saves the policy checkpoint.
+     */
+    void finish(int iteration, Iteration it, MetricsLogger logger, long envStep, PrintStream console, Path outputDir,
+            Trainer trainer) {
+        PreferenceCollector.Round round = it.round();
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("iter/current_iteration", (double) iteration);
+        metrics.put("iter/current_preference_pairs", (double) round.records().size());
+        metrics.put("iter/total_preference_pairs", (double) totalPairs);
+        metrics.put("iter/train_preference_pairs", (double) it.training().size());
+        metrics.put("iter/current_reward_mean", mean(round.currentRewards()));
+        metrics.put("iter/comparator_reward_mean", mean(round.comparatorRewards()));
+        if (args.logRewardDistribution()) {
+            RewardDistribution d = RewardDistribution.of(iteration, doubles(round.currentRewards()),
+                    doubles(round.comparatorRewards()), rewardRange[0], rewardRange[1]);
+            metrics.putAll(d.metrics("iter/reward_distribution"));
+            if (outputDir != null) {
+                d.writeJson(outputDir);
+                d.writeSvgs(outputDir);
+            }
+        }
+        logger.log(envStep, metrics);
+        console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained on %d%n",
+                iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
+                mean(round.comparatorRewards()), it.training().size());
+        savePolicies(trainer, iterationName(iteration));
+    }
+
+    /** Before iteration 1: the initial policy, when policy checkpoints are written. */
+    void saveInitial(Trainer trainer) {
+        savePolicies(trainer, "initial");
+    }
+
+    private void savePolicies(Trainer trainer, String name) {
+        if (policyDir != null) {
+            trainer.saveModel(policyDir.resolve(name));
+        }
+    }
+
+    private static String iterationName(int iteration) {
+        return PreferenceReplay.shardName(iteration).replace(".json", "");
+    }
+
+    private static double[] doubles(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    private static double mean(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).average().orElse(0);
+    }
+
+    /** The comparator of iteration {@code iteration} (1-based). */
+    ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
+        return switch (args.comparatorPolicy()) {
+            case CURRENT -> frozen(agents, false, true);
+            case CURRENT_COPY -> currentCopy(agents);
+            case MODEL -> frozen(fixedComparators, false, false);
+            case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
+            case API -> apiSource();
+        };
+    }
+
+    /**
+     * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
+     * item's fields and this config's sampling settings (the service's own randomness is not ours to seed).
+     */
+    private ComparatorSource apiSource() {
+        ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
+                args.topK());
+        return (item, promptTexts, promptIds, n, seeds) -> {
+            List<List<String>> out = new ArrayList<>();
+            for (int i = 0; i < promptTexts.size(); i++) {
+                out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+            }
+            return out;
+        };
+    }
+
+    /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */
+    private ComparatorSource currentCopy(List<CausalLm> agents) {
+        if (args.comparatorDevices() == null) {
+            return frozen(agents, false, true);
+        }
+        List<Device> devices = Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
+        boolean same = true;
+        for (int i = 0; i < agents.size(); i++) {
+            same &= agents.get(i).model().device().equals(devices.get(i));
+        }
+        if (same) {
+            return frozen(agents, false, true);
+        }
+        List<CausalLm> copies = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            CausalLm a = agents.get(i);
+            copies.add(new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
+        }
+        return frozen(copies, true, true);
+    }
+
+    /**
+     * The policy saved after iteration {@code iteration − comparator_history_k}; when that one is
+     * missing, the newest saved before it; else the initial policy.
+     */
+    private List<CausalLm> loadHistory(int iteration, List<CausalLm> agents) {
+        Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
+        List<CausalLm> out = new ArrayList<>();
+        try {
+            for (int i = 0; i < agents.size(); i++) {
+                out.add(CausalLm.load(dir.resolve("agent_" + i).toString(), agents.get(i).model().dtype(),
+                        agents.get(i).model().device()));
+            }
+        } catch (RuntimeException | Error e) {
+            out.forEach(CausalLm::close);
+            throw e;
+        }
+        return out;
+    }
+
+    /**
+     * The history comparator's directory for {@code iteration}: {@code iteration_(idx−k)}, else the
+     * newest existing {@code iteration_j} with j &lt; idx − k, else {@code initial}.
+     */
+    static Path historyDirectory(Path policyDir, int iteration, int k) {
+        for (int j = iteration - k; j >= 1; j--) {
+            Path d = policyDir.resolve(PreferenceReplay.shardName(j).replace(".json", ""));
+            if (Files.isDirectory(d)) {
+                return d;
+            }
+        }
+        return policyDir.resolve("initial");
+    }
+
+    /**
+     * A comparator sampling {@code models} with their generation settings for comparator_num_candidates.
+     *
+     * @param agentsTokens whether the models read the agents' prompt ids (copies and earlier states of
+     *        the agents); else each encodes the prompt text with its own tokenizer
+     */
+    private ComparatorSource frozen(List<CausalLm> models, boolean owned, boolean agentsTokens) {
+        int n = args.comparatorNumCandidates();
+        List<GenerationSettings.Resolved> settings = new ArrayList<>();
+        for (int i = 0; i < models.size(); i++) {
+            settings.add(AgentGeneration.resolve(i, models.get(i), args.generationKwargs(), args.temperature(),
+                    args.topP(), args.topK(), args.maxNewTokens(), n));
+        }
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int count,
+                    long[] seeds) {
+                List<List<String>> out = new ArrayList<>();
+                for (int i = 0; i < models.size(); i++) {
+                    // a comparator model of its own may have another tokenizer: it encodes the prompt itself
+                    long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
+                    List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
+                            seeds[i]).get(0);
+                    out.add(c.stream().map(Completion::text).toList());
+                }
+                return out;
+            }
+
+            @Override
+            public void close() {
+                if (owned) {
+                    models.forEach(CausalLm::close);
+                }
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------ checkpoints
+
+    /**
+     * The replay shards written up to {@code iterationsDone} and the seed streams, for the
+     * checkpoints of the trainer {@code algorithm}; restoring rewrites the replay directory from them
+     * (a shard written after the checkpoint is removed, to be written again).
+     */
+    TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
+        TrainerCheckpoint.Part replay = new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                Path to = dir.resolve("preference_replay");
+                for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
+                    if (s.iteration() <= iterationsDone.getAsInt()) {
+                        PreferenceReplay.writeShard(to, s.iteration(), s.records());
+                    }
+                }
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path from = dir.resolve("preference_replay");
+                List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
+                for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
+                    try {
+                        Files.delete(s.file());
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
+                    }
+                }
+                for (PreferenceReplay.Shard s : saved) {
+                    PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
+                }
+                totalPairs = saved.stream().mapToLong(s -> s.records().size()).sum();
+            }
+        };
+        Stateful progress = new Stateful() {
+            @Override
+            public Map<String, Object> stateDict() {
+                return Map.of("comparator_seed_position", comparatorSeeds.position(), "replay_seed_position",
+                        replaySeeds.position());
+            }
+
+            @Override
+            public void loadStateDict(Map<String, ?> state) {
+                comparatorSeeds.restore(((Number) state.get("comparator_seed_position")).longValue());
+                replaySeeds.restore(((Number) state.get("replay_seed_position")).longValue());
+            }
+        };
+        return new TrainerCheckpoint.Extension(algorithm, Map.of("preference_replay", replay),
+                Map.of("iteration_progress", progress));
+    }
+
+    @Override
+    public void close() {
+        fixedComparators.forEach(CausalLm::close);
+        if (api != null) {
+            api.close();
+        }
+    }
+}
