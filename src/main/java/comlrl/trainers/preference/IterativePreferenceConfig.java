@@ -39,7 +39,8 @@ import java.util.Objects;
  * {@code comparator_api_url}); {@code collaboration_mode: centralized} needs
  * {@code comparator_generation_mode: centralized} and {@code comparator_centralized_agent_index: 0}.
  */
-public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig {
+public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig,
+        MARLHFIterConfig {
 
     IterativePreferenceConfig(Builder<?, ?> b) {
         super(b);
@@ -195,7 +196,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     /** The setters of the iterative fields; see {@link PreferenceConfig.Builder} for the shared ones. */
     public abstract static sealed class Builder<C extends IterativePreferenceConfig, B extends Builder<C, B>>
-            extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder {
+            extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder, MARLHFIterConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
             super(configTypeName, algorithmName, fields, hints);
         }

@@ -83,7 +83,12 @@ public final class MARLHFTrainer implements Trainer {
     private final MARLHFConfig args;
     private final int numAgents;
     private final Trainer rl;
-    private final JointRewardModel rewardModel;
+    private JointRewardModel rewardModel;
+    private final String rewardSource;
+    private final Device rewardDevice;
+    private final comlrl.tensor.DType dtype;
+    private final TrainerCheckpoint.Extension outerExtension;
+    private final PreferenceCollector learnedCollector;
     private final MetricsLogger logger;
     private final SeedStream seeds;
     private final AgentExecutor executor;
@@ -111,7 +116,9 @@ public final class MARLHFTrainer implements Trainer {
                     + "trains a centralized actor); use collaboration_mode: decentralized");
         }
         this.numAgents = b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
-        String rewardSource = rewardModelSource(args, b.agentModel, b.agents());
+        this.rewardSource = rewardModelSource(args, b.agentModel, b.agents());
+        this.dtype = b.dtype();
+        this.outerExtension = b.checkpointExtension();
         Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
         if (requested != null && requested.isCuda() && requested.index() >= Engine.cudaDeviceCount()) {
             throw new IllegalArgumentException("reward_model_device is \"" + args.rewardModelDevice() + "\" (default "
@@ -124,17 +131,15 @@ public final class MARLHFTrainer implements Trainer {
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
-        JointRewardModel[] model = new JointRewardModel[1];
-        RewardFunction learned = (completions, items) -> learnedReward(model[0], formatters, completions, items);
+        RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
         this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
             inner = buildBackend(b, learned, processor, checkpointExtension());
             List<CausalLm> policies = inner.policies();
-            Device rmDevice = requested != null ? requested : policies.get(0).model().device();
-            model[0] = JointRewardModel.fromCausalLm(rewardSource, b.dtype(), rmDevice, args.seed(),
-                    args.rewardFreezeBackbone(), args.rewardMaxLength(), args.rewardLearningRate());
+            this.rewardDevice = requested != null ? requested : policies.get(0).model().device();
+            this.rewardModel = loadRewardModel(args.seed());
             List<GenerationSettings.Resolved> generation = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
                 generation.add(AgentGeneration.resolve(i, policies.get(i), args.generationKwargs(), args.temperature(),
@@ -144,11 +149,15 @@ public final class MARLHFTrainer implements Trainer {
                     && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
             JointRewarder taskRewarder = new JointRewarder(b.rewardFunc(), processor, numAgents,
                     args.preferenceNumCandidates(), ALGORITHM_NAME, args.skipNonfiniteSamples());
-            this.collector = new PreferenceCollector(args, policies, generation, formatters,
-                    new PromptEncoder(b.chatTemplate(), b.systemPrompt()), taskRewarder, exec, seeds, null);
+            PromptEncoder encoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+            this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, taskRewarder, exec,
+                    seeds, null);
+            this.learnedCollector = new PreferenceCollector(args, policies, generation, formatters, encoder,
+                    new JointRewarder(learned, RewardProcessors.identity(), numAgents, args.preferenceNumCandidates(),
+                            ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null);
         } catch (RuntimeException | Error e) {
-            if (model[0] != null) {
-                model[0].close();
+            if (rewardModel != null) {
+                rewardModel.close();
             }
             if (exec != null) {
                 exec.close();
@@ -160,8 +169,34 @@ public final class MARLHFTrainer implements Trainer {
             throw e;
         }
         this.rl = inner;
-        this.rewardModel = model[0];
         this.executor = exec;
+    }
+
+    /** A fresh reward model: the backbone from its source, a new head drawn from {@code seed}. */
+    private JointRewardModel loadRewardModel(long seed) {
+        return JointRewardModel.fromCausalLm(rewardSource, dtype, rewardDevice, seed, args.rewardFreezeBackbone(),
+                args.rewardMaxLength(), args.rewardLearningRate());
+    }
+
+    /** For MARLHFIter: discards the reward model and loads a fresh one (reference §7.4 step 4). */
+    void reloadRewardModel() {
+        JointRewardModel fresh = loadRewardModel(seeds.next());
+        rewardModel.close();
+        rewardModel = fresh;
+    }
+
+    /** The preference-set builder labelled by the task reward. */
+    PreferenceCollector collector() {
+        return collector;
+    }
+
+    /** The same builder labelled by the current reward model (MARLHFIter's preference_scoring_reward: reward_model). */
+    PreferenceCollector learnedCollector() {
+        return learnedCollector;
+    }
+
+    MetricsLogger logger() {
+        return logger;
     }
 
     /** {@code reward_model_name}, else the first actor's model id or directory. */
@@ -332,7 +367,14 @@ public final class MARLHFTrainer implements Trainer {
                 seeds.restore(((Number) state.get("seed_position")).longValue());
             }
         };
-        return new TrainerCheckpoint.Extension(ALGORITHM_NAME, parts, Map.of("marlhf_progress", progress));
+        if (outerExtension == null) {
+            return new TrainerCheckpoint.Extension(ALGORITHM_NAME, parts, Map.of("marlhf_progress", progress));
+        }
+        // MARLHFIter runs this trainer per iteration: its state joins ours, under its algorithm name
+        parts.putAll(outerExtension.parts());
+        Map<String, Stateful> states = new LinkedHashMap<>(outerExtension.states());
+        states.put("marlhf_progress", progress);
+        return new TrainerCheckpoint.Extension(outerExtension.algorithm(), parts, states);
     }
 
     public static Builder builder() {
@@ -414,8 +456,13 @@ public final class MARLHFTrainer implements Trainer {
 
     /** The Bradley–Terry stage on the preference set's joint texts; the model is saved in the output directory. */
     private void trainRewardModel() {
-        List<String> winners = pairs.stream().map(PreferencePair::winnerJointText).toList();
-        List<String> losers = pairs.stream().map(PreferencePair::loserJointText).toList();
+        trainRewardModel(pairs);
+    }
+
+    /** The Bradley–Terry stage on {@code set}'s joint texts (MARLHFIter: each iteration's training pairs). */
+    void trainRewardModel(List<PreferencePair> set) {
+        List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
+        List<String> losers = set.stream().map(PreferencePair::loserJointText).toList();
         double[] losses = rewardModel.train(winners, losers, args.rewardNumTrainEpochs(), args.rewardTrainBatchSize(),
                 seeds.next());
         double accuracy = rewardModel.accuracy(winners, losers, args.rewardTrainBatchSize());
@@ -423,7 +470,7 @@ public final class MARLHFTrainer implements Trainer {
         metrics.put("reward_model/loss", losses[losses.length - 1]);
         metrics.put("reward_model/accuracy", accuracy);
         logger.log(envStep(), metrics);
-        console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n", pairs.size(),
+        console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n", set.size(),
                 losses.length, losses[losses.length - 1], accuracy);
         if (output.dir() != null) {
             rewardModel.save(output.dir().resolve(REWARD_MODEL_DIR));

@@ -226,11 +226,25 @@ final class PreferenceFields {
             USE_SEPARATE_CRITIC, CriticType.CONFIG_FIELD, VALUE_LOSS_COEF, VALUE_CLIP_RANGE, CRITIC_VALUE_HEAD_HIDDEN_DIM,
             VALUE_HEAD_HIDDEN_DIM);
 
+    /** MARLHFIter's defaults that differ: 2 RL epochs and 2 reward-model epochs per iteration. */
+    static final ConfigField<Integer> MARLHF_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(2);
+    static final ConfigField<PreferenceScoringReward> PREFERENCE_SCORING_REWARD = choice("preference_scoring_reward",
+            PreferenceScoringReward.TASK, PreferenceScoringReward::parse, PreferenceScoringReward::configName);
+
     /**
      * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so
      * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss).
      */
     static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, OURS);
+
+    /**
+     * {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (and 2 reward-model
+     * epochs), {@code preference_scoring_reward}, the iterative fields, then ours.
+     */
+    static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
+            OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
+                    ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
+            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, OURS);
 
     /** Advice for keys from the reference's older docs and versions, or from the other trainers. */
     private static final Map<String, String> SHARED_HINTS = Map.of(

@@ -1,0 +1,295 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.Stateful;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.tokenizer.Tokenizer;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
+import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.utils.CollaborationMode;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Iterative multi-agent RLHF (reference §7.4): {@code num_iterations} rounds of
+ * <ol>
+ *   <li>current-vs-comparator preference pairs (ranked by the task reward, or with
+ *       {@code preference_scoring_reward: reward_model} by the previous iteration's reward model),
+ *       replay shards and the training pairs sampled from them ({@link IterationRounds});</li>
+ *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor)
+ *       and trained on those pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
+ *   <li>{@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
+ *       ({@link MARLHFTrainer}'s backend: evaluation on the task reward).</li>
+ * </ol>
+ * Checkpoints ({@code checkpoint-E}, E = RL epochs done, written every {@code checkpoint_interval}
+ * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
+ * replay shards and the seed streams, and the iterations done.
+ *
+ * <p>Not yet here: centralized collaboration or comparator generation (refused before any model loads).
+ */
+public final class MARLHFIterTrainer implements Trainer {
+    /** The reference's algorithm name. */
+    public static final String ALGORITHM_NAME = "MARLHFIter";
+
+    private final MARLHFIterConfig args;
+    private final MARLHFTrainer marlhf;
+    private final IterationRounds rounds;
+    private final TaskSet trainDataset;
+    private final PrintStream console;
+    private int iterationsDone;
+
+    private MARLHFIterTrainer(Builder b) {
+        if (b.args == null) {
+            throw new IllegalArgumentException("args (a MARLHFIterConfig) must be provided");
+        }
+        this.args = b.args;
+        if (args.collaborationMode() == CollaborationMode.CENTRALIZED
+                || args.comparatorGenerationMode() == CollaborationMode.CENTRALIZED) {
+            throw new IllegalArgumentException("centralized collaboration and comparator_generation_mode: centralized are "
+                    + "not available in MARLHFIter yet; use decentralized");
+        }
+        if (b.trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        this.trainDataset = b.trainDataset();
+        this.console = b.console();
+        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc()); // checks before any model loads
+        MARLHFTrainer inner = null;
+        try {
+            MARLHFTrainer.Builder m = b.copyInto(MARLHFTrainer.builder()).args(args.marlhf());
+            m.agentModel = b.agentModel;
+            m.numAgents = b.numAgents;
+            m.evalLogger = b.evalLogger;
+            m.evalAggregator = b.evalAggregator;
+            m.criticModel = b.criticModel;
+            m.critics = b.critics;
+            m.tokenizer = b.tokenizer;
+            m.tokenizers = b.tokenizers;
+            m.metricsCallback = b.metricsCallback;
+            inner = m.checkpointExtension(extension()).build();
+            rounds.loadFixedComparators(inner.policies(), b.dtype());
+        } catch (RuntimeException | Error e) {
+            if (inner != null) {
+                inner.close();
+            }
+            rounds.close();
+            throw e;
+        }
+        this.marlhf = inner;
+    }
+
+    /** The iteration rounds' state and the iterations done, joined to MARLHF's in every checkpoint. */
+    private TrainerCheckpoint.Extension extension() {
+        TrainerCheckpoint.Extension replay = rounds.extension(ALGORITHM_NAME, () -> iterationsDone);
+        Map<String, Stateful> states = new LinkedHashMap<>(replay.states());
+        states.put("marlhf_iter_progress", new Stateful() {
+            @Override
+            public Map<String, Object> stateDict() {
+                return Map.of("iterations_done", iterationsDone);
+            }
+
+            @Override
+            public void loadStateDict(Map<String, ?> state) {
+                iterationsDone = ((Number) state.get("iterations_done")).intValue();
+            }
+        });
+        return new TrainerCheckpoint.Extension(ALGORITHM_NAME, replay.parts(), states);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public MARLHFIterConfig args() {
+        return args;
+    }
+
+    public int iterationsDone() {
+        return iterationsDone;
+    }
+
+    /** The current reward model (the one trained in the last iteration). */
+    public JointRewardModel rewardModel() {
+        return marlhf.rewardModel();
+    }
+
+    /** The policy-learning trainer ({@code rl_algorithm}). */
+    public Trainer rlTrainer() {
+        return marlhf.rlTrainer();
+    }
+
+    public Path replayDir() {
+        return rounds.replayDir();
+    }
+
+    public Path outputDir() {
+        return marlhf.outputDir();
+    }
+
+    public List<Map<String, Double>> logHistory() {
+        return marlhf.logHistory();
+    }
+
+    @Override
+    public long envStep() {
+        return marlhf.envStep();
+    }
+
+    @Override
+    public List<CausalLm> policies() {
+        return marlhf.policies();
+    }
+
+    @Override
+    public List<GenerationSettings.Resolved> generationSettings() {
+        return marlhf.generationSettings();
+    }
+
+    /** Runs iterations {@code done+1 .. num_iterations}, checkpointing every {@code checkpointInterval} iterations and after the last. */
+    @Override
+    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
+        if (checkpointInterval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
+        }
+        if (resumeFromCheckpoint != null) {
+            resumeFrom(resumeFromCheckpoint);
+        }
+        if (iterationsDone >= args.numIterations()) {
+            console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
+                    + "checkpoint's progress); raise num_iterations to train further.%n", iterationsDone,
+                    args.numIterations());
+            return;
+        }
+        if (iterationsDone == 0) {
+            rounds.saveInitial(this);
+        }
+        for (int iteration = iterationsDone + 1; iteration <= args.numIterations(); iteration++) {
+            boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
+            IterationRounds.Iteration it = rounds.collect(iteration, policies(),
+                    byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
+            if (!it.training().isEmpty()) {
+                marlhf.reloadRewardModel();
+                marlhf.trainRewardModel(it.training());
+                marlhf.rlTrainer().trainUntil(iteration * args.numTrainEpochs(), null, 1);
+            }
+            iterationsDone = iteration;
+            rounds.finish(iteration, it, marlhf.logger(), envStep(), console, outputDir(), this);
+            if (checkpointDir != null && (iteration % checkpointInterval == 0 || iteration == args.numIterations())) {
+                marlhf.saveCheckpoint(checkpointDir);
+            }
+        }
+    }
+
+    @Override
+    public void resumeFrom(Path checkpoint) {
+        marlhf.resumeFrom(checkpoint);
+    }
+
+    @Override
+    public Path saveCheckpoint(Path root) {
+        return marlhf.saveCheckpoint(root);
+    }
+
+    @Override
+    public Map<String, Double> evaluate() {
+        return marlhf.evaluate();
+    }
+
+    /** The agents as the backend saves them, and {@code dir/reward_model/}. */
+    @Override
+    public void saveModel(Path dir) {
+        marlhf.saveModel(dir);
+    }
+
+    @Override
+    public void close() {
+        rounds.close();
+        marlhf.close();
+    }
+
+    /** Builds a {@link MARLHFIterTrainer}; names follow the reference's constructor keywords. */
+    public static final class Builder extends TrainerBuilder<Builder> {
+        String agentModel;
+        Integer numAgents;
+        MARLHFIterConfig args;
+        EvalLogger evalLogger;
+        EvalAggregator evalAggregator;
+        Object criticModel;
+        List<?> critics;
+        Tokenizer tokenizer;
+        List<Tokenizer> tokenizers;
+        ActorCriticTrainerBase.MetricsCallback metricsCallback;
+
+        private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
+        }
+
+        public Builder agentModel(String agentModel) {
+            this.agentModel = agentModel;
+            return this;
+        }
+
+        public Builder numAgents(int numAgents) {
+            this.numAgents = numAgents;
+            return this;
+        }
+
+        public Builder args(MARLHFIterConfig args) {
+            this.args = args;
+            return this;
+        }
+
+        public Builder evalLogger(EvalLogger evalLogger) {
+            this.evalLogger = evalLogger;
+            return this;
+        }
+
+        public Builder evalAggregator(EvalAggregator evalAggregator) {
+            this.evalAggregator = evalAggregator;
+            return this;
+        }
+
+        /** IAC/MAAC backends, as {@link MARLHFTrainer.Builder#criticModel}. */
+        public Builder criticModel(Object criticModel) {
+            this.criticModel = criticModel;
+            return this;
+        }
+
+        public Builder critics(List<?> critics) {
+            this.critics = critics;
+            return this;
+        }
+
+        public Builder tokenizer(Tokenizer tokenizer) {
+            this.tokenizer = tokenizer;
+            return this;
+        }
+
+        public Builder tokenizers(List<Tokenizer> tokenizers) {
+            this.tokenizers = tokenizers;
+            return this;
+        }
+
+        public Builder metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
+            this.metricsCallback = metricsCallback;
+            return this;
+        }
+
+        public MARLHFIterTrainer build() {
+            return new MARLHFIterTrainer(this);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package comlrl.trainers.preference;
+
+/**
+ * {@code preference_scoring_reward} (MARLHFIter): what ranks each iteration's current and
+ * comparator candidates — the task reward, or the reward model learned in the previous iteration
+ * (the task reward in the first, when there is none yet).
+ */
+public enum PreferenceScoringReward {
+    /** The task reward ({@code reward_func}). Config: "task" (the default). */
+    TASK("task"),
+    /** The previous iteration's learned reward model. Config: "reward_model". */
+    REWARD_MODEL("reward_model");
+
+    private final String configName;
+
+    PreferenceScoringReward(String configName) {
+        this.configName = configName;
+    }
+
+    public String configName() {
+        return configName;
+    }
+
+    /** Parses a config value (case and blanks ignored); null means "task". */
+    public static PreferenceScoringReward parse(String value) {
+        return ConfigNames.parse("preference_scoring_reward", value, TASK, values(),
+                PreferenceScoringReward::configName, "");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}
