@@ -27,6 +27,7 @@ import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.preference.MADPOConfig;
 import comlrl.trainers.preference.MADPOIterConfig;
 import comlrl.trainers.preference.MARLHFConfig;
+import comlrl.trainers.preference.MARLHFIterConfig;
 import comlrl.trainers.preference.PreferenceConfig;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigMaps;
@@ -93,7 +94,7 @@ final class RunConfig {
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
-    static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter");
+    static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter", "marlhf_iter");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
             "streaming");
@@ -172,14 +173,20 @@ final class RunConfig {
                 this.prefArgs = MADPOConfig.fromMap(prefMap);
                 rejectCriticKeys(file, map);
             } else if (name.equals("madpo_iter")) {
-                for (String key : List.of("preference_replay_dir", "policy_checkpoint_dir", "comparator_model_name")) {
-                    if (prefMap.get(key) instanceof String path) {
-                        prefMap.put(key, key.equals("comparator_model_name") ? resolveModelPath(path)
-                                : baseDir.resolve(path).normalize().toString());
-                    }
-                }
+                resolveIterativePaths(prefMap);
                 this.prefArgs = MADPOIterConfig.fromMap(prefMap);
                 rejectCriticKeys(file, map);
+            } else if (name.equals("marlhf_iter")) {
+                resolveIterativePaths(prefMap);
+                for (String key : List.of("reward_model_name", "critic_model_name")) {
+                    if (prefMap.get(key) instanceof String path) {
+                        prefMap.put(key, resolveModelPath(path));
+                    }
+                }
+                this.prefArgs = MARLHFIterConfig.fromMap(prefMap);
+                if (!((MARLHFIterConfig) prefArgs).rlAlgorithm().isActorCritic()) {
+                    rejectCriticKeys(file, map);
+                }
             } else {
                 if (prefMap.get("reward_model_name") instanceof String rm) {
                     prefMap.put("reward_model_name", resolveModelPath(rm));
@@ -211,7 +218,7 @@ final class RunConfig {
             try {
                 this.algorithm = ReinforceAlgorithm.parse(name);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf, madpo_iter", e);
+                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf, madpo_iter, marlhf_iter", e);
             }
             this.args = algorithm.fromMap(argsMap);
             this.acArgs = null;
@@ -373,6 +380,19 @@ final class RunConfig {
     }
 
     /** critic_model/critics belong to the actor-critic algorithms. */
+    /** The iterative configs' directories and comparator models, relative to the config file. */
+    private void resolveIterativePaths(Map<String, Object> prefMap) {
+        for (String key : List.of("preference_replay_dir", "policy_checkpoint_dir", "comparator_model_name")) {
+            if (prefMap.get(key) instanceof String path) {
+                prefMap.put(key, key.equals("comparator_model_name") ? resolveModelPath(path)
+                        : baseDir.resolve(path).normalize().toString());
+            }
+        }
+        if (prefMap.get("comparator_agents") instanceof List<?> list) {
+            prefMap.put("comparator_agents", list.stream().map(a -> resolveModelPath(String.valueOf(a))).toList());
+        }
+    }
+
     private String criticModelOf(Map<String, Object> map) {
         String critic = map.get("critic_model") == null ? null : resolveModelPath(String.valueOf(map.get("critic_model")));
         if (critic != null) {

@@ -13,6 +13,8 @@ import comlrl.trainers.preference.MADPOIterConfig;
 import comlrl.trainers.preference.MADPOIterTrainer;
 import comlrl.trainers.preference.MADPOTrainer;
 import comlrl.trainers.preference.MARLHFConfig;
+import comlrl.trainers.preference.MARLHFIterConfig;
+import comlrl.trainers.preference.MARLHFIterTrainer;
 import comlrl.trainers.preference.MARLHFTrainer;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
@@ -89,6 +91,7 @@ final class TrainCommand implements Callable<Integer> {
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
                         : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
+                        : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
                         : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
             if (!pbrlResume) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
@@ -99,6 +102,7 @@ final class TrainCommand implements Callable<Integer> {
             // a resumed preference-learning run whose run directory had files writes into its resume-* subdirectory
             Path outputs = trainer instanceof MARLHFTrainer m && m.outputDir() != null ? m.outputDir()
                     : trainer instanceof MADPOIterTrainer it && it.outputDir() != null ? it.outputDir()
+                    : trainer instanceof MARLHFIterTrainer mi && mi.outputDir() != null ? mi.outputDir()
                     : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
             if (pbrlResume) {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
@@ -163,6 +167,21 @@ final class TrainCommand implements Callable<Integer> {
                 .numAgents(run.numAgents).args((MADPOIterConfig) run.prefArgs);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
+        }
+        return builder.build();
+    }
+
+    private static Trainer marlhfIter(RunConfig run, RewardFunction reward) {
+        MARLHFIterTrainer.Builder builder = shared(MARLHFIterTrainer.builder(), run, reward)
+                .numAgents(run.numAgents).args((MARLHFIterConfig) run.prefArgs);
+        if (run.agentSource() != null) {
+            builder.agentModel(run.agentSource());
+        }
+        if (run.criticModel != null) {
+            builder.criticModel(run.criticModel);
+        }
+        if (run.critics != null) {
+            builder.critics(run.critics);
         }
         return builder.build();
     }

@@ -128,7 +128,9 @@ final class IterationRounds implements AutoCloseable {
     Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
         try (ComparatorSource comparator = comparatorFor(iteration, agents)) {
-            round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds);
+            // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
+            round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds,
+                    args.pairSelection(), args.preferencePairsPerSample());
         }
         PreferenceReplay.writeShard(replayDir, iteration, round.records());
         totalPairs += round.records().size();

@@ -122,9 +122,13 @@ final class PreferenceCollector {
      * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
      * the pair order.
      *
+     * @param selection the iterative config's {@code pair_selection}
+     * @param limit its {@code preference_pairs_per_sample} (null for every pair)
+     *
      * @return the records and the raw rewards of every current and comparator candidate
      */
-    Round collectAgainst(TaskSet items, ComparatorSource comparator, int comparatorCount, SeedStream comparatorSeeds) {
+    Round collectAgainst(TaskSet items, ComparatorSource comparator, int comparatorCount, SeedStream comparatorSeeds,
+            PairSelection selection, Integer limit) {
         int numAgents = agents.size();
         List<PreferenceReplay.ReplayRecord> out = new ArrayList<>();
         List<Double> currentRewards = new ArrayList<>();
@@ -170,8 +174,7 @@ final class PreferenceCollector {
             long pairSeed = seeds.next();
             double[] keptCur = Arrays.stream(kept).mapToDouble(k -> cur[k]).toArray();
             double[] keptCmp = Arrays.stream(kept).mapToDouble(k -> cmp[k]).toArray();
-            for (AlignedPairs.Pair p : AlignedPairs.select(keptCur, keptCmp, args.pairSelection(),
-                    args.pairSelection().takesLimit() ? args.preferencePairsPerSample() : null, pairSeed)) {
+            for (AlignedPairs.Pair p : AlignedPairs.select(keptCur, keptCmp, selection, limit, pairSeed)) {
                 int k = kept[p.index()];
                 List<String> currentTexts = joint(current, k);
                 List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();

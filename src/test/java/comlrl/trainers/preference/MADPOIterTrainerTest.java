@@ -50,6 +50,24 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void theIterativePairSelectionAndCapApply(@TempDir Path dir) {
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).pairSelection("comparator_reward")
+                .preferencePairsPerSample(1).build(), dir.resolve("run")).build()) {
+            t.train();
+            Map<String, Double> iter = t.logHistory().stream().filter(e -> e.containsKey("iter/current_preference_pairs"))
+                    .findFirst().orElseThrow();
+            assertThat(iter.get("iter/current_preference_pairs")).isBetween(1.0, 2.0); // at most 1 per item, 2 items
+        }
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).pairSelection("all").preferencePairsPerSample(null)
+                .build(), dir.resolve("run2")).build()) {
+            t.train();
+            Map<String, Double> iter = t.logHistory().stream().filter(e -> e.containsKey("iter/current_preference_pairs"))
+                    .findFirst().orElseThrow();
+            assertThat(iter.get("iter/current_preference_pairs")).isGreaterThan(2.0); // every aligned pair with a gap
+        }
+    }
+
+    @Test
     void theHistoryComparatorFallsBackToEarlierPoliciesThenTheInitialOne(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("initial"));
         Files.createDirectories(dir.resolve("iteration_0001"));
