@@ -144,4 +144,63 @@ class ActorCriticCliTest {
         assertThat(r.err()).contains("critic_model is for the actor-critic algorithms")
                 .contains("marlhf with args.rl_algorithm iac or maac");
     }
+
+    @Test
+    void iterativeTrainersRunFromConfigsAndAnApiKeyIsWrittenToNoFile(@TempDir Path tmp) throws Exception {
+        String key = "sk-cli-secret-4242";
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/c", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            byte[] reply = "{\"completions\": [\"x\", \"yy yy\", \"zzz zzz zzz\", \"w\"]}".getBytes(
+                    java.nio.charset.StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, reply.length);
+            exchange.getResponseBody().write(reply);
+            exchange.close();
+        });
+        server.start();
+        try {
+            String common = String.join("\n",
+                    "agent_model: builtin:tiny",
+                    "num_agents: 2",
+                    "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                    "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                    "reward: {type: length_ratio}",
+                    "checkpoint: {interval: 1}", "");
+            Path madpo = tmp.resolve("madpo-iter.yaml");
+            Files.writeString(madpo, common + String.join("\n", "algorithm: madpo_iter",
+                    "args: {num_iterations: 2, preference_num_candidates: 4, max_new_tokens: 6, eval_interval: 0,",
+                    "       eval_num_samples: 2, comparator_policy: api,",
+                    "       comparator_api_url: 'http://127.0.0.1:" + server.getAddress().getPort() + "/c',",
+                    "       comparator_api_key: " + key + "}",
+                    "output_dir: out-madpo-iter", ""));
+            CliTest.Result r = CliTest.run("train", madpo.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            Path out = tmp.resolve("out-madpo-iter");
+            assertThat(JSON.readTree(out.resolve("config.json").toFile()).get("algorithm").asText()).isEqualTo("madpo_iter");
+            assertThat(JSON.readTree(out.resolve("config.json").toFile()).get("args").get("comparator_api_key").asText())
+                    .isEqualTo("***");
+            assertThat(out.resolve("preference_replay/iteration_0002.json")).exists();
+            assertThat(out.resolve("checkpoints/checkpoint-2/preference_replay/iteration_0002.json")).exists();
+            assertThat(r.out() + r.err()).doesNotContain(key);
+            try (java.util.stream.Stream<Path> files = Files.walk(out)) {
+                for (Path f : files.filter(Files::isRegularFile).toList()) {
+                    assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
+                            .as("%s", f).doesNotContain(key);
+                }
+            }
+            Path marlhf = tmp.resolve("marlhf-iter.yaml");
+            Files.writeString(marlhf, common + String.join("\n", "algorithm: marlhf_iter",
+                    "args: {num_iterations: 2, num_train_epochs: 1, preference_num_candidates: 4, num_generations: 2,",
+                    "       max_new_tokens: 6, eval_interval: 0, eval_num_samples: 2, reward_model_device: cpu}",
+                    "output_dir: out-marlhf-iter", ""));
+            CliTest.Result m = CliTest.run("train", marlhf.toString());
+            assertThat(m.code()).as(m.err()).isZero();
+            Path mout = tmp.resolve("out-marlhf-iter");
+            assertThat(mout.resolve("reward_model/config.json")).exists();
+            assertThat(Files.readAllLines(mout.resolve("metrics.jsonl"))).anyMatch(l -> l.contains("iter/current_iteration"));
+        } finally {
+            server.stop(0);
+        }
+    }
 }
