@@ -16,6 +16,14 @@ interface ComparatorSource extends AutoCloseable {
      */
     List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n, long[] seeds);
 
+    /**
+     * {@code n} completions of one agent for a prompt of its own (centralized comparator
+     * generation: one agent writes every role's answer).
+     */
+    default List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+        throw new UnsupportedOperationException("this comparator cannot answer a joint prompt");
+    }
+
     @Override
     default void close() {
     }

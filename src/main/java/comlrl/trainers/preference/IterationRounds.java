@@ -52,6 +52,7 @@ final class IterationRounds implements AutoCloseable {
     private final ApiComparator api;
     private final double[] rewardRange;
     private List<CausalLm> fixedComparators = List.of();
+    private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
     private long totalPairs;
 
     /** One iteration's new pairs and the training pairs sampled from the replay. */
@@ -109,6 +110,11 @@ final class IterationRounds implements AutoCloseable {
             throw e;
         }
         this.fixedComparators = out;
+    }
+
+    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
+    void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
+        this.adapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
     }
 
     Path replayDir() {
@@ -204,12 +210,59 @@ final class IterationRounds implements AutoCloseable {
 
     /** The comparator of iteration {@code iteration} (1-based). */
     ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
-        return switch (args.comparatorPolicy()) {
+        ComparatorSource source = switch (args.comparatorPolicy()) {
             case CURRENT -> frozen(agents, false, true);
             case CURRENT_COPY -> currentCopy(agents);
             case MODEL -> frozen(fixedComparators, false, false);
             case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
             case API -> apiSource();
+        };
+        return args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED ? centralized(source) : source;
+    }
+
+    /**
+     * Centralized comparator generation (reference §7.4, §7.5): agent
+     * {@code comparator_centralized_agent_index} of {@code perAgent} answers the adapter's joint prompt
+     * {@code build_prompt(item, [formatter_i(item)])} {@code n} times; each completion is split by
+     * {@code parse_completion} into the N roles' outputs (exactly N; a completion the adapter cannot
+     * parse gives N empty outputs).
+     */
+    private ComparatorSource centralized(ComparatorSource perAgent) {
+        int j = args.comparatorCentralizedAgentIndex();
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
+                    long[] seeds) {
+                int roles = promptTexts.size();
+                String prompt = adapter.buildPrompt(item, List.copyOf(promptTexts));
+                List<String> joint = perAgent.generateOne(j, item, prompt, n, seeds[j]);
+                List<List<String>> out = new ArrayList<>();
+                for (int r = 0; r < roles; r++) {
+                    out.add(new ArrayList<>());
+                }
+                for (String completion : joint) {
+                    List<String> parts;
+                    try {
+                        parts = adapter.parseCompletion(completion, item, roles);
+                    } catch (RuntimeException e) {
+                        parts = java.util.Collections.nCopies(roles, "");
+                    }
+                    if (parts == null || parts.size() != roles) {
+                        throw new IllegalArgumentException("the centralized adapter split a comparator completion into "
+                                + (parts == null ? "null" : parts.size() + " parts") + "; it must return exactly " + roles
+                                + " strings (one per role)");
+                    }
+                    for (int r = 0; r < roles; r++) {
+                        out.get(r).add(parts.get(r));
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public void close() {
+                perAgent.close();
+            }
         };
     }
 
@@ -220,12 +273,21 @@ final class IterationRounds implements AutoCloseable {
     private ComparatorSource apiSource() {
         ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
                 args.topK());
-        return (item, promptTexts, promptIds, n, seeds) -> {
-            List<List<String>> out = new ArrayList<>();
-            for (int i = 0; i < promptTexts.size(); i++) {
-                out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
+                    long[] seeds) {
+                List<List<String>> out = new ArrayList<>();
+                for (int i = 0; i < promptTexts.size(); i++) {
+                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+                }
+                return out;
             }
-            return out;
+
+            @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                return api.generate(prompt, agent, n, item.asMap(), sampling);
+            }
         };
     }
 
@@ -309,6 +371,15 @@ final class IterationRounds implements AutoCloseable {
                     out.add(c.stream().map(Completion::text).toList());
                 }
                 return out;
+            }
+
+            @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                CausalLm model = models.get(agent);
+                GenerationSettings.Resolved joint = AgentGeneration.resolve(agent, model, args.generationKwargs(),
+                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n);
+                return model.generator().generate(List.of(model.encode(prompt)), joint.sampling(), seed).get(0).stream()
+                        .map(Completion::text).toList();
             }
 
             @Override

@@ -37,8 +37,11 @@ import java.util.Set;
  * MADPO's state, the replay shards written so far and the seed streams; a resumed run rewrites the
  * replay directory from them, so it repeats exactly what an uninterrupted run does.
  *
- * <p>Not yet here: centralized collaboration or comparator generation (refused with a message
- * before any model loads), and the histogram of the selected pairs.
+ * With {@code comparator_generation_mode: centralized} one comparator agent writes every role's
+ * answer through the centralized adapter (§7.5).
+ *
+ * <p>Not yet here: {@code collaboration_mode: centralized} (refused with a message before any
+ * model loads), and the histogram of the selected pairs.
  */
 public final class MADPOIterTrainer implements Trainer {
     /** The reference's algorithm name. */
@@ -68,6 +71,9 @@ public final class MADPOIterTrainer implements Trainer {
         this.console = b.console();
         this.output = new ResumeOutput(b.outputDir());
         this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc()); // checks before any model loads
+        if (b.centralizedAdapter != null) {
+            rounds.centralizedAdapter(b.centralizedAdapter);
+        }
         this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         MADPOTrainer inner = null;
         try {
@@ -98,10 +104,9 @@ public final class MADPOIterTrainer implements Trainer {
 
     /** Refuses what is not built yet, before any model loads. */
     private static void refuseMissing(MADPOIterConfig args) {
-        if (args.collaborationMode() == CollaborationMode.CENTRALIZED
-                || args.comparatorGenerationMode() == CollaborationMode.CENTRALIZED) {
-            throw new IllegalArgumentException("centralized collaboration and comparator_generation_mode: centralized are "
-                    + "not available in MADPOIter yet; use decentralized");
+        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
+            throw new IllegalArgumentException("collaboration_mode: centralized is not available in MADPOIter yet; use "
+                    + "decentralized (comparator_generation_mode: centralized is available)");
         }
     }
 
@@ -248,7 +253,19 @@ public final class MADPOIterTrainer implements Trainer {
         EvalLogger evalLogger;
         EvalAggregator evalAggregator;
 
+        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter;
+
         private Builder() {
+        }
+
+        /**
+         * {@code centralized_comparator_adapter}: with {@code comparator_generation_mode: centralized},
+         * how the comparator agent's joint prompt is built and its completions split into the roles'
+         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
+         */
+        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
+            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
+            return this;
         }
 
         @Override

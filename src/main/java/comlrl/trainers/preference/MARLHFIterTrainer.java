@@ -34,7 +34,7 @@ import java.util.Map;
  * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
  * replay shards and the seed streams, and the iterations done.
  *
- * <p>Not yet here: centralized collaboration or comparator generation (refused before any model loads).
+ * <p>Not yet here: {@code collaboration_mode: centralized} (refused before any model loads).
  */
 public final class MARLHFIterTrainer implements Trainer {
     /** The reference's algorithm name. */
@@ -52,10 +52,9 @@ public final class MARLHFIterTrainer implements Trainer {
             throw new IllegalArgumentException("args (a MARLHFIterConfig) must be provided");
         }
         this.args = b.args;
-        if (args.collaborationMode() == CollaborationMode.CENTRALIZED
-                || args.comparatorGenerationMode() == CollaborationMode.CENTRALIZED) {
-            throw new IllegalArgumentException("centralized collaboration and comparator_generation_mode: centralized are "
-                    + "not available in MARLHFIter yet; use decentralized");
+        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
+            throw new IllegalArgumentException("collaboration_mode: centralized is not available in MARLHFIter yet; use "
+                    + "decentralized (comparator_generation_mode: centralized is available)");
         }
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
@@ -63,6 +62,9 @@ public final class MARLHFIterTrainer implements Trainer {
         this.trainDataset = b.trainDataset();
         this.console = b.console();
         this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc()); // checks before any model loads
+        if (b.centralizedAdapter != null) {
+            rounds.centralizedAdapter(b.centralizedAdapter);
+        }
         MARLHFTrainer inner = null;
         try {
             MARLHFTrainer.Builder m = b.copyInto(MARLHFTrainer.builder()).args(args.marlhf());
@@ -229,7 +231,19 @@ public final class MARLHFIterTrainer implements Trainer {
         List<Tokenizer> tokenizers;
         ActorCriticTrainerBase.MetricsCallback metricsCallback;
 
+        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter;
+
         private Builder() {
+        }
+
+        /**
+         * {@code centralized_comparator_adapter}: with {@code comparator_generation_mode: centralized},
+         * how the comparator agent's joint prompt is built and its completions split into the roles'
+         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
+         */
+        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
+            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
+            return this;
         }
 
         @Override

@@ -68,6 +68,34 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void aCentralizedComparatorAgentWritesEveryRolesAnswer(@TempDir Path dir) {
+        List<String> prompts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        java.util.concurrent.atomic.AtomicInteger parsed = new java.util.concurrent.atomic.AtomicInteger();
+        comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.CentralizedAdapter() {
+            @Override
+            public String buildPrompt(comlrl.data.TaskItem item, List<String> agentPrompts) {
+                String p = "JOINT " + String.join(" || ", agentPrompts);
+                prompts.add(p);
+                return p;
+            }
+
+            @Override
+            public List<String> parseCompletion(String completion, comlrl.data.TaskItem item, int numAgents) {
+                if (parsed.incrementAndGet() % 4 == 0) {
+                    throw new IllegalArgumentException("unparseable"); // -> every role ""
+                }
+                return List.of(completion.substring(0, completion.length() / 2), completion);
+            }
+        };
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).comparatorGenerationMode("centralized")
+                .comparatorCentralizedAgentIndex(1).build(), dir.resolve("run")).centralizedAdapter(adapter).build()) {
+            t.train();
+        }
+        assertThat(prompts).hasSize(2).allMatch(p -> p.startsWith("JOINT ") && p.contains(" || "));
+        assertThat(parsed.get()).isEqualTo(2 * 4); // 4 comparator candidates per item
+    }
+
+    @Test
     void theHistoryComparatorFallsBackToEarlierPoliciesThenTheInitialOne(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("initial"));
         Files.createDirectories(dir.resolve("iteration_0001"));
@@ -197,6 +225,6 @@ class MADPOIterTrainerTest {
         assertThatThrownBy(() -> trainer(config().logRewardDistribution(true).build(), dir).build())
                 .hasMessageContaining("log_reward_distribution requires a reward function that states its range");
         assertThatThrownBy(() -> trainer(config().collaborationMode("centralized").comparatorGenerationMode("centralized")
-                .build(), dir).build()).hasMessageContaining("not available in MADPOIter yet");
+                .build(), dir).build()).hasMessageContaining("collaboration_mode: centralized is not available in MADPOIter yet");
     }
 }
