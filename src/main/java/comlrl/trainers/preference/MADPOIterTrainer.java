@@ -1,12 +1,7 @@
 package comlrl.trainers.preference;
 
-import comlrl.generation.CausalLm;
-import comlrl.generation.GenerationSettings;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.utils.CollaborationMode;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -43,7 +38,7 @@ import java.util.Set;
  * <p>Not yet here: {@code collaboration_mode: centralized} (refused with a message before any
  * model loads), and the histogram of the selected pairs.
  */
-public final class MADPOIterTrainer implements Trainer {
+public final class MADPOIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPOIter";
 
@@ -78,16 +73,7 @@ public final class MADPOIterTrainer implements Trainer {
         MADPOTrainer inner = null;
         try {
             // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's
-            MADPOTrainer.Builder builder = b.copyInto(MADPOTrainer.builder()).outputDir(null).args(dpoConfig(args));
-            if (b.agentModel != null) {
-                builder.agentModel(b.agentModel);
-            }
-            if (b.numAgents != null) {
-                builder.numAgents(b.numAgents);
-            }
-            if (b.evalLogger != null) {
-                builder.evalLogger(b.evalLogger).evalAggregator(b.evalAggregator);
-            }
+            MADPOTrainer.Builder builder = b.copyPreferenceInto(MADPOTrainer.builder()).outputDir(null).args(dpoConfig(args));
             inner = builder.sharedLogger(logger).checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone))
                     .build();
             rounds.loadFixedComparators(inner.policies(), b.dtype());
@@ -154,21 +140,6 @@ public final class MADPOIterTrainer implements Trainer {
         return output.dir();
     }
 
-    @Override
-    public long envStep() {
-        return dpo.envStep();
-    }
-
-    @Override
-    public List<CausalLm> policies() {
-        return dpo.policies();
-    }
-
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return dpo.generationSettings();
-    }
-
     // ------------------------------------------------------------------ training
 
     /**
@@ -221,19 +192,10 @@ public final class MADPOIterTrainer implements Trainer {
         dpo.resumeFrom(checkpoint);
     }
 
-    @Override
-    public Path saveCheckpoint(Path root) {
-        return dpo.saveCheckpoint(root);
-    }
 
     @Override
-    public Map<String, Double> evaluate() {
-        return dpo.evaluate();
-    }
-
-    @Override
-    public void saveModel(Path dir) {
-        dpo.saveModel(dir);
+    Trainer stage() {
+        return dpo;
     }
 
     @Override
@@ -246,26 +208,10 @@ public final class MADPOIterTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MADPOIterTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends TrainerBuilder<Builder> {
-        String agentModel;
-        Integer numAgents;
+    public static final class Builder extends PreferenceBuilder<Builder> {
         MADPOIterConfig args;
-        EvalLogger evalLogger;
-        EvalAggregator evalAggregator;
-
-        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter;
 
         private Builder() {
-        }
-
-        /**
-         * {@code centralized_comparator_adapter}: with {@code comparator_generation_mode: centralized},
-         * how the comparator agent's joint prompt is built and its completions split into the roles'
-         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
-         */
-        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
-            return this;
         }
 
         @Override
@@ -273,28 +219,8 @@ public final class MADPOIterTrainer implements Trainer {
             return this;
         }
 
-        public Builder agentModel(String agentModel) {
-            this.agentModel = agentModel;
-            return this;
-        }
-
-        public Builder numAgents(int numAgents) {
-            this.numAgents = numAgents;
-            return this;
-        }
-
         public Builder args(MADPOIterConfig args) {
             this.args = args;
-            return this;
-        }
-
-        public Builder evalLogger(EvalLogger evalLogger) {
-            this.evalLogger = evalLogger;
-            return this;
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            this.evalAggregator = evalAggregator;
             return this;
         }
 

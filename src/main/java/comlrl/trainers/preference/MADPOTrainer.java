@@ -13,7 +13,6 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
-import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
@@ -26,7 +25,6 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
@@ -114,7 +112,8 @@ public final class MADPOTrainer implements Trainer {
             // one actor writes every role's answer: the adapter builds its prompt from the roles' prompts,
             // the task reward scores the roles' parts of its completion (reference §7.5)
             int roles = args.numAgents();
-            comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter;
+            comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter != null ? b.centralizedAdapter
+                    : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
             Formatters roleFormatters = Formatters.fromArgument(b.formatters(), roles);
             this.formatters = Formatters.build((Formatter) item -> {
                 List<String> prompts = new ArrayList<>(roles);
@@ -465,15 +464,9 @@ public final class MADPOTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends TrainerBuilder<Builder> {
-        Object agentModel;
-        Integer numAgents;
-        EvalLogger evalLogger;
-        EvalAggregator evalAggregator;
+    public static final class Builder extends PreferenceBuilder<Builder> {
         MADPOConfig args;
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
-        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter =
-                new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
 
         private Builder() {
         }
@@ -483,38 +476,8 @@ public final class MADPOTrainer implements Trainer {
             return this;
         }
 
-        public Builder agentModel(String agentModel) {
-            this.agentModel = agentModel;
-            return this;
-        }
-
-        public Builder numAgents(int numAgents) {
-            this.numAgents = numAgents;
-            return this;
-        }
-
-        public Builder evalLogger(EvalLogger evalLogger) {
-            this.evalLogger = evalLogger;
-            return this;
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            this.evalAggregator = evalAggregator;
-            return this;
-        }
-
         public Builder args(MADPOConfig args) {
             this.args = args;
-            return this;
-        }
-
-        /**
-         * {@code centralized_comparator_adapter}: with {@code collaboration_mode: centralized}, how the one
-         * actor's prompt is built from the roles' prompts and its completion split into their answers
-         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
-         */
-        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
             return this;
         }
 

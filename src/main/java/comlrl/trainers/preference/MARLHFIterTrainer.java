@@ -2,14 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
-import comlrl.generation.CausalLm;
-import comlrl.generation.GenerationSettings;
-import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
-import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.utils.CollaborationMode;
 import java.io.PrintStream;
@@ -36,7 +29,7 @@ import java.util.Map;
  *
  * <p>Not yet here: {@code collaboration_mode: centralized} (refused before any model loads).
  */
-public final class MARLHFIterTrainer implements Trainer {
+public final class MARLHFIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MARLHFIter";
 
@@ -67,17 +60,7 @@ public final class MARLHFIterTrainer implements Trainer {
         }
         MARLHFTrainer inner = null;
         try {
-            MARLHFTrainer.Builder m = b.copyInto(MARLHFTrainer.builder()).args(args.marlhf());
-            m.agentModel = b.agentModel;
-            m.numAgents = b.numAgents;
-            m.evalLogger = b.evalLogger;
-            m.evalAggregator = b.evalAggregator;
-            m.criticModel = b.criticModel;
-            m.critics = b.critics;
-            m.tokenizer = b.tokenizer;
-            m.tokenizers = b.tokenizers;
-            m.metricsCallback = b.metricsCallback;
-            inner = m.checkpointExtension(extension()).build();
+            inner = b.copyRlhfInto(MARLHFTrainer.builder()).args(args.marlhf()).checkpointExtension(extension()).build();
             rounds.loadFixedComparators(inner.policies(), b.dtype());
         } catch (RuntimeException | Error e) {
             if (inner != null) {
@@ -141,21 +124,6 @@ public final class MARLHFIterTrainer implements Trainer {
         return marlhf.logHistory();
     }
 
-    @Override
-    public long envStep() {
-        return marlhf.envStep();
-    }
-
-    @Override
-    public List<CausalLm> policies() {
-        return marlhf.policies();
-    }
-
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return marlhf.generationSettings();
-    }
-
     /** Runs iterations {@code done+1 .. num_iterations}, checkpointing every {@code checkpointInterval} iterations and after the last. */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
@@ -196,20 +164,10 @@ public final class MARLHFIterTrainer implements Trainer {
         marlhf.resumeFrom(checkpoint);
     }
 
-    @Override
-    public Path saveCheckpoint(Path root) {
-        return marlhf.saveCheckpoint(root);
-    }
 
     @Override
-    public Map<String, Double> evaluate() {
-        return marlhf.evaluate();
-    }
-
-    /** The agents as the backend saves them, and {@code dir/reward_model/}. */
-    @Override
-    public void saveModel(Path dir) {
-        marlhf.saveModel(dir);
+    Trainer stage() {
+        return marlhf;
     }
 
     @Override
@@ -219,31 +177,10 @@ public final class MARLHFIterTrainer implements Trainer {
     }
 
     /** Builds a {@link MARLHFIterTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends TrainerBuilder<Builder> {
-        String agentModel;
-        Integer numAgents;
+    public static final class Builder extends PreferenceBuilder.Rlhf<Builder> {
         MARLHFIterConfig args;
-        EvalLogger evalLogger;
-        EvalAggregator evalAggregator;
-        Object criticModel;
-        List<?> critics;
-        Tokenizer tokenizer;
-        List<Tokenizer> tokenizers;
-        ActorCriticTrainerBase.MetricsCallback metricsCallback;
-
-        comlrl.trainers.reinforce.CentralizedAdapter centralizedAdapter;
 
         private Builder() {
-        }
-
-        /**
-         * {@code centralized_comparator_adapter}: with {@code comparator_generation_mode: centralized},
-         * how the comparator agent's joint prompt is built and its completions split into the roles'
-         * (default {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
-         */
-        public Builder centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-            this.centralizedAdapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
-            return this;
         }
 
         @Override
@@ -251,54 +188,8 @@ public final class MARLHFIterTrainer implements Trainer {
             return this;
         }
 
-        public Builder agentModel(String agentModel) {
-            this.agentModel = agentModel;
-            return this;
-        }
-
-        public Builder numAgents(int numAgents) {
-            this.numAgents = numAgents;
-            return this;
-        }
-
         public Builder args(MARLHFIterConfig args) {
             this.args = args;
-            return this;
-        }
-
-        public Builder evalLogger(EvalLogger evalLogger) {
-            this.evalLogger = evalLogger;
-            return this;
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            this.evalAggregator = evalAggregator;
-            return this;
-        }
-
-        /** IAC/MAAC backends, as {@link MARLHFTrainer.Builder#criticModel}. */
-        public Builder criticModel(Object criticModel) {
-            this.criticModel = criticModel;
-            return this;
-        }
-
-        public Builder critics(List<?> critics) {
-            this.critics = critics;
-            return this;
-        }
-
-        public Builder tokenizer(Tokenizer tokenizer) {
-            this.tokenizer = tokenizer;
-            return this;
-        }
-
-        public Builder tokenizers(List<Tokenizer> tokenizers) {
-            this.tokenizers = tokenizers;
-            return this;
-        }
-
-        public Builder metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
-            this.metricsCallback = metricsCallback;
             return this;
         }
 

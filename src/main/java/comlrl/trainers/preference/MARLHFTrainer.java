@@ -9,9 +9,6 @@ import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
-import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
@@ -24,7 +21,6 @@ import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
@@ -69,7 +65,7 @@ import java.util.Map;
  * MADPO trains a centralized actor here); a {@code reward_model_device} naming a CUDA device that
  * this machine lacks fails before any model loads.
  */
-public final class MARLHFTrainer implements Trainer {
+public final class MARLHFTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MARLHF";
     /** Where the learned reward model goes in the output directory, the saved models and checkpoints. */
@@ -409,21 +405,6 @@ public final class MARLHFTrainer implements Trainer {
         return logger.history();
     }
 
-    @Override
-    public long envStep() {
-        return rl.envStep();
-    }
-
-    @Override
-    public List<CausalLm> policies() {
-        return rl.policies();
-    }
-
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return rl.generationSettings();
-    }
-
     // ------------------------------------------------------------------ training
 
     @Override
@@ -488,24 +469,18 @@ public final class MARLHFTrainer implements Trainer {
         rl.resumeFrom(checkpoint);
     }
 
-    @Override
-    public Path saveCheckpoint(Path root) {
-        return rl.saveCheckpoint(root);
-    }
-
     // ------------------------------------------------------------------ evaluation, saving
-
-    /** The backend's evaluation, on the task reward. */
-    @Override
-    public Map<String, Double> evaluate() {
-        return rl.evaluate();
-    }
 
     /** Writes the agents as the backend saves them, and {@code dir/reward_model/}. */
     @Override
     public void saveModel(Path dir) {
         rl.saveModel(dir);
         rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
+    }
+
+    @Override
+    Trainer stage() {
+        return rl;
     }
 
     @Override
@@ -519,17 +494,8 @@ public final class MARLHFTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends TrainerBuilder<Builder> {
-        String agentModel;
-        Integer numAgents;
+    public static final class Builder extends PreferenceBuilder.Rlhf<Builder> {
         MARLHFConfig args;
-        EvalLogger evalLogger;
-        EvalAggregator evalAggregator;
-        Object criticModel;
-        List<?> critics;
-        Tokenizer tokenizer;
-        List<Tokenizer> tokenizers;
-        ActorCriticTrainerBase.MetricsCallback metricsCallback;
 
         private Builder() {
         }
@@ -539,58 +505,8 @@ public final class MARLHFTrainer implements Trainer {
             return this;
         }
 
-        public Builder agentModel(String agentModel) {
-            this.agentModel = agentModel;
-            return this;
-        }
-
-        public Builder numAgents(int numAgents) {
-            this.numAgents = numAgents;
-            return this;
-        }
-
         public Builder args(MARLHFConfig args) {
             this.args = args;
-            return this;
-        }
-
-        /** MAGRPO-family backends: custom evaluation metrics (with {@link #evalAggregator}). */
-        public Builder evalLogger(EvalLogger evalLogger) {
-            this.evalLogger = evalLogger;
-            return this;
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            this.evalAggregator = evalAggregator;
-            return this;
-        }
-
-        /** IAC/MAAC backends: the critic model for every critic (default {@code critic_model_name}, else the first actor's). */
-        public Builder criticModel(Object criticModel) {
-            this.criticModel = criticModel;
-            return this;
-        }
-
-        /** IAC/MAAC backends: one critic model per critic. */
-        public Builder critics(List<?> critics) {
-            this.critics = critics;
-            return this;
-        }
-
-        /** IAC/MAAC backends with an {@code agents} list: the tokenizer of every actor. */
-        public Builder tokenizer(Tokenizer tokenizer) {
-            this.tokenizer = tokenizer;
-            return this;
-        }
-
-        public Builder tokenizers(List<Tokenizer> tokenizers) {
-            this.tokenizers = tokenizers;
-            return this;
-        }
-
-        /** IAC/MAAC backends: {@code metrics_callback(rollouts)}. */
-        public Builder metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
-            this.metricsCallback = metricsCallback;
             return this;
         }
 
