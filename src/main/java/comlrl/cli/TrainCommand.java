@@ -9,6 +9,7 @@ import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.PreferenceBuilder;
 import comlrl.trainers.preference.MADPOIterConfig;
 import comlrl.trainers.preference.MADPOIterTrainer;
 import comlrl.trainers.preference.MADPOTrainer;
@@ -153,52 +154,41 @@ final class TrainCommand implements Callable<Integer> {
         return builder.externalTransition(transition).build();
     }
 
-    private static Trainer madpo(RunConfig run, RewardFunction reward) {
-        MADPOTrainer.Builder builder = shared(MADPOTrainer.builder(), run, reward)
-                .numAgents(run.numAgents).args((MADPOConfig) run.prefArgs);
+    /** {@link #shared}, plus the preference builders' agent count and agent model. */
+    private static <B extends PreferenceBuilder<B>> B preference(B builder, RunConfig run, RewardFunction reward) {
+        shared(builder, run, reward).numAgents(run.numAgents);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
-        return builder.build();
+        return builder;
+    }
+
+    /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
+    private static <B extends PreferenceBuilder.Rlhf<B>> B rlhf(B builder, RunConfig run, RewardFunction reward) {
+        preference(builder, run, reward);
+        if (run.criticModel != null) {
+            builder.criticModel(run.criticModel);
+        }
+        if (run.critics != null) {
+            builder.critics(run.critics);
+        }
+        return builder;
+    }
+
+    private static Trainer madpo(RunConfig run, RewardFunction reward) {
+        return preference(MADPOTrainer.builder(), run, reward).args((MADPOConfig) run.prefArgs).build();
     }
 
     private static Trainer madpoIter(RunConfig run, RewardFunction reward) {
-        MADPOIterTrainer.Builder builder = shared(MADPOIterTrainer.builder(), run, reward)
-                .numAgents(run.numAgents).args((MADPOIterConfig) run.prefArgs);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        return builder.build();
-    }
-
-    private static Trainer marlhfIter(RunConfig run, RewardFunction reward) {
-        MARLHFIterTrainer.Builder builder = shared(MARLHFIterTrainer.builder(), run, reward)
-                .numAgents(run.numAgents).args((MARLHFIterConfig) run.prefArgs);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        if (run.criticModel != null) {
-            builder.criticModel(run.criticModel);
-        }
-        if (run.critics != null) {
-            builder.critics(run.critics);
-        }
-        return builder.build();
+        return preference(MADPOIterTrainer.builder(), run, reward).args((MADPOIterConfig) run.prefArgs).build();
     }
 
     private static Trainer marlhf(RunConfig run, RewardFunction reward) {
-        MARLHFTrainer.Builder builder = shared(MARLHFTrainer.builder(), run, reward)
-                .numAgents(run.numAgents).args((MARLHFConfig) run.prefArgs);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        if (run.criticModel != null) {
-            builder.criticModel(run.criticModel);
-        }
-        if (run.critics != null) {
-            builder.critics(run.critics);
-        }
-        return builder.build();
+        return rlhf(MARLHFTrainer.builder(), run, reward).args((MARLHFConfig) run.prefArgs).build();
+    }
+
+    private static Trainer marlhfIter(RunConfig run, RewardFunction reward) {
+        return rlhf(MARLHFIterTrainer.builder(), run, reward).args((MARLHFIterConfig) run.prefArgs).build();
     }
 
     private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {

@@ -185,6 +185,33 @@ final class IterationRounds implements AutoCloseable {
         savePolicies(trainer, iterationName(iteration));
     }
 
+    /**
+     * The iteration loop: iterations {@code done+1 .. num_iterations}, each run by {@code iteration},
+     * with {@code trainer}'s checkpoint every {@code checkpointInterval} iterations and after the
+     * last; the initial policy is saved first when none is done. Prints why nothing is trained when
+     * every iteration is already done.
+     */
+    void runIterations(int done, Path checkpointDir, int checkpointInterval, PrintStream console, Trainer trainer,
+            java.util.function.IntConsumer iteration) {
+        if (checkpointInterval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
+        }
+        if (done >= args.numIterations()) {
+            console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
+                    + "checkpoint's progress); raise num_iterations to train further.%n", done, args.numIterations());
+            return;
+        }
+        if (done == 0) {
+            saveInitial(trainer);
+        }
+        for (int i = done + 1; i <= args.numIterations(); i++) {
+            iteration.accept(i);
+            if (checkpointDir != null && (i % checkpointInterval == 0 || i == args.numIterations())) {
+                trainer.saveCheckpoint(checkpointDir);
+            }
+        }
+    }
+
     /** Before iteration 1: the initial policy, when policy checkpoints are written. */
     void saveInitial(Trainer trainer) {
         savePolicies(trainer, "initial");

@@ -6,7 +6,6 @@ import comlrl.utils.CollaborationMode;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -148,27 +147,10 @@ public final class MADPOIterTrainer extends StagedTrainer {
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (checkpointInterval < 1) {
-            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
-        }
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        if (iterationsDone() >= args.numIterations()) {
-            console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
-                    + "checkpoint's progress); raise num_iterations to train further.%n", iterationsDone(),
-                    args.numIterations());
-            return;
-        }
-        if (iterationsDone() == 0) {
-            rounds.saveInitial(dpo);
-        }
-        for (int iteration = iterationsDone() + 1; iteration <= args.numIterations(); iteration++) {
-            runIteration(iteration);
-            if (checkpointDir != null && (iteration % checkpointInterval == 0 || iteration == args.numIterations())) {
-                dpo.saveCheckpoint(checkpointDir);
-            }
-        }
+        rounds.runIterations(iterationsDone(), checkpointDir, checkpointInterval, console, this, this::runIteration);
     }
 
     private void runIteration(int iteration) {

@@ -9,7 +9,6 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -127,36 +126,24 @@ public final class MARLHFIterTrainer extends StagedTrainer {
     /** Runs iterations {@code done+1 .. num_iterations}, checkpointing every {@code checkpointInterval} iterations and after the last. */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (checkpointInterval < 1) {
-            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
-        }
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        if (iterationsDone >= args.numIterations()) {
-            console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
-                    + "checkpoint's progress); raise num_iterations to train further.%n", iterationsDone,
-                    args.numIterations());
-            return;
+        rounds.runIterations(iterationsDone, checkpointDir, checkpointInterval, console, this, this::runIteration);
+    }
+
+    /** One iteration: pairs, a fresh reward model trained on the replayed ones, then the backend's epochs. */
+    private void runIteration(int iteration) {
+        boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
+        IterationRounds.Iteration it = rounds.collect(iteration, policies(),
+                byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
+        if (!it.training().isEmpty()) {
+            marlhf.reloadRewardModel();
+            marlhf.trainRewardModel(it.training());
+            marlhf.rlTrainer().trainUntil(iteration * args.numTrainEpochs(), null, 1);
         }
-        if (iterationsDone == 0) {
-            rounds.saveInitial(this);
-        }
-        for (int iteration = iterationsDone + 1; iteration <= args.numIterations(); iteration++) {
-            boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
-            IterationRounds.Iteration it = rounds.collect(iteration, policies(),
-                    byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
-            if (!it.training().isEmpty()) {
-                marlhf.reloadRewardModel();
-                marlhf.trainRewardModel(it.training());
-                marlhf.rlTrainer().trainUntil(iteration * args.numTrainEpochs(), null, 1);
-            }
-            iterationsDone = iteration;
-            rounds.finish(iteration, it, marlhf.logger(), envStep(), console, outputDir(), this);
-            if (checkpointDir != null && (iteration % checkpointInterval == 0 || iteration == args.numIterations())) {
-                marlhf.saveCheckpoint(checkpointDir);
-            }
-        }
+        iterationsDone = iteration;
+        rounds.finish(iteration, it, marlhf.logger(), envStep(), console, outputDir(), this);
     }
 
     @Override

@@ -75,7 +75,7 @@ class PreferencePairsTest {
 
     @Test
     void tiesAndSingleCandidatesGiveNoPairs() {
-        for (PairSelection mode : PairSelection.values()) {
+        for (PairSelection mode : List.of(PairSelection.REWARD_GAP, PairSelection.ALL, PairSelection.RANDOM)) {
             Integer cap = mode.takesLimit() ? 4 : null;
             assertThat(PreferencePairs.select(new double[] {0.5, 0.5, 0.5}, mode, cap, 0)).isEmpty();
             assertThat(PreferencePairs.select(new double[] {1}, mode, cap, 0)).isEmpty();
@@ -114,7 +114,11 @@ class PreferencePairsTest {
         assertThat(PairSelection.parse(null)).isEqualTo(PairSelection.REWARD_GAP);
         assertThat(PairSelection.parse("random")).isEqualTo(PairSelection.RANDOM);
         assertThat(PairSelection.ALL.configName()).isEqualTo("all");
-        assertThatThrownBy(() -> PairSelection.parse("comparator_reward"))
-                .hasMessage("pair_selection must be one of: reward_gap, all, random (got \"comparator_reward\")");
+        assertThat(PairSelection.parse("comparator_reward")).isEqualTo(PairSelection.COMPARATOR_REWARD);
+        assertThatThrownBy(() -> PairSelection.parse("best"))
+                .hasMessage("pair_selection must be one of: reward_gap, all, random, comparator_reward (got \"best\")");
+        // it ranks current against comparator candidates (AlignedPairs), not an item's own candidates
+        assertThatThrownBy(() -> PreferencePairs.select(new double[] {1, 0}, PairSelection.COMPARATOR_REWARD, 1, 0))
+                .hasMessageContaining("only the iterative trainers");
     }
 }
