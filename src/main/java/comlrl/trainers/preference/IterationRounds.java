@@ -244,7 +244,10 @@ final class IterationRounds implements AutoCloseable {
             case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
             case API -> apiSource();
         };
-        return args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED ? centralized(source) : source;
+        // with centralized collaboration the one actor's prompt is already the adapter's joint prompt
+        boolean jointPrompt = args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED
+                && args.collaborationMode() != comlrl.utils.CollaborationMode.CENTRALIZED;
+        return jointPrompt ? centralized(source) : source;
     }
 
     /**

@@ -34,8 +34,11 @@ import java.util.Set;
  * With {@code comparator_generation_mode: centralized} one comparator agent writes every role's
  * answer through the centralized adapter (§7.5).
  *
- * <p>Not yet here: {@code collaboration_mode: centralized} (refused with a message before any
- * model loads), and the histogram of the selected pairs.
+ * With {@code collaboration_mode: centralized} the DPO trainer has one actor answering the adapter's
+ * joint prompt (as {@link MADPOTrainer}); the comparator answers the same prompt, the replay
+ * stores it and the joint completions, and the task reward scores the roles' parts.
+ *
+ * <p>Not yet here: the histogram of the selected pairs.
  */
 public final class MADPOIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
@@ -57,7 +60,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
             throw new IllegalArgumentException("args (a MADPOIterConfig) must be provided");
         }
         this.args = b.args;
-        refuseMissing(args);
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
@@ -87,13 +89,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
         this.dpo = inner;
     }
 
-    /** Refuses what is not built yet, before any model loads. */
-    private static void refuseMissing(MADPOIterConfig args) {
-        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
-            throw new IllegalArgumentException("collaboration_mode: centralized is not available in MADPOIter yet; use "
-                    + "decentralized (comparator_generation_mode: centralized is available)");
-        }
-    }
 
     /** MADPO's config for the per-iteration DPO epochs: this config's values of MADPO's fields. */
     static MADPOConfig dpoConfig(MADPOIterConfig args) {

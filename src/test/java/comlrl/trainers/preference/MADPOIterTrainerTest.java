@@ -96,6 +96,36 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void centralizedCollaborationTrainsOneActorOnJointPrompts(@TempDir Path dir) throws Exception {
+        Path run = dir.resolve("run");
+        MADPOTrainerTest.writeAgentsIfNeeded();
+        try (MADPOIterTrainer t = MADPOIterTrainer.builder().agentModel(MADPOTrainerTest.agent.toString())
+                .formatters(List.of(item -> "brief: " + item.getString("prompt"), item -> "long: " + item.getString("prompt")))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2)).outputDir(run)
+                .args(config().numIterations(2).collaborationMode("centralized").comparatorGenerationMode("centralized")
+                        .comparatorPolicy("history").build()).verbose(false)
+                .centralizedAdapter(new comlrl.trainers.reinforce.CentralizedAdapter() {
+                    @Override
+                    public String buildPrompt(comlrl.data.TaskItem item, List<String> agentPrompts) {
+                        return String.join(" | ", agentPrompts);
+                    }
+
+                    @Override
+                    public List<String> parseCompletion(String completion, comlrl.data.TaskItem item, int numAgents) {
+                        return List.of("", completion); // role 1 answers; the reward is its length
+                    }
+                }).build()) {
+            assertThat(t.policies()).hasSize(1);
+            t.train();
+            assertThat(t.iterationsDone()).isEqualTo(2);
+            assertThat(t.policyCheckpointDir().resolve("iteration_0001/agent_0/config.json")).exists();
+            assertThat(t.policyCheckpointDir().resolve("iteration_0001/agent_1")).doesNotExist();
+        }
+        String shard = Files.readString(run.resolve("preference_replay/iteration_0001.json"));
+        assertThat(shard).contains("brief: Write a story about a cat. | long: Write a story about a cat.");
+    }
+
+    @Test
     void theHistoryComparatorFallsBackToEarlierPoliciesThenTheInitialOne(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("initial"));
         Files.createDirectories(dir.resolve("iteration_0001"));
@@ -224,7 +254,6 @@ class MADPOIterTrainerTest {
     void whatIsNotBuiltYetIsRefusedBeforeAnyModelLoads(@TempDir Path dir) {
         assertThatThrownBy(() -> trainer(config().logRewardDistribution(true).build(), dir).build())
                 .hasMessageContaining("log_reward_distribution requires a reward function that states its range");
-        assertThatThrownBy(() -> trainer(config().collaborationMode("centralized").comparatorGenerationMode("centralized")
-                .build(), dir).build()).hasMessageContaining("collaboration_mode: centralized is not available in MADPOIter yet");
+
     }
 }
