@@ -126,6 +126,24 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void aModelComparatorAndFrozenCopiesOnOtherDevices(@TempDir Path dir) {
+        MADPOTrainerTest.writeAgentsIfNeeded();
+        // the comparator agents swapped: agent 0's comparator is the other model
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).comparatorPolicy("model").comparatorAgents(
+                List.of(MADPOTrainerTest.other.toString(), MADPOTrainerTest.agent.toString())).build(), dir.resolve("m"))
+                .build()) {
+            t.train();
+            assertThat(t.logHistory()).anyMatch(e -> e.containsKey("iter/comparator_reward_mean"));
+        }
+        // agents and comparator_devices both on the cpu: the live agents serve as the copy (no clone needed)
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).comparatorPolicy("current_copy")
+                .comparatorDevices(List.of("cpu")).build(), dir.resolve("c")).build()) {
+            t.train();
+            assertThat(t.iterationsDone()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void theHistoryComparatorFallsBackToEarlierPoliciesThenTheInitialOne(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("initial"));
         Files.createDirectories(dir.resolve("iteration_0001"));
