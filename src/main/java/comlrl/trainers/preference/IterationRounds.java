@@ -177,6 +177,11 @@ final class IterationRounds implements AutoCloseable {
                 d.writeJson(outputDir);
                 d.writeSvgs(outputDir);
             }
+            // the same over the selected pairs' two sides (metrics only)
+            RewardDistribution selected = RewardDistribution.of(iteration, doubles(round.selectedCurrentRewards()),
+                    doubles(round.selectedComparatorRewards()), rewardRange[0], rewardRange[1]);
+            metrics.putAll(selected.metrics("iter/selected_reward_distribution"));
+            metrics.put("iter/selected_reward_distribution/pair_count", (double) round.records().size());
         }
         logger.log(envStep, metrics);
         console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained on %d%n",

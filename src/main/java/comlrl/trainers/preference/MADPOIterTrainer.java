@@ -37,8 +37,7 @@ import java.util.Set;
  * With {@code collaboration_mode: centralized} the DPO trainer has one actor answering the adapter's
  * joint prompt (as {@link MADPOTrainer}); the comparator answers the same prompt, the replay
  * stores it and the joint completions, and the task reward scores the roles' parts.
- *
- * <p>Not yet here: the histogram of the selected pairs.
+
  */
 public final class MADPOIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */

@@ -133,6 +133,8 @@ final class PreferenceCollector {
         List<PreferenceReplay.ReplayRecord> out = new ArrayList<>();
         List<Double> currentRewards = new ArrayList<>();
         List<Double> comparatorRewards = new ArrayList<>();
+        List<Double> selectedCurrent = new ArrayList<>();
+        List<Double> selectedComparator = new ArrayList<>();
         long b = 0;
         for (TaskItem item : items) {
             String label = "preference item " + b++;
@@ -154,17 +156,21 @@ final class PreferenceCollector {
                     comparatorRowSeeds);
             int c = args.preferenceNumCandidates();
             double[] cur = new double[c];
+            double[] curRaw = new double[c];
             for (int k = 0; k < c; k++) {
                 JointRewarder.Scored r = rewarder.score(item, joint(current, k), label + " (current)");
                 cur[k] = r.processed();
+                curRaw[k] = r.raw();
                 currentRewards.add(r.raw());
             }
             double[] cmp = new double[comparatorCount];
+            double[] cmpRaw = new double[comparatorCount];
             for (int k = 0; k < comparatorCount; k++) {
                 int at = k;
                 JointRewarder.Scored r = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
                         label + " (comparator)");
                 cmp[k] = r.processed();
+                cmpRaw[k] = r.raw();
                 comparatorRewards.add(r.raw());
             }
             int m = Math.min(c, comparatorCount);
@@ -176,17 +182,23 @@ final class PreferenceCollector {
             double[] keptCmp = Arrays.stream(kept).mapToDouble(k -> cmp[k]).toArray();
             for (AlignedPairs.Pair p : AlignedPairs.select(keptCur, keptCmp, selection, limit, pairSeed)) {
                 int k = kept[p.index()];
+                selectedCurrent.add(curRaw[k]);
+                selectedComparator.add(cmpRaw[k]);
                 List<String> currentTexts = joint(current, k);
                 List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
             }
         }
-        return new Round(out, currentRewards, comparatorRewards);
+        return new Round(out, currentRewards, comparatorRewards, selectedCurrent, selectedComparator);
     }
 
-    /** An iteration's new pairs (text only) and the raw rewards of every current and comparator candidate. */
-    record Round(List<PreferenceReplay.ReplayRecord> records, List<Double> currentRewards, List<Double> comparatorRewards) {
+    /**
+     * An iteration's new pairs (text only), the raw rewards of every current and comparator
+     * candidate, and those of the two sides of each selected pair (in record order).
+     */
+    record Round(List<PreferenceReplay.ReplayRecord> records, List<Double> currentRewards, List<Double> comparatorRewards,
+            List<Double> selectedCurrentRewards, List<Double> selectedComparatorRewards) {
     }
 
     /**

@@ -262,6 +262,10 @@ class MADPOIterTrainerTest {
                     .findFirst().orElseThrow();
             assertThat(iter.get("iter/reward_distribution/target_sample_count")).isEqualTo(2 * 4.0);
             assertThat(iter.get("iter/reward_distribution/comparator_sample_count")).isEqualTo(2 * 4.0);
+            double pairs = iter.get("iter/current_preference_pairs");
+            assertThat(iter.get("iter/selected_reward_distribution/pair_count")).isEqualTo(pairs);
+            assertThat(iter.get("iter/selected_reward_distribution/target_sample_count")).isEqualTo(pairs);
+            assertThat(iter.get("iter/selected_reward_distribution/comparator_sample_count")).isEqualTo(pairs);
         }
         assertThat(run.resolve("reward_distributions/iteration_0001.json")).exists();
         assertThat(run.resolve("reward_distributions/iteration_0001_line.svg")).exists();
