@@ -4,7 +4,6 @@ import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import comlrl.utils.CollaborationMode;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -26,7 +25,8 @@ import java.util.Map;
  * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
  * replay shards and the seed streams, and the iterations done.
  *
- * <p>Not yet here: {@code collaboration_mode: centralized} (refused before any model loads).
+ * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt (as in
+ * {@link MARLHFTrainer}).
  */
 public final class MARLHFIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
@@ -44,10 +44,6 @@ public final class MARLHFIterTrainer extends StagedTrainer {
             throw new IllegalArgumentException("args (a MARLHFIterConfig) must be provided");
         }
         this.args = b.args;
-        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
-            throw new IllegalArgumentException("collaboration_mode: centralized is not available in MARLHFIter yet; use "
-                    + "decentralized (comparator_generation_mode: centralized is available)");
-        }
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }

@@ -14,6 +14,7 @@ import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.actorcritic.MAACTrainer;
+import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.JointRewarder;
@@ -61,8 +62,11 @@ import java.util.Map;
  * backend writes them. A resumed run whose output directory already has files writes its outputs
  * (metrics, reward model) into a {@code resume-*} subdirectory.
  *
- * <p>Where we differ from the reference: {@code collaboration_mode: centralized} is refused (only
- * MADPO trains a centralized actor here); a {@code reward_model_device} naming a CUDA device that
+ * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt of the
+ * roles' prompts (§7.5): the preference pairs, the reward model's joint text (one prompt, one
+ * joint completion) and the backend all see that one actor; the task reward scores the roles' parts.
+ *
+ * <p>Where we differ from the reference: a {@code reward_model_device} naming a CUDA device that
  * this machine lacks fails before any model loads.
  */
 public final class MARLHFTrainer extends StagedTrainer {
@@ -107,11 +111,10 @@ public final class MARLHFTrainer extends StagedTrainer {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
-        if (args.collaborationMode() == CollaborationMode.CENTRALIZED) {
-            throw new IllegalArgumentException("collaboration_mode: centralized is not supported by MARLHF here (MADPO "
-                    + "trains a centralized actor); use collaboration_mode: decentralized");
-        }
-        this.numAgents = b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
+        boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
+        // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
+        this.numAgents = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size()
+                : args.numAgents();
         this.rewardSource = rewardModelSource(args, b.agentModel, b.agents());
         this.dtype = b.dtype();
         this.outerExtension = b.checkpointExtension();
@@ -126,13 +129,29 @@ public final class MARLHFTrainer extends StagedTrainer {
         this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter != null ? b.centralizedAdapter
+                : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
+        Formatters formatters = centralized ? centralFormatters(adapter, b.formatters(), args.numAgents())
+                : Formatters.fromArgument(b.formatters(), numAgents);
+        RewardFunction userTask = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
+        RewardFunction taskReward = centralized ? comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter,
+                b.rewardFunc(), args.numAgents()) : b.rewardFunc();
+        RewardFunction evalReward = centralized ? comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter,
+                userTask, args.numAgents()) : userTask;
+        EvalLogger evalLogger = b.evalLogger;
+        if (centralized && b.evalLogger != null) {
+            EvalLogger roleLogger = b.evalLogger;
+            int roles = args.numAgents();
+            evalLogger = (completions, items, prompts) -> roleLogger.log(
+                    comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.splitEval(adapter, completions, items, roles),
+                    items, prompts);
+        }
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
         this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
-            inner = buildBackend(b, learned, processor, checkpointExtension());
+            inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger), checkpointExtension());
             List<CausalLm> policies = inner.policies();
             this.rewardDevice = requested != null ? requested : policies.get(0).model().device();
             this.rewardModel = loadRewardModel(args.seed());
@@ -143,7 +162,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
                     && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
-            JointRewarder taskRewarder = new JointRewarder(b.rewardFunc(), processor, numAgents,
+            JointRewarder taskRewarder = new JointRewarder(taskReward, processor, numAgents,
                     args.preferenceNumCandidates(), ALGORITHM_NAME, args.skipNonfiniteSamples());
             PromptEncoder encoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
             this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, taskRewarder, exec,
@@ -255,25 +274,50 @@ public final class MARLHFTrainer extends StagedTrainer {
      * {@code learned} (raw), evaluated on the task reward through {@code processor}, logging into this
      * trainer's logger and checkpointing this trainer's state with its own.
      */
-    private Trainer buildBackend(Builder b, RewardFunction learned, RewardProcessor processor,
-            TrainerCheckpoint.Extension extension) {
+    /** What the backend trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
+    private record Backend(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters,
+            EvalLogger evalLogger) {
+        /** The agents' formatters as the backend's builder takes them. */
+        List<comlrl.utils.Formatter> formatterList(int count) {
+            List<comlrl.utils.Formatter> out = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                int agent = i;
+                out.add(item -> formatters.format(agent, item));
+            }
+            return out;
+        }
+    }
+
+    /** The one actor's formatter of centralized collaboration: the adapter's prompt from the roles' prompts. */
+    private static Formatters centralFormatters(comlrl.trainers.reinforce.CentralizedAdapter adapter, Object roleFormatters,
+            int roles) {
+        Formatters perRole = Formatters.fromArgument(roleFormatters, roles);
+        return Formatters.build((comlrl.utils.Formatter) item -> {
+            List<String> prompts = new ArrayList<>(roles);
+            for (int r = 0; r < roles; r++) {
+                prompts.add(perRole.format(r, item));
+            }
+            return adapter.buildPrompt(item, List.copyOf(prompts));
+        }, 1);
+    }
+
+    private Trainer buildBackend(Builder b, Backend backend, TrainerCheckpoint.Extension extension) {
         RlAlgorithm algorithm = args.rlAlgorithm();
-        RewardFunction task = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
         if (!algorithm.isActorCritic()) {
             ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
-            MAGRPOTrainer.Builder inner = b.copyInto(MAGRPOTrainer.builderFor(reinforce))
-                    .args(reinforce.fromMap(backendFields(reinforce.fromMap(Map.of()).toMap().keySet())));
+            Map<String, Object> fields = backendFields(reinforce.fromMap(Map.of()).toMap().keySet());
+            fields.put("num_agents", numAgents);
+            MAGRPOTrainer.Builder inner = b.copyInto(MAGRPOTrainer.builderFor(reinforce)).args(reinforce.fromMap(fields))
+                    .numAgents(numAgents).formatters(backend.formatterList(numAgents));
             if (b.agentModel != null) {
                 inner.agentModel(b.agentModel);
             }
-            if (b.numAgents != null) {
-                inner.numAgents(b.numAgents);
+            if (backend.evalLogger() != null) {
+                inner.evalLogger(backend.evalLogger()).evalAggregator(b.evalAggregator);
             }
-            if (b.evalLogger != null) {
-                inner.evalLogger(b.evalLogger).evalAggregator(b.evalAggregator);
-            }
-            return inner.rewardFunc(learned).rewardProcessor(RewardProcessors.identity()).evalRewardFunc(task)
-                    .evalRewardProcessor(processor).sharedLogger(logger).checkpointExtension(extension).build();
+            return inner.rewardFunc(backend.learned()).rewardProcessor(RewardProcessors.identity())
+                    .evalRewardFunc(backend.task()).evalRewardProcessor(backend.processor()).sharedLogger(logger)
+                    .checkpointExtension(extension).build();
         }
         Map<String, Object> fields = backendFields(algorithm == RlAlgorithm.IAC ? IACConfig.keys() : MAACConfig.keys());
         fields.put("critic_learning_rate", args.criticLearningRate());
@@ -284,6 +328,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
                 ? b.copyInto(IACTrainer.builder()).args(IACConfig.fromMap(fields))
                 : b.copyInto(MAACTrainer.builder()).args(MAACConfig.fromMap(fields));
+        inner.formatters(backend.formatterList(numAgents));
         if (b.agentModel != null) {
             inner.agentModel(b.agentModel);
         }
@@ -304,8 +349,9 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (b.metricsCallback != null) {
             inner.metricsCallback(b.metricsCallback);
         }
-        return inner.rewardFunc(learned).rewardProcessor(RewardProcessors.identity()).evalRewardFunc(task)
-                .evalRewardProcessor(processor).sharedLogger(logger).checkpointExtension(extension).build();
+        return inner.rewardFunc(backend.learned()).rewardProcessor(RewardProcessors.identity())
+                .evalRewardFunc(backend.task()).evalRewardProcessor(backend.processor()).sharedLogger(logger)
+                .checkpointExtension(extension).build();
     }
 
     /** This config's values of the backend config's {@code keys} (the reference runs the backend on the MARLHF config). */

@@ -60,6 +60,23 @@ class MARLHFIterTrainerTest {
     }
 
     @Test
+    void centralizedCollaborationPerIteration(@TempDir Path dir) {
+        List<String> prompts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        MADPOTrainerTest.writeAgentsIfNeeded();
+        try (MARLHFIterTrainer t = MARLHFIterTrainer.builder().agentModel(MADPOTrainerTest.agent.toString())
+                .centralizedAdapter(MARLHFTrainerTest.secondRoleAnswers(prompts))
+                .formatters(List.of(item -> "brief: " + item.getString("prompt"), item -> "long: " + item.getString("prompt")))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2))
+                .args(config().collaborationMode("centralized").comparatorGenerationMode("centralized").build())
+                .outputDir(dir.resolve("run")).verbose(false).build()) {
+            assertThat(t.policies()).hasSize(1);
+            t.train();
+            assertThat(t.iterationsDone()).isEqualTo(2);
+        }
+        assertThat(prompts).contains("brief: Write a story about a cat. | long: Write a story about a cat.");
+    }
+
+    @Test
     void anIacBackendRunsPerIteration(@TempDir Path dir) {
         try (MARLHFIterTrainer t = trainer(config().rlAlgorithm("iac").numGenerations(1).build(), dir.resolve("run"))
                 .build()) {

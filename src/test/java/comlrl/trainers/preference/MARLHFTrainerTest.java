@@ -165,6 +165,46 @@ class MARLHFTrainerTest {
         assertThat(Files.readAllLines(run.resolve("resume-checkpoint-1/metrics.jsonl"))).isNotEmpty();
     }
 
+    /** Role 1 answers with the whole completion; the length-difference reward is then its length. */
+    static comlrl.trainers.reinforce.CentralizedAdapter secondRoleAnswers(List<String> prompts) {
+        return new comlrl.trainers.reinforce.CentralizedAdapter() {
+            @Override
+            public String buildPrompt(TaskItem item, List<String> agentPrompts) {
+                String p = String.join(" | ", agentPrompts);
+                prompts.add(p);
+                return p;
+            }
+
+            @Override
+            public List<String> parseCompletion(String completion, TaskItem item, int numAgents) {
+                return List.of("", completion);
+            }
+        };
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"magrpo", "iac"})
+    void centralizedMarlhfTrainsOneActorOnTheJointPrompt(String rl, @TempDir Path dir) {
+        List<String> prompts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        MARLHFConfig c = config().collaborationMode("centralized").rlAlgorithm(rl)
+                .numGenerations(rl.equals("iac") ? 1 : 2).build();
+        try (MARLHFTrainer t = MARLHFTrainer.builder().agentModel(agent.toString()).centralizedAdapter(secondRoleAnswers(prompts))
+                .formatters(List.of(item -> "brief: " + item.getString("prompt"), item -> "long: " + item.getString("prompt")))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2))
+                .evalDataset(MADPOTrainerTest.tasks(2)).args(c).verbose(false).build()) {
+            assertThat(t.policies()).hasSize(1);
+            t.train();
+            assertThat(t.numPairs()).isPositive();
+            assertThat(t.evaluate()).containsKey("eval/turn_1/reward_mean");
+            t.saveModel(dir);
+        }
+        assertThat(prompts).contains("brief: Write a story about a cat. | long: Write a story about a cat.");
+        // one actor: MAGRPO saves agent_0/, IAC (as the reference) the run directory itself
+        assertThat(dir.resolve(rl.equals("iac") ? "config.json" : "agent_0/config.json")).exists();
+        assertThat(dir.resolve("agent_1")).doesNotExist();
+        assertThat(dir.resolve(MARLHFTrainer.REWARD_MODEL_DIR + "/config.json")).exists();
+    }
+
     @Test
     void badInputFailsBeforeAnyModelLoads() {
         assertThatThrownBy(() -> trainer(config().rewardModelDevice("cuda:3").build()).build())
@@ -173,8 +213,7 @@ class MARLHFTrainerTest {
             assertThatThrownBy(() -> trainer(config().build()).agents(List.of(a, b)).build())
                     .hasMessage("reward_model_name must be provided when agent models are objects.");
         }
-        assertThatThrownBy(() -> trainer(config().collaborationMode("centralized").build()).build())
-                .hasMessageContaining("collaboration_mode: centralized is not supported by MARLHF");
+
     }
 
     static Map<String, String> digests(JointRewardModel rm) {
