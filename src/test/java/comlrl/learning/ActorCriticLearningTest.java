@@ -27,13 +27,6 @@ class ActorCriticLearningTest {
     private static final Formatter BRIEF = item -> "Write a short response to this task:\n" + item.getString("prompt");
     private static final Formatter DETAILED = item -> "Write a detailed response to this task:\n" + item.getString("prompt");
 
-    private static double meanEval(ActorCriticTrainerBase trainer, int repeats) {
-        double sum = 0;
-        for (int r = 0; r < repeats; r++) {
-            sum += trainer.evaluate().get("eval/turn_1/reward_mean");
-        }
-        return sum / repeats;
-    }
 
     private static void learns(ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder,
             ActorCriticConfig config) {
@@ -41,9 +34,9 @@ class ActorCriticLearningTest {
         try (ActorCriticTrainerBase trainer = builder.formatters(List.of(BRIEF, DETAILED))
                 .rewardFunc(new LengthRatioReward()).trainDataset(split.train()).evalDataset(split.test())
                 .args(config).verbose(false).build()) {
-            double before = meanEval(trainer, 8);
+            double before = EvalRewards.mean(trainer, 8);
             trainer.train();
-            double after = meanEval(trainer, 8);
+            double after = EvalRewards.mean(trainer, 8);
             assertThat(before).isLessThan(0.6);
             assertThat(after).as("eval reward after training (before: %.3f)", before).isGreaterThan(0.8);
         }

@@ -21,13 +21,6 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("slow")
 class LengthRatioLearningTest {
-    private static double meanEval(MAGRPOTrainer trainer, int repeats) {
-        double sum = 0;
-        for (int r = 0; r < repeats; r++) {
-            sum += trainer.evaluate(trainer.args().evalNumSamples()).get("eval/turn_1/reward_mean");
-        }
-        return sum / repeats;
-    }
 
     @Test
     void evaluationRewardRisesOnTheLengthRatioTask() {
@@ -41,9 +34,9 @@ class LengthRatioLearningTest {
         try (MAGRPOTrainer trainer = MAGRPOTrainer.builder().agentModel("builtin:tiny").numAgents(2)
                 .formatters(List.of(brief, detailed)).rewardFunc(new LengthRatioReward())
                 .trainDataset(split.train()).evalDataset(split.test()).args(config).verbose(false).build()) {
-            double before = meanEval(trainer, 8);
+            double before = EvalRewards.mean(trainer, 8);
             trainer.train();
-            double after = meanEval(trainer, 8);
+            double after = EvalRewards.mean(trainer, 8);
             assertThat(before).isLessThan(0.6);
             assertThat(after).as("eval reward after training (before: %.3f)", before).isGreaterThan(0.8);
         }

@@ -38,20 +38,12 @@ class MADPOIterLearningTest {
         try (MADPOIterTrainer trainer = MADPOIterTrainer.builder().agentModel("builtin:tiny").numAgents(2)
                 .formatters(List.of(brief, detailed)).rewardFunc(new LengthRatioReward())
                 .trainDataset(split.train()).evalDataset(split.test()).args(config).verbose(false).build()) {
-            double before = meanEval(trainer);
+            double before = EvalRewards.mean(trainer, 8);
             trainer.train();
-            double after = meanEval(trainer);
+            double after = EvalRewards.mean(trainer, 8);
             assertThat(trainer.iterationsDone()).isEqualTo(3);
             assertThat(after).as("%s comparator: eval reward after 3 iterations (before: %.3f)", comparator, before)
                     .isGreaterThan(before + 0.1);
         }
-    }
-
-    private static double meanEval(MADPOIterTrainer trainer) {
-        double sum = 0;
-        for (int r = 0; r < 8; r++) {
-            sum += trainer.evaluate().get("eval/turn_1/reward_mean") / 8;
-        }
-        return sum;
     }
 }

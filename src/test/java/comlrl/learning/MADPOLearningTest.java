@@ -31,15 +31,9 @@ class MADPOLearningTest {
         try (MADPOTrainer trainer = MADPOTrainer.builder().agentModel("builtin:tiny").numAgents(2)
                 .formatters(List.of(brief, detailed)).rewardFunc(new LengthRatioReward())
                 .trainDataset(split.train()).evalDataset(split.test()).args(config).verbose(false).build()) {
-            double before = 0;
-            for (int r = 0; r < 8; r++) {
-                before += trainer.evaluate().get("eval/turn_1/reward_mean") / 8;
-            }
+            double before = EvalRewards.mean(trainer, 8);
             trainer.train();
-            double after = 0;
-            for (int r = 0; r < 8; r++) {
-                after += trainer.evaluate().get("eval/turn_1/reward_mean") / 8;
-            }
+            double after = EvalRewards.mean(trainer, 8);
             assertThat(before).isLessThan(0.6);
             assertThat(after).as("eval reward after training (before: %.3f)", before).isGreaterThan(0.8);
         }

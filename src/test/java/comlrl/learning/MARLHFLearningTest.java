@@ -42,19 +42,11 @@ class MARLHFLearningTest {
         try (MARLHFTrainer trainer = MARLHFTrainer.builder().agentModel("builtin:tiny").numAgents(2)
                 .formatters(List.of(brief, detailed)).rewardFunc(new LengthRatioReward())
                 .trainDataset(split.train()).evalDataset(split.test()).args(config(rl)).verbose(false).build()) {
-            double before = meanEval(trainer);
+            double before = EvalRewards.mean(trainer, 8);
             trainer.train();
-            double after = meanEval(trainer);
+            double after = EvalRewards.mean(trainer, 8);
             assertThat(trainer.logHistory()).anyMatch(e -> e.containsKey("reward_model/accuracy"));
             assertThat(after).as("%s: eval reward after training (before: %.3f)", rl, before).isGreaterThan(before + 0.1);
         }
-    }
-
-    private static double meanEval(MARLHFTrainer trainer) {
-        double sum = 0;
-        for (int r = 0; r < 8; r++) {
-            sum += trainer.evaluate().get("eval/turn_1/reward_mean") / 8;
-        }
-        return sum;
     }
 }
