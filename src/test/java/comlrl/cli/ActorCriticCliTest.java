@@ -148,18 +148,8 @@ class ActorCriticCliTest {
     @Test
     void iterativeTrainersRunFromConfigsAndAnApiKeyIsWrittenToNoFile(@TempDir Path tmp) throws Exception {
         String key = "sk-cli-secret-4242";
-        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
-                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
-        server.createContext("/c", exchange -> {
-            exchange.getRequestBody().readAllBytes();
-            byte[] reply = "{\"completions\": [\"x\", \"yy yy\", \"zzz zzz zzz\", \"w\"]}".getBytes(
-                    java.nio.charset.StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, reply.length);
-            exchange.getResponseBody().write(reply);
-            exchange.close();
-        });
-        server.start();
-        try {
+        try (comlrl.trainers.preference.LocalComparatorServer server = new comlrl.trainers.preference.LocalComparatorServer(
+                List.of("x", "yy yy", "zzz zzz zzz", "w"))) {
             String common = String.join("\n",
                     "agent_model: builtin:tiny",
                     "num_agents: 2",
@@ -171,7 +161,7 @@ class ActorCriticCliTest {
             Files.writeString(madpo, common + String.join("\n", "algorithm: madpo_iter",
                     "args: {num_iterations: 2, preference_num_candidates: 4, max_new_tokens: 6, eval_interval: 0,",
                     "       eval_num_samples: 2, comparator_policy: api,",
-                    "       comparator_api_url: 'http://127.0.0.1:" + server.getAddress().getPort() + "/c',",
+                    "       comparator_api_url: '" + server.url() + "',",
                     "       comparator_api_key: " + key + "}",
                     "output_dir: out-madpo-iter", ""));
             CliTest.Result r = CliTest.run("train", madpo.toString());
@@ -189,6 +179,7 @@ class ActorCriticCliTest {
                             .as("%s", f).doesNotContain(key);
                 }
             }
+            assertThat(server.requests()).isNotEmpty();
             Path marlhf = tmp.resolve("marlhf-iter.yaml");
             Files.writeString(marlhf, common + String.join("\n", "algorithm: marlhf_iter",
                     "args: {num_iterations: 2, num_train_epochs: 1, preference_num_candidates: 4, num_generations: 2,",
@@ -199,8 +190,6 @@ class ActorCriticCliTest {
             Path mout = tmp.resolve("out-marlhf-iter");
             assertThat(mout.resolve("reward_model/config.json")).exists();
             assertThat(Files.readAllLines(mout.resolve("metrics.jsonl"))).anyMatch(l -> l.contains("iter/current_iteration"));
-        } finally {
-            server.stop(0);
         }
     }
 }

@@ -203,73 +203,31 @@ class MADPOIterTrainerTest {
     @Test
     void anApiComparatorIsAskedForEachAgentsCandidatesAndItsKeyIsWrittenNowhere(@TempDir Path dir) throws Exception {
         String key = "sk-test-key-7731";
-        List<String> bodies = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
-                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
-        server.createContext("/generate", exchange -> {
-            String body = new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            bodies.add(body + " auth=" + exchange.getRequestHeaders().getFirst("Authorization"));
-            // the comparator answers with texts of different lengths, so that some pairs are won by each side
-            byte[] reply = "{\"completions\": [\"a\", \"bb bb bb\", \"ccc\", \"dddd dddd dddd dddd\"]}"
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", "application/json");
-            exchange.sendResponseHeaders(200, reply.length);
-            exchange.getResponseBody().write(reply);
-            exchange.close();
-        });
-        server.start();
-        try {
+        // the comparator answers with texts of different lengths, so that some pairs are won by each side
+        try (LocalComparatorServer server = new LocalComparatorServer(List.of("a", "bb bb bb", "ccc", "dddd dddd dddd dddd"))) {
             Path run = dir.resolve("run");
-            MADPOIterConfig c = config().numIterations(1).comparatorPolicy("api")
-                    .set("comparator_api_url", "http://127.0.0.1:" + server.getAddress().getPort() + "/generate")
+            MADPOIterConfig c = config().numIterations(1).comparatorPolicy("api").set("comparator_api_url", server.url())
                     .set("comparator_api_key", key).build();
             try (MADPOIterTrainer t = trainer(c, run).build()) {
                 t.train(dir.resolve("ckpt"), 1);
                 assertThat(t.logHistory()).anyMatch(e -> e.containsKey("iter/current_preference_pairs"));
             }
+            List<String> bodies = server.requests();
             assertThat(bodies).hasSize(2 * 2); // 2 items × 2 agents
             assertThat(bodies.get(0)).contains("\"agent_idx\":0").contains("\"num_return_sequences\":4")
                     .contains("auth=Bearer " + key);
-            try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
-                for (Path f : files.filter(Files::isRegularFile).toList()) {
-                    assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
-                            .as("%s", f).doesNotContain(key);
-                }
-            }
-        } finally {
-            server.stop(0);
+            assertNoFileContains(dir, key);
         }
     }
 
-    @Test
-    void rewardDistributionsAreLoggedAndWrittenPerIteration(@TempDir Path dir) throws Exception {
-        comlrl.reward.RewardFunction ranged = new comlrl.reward.RewardFunction() {
-            @Override
-            public List<Double> score(List<List<String>> c, List<comlrl.data.TaskItem> items) {
-                return TestRewards.lengthDifference().score(c, items);
+    /** Fails when any file under {@code dir} contains {@code secret}. */
+    static void assertNoFileContains(Path dir, String secret) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
+                        .as("%s", f).doesNotContain(secret);
             }
-
-            @Override
-            public double[] rewardRange() {
-                return new double[] {-10, 10};
-            }
-        };
-        Path run = dir.resolve("run");
-        try (MADPOIterTrainer t = trainer(config().numIterations(1).logRewardDistribution(true).build(), run)
-                .rewardFunc(ranged).build()) {
-            t.train();
-            Map<String, Double> iter = t.logHistory().stream().filter(e -> e.containsKey("iter/current_iteration"))
-                    .findFirst().orElseThrow();
-            assertThat(iter.get("iter/reward_distribution/target_sample_count")).isEqualTo(2 * 4.0);
-            assertThat(iter.get("iter/reward_distribution/comparator_sample_count")).isEqualTo(2 * 4.0);
-            double pairs = iter.get("iter/current_preference_pairs");
-            assertThat(iter.get("iter/selected_reward_distribution/pair_count")).isEqualTo(pairs);
-            assertThat(iter.get("iter/selected_reward_distribution/target_sample_count")).isEqualTo(pairs);
-            assertThat(iter.get("iter/selected_reward_distribution/comparator_sample_count")).isEqualTo(pairs);
         }
-        assertThat(run.resolve("reward_distributions/iteration_0001.json")).exists();
-        assertThat(run.resolve("reward_distributions/iteration_0001_line.svg")).exists();
-        assertThat(run.resolve("reward_distributions/iteration_0001_bar.svg")).exists();
     }
 
     @Test

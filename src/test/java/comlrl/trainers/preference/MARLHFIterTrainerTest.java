@@ -77,6 +77,25 @@ class MARLHFIterTrainerTest {
     }
 
     @Test
+    void anApiComparatorServesEachIteration(@TempDir Path dir) throws Exception {
+        String key = "sk-marlhf-iter-5150";
+        try (LocalComparatorServer server = new LocalComparatorServer(List.of("a", "bb bb", "ccc ccc ccc", "d"))) {
+            MARLHFIterConfig c = config().comparatorPolicy("api").set("comparator_api_url", server.url())
+                    .set("comparator_api_key_env", "COMLRL_TEST_KEY_THAT_IS_NOT_SET").build();
+            assertThatThrownBy(() -> trainer(c, dir.resolve("x")).build()).hasMessageContaining(
+                    "COMLRL_TEST_KEY_THAT_IS_NOT_SET"); // a missing key variable fails before any model loads
+            MARLHFIterConfig keyed = config().comparatorPolicy("api").set("comparator_api_url", server.url())
+                    .set("comparator_api_key", key).build();
+            try (MARLHFIterTrainer t = trainer(keyed, dir.resolve("run")).build()) {
+                t.train(dir.resolve("ckpt"), 1);
+                assertThat(t.iterationsDone()).isEqualTo(2);
+            }
+            assertThat(server.requests()).hasSize(2 * 2 * 2); // 2 iterations × 2 items × 2 agents
+            MADPOIterTrainerTest.assertNoFileContains(dir, key);
+        }
+    }
+
+    @Test
     void anIacBackendRunsPerIteration(@TempDir Path dir) {
         try (MARLHFIterTrainer t = trainer(config().rlAlgorithm("iac").numGenerations(1).build(), dir.resolve("run"))
                 .build()) {
