@@ -151,7 +151,9 @@ public final class MARLHFTrainer extends StagedTrainer {
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
-            inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger), checkpointExtension());
+            inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger,
+                    centralized && b.metricsCallback != null ? perRole(b.metricsCallback, adapter, b.formatters(),
+                            args.numAgents()) : null), checkpointExtension());
             List<CausalLm> policies = inner.policies();
             this.rewardDevice = requested != null ? requested : policies.get(0).model().device();
             this.rewardModel = loadRewardModel(args.seed());
@@ -276,7 +278,7 @@ public final class MARLHFTrainer extends StagedTrainer {
      */
     /** What the backend trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
     private record Backend(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters,
-            EvalLogger evalLogger) {
+            EvalLogger evalLogger, ActorCriticTrainerBase.MetricsCallback metricsCallback) {
         /** The agents' formatters as the backend's builder takes them. */
         List<comlrl.utils.Formatter> formatterList(int count) {
             List<comlrl.utils.Formatter> out = new ArrayList<>();
@@ -286,6 +288,35 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
             return out;
         }
+    }
+
+    /**
+     * Centralized collaboration's metrics callback (§7.5 {@code wrap_metrics_callback}): each rollout
+     * of the one actor becomes one sample per role, with the role's prompt ({@code formatter_r(item)})
+     * and its part of the completion ({@code parse_completion}; "" when it cannot be parsed).
+     */
+    private static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
+            comlrl.trainers.reinforce.CentralizedAdapter adapter, Object roleFormatters, int roles) {
+        Formatters perRole = Formatters.fromArgument(roleFormatters, roles);
+        return rollouts -> {
+            List<comlrl.trainers.actorcritic.RolloutSample> expanded = new ArrayList<>();
+            for (comlrl.trainers.actorcritic.RolloutSample r : rollouts) {
+                List<String> parts;
+                try {
+                    parts = adapter.parseCompletion(r.completion(), r.item(), roles);
+                } catch (RuntimeException e) {
+                    parts = java.util.Collections.nCopies(roles, "");
+                }
+                for (int role = 0; role < roles; role++) {
+                    expanded.add(new comlrl.trainers.actorcritic.RolloutSample(role, perRole.format(role, r.item()),
+                            role < parts.size() ? parts.get(role) : "", r.fullInputIds(), r.promptLen(), r.responseLen(),
+                            r.oldLogprob(), r.oldValue(), r.reward(), r.returns(), r.advantage(), r.normalizedAdvantage(),
+                            r.turnIdx(), r.referenceKl(), r.referenceKlPenalty(), r.valueTarget(), r.generationIdx(),
+                            r.jointInputIds(), r.item()));
+                }
+            }
+            return callback.apply(expanded);
+        };
     }
 
     /** The one actor's formatter of centralized collaboration: the adapter's prompt from the roles' prompts. */
@@ -347,7 +378,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             inner.tokenizer(b.tokenizer);
         }
         if (b.metricsCallback != null) {
-            inner.metricsCallback(b.metricsCallback);
+            inner.metricsCallback(backend.metricsCallback() != null ? backend.metricsCallback() : b.metricsCallback);
         }
         return inner.rewardFunc(backend.learned()).rewardProcessor(RewardProcessors.identity())
                 .evalRewardFunc(backend.task()).evalRewardProcessor(backend.processor()).sharedLogger(logger)

@@ -188,7 +188,14 @@ class MARLHFTrainerTest {
         List<String> prompts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
         MARLHFConfig c = config().collaborationMode("centralized").rlAlgorithm(rl)
                 .numGenerations(rl.equals("iac") ? 1 : 2).build();
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         try (MARLHFTrainer t = MARLHFTrainer.builder().agentModel(agent.toString()).centralizedAdapter(secondRoleAnswers(prompts))
+                .metricsCallback(rollouts -> {
+                    // the one actor's rollouts arrive as one sample per role, each with its role's prompt
+                    rollouts.forEach(r -> seen.add(r.agentIdx() + ":" + r.prompt().split(":")[0]
+                            + (r.agentIdx() == 0 ? ":" + r.completion() : "")));
+                    return Map.of("samples", (double) rollouts.size());
+                })
                 .formatters(List.of(item -> "brief: " + item.getString("prompt"), item -> "long: " + item.getString("prompt")))
                 .rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2))
                 .evalDataset(MADPOTrainerTest.tasks(2)).args(c).verbose(false).build()) {
@@ -203,6 +210,9 @@ class MARLHFTrainerTest {
         assertThat(dir.resolve(rl.equals("iac") ? "config.json" : "agent_0/config.json")).exists();
         assertThat(dir.resolve("agent_1")).doesNotExist();
         assertThat(dir.resolve(MARLHFTrainer.REWARD_MODEL_DIR + "/config.json")).exists();
+        if (rl.equals("iac")) {
+            assertThat(seen).containsExactlyInAnyOrder("0:brief:", "1:long"); // role 0's part is ""
+        }
     }
 
     @Test
