@@ -37,6 +37,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private final List<MetricSink> sinks = new ArrayList<>();
     private int logHistoryLimit = 1000;
     private MetricsLogger sharedLogger;
+    private Map<String, ?> wandbConfig;
     private TrainerCheckpoint.Extension checkpointExtension;
 
     protected abstract B self();
@@ -121,6 +122,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * progress output. Runs are recorded locally ({@code metrics.jsonl}).
      */
     public B wandbConfig(Map<String, ?> wandbConfig) {
+        this.wandbConfig = wandbConfig == null ? null : Collections.unmodifiableMap(new java.util.LinkedHashMap<>(wandbConfig));
         if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
                 && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
             this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
@@ -181,6 +183,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .evalRewardProcessor(evalRewardProcessor)
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
+        target.wandbConfig(wandbConfig);
         ((TrainerBuilder<C>) target).formatters = formatters;
         sinks.forEach(target::metricSink);
         return target;
@@ -190,6 +193,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     public MetricsLogger metricsLogger(int loggingSteps) {
         return sharedLogger != null ? sharedLogger.retain()
                 : new MetricsLogger(outputDir, sinks, loggingSteps, logHistoryLimit);
+    }
+
+    /** The {@code wandb_config} given, or null. */
+    public Map<String, ?> wandbConfig() {
+        return wandbConfig;
     }
 
     public TrainerCheckpoint.Extension checkpointExtension() {

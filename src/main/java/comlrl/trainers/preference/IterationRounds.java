@@ -63,7 +63,7 @@ final class IterationRounds implements AutoCloseable {
      * Checks what can be checked before any model loads (the API comparator's settings and key, the
      * reward range for histograms) and picks the directories.
      */
-    IterationRounds(IterativePreferenceConfig args, Path outputDir, RewardFunction reward) {
+    IterationRounds(IterativePreferenceConfig args, Path outputDir, RewardFunction reward, Map<String, ?> wandbConfig) {
         this.args = args;
         this.rewardRange = reward == null ? null : reward.rewardRange();
         if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
@@ -71,15 +71,45 @@ final class IterationRounds implements AutoCloseable {
                     + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + reward
                     + " does not; set log_reward_distribution to false");
         }
+        Path base = outputBase(outputDir, wandbConfig, System.getenv("SLURM_JOB_ID"));
         this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
-                : outputDir != null ? outputDir.resolve("preference_replay") : temporaryDir("preference_replay");
+                : base != null ? base.resolve("preference_replay") : temporaryDir("preference_replay");
         boolean savesPolicies = args.policyCheckpointDir() != null || args.comparatorPolicy() == ComparatorPolicy.HISTORY;
         this.policyDir = !savesPolicies ? null : args.policyCheckpointDir() != null ? Path.of(args.policyCheckpointDir())
-                : outputDir != null ? outputDir.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
+                : base != null ? base.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
         this.comparatorSeeds = new SeedStream(-args.seed());
         this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
         this.api = args.comparatorPolicy() == ComparatorPolicy.API
                 ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
+    }
+
+    /**
+     * Where the replay and policy checkpoints go when their own fields are unset (reference §7.4
+     * "output directories", with the run directory first): the trainer's output directory; else
+     * {@code wandb_config["output_dir"]}; else {@code config_sections.output.base_dir} or
+     * {@code wandb_config["dir"]}, in {@code job_<SLURM_JOB_ID>} when that variable is set; else null
+     * (a temporary directory; the reference writes to the working directory).
+     */
+    static Path outputBase(Path outputDir, Map<String, ?> wandbConfig, String slurmJobId) {
+        if (outputDir != null) {
+            return outputDir;
+        }
+        if (wandbConfig == null) {
+            return null;
+        }
+        if (wandbConfig.get("output_dir") != null) {
+            return Path.of(String.valueOf(wandbConfig.get("output_dir")));
+        }
+        Object base = wandbConfig.get("config_sections") instanceof Map<?, ?> sections
+                && sections.get("output") instanceof Map<?, ?> output ? output.get("base_dir") : null;
+        if (base == null) {
+            base = wandbConfig.get("dir");
+        }
+        if (base == null) {
+            return null;
+        }
+        Path dir = Path.of(String.valueOf(base));
+        return slurmJobId == null || slurmJobId.isBlank() ? dir : dir.resolve("job_" + slurmJobId);
     }
 
     private static Path temporaryDir(String name) {

@@ -65,7 +65,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
         this.trainDataset = b.trainDataset();
         this.console = b.console();
         this.output = new ResumeOutput(b.outputDir());
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc()); // checks before any model loads
+        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
         if (b.centralizedAdapter != null) {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }

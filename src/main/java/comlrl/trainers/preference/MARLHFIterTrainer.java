@@ -49,7 +49,7 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         }
         this.trainDataset = b.trainDataset();
         this.console = b.console();
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc()); // checks before any model loads
+        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
         if (b.centralizedAdapter != null) {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }
