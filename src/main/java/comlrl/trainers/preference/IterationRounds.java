@@ -45,7 +45,8 @@ import java.util.function.IntSupplier;
  */
 final class IterationRounds implements AutoCloseable {
     private final IterativePreferenceConfig args;
-    private final Path replayDir;
+    private Path replayDir;
+    private final boolean replayInOutput;
     private final Path policyDir;
     private final SeedStream comparatorSeeds;
     private final SeedStream replaySeeds;
@@ -72,6 +73,7 @@ final class IterationRounds implements AutoCloseable {
                     + " does not; set log_reward_distribution to false");
         }
         Path base = outputBase(outputDir, wandbConfig, System.getenv("SLURM_JOB_ID"));
+        this.replayInOutput = args.preferenceReplayDir() == null && outputDir != null;
         this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
                 : base != null ? base.resolve("preference_replay") : temporaryDir("preference_replay");
         boolean savesPolicies = args.policyCheckpointDir() != null || args.comparatorPolicy() == ComparatorPolicy.HISTORY;
@@ -145,6 +147,18 @@ final class IterationRounds implements AutoCloseable {
     /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
     void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
         this.adapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
+    }
+
+    /**
+     * A resumed run writes into {@code resumeOutput} (its {@code resume-*} subdirectory): a replay
+     * directory inside the output directory moves there, so the earlier run's shards stay as they
+     * were (the checkpoint's shards are restored into the new one). Policy checkpoints stay where
+     * they are: the history comparator reads the earlier ones.
+     */
+    void followOutput(Path resumeOutput) {
+        if (replayInOutput && resumeOutput != null) {
+            replayDir = resumeOutput.resolve("preference_replay");
+        }
     }
 
     Path replayDir() {

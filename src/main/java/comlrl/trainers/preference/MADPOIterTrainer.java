@@ -165,6 +165,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
     @Override
     public void resumeFrom(Path checkpoint) {
         output.onResume(checkpoint, logger);
+        rounds.followOutput(output.dir());
         dpo.resumeFrom(checkpoint);
     }
 

@@ -144,6 +144,8 @@ public final class MARLHFIterTrainer extends StagedTrainer {
 
     @Override
     public void resumeFrom(Path checkpoint) {
+        marlhf.relocateOutput(checkpoint);
+        rounds.followOutput(marlhf.outputDir());
         marlhf.resumeFrom(checkpoint);
     }
 

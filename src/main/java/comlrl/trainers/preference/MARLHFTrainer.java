@@ -216,6 +216,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         return logger;
     }
 
+    /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
+    void relocateOutput(Path checkpoint) {
+        output.onResume(checkpoint, logger);
+    }
+
     /** {@code reward_model_name}, else the first actor's model id or directory. */
     private static String rewardModelSource(MARLHFConfig args, String agentModel, List<?> agents) {
         if (args.rewardModelName() != null) {
@@ -542,7 +547,7 @@ public final class MARLHFTrainer extends StagedTrainer {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        output.onResume(checkpoint, logger);
+        relocateOutput(checkpoint);
         rl.resumeFrom(checkpoint);
     }
 

@@ -209,6 +209,11 @@ class MADPOIterTrainerTest {
                 dir.resolve("b")).build()) {
             t.train(ckpt, 1, ckpt.resolve("checkpoint-2"));
             assertThat(t.outputDir()).isEqualTo(dir.resolve("b/resume-checkpoint-2"));
+            // the resumed run's shards go there too; the earlier run's replay stays as it was
+            assertThat(t.replayDir()).isEqualTo(dir.resolve("b/resume-checkpoint-2/preference_replay"));
+            assertThat(t.replayDir().resolve("iteration_0003.json")).exists();
+            assertThat(dir.resolve("b/preference_replay/iteration_0003.json")).doesNotExist();
+            assertThat(dir.resolve("b/preference_replay/iteration_0002.json")).exists();
             assertThat(MADPOTrainerTest.digests(t.policies().get(1))).isEqualTo(straight);
         }
     }
