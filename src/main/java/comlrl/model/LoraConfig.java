@@ -1,0 +1,100 @@
+package comlrl.model;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A LoRA adapter's settings (PEFT's {@code LoraConfig}): on each targeted projection
+ * {@code y = W x + s · B A dropout(x)} with {@code A [r, in]}, {@code B [out, r]} and the scale
+ * {@code s = lora_alpha / r}, or {@code lora_alpha / √r} with {@code use_rslora}.
+ *
+ * @param r the rank (≥ 1)
+ * @param alpha {@code lora_alpha} (&gt; 0)
+ * @param dropout {@code lora_dropout}, in [0, 1)
+ * @param targetModules the projections adapted, among q_proj, k_proj, v_proj, o_proj, gate_proj,
+ *        up_proj, down_proj ("all-linear" names all seven)
+ * @param useRslora the rank-stabilised scale α/√r
+ */
+public record LoraConfig(int r, double alpha, double dropout, List<String> targetModules, boolean useRslora) {
+    /** The decoder's linear projections, in layer order. */
+    public static final List<String> PROJECTIONS = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+            "up_proj", "down_proj");
+
+    public LoraConfig {
+        if (r < 1) {
+            throw new IllegalArgumentException("lora.r must be >= 1, got " + r);
+        }
+        if (!(alpha > 0) || !Double.isFinite(alpha)) {
+            throw new IllegalArgumentException("lora.alpha must be a finite number > 0, got " + alpha);
+        }
+        if (!(dropout >= 0 && dropout < 1)) {
+            throw new IllegalArgumentException("lora.dropout must be in [0, 1), got " + dropout);
+        }
+        targetModules = List.copyOf(resolveTargets(targetModules));
+    }
+
+    /** PEFT's usual start: rank 16, α 32, no dropout, the attention projections q and v. */
+    public static LoraConfig defaults() {
+        return new LoraConfig(16, 32, 0.0, List.of("q_proj", "v_proj"), false);
+    }
+
+    /** The scale s: α/r, or α/√r with use_rslora. */
+    public double scale() {
+        return useRslora ? alpha / Math.sqrt(r) : alpha / r;
+    }
+
+    /** Whether projection {@code name} (e.g. "q_proj") is adapted. */
+    public boolean targets(String name) {
+        return targetModules.contains(name);
+    }
+
+    private static List<String> resolveTargets(List<String> names) {
+        if (names == null || names.isEmpty()) {
+            throw new IllegalArgumentException("lora.target_modules must name at least one projection ("
+                    + String.join(", ", PROJECTIONS) + ") or be \"all-linear\"");
+        }
+        Set<String> out = new LinkedHashSet<>();
+        for (String n : names) {
+            String key = n == null ? "" : n.trim().toLowerCase(Locale.ROOT);
+            if (key.equals("all-linear") || key.equals("all_linear")) {
+                out.addAll(PROJECTIONS);
+            } else if (PROJECTIONS.contains(key)) {
+                out.add(key);
+            } else {
+                throw new IllegalArgumentException("lora.target_modules: unknown projection \"" + n + "\"; use "
+                        + String.join(", ", PROJECTIONS) + " or \"all-linear\"");
+            }
+        }
+        List<String> ordered = new ArrayList<>();
+        for (String p : PROJECTIONS) {
+            if (out.contains(p)) {
+                ordered.add(p);
+            }
+        }
+        return ordered;
+    }
+
+    /** From a run config's {@code lora:} section ({@code r, alpha, dropout, target_modules, use_rslora}); missing keys keep {@link #defaults()}. */
+    public static LoraConfig fromMap(Map<String, ?> values) {
+        LoraConfig d = defaults();
+        for (String key : values.keySet()) {
+            if (!List.of("r", "alpha", "lora_alpha", "dropout", "lora_dropout", "target_modules", "use_rslora").contains(key)) {
+                throw new IllegalArgumentException("lora: unknown key '" + key + "'; use r, alpha, dropout, "
+                        + "target_modules, use_rslora");
+            }
+        }
+        int r = values.get("r") == null ? d.r() : ((Number) values.get("r")).intValue();
+        Object a = values.containsKey("alpha") ? values.get("alpha") : values.get("lora_alpha");
+        Object p = values.containsKey("dropout") ? values.get("dropout") : values.get("lora_dropout");
+        Object t = values.get("target_modules");
+        List<String> targets = t == null ? d.targetModules() : t instanceof List<?> l
+                ? l.stream().map(String::valueOf).toList() : List.of(String.valueOf(t));
+        return new LoraConfig(r, a == null ? d.alpha() : ((Number) a).doubleValue(),
+                p == null ? d.dropout() : ((Number) p).doubleValue(), targets,
+                Boolean.TRUE.equals(values.get("use_rslora")));
+    }
+}

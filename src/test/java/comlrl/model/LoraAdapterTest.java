@@ -1,0 +1,121 @@
+package comlrl.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** LoRA adapters: PEFT's initialisation and names, the delta and its gradients against plain autograd, merging. */
+class LoraAdapterTest {
+    static final ModelConfig MODEL = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "float32");
+
+    @Test
+    void configRulesAndScales() {
+        assertThat(new LoraConfig(8, 16, 0, List.of("q_proj"), false).scale()).isEqualTo(2.0);
+        assertThat(new LoraConfig(16, 32, 0, List.of("q_proj"), true).scale()).isEqualTo(8.0); // 32/√16
+        assertThat(new LoraConfig(4, 8, 0, List.of("all-linear"), false).targetModules())
+                .isEqualTo(LoraConfig.PROJECTIONS);
+        assertThat(new LoraConfig(4, 8, 0, List.of("v_proj", "q_proj"), false).targetModules())
+                .containsExactly("q_proj", "v_proj");
+        assertThatThrownBy(() -> new LoraConfig(0, 8, 0, List.of("q_proj"), false)).hasMessageContaining("lora.r must be >= 1");
+        assertThatThrownBy(() -> new LoraConfig(4, 8, 1.0, List.of("q_proj"), false)).hasMessageContaining("lora.dropout");
+        assertThatThrownBy(() -> new LoraConfig(4, 8, 0, List.of("lm_head"), false))
+                .hasMessageContaining("unknown projection \"lm_head\"");
+        assertThat(LoraConfig.fromMap(Map.of("r", 4, "alpha", 8, "target_modules", "all-linear")).targetModules())
+                .hasSize(7);
+        assertThatThrownBy(() -> LoraConfig.fromMap(Map.of("rank", 4))).hasMessageContaining("unknown key 'rank'");
+    }
+
+    @Test
+    void aFreshAdapterChangesNothingAndIsNamedAsPeftNamesIt() {
+        LoraConfig c = new LoraConfig(4, 8, 0, List.of("q_proj", "down_proj"), false);
+        try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 3); Scope s = Scope.open();
+                Rng rng = new Rng(5)) {
+            Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 2, 3, MODEL.hiddenSize());
+            assertThat(adapter.delta(x, 0, "q_proj", null).abs().max().item()).isEqualTo(0.0); // B = 0
+            assertThat(adapter.delta(x, 0, "k_proj", null)).isNull();
+            Map<String, Tensor> peft = adapter.peftStateDict();
+            String q = "base_model.model.model.layers.0.self_attn.q_proj";
+            String down = "base_model.model.model.layers.1.mlp.down_proj";
+            assertThat(peft).containsKeys(q + ".lora_A.weight", q + ".lora_B.weight", down + ".lora_A.weight");
+            assertThat(peft).hasSize(MODEL.numLayers() * 2 * 2);
+            assertThat(peft.get(q + ".lora_A.weight").shape()).containsExactly(4, MODEL.hiddenSize());
+            assertThat(peft.get(down + ".lora_B.weight").shape()).containsExactly(MODEL.hiddenSize(), 4);
+            // A ~ U(±1/√in): within the bound, and not degenerate
+            double bound = 1 / Math.sqrt(MODEL.intermediateSize());
+            Tensor a = peft.get(down + ".lora_A.weight");
+            assertThat(a.abs().max().item()).isLessThanOrEqualTo(bound).isGreaterThan(bound / 2);
+        }
+    }
+
+    @Test
+    void theDeltaItsGradientsAndTheMergedWeightMatchThePlainFormula() {
+        LoraConfig c = new LoraConfig(3, 6, 0, List.of("q_proj"), false); // s = 2
+        try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 11); Scope s = Scope.open();
+                Rng rng = new Rng(7)) {
+            Tensor a = adapter.parameters().get(0);
+            Tensor b = adapter.parameters().get(1);
+            try (GradMode g = GradMode.noGrad()) {
+                b.copy_(Tensor.randn(rng, 0.5, DType.F32, Device.CPU, b.shape())); // a trained-looking B
+            }
+            long in = MODEL.hiddenSize();
+            long out = (long) MODEL.numHeads() * MODEL.headDim();
+            Tensor w = Tensor.randn(rng, 0.1, DType.F32, Device.CPU, out, in);
+            Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 2, 5, in);
+            // ours: y = x Wᵀ + delta(x);  L = Σ y²
+            Tensor y = x.linear(w, null).add(adapter.delta(x, 0, "q_proj", null));
+            y.mul(y).sum().backward();
+            // plain: the same formula with W + s·B·A formed explicitly, on copies of A and B
+            Tensor a2 = a.detach().cloneTensor().requiresGrad(true);
+            Tensor b2 = b.detach().cloneTensor().requiresGrad(true);
+            Tensor y2 = x.matmul(w.add(b2.matmul(a2).mul(2.0)).transpose(0, 1));
+            y2.mul(y2).sum().backward();
+            assertThat(y.sub(y2).abs().max().item()).isLessThan(1e-4);
+            assertClose(a.grad(), a2.grad());
+            assertClose(b.grad(), b2.grad());
+            // merged weight: x W'ᵀ equals the adapted forward
+            try (GradMode g = GradMode.noGrad()) {
+                Tensor merged = adapter.merged(w, 0, "q_proj");
+                assertThat(x.linear(merged, null).sub(y.detach()).abs().max().item()).isLessThan(1e-4);
+                assertThat(adapter.merged(w, 0, "v_proj")).isSameAs(w);
+            }
+        }
+    }
+
+    @Test
+    void dropoutOnlyAppliesWithADropoutGenerator() {
+        LoraConfig c = new LoraConfig(2, 2, 0.5, List.of("q_proj"), false);
+        try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 1); Scope s = Scope.open();
+                Rng rng = new Rng(2); Rng drop = new Rng(3); GradMode g = GradMode.noGrad()) {
+            Tensor b = adapter.parameters().get(1);
+            b.copy_(Tensor.randn(rng, 0.5, DType.F32, Device.CPU, b.shape()));
+            Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 4, MODEL.hiddenSize());
+            Tensor eval1 = adapter.delta(x, 0, "q_proj", null);
+            Tensor eval2 = adapter.delta(x, 0, "q_proj", null);
+            assertThat(eval1.sub(eval2).abs().max().item()).isEqualTo(0.0);
+            assertThat(adapter.delta(x, 0, "q_proj", drop).sub(eval1).abs().max().item()).isGreaterThan(1e-3);
+        }
+    }
+
+    private static void assertClose(Tensor got, Tensor expected) {
+        double[] g = got.toDoubleArray();
+        double[] e = expected.toDoubleArray();
+        double scale = 0;
+        for (double v : e) {
+            scale = Math.max(scale, Math.abs(v));
+        }
+        assertThat(scale).isGreaterThan(0);
+        for (int i = 0; i < e.length; i++) {
+            assertThat(g[i]).isCloseTo(e[i], within(1e-5 * Math.max(1, scale)));
+        }
+    }
+}
