@@ -55,10 +55,48 @@ public final class DecoderLm implements AutoCloseable {
     private final Tensor lmHead;
     private final Tensor inverseFrequencies; // [D/2] float32
     private final Tensor rotateHalf;         // [D, D] in the model dtype: x @ R == rotate_half(x)
+    /** An agent's LoRA adapter over shared base weights ({@link #withAdapter}), or null for the base itself. */
+    private final LoraAdapter adapter;
+    /** Whether this is a view sharing another model's weights (it closes only what is its own). */
+    private final boolean view;
     private Tensor cosTable;                 // [N, D] cos(pos * inv_freq) for positions 0..N-1, model dtype
     private Tensor sinTable;                 // [N, D]
 
+    /**
+     * This model with {@code adapter} on its projections: a view that shares every base weight
+     * (nothing is copied) and adds {@code s·B·A·x} to each adapted projection; its
+     * {@link #parameters()} are the adapter's alone, so an optimizer over them leaves the base
+     * frozen. Closing the view frees only its own caches; the base and the adapter stay open.
+     */
+    public DecoderLm withAdapter(LoraAdapter adapter) {
+        if (view) {
+            throw new IllegalArgumentException("this model is already an adapter view; put the adapter on the base");
+        }
+        return new DecoderLm(this, java.util.Objects.requireNonNull(adapter, "adapter"));
+    }
+
+    /** The adapter of a {@link #withAdapter} view, or null. */
+    public LoraAdapter adapter() {
+        return adapter;
+    }
+
+    private DecoderLm(DecoderLm base, LoraAdapter adapter) {
+        this.config = base.config;
+        this.device = base.device;
+        this.parameters = base.parameters;
+        this.layers = base.layers;
+        this.embed = base.embed;
+        this.finalNorm = base.finalNorm;
+        this.lmHead = base.lmHead;
+        this.inverseFrequencies = base.inverseFrequencies;
+        this.rotateHalf = base.rotateHalf;
+        this.adapter = adapter;
+        this.view = true;
+    }
+
     private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters, boolean withLmHead) {
+        this.adapter = null;
+        this.view = false;
         this.config = config;
         this.device = device;
         this.parameters = parameters;
@@ -395,8 +433,9 @@ public final class DecoderLm implements AutoCloseable {
         return java.util.Collections.unmodifiableMap(parameters);
     }
 
+    /** What trains: every weight, or for an adapter view the adapter's A and B only. */
     public List<Tensor> parameters() {
-        return new ArrayList<>(parameters.values());
+        return adapter != null ? adapter.parameters() : new ArrayList<>(parameters.values());
     }
 
     /**
@@ -407,6 +446,9 @@ public final class DecoderLm implements AutoCloseable {
      * @throws java.io.UncheckedIOException naming the directory and the cause when writing fails
      */
     public void save(Path dir, long maxShardBytes) {
+        if (view) {
+            throw new UnsupportedOperationException("a LoRA adapter view is saved as its adapter, not as a full model");
+        }
         ModelDirs.replace(dir, fresh -> writeFiles(fresh, maxShardBytes));
     }
 
@@ -511,11 +553,16 @@ public final class DecoderLm implements AutoCloseable {
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
     private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
-            DecodeWeights packed) {
-        /** {@code x @ Wᵀ + b} for projection {@code which} of layer {@code layer}, packed when it can be. */
+            DecodeWeights packed, LoraAdapter adapter) {
+        /**
+         * {@code x @ Wᵀ + b} for projection {@code which} (q, k, v, o, gate, up, down) of layer
+         * {@code layer}, packed when it can be, plus the adapter's {@code s·B·A·x} when it adapts it.
+         */
         Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which) {
             PackedWeight p = packed == null ? null : packed.layers[layer][which];
-            return p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
+            Tensor y = p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
+            Tensor delta = adapter == null ? null : adapter.delta(x, layer, LoraConfig.PROJECTIONS.get(which), null);
+            return delta == null ? y : y.add(delta);
         }
     }
 
@@ -544,7 +591,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache, packed);
+        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter);
     }
 
     /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
@@ -835,9 +882,11 @@ public final class DecoderLm implements AutoCloseable {
     @Override
     public void close() {
         releaseDecodeWeights();
-        parameters.values().forEach(Tensor::close);
-        inverseFrequencies.close();
-        rotateHalf.close();
+        if (!view) {
+            parameters.values().forEach(Tensor::close);
+            inverseFrequencies.close();
+            rotateHalf.close();
+        }
         if (cosTable != null) {
             cosTable.close();
             sinTable.close();
