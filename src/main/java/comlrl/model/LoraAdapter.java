@@ -5,6 +5,7 @@ import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -129,6 +130,105 @@ public final class LoraAdapter implements AutoCloseable {
             out.put(peftModule.get(k) + ".lora_B.weight", b.get(k));
         }
         return Collections.unmodifiableMap(out);
+    }
+
+    // ---------------------------------------------------------------- PEFT adapter directories
+
+    /** PEFT's file names. */
+    public static final String CONFIG_FILE = "adapter_config.json";
+    public static final String WEIGHTS_FILE = "adapter_model.safetensors";
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /**
+     * Saves this adapter as a PEFT adapter directory, atomically: {@code adapter_config.json}
+     * ({@code peft_type: LORA}, {@code task_type: CAUSAL_LM}, {@code r}, {@code lora_alpha},
+     * {@code lora_dropout}, {@code target_modules}, {@code use_rslora}, {@code bias: none},
+     * {@code base_model_name_or_path}, ...) and {@code adapter_model.safetensors} with PEFT's key names.
+     */
+    public void savePeft(Path dir, String baseModelNameOrPath) {
+        Map<String, Object> cfg = new LinkedHashMap<>();
+        cfg.put("peft_type", "LORA");
+        cfg.put("task_type", "CAUSAL_LM");
+        cfg.put("base_model_name_or_path", baseModelNameOrPath);
+        cfg.put("r", config.r());
+        cfg.put("lora_alpha", config.alpha());
+        cfg.put("lora_dropout", config.dropout());
+        cfg.put("target_modules", config.targetModules());
+        cfg.put("use_rslora", config.useRslora());
+        cfg.put("bias", "none");
+        cfg.put("fan_in_fan_out", false);
+        cfg.put("inference_mode", true);
+        cfg.put("init_lora_weights", true);
+        cfg.put("modules_to_save", null);
+        cfg.put("use_dora", false);
+        cfg.put("rank_pattern", Map.of());
+        cfg.put("alpha_pattern", Map.of());
+        comlrl.model.io.ModelDirs.replace(dir, fresh -> {
+            try {
+                comlrl.model.io.Safetensors.writeSmallFile(fresh.resolve(CONFIG_FILE),
+                        JSON.writerWithDefaultPrettyPrinter().writeValueAsString(cfg));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            try (Scope s = Scope.open()) {
+                Map<String, Tensor> detached = new LinkedHashMap<>();
+                peftStateDict().forEach((k, v) -> detached.put(k, v.detach()));
+                comlrl.model.io.Safetensors.save(detached, fresh.resolve(WEIGHTS_FILE));
+            }
+        });
+    }
+
+    /**
+     * Loads a PEFT LoRA adapter directory for a model of {@code model}'s shape (to start from or to
+     * continue training); fails naming the file and key when the adapter is not a plain LoRA
+     * adapter of this shape.
+     */
+    public static LoraAdapter loadPeft(Path dir, ModelConfig model, DType dtype, Device device) {
+        Path cfgFile = dir.resolve(CONFIG_FILE);
+        com.fasterxml.jackson.databind.JsonNode cfg;
+        try {
+            cfg = JSON.readTree(cfgFile.toFile());
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("Cannot read " + cfgFile + " (a PEFT adapter directory holds "
+                    + CONFIG_FILE + " and " + WEIGHTS_FILE + "): " + e.getMessage(), e);
+        }
+        if (!"LORA".equalsIgnoreCase(cfg.path("peft_type").asText())) {
+            throw new IllegalArgumentException(cfgFile + ": peft_type is " + cfg.path("peft_type") + "; only LORA "
+                    + "adapters load here");
+        }
+        if (cfg.path("use_dora").asBoolean(false) || !"none".equals(cfg.path("bias").asText("none"))) {
+            throw new IllegalArgumentException(cfgFile + ": DoRA and trained biases are not supported");
+        }
+        List<String> targets = new ArrayList<>();
+        cfg.path("target_modules").forEach(t -> targets.add(t.asText()));
+        if (cfg.path("target_modules").isTextual()) {
+            targets.add(cfg.path("target_modules").asText());
+        }
+        LoraConfig lc = new LoraConfig(cfg.path("r").asInt(), cfg.path("lora_alpha").asDouble(),
+                cfg.path("lora_dropout").asDouble(0), targets, cfg.path("use_rslora").asBoolean(false));
+        LoraAdapter adapter = init(model, lc, dtype, device, 0);
+        Map<String, Tensor> saved = comlrl.model.io.Safetensors.load(dir.resolve(WEIGHTS_FILE));
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            Map<String, Tensor> ours = adapter.peftStateDict();
+            for (Map.Entry<String, Tensor> e : ours.entrySet()) {
+                Tensor src = saved.get(e.getKey());
+                if (src == null) {
+                    src = saved.get(e.getKey().replace(".weight", ".default.weight"));
+                }
+                if (src == null || !java.util.Arrays.equals(src.shape(), e.getValue().shape())) {
+                    throw new IllegalArgumentException(dir.resolve(WEIGHTS_FILE) + ": tensor '" + e.getKey() + "' is "
+                            + (src == null ? "missing" : "of shape " + java.util.Arrays.toString(src.shape()))
+                            + "; expected " + java.util.Arrays.toString(e.getValue().shape()));
+                }
+                e.getValue().copy_(src);
+            }
+        } catch (RuntimeException | Error e) {
+            adapter.close();
+            throw e;
+        } finally {
+            saved.values().forEach(Tensor::close);
+        }
+        return adapter;
     }
 
     @Override

@@ -118,4 +118,37 @@ class LoraAdapterTest {
             assertThat(g[i]).isCloseTo(e[i], within(1e-5 * Math.max(1, scale)));
         }
     }
+
+    @Test
+    void aPeftAdapterDirectoryRoundTripsBitExactly(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        LoraConfig c = new LoraConfig(4, 8, 0.05, List.of("q_proj", "v_proj", "down_proj"), true);
+        try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 21); Scope s = Scope.open();
+                Rng rng = new Rng(3)) {
+            try (GradMode g = GradMode.noGrad()) {
+                for (Tensor p : adapter.parameters()) {
+                    p.copy_(Tensor.randn(rng, 0.1, DType.F32, Device.CPU, p.shape()));
+                }
+            }
+            adapter.savePeft(dir.resolve("a"), "/models/base");
+            com.fasterxml.jackson.databind.JsonNode cfg = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(dir.resolve("a/adapter_config.json").toFile());
+            assertThat(cfg.get("peft_type").asText()).isEqualTo("LORA");
+            assertThat(cfg.get("task_type").asText()).isEqualTo("CAUSAL_LM");
+            assertThat(cfg.get("r").asInt()).isEqualTo(4);
+            assertThat(cfg.get("lora_alpha").asDouble()).isEqualTo(8.0);
+            assertThat(cfg.get("lora_dropout").asDouble()).isEqualTo(0.05);
+            assertThat(cfg.get("use_rslora").asBoolean()).isTrue();
+            assertThat(cfg.get("base_model_name_or_path").asText()).isEqualTo("/models/base");
+            assertThat(cfg.get("target_modules").toString()).isEqualTo("[\"q_proj\",\"v_proj\",\"down_proj\"]");
+            try (LoraAdapter back = LoraAdapter.loadPeft(dir.resolve("a"), MODEL, DType.F32, Device.CPU)) {
+                assertThat(back.config()).isEqualTo(c);
+                Map<String, Tensor> saved = adapter.peftStateDict();
+                Map<String, Tensor> loaded = back.peftStateDict();
+                assertThat(loaded.keySet()).containsExactlyElementsOf(saved.keySet());
+                saved.forEach((k, v) -> assertThat(loaded.get(k).toBytes()).as(k).isEqualTo(v.toBytes()));
+            }
+        }
+        assertThatThrownBy(() -> LoraAdapter.loadPeft(dir.resolve("missing"), MODEL, DType.F32, Device.CPU))
+                .hasMessageContaining("adapter_config.json");
+    }
 }

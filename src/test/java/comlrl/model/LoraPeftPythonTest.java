@@ -1,0 +1,71 @@
+package comlrl.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Our PEFT adapter directories against Python {@code peft}: {@code PeftModel.from_pretrained} loads
+ * what {@link LoraAdapter#savePeft} writes onto the base, and its logits equal our adapter view's.
+ * Needs Python with torch, transformers and peft. Run with
+ * {@code mvn test -Dtest=LoraPeftPythonTest -Dtest.excludedGroups=none}.
+ */
+@Tag("python")
+class LoraPeftPythonTest {
+    @Test
+    void peftLoadsOurAdapterAndGivesOurLogits(@TempDir Path tmp) throws Exception {
+        assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, transformers, peft"),
+                "python with torch, transformers and peft is not available");
+        ModelConfig model = LoraAdapterTest.MODEL;
+        LoraConfig c = new LoraConfig(4, 8, 0, List.of("q_proj", "k_proj", "o_proj", "up_proj", "down_proj"), true);
+        double[] ours;
+        try (DecoderLm base = DecoderLm.random(model, DType.F32, Device.CPU, 3);
+                LoraAdapter adapter = LoraAdapter.init(model, c, DType.F32, Device.CPU, 4); Rng rng = new Rng(9)) {
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+                for (Tensor p : adapter.parameters()) {
+                    p.copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.shape()));
+                }
+            }
+            base.save(tmp.resolve("base"), 1L << 30);
+            adapter.savePeft(tmp.resolve("adapter"), tmp.resolve("base").toString());
+            try (DecoderLm agent = base.withAdapter(adapter); Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+                ours = LoraDecoderTest.logits(agent).toDoubleArray();
+            }
+        }
+        Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "src/test/python/peft_lora.py",
+                tmp.resolve("base").toString(), tmp.resolve("adapter").toString(),
+                java.util.Arrays.toString(LoraDecoderTest.IDS)).redirectErrorStream(false).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isZero();
+        JsonNode result = new ObjectMapper().readTree(out);
+        double[] theirs = new double[ours.length];
+        int k = 0;
+        for (JsonNode row : result.get("logits")) {
+            for (JsonNode v : row) {
+                theirs[k++] = v.asDouble();
+            }
+        }
+        assertThat(k).isEqualTo(ours.length);
+        for (int i = 0; i < ours.length; i++) {
+            assertThat(ours[i]).as("logit %d", i).isCloseTo(theirs[i], within(1e-4));
+        }
+    }
+}
