@@ -75,6 +75,29 @@ public final class DecoderLm implements AutoCloseable {
         return new DecoderLm(this, java.util.Objects.requireNonNull(adapter, "adapter"));
     }
 
+    /**
+     * For an adapter view: a standalone model with the adapter folded in ({@code W' = W + s·B·A} on
+     * every adapted projection), which saves as a full Hugging Face model; the base and the
+     * adapter are unchanged.
+     */
+    public DecoderLm mergeAdapter() {
+        if (adapter == null) {
+            throw new IllegalStateException("this model has no adapter to merge (see withAdapter)");
+        }
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            Map<String, Tensor> merged = new java.util.LinkedHashMap<>();
+            parameters.forEach((name, w) -> merged.put(name, w.detach()));
+            for (int layer = 0; layer < config.numLayers(); layer++) {
+                for (String p : adapter.config().targetModules()) {
+                    String name = layer(layer, (List.of("q_proj", "k_proj", "v_proj", "o_proj").contains(p)
+                            ? "self_attn." : "mlp.") + p + ".weight");
+                    merged.put(name, adapter.merged(merged.get(name), layer, p));
+                }
+            }
+            return fromWeights(config, merged, dtype(), device, "merged adapter", true, lmHead != null);
+        }
+    }
+
     /** The adapter of a {@link #withAdapter} view, or null. */
     public LoraAdapter adapter() {
         return adapter;

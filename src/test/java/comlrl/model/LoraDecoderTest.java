@@ -9,9 +9,7 @@ import comlrl.tensor.GradMode;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A LoRA adapter view over a shared decoder: zero-init identity, equality with the merged model, gradients to A and B only. */
@@ -39,18 +37,11 @@ class LoraDecoderTest {
             }
             Tensor adapted = logits(agent);
             assertThat(adapted.sub(logits(base)).abs().max().item()).isGreaterThan(1e-4);
-            Map<String, Tensor> merged = new LinkedHashMap<>();
-            base.namedParameters().forEach((name, w) -> merged.put(name, w.detach()));
-            for (int layer = 0; layer < MODEL.numLayers(); layer++) {
-                for (String p : LoraConfig.PROJECTIONS) {
-                    String name = "model.layers." + layer + "." + (List.of("q_proj", "k_proj", "v_proj", "o_proj")
-                            .contains(p) ? "self_attn." : "mlp.") + p + ".weight";
-                    merged.put(name, adapter.merged(merged.get(name), layer, p));
-                }
-            }
-            try (DecoderLm folded = DecoderLm.fromWeights(MODEL, merged, DType.F32, Device.CPU, "merged")) {
+            try (DecoderLm folded = agent.mergeAdapter()) {
                 assertThat(adapted.sub(logits(folded)).abs().max().item()).isLessThan(1e-4);
+                assertThat(folded.adapter()).isNull(); // a standalone model: saves as a full Hugging Face model
             }
+            assertThatThrownBy(base::mergeAdapter).hasMessageContaining("no adapter to merge");
         }
     }
 
