@@ -1,7 +1,6 @@
 package comlrl.trainers.preference;
 
 import java.util.List;
-import java.util.Locale;
 
 /**
  * {@code comparator_policy}: who writes the comparator candidates the current policy is ranked
@@ -42,17 +41,8 @@ public enum ComparatorPolicy {
      * @throws IllegalArgumentException naming the valid values
      */
     public static ComparatorPolicy parse(String value) {
-        if (value == null) {
-            return CURRENT;
-        }
-        String key = value.trim().toLowerCase(Locale.ROOT);
-        for (ComparatorPolicy p : values()) {
-            if (p.configName.equals(key) || p.aliases.contains(key)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException("comparator_policy must be one of: current (self), current_copy (copy), "
-                + "model (fixed), history (past), api (remote) (got \"" + value + "\")");
+        return ConfigNames.parse("comparator_policy", value, CURRENT, values(), ComparatorPolicy::configName,
+                p -> p.aliases, "");
     }
 
     @Override

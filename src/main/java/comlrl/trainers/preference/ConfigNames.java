@@ -1,6 +1,7 @@
 package comlrl.trainers.preference;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -19,16 +20,27 @@ final class ConfigNames {
      */
     static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
             String note) {
+        return parse(field, value, unset, values, name, e -> List.of(), note);
+    }
+
+    /**
+     * As {@link #parse(String, String, Enum, Enum[], Function, String)}, also accepting each
+     * constant's {@code aliases}; the message lists them: "a (or x, y), b".
+     */
+    static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
+            Function<E, List<String>> aliases, String note) {
         if (value == null) {
             return unset;
         }
         String key = value.trim().toLowerCase(Locale.ROOT);
         for (E constant : values) {
-            if (name.apply(constant).equals(key)) {
+            if (name.apply(constant).equals(key) || aliases.apply(constant).contains(key)) {
                 return constant;
             }
         }
-        throw new IllegalArgumentException(field + " must be one of: "
-                + Arrays.stream(values).map(name).collect(Collectors.joining(", ")) + " (got \"" + value + "\")" + note);
+        throw new IllegalArgumentException(field + " must be one of: " + Arrays.stream(values)
+                .map(e -> aliases.apply(e).isEmpty() ? name.apply(e)
+                        : name.apply(e) + " (or " + String.join(", ", aliases.apply(e)) + ")")
+                .collect(Collectors.joining(", ")) + " (got \"" + value + "\")" + note);
     }
 }

@@ -1,9 +1,6 @@
 package comlrl.trainers.preference;
 
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code preference_replay_mode}: which replay shards (one per iteration) the iterative trainers
@@ -49,18 +46,8 @@ public enum ReplayMode {
      * @throws IllegalArgumentException listing the values and their aliases
      */
     public static ReplayMode parse(String value) {
-        if (value == null) {
-            return CURRENT;
-        }
-        String key = value.trim().toLowerCase(Locale.ROOT);
-        for (ReplayMode mode : values()) {
-            if (mode.configName.equals(key) || mode.aliases.contains(key)) {
-                return mode;
-            }
-        }
-        throw new IllegalArgumentException("preference_replay_mode must be one of: " + Arrays.stream(values())
-                .map(m -> m.aliases.isEmpty() ? m.configName : m.configName + " (or " + String.join(", ", m.aliases) + ")")
-                .collect(Collectors.joining(", ")) + " (got \"" + value + "\")");
+        return ConfigNames.parse("preference_replay_mode", value, CURRENT, values(), ReplayMode::configName,
+                ReplayMode::aliases, "");
     }
 
     @Override

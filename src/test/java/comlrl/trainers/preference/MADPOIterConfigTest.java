@@ -62,7 +62,7 @@ class MADPOIterConfigTest {
                 Arguments.of(Map.of("collaboration_mode", "centralized"), "requires comparator_generation_mode=\"centralized\""),
                 Arguments.of(Map.of("comparator_generation_mode", "centralized", "comparator_centralized_agent_index", 2),
                         "comparator_centralized_agent_index (2) must name one of the 2 agents"),
-                Arguments.of(Map.of("comparator_policy", "nobody"), "comparator_policy must be one of: current (self)"),
+                Arguments.of(Map.of("comparator_policy", "nobody"), "comparator_policy must be one of: current (or self), current_copy (or copy)"),
                 Arguments.of(Map.of("num_iterations", 0), "num_iterations must be >= 1"));
     }
 
