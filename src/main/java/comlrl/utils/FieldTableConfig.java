@@ -210,6 +210,22 @@ public abstract class FieldTableConfig {
         return Collections.unmodifiableMap(map);
     }
 
+    /**
+     * This config's {@link #toMap()} values of those of {@code keys} it has and that are set (not
+     * null), in {@code keys}' order, leaving out {@code except}: the fields a trainer passes on to
+     * the config of a trainer it runs as a stage.
+     */
+    public Map<String, Object> valuesOf(java.util.Collection<String> keys, java.util.Set<String> except) {
+        Map<String, Object> all = toMap();
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String k : keys) {
+            if (!except.contains(k) && all.get(k) != null) {
+                out.put(k, all.get(k));
+            }
+        }
+        return out;
+    }
+
     /** The keys of {@code fields}, in order (what each config's {@code keys()} returns). */
     protected static List<String> keysOf(List<ConfigField<?>> fields) {
         List<String> keys = new ArrayList<>();

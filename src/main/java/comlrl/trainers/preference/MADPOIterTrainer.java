@@ -4,7 +4,6 @@ import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
 import comlrl.utils.CollaborationMode;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -91,14 +90,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
 
     /** MADPO's config for the per-iteration DPO epochs: this config's values of MADPO's fields. */
     static MADPOConfig dpoConfig(MADPOIterConfig args) {
-        Map<String, Object> all = args.toMap();
-        Map<String, Object> fields = new LinkedHashMap<>();
-        for (String key : MADPOConfig.keys()) {
-            if (!NOT_MAPPED.contains(key) && all.get(key) != null) {
-                fields.put(key, all.get(key));
-            }
-        }
-        return MADPOConfig.fromMap(fields);
+        return MADPOConfig.fromMap(args.valuesOf(MADPOConfig.keys(), NOT_MAPPED));
     }
 
     public static Builder builder() {

@@ -59,15 +59,11 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
     }
 
     private Map<String, Object> marlhfFields() {
-        Map<String, Object> all = toMap();
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (String key : MARLHFConfig.keys()) {
-            if (!key.equals("pair_selection") && !key.equals("preference_pairs_per_sample") && all.get(key) != null) {
-                out.put(key, all.get(key));
-            }
-        }
+        // the pairing rule is the iterations' own; an unset advantage_mode follows rl_algorithm
+        Map<String, Object> out = new LinkedHashMap<>(valuesOf(MARLHFConfig.keys(),
+                java.util.Set.of("pair_selection", "preference_pairs_per_sample")));
         if (get(PreferenceFields.OPTIONAL_ADVANTAGE_MODE) == null) {
-            out.remove("advantage_mode"); // unset: follows rl_algorithm
+            out.remove("advantage_mode");
         }
         return out;
     }

@@ -392,14 +392,7 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** This config's values of the backend config's {@code keys} (the reference runs the backend on the MARLHF config). */
     private Map<String, Object> backendFields(java.util.Collection<String> keys) {
-        Map<String, Object> all = args.toMap();
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (String k : keys) {
-            if (all.containsKey(k) && all.get(k) != null) {
-                out.put(k, all.get(k));
-            }
-        }
-        return out;
+        return new LinkedHashMap<>(args.valuesOf(keys, java.util.Set.of()));
     }
 
     /** The preference set, the reward model with its optimizer, and the stage, in every checkpoint. */
