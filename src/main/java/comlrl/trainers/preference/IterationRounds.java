@@ -54,7 +54,8 @@ final class IterationRounds implements AutoCloseable {
     private final double[] rewardRange;
     private List<CausalLm> fixedComparators = List.of();
     private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
-    private long totalPairs;
+    /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
+    private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
 
     /** One iteration's new pairs and the training pairs sampled from the replay. */
     record Iteration(PreferenceCollector.Round round, List<PreferencePair> training) {
@@ -183,15 +184,13 @@ final class IterationRounds implements AutoCloseable {
                     args.pairSelection(), args.preferencePairsPerSample());
         }
         PreferenceReplay.writeShard(replayDir, iteration, round.records());
-        totalPairs += round.records().size();
-        List<PreferenceReplay.Shard> shards = PreferenceReplay.listShards(replayDir).stream()
-                .filter(s -> s.iteration() <= iteration).toList();
-        List<List<PreferenceReplay.ReplayRecord>> records = shards.stream().map(PreferenceReplay.Shard::records).toList();
+        shards.put(iteration, List.copyOf(round.records()));
+        List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
         int lastNonEmpty = 0;
         for (List<PreferenceReplay.ReplayRecord> r : records) {
             lastNonEmpty = r.isEmpty() ? lastNonEmpty : r.size();
         }
-        double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), shards.size(),
+        double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), records.size(),
                 args.preferenceReplayK(), args.preferenceReplayLambda());
         int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
         List<PreferenceReplay.ReplayRecord> sampled = PreferenceReplay.sample(records, weights, size,
@@ -209,7 +208,7 @@ final class IterationRounds implements AutoCloseable {
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put("iter/current_iteration", (double) iteration);
         metrics.put("iter/current_preference_pairs", (double) round.records().size());
-        metrics.put("iter/total_preference_pairs", (double) totalPairs);
+        metrics.put("iter/total_preference_pairs", (double) shards.values().stream().mapToLong(List::size).sum());
         metrics.put("iter/train_preference_pairs", (double) it.training().size());
         metrics.put("iter/current_reward_mean", mean(round.currentRewards()));
         metrics.put("iter/comparator_reward_mean", mean(round.comparatorRewards()));
@@ -482,11 +481,7 @@ final class IterationRounds implements AutoCloseable {
             @Override
             public void save(Path dir) {
                 Path to = dir.resolve("preference_replay");
-                for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
-                    if (s.iteration() <= iterationsDone.getAsInt()) {
-                        PreferenceReplay.writeShard(to, s.iteration(), s.records());
-                    }
-                }
+                shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
             }
 
             @Override
@@ -500,10 +495,11 @@ final class IterationRounds implements AutoCloseable {
                         throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
                     }
                 }
+                shards.clear();
                 for (PreferenceReplay.Shard s : saved) {
                     PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
+                    shards.put(s.iteration(), s.records());
                 }
-                totalPairs = saved.stream().mapToLong(s -> s.records().size()).sum();
             }
         };
         Stateful progress = new Stateful() {
