@@ -27,7 +27,6 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.Transitions;
-import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
@@ -111,24 +110,10 @@ public final class MADPOTrainer implements Trainer {
         if (centralized) {
             // one actor writes every role's answer: the adapter builds its prompt from the roles' prompts,
             // the task reward scores the roles' parts of its completion (reference §7.5)
-            int roles = args.numAgents();
-            comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter != null ? b.centralizedAdapter
-                    : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
-            Formatters roleFormatters = Formatters.fromArgument(b.formatters(), roles);
-            this.formatters = Formatters.build((Formatter) item -> {
-                List<String> prompts = new ArrayList<>(roles);
-                for (int r = 0; r < roles; r++) {
-                    prompts.add(roleFormatters.format(r, item));
-                }
-                return adapter.buildPrompt(item, List.copyOf(prompts));
-            }, 1);
-            this.rewardFunc = comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter, b.rewardFunc(), roles);
-            if (b.evalLogger != null) {
-                EvalLogger roleLogger = b.evalLogger;
-                evalLogger = (completions, items, prompts) -> roleLogger.log(
-                        comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.splitEval(adapter, completions, items, roles),
-                        items, prompts);
-            }
+            CentralizedRoles roles = CentralizedRoles.of(b.centralizedAdapter, b.formatters(), args.numAgents());
+            this.formatters = roles.actorFormatters();
+            this.rewardFunc = roles.reward(b.rewardFunc());
+            evalLogger = roles.evalLogger(b.evalLogger);
         } else {
             this.formatters = Formatters.fromArgument(b.formatters(), count);
             this.rewardFunc = b.rewardFunc();

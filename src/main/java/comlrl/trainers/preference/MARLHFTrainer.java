@@ -129,31 +129,21 @@ public final class MARLHFTrainer extends StagedTrainer {
         this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        comlrl.trainers.reinforce.CentralizedAdapter adapter = b.centralizedAdapter != null ? b.centralizedAdapter
-                : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
-        Formatters formatters = centralized ? centralFormatters(adapter, b.formatters(), args.numAgents())
-                : Formatters.fromArgument(b.formatters(), numAgents);
+        CentralizedRoles roles = centralized ? CentralizedRoles.of(b.centralizedAdapter, b.formatters(), args.numAgents())
+                : null;
+        Formatters formatters = centralized ? roles.actorFormatters() : Formatters.fromArgument(b.formatters(), numAgents);
         RewardFunction userTask = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
-        RewardFunction taskReward = centralized ? comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter,
-                b.rewardFunc(), args.numAgents()) : b.rewardFunc();
-        RewardFunction evalReward = centralized ? comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.jointReward(adapter,
-                userTask, args.numAgents()) : userTask;
-        EvalLogger evalLogger = b.evalLogger;
-        if (centralized && b.evalLogger != null) {
-            EvalLogger roleLogger = b.evalLogger;
-            int roles = args.numAgents();
-            evalLogger = (completions, items, prompts) -> roleLogger.log(
-                    comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.splitEval(adapter, completions, items, roles),
-                    items, prompts);
-        }
+        RewardFunction taskReward = centralized ? roles.reward(b.rewardFunc()) : b.rewardFunc();
+        RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
+        EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
         this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
             inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger,
-                    centralized && b.metricsCallback != null ? perRole(b.metricsCallback, adapter, b.formatters(),
-                            args.numAgents()) : null), checkpointExtension());
+                    centralized && b.metricsCallback != null ? perRole(b.metricsCallback, roles) : null),
+                    checkpointExtension());
             List<CausalLm> policies = inner.policies();
             this.rewardDevice = requested != null ? requested : policies.get(0).model().device();
             this.rewardModel = loadRewardModel(args.seed());
@@ -301,8 +291,10 @@ public final class MARLHFTrainer extends StagedTrainer {
      * and its part of the completion ({@code parse_completion}; "" when it cannot be parsed).
      */
     private static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
-            comlrl.trainers.reinforce.CentralizedAdapter adapter, Object roleFormatters, int roles) {
-        Formatters perRole = Formatters.fromArgument(roleFormatters, roles);
+            CentralizedRoles centralized) {
+        comlrl.trainers.reinforce.CentralizedAdapter adapter = centralized.adapter();
+        Formatters perRole = centralized.roleFormatters();
+        int roles = centralized.roles();
         return rollouts -> {
             List<comlrl.trainers.actorcritic.RolloutSample> expanded = new ArrayList<>();
             for (comlrl.trainers.actorcritic.RolloutSample r : rollouts) {
@@ -324,18 +316,6 @@ public final class MARLHFTrainer extends StagedTrainer {
         };
     }
 
-    /** The one actor's formatter of centralized collaboration: the adapter's prompt from the roles' prompts. */
-    private static Formatters centralFormatters(comlrl.trainers.reinforce.CentralizedAdapter adapter, Object roleFormatters,
-            int roles) {
-        Formatters perRole = Formatters.fromArgument(roleFormatters, roles);
-        return Formatters.build((comlrl.utils.Formatter) item -> {
-            List<String> prompts = new ArrayList<>(roles);
-            for (int r = 0; r < roles; r++) {
-                prompts.add(perRole.format(r, item));
-            }
-            return adapter.buildPrompt(item, List.copyOf(prompts));
-        }, 1);
-    }
 
     private Trainer buildBackend(Builder b, Backend backend, TrainerCheckpoint.Extension extension) {
         RlAlgorithm algorithm = args.rlAlgorithm();
