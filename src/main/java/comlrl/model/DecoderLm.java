@@ -57,6 +57,10 @@ public final class DecoderLm implements AutoCloseable {
     private final Tensor rotateHalf;         // [D, D] in the model dtype: x @ R == rotate_half(x)
     /** An agent's LoRA adapter over shared base weights ({@link #withAdapter}), or null for the base itself. */
     private final LoraAdapter adapter;
+    /** Several agents' adapters over rows grouped by agent ({@link #withAdapters}), owned by this view; or null. */
+    private final LoraBatch batch;
+    /** The model whose weights a view shares (its decode weights too); null for a model itself. */
+    private final DecoderLm root;
     /** Whether this is a view sharing another model's weights (it closes only what is its own). */
     private final boolean view;
     private Tensor cosTable;                 // [N, D] cos(pos * inv_freq) for positions 0..N-1, model dtype
@@ -72,7 +76,26 @@ public final class DecoderLm implements AutoCloseable {
         if (view) {
             throw new IllegalArgumentException("this model is already an adapter view; put the adapter on the base");
         }
-        return new DecoderLm(this, java.util.Objects.requireNonNull(adapter, "adapter"));
+        return new DecoderLm(this, java.util.Objects.requireNonNull(adapter, "adapter"), null);
+    }
+
+    /**
+     * This model with several agents' adapters at once, for one batched forward (a team's rollouts):
+     * the rows of each call are grouped by agent, {@code counts[g]} shares of them for
+     * {@code adapters.get(g)} ({@link LoraBatch}); the base's products run once for all rows. An
+     * inference view: it holds a snapshot of the adapters (make one per generation) and no gradient
+     * flows through it. Closing it frees the snapshot; the base and the adapters stay open.
+     */
+    public DecoderLm withAdapters(List<LoraAdapter> adapters, int[] counts) {
+        if (view) {
+            throw new IllegalArgumentException("this model is already an adapter view; put the adapters on the base");
+        }
+        return new DecoderLm(this, null, new LoraBatch(adapters, counts));
+    }
+
+    /** The model whose weights this view shares (the frozen base of a LoRA agent), or this model itself. */
+    public DecoderLm base() {
+        return root == null ? this : root;
     }
 
     /**
@@ -103,7 +126,10 @@ public final class DecoderLm implements AutoCloseable {
         return adapter;
     }
 
-    private DecoderLm(DecoderLm base, LoraAdapter adapter) {
+    private DecoderLm(DecoderLm base, LoraAdapter adapter, LoraBatch batch) {
+        base.hasViews = true;
+        this.root = base;
+        this.batch = batch;
         this.config = base.config;
         this.device = base.device;
         this.parameters = base.parameters;
@@ -119,6 +145,8 @@ public final class DecoderLm implements AutoCloseable {
 
     private DecoderLm(ModelConfig config, Device device, Map<String, Tensor> parameters, boolean withLmHead) {
         this.adapter = null;
+        this.batch = null;
+        this.root = null;
         this.view = false;
         this.config = config;
         this.device = device;
@@ -458,7 +486,8 @@ public final class DecoderLm implements AutoCloseable {
 
     /** What trains: every weight, or for an adapter view the adapter's A and B only. */
     public List<Tensor> parameters() {
-        return adapter != null ? adapter.parameters() : new ArrayList<>(parameters.values());
+        return adapter != null ? adapter.parameters() : batch != null ? new ArrayList<>()
+                : new ArrayList<>(parameters.values());
     }
 
     /**
@@ -509,8 +538,19 @@ public final class DecoderLm implements AutoCloseable {
         }
     }
 
-    /** A frozen copy of this model (same weights, no gradients), e.g. a reference policy. */
+    /**
+     * A frozen copy of this model (same weights, no gradients), e.g. a reference policy; of an adapter
+     * view, a standalone copy with the adapter folded in.
+     */
     public DecoderLm frozenCopy(Device target) {
+        if (adapter != null) {
+            try (DecoderLm merged = mergeAdapter()) {
+                return merged.frozenCopy(target);
+            }
+        }
+        if (batch != null) {
+            throw new UnsupportedOperationException("a multi-adapter view has no single set of weights to copy");
+        }
         DecoderLm copy;
         try (Scope s = Scope.open()) {
             Map<String, Tensor> detached = new LinkedHashMap<>();
@@ -563,7 +603,7 @@ public final class DecoderLm implements AutoCloseable {
 
     private Output forwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
             long logitsFrom, DecodeWeights packed) {
-        Context ctx = context(inputIds, positionIds, attentionMask, cache, packed);
+        Context ctx = context(inputIds, positionIds, attentionMask, cache, packed, 0);
         Tensor x = Tensor.embedding(embed, inputIds); // [B, S, E]
         for (int i = 0; i < layers.length; i++) {
             x = layer(i, x, ctx);
@@ -576,21 +616,32 @@ public final class DecoderLm implements AutoCloseable {
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
     private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
-            DecodeWeights packed, LoraAdapter adapter) {
+            DecodeWeights packed, LoraAdapter adapter, LoraBatch batch, long dropoutSeed) {
         /**
          * {@code x @ Wᵀ + b} for projection {@code which} (q, k, v, o, gate, up, down) of layer
-         * {@code layer}, packed when it can be, plus the adapter's {@code s·B·A·x} when it adapts it.
+         * {@code layer}, packed when it can be, plus the adapter's {@code s·B·A·dropout(x)} (or the row
+         * groups' adapters') when it adapts it.
          */
-        Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which) {
+        Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which, Rng dropout) {
             PackedWeight p = packed == null ? null : packed.layers[layer][which];
             Tensor y = p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
-            Tensor delta = adapter == null ? null : adapter.delta(x, layer, LoraConfig.PROJECTIONS.get(which), null);
+            String name = LoraConfig.PROJECTIONS.get(which);
+            Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
+                    : batch != null ? batch.delta(x, layer, name) : null;
             return delta == null ? y : y.add(delta);
+        }
+
+        /**
+         * Layer {@code layer}'s dropout stream, or null without dropout: seeded by the pass's seed and
+         * the layer, so a checkpointed recomputation of the layer draws the same masks.
+         */
+        Rng dropout(int layer) {
+            return dropoutSeed == 0 ? null : new Rng(dropoutSeed ^ (0x9E3779B97F4A7C15L * (layer + 1)));
         }
     }
 
     private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
-            DecodeWeights packed) {
+            DecodeWeights packed, long dropoutSeed) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
         int past = cache == null ? 0 : cache.length();
@@ -614,11 +665,22 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter);
+        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter, batch, dropoutSeed);
     }
 
     /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
     private Tensor layer(int i, Tensor x, Context c) {
+        Rng dropout = c.dropout(i);
+        try {
+            return layer(i, x, c, dropout);
+        } finally {
+            if (dropout != null) {
+                dropout.close();
+            }
+        }
+    }
+
+    private Tensor layer(int i, Tensor x, Context c, Rng dropout) {
         Layer l = layers[i];
         long b = c.b;
         long s = c.s;
@@ -628,9 +690,9 @@ public final class DecoderLm implements AutoCloseable {
         double eps = config.rmsNormEps();
         // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
-        Tensor q = c.project(hn, l.qWeight, l.qBias, i, 0).view(b, s, h, d);  // [B, S, H, D]
-        Tensor k = c.project(hn, l.kWeight, l.kBias, i, 1).view(b, s, kvh, d); // [B, S, K, D]
-        Tensor v = c.project(hn, l.vWeight, l.vBias, i, 2).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        Tensor q = c.project(hn, l.qWeight, l.qBias, i, 0, dropout).view(b, s, h, d);  // [B, S, H, D]
+        Tensor k = c.project(hn, l.kWeight, l.kBias, i, 1, dropout).view(b, s, kvh, d); // [B, S, K, D]
+        Tensor v = c.project(hn, l.vWeight, l.vBias, i, 2, dropout).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
         if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
             q = q.rmsNorm(l.qNorm, eps);
             k = k.rmsNorm(l.kNorm, eps);
@@ -644,11 +706,11 @@ public final class DecoderLm implements AutoCloseable {
         }
         Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
         attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
-        x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3));
+        x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3, dropout));
         // MLP block: x + down(silu(gate(x)) * up(x))
         Tensor hm = x.rmsNorm(l.postNorm, eps);
-        Tensor gated = c.project(hm, l.gateWeight, l.gateBias, i, 4).silu().mul(c.project(hm, l.upWeight, l.upBias, i, 5));
-        return x.add(c.project(gated, l.downWeight, l.downBias, i, 6));
+        Tensor gated = c.project(hm, l.gateWeight, l.gateBias, i, 4, dropout).silu().mul(c.project(hm, l.upWeight, l.upBias, i, 5, dropout));
+        return x.add(c.project(gated, l.downWeight, l.downBias, i, 6, dropout));
     }
 
     /** Final norm and LM head (for positions {@code [logitsFrom, S)}). */
@@ -687,7 +749,12 @@ public final class DecoderLm implements AutoCloseable {
      */
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
-        releaseDecodeWeights();
+        if (batch != null) {
+            throw new UnsupportedOperationException("a multi-adapter view is for inference; train each agent's own view");
+        }
+        if (root == null) {
+            releaseDecodeWeights(); // a view trains its adapter only: the shared base's packed weights stay valid
+        }
         try (Engine.BlasSection blas = blasSections() ? Engine.blasSection() : null) {
             return backwardLayers(inputIds, positionIds, attentionMask, logitsFrom, loss, checkpointing);
         }
@@ -695,7 +762,9 @@ public final class DecoderLm implements AutoCloseable {
 
     private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
-        Context ctx = context(inputIds, positionIds, attentionMask, null, null);
+        // a LoRA agent's training pass draws dropout masks (PEFT's lora_dropout in train mode)
+        long dropoutSeed = adapter != null && adapter.config().dropout() > 0 ? adapter.nextDropoutSeed() | 1 : 0;
+        Context ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed);
         Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
         Tensor upstream; // ∂L/∂x_0
         if (!checkpointing) {
@@ -748,8 +817,11 @@ public final class DecoderLm implements AutoCloseable {
         }
     }
 
-    /** The packed weights last made by {@link #decodeWeights}, or null. */
-    private DecodeWeights decodeCache;
+    /** Whether adapter views share this model's weights (and its packed weights, possibly from several threads). */
+    private volatile boolean hasViews;
+
+    /** The packed weights made by {@link #decodeWeights}, by row count (empty for a view). */
+    private final Map<Long, DecodeWeights> decodeCache = new java.util.HashMap<>();
 
     /**
      * The projection and head weights packed by oneDNN for forwards of {@code rows} rows (token-by-token
@@ -758,21 +830,39 @@ public final class DecoderLm implements AutoCloseable {
      * version counter is compared) and the row count is the same; repacked otherwise. A training
      * {@link #backward} releases them (they would be stale after the update, and hold memory during it).
      */
-    public synchronized DecodeWeights decodeWeights(long rows) {
-        if (decodeCache != null && decodeCache.rows == rows && decodeCache.current()) {
-            return decodeCache;
-        }
-        releaseDecodeWeights();
-        decodeCache = packForDecoding(rows);
-        return decodeCache;
+    public DecodeWeights decodeWeights(long rows) {
+        return root != null ? root.decodeWeights(rows) : packedFor(rows);
     }
 
-    /** Frees the packed weights of {@link #decodeWeights}, if any. */
-    public synchronized void releaseDecodeWeights() {
-        if (decodeCache != null) {
-            decodeCache.close();
-            decodeCache = null;
+    /**
+     * The base's packed weights for {@code rows}: one set per row count in use (the agents of a
+     * shared base may decode different row counts side by side), replaced when a weight changed.
+     */
+    private synchronized DecodeWeights packedFor(long rows) {
+        DecodeWeights cached = decodeCache.get(rows);
+        if (cached != null && cached.current()) {
+            return cached;
         }
+        if (cached != null) {
+            cached.close(); // stale: only this model's own thread trains and decodes it
+            decodeCache.remove(rows);
+        }
+        if (!hasViews) { // one set at a time, as memory allows; a shared base's agents may decode side by side
+            releaseDecodeWeights();
+        }
+        DecodeWeights fresh = packForDecoding(rows);
+        if (fresh == null) {
+            decodeCache.remove(rows);
+        } else {
+            decodeCache.put(rows, fresh);
+        }
+        return fresh;
+    }
+
+    /** Frees the packed weights of {@link #decodeWeights}, if any (a view's belong to its base). */
+    public synchronized void releaseDecodeWeights() {
+        decodeCache.values().forEach(DecodeWeights::close);
+        decodeCache.clear();
     }
 
     private DecodeWeights packForDecoding(long rows) {
@@ -904,8 +994,11 @@ public final class DecoderLm implements AutoCloseable {
 
     @Override
     public void close() {
-        releaseDecodeWeights();
+        if (batch != null) {
+            batch.close();
+        }
         if (!view) {
+            releaseDecodeWeights();
             parameters.values().forEach(Tensor::close);
             inverseFrequencies.close();
             rotateHalf.close();

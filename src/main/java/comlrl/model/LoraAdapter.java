@@ -37,6 +37,7 @@ public final class LoraAdapter implements AutoCloseable {
     /** A fresh adapter for a model of {@code model}'s shape, A drawn from {@code seed}, B zero. */
     public static LoraAdapter init(ModelConfig model, LoraConfig config, DType dtype, Device device, long seed) {
         LoraAdapter adapter = new LoraAdapter(config);
+        adapter.dropoutStream = seed;
         try (Rng rng = new Rng(seed); Scope s = Scope.open()) {
             for (int layer = 0; layer < model.numLayers(); layer++) {
                 for (String p : config.targetModules()) {
@@ -78,8 +79,51 @@ public final class LoraAdapter implements AutoCloseable {
         return List.of("q_proj", "k_proj", "v_proj", "o_proj").contains(p) ? "self_attn" : "mlp";
     }
 
-    private static String key(int layer, String p) {
+    static String key(int layer, String p) {
         return layer + "." + p;
+    }
+
+    /** The adapted projections' keys ({@code "layer.projection"}), in layer and projection order. */
+    java.util.Set<String> keys() {
+        return Collections.unmodifiableSet(a.keySet());
+    }
+
+    /** A of projection {@code key} ({@code [r, in]}). */
+    Tensor a(String key) {
+        return a.get(key);
+    }
+
+    /** B of projection {@code key} ({@code [out, r]}). */
+    Tensor b(String key) {
+        return b.get(key);
+    }
+
+    /** How many dropout masks this adapter has drawn ({@link #nextDropoutSeed()}); checkpointed for bit-exact resumes. */
+    private long dropoutDraws;
+    /** The stream the dropout seeds come from (the adapter's init seed). */
+    private long dropoutStream;
+
+    /**
+     * The seed of the next training pass's dropout masks: {@code mix(stream, draws++)}, so a pass and
+     * its recomputation (gradient checkpointing) can draw the same masks, and a resumed run continues
+     * the sequence.
+     */
+    public synchronized long nextDropoutSeed() {
+        long z = dropoutStream + 0x9E3779B97F4A7C15L * (++dropoutDraws);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /** The dropout seeds drawn so far and their stream, for checkpoints. */
+    public synchronized long[] dropoutState() {
+        return new long[] {dropoutStream, dropoutDraws};
+    }
+
+    /** Restores {@link #dropoutState()}. */
+    public synchronized void setDropoutState(long[] state) {
+        dropoutStream = state[0];
+        dropoutDraws = state[1];
     }
 
     public LoraConfig config() {
@@ -110,6 +154,18 @@ public final class LoraAdapter implements AutoCloseable {
     public Tensor merged(Tensor w, int layer, String p) {
         Tensor aw = a.get(key(layer, p));
         return aw == null ? w : w.add(b.get(key(layer, p)).matmul(aw).mul(config.scale()).to(w.dtype()));
+    }
+
+    /** Whether every B is zero, so that this adapter changes nothing (a fresh one). */
+    public boolean isIdentity() {
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            for (Tensor bw : b.values()) {
+                if (bw.detach().abs().max().item() != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** Every A and B, in layer and projection order (what the optimizer steps). */
@@ -146,6 +202,14 @@ public final class LoraAdapter implements AutoCloseable {
      * {@code base_model_name_or_path}, ...) and {@code adapter_model.safetensors} with PEFT's key names.
      */
     public void savePeft(Path dir, String baseModelNameOrPath) {
+        comlrl.model.io.ModelDirs.replace(dir, fresh -> writePeftFiles(fresh, baseModelNameOrPath));
+    }
+
+    /**
+     * Writes {@code adapter_config.json} and {@code adapter_model.safetensors} into {@code dir}, file
+     * by file (for assembling a larger directory inside {@link comlrl.model.io.ModelDirs#replace}).
+     */
+    public void writePeftFiles(Path dir, String baseModelNameOrPath) {
         Map<String, Object> cfg = new LinkedHashMap<>();
         cfg.put("peft_type", "LORA");
         cfg.put("task_type", "CAUSAL_LM");
@@ -163,19 +227,17 @@ public final class LoraAdapter implements AutoCloseable {
         cfg.put("use_dora", false);
         cfg.put("rank_pattern", Map.of());
         cfg.put("alpha_pattern", Map.of());
-        comlrl.model.io.ModelDirs.replace(dir, fresh -> {
-            try {
-                comlrl.model.io.Safetensors.writeSmallFile(fresh.resolve(CONFIG_FILE),
-                        JSON.writerWithDefaultPrettyPrinter().writeValueAsString(cfg));
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-            try (Scope s = Scope.open()) {
-                Map<String, Tensor> detached = new LinkedHashMap<>();
-                peftStateDict().forEach((k, v) -> detached.put(k, v.detach()));
-                comlrl.model.io.Safetensors.save(detached, fresh.resolve(WEIGHTS_FILE));
-            }
-        });
+        try {
+            comlrl.model.io.Safetensors.writeSmallFile(dir.resolve(CONFIG_FILE),
+                    JSON.writerWithDefaultPrettyPrinter().writeValueAsString(cfg));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        try (Scope s = Scope.open()) {
+            Map<String, Tensor> detached = new LinkedHashMap<>();
+            peftStateDict().forEach((k, v) -> detached.put(k, v.detach()));
+            comlrl.model.io.Safetensors.save(detached, dir.resolve(WEIGHTS_FILE));
+        }
     }
 
     /**
@@ -184,6 +246,18 @@ public final class LoraAdapter implements AutoCloseable {
      * adapter of this shape.
      */
     public static LoraAdapter loadPeft(Path dir, ModelConfig model, DType dtype, Device device) {
+        LoraAdapter adapter = init(model, readPeftConfig(dir), dtype, device, 0);
+        try {
+            adapter.loadWeights(dir);
+        } catch (RuntimeException | Error e) {
+            adapter.close();
+            throw e;
+        }
+        return adapter;
+    }
+
+    /** The {@link LoraConfig} of a PEFT adapter directory's {@code adapter_config.json}; fails naming the file when it is not a plain LoRA adapter. */
+    public static LoraConfig readPeftConfig(Path dir) {
         Path cfgFile = dir.resolve(CONFIG_FILE);
         com.fasterxml.jackson.databind.JsonNode cfg;
         try {
@@ -204,12 +278,22 @@ public final class LoraAdapter implements AutoCloseable {
         if (cfg.path("target_modules").isTextual()) {
             targets.add(cfg.path("target_modules").asText());
         }
-        LoraConfig lc = new LoraConfig(cfg.path("r").asInt(), cfg.path("lora_alpha").asDouble(),
-                cfg.path("lora_dropout").asDouble(0), targets, cfg.path("use_rslora").asBoolean(false));
-        LoraAdapter adapter = init(model, lc, dtype, device, 0);
+        try {
+            return new LoraConfig(cfg.path("r").asInt(), cfg.path("lora_alpha").asDouble(),
+                    cfg.path("lora_dropout").asDouble(0), targets, cfg.path("use_rslora").asBoolean(false));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(cfgFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Overwrites this adapter's A and B with those of the PEFT adapter directory {@code dir} (bit for
+     * bit when the dtypes agree); fails naming the file and tensor when a shape or name differs.
+     */
+    public void loadWeights(Path dir) {
         Map<String, Tensor> saved = comlrl.model.io.Safetensors.load(dir.resolve(WEIGHTS_FILE));
         try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            Map<String, Tensor> ours = adapter.peftStateDict();
+            Map<String, Tensor> ours = peftStateDict();
             for (Map.Entry<String, Tensor> e : ours.entrySet()) {
                 Tensor src = saved.get(e.getKey());
                 if (src == null) {
@@ -222,13 +306,9 @@ public final class LoraAdapter implements AutoCloseable {
                 }
                 e.getValue().copy_(src);
             }
-        } catch (RuntimeException | Error e) {
-            adapter.close();
-            throw e;
         } finally {
             saved.values().forEach(Tensor::close);
         }
-        return adapter;
     }
 
     @Override

@@ -64,4 +64,59 @@ class LoraDecoderTest {
             }
         }
     }
+
+    /** The adapter's gradients after one backward of sum(logits²) with or without checkpointing. */
+    static List<double[]> gradients(DecoderLm agent, boolean checkpointing) {
+        try (Scope s = Scope.open()) {
+            agent.parameters().forEach(p -> p.zeroGrad());
+            Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 1, IDS.length);
+            Tensor pos = Tensor.ofLongs(new long[] {0, 1, 2, 3, 4, 5}, Device.CPU, 1, IDS.length);
+            agent.backward(ids, pos, null, 0, out -> out.logits().mul(out.logits()).sum(), checkpointing);
+            return agent.parameters().stream().map(p -> p.grad().toDoubleArray()).toList();
+        }
+    }
+
+    static double maxDifference(List<double[]> a, List<double[]> b) {
+        double worst = 0;
+        for (int i = 0; i < a.size(); i++) {
+            for (int j = 0; j < a.get(i).length; j++) {
+                worst = Math.max(worst, Math.abs(a.get(i)[j] - b.get(i)[j]));
+            }
+        }
+        return worst;
+    }
+
+    @Test
+    void loraDropoutDrawsNewMasksPerPassTheSameInACheckpointedRecomputationAndResumesItsSequence() {
+        LoraConfig c = new LoraConfig(4, 8, 0.5, List.of("all-linear"), false);
+        try (DecoderLm base = DecoderLm.random(MODEL, DType.F32, Device.CPU, 3);
+                LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 4);
+                DecoderLm agent = base.withAdapter(adapter)) {
+            base.parameters().forEach(p -> p.requiresGrad(false));
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(8)) {
+                List<Tensor> params = adapter.parameters();
+                for (int k = 1; k < params.size(); k += 2) {
+                    params.get(k).copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, params.get(k).shape()));
+                }
+            }
+            long[] before = adapter.dropoutState();
+            List<double[]> plain = gradients(agent, false);
+            List<double[]> next = gradients(agent, false);
+            assertThat(maxDifference(plain, next)).as("a new pass draws new masks").isGreaterThan(1e-6);
+            adapter.setDropoutState(before);
+            assertThat(maxDifference(plain, gradients(agent, true))).as("checkpointed recomputation, same masks")
+                    .isLessThan(1e-5);
+            assertThat(maxDifference(next, gradients(agent, false))).as("the sequence resumes").isEqualTo(0.0);
+            // without dropout the gradients differ from any of the masked passes
+            try (LoraAdapter plainAdapter = LoraAdapter.init(MODEL, new LoraConfig(4, 8, 0, List.of("all-linear"), false),
+                    DType.F32, Device.CPU, 4); DecoderLm noDropout = base.withAdapter(plainAdapter)) {
+                try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+                    for (int k = 0; k < adapter.parameters().size(); k++) {
+                        plainAdapter.parameters().get(k).copy_(adapter.parameters().get(k).detach());
+                    }
+                }
+                assertThat(maxDifference(plain, gradients(noDropout, false))).isGreaterThan(1e-6);
+            }
+        }
+    }
 }

@@ -19,12 +19,19 @@ import java.util.List;
  */
 public final class ReferencePolicy implements AutoCloseable {
     private final List<DecoderLm> references = new ArrayList<>();
+    private final List<Boolean> owned = new ArrayList<>();
 
-    /** Frozen copies of {@code policies}, each on its device. */
+    /**
+     * Frozen copies of {@code policies}, each on its device. A LoRA agent whose adapter is still
+     * fresh (B = 0) on its device needs no copy: its frozen base is the reference.
+     */
     public ReferencePolicy(List<DecoderLm> policies, List<Device> devices) {
         try {
             for (int i = 0; i < policies.size(); i++) {
-                references.add(policies.get(i).frozenCopy(devices.get(i)));
+                DecoderLm p = policies.get(i);
+                boolean free = p.adapter() != null && p.adapter().isIdentity() && p.device().equals(devices.get(i));
+                references.add(free ? p.base() : p.frozenCopy(devices.get(i)));
+                owned.add(!free);
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -63,6 +70,10 @@ public final class ReferencePolicy implements AutoCloseable {
 
     @Override
     public void close() {
-        references.forEach(DecoderLm::close);
+        for (int i = 0; i < references.size(); i++) {
+            if (owned.get(i)) {
+                references.get(i).close();
+            }
+        }
     }
 }

@@ -1,0 +1,112 @@
+package comlrl.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Several agents' adapters in one batched forward over the shared base equal each agent's own forward. */
+class LoraBatchTest {
+    static final ModelConfig MODEL = LoraAdapterTest.MODEL;
+
+    /** An adapter with random B, so that it changes the logits. */
+    static LoraAdapter trained(LoraConfig c, long seed) {
+        LoraAdapter a = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, seed);
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(seed + 100)) {
+            List<Tensor> p = a.parameters();
+            for (int k = 1; k < p.size(); k += 2) {
+                p.get(k).copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.get(k).shape()));
+            }
+        }
+        return a;
+    }
+
+    static Tensor rows(long[][] ids, int from, int count) {
+        long[] flat = new long[count * ids[0].length];
+        long[] pos = new long[flat.length];
+        for (int r = 0; r < count; r++) {
+            for (int t = 0; t < ids[0].length; t++) {
+                flat[r * ids[0].length + t] = ids[from + r][t];
+                pos[r * ids[0].length + t] = t;
+            }
+        }
+        return Tensor.ofLongs(flat, Device.CPU, count, ids[0].length);
+    }
+
+    static Tensor logits(DecoderLm m, long[][] ids, int from, int count) {
+        Tensor x = rows(ids, from, count);
+        long s = ids[0].length;
+        long[] pos = new long[(int) (count * s)];
+        for (int i = 0; i < pos.length; i++) {
+            pos[i] = i % s;
+        }
+        return m.forward(x, Tensor.ofLongs(pos, Device.CPU, count, s), null, null, 0).logits();
+    }
+
+    static final long[][] IDS = {{1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}, {4, 8, 12, 16}, {17, 18, 19, 20},
+            {21, 22, 23, 24}};
+
+    /** The batched forward's rows of group g against agent g's own view, for groups of {@code counts} rows. */
+    static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts, boolean stacked) {
+        try (DecoderLm team = base.withAdapters(adapters, counts); Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            int total = 0;
+            for (int c : counts) {
+                total += c;
+            }
+            assertThat(team.parameters()).isEmpty();
+            Tensor together = logits(team, IDS, 0, total);
+            double worst = 0;
+            int start = 0;
+            for (int a = 0; a < adapters.size(); a++) {
+                try (DecoderLm alone = base.withAdapter(adapters.get(a))) {
+                    Tensor own = logits(alone, IDS, start, counts[a]);
+                    worst = Math.max(worst, together.narrow(0, start, counts[a]).sub(own).abs().max().item());
+                    // and the group really is adapted: it differs from the base
+                    assertThat(own.sub(logits(base, IDS, start, counts[a])).abs().max().item()).isGreaterThan(1e-4);
+                }
+                start += counts[a];
+            }
+            return worst;
+        }
+    }
+
+    @Test
+    void aBatchedForwardEqualsEachAgentsForwardStackedAndGroupByGroup() {
+        LoraConfig all = new LoraConfig(4, 8, 0, List.of("all-linear"), false);
+        try (DecoderLm base = DecoderLm.random(MODEL, DType.F32, Device.CPU, 3);
+                LoraAdapter a0 = trained(all, 1); LoraAdapter a1 = trained(all, 2); LoraAdapter a2 = trained(all, 3);
+                LoraAdapter q = trained(new LoraConfig(2, 6, 0, List.of("q_proj", "down_proj"), true), 4)) {
+            try (LoraBatch b = new LoraBatch(List.of(a0, a1, a2), new int[] {2, 2, 2})) {
+                assertThat(b.stacked()).isTrue();
+            }
+            assertThat(worstDifference(base, List.of(a0, a1, a2), new int[] {2, 2, 2}, true)).isLessThan(1e-5);
+            // unequal groups and mixed ranks/targets run group by group
+            try (LoraBatch b = new LoraBatch(List.of(a0, q), new int[] {3, 3})) {
+                assertThat(b.stacked()).isFalse();
+            }
+            assertThat(worstDifference(base, List.of(a0, q), new int[] {3, 3}, false)).isLessThan(1e-5);
+            assertThat(worstDifference(base, List.of(a2, a0, a1), new int[] {1, 3, 2}, false)).isLessThan(1e-5);
+        }
+    }
+
+    @Test
+    void rowsThatDoNotSplitIntoTheGroupsAreRefused() {
+        LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false);
+        try (DecoderLm base = DecoderLm.random(MODEL, DType.F32, Device.CPU, 3);
+                LoraAdapter a0 = trained(c, 1); LoraAdapter a1 = trained(c, 2);
+                DecoderLm team = base.withAdapters(List.of(a0, a1), new int[] {1, 2});
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            assertThatThrownBy(() -> logits(team, IDS, 0, 4)).hasMessageContaining("multiple of 3 rows");
+            assertThat(logits(team, IDS, 0, 6).size(0)).isEqualTo(6); // two rows per share
+            assertThatThrownBy(() -> new LoraBatch(List.of(a0), new int[] {1, 1})).hasMessageContaining("row groups");
+        }
+    }
+}
