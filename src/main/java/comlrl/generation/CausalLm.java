@@ -26,12 +26,44 @@ public final class CausalLm implements AutoCloseable {
     private final DecoderLm model;
     private final Tokenizer tokenizer;
     private final GenerationConfig generationConfig;
+    /** Whether closing this closes the tokenizer (a LoRA agent's view shares its base's). */
+    private final boolean ownsTokenizer;
+    /** A LoRA agent: save the adapter folded into a full model instead of a PEFT adapter directory. */
+    private final boolean saveMerged;
 
     public CausalLm(String source, DecoderLm model, Tokenizer tokenizer, GenerationConfig generationConfig) {
+        this(source, model, tokenizer, generationConfig, true, false);
+    }
+
+    private CausalLm(String source, DecoderLm model, Tokenizer tokenizer, GenerationConfig generationConfig,
+            boolean ownsTokenizer, boolean saveMerged) {
         this.source = source;
         this.model = model;
         this.tokenizer = tokenizer;
         this.generationConfig = generationConfig;
+        this.ownsTokenizer = ownsTokenizer;
+        this.saveMerged = saveMerged;
+    }
+
+    /**
+     * A LoRA agent on this model: {@code adapter} over this model's frozen weights
+     * ({@link DecoderLm#withAdapter}), sharing its tokenizer and generation config. {@link #save}
+     * writes it as a PEFT adapter directory (with the tokenizer), or with {@code saveMerged} as a full
+     * model with the adapter folded in. Closing it closes only the view; this model and the adapter
+     * stay open.
+     */
+    public CausalLm withAdapter(comlrl.model.LoraAdapter adapter, boolean saveMerged) {
+        return new CausalLm(source, model.withAdapter(adapter), tokenizer, generationConfig, false, saveMerged);
+    }
+
+    /**
+     * What a PEFT adapter of this model names as {@code base_model_name_or_path}: the hub id or
+     * directory it was loaded from; for a built-in model, the local directory it was written to (so
+     * that Python's peft finds it).
+     */
+    public String baseModelNameOrPath() {
+        return BuiltinModels.isBuiltin(source) && tokenizer.directory() != null
+                ? tokenizer.directory().toAbsolutePath().toString() : source;
     }
 
     /**
@@ -124,15 +156,30 @@ public final class CausalLm implements AutoCloseable {
 
     /**
      * Writes a Hugging Face model directory: {@code config.json}, safetensors weights (tied head
-     * omitted), tokenizer files and {@code generation_config.json}. The whole directory is written
+     * omitted), tokenizer files and {@code generation_config.json}; for a LoRA agent
+     * ({@link #withAdapter}) its PEFT adapter directory ({@code adapter_config.json},
+     * {@code adapter_model.safetensors}) and the tokenizer files, or the merged full model. The whole directory is written
      * aside and swapped into place ({@link ModelDirs#replace}), so a failure (a full disk) leaves a
      * previous model at {@code dir} whole; saving into the directory the model was loaded from is safe.
      *
      * @throws java.io.UncheckedIOException naming the directory and the cause when writing fails
      */
     public void save(Path dir) {
+        if (model.adapter() != null && !saveMerged) {
+            ModelDirs.replace(dir, fresh -> {
+                model.adapter().writePeftFiles(fresh, baseModelNameOrPath());
+                tokenizer.save(fresh);
+            });
+            return;
+        }
         ModelDirs.replace(dir, fresh -> {
-            model.writeFiles(fresh, MAX_SHARD_BYTES);
+            if (model.adapter() != null) {
+                try (DecoderLm merged = model.mergeAdapter()) {
+                    merged.writeFiles(fresh, MAX_SHARD_BYTES);
+                }
+            } else {
+                model.writeFiles(fresh, MAX_SHARD_BYTES);
+            }
             tokenizer.save(fresh);
             generationConfig.save(fresh);
         });
@@ -141,6 +188,8 @@ public final class CausalLm implements AutoCloseable {
     @Override
     public void close() {
         model.close();
-        tokenizer.close();
+        if (ownsTokenizer) {
+            tokenizer.close();
+        }
     }
 }

@@ -16,6 +16,7 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
@@ -142,7 +143,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         AgentSet loaded = null;
         ReferencePolicy refs = null;
         try {
-            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents());
+            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed());
             for (int i = 0; i < numAgents; i++) {
                 CausalLm lm = loaded.get(i);
                 Tokenizer tok = sources.tokenizers().get(i);
@@ -470,9 +471,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         for (int i = 0; i < numAgents; i++) {
             promptIds.add(promptEncoder.encode(agents.get(i), prompts.get(i)));
         }
-        List<List<Completion>> outs = executor.map(i -> agents.get(i).generator()
-                .generate(List.of(promptIds.get(i)), generation.get(i).sampling().withNumReturnSequences(k), rowSeeds[i])
-                .get(0));
+        List<List<Completion>> outs = Rollouts.generateOne(agents, executor, promptIds,
+                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds);
         List<List<long[]>> responses = new ArrayList<>();
         List<List<String>> texts = new ArrayList<>();
         double[][] logprobs = new double[numAgents][k];

@@ -135,11 +135,11 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
                     actorOptimizers.get(i)));
             if (criticSet != null) {
-                parts.put("critic_" + i, TrainerCheckpoint.weights("critic_" + i, "critic " + i, criticSet.get(i).model()));
+                parts.put("critic_" + i, TrainerCheckpoint.weights("critic_" + i, "critic " + i, criticSet.get(i)));
                 parts.put("critic_optimizer_" + i, TrainerCheckpoint.optimizer("critic_optimizer_" + i + ".safetensors",
                         criticOptimizers.get(i)));
             }

@@ -103,11 +103,11 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         this.criticsView = List.of(new CausalLmWithValueHead(criticSet.get(0), head));
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
                     actorOptimizers.get(i)));
         }
-        parts.put("critic", TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0).model()));
+        parts.put("critic", TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0)));
         parts.put("critic_optimizer", TrainerCheckpoint.optimizer("critic_optimizer.safetensors", criticOptimizer));
         parts.put("value_head", IACTrainer.valueHeadPart("value_head", head));
         initCheckpoint(List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", actorModels()),

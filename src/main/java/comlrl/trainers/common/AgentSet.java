@@ -20,6 +20,10 @@ public final class AgentSet implements AutoCloseable {
     private final List<Object> sources;
     private final List<CausalLm> models = new ArrayList<>();
     private final List<Device> devices;
+    // LoRA agents: the bases loaded here, the adapters (all owned) and the agents' views (models)
+    private final List<CausalLm> ownedBases = new ArrayList<>();
+    private final List<comlrl.model.LoraAdapter> adapters = new ArrayList<>();
+    private boolean lora;
 
     private AgentSet(String label, List<Object> sources, List<Device> devices) {
         this.label = label;
@@ -33,6 +37,82 @@ public final class AgentSet implements AutoCloseable {
      * failure the models loaded so far are freed.
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices) {
+        return load(label, sources, dtype, devices, null, 0);
+    }
+
+    /**
+     * As {@link #load(String, List, DType, List)}; with {@code lora}, each model is a LoRA agent: a
+     * frozen base (one for all when they share it) and an adapter of its own, fresh (A from
+     * {@code seed} and the agent's index, B zero) or loaded from a PEFT adapter directory.
+     */
+    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
+            long seed) {
+        checkSources(label, sources);
+        if (lora == null) {
+            return loadFull(label, sources, dtype, devices);
+        }
+        if (lora.adapters() != null && lora.adapters().size() != sources.size()) {
+            throw new IllegalArgumentException("lora_adapters has " + lora.adapters().size() + " entries for "
+                    + sources.size() + " " + label + "s; give one adapter directory (or null for a fresh adapter) per "
+                    + label);
+        }
+        boolean same = true;
+        for (int i = 1; i < sources.size(); i++) {
+            same &= sameSource(sources.get(0), sources.get(i)) && devices.get(i).equals(devices.get(0));
+        }
+        boolean share = lora.shareBase() == null ? same : lora.shareBase();
+        if (share && !same) {
+            throw new IllegalArgumentException("agents_share_base: true needs every " + label + " to name the same base "
+                    + "model on the same device, got " + describe(sources) + " on " + devices + "; set agents_share_base: "
+                    + "false (one base per " + label + ") or use one model and device");
+        }
+        AgentSet set = new AgentSet(label, sources, devices);
+        set.lora = true;
+        try {
+            CausalLm shared = null;
+            for (int i = 0; i < sources.size(); i++) {
+                CausalLm base = share && shared != null ? shared : set.base(sources.get(i), dtype, devices.get(i));
+                shared = base;
+                comlrl.model.DecoderLm m = base.model();
+                m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
+                Path from = lora.adapter(i);
+                comlrl.model.LoraAdapter adapter = from != null
+                        ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), m.dtype(), m.device())
+                        : comlrl.model.LoraAdapter.init(m.config(), lora.config(), m.dtype(), m.device(),
+                                seed * 1_000_003L + i);
+                set.adapters.add(adapter);
+                set.models.add(base.withAdapter(adapter, lora.saveMerged()));
+            }
+        } catch (RuntimeException | Error e) {
+            set.close();
+            throw e;
+        }
+        return set;
+    }
+
+    private static boolean sameSource(Object a, Object b) {
+        return a == b || a instanceof String sa && sa.equals(b);
+    }
+
+    private static String describe(List<Object> sources) {
+        return sources.stream().map(o -> o instanceof CausalLm lm ? lm.source() : String.valueOf(o)).toList().toString();
+    }
+
+    /** A base for LoRA agents: loaded here (and owned) from a String source, or the caller's model. */
+    private CausalLm base(Object source, DType dtype, Device device) {
+        if (source instanceof CausalLm lm) {
+            if (lm.model().adapter() != null) {
+                throw new IllegalArgumentException("a LoRA " + label + " needs a plain base model, got a model that "
+                        + "already has an adapter (" + lm.source() + ")");
+            }
+            return lm;
+        }
+        CausalLm lm = CausalLm.load((String) source, dtype, device);
+        ownedBases.add(lm);
+        return lm;
+    }
+
+    private static void checkSources(String label, List<Object> sources) {
         for (int i = 0; i < sources.size(); i++) {
             Object src = sources.get(i);
             if (!(src instanceof CausalLm) && !(src instanceof String)) {
@@ -40,6 +120,9 @@ public final class AgentSet implements AutoCloseable {
                         + "CausalLm, got " + src.getClass().getName());
             }
         }
+    }
+
+    private static AgentSet loadFull(String label, List<Object> sources, DType dtype, List<Device> devices) {
         AgentSet set = new AgentSet(label, sources, devices);
         try {
             for (int i = 0; i < sources.size(); i++) {
@@ -87,9 +170,19 @@ public final class AgentSet implements AutoCloseable {
         return devices;
     }
 
-    /** Whether model {@code i} was loaded here (from a String source). */
+    /** Whether model {@code i} was loaded here (from a String source), or is a LoRA agent made here. */
     public boolean owns(int i) {
-        return sources.get(i) instanceof String;
+        return lora || sources.get(i) instanceof String;
+    }
+
+    /** Whether these are LoRA agents (adapters over frozen bases). */
+    public boolean lora() {
+        return lora;
+    }
+
+    /** The LoRA agents' adapters (empty for full models), in agent order. */
+    public List<comlrl.model.LoraAdapter> adapters() {
+        return Collections.unmodifiableList(adapters);
     }
 
     /** Fails when {@code dir} is one of the models' directories or inside one ({@code what} names {@code dir}). */
@@ -109,8 +202,10 @@ public final class AgentSet implements AutoCloseable {
     public void close() {
         for (int i = 0; i < models.size(); i++) {
             if (owns(i)) {
-                models.get(i).close();
+                models.get(i).close(); // a LoRA agent's view: its base and adapter are closed below
             }
         }
+        adapters.forEach(comlrl.model.LoraAdapter::close);
+        ownedBases.forEach(CausalLm::close);
     }
 }

@@ -5,7 +5,6 @@ import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
-import comlrl.generation.Generator;
 import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
@@ -145,14 +144,16 @@ public final class JointEvaluator {
                 rowSeeds[i] = seeds.next();
             }
             final List<List<String>> turnPrompts = prompts;
-            List<List<Completion>> outs = executor.map(i -> {
-                List<long[]> ids = turnPrompts.get(i).stream().map(p -> promptEncoder.encode(agents.get(i), p)).toList();
-                Generator gen = agents.get(i).generator();
-                List<Completion> flat = new ArrayList<>();
-                gen.generate(ids, generation.get(i).sampling().withNumReturnSequences(1), rowSeeds[i])
-                        .forEach(group -> flat.add(group.get(0)));
-                return flat;
-            });
+            List<List<long[]>> ids = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                CausalLm agent = agents.get(i);
+                ids.add(turnPrompts.get(i).stream().map(p -> promptEncoder.encode(agent, p)).toList());
+            }
+            List<List<Completion>> outs = new ArrayList<>();
+            for (List<List<Completion>> groups : Rollouts.generate(agents, executor, ids,
+                    i -> generation.get(i).sampling().withNumReturnSequences(1), rowSeeds)) {
+                outs.add(groups.stream().map(group -> group.get(0)).toList());
+            }
             List<List<String>> next = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
                 next.add(new ArrayList<>());

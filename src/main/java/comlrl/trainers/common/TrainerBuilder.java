@@ -39,8 +39,54 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private MetricsLogger sharedLogger;
     private Map<String, ?> wandbConfig;
     private TrainerCheckpoint.Extension checkpointExtension;
+    private comlrl.model.LoraConfig lora;
+    private Boolean agentsShareBase;
+    private List<Path> loraAdapters;
+    private boolean mergeAdapters;
 
     protected abstract B self();
+
+    /**
+     * LoRA agents: each agent trains an adapter with these settings over frozen base weights
+     * ({@link LoraAgents}); null (the default) trains full models.
+     */
+    public B lora(comlrl.model.LoraConfig lora) {
+        this.lora = lora;
+        return self();
+    }
+
+    /**
+     * {@code agents_share_base}: whether LoRA agents hold one base model for all (one batched rollout
+     * for the team); null (default) shares when every agent names the same base on the same device.
+     */
+    public B agentsShareBase(Boolean share) {
+        this.agentsShareBase = share;
+        return self();
+    }
+
+    /** LoRA agents start from these PEFT adapter directories (agent i from entry i; a null entry: fresh). */
+    public B loraAdapters(List<Path> adapters) {
+        this.loraAdapters = adapters;
+        return self();
+    }
+
+    /** {@code save_model} writes LoRA agents as full models with their adapters folded in ({@code --merge}). */
+    public B mergeAdaptersOnSave(boolean merge) {
+        this.mergeAdapters = merge;
+        return self();
+    }
+
+    /** The LoRA settings of the agents, or null for full models. */
+    public LoraAgents loraAgents() {
+        if (lora == null && loraAdapters == null) {
+            if (agentsShareBase != null && agentsShareBase) {
+                throw new IllegalArgumentException("agents_share_base: true needs LoRA agents (a lora section, or "
+                        + "lora_adapters): full agents each hold their own weights");
+            }
+            return null;
+        }
+        return new LoraAgents(lora, agentsShareBase, loraAdapters, mergeAdapters);
+    }
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
     public B agents(List<?> agents) {
@@ -175,7 +221,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * Sets every shared value of this builder on {@code target} (agents, formatters, rewards,
-     * datasets, dtype, output directory, console, chat template, history limit, sinks; not the
+     * datasets, dtype, output directory, console, chat template, history limit, sinks, LoRA settings; not the
      * stage hooks), for a trainer that builds another as a stage; returns {@code target}.
      */
     public <C extends TrainerBuilder<C>> C copyInto(C target) {
@@ -184,6 +230,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
         target.wandbConfig(wandbConfig);
+        target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters);
         ((TrainerBuilder<C>) target).formatters = formatters;
         sinks.forEach(target::metricSink);
         return target;

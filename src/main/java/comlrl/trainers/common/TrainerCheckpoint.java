@@ -192,11 +192,27 @@ public final class TrainerCheckpoint {
         shape.put("num_key_value_heads", c.numKvHeads());
         shape.put("head_dim", c.headDim());
         shape.put("tie_word_embeddings", c.tieWordEmbeddings());
+        if (model.adapter() != null) { // a LoRA agent: its adapter's shape too
+            comlrl.model.LoraConfig l = model.adapter().config();
+            Map<String, Object> lora = new LinkedHashMap<>();
+            lora.put("r", l.r());
+            lora.put("alpha", l.alpha());
+            lora.put("target_modules", l.targetModules());
+            lora.put("use_rslora", l.useRslora());
+            shape.put("lora", lora);
+        }
         return shape;
     }
 
-    /** The weights of {@code model} in {@code checkpoint/dirName/} (a model directory of safetensors shards). */
-    public static Part weights(String dirName, String label, DecoderLm model) {
+    /**
+     * The weights of {@code lm} in {@code checkpoint/dirName/}: a model directory of safetensors shards,
+     * or for a LoRA agent its adapter ({@link #adapter}).
+     */
+    public static Part weights(String dirName, String label, CausalLm lm) {
+        DecoderLm model = lm.model();
+        if (model.adapter() != null) {
+            return adapter(dirName, label, model.adapter(), lm.baseModelNameOrPath());
+        }
         return new Part() {
             @Override
             public void save(Path dir) {
@@ -205,11 +221,52 @@ public final class TrainerCheckpoint {
 
             @Override
             public void restore(Path dir) {
-                Path d = dir.resolve(dirName);
-                if (!Files.isDirectory(d)) {
-                    throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (" + label + ")");
+                model.loadParameters(requireDir(dir, dirName, label));
+            }
+        };
+    }
+
+    private static Path requireDir(Path dir, String dirName, String label) {
+        Path d = dir.resolve(dirName);
+        if (!Files.isDirectory(d)) {
+            throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (" + label + ")");
+        }
+        return d;
+    }
+
+    /** A LoRA agent's state file beside its adapter: the dropout seed stream's position. */
+    static final String LORA_STATE_FILE = "lora_state.json";
+
+    /**
+     * A LoRA agent's adapter in {@code checkpoint/dirName/}: a PEFT adapter directory (the frozen base
+     * is not repeated) and the dropout stream's position, so a resume continues bit for bit.
+     */
+    public static Part adapter(String dirName, String label, comlrl.model.LoraAdapter adapter, String baseModel) {
+        return new Part() {
+            @Override
+            public void save(Path dir) {
+                comlrl.model.io.ModelDirs.replace(dir.resolve(dirName), fresh -> {
+                    adapter.writePeftFiles(fresh, baseModel);
+                    long[] d = adapter.dropoutState();
+                    Safetensors.writeSmallFile(fresh.resolve(LORA_STATE_FILE),
+                            "{\"dropout_stream\": " + d[0] + ", \"dropout_draws\": " + d[1] + "}\n");
+                });
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path d = requireDir(dir, dirName, label);
+                adapter.loadWeights(d);
+                Path f = d.resolve(LORA_STATE_FILE);
+                try {
+                    com.fasterxml.jackson.databind.JsonNode state = new com.fasterxml.jackson.databind.ObjectMapper()
+                            .readTree(f.toFile());
+                    adapter.setDropoutState(new long[] {state.path("dropout_stream").asLong(),
+                            state.path("dropout_draws").asLong()});
+                } catch (java.io.IOException e) {
+                    throw new IllegalArgumentException("Cannot read " + f + " (" + label + "'s LoRA state): "
+                            + e.getMessage() + "; resume from an intact checkpoint", e);
                 }
-                model.loadParameters(d);
             }
         };
     }

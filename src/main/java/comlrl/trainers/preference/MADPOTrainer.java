@@ -131,7 +131,7 @@ public final class MADPOTrainer implements Trainer {
 
         this.seeds = new SeedStream(args.seed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
-        this.actors = AgentSet.load("agent", sources, b.dtype(), devices);
+        this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
         this.agents = actors.models();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
@@ -165,7 +165,7 @@ public final class MADPOTrainer implements Trainer {
                 false);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
         }
         parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));

@@ -9,6 +9,7 @@ import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.SeedStream;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;
@@ -82,8 +83,8 @@ final class PreferenceCollector {
                 prompts.add(promptEncoder.encode(agents.get(i), promptTexts.get(i)));
                 rowSeeds[i] = seeds.next();
             }
-            List<List<Completion>> candidates = executor.map(i -> agents.get(i).generator()
-                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+            List<List<Completion>> candidates = Rollouts.generateOne(agents, executor, prompts,
+                    i -> generation.get(i).sampling(), rowSeeds);
             int c = args.preferenceNumCandidates();
             double[] rewards = new double[c];
             for (int k = 0; k < c; k++) {
@@ -150,8 +151,8 @@ final class PreferenceCollector {
             for (int i = 0; i < numAgents; i++) {
                 comparatorRowSeeds[i] = comparatorSeeds.next();
             }
-            List<List<Completion>> current = executor.map(i -> agents.get(i).generator()
-                    .generate(List.of(prompts.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+            List<List<Completion>> current = Rollouts.generateOne(agents, executor, prompts,
+                    i -> generation.get(i).sampling(), rowSeeds);
             List<List<String>> others = comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
                     comparatorRowSeeds);
             int c = args.preferenceNumCandidates();

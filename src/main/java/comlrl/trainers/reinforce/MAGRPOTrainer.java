@@ -26,6 +26,7 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
@@ -153,7 +154,7 @@ public class MAGRPOTrainer implements Trainer {
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null ? devices
                 : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         // every check that can fail without a model has run; now load (and free what was loaded on failure)
-        this.actors = AgentSet.load("agent", sources, b.dtype(), devices);
+        this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
         this.agents = actors.models();
         this.optimizers = new ArrayList<>();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
@@ -196,7 +197,7 @@ public class MAGRPOTrainer implements Trainer {
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i).model()));
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
         }
         return parts;
@@ -433,8 +434,8 @@ public class MAGRPOTrainer implements Trainer {
         for (int i = 0; i < numAgents; i++) {
             node.promptIds.add(encodePrompt(i, prompts.get(i)));
         }
-        node.completions = executor.map(i -> agents.get(i).generator()
-                .generate(List.of(node.promptIds.get(i)), generation.get(i).sampling(), rowSeeds[i]).get(0));
+        node.completions = Rollouts.generateOne(agents, executor, node.promptIds, i -> generation.get(i).sampling(),
+                rowSeeds);
         if (args.referenceKlEnabled()) {
             node.referenceKls = new double[numAgents][];
             for (int i = 0; i < numAgents; i++) {
