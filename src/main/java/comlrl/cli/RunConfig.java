@@ -74,6 +74,11 @@ import java.util.function.Consumer;
  * eval_repeats: 1              # final before/after evaluations averaged over this many passes
  * save_model: true
  * verbose: true
+ * lora: {r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false}
+ *                              # LoRA agents: an adapter each over frozen base weights (PEFT adapter dirs saved)
+ * agents_share_base: true      # with lora: one base for all agents, one batched rollout (default when they name one base)
+ * lora_adapters: [DIR, DIR]    # PEFT adapter directories the agents start from (one per agent; null: fresh)
+ * save_merged: false           # with lora: save full models with the adapters folded in (train --merge)
  * </pre>
  * Relative paths are resolved against the config file's directory.
  *
@@ -90,7 +95,8 @@ import java.util.function.Consumer;
 final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
-            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics");
+            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
+            "agents_share_base", "lora_adapters", "save_merged");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
@@ -131,6 +137,14 @@ final class RunConfig {
     final boolean verbose;
     final boolean chatTemplate;
     final String systemPrompt;
+    /** The {@code lora} section, or null for full agents. */
+    final comlrl.model.LoraConfig lora;
+    /** {@code agents_share_base}, or null for the default. */
+    final Boolean agentsShareBase;
+    /** {@code lora_adapters}, resolved (null entries: fresh adapters), or null. */
+    final List<Path> loraAdapters;
+    /** {@code save_merged}: LoRA agents saved as full models. */
+    final boolean saveMerged;
     private final Path baseDir;
     /** The source text of the numbers and booleans in each parsed list (by identity); see {@link ConfigYaml}. */
     private final Map<Object, List<String>> scalarTexts = new IdentityHashMap<>();
@@ -330,6 +344,49 @@ final class RunConfig {
                     + "into the agent's chat template)");
         }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
+        this.lora = map.get("lora") == null ? null : comlrl.model.LoraConfig.fromMap(asMap(map.get("lora"), "lora"));
+        this.agentsShareBase = map.get("agents_share_base") == null ? null
+                : ConfigMaps.toBoolean("config", "agents_share_base", map.get("agents_share_base"));
+        this.loraAdapters = map.get("lora_adapters") == null ? null : loraAdapterList(map.get("lora_adapters"));
+        this.saveMerged = map.get("save_merged") != null
+                && ConfigMaps.toBoolean("config", "save_merged", map.get("save_merged"));
+        boolean loraAgents = lora != null || loraAdapters != null;
+        if (!loraAgents && (agentsShareBase != null || saveMerged)) {
+            throw new IllegalArgumentException(file + ": " + (saveMerged ? "save_merged (train --merge)" : "agents_share_base")
+                    + " applies to LoRA agents; add a lora section (e.g. lora: {r: 8, alpha: 16, target_modules: "
+                    + "all-linear}) or lora_adapters, or remove it");
+        }
+        if (loraAdapters != null && loraAdapters.contains(null) && lora == null) {
+            throw new IllegalArgumentException(file + ": lora_adapters has null entries (fresh adapters) but there is "
+                    + "no lora section giving their settings; add lora: {r: ..., alpha: ...}");
+        }
+        if (loraAdapters != null && loraAdapters.size() != numAgents) {
+            throw new IllegalArgumentException(file + ": lora_adapters has " + loraAdapters.size() + " entries for "
+                    + numAgents + " agents; give one PEFT adapter directory (or null) per agent");
+        }
+    }
+
+    /** {@code lora_adapters}: PEFT adapter directories (each checked now), null entries for fresh adapters. */
+    private List<Path> loraAdapterList(Object value) {
+        if (!(value instanceof List<?> list)) {
+            throw new IllegalArgumentException("lora_adapters must be a list of PEFT adapter directories (one per "
+                    + "agent, null for a fresh adapter), got " + value);
+        }
+        List<Path> out = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            if (list.get(i) == null) {
+                out.add(null);
+                continue;
+            }
+            Path dir = resolve(String.valueOf(list.get(i)));
+            try {
+                comlrl.model.LoraAdapter.readPeftConfig(dir);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("lora_adapters[" + i + "]: " + e.getMessage(), e);
+            }
+            out.add(dir);
+        }
+        return out;
     }
 
     /** A dataset seed: a non-negative integer, as NumPy's {@code default_rng} (which datasets uses) requires. */

@@ -48,12 +48,19 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--set", paramLabel = "key=value", description = "override a config value; bare field names go under args (repeatable)")
     List<String> overrides = new ArrayList<>();
 
+    @Option(names = "--merge", description = "LoRA agents: save full models with the adapters folded in (save_merged: true)")
+    boolean merge;
+
     @Option(names = "--resume", paramLabel = "CHECKPOINT", description = "resume from a checkpoint-N directory (or a checkpoint dir holding 'latest')")
     Path resume;
 
     @Override
     public Integer call() throws Exception {
-        RunConfig run = new RunConfig(config, overrides, outputDir); // fails here on a bad config, before any model loads
+        List<String> sets = new ArrayList<>(overrides);
+        if (merge) {
+            sets.add("save_merged=true");
+        }
+        RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
         Path resumeFrom = resume == null ? null
                 : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
         if (resumeFrom != null) {
@@ -138,7 +145,9 @@ final class TrainCommand implements Callable<Integer> {
                 .dtype(run.dtype)
                 .outputDir(run.outputDir)
                 .verbose(run.verbose)
-                .chatTemplate(run.chatTemplate, run.systemPrompt);
+                .chatTemplate(run.chatTemplate, run.systemPrompt)
+                .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
+                .mergeAdaptersOnSave(run.saveMerged);
         if (run.agents != null) {
             builder.agents(run.agents);
         }

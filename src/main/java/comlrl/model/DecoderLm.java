@@ -479,9 +479,13 @@ public final class DecoderLm implements AutoCloseable {
         return config.dtype();
     }
 
-    /** Trainable parameters by Hugging Face name, in registration order (tied head not repeated). */
+    /**
+     * Trainable parameters by Hugging Face name, in registration order (tied head not repeated); of
+     * an adapter view, the adapter's by PEFT's names ({@link LoraAdapter#peftStateDict()}).
+     */
     public Map<String, Tensor> namedParameters() {
-        return java.util.Collections.unmodifiableMap(parameters);
+        return adapter != null ? adapter.peftStateDict() : batch != null ? Map.of()
+                : java.util.Collections.unmodifiableMap(parameters);
     }
 
     /** What trains: every weight, or for an adapter view the adapter's A and B only. */

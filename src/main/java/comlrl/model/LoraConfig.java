@@ -37,9 +37,12 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
         targetModules = List.copyOf(resolveTargets(targetModules));
     }
 
-    /** PEFT's usual start: rank 16, α 32, no dropout, the attention projections q and v. */
+    /**
+     * PEFT's defaults: rank 8, {@code lora_alpha} 8, no dropout, and the projections PEFT adapts by
+     * default in these decoder families (q_proj and v_proj).
+     */
     public static LoraConfig defaults() {
-        return new LoraConfig(16, 32, 0.0, List.of("q_proj", "v_proj"), false);
+        return new LoraConfig(8, 8, 0.0, List.of("q_proj", "v_proj"), false);
     }
 
     /** The scale s: α/r, or α/√r with use_rslora. */
@@ -78,6 +81,16 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
         return ordered;
     }
 
+    private static Number number(Object value, String key, Number fallback) {
+        if (value == null) {
+            return fallback;
+        }
+        if (!(value instanceof Number n)) {
+            throw new IllegalArgumentException("lora." + key + " must be a number, got \"" + value + "\"");
+        }
+        return n;
+    }
+
     /** From a run config's {@code lora:} section ({@code r, alpha, dropout, target_modules, use_rslora}); missing keys keep {@link #defaults()}. */
     public static LoraConfig fromMap(Map<String, ?> values) {
         LoraConfig d = defaults();
@@ -87,14 +100,20 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
                         + "target_modules, use_rslora");
             }
         }
-        int r = values.get("r") == null ? d.r() : ((Number) values.get("r")).intValue();
         Object a = values.containsKey("alpha") ? values.get("alpha") : values.get("lora_alpha");
         Object p = values.containsKey("dropout") ? values.get("dropout") : values.get("lora_dropout");
         Object t = values.get("target_modules");
         List<String> targets = t == null ? d.targetModules() : t instanceof List<?> l
                 ? l.stream().map(String::valueOf).toList() : List.of(String.valueOf(t));
-        return new LoraConfig(r, a == null ? d.alpha() : ((Number) a).doubleValue(),
-                p == null ? d.dropout() : ((Number) p).doubleValue(), targets,
-                Boolean.TRUE.equals(values.get("use_rslora")));
+        Object rs = values.get("use_rslora");
+        if (rs != null && !(rs instanceof Boolean)) {
+            throw new IllegalArgumentException("lora.use_rslora must be true or false, got " + rs);
+        }
+        Number r = number(values.get("r"), "r", d.r());
+        if (r.doubleValue() != Math.rint(r.doubleValue())) {
+            throw new IllegalArgumentException("lora.r must be an integer, got " + r);
+        }
+        return new LoraConfig(r.intValue(), number(a, "alpha", d.alpha()).doubleValue(),
+                number(p, "dropout", d.dropout()).doubleValue(), targets, Boolean.TRUE.equals(rs));
     }
 }

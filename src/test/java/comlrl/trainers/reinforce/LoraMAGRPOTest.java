@@ -1,0 +1,198 @@
+package comlrl.trainers.reinforce;
+
+import static comlrl.trainers.reinforce.ReinforceFixtures.bytes;
+import static comlrl.trainers.reinforce.ReinforceFixtures.fast;
+import static comlrl.trainers.reinforce.ReinforceFixtures.lengthDifference;
+import static comlrl.trainers.reinforce.ReinforceFixtures.snapshot;
+import static comlrl.trainers.reinforce.ReinforceFixtures.tasks;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import comlrl.checkpoint.Checkpoints;
+import comlrl.generation.CausalLm;
+import comlrl.model.LoraAdapter;
+import comlrl.model.LoraConfig;
+import comlrl.tensor.Device;
+import comlrl.trainers.TinyAgents;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * MAGRPO with LoRA agents: one shared frozen base and one batched team rollout give what separate
+ * bases and separate rollouts give; only adapters change; save_model writes PEFT adapter
+ * directories (or merged models); checkpoints hold adapters and resume bit for bit (dropout on);
+ * saved adapters are a starting point.
+ */
+class LoraMAGRPOTest {
+    @TempDir
+    static Path models;
+    static Path base;
+    static final LoraConfig LORA = new LoraConfig(4, 8, 0.0, List.of("all-linear"), false);
+
+    @BeforeAll
+    static void writeBase() {
+        base = TinyAgents.create(models.resolve("base"), 3);
+    }
+
+    static MAGRPOTrainer.Builder builder(int epochs, LoraConfig lora, Boolean share) {
+        MAGRPOConfig config = fast(MAGRPOConfig.builder()).numTrainEpochs(epochs).rolloutBufferSize(2)
+                .agentLearningRate(3e-2).loggingSteps(1).evalInterval(2).build();
+        return MAGRPOTrainer.builder().agentModel(base.toString()).numAgents(2).lora(lora).agentsShareBase(share)
+                .rewardFunc(lengthDifference()).trainDataset(tasks(3)).evalDataset(tasks(2)).args(config).verbose(false);
+    }
+
+    static List<Map<String, float[]>> adapters(MAGRPOTrainer t) {
+        return t.agents().stream().map(ReinforceFixtures::snapshot).toList();
+    }
+
+    @Test
+    void aSharedBaseWithOneTeamRolloutTrainsAsSeparateBasesWithSeparateRollouts() {
+        List<Map<String, Double>> shared;
+        List<Map<String, float[]>> sharedAdapters;
+        Map<String, float[]> baseBefore;
+        try (MAGRPOTrainer t = builder(2, LORA, null).build()) {
+            assertThat(t.agents().get(0).model().base()).isSameAs(t.agents().get(1).model().base());
+            baseBefore = snapshot(new CausalLm("base", t.agents().get(0).model().base(), t.agents().get(0).tokenizer(),
+                    t.agents().get(0).generationConfig()));
+            t.train();
+            shared = List.copyOf(t.logHistory());
+            sharedAdapters = adapters(t);
+            Map<String, float[]> baseAfter = snapshot(new CausalLm("base", t.agents().get(0).model().base(),
+                    t.agents().get(0).tokenizer(), t.agents().get(0).generationConfig()));
+            baseBefore.forEach((k, v) -> assertThat(baseAfter.get(k)).as(k).containsExactly(v)); // the base is frozen
+            assertThat(sharedAdapters.get(0).keySet()).allMatch(k -> k.contains(".lora_"));
+        }
+        try (MAGRPOTrainer t = builder(2, LORA, false).build()) {
+            assertThat(t.agents().get(0).model().base()).isNotSameAs(t.agents().get(1).model().base());
+            t.train();
+            List<Map<String, Double>> separate = t.logHistory();
+            assertThat(separate).hasSameSizeAs(shared);
+            for (int e = 0; e < shared.size(); e++) {
+                for (String key : shared.get(e).keySet()) {
+                    if (key.contains("reward") || key.contains("length") || key.equals("env_step")) {
+                        assertThat(separate.get(e).get(key)).as("%s at entry %d", key, e)
+                                .isCloseTo(shared.get(e).get(key), org.assertj.core.data.Offset.offset(1e-9));
+                    }
+                }
+            }
+            List<Map<String, float[]>> separateAdapters = adapters(t);
+            for (int i = 0; i < 2; i++) {
+                for (String k : sharedAdapters.get(i).keySet()) {
+                    float[] a = sharedAdapters.get(i).get(k);
+                    float[] b = separateAdapters.get(i).get(k);
+                    for (int j = 0; j < a.length; j++) {
+                        assertThat(b[j]).as("%s[%d] of agent %d", k, j, i).isCloseTo(a[j], org.assertj.core.data.Offset.offset(1e-4f));
+                    }
+                }
+            }
+            // the adapters trained: B moved away from zero
+            assertThat(sharedAdapters.get(0).entrySet().stream().filter(e -> e.getKey().contains("lora_B"))
+                    .anyMatch(e -> Arrays.stream(toDoubles(e.getValue())).anyMatch(x -> x != 0))).isTrue();
+        }
+    }
+
+    static double[] toDoubles(float[] f) {
+        double[] d = new double[f.length];
+        for (int i = 0; i < f.length; i++) {
+            d[i] = f[i];
+        }
+        return d;
+    }
+
+    @Test
+    void saveModelWritesPeftAdapterDirectoriesOrMergedModelsAndSavedAdaptersAreAStartingPoint(@TempDir Path out) {
+        List<Map<String, float[]>> trained;
+        try (MAGRPOTrainer t = builder(1, LORA, null).build()) {
+            t.train();
+            trained = adapters(t);
+            t.saveModel(out.resolve("peft"));
+        }
+        Path agent0 = out.resolve("peft/agent_0");
+        assertThat(agent0.resolve(LoraAdapter.CONFIG_FILE)).isRegularFile();
+        assertThat(agent0.resolve(LoraAdapter.WEIGHTS_FILE)).isRegularFile();
+        assertThat(agent0.resolve("model.safetensors")).doesNotExist();
+        assertThat(agent0.resolve("tokenizer.json")).isRegularFile();
+        assertThat(LoraAdapter.readPeftConfig(agent0)).isEqualTo(LORA);
+        // continue from the saved adapters: the agents start where the saved ones ended
+        try (MAGRPOTrainer t = builder(1, LORA, null)
+                .loraAdapters(List.of(agent0, out.resolve("peft/agent_1"))).build()) {
+            List<Map<String, float[]>> loaded = adapters(t);
+            for (int i = 0; i < 2; i++) {
+                for (String k : trained.get(i).keySet()) {
+                    assertThat(loaded.get(i).get(k)).as(k).containsExactly(trained.get(i).get(k));
+                }
+            }
+        }
+        // merged: full models whose forward equals base + adapter
+        try (MAGRPOTrainer t = builder(1, LORA, null).mergeAdaptersOnSave(true).build()) {
+            t.train();
+            t.saveModel(out.resolve("merged"));
+            try (CausalLm merged = CausalLm.load(out.resolve("merged/agent_1").toString(), null, Device.CPU);
+                    comlrl.tensor.Scope s = comlrl.tensor.Scope.open();
+                    comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+                assertThat(merged.model().adapter()).isNull();
+                long[] ids = merged.encode("Say hello.");
+                comlrl.tensor.Tensor x = comlrl.tensor.Tensor.ofLongs(ids, Device.CPU, 1, ids.length);
+                long[] p = new long[ids.length];
+                for (int i = 0; i < p.length; i++) {
+                    p[i] = i;
+                }
+                comlrl.tensor.Tensor pos = comlrl.tensor.Tensor.ofLongs(p, Device.CPU, 1, ids.length);
+                double diff = merged.model().forward(x, pos, null, null, 0).logits()
+                        .sub(t.agents().get(1).model().forward(x, pos, null, null, 0).logits()).abs().max().item();
+                assertThat(diff).isLessThan(1e-4);
+            }
+        }
+    }
+
+    @Test
+    void checkpointsHoldAdaptersAndResumeBitForBitWithDropout(@TempDir Path checkpoints) throws Exception {
+        LoraConfig dropout = new LoraConfig(4, 8, 0.3, List.of("q_proj", "v_proj", "down_proj"), false);
+        List<Map<String, byte[]>> straight = new ArrayList<>();
+        List<Map<String, Double>> straightLog;
+        try (MAGRPOTrainer t = builder(2, dropout, null).build()) {
+            t.train();
+            t.agents().forEach(a -> straight.add(bytes(a)));
+            straightLog = List.copyOf(t.logHistory());
+        }
+        try (MAGRPOTrainer t = builder(1, dropout, null).build()) {
+            t.train(checkpoints, 1);
+        }
+        Path c1 = checkpoints.resolve("checkpoint-1");
+        assertThat(c1.resolve("agent_0/" + LoraAdapter.WEIGHTS_FILE)).isRegularFile();
+        assertThat(c1.resolve("agent_0/model.safetensors")).doesNotExist(); // the frozen base is not repeated
+        assertThat(c1.resolve("agent_0/lora_state.json")).isRegularFile();
+        assertThat(Files.size(c1.resolve("optimizer_0.safetensors"))).isLessThan(Files.size(base.resolve("model.safetensors")));
+        assertThat(Checkpoints.readMetadata(c1).toString()).contains("lora");
+        try (MAGRPOTrainer t = builder(2, dropout, null).build()) {
+            t.train(checkpoints, 1, c1);
+            for (int i = 0; i < 2; i++) {
+                Map<String, byte[]> now = bytes(t.agents().get(i));
+                straight.get(i).forEach((k, v) -> assertThat(now.get(k)).as(k).isEqualTo(v));
+            }
+            List<Map<String, Double>> log = t.logHistory();
+            assertThat(log.get(log.size() - 1)).isEqualTo(straightLog.get(straightLog.size() - 1));
+        }
+        // another adapter shape cannot resume this checkpoint
+        try (MAGRPOTrainer t = builder(2, LORA, null).build()) {
+            assertThatThrownBy(() -> t.train(checkpoints, 1, c1)).hasMessageContaining("another model shape");
+        }
+    }
+
+    @Test
+    void loraSettingsThatCannotWorkFailBeforeAnyModelLoads() {
+        assertThatThrownBy(() -> builder(1, null, true).build()).hasMessageContaining("agents_share_base: true needs LoRA");
+        assertThatThrownBy(() -> builder(1, LORA, true).agentModel(null)
+                .agents(List.of(base.toString(), models.resolve("other").toString())).build())
+                .hasMessageContaining("same base model");
+        assertThatThrownBy(() -> builder(1, LORA, null).loraAdapters(List.of(base)).build())
+                .hasMessageContaining("lora_adapters has 1 entries for 2");
+    }
+}
