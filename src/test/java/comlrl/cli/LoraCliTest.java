@@ -92,4 +92,21 @@ class LoraCliTest {
         assertThat(merge.err()).contains("save_merged (train --merge) applies to LoRA agents");
         assertThat(tmp.resolve("z")).doesNotExist();
     }
+
+    @Test
+    void everyTrainerFamilyTrainsLoraAgentsAndSavesPeftAdapters(@TempDir Path tmp) throws Exception {
+        java.util.Map<String, String> small = java.util.Map.of("iac", "num_generations=2", "maac", "num_generations=2",
+                "madpo", "preference_num_candidates=4", "marlhf", "preference_num_candidates=4");
+        for (String example : java.util.List.of("iac", "maac", "madpo", "marlhf")) {
+            Path out = tmp.resolve(example);
+            CliTest.Result r = CliTest.run("train", "examples/" + example + ".yaml", "--output-dir=" + out,
+                    "--set", "lora={r: 4, alpha: 8, target_modules: [q_proj, v_proj]}", "--set", "num_train_epochs=1",
+                    "--set", "eval_repeats=1", "--set", "eval_interval=0", "--set", "max_new_tokens=6",
+                    "--set", small.get(example));
+            assertThat(r.code()).as(example + ": " + r.err()).isZero();
+            JsonNode cfg = JSON.readTree(out.resolve("agent_0/" + LoraAdapter.CONFIG_FILE).toFile());
+            assertThat(cfg.get("r").asInt()).as(example).isEqualTo(4);
+            assertThat(out.resolve("agent_1/" + LoraAdapter.WEIGHTS_FILE)).as(example).isRegularFile();
+        }
+    }
 }
