@@ -147,7 +147,19 @@ public final class LoraAdapter implements AutoCloseable {
             Tensor keep = Tensor.zerosOf(DType.F32, x.device(), x.shape()).uniform_(dropoutRng).gt(config.dropout());
             in = x.mul(keep.to(x.dtype())).div(1 - config.dropout());
         }
-        return in.linear(aw, null).linear(b.get(key(layer, p)), null).mul(config.scale());
+        // float32 adapters on a bf16/f16 base (as PEFT's autocast_adapter_dtype): the small products in float32
+        Tensor low = in.dtype() == aw.dtype() ? in : in.to(aw.dtype());
+        Tensor out = low.linear(aw, null).linear(b.get(key(layer, p)), null).mul(config.scale());
+        return out.dtype() == x.dtype() ? out : out.to(x.dtype());
+    }
+
+    /**
+     * The dtype adapters train in over a base of {@code baseDtype}: float32 over half-precision
+     * bases (PEFT's {@code autocast_adapter_dtype}: the optimizer's small updates survive), else the
+     * base's.
+     */
+    public static DType trainingDtype(DType baseDtype) {
+        return baseDtype == DType.BF16 || baseDtype == DType.F16 ? DType.F32 : baseDtype;
     }
 
     /** {@code W + s · B A} for projection {@code p} of layer {@code layer} ({@code W} itself when not adapted). */

@@ -112,7 +112,11 @@ public final class LoraBatch implements AutoCloseable {
             long n = adapters.size();
             long s = x.size(1);
             Tensor grouped = x.reshape(n, rows / n * s, x.size(2));          // [N, rows_g·S, in]
+            if (grouped.dtype() != ab[0].dtype()) {
+                grouped = grouped.to(ab[0].dtype()); // float32 adapters on a half-precision base
+            }
             Tensor out = grouped.matmul(ab[0]).matmul(ab[1]).mul(scale);      // [N, rows_g·S, out]
+            out = out.dtype() == x.dtype() ? out : out.to(x.dtype());
             return out.reshape(rows, s, ab[1].size(2));
         }
         List<Tensor> parts = new ArrayList<>();

@@ -98,6 +98,25 @@ class LoraBatchTest {
     }
 
     @Test
+    void float32AdaptersOnABf16BaseBatchToo() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig all = new LoraConfig(4, 8, 0, List.of("all-linear"), false);
+        try (DecoderLm base = DecoderLm.random(bf16, DType.BF16, Device.CPU, 3);
+                LoraAdapter a0 = LoraAdapter.init(bf16, all, DType.F32, Device.CPU, 1);
+                LoraAdapter a1 = LoraAdapter.init(bf16, all, DType.F32, Device.CPU, 2)) {
+            for (LoraAdapter a : List.of(a0, a1)) {
+                try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(a == a0 ? 5 : 6)) {
+                    for (int k = 1; k < a.parameters().size(); k += 2) {
+                        Tensor p = a.parameters().get(k);
+                        p.copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.shape()));
+                    }
+                }
+            }
+            assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3}, true)).isLessThan(2e-2);
+        }
+    }
+
+    @Test
     void rowsThatDoNotSplitIntoTheGroupsAreRefused() {
         LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false);
         try (DecoderLm base = DecoderLm.random(MODEL, DType.F32, Device.CPU, 3);

@@ -119,4 +119,39 @@ class LoraDecoderTest {
             }
         }
     }
+
+    @Test
+    void float32AdaptersTrainOnABf16BaseWithGradientCheckpointing() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig c = new LoraConfig(4, 8, 0, List.of("all-linear"), false);
+        assertThat(LoraAdapter.trainingDtype(DType.BF16)).isEqualTo(DType.F32);
+        try (DecoderLm base = DecoderLm.random(bf16, DType.BF16, Device.CPU, 3);
+                LoraAdapter adapter = LoraAdapter.init(bf16, c, LoraAdapter.trainingDtype(DType.BF16), Device.CPU, 4);
+                DecoderLm agent = base.withAdapter(adapter)) {
+            base.parameters().forEach(p -> p.requiresGrad(false));
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(8)) {
+                assertThat(logits(agent).sub(logits(base)).abs().max().item()).isEqualTo(0.0);
+                for (int k = 1; k < adapter.parameters().size(); k += 2) {
+                    Tensor p = adapter.parameters().get(k);
+                    p.copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.shape()));
+                }
+                assertThat(logits(agent).dtype()).isEqualTo(DType.BF16);
+            }
+            List<double[]> plain = gradients(agent, false);
+            List<double[]> checkpointed = gradients(agent, true);
+            assertThat(adapter.parameters()).allMatch(p -> p.dtype() == DType.F32 && p.grad().dtype() == DType.F32);
+            assertThat(maxDifference(plain, checkpointed)).isLessThan(1e-3 * Math.max(1, maxAbs(plain)));
+            assertThat(maxAbs(plain)).isGreaterThan(0.0);
+        }
+    }
+
+    static double maxAbs(List<double[]> a) {
+        double m = 0;
+        for (double[] x : a) {
+            for (double v : x) {
+                m = Math.max(m, Math.abs(v));
+            }
+        }
+        return m;
+    }
 }

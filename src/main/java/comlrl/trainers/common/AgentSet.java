@@ -76,9 +76,10 @@ public final class AgentSet implements AutoCloseable {
                 comlrl.model.DecoderLm m = base.model();
                 m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
                 Path from = lora.adapter(i);
+                DType adapterDtype = comlrl.model.LoraAdapter.trainingDtype(m.dtype());
                 comlrl.model.LoraAdapter adapter = from != null
-                        ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), m.dtype(), m.device())
-                        : comlrl.model.LoraAdapter.init(m.config(), lora.config(), m.dtype(), m.device(),
+                        ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
+                        : comlrl.model.LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
                                 seed * 1_000_003L + i);
                 set.adapters.add(adapter);
                 set.models.add(base.withAdapter(adapter, lora.saveMerged()));
