@@ -79,6 +79,7 @@ import java.util.function.Consumer;
  * agents_share_base: true      # with lora: one base for all agents, one batched rollout (default when they name one base)
  * lora_adapters: [DIR, DIR]    # PEFT adapter directories the agents start from (one per agent; null: fresh)
  * save_merged: false           # with lora: save full models with the adapters folded in (train --merge)
+ * critic_lora: {r: 8, alpha: 16}   # iac/maac: LoRA critics (on the actors' shared base when they name it)
  * </pre>
  * Relative paths are resolved against the config file's directory.
  *
@@ -96,7 +97,7 @@ final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
-            "agents_share_base", "lora_adapters", "save_merged");
+            "agents_share_base", "lora_adapters", "save_merged", "critic_lora");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
@@ -143,6 +144,8 @@ final class RunConfig {
     final Boolean agentsShareBase;
     /** {@code lora_adapters}, resolved (null entries: fresh adapters), or null. */
     final List<Path> loraAdapters;
+    /** {@code critic_lora}: LoRA critics' settings, or null. */
+    final comlrl.model.LoraConfig criticLora;
     /** {@code save_merged}: LoRA agents saved as full models. */
     final boolean saveMerged;
     private final Path baseDir;
@@ -345,6 +348,8 @@ final class RunConfig {
         }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
         this.lora = map.get("lora") == null ? null : comlrl.model.LoraConfig.fromMap(asMap(map.get("lora"), "lora"));
+        this.criticLora = map.get("critic_lora") == null ? null
+                : comlrl.model.LoraConfig.fromMap(asMap(map.get("critic_lora"), "critic_lora"));
         this.agentsShareBase = map.get("agents_share_base") == null ? null
                 : ConfigMaps.toBoolean("config", "agents_share_base", map.get("agents_share_base"));
         this.loraAdapters = map.get("lora_adapters") == null ? null : loraAdapterList(map.get("lora_adapters"));
@@ -459,7 +464,7 @@ final class RunConfig {
     }
 
     private static void rejectCriticKeys(Path file, Map<String, Object> map) {
-        for (String key : List.of("critic_model", "critics")) {
+        for (String key : List.of("critic_model", "critics", "critic_lora")) {
             if (map.get(key) != null) {
                 throw new IllegalArgumentException(file + ": " + key + " is for the actor-critic algorithms; set "
                         + "algorithm: iac or maac (or marlhf with args.rl_algorithm iac or maac), or remove " + key);

@@ -147,7 +147,7 @@ final class TrainCommand implements Callable<Integer> {
                 .verbose(run.verbose)
                 .chatTemplate(run.chatTemplate, run.systemPrompt)
                 .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
-                .mergeAdaptersOnSave(run.saveMerged);
+                .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora);
         if (run.agents != null) {
             builder.agents(run.agents);
         }

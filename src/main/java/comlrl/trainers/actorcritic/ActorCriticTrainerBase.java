@@ -77,6 +77,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     protected final String algorithmName;
     protected final int numAgents;
     private final AgentSet actorSet;
+
+    /**
+     * Loads the separate critics (LoRA critics, {@code criticLora}, on the actors' shared base when they
+     * name the same model on the same device).
+     */
+    protected AgentSet loadCritics(Builder<?> b, List<Object> sources, List<comlrl.tensor.Device> devices) {
+        return AgentSet.load("critic", sources, b.dtype(), devices, b.criticLoraAgents(), args.seed() ^ 0xC0FFEEL,
+                actorSet);
+    }
     /** The actors, with the tokenizers they use. */
     protected final List<CausalLm> agents = new ArrayList<>();
     protected final List<GenerationSettings.Resolved> generation = new ArrayList<>();

@@ -62,6 +62,10 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                     + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
         requireCommon(b, ALGORITHM_NAME);
+        if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
+            throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but use_separate_critic "
+                    + "is false (the value head sits on each actor); set use_separate_critic: true or remove critic_lora");
+        }
         ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
         return new IACTrainer(b, c, sources, ActorCriticSources.place(c));
@@ -74,7 +78,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         AgentSet loaded = null;
         try {
             if (c.useSeparateCritic()) {
-                loaded = AgentSet.load("critic", sources.critics(), b.dtype(), placement.critics());
+                loaded = loadCritics(b, sources.critics(), placement.critics());
                 for (int i = 0; i < numAgents; i++) {
                     requireVocabulary(i, loaded.get(i));
                 }

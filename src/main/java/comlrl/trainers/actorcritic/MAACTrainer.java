@@ -64,7 +64,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         ValueHead made = null;
         AdamW criticOpt = null;
         try {
-            loaded = AgentSet.load("critic", sources.critics(), b.dtype(), placement.critics());
+            loaded = loadCritics(b, sources.critics(), placement.critics());
             long vocab = agents.get(0).tokenizer().vocabSize();
             if (loaded.get(0).model().config().vocabSize() < vocab) {
                 throw new IllegalArgumentException("The MAAC critic (" + loaded.get(0).source() + ") has vocab_size "

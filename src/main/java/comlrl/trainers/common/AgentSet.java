@@ -22,6 +22,8 @@ public final class AgentSet implements AutoCloseable {
     private final List<Device> devices;
     // LoRA agents: the bases loaded here, the adapters (all owned) and the agents' views (models)
     private final List<CausalLm> ownedBases = new ArrayList<>();
+    private final List<CausalLm> bases = new ArrayList<>();        // every base used, owned or not
+    private final List<Object> baseSources = new ArrayList<>();    // what each names (for sharing with another set)
     private final List<comlrl.model.LoraAdapter> adapters = new ArrayList<>();
     private boolean lora;
 
@@ -47,6 +49,15 @@ public final class AgentSet implements AutoCloseable {
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
             long seed) {
+        return load(label, sources, dtype, devices, lora, seed, null);
+    }
+
+    /**
+     * As {@link #load(String, List, DType, List, LoraAgents, long)}; LoRA models that name a base
+     * {@code reuse} already holds on the same device (critics on the actors' base) sit on that one.
+     */
+    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
+            long seed, AgentSet reuse) {
         checkSources(label, sources);
         if (lora == null) {
             return loadFull(label, sources, dtype, devices);
@@ -71,7 +82,7 @@ public final class AgentSet implements AutoCloseable {
         try {
             CausalLm shared = null;
             for (int i = 0; i < sources.size(); i++) {
-                CausalLm base = share && shared != null ? shared : set.base(sources.get(i), dtype, devices.get(i));
+                CausalLm base = share && shared != null ? shared : set.base(sources.get(i), dtype, devices.get(i), reuse);
                 shared = base;
                 comlrl.model.DecoderLm m = base.model();
                 m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
@@ -100,7 +111,30 @@ public final class AgentSet implements AutoCloseable {
     }
 
     /** A base for LoRA agents: loaded here (and owned) from a String source, or the caller's model. */
-    private CausalLm base(Object source, DType dtype, Device device) {
+    private CausalLm base(Object source, DType dtype, Device device, AgentSet reuse) {
+        CausalLm found = reuse == null ? null : reuse.baseOf(source, device);
+        if (found != null) {
+            return found;
+        }
+        bases.add(null);
+        baseSources.add(source);
+        CausalLm lm = newBase(source, dtype, device);
+        bases.set(bases.size() - 1, lm);
+        return lm;
+    }
+
+    /** The LoRA base of this set that {@code source} names on {@code device}, or null. */
+    private CausalLm baseOf(Object source, Device device) {
+        for (int i = 0; i < bases.size(); i++) {
+            if (bases.get(i) != null && sameSource(baseSources.get(i), source)
+                    && bases.get(i).model().device().equals(device)) {
+                return bases.get(i);
+            }
+        }
+        return null;
+    }
+
+    private CausalLm newBase(Object source, DType dtype, Device device) {
         if (source instanceof CausalLm lm) {
             if (lm.model().adapter() != null) {
                 throw new IllegalArgumentException("a LoRA " + label + " needs a plain base model, got a model that "

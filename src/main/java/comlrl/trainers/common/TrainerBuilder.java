@@ -43,6 +43,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private Boolean agentsShareBase;
     private List<Path> loraAdapters;
     private boolean mergeAdapters;
+    private comlrl.model.LoraConfig criticLora;
 
     protected abstract B self();
 
@@ -74,6 +75,21 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     public B mergeAdaptersOnSave(boolean merge) {
         this.mergeAdapters = merge;
         return self();
+    }
+
+    /**
+     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each critic trains an
+     * adapter with these settings (and its value head) over a frozen base, the actors' own shared
+     * base when the critic names the same model on the same device; null trains full critics.
+     */
+    public B criticLora(comlrl.model.LoraConfig lora) {
+        this.criticLora = lora;
+        return self();
+    }
+
+    /** The critics' LoRA settings, or null for full critics. */
+    public LoraAgents criticLoraAgents() {
+        return criticLora == null ? null : new LoraAgents(criticLora, null, null, false);
     }
 
     /** The LoRA settings of the agents, or null for full models. */
@@ -230,7 +246,8 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
         target.wandbConfig(wandbConfig);
-        target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters);
+        target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters)
+                .criticLora(criticLora);
         ((TrainerBuilder<C>) target).formatters = formatters;
         sinks.forEach(target::metricSink);
         return target;
