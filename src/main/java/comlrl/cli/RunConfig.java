@@ -80,6 +80,8 @@ import java.util.function.Consumer;
  * lora_adapters: [DIR, DIR]    # PEFT adapter directories the agents start from (one per agent; null: fresh)
  * save_merged: false           # with lora: save full models with the adapters folded in (train --merge)
  * critic_lora: {r: 8, alpha: 16}   # iac/maac: LoRA critics (on the actors' shared base when they name it)
+ * wandb: {project: comlrl, entity: ..., name: ..., tags: [..], dir: ..., config_sections: {...}}
+ *                              # a Weights &amp; Biases run (the trainers' wandb_config; needs Python with wandb)
  * </pre>
  * Relative paths are resolved against the config file's directory.
  *
@@ -97,7 +99,7 @@ final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
-            "agents_share_base", "lora_adapters", "save_merged", "critic_lora");
+            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
@@ -144,6 +146,8 @@ final class RunConfig {
     final Boolean agentsShareBase;
     /** {@code lora_adapters}, resolved (null entries: fresh adapters), or null. */
     final List<Path> loraAdapters;
+    /** {@code wandb}: the trainers' {@code wandb_config}, or null. */
+    final Map<String, Object> wandb;
     /** {@code critic_lora}: LoRA critics' settings, or null. */
     final comlrl.model.LoraConfig criticLora;
     /** {@code save_merged}: LoRA agents saved as full models. */
@@ -348,6 +352,10 @@ final class RunConfig {
         }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
         this.lora = map.get("lora") == null ? null : comlrl.model.LoraConfig.fromMap(asMap(map.get("lora"), "lora"));
+        this.wandb = map.get("wandb") == null ? null : asMap(map.get("wandb"), "wandb");
+        if (wandb != null && wandb.get("dir") instanceof String d) {
+            wandb.put("dir", resolve(d).toString());
+        }
         this.criticLora = map.get("critic_lora") == null ? null
                 : comlrl.model.LoraConfig.fromMap(asMap(map.get("critic_lora"), "critic_lora"));
         this.agentsShareBase = map.get("agents_share_base") == null ? null

@@ -73,6 +73,12 @@ final class TrainCommand implements Callable<Integer> {
                                 .map(ReinforceAlgorithm::configName).findFirst().orElse(algorithm.toLowerCase(Locale.ROOT))
                         + ", or start without --resume");
             }
+            // the seed's W&B resume: the checkpoint's run identity, unless the config names an id or resume
+            if (run.wandb != null && meta.get("wandb") instanceof Map<?, ?> identity && !run.wandb.containsKey("id")
+                    && !run.wandb.containsKey("resume")) {
+                identity.forEach((k, v) -> run.wandb.put(String.valueOf(k), v));
+                run.wandb.put("resume", "allow");
+            }
         }
         requireOutsideModels(run);
         // a resumed preference-learning run leaves the earlier run's files as they are: its outputs,
@@ -147,7 +153,7 @@ final class TrainCommand implements Callable<Integer> {
                 .verbose(run.verbose)
                 .chatTemplate(run.chatTemplate, run.systemPrompt)
                 .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
-                .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora);
+                .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora).wandbConfig(run.wandb);
         if (run.agents != null) {
             builder.agents(run.agents);
         }

@@ -91,7 +91,8 @@ public final class BuiltinModels {
         return vocab;
     }
 
-    private static Path home() {
+    /** {@code $COMLRL_HOME} (default {@code ~/.cache/comlrl}): built-in models and helper files. */
+    public static Path home() {
         String h = System.getenv("COMLRL_HOME");
         return h != null && !h.isBlank() ? Path.of(h) : Path.of(System.getProperty("user.home"), ".cache", "comlrl");
     }

@@ -146,7 +146,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.observer = b.observer;
         this.checkpointExtension = b.checkpointExtension();
         this.seeds = new SeedStream(args.seed());
-        this.logger = b.metricsLogger(args.loggingSteps());
+        this.logger = b.metricsLogger(args.loggingSteps(), algorithmName,
+                TrainerBuilder.trackedConfig(args.toMap(), sources.actors()));
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
                 placement.agents()));
         AgentSet loaded = null;

@@ -324,6 +324,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 saveHead(heads.get(i), actorDir.resolve("critic"));
             }
         }
+        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     private void saveHead(ValueHead head, Path dir) {

@@ -228,6 +228,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         criticSet.get(0).save(criticDir);
         head.save(criticDir);
         ValueHeads.writeInfo(criticDir, head, config.criticType(), ALGORITHM_NAME);
+        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     /**

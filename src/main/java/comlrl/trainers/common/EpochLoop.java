@@ -109,6 +109,9 @@ public final class EpochLoop {
                 body.flush();
                 body.epochDone(epoch + 1);
             }
+        } catch (RuntimeException | Error e) {
+            logger.markFailed(); // the tracker run ends as failed when the trainer closes
+            throw e;
         } finally {
             if (bar != null) {
                 logger.removeSink(bar);

@@ -81,6 +81,34 @@ public final class MetricsLogger implements AutoCloseable {
         sinks.remove(sink);
     }
 
+    /** The identity of the experiment-tracker run logged to (W&amp;B), for checkpoints; null when none. */
+    public synchronized Map<String, Object> trackerIdentity() {
+        for (MetricSink s : sinks) {
+            if (s instanceof comlrl.logging.RunTracker t && t.identity() != null) {
+                return t.identity();
+            }
+        }
+        return null;
+    }
+
+    /** Sets summary values in the tracker runs (W&amp;B's {@code run.summary}), e.g. {@code final_model_saved}. */
+    public synchronized void summary(Map<String, Object> values) {
+        for (MetricSink s : sinks) {
+            if (s instanceof comlrl.logging.RunTracker t) {
+                t.summary(values);
+            }
+        }
+    }
+
+    /** Marks the tracker runs as failed: closing ends them with a non-zero exit code. */
+    public synchronized void markFailed() {
+        for (MetricSink s : sinks) {
+            if (s instanceof comlrl.logging.RunTracker t) {
+                t.markFailed();
+            }
+        }
+    }
+
     /** Lines in {@code metrics.jsonl} (null without an output directory), for checkpoints. */
     public Long metricsLines() {
         return metricsFile == null ? null : metricsFile.lines();
@@ -137,6 +165,12 @@ public final class MetricsLogger implements AutoCloseable {
         if (users == 0 || --users > 0) {
             return;
         }
-        sinks.forEach(MetricSink::close);
+        for (MetricSink sink : sinks) {
+            try {
+                sink.close();
+            } catch (RuntimeException e) { // a failing sink (a tracker) must not keep the others from closing
+                System.err.println("closing a metric sink failed: " + e.getMessage());
+            }
+        }
     }
 }

@@ -44,6 +44,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private List<Path> loraAdapters;
     private boolean mergeAdapters;
     private comlrl.model.LoraConfig criticLora;
+    private List<String> wandbBridge;
 
     protected abstract B self();
 
@@ -180,8 +181,9 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     }
 
     /**
-     * The reference's {@code wandb_config}: {@code config_sections.output.verbose} switches the
-     * progress output. Runs are recorded locally ({@code metrics.jsonl}).
+     * The reference's {@code wandb_config}: a Weights &amp; Biases run gets every metric
+     * ({@link comlrl.logging.WandbSettings} for the keys; {@link comlrl.logging.WandbSink} for how);
+     * {@code config_sections.output.verbose} switches the progress output. Null (default): no W&amp;B.
      */
     public B wandbConfig(Map<String, ?> wandbConfig) {
         this.wandbConfig = wandbConfig == null ? null : Collections.unmodifiableMap(new java.util.LinkedHashMap<>(wandbConfig));
@@ -245,7 +247,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .evalRewardProcessor(evalRewardProcessor)
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
-        target.wandbConfig(wandbConfig);
+        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge);
         target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters)
                 .criticLora(criticLora);
         ((TrainerBuilder<C>) target).formatters = formatters;
@@ -255,8 +257,49 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /** The metrics logger a trainer built from this builder logs into: the shared one, or a new one. */
     public MetricsLogger metricsLogger(int loggingSteps) {
-        return sharedLogger != null ? sharedLogger.retain()
-                : new MetricsLogger(outputDir, sinks, loggingSteps, logHistoryLimit);
+        return metricsLogger(loggingSteps, "trainer", Map.of());
+    }
+
+    /**
+     * As {@link #metricsLogger(int)}; with a {@code wandb_config}, the new logger also logs to a W&amp;B
+     * run named for {@code algorithm} whose config records {@code runConfig} (the trainer's fields).
+     */
+    public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig) {
+        if (sharedLogger != null) {
+            return sharedLogger.retain();
+        }
+        List<MetricSink> all = new ArrayList<>(sinks);
+        if (wandbConfig != null) {
+            comlrl.logging.WandbSettings settings = comlrl.logging.WandbSettings.of(wandbConfig, algorithm, runConfig);
+            List<String> command = wandbBridge != null ? wandbBridge
+                    : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
+            all.add(new comlrl.logging.WandbSink(command, settings.initKwargs(), settings.initTimeout(),
+                    settings.finishTimeout(), console));
+        }
+        return new MetricsLogger(outputDir, all, loggingSteps, logHistoryLimit);
+    }
+
+    /**
+     * What a tracker run records as its config: the trainer's fields, {@code model_name} (the agents'
+     * sources: one, or the list) and {@code num_agents}.
+     */
+    public static Map<String, Object> trackedConfig(Map<String, Object> args, List<?> agents) {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        List<String> names = agents.stream().map(a -> a instanceof comlrl.generation.CausalLm lm ? lm.source()
+                : String.valueOf(a)).distinct().toList();
+        out.put("model_name", names.size() == 1 ? names.get(0) : names);
+        out.put("num_agents", agents.size());
+        out.putAll(args);
+        return out;
+    }
+
+    /**
+     * The command that runs the W&amp;B bridge (default: {@code COMLRL_WANDB_PYTHON} or {@code python3}
+     * with the bundled {@code wandb_bridge.py}); a stand-in speaking its protocol in tests.
+     */
+    public B wandbBridge(List<String> command) {
+        this.wandbBridge = command == null ? null : List.copyOf(command);
+        return self();
     }
 
     /** The {@code wandb_config} given, or null. */

@@ -112,7 +112,7 @@ public final class TrainerCheckpoint {
                 meta.put(g.key(), g.models().stream().map(TrainerCheckpoint::shapeOf).toList());
             }
             meta.put("metrics_lines", logger.metricsLines());
-            meta.put("wandb", null);
+            meta.put("wandb", logger.trackerIdentity()); // the W&B run to continue on resume, or null
             Map<String, Object> states = new LinkedHashMap<>();
             stateful.forEach((part, state) -> states.put(part, state.stateDict()));
             meta.put("states", states);

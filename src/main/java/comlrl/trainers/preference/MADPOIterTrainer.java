@@ -68,7 +68,9 @@ public final class MADPOIterTrainer extends StagedTrainer {
         if (b.centralizedAdapter != null) {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }
-        this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
+                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
+                        String.valueOf(b.agentModel))));
         MADPOTrainer inner = null;
         try {
             // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's

@@ -17,6 +17,7 @@ import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
@@ -146,7 +147,7 @@ public final class MADPOTrainer implements Trainer {
                 refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps());
+            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), agents));
         } catch (RuntimeException | Error e) {
             optimizers.forEach(AdamW::close);
             if (refs != null) {
@@ -433,6 +434,7 @@ public final class MADPOTrainer implements Trainer {
         for (int i = 0; i < numAgents; i++) {
             agents.get(i).save(dir.resolve("agent_" + i));
         }
+        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     @Override

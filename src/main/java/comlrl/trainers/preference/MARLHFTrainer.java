@@ -137,7 +137,9 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
         EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
-        this.logger = new MetricsLogger(b.outputDir(), b.sinks(), args.loggingSteps(), b.logHistoryLimit());
+        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
+                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
+                        String.valueOf(b.agentModel))));
         Trainer inner = null;
         AgentExecutor exec = null;
         try {

@@ -173,7 +173,7 @@ public class MAGRPOTrainer implements Trainer {
                 optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
             actors.requireOutside(outputDir, "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps());
+            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(), agents));
         } catch (RuntimeException | Error e) {
             closeModels();
             throw e;
@@ -368,6 +368,7 @@ public class MAGRPOTrainer implements Trainer {
         for (int i = 0; i < numAgents; i++) {
             agents.get(i).save(dir.resolve("agent_" + i));
         }
+        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     @Override
