@@ -6,7 +6,9 @@ import java.util.Map;
 
 /**
  * A one-line progress bar on a terminal stream: items done of total, the latest training reward,
- * and speed in task items per second. Also a {@link MetricSink} that prints evaluation events.
+ * the latest evaluation reward (folded into the bar rather than printed per evaluation), speed in
+ * task items per second and the estimated time left. A {@link MetricSink} for the rewards. On a
+ * terminal the line is redrawn in place; otherwise it is printed 20 times per run.
  */
 public final class ConsoleProgress implements MetricSink {
     private final PrintStream out;
@@ -14,6 +16,7 @@ public final class ConsoleProgress implements MetricSink {
     private final long start = System.nanoTime();
     private long done;
     private Double lastReward;
+    private Double lastEval;
     private final boolean interactive;
 
     public ConsoleProgress(PrintStream out, long totalItems) {
@@ -38,11 +41,19 @@ public final class ConsoleProgress implements MetricSink {
         }
         Double eval = metrics.get("eval/turn_1/reward_mean");
         if (eval != null) {
-            if (interactive) {
-                out.print("\r\033[2K");
-            }
-            out.printf(Locale.ROOT, "eval at env_step %d: reward %.4f%n", envStep, eval);
+            lastEval = eval;
         }
+    }
+
+    /** {@code h:mm:ss} (or {@code m:ss}) of {@code seconds}. */
+    static String clock(double seconds) {
+        long s = Math.round(seconds);
+        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+                : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
+    }
+
+    private static String format(Double v) {
+        return v == null ? "-" : String.format(Locale.ROOT, "%.4f", v);
     }
 
     private void draw() {
@@ -50,9 +61,11 @@ public final class ConsoleProgress implements MetricSink {
         int width = 24;
         int filled = total <= 0 ? 0 : (int) (width * done / total);
         String bar = "#".repeat(filled) + "-".repeat(width - filled);
-        String line = String.format(Locale.ROOT, "[%s] %d/%s items | reward %s | %.2f items/s", bar, done,
-                total > 0 ? Long.toString(total) : "?",
-                lastReward == null ? "-" : String.format(Locale.ROOT, "%.4f", lastReward), done / Math.max(secs, 1e-9));
+        double rate = done / Math.max(secs, 1e-9);
+        String line = String.format(Locale.ROOT, "[%s] %d/%s items | reward %s | eval %s | %.2f items/s | %s", bar,
+                done, total > 0 ? Long.toString(total) : "?", format(lastReward), format(lastEval), rate,
+                total <= 0 ? clock(secs) : done >= total ? "done in " + clock(secs)
+                        : "ETA " + clock((total - done) / Math.max(rate, 1e-9)));
         if (interactive) {
             out.print("\r\033[2K" + line);
             if (done == total) {
