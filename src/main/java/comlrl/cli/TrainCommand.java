@@ -86,6 +86,7 @@ final class TrainCommand implements Callable<Integer> {
         boolean pbrlResume = resumeFrom != null && run.prefArgs != null;
         if (!pbrlResume) {
             writeResolvedConfig(run, run.outputDir, null);
+            writeSplits(run, run.outputDir);
         }
         if (resumeFrom == null) {
             try {
@@ -120,6 +121,7 @@ final class TrainCommand implements Callable<Integer> {
                     : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
             if (pbrlResume) {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
+                writeSplits(run, outputs);
             }
             Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
@@ -288,6 +290,59 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
         }
         Checkpoints.writeJson(dir.resolve("config.json"), resolved);
+    }
+
+    /**
+     * Writes {@code splits.json}: for the training and the evaluation set, where the rows came from
+     * ({@code source}, the loaded set's {@code fingerprint} and row count) and which of its rows the
+     * set holds, in the order the trainer reads them ({@code rows}); for evaluation also the rows each
+     * evaluation pass reads ({@code evaluated_rows}, the first {@code eval_num_samples}); and the
+     * split settings. A streaming set records its source only (it is read in file order).
+     */
+    private static void writeSplits(RunConfig run, Path dir) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> settings = new LinkedHashMap<>();
+        if (run.raw.get("dataset") instanceof Map<?, ?> ds) {
+            for (String key : List.of("train", "eval", "test_size", "split_seed", "shuffle_seed", "streaming")) {
+                if (ds.get(key) != null) {
+                    settings.put(key, ds.get(key));
+                }
+            }
+            if (ds.get("test_size") != null && ds.get("split_seed") == null && ds.get("eval") == null) {
+                settings.put("split_seed", 42);
+            }
+        }
+        out.put("dataset", settings);
+        out.put("train", describeRows(run.train, null));
+        if (run.eval != null) {
+            Object n = run.argsMap().get("eval_num_samples");
+            out.put("eval", describeRows(run.eval, n instanceof Number k ? k.intValue() : null));
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
+        }
+        Checkpoints.writeJson(dir.resolve("splits.json"), out);
+    }
+
+    private static Map<String, Object> describeRows(comlrl.data.TaskSet set, Integer evaluated) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (!(set instanceof comlrl.data.Dataset d)) {
+            out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString() : set.toString());
+            out.put("streaming", true);
+            return out;
+        }
+        comlrl.data.Dataset root = d.root();
+        out.put("source", root.source());
+        out.put("fingerprint", root.fingerprint());
+        out.put("source_rows", root.size());
+        int[] rows = d.rootRows();
+        out.put("rows", rows);
+        if (evaluated != null) {
+            out.put("evaluated_rows", java.util.Arrays.copyOf(rows, Math.min(evaluated, rows.length)));
+        }
+        return out;
     }
 
     private static String gitRevision() {

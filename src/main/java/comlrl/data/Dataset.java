@@ -44,11 +44,73 @@ public final class Dataset implements TaskSet {
     private final List<TaskItem> rows;
     private final List<String> columns;
     private final String source;
+    /** The set this one was derived from (by select, split, shuffle, filter, map), or null for a loaded set. */
+    private final Dataset root;
+    /** Row i of this set is row {@code origin[i]} of {@link #root}; null for a loaded set. */
+    private final int[] origin;
 
     private Dataset(List<TaskItem> rows, List<String> columns, String source) {
+        this(rows, columns, source, null, null);
+    }
+
+    private Dataset(List<TaskItem> rows, List<String> columns, String source, Dataset root, int[] origin) {
         this.rows = rows;
         this.columns = columns;
         this.source = source;
+        this.root = root;
+        this.origin = origin;
+    }
+
+    /** A set derived from this one: its row i is row {@code positions[i]} of this set. */
+    private Dataset derived(List<TaskItem> picked, List<String> cols, int[] positions) {
+        int[] rootRows = new int[positions.length];
+        for (int i = 0; i < positions.length; i++) {
+            rootRows[i] = origin == null ? positions[i] : origin[positions[i]];
+        }
+        return new Dataset(picked, cols, source, root == null ? this : root, rootRows);
+    }
+
+    // ---------------------------------------------------------------- provenance
+
+    /**
+     * The set this one was derived from by {@link #select}, {@link #shuffle}, {@link #trainTestSplit},
+     * {@link #filter} or {@link #map} (through any chain of them), or this set itself when it was loaded.
+     */
+    public Dataset root() {
+        return root == null ? this : root;
+    }
+
+    /** For each row of this set, its index in {@link #root()} (0..size-1 for a loaded set). */
+    public int[] rootRows() {
+        return origin != null ? origin.clone() : range(0, rows.size());
+    }
+
+    /** {@code from, from+1, .., to-1}. */
+    private static int[] range(int from, int to) {
+        int[] out = new int[to - from];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = from + i;
+        }
+        return out;
+    }
+
+    /**
+     * A fingerprint of the rows (columns and values in order): {@code sha256:} and the hex SHA-256
+     * of their canonical JSON, one row per line; equal rows give equal fingerprints on any machine.
+     */
+    public String fingerprint() {
+        try {
+            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            sha.update(json.writeValueAsBytes(columns));
+            for (TaskItem row : rows) {
+                sha.update((byte) '\n');
+                sha.update(json.writeValueAsBytes(row.asMap()));
+            }
+            return "sha256:" + java.util.HexFormat.of().formatHex(sha.digest());
+        } catch (java.security.NoSuchAlgorithmException | com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot fingerprint the task set: " + e.getMessage(), e);
+        }
     }
 
     /** The outcome of {@link #trainTestSplit}: disjoint train and test sets covering the input. */
@@ -162,7 +224,7 @@ public final class Dataset implements TaskSet {
 
     /** This set's rows under a new source description. */
     Dataset withSource(String newSource) {
-        return new Dataset(rows, columns, newSource);
+        return new Dataset(rows, columns, newSource, root, origin);
     }
 
     // ---------------------------------------------------------------- loaders
@@ -362,7 +424,7 @@ public final class Dataset implements TaskSet {
         for (int index : indices) {
             picked.add(get(index));
         }
-        return new Dataset(Collections.unmodifiableList(picked), columns, source);
+        return derived(Collections.unmodifiableList(picked), columns, indices.clone());
     }
 
     /** The rows at {@code indices}, in that order; see {@link #select(int[])}. */
@@ -381,7 +443,7 @@ public final class Dataset implements TaskSet {
             throw new IndexOutOfBoundsException("range [" + fromInclusive + ", " + toExclusive
                     + ") is not within a task set of " + rows.size() + " rows");
         }
-        return new Dataset(rows.subList(fromInclusive, toExclusive), columns, source);
+        return derived(rows.subList(fromInclusive, toExclusive), columns, range(fromInclusive, toExclusive));
     }
 
     /** The first {@code min(n, size())} rows. */
@@ -508,12 +570,14 @@ public final class Dataset implements TaskSet {
     public Dataset filter(Predicate<TaskItem> keep) {
         Objects.requireNonNull(keep, "keep");
         List<TaskItem> kept = new ArrayList<>();
-        for (TaskItem row : rows) {
-            if (keep.test(row)) {
-                kept.add(row);
+        List<Integer> positions = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i++) {
+            if (keep.test(rows.get(i))) {
+                kept.add(rows.get(i));
+                positions.add(i);
             }
         }
-        return new Dataset(Collections.unmodifiableList(kept), columns, source);
+        return derived(Collections.unmodifiableList(kept), columns, positions.stream().mapToInt(Integer::intValue).toArray());
     }
 
     /**
@@ -530,7 +594,8 @@ public final class Dataset implements TaskSet {
             }
             mapped.add(out.asMap());
         }
-        return rectangular(mapped, source);
+        Dataset fresh = rectangular(mapped, source);
+        return derived(fresh.rows, fresh.columns, range(0, rows.size()));
     }
 
     @Override
