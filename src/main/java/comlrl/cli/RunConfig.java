@@ -82,6 +82,8 @@ import java.util.function.Consumer;
  * critic_lora: {r: 8, alpha: 16}   # iac/maac: LoRA critics (on the actors' shared base when they name it)
  * wandb: {project: comlrl, entity: ..., name: ..., tags: [..], dir: ..., config_sections: {...}}
  *                              # a Weights &amp; Biases run (the trainers' wandb_config; needs Python with wandb)
+ * tensorboard: false           # true: TensorBoard event files in the run directory
+ * report: true                 # report.html (curves, config) in the run directory at the end
  * </pre>
  * Relative paths are resolved against the config file's directory.
  *
@@ -99,7 +101,7 @@ final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
-            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb");
+            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb", "tensorboard", "report");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
@@ -146,6 +148,10 @@ final class RunConfig {
     final Boolean agentsShareBase;
     /** {@code lora_adapters}, resolved (null entries: fresh adapters), or null. */
     final List<Path> loraAdapters;
+    /** {@code tensorboard}: TensorBoard event files in the run directory. */
+    final boolean tensorboard;
+    /** {@code report}: {@code report.html} at the end of the run. */
+    final boolean report;
     /** {@code wandb}: the trainers' {@code wandb_config}, or null. */
     final Map<String, Object> wandb;
     /** {@code critic_lora}: LoRA critics' settings, or null. */
@@ -352,6 +358,9 @@ final class RunConfig {
         }
         this.verbose = map.get("verbose") == null || ConfigMaps.toBoolean("config", "verbose", map.get("verbose"));
         this.lora = map.get("lora") == null ? null : comlrl.model.LoraConfig.fromMap(asMap(map.get("lora"), "lora"));
+        this.tensorboard = map.get("tensorboard") != null
+                && ConfigMaps.toBoolean("config", "tensorboard", map.get("tensorboard"));
+        this.report = map.get("report") == null || ConfigMaps.toBoolean("config", "report", map.get("report"));
         this.wandb = map.get("wandb") == null ? null : asMap(map.get("wandb"), "wandb");
         if (wandb != null && wandb.get("dir") instanceof String d) {
             wandb.put("dir", resolve(d).toString());

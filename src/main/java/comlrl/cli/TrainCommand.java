@@ -155,7 +155,8 @@ final class TrainCommand implements Callable<Integer> {
                 .verbose(run.verbose)
                 .chatTemplate(run.chatTemplate, run.systemPrompt)
                 .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
-                .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora).wandbConfig(run.wandb);
+                .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora).wandbConfig(run.wandb)
+                .tensorboard(run.tensorboard);
         if (run.agents != null) {
             builder.agents(run.agents);
         }

@@ -152,8 +152,23 @@ public final class MetricsLogger implements AutoCloseable {
      * {@link #relocate}: that file starts empty), the gate.
      */
     public synchronized void restore(Long lines, Long lastLoggedStep) {
+        restore(lines, lastLoggedStep, -1);
+    }
+
+    /**
+     * As {@link #restore(Long, Long)}; TensorBoard event files also get a restart marker so that the
+     * points an interrupted run logged after the checkpoint's {@code envStep} are dropped from its curves.
+     */
+    public synchronized void restore(Long lines, Long lastLoggedStep, long envStep) {
         if (metricsFile != null && lines != null && !relocated) {
             metricsFile.truncateTo(lines);
+        }
+        if (envStep >= 0) {
+            for (MetricSink s : sinks) {
+                if (s instanceof comlrl.logging.TensorBoardSink tb) {
+                    tb.purgeFrom(envStep + 1);
+                }
+            }
         }
         if (lastLoggedStep != null) {
             gate.restore(lastLoggedStep);

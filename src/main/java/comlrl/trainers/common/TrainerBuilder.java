@@ -45,6 +45,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private boolean mergeAdapters;
     private comlrl.model.LoraConfig criticLora;
     private List<String> wandbBridge;
+    private boolean tensorboard;
 
     protected abstract B self();
 
@@ -247,7 +248,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .evalRewardProcessor(evalRewardProcessor)
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
-        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge);
+        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge).tensorboard(tensorboard);
         target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters)
                 .criticLora(criticLora);
         ((TrainerBuilder<C>) target).formatters = formatters;
@@ -269,6 +270,9 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
             return sharedLogger.retain();
         }
         List<MetricSink> all = new ArrayList<>(sinks);
+        if (tensorboard && outputDir != null) {
+            all.add(new comlrl.logging.TensorBoardSink(outputDir));
+        }
         if (wandbConfig != null) {
             comlrl.logging.WandbSettings settings = comlrl.logging.WandbSettings.of(wandbConfig, algorithm, runConfig);
             List<String> command = wandbBridge != null ? wandbBridge
@@ -291,6 +295,15 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         out.put("num_agents", agents.size());
         out.putAll(args);
         return out;
+    }
+
+    /**
+     * TensorBoard event files ({@code events.out.tfevents.*}) in the output directory, one tag per
+     * metric key, step = env_step ({@code tensorboard --logdir RUN_DIR}).
+     */
+    public B tensorboard(boolean write) {
+        this.tensorboard = write;
+        return self();
     }
 
     /**

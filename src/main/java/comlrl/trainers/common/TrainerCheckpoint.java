@@ -159,7 +159,7 @@ public final class TrainerCheckpoint {
         seeds.restore(seedPosition);
         Long lines = meta.get("metrics_lines") instanceof Number n ? n.longValue() : null;
         Long last = meta.get("last_logged_step") instanceof Number n ? n.longValue() : null;
-        logger.restore(lines, last);
+        logger.restore(lines, last, steps);
         restoreStates(checkpoint, meta);
         return new Progress(epochs, steps);
     }
