@@ -23,7 +23,8 @@ final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Path target = out != null ? out : runDirs.size() == 1 ? runDirs.get(0).resolve("report.html") : Path.of("report.html");
+        Path target = out != null ? out : runDirs.size() == 1 ? runDirs.get(0).resolve(HtmlReport.FILE_NAME)
+                : Path.of(HtmlReport.FILE_NAME);
         HtmlReport.write(runDirs, target);
         System.out.println("report: " + target);
         return 0;

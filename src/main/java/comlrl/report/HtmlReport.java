@@ -5,16 +5,19 @@ import comlrl.report.MetricLayout.Section;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * A self-contained HTML report of one or more training runs: one file with inline CSS and SVG, no
@@ -34,6 +37,8 @@ import java.util.Set;
  * {@link SvgChart}).
  */
 public final class HtmlReport {
+    /** The report's file name in a run directory ({@code bin/comlrl report RUN_DIR} writes {@code RUN_DIR/report.html}). */
+    public static final String FILE_NAME = "report.html";
 
     private HtmlReport() {
     }
@@ -55,7 +60,11 @@ public final class HtmlReport {
             Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
             try {
                 Files.writeString(tmp, html, StandardCharsets.UTF_8); // replaces a stale one
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                try {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+                }
             } finally {
                 Files.deleteIfExists(tmp);
             }
@@ -68,7 +77,7 @@ public final class HtmlReport {
     public static String render(List<RunReport> runs) {
         runs = distinctNames(runs);
         List<String> keys = new ArrayList<>(runs.stream().flatMap(r -> r.metrics().keySet().stream())
-                .collect(java.util.stream.Collectors.toCollection(LinkedHashSet::new)));
+                .collect(Collectors.toCollection(LinkedHashSet::new)));
         List<Section> sections = MetricLayout.of(keys);
         ConfigTable config = new ConfigTable(runs);
         String title = runs.size() == 1 ? runs.get(0).name() : String.join(" vs ", runs.stream().map(RunReport::name).toList());
@@ -207,7 +216,7 @@ public final class HtmlReport {
         Map<String, Integer> counts = new HashMap<>();
         runs.forEach(r -> counts.merge(r.name(), 1, Integer::sum));
         List<RunReport> out = new ArrayList<>();
-        Set<String> used = new java.util.HashSet<>();
+        Set<String> used = new HashSet<>();
         for (RunReport r : runs) {
             String name = r.name();
             if (counts.get(name) > 1) {

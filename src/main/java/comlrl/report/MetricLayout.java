@@ -21,9 +21,9 @@ import java.util.regex.Pattern;
  * ordered by {@link Kind}: rewards and returns, losses, KL, lengths, the rest.
  */
 final class MetricLayout {
-    private static final Pattern TURN_REWARD = Pattern.compile("turn_(\\d+)/reward_mean");
-    private static final Pattern EVAL_TURN_REWARD = Pattern.compile("eval/turn_(\\d+)/reward_mean");
-    private static final Pattern AGENT = Pattern.compile("(^|/)agent_(\\d+)(?=/|$)");
+    private static final Pattern TURN_REWARD = Pattern.compile("turn_(\\d{1,6})/reward_mean");
+    private static final Pattern EVAL_TURN_REWARD = Pattern.compile("eval/turn_(\\d{1,6})/reward_mean");
+    private static final Pattern AGENT = Pattern.compile("(^|/)agent_(\\d{1,6})(?=/|$)");
     private static final Pattern TURN = Pattern.compile("turn_\\d+");
     private static final Pattern ACRONYM = Pattern.compile("\\b(kl|dpo|ppo|grpo|lora|td|ema)\\b");
 
@@ -93,7 +93,7 @@ final class MetricLayout {
             headline.add(new Chart("Evaluation reward", "eval/turn_t/reward_mean", sortByVariant(eval), true));
         }
         if (!headline.isEmpty()) {
-            sections.add(new Section("reward", "Reward", headline));
+            sections.add(new Section("headline", "Reward", headline));
         }
         // family -> chart key (agent segment replaced) -> lines
         Map<String, Map<String, List<Line>>> families = new TreeMap<>(MetricLayout::compareFamilies);
@@ -113,7 +113,7 @@ final class MetricLayout {
             List<Chart> list = new ArrayList<>();
             charts.forEach((chartKey, lines) -> list.add(new Chart(title(chartKey), chartKey, sortByVariant(lines), false)));
             list.sort(Comparator.comparing(c -> Kind.of(c.subtitle()))); // stable: by name within a kind
-            sections.add(new Section(family.replaceAll("[^A-Za-z0-9_-]", "-"), sectionTitle(family), list));
+            sections.add(new Section("metrics-" + family.replaceAll("[^A-Za-z0-9_-]", "-"), sectionTitle(family), list));
         });
         return sections;
     }

@@ -3,8 +3,10 @@ package comlrl.report;
 import comlrl.report.MetricLayout.Chart;
 import comlrl.report.MetricLayout.Line;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One chart of a report as a {@code <figure>}: a title, the key it plots, an inline SVG (light grid,
@@ -169,12 +171,11 @@ final class SvgChart {
         if (chart.variants() < 2) {
             return;
         }
+        Map<Integer, String> variants = new LinkedHashMap<>();
+        chart.lines().forEach(l -> variants.putIfAbsent(l.variant(), l.label()));
         out.append("<div class=\"legend\">");
-        chart.lines().stream().map(l -> List.of(l.variant(), l.label())).distinct().forEach(v -> {
-            int variant = (Integer) v.get(0);
-            out.append("<span class=\"key\">").append(swatch(severalRuns ? "#4b5563" : colour(variant), dash(variant)))
-                    .append(Xml.escape((String) v.get(1))).append("</span>");
-        });
+        variants.forEach((variant, label) -> out.append("<span class=\"key\">")
+                .append(swatch(severalRuns ? "#4b5563" : colour(variant), dash(variant))).append(Xml.escape(label)).append("</span>"));
         out.append("</div>\n");
     }
 

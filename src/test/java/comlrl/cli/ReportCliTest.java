@@ -17,19 +17,7 @@ class ReportCliTest {
 
     @Test
     void reportChartsEveryMetricOfARealRunAndComparesTwoRuns(@TempDir Path tmp) throws Exception {
-        Path cfg = tmp.resolve("run.yaml");
-        Files.writeString(cfg, String.join("\n",
-                "algorithm: magrpo",
-                "agent_model: builtin:tiny",
-                "num_agents: 2",
-                "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
-                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
-                "reward: {type: length_ratio}",
-                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 6, logging_steps: 1,",
-                "       eval_interval: 4, eval_num_samples: 2}",
-                "eval_repeats: 2",
-                "save_model: false",
-                "output_dir: run-a", ""));
+        Path cfg = CliTest.tinyRunConfig(tmp, "run-a", "eval_repeats: 2", "save_model: false");
         CliTest.Result train = CliTest.run("train", cfg.toString());
         assertThat(train.code()).as(train.err()).isZero();
         Path runA = tmp.resolve("run-a");
