@@ -68,10 +68,13 @@ class CliTest {
         assertThat(r.err()).contains("999999").contains("outside the vocabulary");
     }
 
-    @Test
-    void trainRunsEndToEndAndWritesTheRunDirectory(@TempDir Path tmp) throws Exception {
-        Path cfg = tmp.resolve("run.yaml");
-        Files.writeString(cfg, String.join("\n",
+    /**
+     * {@code dir/run.yaml}: the tiny length-ratio MAGRPO job (one epoch of 6-token answers, seconds on
+     * a CPU) writing into {@code dir/<outputDir>}, with {@code extraLines} added at the top level.
+     */
+    static Path tinyRunConfig(Path dir, String outputDir, String... extraLines) throws java.io.IOException {
+        Path cfg = dir.resolve("run.yaml");
+        List<String> lines = new java.util.ArrayList<>(List.of(
                 "algorithm: magrpo",
                 "agent_model: builtin:tiny",
                 "num_agents: 2",
@@ -80,7 +83,15 @@ class CliTest {
                 "reward: {type: length_ratio}",
                 "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 6, logging_steps: 1,",
                 "       eval_interval: 4, eval_num_samples: 2}",
-                "output_dir: out", ""));
+                "output_dir: " + outputDir));
+        lines.addAll(List.of(extraLines));
+        Files.writeString(cfg, String.join("\n", lines) + "\n");
+        return cfg;
+    }
+
+    @Test
+    void trainRunsEndToEndAndWritesTheRunDirectory(@TempDir Path tmp) throws Exception {
+        Path cfg = tinyRunConfig(tmp, "out");
         Result r = run("train", cfg.toString(), "--set", "agent_learning_rate=1e-3");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("eval reward before training").contains("eval reward after training");

@@ -1,0 +1,59 @@
+package comlrl.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import comlrl.report.ReportPages;
+import comlrl.report.ReportPages.Curve;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReportCliTest {
+
+    @Test
+    void reportChartsEveryMetricOfARealRunAndComparesTwoRuns(@TempDir Path tmp) throws Exception {
+        Path cfg = CliTest.tinyRunConfig(tmp, "run-a", "eval_repeats: 2", "save_model: false");
+        CliTest.Result train = CliTest.run("train", cfg.toString());
+        assertThat(train.code()).as(train.err()).isZero();
+        Path runA = tmp.resolve("run-a");
+
+        CliTest.Result report = CliTest.run("report", runA.toString());
+        assertThat(report.code()).as(report.err()).isZero();
+        Path html = runA.resolve("report.html"); // the default for one run
+        assertThat(report.out()).contains(html.toString());
+        Map<String, Integer> logged = ReportPages.loggedSteps(runA.resolve("metrics.jsonl"));
+        assertThat(logged).containsKeys("turn_1/reward_mean", "eval/turn_1/reward_mean", "agent_0/turn_1/policy_loss");
+        List<Curve> curves = ReportPages.curves(ReportPages.parse(html));
+        assertThat(curves).extracting(Curve::metric).containsExactlyInAnyOrderElementsOf(logged.keySet());
+        for (Curve c : curves) {
+            assertThat(c.dataPoints()).as(c.metric()).isEqualTo(logged.get(c.metric())).isEqualTo(c.coordinates());
+        }
+
+        Path runB = tmp.resolve("run-b");
+        Files.createDirectories(runB);
+        try (Stream<Path> files = Files.list(runA)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(f, runB.resolve(f.getFileName()));
+            }
+        }
+        Path both = tmp.resolve("compare/both.html");
+        CliTest.Result two = CliTest.run("report", runA.toString(), runB.toString(), "--out", both.toString());
+        assertThat(two.code()).as(two.err()).isZero();
+        Map<String, List<Curve>> byKey = ReportPages.curves(ReportPages.parse(both)).stream()
+                .collect(Collectors.groupingBy(Curve::metric));
+        assertThat(byKey.keySet()).isEqualTo(logged.keySet());
+        byKey.forEach((key, shared) -> {
+            assertThat(shared).as(key).extracting(Curve::run).containsExactly("run-a", "run-b");
+            assertThat(shared.get(0).figure()).as(key).isSameAs(shared.get(1).figure());
+        });
+
+        CliTest.Result notARun = CliTest.run("report", tmp.toString());
+        assertThat(notARun.code()).isEqualTo(1);
+        assertThat(notARun.err()).contains("not a run directory").contains("metrics.jsonl");
+    }
+}
