@@ -139,6 +139,11 @@ final class TrainCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
             }
             System.out.println("run directory: " + outputs);
+            if (run.report) {
+                Path report = outputs.resolve(comlrl.report.HtmlReport.FILE_NAME);
+                comlrl.report.HtmlReport.write(List.of(outputs), report);
+                System.out.println("report: " + report);
+            }
         }
         return 0;
     }

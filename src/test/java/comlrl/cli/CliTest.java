@@ -106,6 +106,8 @@ class CliTest {
                 .allMatch(l -> l.contains("\"env_step\""));
         assertThat(Files.isDirectory(out.resolve("agent_0"))).isTrue();
         assertThat(Files.isDirectory(out.resolve("agent_1"))).isTrue();
+        assertThat(Files.readString(out.resolve("report.html"))).contains("<svg").contains("eval/turn_1/reward_mean");
+        assertThat(r.out()).contains("report: ");
     }
 
     @Test
