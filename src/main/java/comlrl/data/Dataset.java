@@ -325,6 +325,34 @@ public final class Dataset implements TaskSet {
         return rectangular(ParquetLoader.load(file), file.toString());
     }
 
+    /**
+     * Loads one split of a Hugging Face hub dataset into memory, like {@code load_dataset(repoId,
+     * config, split=split, revision=revision)}: its Parquet files (or the hub's Parquet conversion
+     * of other formats) through the Hugging Face cache, downloading what is missing unless
+     * {@code HF_HUB_OFFLINE} is set. See {@link HubDatasets} for the layouts and the environment.
+     *
+     * @param repoId the dataset's id, e.g. {@code openai/gsm8k}
+     * @param config the config, e.g. {@code main}; null for the dataset's default config
+     * @param split the split; null for {@code train}
+     * @param revision a branch, tag or commit hash; null for {@code main}
+     * @throws DatasetException naming the configs and splits that exist when one is missing
+     * @throws comlrl.model.io.HubException when the hub refuses, cannot be reached, or (offline)
+     *     the files are not cached
+     */
+    public static Dataset fromHub(String repoId, String config, String split, String revision) {
+        return HubDatasets.fromEnvironment().load(new HubSplit(repoId, config, split, revision));
+    }
+
+    /**
+     * Streams one split of a Hugging Face hub dataset row group by row group, like
+     * {@code load_dataset(..., streaming=True)}; resumable from a checkpoint
+     * ({@link ParquetStream#stateDict()}). Arguments as for {@link #fromHub}; each Parquet file is
+     * downloaded into the cache when the stream first reaches it.
+     */
+    public static ParquetStream streamHub(String repoId, String config, String split, String revision) {
+        return HubDatasets.fromEnvironment().stream(new HubSplit(repoId, config, split, revision));
+    }
+
     /** Fails with a clear message unless {@code file} is a readable regular file. */
     static void requireReadableFile(Path file) {
         Objects.requireNonNull(file, "file");

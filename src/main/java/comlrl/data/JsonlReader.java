@@ -14,7 +14,7 @@ import java.util.Map;
  * lines are skipped; a UTF-8 byte-order mark is ignored. Shared by {@link Dataset#fromJsonl} and
  * {@link JsonlStream}.
  */
-final class JsonlReader implements AutoCloseable {
+final class JsonlReader implements RowSource {
     private final Path file;
     private final BufferedReader reader;
     private long lineNumber;
@@ -40,7 +40,8 @@ final class JsonlReader implements AutoCloseable {
     }
 
     /** The next row, or null at the end of the file. */
-    Map<String, Object> next() {
+    @Override
+    public Map<String, Object> next() {
         String line;
         while ((line = readLine()) != null) {
             if (lineNumber == 1 && !line.isEmpty() && line.charAt(0) == '\uFEFF') {
@@ -58,7 +59,8 @@ final class JsonlReader implements AutoCloseable {
      *
      * @return how many were skipped (fewer at the end of the file)
      */
-    long skip(long count) {
+    @Override
+    public long skip(long count) {
         long skipped = 0;
         String line;
         while (skipped < count && (line = readLine()) != null) {

@@ -1,6 +1,5 @@
 package comlrl.data;
 
-import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.file.Path;
@@ -9,14 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.parquet.column.page.PageReadStore;
 import org.apache.parquet.example.data.Group;
-import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
-import org.apache.parquet.hadoop.ParquetFileReader;
-import org.apache.parquet.io.ColumnIOFactory;
-import org.apache.parquet.io.LocalInputFile;
-import org.apache.parquet.io.MessageColumnIO;
-import org.apache.parquet.io.RecordReader;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.schema.GroupType;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
@@ -25,9 +17,10 @@ import org.apache.parquet.schema.PrimitiveType;
 import org.apache.parquet.schema.Type;
 
 /**
- * {@link Dataset#fromParquet}: reads every row group through Parquet's record assembly (which
- * handles nesting, repetition and nulls) into {@code Group}s, then turns each top-level field into
- * a plain Java value following the schema's logical annotations.
+ * {@link Dataset#fromParquet}: reads every row group ({@link ParquetRows}) through Parquet's record
+ * assembly (which handles nesting, repetition and nulls) into {@code Group}s, then turns each
+ * top-level field into a plain Java value following the schema's logical annotations
+ * ({@link #row}).
  *
  * <p>Lists follow the Parquet LIST rules, including the older two-level layouts: the repeated
  * field is itself the element when it is primitive, has several fields, or is named
@@ -37,28 +30,19 @@ final class ParquetLoader {
     private ParquetLoader() {}
 
     static List<Map<String, Object>> load(Path file) {
-        Dataset.requireReadableFile(file);
         List<Map<String, Object>> rows = new ArrayList<>();
-        int rowGroup = 0;
-        try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(file))) {
-            MessageType schema = reader.getFooter().getFileMetaData().getSchema();
-            MessageColumnIO columnIo = new ColumnIOFactory().getColumnIO(schema);
-            PageReadStore pages;
-            while ((pages = reader.readNextRowGroup()) != null) {
-                RecordReader<Group> records = columnIo.getRecordReader(pages, new GroupRecordConverter(schema));
-                for (long i = 0; i < pages.getRowCount(); i++) {
-                    rows.add(Collections.unmodifiableMap(fields(records.read(), schema)));
-                }
-                rowGroup++;
+        try (ParquetRows cursor = ParquetRows.open(file)) {
+            Map<String, Object> row;
+            while ((row = cursor.next()) != null) {
+                rows.add(row);
             }
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof DatasetException de) {
-                throw de;
-            }
-            throw DatasetException.inFile(file, "cannot read Parquet (row group " + rowGroup + ", " + rows.size()
-                    + " rows read): " + e.getMessage() + "; check that the file is a complete Parquet file", e);
         }
         return rows;
+    }
+
+    /** One record as a map of top-level field to plain value, in schema order. */
+    static Map<String, Object> row(Group record, MessageType schema) {
+        return fields(record, schema);
     }
 
     /** The fields of a struct-like group, in schema order. */

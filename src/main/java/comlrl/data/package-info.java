@@ -6,11 +6,15 @@
  * Face {@code Dataset}: column/row construction, {@code select}, {@code shuffle(seed)},
  * {@code train_test_split(test_size, seed)}, both selecting exactly the rows {@code datasets} selects
  * for the same seed through a port of NumPy's {@code default_rng(seed).permutation}), its file
- * loaders (JSON Lines, JSON, CSV/TSV, Parquet),
- * and the streaming {@link comlrl.data.JsonlStream} (the counterpart of an {@code IterableDataset})
- * whose position can be saved in a checkpoint and restored. Loading errors are reported as
+ * loaders (JSON Lines, JSON, CSV/TSV, Parquet), Hugging Face hub datasets by id
+ * ({@link comlrl.data.HubDatasets}, one {@link comlrl.data.HubSplit} at a time),
+ * and the streaming {@link comlrl.data.JsonlStream} and {@link comlrl.data.ParquetStream} (the
+ * counterparts of an {@code IterableDataset}, Parquet read row group by row group) whose position
+ * can be saved in a checkpoint and restored. Loading errors are reported as
  * {@link comlrl.data.DatasetException}s that name the file, the line or row, and how to fix it.
  *
- * <p>Nothing here depends on tensors, models or trainers.
+ * <p>Nothing here depends on tensors, models or trainers; hub datasets use only the Hugging Face
+ * cache of {@code comlrl.model.io} ({@code HubCache}, {@code HubRepo}), which is plain file and
+ * HTTP code.
  */
 package comlrl.data;

@@ -11,6 +11,7 @@ import comlrl.tensor.Device;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import comlrl.utils.ResidentMemory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -162,34 +163,13 @@ class GeneratorTest {
                     opt.step();
                 }
                 if (step == 50) {
-                    after20 = settledResidentBytes();
+                    after20 = ResidentMemory.settledBytes();
                 }
             }
-            long after200 = settledResidentBytes();
+            long after200 = ResidentMemory.settledBytes();
             System.out.println("RSS step 50 -> 200: " + after20 + " -> " + after200);
             assertThat(after200 - after20).as("RSS growth from step 50 to 200").isLessThan(40L << 20);
         }
-    }
-
-    /** RSS after a full GC, so Java-heap churn does not count as native growth. */
-    static long settledResidentBytes() {
-        System.gc();
-        System.runFinalization();
-        System.gc();
-        return residentBytes();
-    }
-
-    static long residentBytes() {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException(e);
-        }
-        throw new IllegalStateException("no VmRSS");
     }
 
     private static List<String> ids(List<List<Completion>> out) {

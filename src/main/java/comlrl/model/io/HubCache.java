@@ -21,6 +21,12 @@ import java.util.regex.Pattern;
  *
  * <p><b>Local directories win</b>: a string naming an existing directory is used as it is.
  *
+ * <p><b>Datasets</b> ({@link #datasetRepo}) share all of this, in the dataset layout of
+ * {@link HubRepoType#DATASET}: {@code datasets--org--name/} in the cache, files from
+ * {@code ${HF_ENDPOINT}/datasets/{repo}/resolve/{revision}/{file}}, and the list of a revision's
+ * files from {@code ${HF_ENDPOINT}/api/datasets/{repo}/revision/{revision}}
+ * ({@link HubRepo#listFiles}).
+ *
  * <p><b>Cache layout</b> (the one {@code huggingface_hub} writes, so the two share a cache):
  * <pre>
  * &lt;cache&gt;/models--Qwen--Qwen2.5-0.5B/
@@ -57,7 +63,8 @@ import java.util.regex.Pattern;
  * hash as revision) to move on. Within one {@link HubRepo}, every file comes from the same commit:
  * after the first download the commit hash, not the branch name, is requested.
  *
- * <p><b>Downloads</b>: {@code GET ${HF_ENDPOINT}/{repo}/resolve/{revision}/{file}}, following
+ * <p><b>Downloads</b>: {@code GET ${HF_ENDPOINT}/{repo}/resolve/{revision}/{file}} (the
+ * revision percent-encoded as one path segment), following
  * redirects (never from {@code https} down to {@code http} unless plain http is allowed); the
  * commit comes from the {@code X-Repo-Commit} header, which must be a 40-hex-digit commit hash
  * (and the requested one, when a commit was requested), the blob name from {@code X-Linked-Etag}
@@ -281,10 +288,16 @@ public final class HubCache {
         return token != null;
     }
 
-    /** The folder of {@code repoId} in the cache, e.g. {@code <cache>/models--Qwen--Qwen2.5-0.5B}. */
+    /** The folder of model {@code repoId} in the cache, e.g. {@code <cache>/models--Qwen--Qwen2.5-0.5B}. */
     public Path repoFolder(String repoId) {
-        validateRepoId(repoId, repoId);
-        return cacheDir.resolve("models--" + repoId.replace("/", "--"));
+        return repoFolder(HubRepoType.MODEL, repoId);
+    }
+
+    /** The folder of {@code repoId} in the cache, e.g. {@code <cache>/datasets--openai--gsm8k}. */
+    public Path repoFolder(HubRepoType type, String repoId) {
+        Objects.requireNonNull(type, "type");
+        validateRepoId(type, repoId, repoId);
+        return cacheDir.resolve(type.folderName(repoId));
     }
 
     // ------------------------------------------------------------------ resolution
@@ -348,9 +361,25 @@ public final class HubCache {
         if (local.isPresent()) {
             return HubRepo.local(local.get());
         }
-        validateRepoId(modelIdOrPath, modelIdOrPath);
+        validateRepoId(HubRepoType.MODEL, modelIdOrPath, modelIdOrPath);
         validateRevision(modelIdOrPath, revision);
-        return HubRepo.cached(this, modelIdOrPath, revision, repoFolder(modelIdOrPath));
+        return HubRepo.cached(this, HubRepoType.MODEL, modelIdOrPath, revision, repoFolder(modelIdOrPath));
+    }
+
+    /**
+     * A handle on dataset {@code repoId} (such as {@code openai/gsm8k}) at {@code revision} (a
+     * branch, a tag, a commit hash, or {@code refs/convert/parquet}, the hub's Parquet conversion);
+     * always a hub id, never a local directory. Nothing is read or downloaded until
+     * {@link HubRepo#file} or {@link HubRepo#listFiles} is called.
+     *
+     * @throws HubException ({@link HubException.Kind#INVALID_ID}) when the id or the revision is invalid
+     */
+    public HubRepo datasetRepo(String repoId, String revision) {
+        Objects.requireNonNull(repoId, "repoId");
+        Objects.requireNonNull(revision, "revision");
+        validateRepoId(HubRepoType.DATASET, repoId, repoId);
+        validateRevision(repoId, revision);
+        return HubRepo.cached(this, HubRepoType.DATASET, repoId, revision, repoFolder(HubRepoType.DATASET, repoId));
     }
 
     private static Optional<Path> localDirectory(String modelIdOrPath) {
@@ -366,17 +395,22 @@ public final class HubCache {
         }
     }
 
-    private static void validateRepoId(String repoId, String asGiven) {
+    private static void validateRepoId(HubRepoType type, String repoId, String asGiven) {
         String[] parts = repoId.split("/", -1);
         boolean valid = repoId.length() <= 96 && parts.length <= 2 && !repoId.contains("--")
                 && !repoId.contains("..") && !repoId.endsWith(".git");
         for (String part : parts) {
             valid &= REPO_PART.matcher(part).matches();
         }
-        if (!valid) {
+        if (!valid && type == HubRepoType.MODEL) {
             throw new HubException(HubException.Kind.INVALID_ID, "'" + asGiven + "' is neither an existing directory "
                     + "(working directory: " + Path.of("").toAbsolutePath() + ") nor a valid Hugging Face model id "
-                    + "such as 'Qwen/Qwen2.5-0.5B'; check the path or the id");
+                    + "such as '" + type.exampleId() + "'; check the path or the id");
+        }
+        if (!valid) {
+            throw new HubException(HubException.Kind.INVALID_ID, "'" + asGiven + "' is not a valid Hugging Face "
+                    + type.noun() + " id such as '" + type.exampleId() + "' (owner/name: letters, digits, '_', '-', "
+                    + "'.'); check the id");
         }
     }
 

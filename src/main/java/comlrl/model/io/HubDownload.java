@@ -1,5 +1,7 @@
 package comlrl.model.io;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,7 +18,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -25,7 +29,8 @@ import java.util.regex.Pattern;
 /**
  * One file's download into the cache (see {@link HubCache} for the protocol and layout): request
  * with manual redirects, stream to a temporary file, verify, move into {@code blobs/}, link into
- * {@code snapshots/<commit>/}, record {@code refs/<revision>}.
+ * {@code snapshots/<commit>/}, record {@code refs/<revision>}. Also the hub API's list of a
+ * revision's files ({@link #list}).
  */
 final class HubDownload {
     private static final int MAX_REDIRECTS = 10;
@@ -33,12 +38,20 @@ final class HubDownload {
     /** Etags usable as blob names: git object ids (40 hex digits) and SHA-256 sums (64). */
     private static final Pattern HASH_ETAG = Pattern.compile("[0-9a-f]{40}|[0-9a-f]{64}");
     private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
+    /** What a file list request is called in messages. */
+    private static final String FILE_LIST = "the file list";
+    /** The largest API answer read: a file list of some hundred thousand files. */
+    private static final int MAX_API_BYTES = 64 << 20;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * The downloaded file, or null with {@code missingReason} when the hub has no such file, and
      * the commit the hub named (null when it named none).
      */
     record Result(Path path, String commit, String missingReason) {}
+
+    /** A revision's files as the hub API lists them, and the commit it resolved to. */
+    record Listing(String commit, List<String> files) {}
 
     private HubDownload() {}
 
@@ -50,8 +63,8 @@ final class HubDownload {
      */
     static Result fetch(HubCache hub, HubRepo repo, String filename, String urlRevision) {
         String repoId = repo.repoId();
-        URI uri = URI.create(hub.endpoint() + "/" + encodePath(repoId) + "/resolve/" + encodeSegment(urlRevision)
-                + "/" + encodePath(filename));
+        URI uri = URI.create(hub.endpoint() + "/" + repo.type().urlPrefix() + encodePath(repoId) + "/resolve/"
+                + encodeSegment(urlRevision) + "/" + encodePath(filename));
         String commit = null;
         String linkedEtag = null;
         long linkedSize = -1;
@@ -107,7 +120,7 @@ final class HubDownload {
                             : "repository or file not found (HTTP 404) at " + hub.endpoint();
                     return new Result(null, commit, reason);
                 }
-                throw httpError(hub, repoId, filename, urlRevision, status, errorCode, errorMessage);
+                throw httpError(hub, repo.type(), repoId, filename, urlRevision, status, errorCode, errorMessage);
             } catch (IOException e) {
                 // only closing a response body gets here: the download itself is complete or failed already
                 throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repoId
@@ -116,6 +129,81 @@ final class HubDownload {
         }
         throw new HubException(HubException.Kind.PROTOCOL, "more than " + MAX_REDIRECTS + " redirects for "
                 + filename + " of " + repoId + " (last: " + uri + ")");
+    }
+
+    /**
+     * Lists the files of {@code repo} at {@code urlRevision} (the commit when known, else the
+     * requested revision) through {@code GET ${HF_ENDPOINT}/api/{models|datasets}/{repo}/revision/{rev}},
+     * whose JSON answer names the commit ({@code sha}) and the files ({@code siblings[].rfilename});
+     * records {@code refs/<revision>}.
+     */
+    static Listing list(HubCache hub, HubRepo repo, String urlRevision) {
+        String repoId = repo.repoId();
+        URI uri = URI.create(hub.endpoint()
+                + repo.type().apiRevisionPath(encodePath(repoId), encodeSegment(urlRevision)));
+        for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
+            HttpResponse<InputStream> response = send(hub, uri, hub.sendsTokenTo(uri), repoId, FILE_LIST);
+            try (InputStream body = response.body()) {
+                int status = response.statusCode();
+                if (status >= 300 && status < 400 && header(response, "Location") != null) {
+                    uri = redirectTarget(hub, uri, header(response, "Location"), FILE_LIST);
+                    continue;
+                }
+                if (status != 200) {
+                    throw httpError(hub, repo.type(), repoId, FILE_LIST, urlRevision, status,
+                            header(response, "X-Error-Code"), header(response, "X-Error-Message"));
+                }
+                byte[] bytes = body.readNBytes(MAX_API_BYTES + 1);
+                if (bytes.length > MAX_API_BYTES) {
+                    throw new HubException(HubException.Kind.PROTOCOL, "the file list of " + repoId + " from "
+                            + hub.endpoint() + " is larger than " + (MAX_API_BYTES >> 20) + " MiB; is HF_ENDPOINT a "
+                            + "Hugging Face hub or mirror?");
+                }
+                Listing listing = parseListing(hub, repoId, urlRevision, bytes);
+                writeRef(repo, urlRevision, listing.commit());
+                return listing;
+            } catch (IOException e) {
+                throw new HubException(HubException.Kind.NETWORK, "reading the file list of " + repoId + " from "
+                        + hub.endpoint() + " failed: " + describe(e) + "; try again", e);
+            }
+        }
+        throw new HubException(HubException.Kind.PROTOCOL, "more than " + MAX_REDIRECTS + " redirects for "
+                + FILE_LIST + " of " + repoId + " (last: " + uri + ")");
+    }
+
+    private static Listing parseListing(HubCache hub, String repoId, String urlRevision, byte[] body) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(body);
+        } catch (IOException e) {
+            root = null;
+        }
+        JsonNode siblings = root == null ? null : root.get("siblings");
+        if (siblings == null || !siblings.isArray()) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " answered the "
+                    + "request for " + FILE_LIST + " of " + repoId + " without a JSON 'siblings' array; is HF_ENDPOINT "
+                    + "a Hugging Face hub or mirror?");
+        }
+        JsonNode sha = root.get("sha");
+        String commit = checkedCommit(hub, sha != null && sha.isTextual() ? sha.asText() : null, urlRevision, repoId,
+                FILE_LIST);
+        if (commit == null && HubCache.isCommitHash(urlRevision)) {
+            commit = urlRevision;
+        }
+        if (commit == null) {
+            throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " sent "
+                    + FILE_LIST + " of " + repoId + " without the commit ('sha'), so its files cannot be placed in "
+                    + "the cache; is HF_ENDPOINT a Hugging Face hub or mirror?");
+        }
+        List<String> files = new ArrayList<>();
+        for (JsonNode sibling : siblings) {
+            JsonNode name = sibling.get("rfilename");
+            if (name != null && name.isTextual()) {
+                files.add(name.asText());
+            }
+        }
+        files.sort(null);
+        return new Listing(commit, List.copyOf(files));
     }
 
     /**
@@ -186,21 +274,23 @@ final class HubDownload {
         }
     }
 
-    private static HubException httpError(HubCache hub, String repoId, String filename, String revision, int status,
-                                          String errorCode, String errorMessage) {
+    private static HubException httpError(HubCache hub, HubRepoType type, String repoId, String filename,
+                                          String revision, int status, String errorCode, String errorMessage) {
         String hubSays = (errorMessage == null ? "" : " (hub: " + errorMessage + ")")
                 + (hub.hasToken() && !hub.sendsTokenTo(URI.create(hub.endpoint()))
                         ? " [HF_TOKEN is set but was not sent: it never goes over plain http to another machine; "
                                 + "use an https:// HF_ENDPOINT]" : "");
         String where = filename + " of '" + repoId + "' at revision " + revision + " from " + hub.endpoint();
         if ("GatedRepo".equals(errorCode)) {
-            return new HubException(HubException.Kind.UNAUTHORIZED, "'" + repoId + "' is a gated model" + hubSays
-                    + ": accept its conditions on the model page, then set HF_TOKEN to a token of that account"
+            return new HubException(HubException.Kind.UNAUTHORIZED, "'" + repoId + "' is a gated " + type.noun()
+                    + hubSays + ": accept its conditions on the " + type.noun() + " page, then set HF_TOKEN to a token "
+                    + "of that account"
                     + (hub.hasToken() ? " (the token sent was not accepted)" : " (no token was sent)"));
         }
         if ("RepoNotFound".equals(errorCode)) {
             return new HubException(HubException.Kind.REPO_NOT_FOUND, "repository '" + repoId + "' not found at "
-                    + hub.endpoint() + " (HTTP " + status + ")" + hubSays + "; check the model id, or if it is private "
+                    + hub.endpoint() + " (HTTP " + status + ")" + hubSays + "; check the " + type.noun()
+                    + " id, or if it is private "
                     + (hub.hasToken() ? "check that HF_TOKEN grants access to it" : "set HF_TOKEN to a token with read access"));
         }
         if ("RevisionNotFound".equals(errorCode)) {
@@ -215,7 +305,7 @@ final class HubDownload {
         }
         if (status == 404) {
             return new HubException(HubException.Kind.REPO_NOT_FOUND, "repository or file not found (HTTP 404): "
-                    + where + hubSays + "; check the model id, the file name and the revision");
+                    + where + hubSays + "; check the " + type.noun() + " id, the file name and the revision");
         }
         return new HubException(HubException.Kind.PROTOCOL, "HTTP " + status + " for " + where + hubSays
                 + "; try again later, or set HF_HUB_OFFLINE=1 to use only cached files");

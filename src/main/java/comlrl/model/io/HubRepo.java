@@ -4,14 +4,18 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
- * One model resolved by {@link HubCache#repo}: either a local directory, or a repository at a
- * revision in the Hugging Face cache. Files are fetched one at a time with {@link #file}, so a
- * loader can read {@code model.safetensors.index.json} first and then ask for the shards it
- * lists; all files of one {@code HubRepo} come from the same commit.
+ * One repository resolved by {@link HubCache#repo} (a model) or {@link HubCache#datasetRepo} (a
+ * dataset): either a local directory, or a repository at a revision in the Hugging Face cache.
+ * Files are fetched one at a time with {@link #file}, so a loader can read
+ * {@code model.safetensors.index.json} first and then ask for the shards it lists;
+ * {@link #listFiles} names them all. All files of one {@code HubRepo} come from the same commit.
  *
  * <pre>{@code
  * HubRepo repo = HubCache.fromEnvironment().repo("Qwen/Qwen2.5-0.5B");
@@ -19,20 +23,26 @@ import java.util.Optional;
  * Path single = repo.file("model.safetensors", false);       // null when the model is sharded
  * Path generation = repo.file("generation_config.json", false);
  * Path dir = repo.directory();                               // snapshots/<commit>
+ *
+ * HubRepo data = HubCache.fromEnvironment().datasetRepo("openai/gsm8k", "main");
+ * List<String> files = data.listFiles();                     // README.md, main/train-00000-of-00001.parquet, ...
  * }</pre>
  *
  * <p>Thread-safe.
  */
 public final class HubRepo {
     private final HubCache hub;
+    private final HubRepoType type;
     private final String repoId;
     private final String revision;
     private final Path localDir;
     private final Path repoFolder;
     private String commit;
 
-    private HubRepo(HubCache hub, String repoId, String revision, Path localDir, Path repoFolder, String commit) {
+    private HubRepo(HubCache hub, HubRepoType type, String repoId, String revision, Path localDir, Path repoFolder,
+                    String commit) {
         this.hub = hub;
+        this.type = type;
         this.repoId = repoId;
         this.revision = revision;
         this.localDir = localDir;
@@ -41,15 +51,20 @@ public final class HubRepo {
     }
 
     static HubRepo local(Path dir) {
-        return new HubRepo(null, dir.toString(), null, dir, null, null);
+        return new HubRepo(null, HubRepoType.MODEL, dir.toString(), null, dir, null, null);
     }
 
-    static HubRepo cached(HubCache hub, String repoId, String revision, Path repoFolder) {
-        return new HubRepo(hub, repoId, revision, null, repoFolder,
+    static HubRepo cached(HubCache hub, HubRepoType type, String repoId, String revision, Path repoFolder) {
+        return new HubRepo(hub, type, repoId, revision, null, repoFolder,
                 HubCache.isCommitHash(revision) ? revision : null);
     }
 
-    /** The model id ({@code Qwen/Qwen2.5-0.5B}), or the directory for a local model. */
+    /** Whether this is a model or a dataset repository (a local directory counts as a model). */
+    public HubRepoType type() {
+        return type;
+    }
+
+    /** The repository id ({@code Qwen/Qwen2.5-0.5B}), or the directory for a local model. */
     public String repoId() {
         return repoId;
     }
@@ -64,7 +79,10 @@ public final class HubRepo {
         return localDir != null;
     }
 
-    /** The repository's folder in the cache ({@code models--org--name}), or null for a local model. */
+    /**
+     * The repository's folder in the cache ({@code models--org--name}, {@code datasets--org--name}),
+     * or null for a local model.
+     */
     public Path repoFolder() {
         return repoFolder;
     }
@@ -145,12 +163,7 @@ public final class HubRepo {
                 if (!required) {
                     return null;
                 }
-                throw new HubException(HubException.Kind.NOT_CACHED_OFFLINE, "model '" + repoId + "' (revision "
-                        + revision + "): " + filename + " is not in the Hugging Face cache at " + hub.cacheDir()
-                        + " (" + repoFolder.getFileName() + "), and " + hub.offlineVariable()
-                        + " is set, which forbids downloading it. Unset " + hub.offlineVariable()
-                        + " to download it once, point HF_HUB_CACHE or HF_HOME at a cache that holds it, "
-                        + "or pass a local model directory instead of the id.");
+                throw notCachedOffline(filename);
             }
             HubDownload.Result result = HubDownload.fetch(hub, this, filename, known.orElse(revision));
             if (result.commit() != null && commit == null) {
@@ -168,12 +181,65 @@ public final class HubRepo {
         }
     }
 
+    /**
+     * The paths of all files of the repository at this revision (forward slashes, sorted), such as
+     * {@code main/train-00000-of-00002.parquet}. Online, from the hub's API in one request, at the
+     * commit when one is known (see "cache first" in {@link HubCache}), else at the revision, whose
+     * commit it then fixes for this handle and records in {@code refs/}; offline
+     * ({@code HF_HUB_OFFLINE}), the files of the cached snapshot, which may be fewer than the
+     * hub holds. A local directory lists its own files.
+     *
+     * @throws HubException when the repository or revision does not exist, access is denied, the
+     *     hub cannot be reached, or, offline, nothing of this revision is cached
+     */
+    public List<String> listFiles() {
+        if (isLocal()) {
+            return filesUnder(localDir);
+        }
+        synchronized (this) {
+            Optional<String> known = commit();
+            if (hub.offline()) {
+                Path snapshot = known.map(c -> repoFolder.resolve("snapshots").resolve(c)).orElse(null);
+                if (snapshot == null || !Files.isDirectory(snapshot)) {
+                    throw notCachedOffline("the list of its files");
+                }
+                return filesUnder(snapshot);
+            }
+            HubDownload.Listing listing = HubDownload.list(hub, this, known.orElse(revision));
+            if (commit == null) {
+                commit = listing.commit();
+            }
+            return listing.files();
+        }
+    }
+
+    private static List<String> filesUnder(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            return walk.filter(Files::isRegularFile)
+                    .map(p -> dir.relativize(p).toString().replace('\\', '/'))
+                    .sorted()
+                    .collect(Collectors.toUnmodifiableList());
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new HubException(HubException.Kind.IO, "cannot list the files in " + dir + ": " + e.getMessage()
+                    + "; check its permissions", e);
+        }
+    }
+
+    private HubException notCachedOffline(String what) {
+        return new HubException(HubException.Kind.NOT_CACHED_OFFLINE, type.noun() + " '" + repoId + "' (revision "
+                + revision + "): " + what + " is not in the Hugging Face cache at " + hub.cacheDir()
+                + " (" + repoFolder.getFileName() + "), and " + hub.offlineVariable()
+                + " is set, which forbids downloading it. Unset " + hub.offlineVariable()
+                + " to download it once, point HF_HUB_CACHE or HF_HOME at a cache that holds it"
+                + (type == HubRepoType.MODEL ? ", or pass a local model directory instead of the id." : "."));
+    }
+
     private Path missing(String filename, boolean required, String why) {
         if (!required) {
             return null;
         }
-        throw new HubException(HubException.Kind.FILE_NOT_FOUND, "model '" + repoId + "' (revision " + revision
-                + ") has no file " + filename + ": " + why + "; check the file name and the revision");
+        throw new HubException(HubException.Kind.FILE_NOT_FOUND, type.noun() + " '" + repoId + "' (revision "
+                + revision + ") has no file " + filename + ": " + why + "; check the file name and the revision");
     }
 
     /** The commit recorded for this revision, if any. */

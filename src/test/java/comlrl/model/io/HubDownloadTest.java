@@ -1,5 +1,6 @@
 package comlrl.model.io;
 
+import static comlrl.utils.HttpReplies.send;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -238,17 +239,6 @@ class HubDownloadTest {
                 return;
             }
             send(exchange, 200, Map.of("ETag", "\"storage-etag-" + name.hashCode() + "\""), content);
-        }
-    }
-
-    private static void send(HttpExchange exchange, int status, Map<String, String> headers, byte[] body)
-            throws IOException {
-        headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
-        exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-        if (body.length > 0) {
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-            }
         }
     }
 
