@@ -60,7 +60,9 @@ import java.util.function.Consumer;
  * num_agents: 2                # default: args.num_agents, or len(agents)
  * dtype: float32               # optional weights dtype override
  * dataset: {train: FILE|builtin:NAME, eval: FILE, test_size: 0.2, split_seed: 42, shuffle_seed: N,
- *           streaming: false}         # streaming: read a .jsonl train file lazily (no split/shuffle)
+ *           streaming: false}         # streaming: read a .jsonl/.parquet train file lazily (no split/shuffle)
+ * dataset: {hub: openai/gsm8k, config: main, split: train, revision: main, eval_split: test, streaming: false}
+ *                              # a Hugging Face hub dataset through the HF cache (HF_HOME, HF_HUB_OFFLINE, HF_TOKEN)
  * formatters: TEMPLATE | [TEMPLATE per agent]   # "{field}" placeholders
  * chat_template: false         # true: wrap each prompt in the agent's chat template as a user message
  * system_prompt: null          # with chat_template: a system message before it
@@ -108,7 +110,7 @@ final class RunConfig {
     static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter", "marlhf_iter");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
-            "streaming");
+            "streaming", "hub", "config", "split", "revision", "eval_split");
 
     final Map<String, Object> raw;
     /** The MA-REINFORCE family's algorithm, or null for an actor-critic one. */
@@ -276,32 +278,59 @@ final class RunConfig {
         ConfigMaps.requireKnownKeys("dataset", ds, DATASET_KEYS, Map.of("test", "use 'eval' (a file) or 'test_size'.",
                 "validation", "use 'eval' (a file) or 'test_size'.", "seed", "use 'split_seed' or 'shuffle_seed'."));
         boolean streaming = ds.get("streaming") != null && ConfigMaps.toBoolean("config", "dataset.streaming", ds.get("streaming"));
+        String hub = ds.get("hub") == null ? null : String.valueOf(ds.get("hub"));
+        if (hub != null && ds.get("train") != null) {
+            throw new IllegalArgumentException("dataset: give train (a file or builtin:NAME) or hub (a Hugging Face "
+                    + "dataset id, with config/split/revision), not both");
+        }
+        for (String key : List.of("config", "split", "revision", "eval_split")) {
+            if (ds.get(key) != null && hub == null) {
+                throw new IllegalArgumentException("dataset." + key + " selects from a hub dataset: add dataset.hub "
+                        + "(e.g. hub: openai/gsm8k), or remove " + key);
+            }
+        }
+        if (ds.get("eval_split") != null && (ds.get("eval") != null || ds.get("test_size") != null)) {
+            throw new IllegalArgumentException("dataset: give one evaluation set: eval (a file), eval_split (a split of "
+                    + "the hub dataset) or test_size (split off the training set)");
+        }
+        String config = ds.get("config") == null ? null : String.valueOf(ds.get("config"));
+        String split = ds.get("split") == null ? null : String.valueOf(ds.get("split"));
+        String revision = ds.get("revision") == null ? null : String.valueOf(ds.get("revision"));
         if (streaming) {
             if (ds.get("test_size") != null || ds.get("shuffle_seed") != null) {
-                throw new IllegalArgumentException("dataset.streaming reads the JSONL file lazily, in order: it cannot be "
-                        + "split or shuffled; give dataset.eval as a separate file instead of test_size/shuffle_seed");
+                throw new IllegalArgumentException("dataset.streaming reads the training set lazily, in order: it cannot "
+                        + "be split or shuffled; give dataset.eval (a file) or eval_split instead of test_size/shuffle_seed");
             }
-            String trainFile = String.valueOf(ds.get("train"));
-            if (!trainFile.endsWith(".jsonl")) {
-                throw new IllegalArgumentException("dataset.streaming needs a .jsonl file for dataset.train, got " + trainFile);
+            if (hub != null) {
+                this.train = Dataset.streamHub(hub, config, split, revision);
+            } else {
+                String trainFile = String.valueOf(ds.get("train"));
+                if (trainFile.endsWith(".jsonl")) {
+                    this.train = comlrl.data.JsonlStream.open(resolve(trainFile));
+                } else if (trainFile.endsWith(".parquet")) {
+                    this.train = comlrl.data.ParquetStream.open(resolve(trainFile));
+                } else {
+                    throw new IllegalArgumentException("dataset.streaming needs a .jsonl or .parquet file for dataset.train "
+                            + "(or dataset.hub), got " + trainFile);
+                }
             }
-            this.train = comlrl.data.JsonlStream.open(resolve(trainFile));
-            this.eval = ds.get("eval") == null ? null : loadDataset(ds.get("eval"), "dataset.eval");
+            this.eval = evalSet(ds, hub, config, revision);
         } else {
-            Dataset all = loadDataset(ds.get("train"), "dataset.train");
+            Dataset all = hub != null ? Dataset.fromHub(hub, config, split, revision)
+                    : loadDataset(ds.get("train"), "dataset.train");
             if (ds.get("shuffle_seed") != null) {
                 all = all.shuffle(seed(ds, "shuffle_seed"));
             }
-            if (ds.get("eval") != null) {
+            if (ds.get("eval") != null || ds.get("eval_split") != null) {
                 this.train = all;
-                this.eval = loadDataset(ds.get("eval"), "dataset.eval");
+                this.eval = evalSet(ds, hub, config, revision);
             } else if (ds.get("test_size") != null) {
                 double testSize = ConfigMaps.toDouble("config", "dataset.test_size", ds.get("test_size"));
                 long seed = ds.get("split_seed") == null ? 42 : seed(ds, "split_seed");
-                Dataset.Split split = testSize >= 1 && testSize == Math.rint(testSize)
+                Dataset.Split parts = testSize >= 1 && testSize == Math.rint(testSize)
                         ? all.trainTestSplit((int) testSize, seed) : all.trainTestSplit(testSize, seed);
-                this.train = split.train();
-                this.eval = split.test();
+                this.train = parts.train();
+                this.eval = parts.test();
             } else {
                 this.train = all;
                 this.eval = null;
@@ -594,6 +623,14 @@ final class RunConfig {
             spec.put("run", copy);
         }
         return spec;
+    }
+
+    /** The evaluation set: {@code dataset.eval} (a file), the hub dataset's {@code eval_split}, or null. */
+    private Dataset evalSet(Map<String, Object> ds, String hub, String config, String revision) {
+        if (ds.get("eval") != null) {
+            return loadDataset(ds.get("eval"), "dataset.eval");
+        }
+        return ds.get("eval_split") == null ? null : Dataset.fromHub(hub, config, String.valueOf(ds.get("eval_split")), revision);
     }
 
     private Dataset loadDataset(Object spec, String key) {

@@ -51,8 +51,8 @@ class RunConfigTest {
         // `tset_size` used to be ignored silently: the run had no eval set
         assertThatThrownBy(() -> load(AGENT + "dataset: {train: 'builtin:length-ratio', tset_size: 0.2}\n" + REST
                 + LENGTH_RATIO))
-                .hasMessageStartingWith("Unknown dataset key 'tset_size'; did you mean 'test_size'? Valid keys: eval, "
-                        + "shuffle_seed, split_seed, streaming, test_size, train");
+                .hasMessageStartingWith("Unknown dataset key 'tset_size'; did you mean 'test_size'? Valid keys: config, eval, "
+                        + "eval_split, hub, revision, shuffle_seed, split, split_seed, streaming, test_size, train");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO + "checkpoint: {dir: ck, intervall: 2}\n"))
                 .hasMessageStartingWith("Unknown checkpoint key 'intervall'; did you mean 'interval'?");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + "reward: {type: length_ratio, target_min: lo}\n"))
@@ -203,5 +203,21 @@ class RunConfigTest {
         assertThat(output).contains("agent_model 'Qwen/Qwen2.5-0.5B'").contains("is not in the Hugging Face cache")
                 .contains("HF_HUB_OFFLINE");
         assertThat(Files.exists(dir.resolve("out/config.json"))).as("failed while reading the config").isFalse();
+    }
+
+    @Test
+    void datasetSourcesHubKeysAndStreamingParquetAreCheckedAndRead() throws Exception {
+        comlrl.data.TestParquet.write(dir.resolve("tasks.parquet"), 0, 50, 1 << 12);
+        RunConfig streamed = load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {train: tasks.parquet, streaming: true}\n");
+        assertThat(streamed.train).isInstanceOf(comlrl.data.ParquetStream.class);
+        assertThat(streamed.train.iterator().next().getString("prompt")).isEqualTo("p0");
+        ((AutoCloseable) streamed.train).close();
+        assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {train: tasks.parquet, config: main}\n")).hasMessageContaining("dataset.config selects from a hub dataset");
+        assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {train: tasks.parquet, hub: openai/gsm8k}\n")).hasMessageContaining("not both");
+        assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {hub: openai/gsm8k, eval_split: test, test_size: 0.2}\n")).hasMessageContaining("one evaluation set");
     }
 }

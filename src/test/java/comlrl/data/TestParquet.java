@@ -21,14 +21,14 @@ import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.MessageTypeParser;
 
 /** Parquet files of task rows {@code {prompt, i}} for tests, written with Parquet's example writer. */
-final class TestParquet {
+public final class TestParquet {
     static final MessageType SCHEMA = MessageTypeParser.parseMessageType(
             "message task { required binary prompt (STRING); required int64 i; }");
 
     private TestParquet() {}
 
     /** Rows {@code {prompt: "p<i>", i}} for {@code i} in {@code [from, to)}, in row groups of about {@code rowGroupBytes}. */
-    static Path write(Path file, int from, int to, long rowGroupBytes) {
+    public static Path write(Path file, int from, int to, long rowGroupBytes) {
         return write(file, from, to, rowGroupBytes, i -> "p" + i);
     }
 
