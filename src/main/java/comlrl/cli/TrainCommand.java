@@ -335,7 +335,9 @@ final class TrainCommand implements Callable<Integer> {
     private static Map<String, Object> describeRows(comlrl.data.TaskSet set, Integer evaluated) {
         Map<String, Object> out = new LinkedHashMap<>();
         if (!(set instanceof comlrl.data.Dataset d)) {
-            out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString() : set.toString());
+            out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString()
+                    : set instanceof comlrl.data.ParquetStream ps ? String.valueOf(ps.stateDict().get(comlrl.data.ParquetStream.SOURCE))
+                    : set.toString());
             out.put("streaming", true);
             return out;
         }
