@@ -27,10 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
  * else {@code python3}. Run with {@code mvn test -Dtest=TransformersCompatibilityTest -Dtest.excludedGroups=none}.
  */
 @Tag("python")
-class TransformersCompatibilityTest {
+public class TransformersCompatibilityTest {
     private static final long[] IDS = {1, 5, 9, 200, 3, 77, 42, 8};
 
-    static String python() {
+    /** The Python the python-tagged tests run, as the class comment says. */
+    public static String python() {
         String configured = System.getenv("COMLRL_PYTHON");
         if (configured != null && !configured.isBlank()) {
             return configured;
@@ -39,7 +40,7 @@ class TransformersCompatibilityTest {
     }
 
     /** Whether {@link #python()} can {@code import modules} (e.g. "torch, transformers"). */
-    static boolean pythonCanImport(String modules) throws InterruptedException {
+    public static boolean pythonCanImport(String modules) throws InterruptedException {
         try {
             Process p = new ProcessBuilder(python(), "-c", "import " + modules).redirectErrorStream(true).start();
             p.getInputStream().readAllBytes();
