@@ -38,7 +38,7 @@ import java.util.stream.Stream;
  * bit), so splits and orders ported from Python experiments match row for row.
  *
  * <p>Loaders ({@link #load}, {@link #fromJsonl}, {@link #fromJson}, {@link #fromCsv},
- * {@link #fromParquet}) throw {@link DatasetException} with the file, the line or row, and a fix.
+ * {@link #fromParquet}, {@link #loadFromDisk}) throw {@link DatasetException} with the file, the line or row, and a fix.
  */
 public final class Dataset implements TaskSet {
     private final List<TaskItem> rows;
@@ -351,6 +351,67 @@ public final class Dataset implements TaskSet {
      */
     public static ParquetStream streamHub(String repoId, String config, String split, String revision) {
         return HubDatasets.fromEnvironment().stream(new HubSplit(repoId, config, split, revision));
+    }
+
+    /**
+     * Loads a directory written by Python {@code datasets}' {@code Dataset.save_to_disk}
+     * ({@code dataset_info.json}, {@code state.json} and its {@code data-0000i-of-0000n.arrow} files,
+     * read in order). Values become what {@link #fromParquet} gives: strings (also large_string)
+     * {@link String}, integers of every width {@link Long} (uint64 above {@code Long.MAX_VALUE}
+     * {@link java.math.BigInteger}), float16/32/64 {@link Double}, booleans {@link Boolean}, class
+     * labels their integer, decimals {@link java.math.BigDecimal}, binary {@code byte[]}, dates,
+     * times and timestamps their stored integers, lists (list, large_list, fixed-size) unmodifiable
+     * lists, structs unmodifiable maps, nulls null. A dataset saved by {@code datasets} 1.x with an
+     * indices mapping ({@code _indices_data_files}) is read through the mapping.
+     *
+     * <p>Arrow needs the JVM option {@code --add-opens=java.base/java.nio=ALL-UNNAMED} on Java 17
+     * ({@code bin/comlrl} passes it).
+     *
+     * @throws DatasetException when the directory is missing, is a {@code DatasetDict} (naming its
+     *     splits: use {@link #loadFromDisk(Path, String)}), is incomplete, or has a column of a type
+     *     a task item cannot hold (naming the column and the type)
+     */
+    public static Dataset loadFromDisk(Path dir) {
+        return DiskDatasets.load(dir, null);
+    }
+
+    /**
+     * Loads split {@code split} of a directory written by {@code DatasetDict.save_to_disk}
+     * ({@code dataset_dict.json} naming the splits, one directory per split), or, when {@code split}
+     * is null, a {@code Dataset.save_to_disk} directory as {@link #loadFromDisk(Path)}.
+     *
+     * @throws DatasetException when the split does not exist (naming those that do), when
+     *     {@code dir} holds one Dataset and {@code split} is not the split it was saved from, or as
+     *     {@link #loadFromDisk(Path)}
+     */
+    public static Dataset loadFromDisk(Path dir, String split) {
+        return DiskDatasets.load(dir, split);
+    }
+
+    /**
+     * Saves this set as Python {@code datasets}' {@code save_to_disk} does, so that
+     * {@code datasets.load_from_disk(dir)} (and {@link #loadFromDisk}) opens it with the same values:
+     * one data file {@code data-00000-of-00001.arrow} (Arrow IPC stream, batches of 1000 rows),
+     * {@code dataset_info.json} with the features and {@code state.json}.
+     *
+     * <p>Column types are inferred from the values as pyarrow infers them from Python objects:
+     * strings {@code string}, booleans {@code bool}, integers {@code int64} ({@code uint64} when a
+     * value lies above {@code Long.MAX_VALUE}), {@link Float} {@code float32}, {@link Double} (and
+     * columns mixing integers and floats) {@code float64}, {@link java.math.BigDecimal}
+     * {@code decimal128(38, s)}, {@code byte[]} {@code binary}, lists {@code list}, maps with string
+     * keys {@code struct} (over the union of their keys), all-null columns {@code null}. So a set
+     * loaded from disk saves back with its values, not necessarily its types: float32 columns come
+     * back float64, class labels int64, dates and timestamps their stored integers.
+     *
+     * <p>The save is atomic: the directory is written beside {@code dir} and swapped in only when
+     * complete, so a failure leaves {@code dir} as it was. An existing {@code dir} is replaced whole
+     * when it is empty or was written by {@code save_to_disk}; any other directory is refused.
+     *
+     * @throws DatasetException naming the column and row of a value that cannot be saved (another
+     *     Java type, a column mixing kinds of values), or the directory and cause of a write failure
+     */
+    public void saveToDisk(Path dir) {
+        DiskDatasets.save(this, dir);
     }
 
     /** Fails with a clear message unless {@code file} is a readable regular file. */

@@ -13,6 +13,10 @@
  * can be saved in a checkpoint and restored. Loading errors are reported as
  * {@link comlrl.data.DatasetException}s that name the file, the line or row, and how to fix it.
  *
+ * <p>{@link comlrl.data.Dataset#loadFromDisk} and {@link comlrl.data.Dataset#saveToDisk} read and
+ * write the directories of Hugging Face's {@code save_to_disk} / {@code load_from_disk} (Arrow IPC
+ * streams with {@code state.json} and {@code dataset_info.json}, and {@code DatasetDict} splits).
+ *
  * <p>Nothing here depends on tensors, models or trainers; hub datasets use only the Hugging Face
  * cache of {@code comlrl.model.io} ({@code HubCache}, {@code HubRepo}), which is plain file and
  * HTTP code.
