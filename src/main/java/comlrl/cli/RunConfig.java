@@ -63,6 +63,7 @@ import java.util.function.Consumer;
  *           streaming: false}         # streaming: read a .jsonl/.parquet train file lazily (no split/shuffle)
  * dataset: {hub: openai/gsm8k, config: main, split: train, revision: main, eval_split: test, streaming: false}
  *                              # a Hugging Face hub dataset through the HF cache (HF_HOME, HF_HUB_OFFLINE, HF_TOKEN)
+ * dataset: {from_disk: DIR, split: train, eval_split: test}   # a save_to_disk Dataset / DatasetDict directory
  * formatters: TEMPLATE | [TEMPLATE per agent]   # "{field}" placeholders
  * chat_template: false         # true: wrap each prompt in the agent's chat template as a user message
  * system_prompt: null          # with chat_template: a system message before it
@@ -110,7 +111,7 @@ final class RunConfig {
     static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter", "marlhf_iter");
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
-            "streaming", "hub", "config", "split", "revision", "eval_split");
+            "streaming", "hub", "config", "split", "revision", "eval_split", "from_disk");
 
     final Map<String, Object> raw;
     /** The MA-REINFORCE family's algorithm, or null for an actor-critic one. */
@@ -279,15 +280,26 @@ final class RunConfig {
                 "validation", "use 'eval' (a file) or 'test_size'.", "seed", "use 'split_seed' or 'shuffle_seed'."));
         boolean streaming = ds.get("streaming") != null && ConfigMaps.toBoolean("config", "dataset.streaming", ds.get("streaming"));
         String hub = ds.get("hub") == null ? null : String.valueOf(ds.get("hub"));
-        if (hub != null && ds.get("train") != null) {
-            throw new IllegalArgumentException("dataset: give train (a file or builtin:NAME) or hub (a Hugging Face "
-                    + "dataset id, with config/split/revision), not both");
+        Path fromDisk = ds.get("from_disk") == null ? null : resolve(String.valueOf(ds.get("from_disk")));
+        if ((hub != null ? 1 : 0) + (fromDisk != null ? 1 : 0) + (ds.get("train") != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("dataset: give one source: train (a file or builtin:NAME), hub (a Hugging "
+                    + "Face dataset id, with config/split/revision) or from_disk (a save_to_disk directory), not both");
         }
-        for (String key : List.of("config", "split", "revision", "eval_split")) {
+        for (String key : List.of("config", "revision")) {
             if (ds.get(key) != null && hub == null) {
                 throw new IllegalArgumentException("dataset." + key + " selects from a hub dataset: add dataset.hub "
                         + "(e.g. hub: openai/gsm8k), or remove " + key);
             }
+        }
+        for (String key : List.of("split", "eval_split")) {
+            if (ds.get(key) != null && hub == null && fromDisk == null) {
+                throw new IllegalArgumentException("dataset." + key + " picks a split of a hub dataset or a save_to_disk "
+                        + "DatasetDict: add dataset.hub or dataset.from_disk, or remove " + key);
+            }
+        }
+        if (streaming && fromDisk != null) {
+            throw new IllegalArgumentException("dataset.streaming reads .jsonl/.parquet files or hub datasets; a "
+                    + "save_to_disk directory loads into memory: remove streaming");
         }
         if (ds.get("eval_split") != null && (ds.get("eval") != null || ds.get("test_size") != null)) {
             throw new IllegalArgumentException("dataset: give one evaluation set: eval (a file), eval_split (a split of "
@@ -314,16 +326,17 @@ final class RunConfig {
                             + "(or dataset.hub), got " + trainFile);
                 }
             }
-            this.eval = evalSet(ds, hub, config, revision);
+            this.eval = evalSet(ds, hub, null, config, revision);
         } else {
             Dataset all = hub != null ? Dataset.fromHub(hub, config, split, revision)
+                    : fromDisk != null ? Dataset.loadFromDisk(fromDisk, split)
                     : loadDataset(ds.get("train"), "dataset.train");
             if (ds.get("shuffle_seed") != null) {
                 all = all.shuffle(seed(ds, "shuffle_seed"));
             }
             if (ds.get("eval") != null || ds.get("eval_split") != null) {
                 this.train = all;
-                this.eval = evalSet(ds, hub, config, revision);
+                this.eval = evalSet(ds, hub, fromDisk, config, revision);
             } else if (ds.get("test_size") != null) {
                 double testSize = ConfigMaps.toDouble("config", "dataset.test_size", ds.get("test_size"));
                 long seed = ds.get("split_seed") == null ? 42 : seed(ds, "split_seed");
@@ -340,7 +353,9 @@ final class RunConfig {
         this.rewardSpec = withOriginalRun(asMap(map.get("reward"), "reward"));
         map.put("reward", rewardSpec); // the resolved config records the arguments as they are passed
         RewardFunctions.fromConfig(rewardSpec, baseDir); // validates the spec (processes start lazily)
-        checkFields(train, "dataset.train (" + ds.get("train") + ")");
+        checkFields(train, ds.get("hub") != null ? "dataset.hub (" + ds.get("hub") + ")"
+                : ds.get("from_disk") != null ? "dataset.from_disk (" + ds.get("from_disk") + ")"
+                : "dataset.train (" + ds.get("train") + ")");
         if (eval != null) {
             checkFields(eval, ds.get("eval") != null ? "dataset.eval (" + ds.get("eval") + ")"
                     : "the eval split of dataset.train (" + ds.get("train") + ")");
@@ -625,12 +640,19 @@ final class RunConfig {
         return spec;
     }
 
-    /** The evaluation set: {@code dataset.eval} (a file), the hub dataset's {@code eval_split}, or null. */
-    private Dataset evalSet(Map<String, Object> ds, String hub, String config, String revision) {
+    /**
+     * The evaluation set: {@code dataset.eval} (a file), the {@code eval_split} of the hub dataset or
+     * of the {@code from_disk} DatasetDict, or null.
+     */
+    private Dataset evalSet(Map<String, Object> ds, String hub, Path fromDisk, String config, String revision) {
         if (ds.get("eval") != null) {
             return loadDataset(ds.get("eval"), "dataset.eval");
         }
-        return ds.get("eval_split") == null ? null : Dataset.fromHub(hub, config, String.valueOf(ds.get("eval_split")), revision);
+        if (ds.get("eval_split") == null) {
+            return null;
+        }
+        String split = String.valueOf(ds.get("eval_split"));
+        return hub != null ? Dataset.fromHub(hub, config, split, revision) : Dataset.loadFromDisk(fromDisk, split);
     }
 
     private Dataset loadDataset(Object spec, String key) {

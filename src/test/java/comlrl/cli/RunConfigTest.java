@@ -52,7 +52,7 @@ class RunConfigTest {
         assertThatThrownBy(() -> load(AGENT + "dataset: {train: 'builtin:length-ratio', tset_size: 0.2}\n" + REST
                 + LENGTH_RATIO))
                 .hasMessageStartingWith("Unknown dataset key 'tset_size'; did you mean 'test_size'? Valid keys: config, eval, "
-                        + "eval_split, hub, revision, shuffle_seed, split, split_seed, streaming, test_size, train");
+                        + "eval_split, from_disk, hub, revision, shuffle_seed, split, split_seed, streaming, test_size, train");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO + "checkpoint: {dir: ck, intervall: 2}\n"))
                 .hasMessageStartingWith("Unknown checkpoint key 'intervall'; did you mean 'interval'?");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + "reward: {type: length_ratio, target_min: lo}\n"))
@@ -217,6 +217,13 @@ class RunConfigTest {
                 + "dataset: {train: tasks.parquet, config: main}\n")).hasMessageContaining("dataset.config selects from a hub dataset");
         assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
                 + "dataset: {train: tasks.parquet, hub: openai/gsm8k}\n")).hasMessageContaining("not both");
+        // a save_to_disk DatasetDict: one split trains, another evaluates
+        comlrl.data.Dataset.fromRows(List.of(java.util.Map.of("prompt", "a", "target_min", 1, "target_max", 2),
+                java.util.Map.of("prompt", "b", "target_min", 1, "target_max", 2))).saveToDisk(dir.resolve("disk"));
+        RunConfig disk = load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO + "dataset: {from_disk: disk}\n");
+        assertThat(disk.train.iterator().next().getString("prompt")).isEqualTo("a");
+        assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {train: tasks.parquet, split: train}\n")).hasMessageContaining("dataset.split picks a split");
         assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
                 + "dataset: {hub: openai/gsm8k, eval_split: test, test_size: 0.2}\n")).hasMessageContaining("one evaluation set");
     }
