@@ -6,17 +6,19 @@ import picocli.CommandLine.Command;
 /** {@code bin/comlrl}: the command-line entry point. The only place that prints for humans or exits. */
 @Command(name = "comlrl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Cooperative multi-LLM reinforcement learning on the JVM.",
-        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class,
+        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {
+        LaunchCommand.exitWithLauncher();
         System.exit(run(args));
     }
 
     /** Runs a command line and returns its exit code (0 ok, 1 failure, 2 usage error). */
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new Main());
+        LaunchCommand.configure(cl.getSubcommands().get("launch"));
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             cmd.getErr().println("error: " + ex.getMessage());
             if (System.getenv("COMLRL_DEBUG") != null) {
