@@ -8,7 +8,10 @@ import comlrl.generation.Completion;
 import comlrl.generation.Generator;
 import comlrl.generation.SamplingConfig;
 import comlrl.generation.Scorer;
+import comlrl.generation.TeamGenerator;
 import comlrl.model.DecoderLm;
+import comlrl.model.LoraAdapter;
+import comlrl.model.LoraConfig;
 import comlrl.model.ModelConfig;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
@@ -16,13 +19,17 @@ import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.LoraAgents;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,10 +43,13 @@ import picocli.CommandLine.Option;
 /**
  * {@code bench}: times MAGRPO steps (generation, scoring forward+backward, AdamW) on a random model
  * of a named shape, optionally side by side with a plain PyTorch eager implementation of the same
- * step on the same weights ({@code bench/pytorch_step.py}).
+ * step on the same weights ({@code bench/pytorch_step.py}), or with {@code --lora R} side by side
+ * with the same team as LoRA agents on one shared frozen base (each configuration in a fresh JVM,
+ * so that each one's peak resident memory is its own).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Benchmark MAGRPO steps on a random model; --compare-pytorch runs the PyTorch baseline too.")
+        description = "Benchmark MAGRPO steps on a random model; --compare-pytorch runs the PyTorch baseline too, "
+                + "--lora R compares full agents with rank-R LoRA agents on one shared base.")
 final class BenchCommand implements Callable<Integer> {
     @Option(names = "--shape", defaultValue = "tiny", description = "tiny, small or qwen2.5-0.5b (default ${DEFAULT-VALUE})")
     String shape;
@@ -99,6 +109,29 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print one JSON object")
     boolean json;
 
+    @Option(names = "--lora", paramLabel = "R", description = "compare the N agents as full models (each its own "
+            + "weights and AdamW state, generating one after the other) with N LoRA agents of rank R (alpha 2R, no "
+            + "dropout) on one shared frozen base (one batched team generation, AdamW over the adapters); each "
+            + "configuration runs in a fresh JVM and reports its own peak resident memory")
+    Integer lora;
+
+    @Option(names = "--lora-targets", split = ",", defaultValue = "all-linear",
+            description = "with --lora: the adapted projections, comma-separated, or all-linear (default ${DEFAULT-VALUE})")
+    List<String> loraTargets;
+
+    /** With --lora: measure only this configuration ("full" or "lora") in this JVM (what each fresh JVM runs). */
+    @Option(names = "--lora-config", hidden = true)
+    String loraConfig;
+
+    /** Measure the model in this directory instead of writing a random one (the fresh JVMs of --lora share one). */
+    @Option(names = "--model-dir", hidden = true)
+    Path modelDir;
+
+    /** The goals of the LoRA comparison: LoRA/full peak memory at most this ... */
+    static final double LORA_MEMORY_GOAL = 0.45;
+    /** ... and LoRA/full generation tokens/s at least this. */
+    static final double LORA_GENERATION_GOAL = 2.0;
+
     @Override
     public Integer call() throws Exception {
         if (agents < 1 || generations < 1 || promptLen < 1 || newTokens < 1 || steps < 1 || warmup < 0) {
@@ -118,9 +151,25 @@ final class BenchCommand implements Callable<Integer> {
                     + "; BLAS threads are fixed at JVM start: run with COMLRL_THREADS=" + k);
         }
         Engine.setNumThreads(k);
-        Path dir = Files.createTempDirectory("comlrl-bench-");
+        LoraConfig loraSettings = loraSettings();
+        if (loraConfig != null && !List.of("full", "lora").contains(loraConfig)) {
+            throw new IllegalArgumentException("--lora-config is full or lora, got " + loraConfig);
+        }
+        Path dir = modelDir != null ? modelDir : Files.createTempDirectory("comlrl-bench-");
         try {
-            BuiltinModels.write(arch, shape, seed, type, dir);
+            if (modelDir == null) {
+                BuiltinModels.write(arch, shape, seed, type, dir);
+            }
+            if (loraSettings != null) {
+                if (loraConfig == null) {
+                    compareLora(dir, k, loraSettings);
+                } else {
+                    try (JavaBench bench = new JavaBench(dir, type, dev, loraConfig.equals("lora") ? loraSettings : null)) {
+                        System.out.println(new ObjectMapper().writeValueAsString(bench.measure()));
+                    }
+                }
+                return 0;
+            }
             Map<String, Object> java;
             Map<String, Object> torch = null;
             ModelConfig modelConfig = ModelConfig.load(dir);
@@ -158,10 +207,7 @@ final class BenchCommand implements Callable<Integer> {
             ObjectNode out = new ObjectMapper().valueToTree(java);
             if (torch != null) {
                 out.set("pytorch", new ObjectMapper().valueToTree(torch));
-                ObjectNode ratios = out.putObject("ratios");
-                for (String key : RESULT_KEYS) {
-                    ratios.put(key, num(java, key) / num(torch, key));
-                }
+                out.set("ratios", new ObjectMapper().valueToTree(ratios(java, torch, RESULT_KEYS)));
             }
             if (json) {
                 System.out.println(new ObjectMapper().writeValueAsString(out));
@@ -169,9 +215,132 @@ final class BenchCommand implements Callable<Integer> {
                 printTable(java, torch);
             }
         } finally {
-            deleteTree(dir);
+            if (modelDir == null) {
+                deleteTree(dir);
+            }
         }
         return 0;
+    }
+
+    /** The adapters' settings of {@code --lora R} (alpha 2R, no dropout), or null without it. */
+    private LoraConfig loraSettings() {
+        if (lora == null) {
+            if (loraConfig != null) {
+                throw new IllegalArgumentException("--lora-config needs --lora R");
+            }
+            return null;
+        }
+        if (lora < 1) {
+            throw new IllegalArgumentException("--lora R needs a rank R >= 1, got " + lora);
+        }
+        if (comparePytorch || roofline) {
+            throw new IllegalArgumentException("--lora compares full agents with LoRA agents; --compare-pytorch and "
+                    + "--roofline measure full agents: run them without --lora");
+        }
+        return new LoraConfig(lora, 2.0 * lora, 0.0, loraTargets, false);
+    }
+
+    /**
+     * {@code --lora}: measures the full agents, then the LoRA agents, each in a fresh JVM on the same
+     * model directory, and reports both with the LoRA/full ratios and the goals.
+     */
+    private void compareLora(Path dir, int k, LoraConfig settings) throws IOException, InterruptedException {
+        Map<String, Map<String, Object>> configs = new LinkedHashMap<>();
+        for (String config : List.of("full", "lora")) {
+            List<String> args = new ArrayList<>(List.of("bench", "--shape", shape, "--arch", arch, "--device", device,
+                    "--model-dir", dir.toString(), "--lora", "" + lora, "--lora-targets", String.join(",", loraTargets),
+                    "--lora-config", config));
+            args.addAll(stepArgs(k));
+            if (gradientCheckpointing) {
+                args.add("--gradient-checkpointing");
+            }
+            List<String> cmd = new ArrayList<>(javaCommand());
+            cmd.addAll(args);
+            configs.put(config, runForJson(new ProcessBuilder(cmd), "The " + config + " agents' JVM ("
+                    + String.join(" ", args) + ")", "(exit 137 is a kill, usually for memory: fewer --agents or a "
+                    + "smaller --shape)"));
+        }
+        Map<String, Object> full = configs.get("full");
+        Map<String, Object> team = configs.get("lora");
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String key : List.of("impl", "libtorch", "blas", "onednn", "shape", "threads", "dtype", "device", "agents",
+                "generations", "prompt_len", "new_tokens")) {
+            out.put(key, full.get(key));
+        }
+        out.put("lora_r", settings.r());
+        out.put("lora_alpha", settings.alpha());
+        out.put("lora_targets", settings.targetModules());
+        out.put("memory", "peak_rss_mib: VmHWM of each configuration's own JVM (weights, gradients, optimizer state, "
+                + "activations, packed decode weights, the JVM and libtorch); weights/optimizer_state/gradients_mib: "
+                + "counted from the tensors (gradients: one agent's, alive during its step)");
+        out.put("full", full);
+        out.put("lora", team);
+        out.put("ratios", ratios(team, full, LORA_KEYS));
+        Map<String, Object> goals = new LinkedHashMap<>();
+        goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
+        goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
+        goals.put("gen_tokens_per_s_ratio_at_least", LORA_GENERATION_GOAL);
+        goals.put("gen_tokens_per_s_met", num(team, "gen_tokens_per_s") / num(full, "gen_tokens_per_s") >= LORA_GENERATION_GOAL);
+        out.put("goals", goals);
+        if (json) {
+            System.out.println(new ObjectMapper().writeValueAsString(out));
+        } else {
+            printLoraTable(out, full, team);
+        }
+    }
+
+    /** The keys compared by {@code --lora}: the timed ones, the decoding time per token step and the memory. */
+    static final List<String> LORA_KEYS = List.of("gen_tokens_per_s", "decode_ms_per_token", "prefill_ms", "score_ms",
+            "optim_ms", "step_ms", "peak_rss_mib", "weights_mib", "optimizer_state_mib", "gradients_mib",
+            "trainable_parameters");
+
+    /** {@code numerator[key] / denominator[key]} for each key. */
+    private static Map<String, Object> ratios(Map<String, Object> numerator, Map<String, Object> denominator,
+            List<String> keys) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String key : keys) {
+            out.put(key, num(numerator, key) / num(denominator, key));
+        }
+        return out;
+    }
+
+    /**
+     * The options of one measurement that the PyTorch baseline and a fresh JVM of {@code --lora}
+     * take alike (always {@code --json}).
+     */
+    private List<String> stepArgs(int k) {
+        return List.of("--agents", "" + agents, "--generations", "" + generations, "--prompt-len", "" + promptLen,
+                "--new-tokens", "" + newTokens, "--threads", "" + k, "--dtype", dtype, "--warmup", "" + warmup,
+                "--steps", "" + steps, "--seed", "" + seed, "--json");
+    }
+
+    /** This JVM again ({@code java}, its options, its class path) running {@link Main}, for a fresh process. */
+    private static List<String> javaCommand() {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (!a.startsWith("-agentlib") && !a.startsWith("-javaagent") && !a.startsWith("-Xrunjdwp")) {
+                cmd.add(a); // heap, system properties; not a debugger or agent, which would clash
+            }
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        return cmd;
+    }
+
+    /**
+     * Runs {@code pb} (its stderr passed through) and parses the last line of its stdout as a JSON
+     * object; fails naming {@code what} and the exit code, with {@code hint}.
+     */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> runForJson(ProcessBuilder pb, String what, String hint)
+            throws IOException, InterruptedException {
+        Process p = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        int code = p.waitFor();
+        if (code != 0) {
+            throw new IllegalStateException(what + " failed (exit " + code + ")\n" + hint);
+        }
+        return new ObjectMapper().readValue(stdout.substring(stdout.lastIndexOf('\n') + 1), Map.class);
     }
 
     /** {@link Roofline#fractions} of one implementation's medians (decode time from tokens/s and prefill). */
@@ -187,22 +356,35 @@ final class BenchCommand implements Callable<Integer> {
     static final List<String> RESULT_KEYS = List.of("gen_tokens_per_s", "prefill_ms", "score_ms", "optim_ms",
             "step_ms", "peak_rss_mib");
 
-    /** Loaded agents and their optimizers; {@link #measure()} runs warm-up and measured steps. */
+    /**
+     * Loaded agents and their optimizers; {@link #measure()} runs warm-up and measured steps. The
+     * agents are made as the trainers make them ({@link AgentSet}): full models, each loaded on its
+     * own, or with a {@link LoraConfig} LoRA agents, views with an adapter each over one shared
+     * frozen base.
+     */
     private final class JavaBench implements AutoCloseable {
-        private final List<CausalLm> lms = new ArrayList<>();
+        private final AgentSet set;
+        private final List<CausalLm> lms;
         private final List<AdamW> opts = new ArrayList<>();
-        private final Device dev;
+        /** LoRA agents on one base sample as one team, in one batched generation (as the trainers' rollouts do). */
+        private final boolean team;
         private final long[] prompt;
         private final double[] weights;
         private boolean warm;
 
         JavaBench(Path dir, DType type, Device dev) {
-            this.dev = dev;
+            this(dir, type, dev, null);
+        }
+
+        JavaBench(Path dir, DType type, Device dev, LoraConfig loraSettings) {
+            set = AgentSet.load("agent", Collections.nCopies(agents, dir.toString()), type,
+                    Collections.nCopies(agents, dev), loraSettings == null ? null
+                            : new LoraAgents(loraSettings, true, null, false), seed);
+            lms = set.models();
+            team = set.lora() && agents > 1;
             try {
-                for (int i = 0; i < agents; i++) {
-                    CausalLm lm = CausalLm.load(dir.toString(), type, dev);
-                    lms.add(lm);
-                    opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01));
+                for (CausalLm lm : lms) {
+                    opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01)); // a LoRA agent's: its adapter's
                 }
             } catch (RuntimeException e) {
                 close();
@@ -220,12 +402,41 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
 
+        /** One generation call's completions (per agent of the call: its G) and its timings. */
+        private record Sampled(List<List<Completion>> groups, Generator.Stats stats) {
+        }
+
+        /**
+         * Samples G completions of the prompt for agents {@code first ..< first + count}: a team in one
+         * batched call, or one agent on its own. An end-of-sequence id that never occurs: every
+         * sequence generates all new tokens.
+         */
+        private Sampled sample(int first, int count, SamplingConfig sampling, int step) {
+            long[] seeds = new long[count];
+            for (int a = 0; a < count; a++) {
+                seeds[a] = seed + step * 1000L + first + a;
+            }
+            if (team) {
+                TeamGenerator g = new TeamGenerator(lms.get(0).model().base(), Set.of(-1L), lms.get(0).padId(), ids -> "");
+                List<LoraAdapter> adapters = set.adapters().subList(first, first + count);
+                List<List<List<Completion>>> out = g.generate(adapters, Collections.nCopies(count, List.of(prompt)),
+                        sampling, seeds);
+                return new Sampled(out.stream().map(perPrompt -> perPrompt.get(0)).toList(), g.lastStats());
+            }
+            Generator g = new Generator(lms.get(first).model(), Set.of(-1L), lms.get(first).padId(), ids -> "");
+            List<Completion> group = g.generate(List.of(prompt), sampling, seeds[0]).get(0);
+            return new Sampled(List.of(group), g.lastStats());
+        }
+
         /**
          * One MAGRPO step per agent: sample G completions of exactly T tokens, score them with
-         * gradients ({@code −Σ_k A_k Σ_t log π / G}, fixed advantages), one AdamW step.
+         * gradients ({@code −Σ_k A_k Σ_t log π / G}, fixed advantages), one AdamW step. Full agents
+         * (and a single LoRA agent) go one after the other; a LoRA team samples together first, then
+         * each agent scores and steps.
          */
         Map<String, Object> measure() {
             List<Double> gen = new ArrayList<>();
+            List<Double> decode = new ArrayList<>();
             List<Double> prefill = new ArrayList<>();
             List<Double> score = new ArrayList<>();
             List<Double> optim = new ArrayList<>();
@@ -234,37 +445,46 @@ final class BenchCommand implements Callable<Integer> {
             SamplingConfig sampling = SamplingConfig.sample(1.0, null, null, newTokens, generations);
             int first = warm ? 0 : warmup;
             warm = true;
+            int unit = team ? agents : 1; // agents per generation call
+            CpuSample load = null;
             for (int s = 0; s < first + steps; s++) {
+                if (s == first) {
+                    load = CpuSample.now();
+                }
                 double genSec = 0;
+                double decodeMs = 0;
                 double prefillMs = 0;
                 double scoreMs = 0;
                 double optimMs = 0;
                 long stepStart = System.nanoTime();
-                for (int i = 0; i < agents; i++) {
-                    DecoderLm model = lms.get(i).model();
-                    // an end-of-sequence id that never occurs: every sequence generates all new tokens
-                    Generator g = new Generator(model, Set.of(-1L), lms.get(i).padId(), ids -> "");
+                for (int from = 0; from < agents; from += unit) {
                     long t0 = System.nanoTime();
-                    List<Completion> group = g.generate(List.of(prompt), sampling, seed + s * 1000L + i).get(0);
+                    Sampled sampled = sample(from, unit, sampling, s);
                     long t1 = System.nanoTime();
                     genSec += (t1 - t0) / 1e9;
-                    prefillMs += g.lastStats().prefillNanos() / 1e6;
-                    syncsPerToken = g.lastStats().syncsPerToken();
-                    try (Scope scope = Scope.open()) {
+                    decodeMs += sampled.stats().decodeNanos() / 1e6;
+                    prefillMs += sampled.stats().prefillNanos() / 1e6;
+                    syncsPerToken = sampled.stats().syncsPerToken();
+                    for (int i = from; i < from + unit; i++) {
+                        long t2 = System.nanoTime();
+                        DecoderLm model = lms.get(i).model();
+                        try (Scope scope = Scope.open()) {
+                            opts.get(i).zeroGrad();
+                            Scorer.backwardWeighted(model, Collections.nCopies(generations, prompt),
+                                    sampled.groups().get(i - from).stream().map(Completion::tokenIds).toList(),
+                                    lms.get(i).padId(), weights, gradientCheckpointing);
+                        }
+                        long t3 = System.nanoTime();
+                        opts.get(i).step();
                         opts.get(i).zeroGrad();
-                        Scorer.backwardWeighted(model, Collections.nCopies(generations, prompt),
-                                group.stream().map(Completion::tokenIds).toList(), lms.get(i).padId(), weights,
-                                gradientCheckpointing);
+                        long t4 = System.nanoTime();
+                        scoreMs += (t3 - t2) / 1e6;
+                        optimMs += (t4 - t3) / 1e6;
                     }
-                    long t2 = System.nanoTime();
-                    opts.get(i).step();
-                    opts.get(i).zeroGrad();
-                    long t3 = System.nanoTime();
-                    scoreMs += (t2 - t1) / 1e6;
-                    optimMs += (t3 - t2) / 1e6;
                 }
                 if (s >= first) {
                     gen.add((double) agents * generations * newTokens / genSec);
+                    decode.add(decodeMs / newTokens);
                     prefill.add(prefillMs / agents);
                     score.add(scoreMs / agents);
                     optim.add(optimMs / agents);
@@ -284,25 +504,104 @@ final class BenchCommand implements Callable<Integer> {
             m.put("generations", generations);
             m.put("prompt_len", promptLen);
             m.put("new_tokens", newTokens);
+            if (loraConfig != null) {
+                m.put("config", loraConfig);
+                m.put("team_generation", team);
+            }
             m.put("gen_tokens_per_s", median(gen));
+            m.put("decode_ms_per_token", median(decode));
             m.put("prefill_ms", median(prefill));
             m.put("score_ms", median(score));
             m.put("optim_ms", median(optim));
             m.put("step_ms", median(step));
             m.put("peak_rss_mib", peakRssMib());
             m.put("host_syncs_per_token", syncsPerToken);
+            m.put("others_cpu_share", load.othersShareUntil(CpuSample.now()));
+            if (loraConfig != null) {
+                m.put("trainable_parameters", lms.get(0).model().parameters().stream().mapToLong(Tensor::numel).sum());
+                m.putAll(stateMib());
+            }
+            return m;
+        }
+
+        /**
+         * The training state counted from its tensors, in MiB: {@code weights_mib} every distinct
+         * weight held (each full agent's, or the shared base's and the adapters'),
+         * {@code optimizer_state_mib} the AdamW moments and float32 masters of all agents,
+         * {@code gradients_mib} one agent's gradients (they live from its backward to its step).
+         */
+        private Map<String, Object> stateMib() {
+            Map<Tensor, Boolean> held = new IdentityHashMap<>();
+            for (CausalLm lm : lms) {
+                lm.model().base().namedParameters().values().forEach(t -> held.put(t, true));
+                lm.model().parameters().forEach(t -> held.put(t, true));
+            }
+            double optimizer = 0;
+            for (AdamW opt : opts) {
+                optimizer += bytes(opt.state().values());
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("weights_mib", bytes(held.keySet()) / MIB);
+            m.put("optimizer_state_mib", optimizer / MIB);
+            m.put("gradients_mib", bytes(lms.get(0).model().parameters()) / MIB);
             return m;
         }
 
         long parameterCount() {
-            return lms.get(0).model().parameters().stream().mapToLong(Tensor::numel).sum();
+            return lms.get(0).model().base().parameters().stream().mapToLong(Tensor::numel).sum();
         }
 
         @Override
         public void close() {
             opts.forEach(AdamW::close);
-            lms.forEach(CausalLm::close);
+            set.close();
         }
+    }
+
+    private static final double MIB = 1024.0 * 1024.0;
+
+    /**
+     * The machine's CPU time (busy and total, from {@code /proc/stat}, in its ticks) and this
+     * process's, at one moment: between two samples, the share of the machine's CPU time that other
+     * processes used ({@code others_cpu_share}: 0 on an otherwise idle machine; on a shared host,
+     * what says whether a run's times are its own).
+     */
+    record CpuSample(long busyTicks, long totalTicks, long processCpuNanos, long wallNanos) {
+        static CpuSample now() {
+            long busy = -1;
+            long total = -1;
+            try {
+                String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+                // cpu user nice system idle iowait irq softirq steal ...
+                long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+                busy = 0;
+                for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
+                    busy += Long.parseLong(f[i]);
+                }
+                total = busy + idle;
+            } catch (IOException | RuntimeException e) {
+                // not Linux: no share
+            }
+            long cpu = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                    ? os.getProcessCpuTime() : -1;
+            return new CpuSample(busy, total, cpu, System.nanoTime());
+        }
+
+        /** Others' share of the machine's CPU time from this sample to {@code later}; NaN where unknown. */
+        double othersShareUntil(CpuSample later) {
+            long total = later.totalTicks - totalTicks;
+            if (busyTicks < 0 || later.busyTicks < 0 || processCpuNanos < 0 || total <= 0) {
+                return Double.NaN;
+            }
+            double machineBusy = (double) (later.busyTicks - busyTicks) / total;
+            double ours = (later.processCpuNanos - processCpuNanos) / 1e9
+                    / (Runtime.getRuntime().availableProcessors() * ((later.wallNanos - wallNanos) / 1e9));
+            return Math.max(0, machineBusy - ours);
+        }
+    }
+
+    private static double bytes(java.util.Collection<Tensor> tensors) {
+        return tensors.stream().mapToDouble(t -> (double) t.numel() * t.dtype().byteSize()).sum();
     }
 
     /** The first round's fields, with each timed key replaced by its median over the rounds. */
@@ -315,7 +614,6 @@ final class BenchCommand implements Callable<Integer> {
         return out;
     }
 
-    @SuppressWarnings("unchecked")
     private Map<String, Object> runPytorch(Path dir, int k) throws IOException, InterruptedException {
         String root = System.getProperty("comlrl.root", ".");
         Path script = Path.of(root, "bench", "pytorch_step.py");
@@ -327,28 +625,53 @@ final class BenchCommand implements Callable<Integer> {
             Path venv = Path.of(root, "bench", ".venv", "bin", "python");
             interpreter = Files.isExecutable(venv) ? venv.toString() : "python3";
         }
-        List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), "--model-dir", dir.toString(),
-                "--agents", "" + agents, "--generations", "" + generations, "--prompt-len", "" + promptLen,
-                "--new-tokens", "" + newTokens, "--threads", "" + k, "--dtype", dtype, "--warmup", "" + warmup,
-                "--steps", "" + steps, "--seed", "" + seed, "--json"));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), "--model-dir", dir.toString()));
+        cmd.addAll(stepArgs(k));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("OMP_NUM_THREADS", "" + k);
         pb.environment().put("OPENBLAS_NUM_THREADS", "" + k);
         pb.environment().put("MKL_NUM_THREADS", "" + k);
-        Process p = pb.start();
-        String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        int code = p.waitFor();
-        if (code != 0) {
-            throw new IllegalStateException("PyTorch baseline failed (exit " + code + "): " + String.join(" ", cmd)
-                    + "\n(make its environment with: bash bench/setup.sh)");
+        return runForJson(pb, "PyTorch baseline (" + String.join(" ", cmd) + ")",
+                "(make its environment with: bash bench/setup.sh)");
+    }
+
+    /** The first line of both tables: the shape, team, lengths, threads, dtype and device. */
+    private static void printSetting(Map<String, Object> m) {
+        System.out.printf(Locale.ROOT, "shape %s, %s agents x %s generations, prompt %s + %s new tokens, %s thread(s), %s on %s%n",
+                m.get("shape"), m.get("agents"), m.get("generations"), m.get("prompt_len"),
+                m.get("new_tokens"), m.get("threads"), m.get("dtype"), m.get("device"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void printLoraTable(Map<String, Object> out, Map<String, Object> full, Map<String, Object> team) {
+        printSetting(out);
+        System.out.printf(Locale.ROOT, "libtorch %s (BLAS %s, oneDNN %s); LoRA r=%s, alpha=%s, no dropout, on %s%n",
+                out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("lora_r"), out.get("lora_alpha"),
+                String.join(",", (List<String>) out.get("lora_targets")));
+        System.out.printf(Locale.ROOT, "full: %s models with their own AdamW, generating one after the other; lora: one "
+                + "frozen base, %s%n", full.get("agents"), Boolean.TRUE.equals(team.get("team_generation"))
+                ? "one batched team generation" : "generating through its view");
+        System.out.printf(Locale.ROOT, "each configuration in a fresh JVM; peak resident = its VmHWM%n");
+        System.out.printf(Locale.ROOT, "%-32s %12s %12s %8s %8s%n", "median", "full", "lora", "ratio", "goal");
+        String[][] rows = {{"gen_tokens_per_s", "generation tokens/s (team)", ">= " + LORA_GENERATION_GOAL},
+            {"decode_ms_per_token", "decoding ms per token (team)", ""}, {"prefill_ms", "prefill ms (per agent)", ""},
+            {"score_ms", "scoring fwd+bwd ms (per agent)", ""}, {"optim_ms", "optimizer ms (per agent)", ""},
+            {"step_ms", "whole step ms", ""}, {"peak_rss_mib", "peak resident MiB", "<= " + LORA_MEMORY_GOAL},
+            {"weights_mib", "weights MiB (counted)", ""}, {"optimizer_state_mib", "AdamW state MiB (counted)", ""},
+            {"gradients_mib", "gradients MiB (one agent)", ""}, {"trainable_parameters", "trainable parameters (per agent)", ""}};
+        Map<?, ?> goals = (Map<?, ?>) out.get("goals");
+        for (String[] r : rows) {
+            double f = num(full, r[0]);
+            double l = num(team, r[0]);
+            String goal = r[2].isEmpty() ? "" : r[2] + (Boolean.TRUE.equals(goals.get(r[0] + "_met")) ? " met" : " NOT met");
+            System.out.printf(Locale.ROOT, "%-32s %12.2f %12.2f %8.3f %s%n", r[1], f, l, l / f, goal);
         }
-        return new ObjectMapper().readValue(stdout.substring(stdout.lastIndexOf('\n') + 1), Map.class);
+        System.out.printf(Locale.ROOT, "%-32s %11.0f%% %11.0f%%%n", "CPU time of other processes", 100 * num(full,
+                "others_cpu_share"), 100 * num(team, "others_cpu_share"));
     }
 
     private static void printTable(Map<String, Object> java, Map<String, Object> torch) {
-        System.out.printf(Locale.ROOT, "shape %s, %s agents x %s generations, prompt %s + %s new tokens, %s thread(s), %s on %s%n",
-                java.get("shape"), java.get("agents"), java.get("generations"), java.get("prompt_len"),
-                java.get("new_tokens"), java.get("threads"), java.get("dtype"), java.get("device"));
+        printSetting(java);
         System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s)%s%n", java.get("libtorch"), java.get("blas"),
                 java.get("onednn"), torch == null ? "" : String.format(Locale.ROOT, "; pytorch: torch %s (BLAS %s, oneDNN %s), %s thread(s)",
                         torch.get("torch_version"), torch.get("blas"), torch.get("onednn"), torch.get("threads")));

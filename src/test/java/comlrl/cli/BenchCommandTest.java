@@ -1,0 +1,54 @@
+package comlrl.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+class BenchCommandTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void loraComparesFullAndLoraAgentsEachInItsOwnJvm() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "3", "--generations", "2",
+                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode o = JSON.readTree(r.out().trim());
+        assertThat(o.get("lora_r").asInt()).isEqualTo(4);
+        assertThat(o.get("lora_alpha").asDouble()).isEqualTo(8.0);
+        assertThat(o.get("lora_targets")).hasSize(7);
+        for (String config : new String[] {"full", "lora"}) {
+            JsonNode c = o.get(config);
+            assertThat(c.get("config").asText()).isEqualTo(config);
+            assertThat(c.get("others_cpu_share").asDouble()).isBetween(0.0, 1.0);
+            assertThat(c.get("agents").asInt()).isEqualTo(3);
+            for (String key : BenchCommand.LORA_KEYS) {
+                assertThat(c.get(key).asDouble()).as(config + " " + key).isPositive();
+                assertThat(o.get("ratios").get(key).asDouble()).as("ratio " + key).isPositive();
+            }
+        }
+        assertThat(o.get("lora").get("team_generation").asBoolean()).isTrue();
+        assertThat(o.get("full").get("team_generation").asBoolean()).isFalse();
+        // rank 4 over all 7 projections of 2 layers: 4·(in + out) each, against every weight of a full agent
+        assertThat(o.get("lora").get("trainable_parameters").asLong()).isEqualTo(8192);
+        assertThat(o.get("ratios").get("trainable_parameters").asDouble()).isLessThan(0.1);
+        assertThat(o.get("ratios").get("optimizer_state_mib").asDouble()).isLessThan(0.1);
+        assertThat(o.get("lora").get("weights_mib").asDouble()).isLessThan(o.get("full").get("weights_mib").asDouble());
+        JsonNode goals = o.get("goals");
+        assertThat(goals.get("peak_rss_mib_ratio_at_most").asDouble()).isEqualTo(0.45);
+        assertThat(goals.get("gen_tokens_per_s_ratio_at_least").asDouble()).isEqualTo(2.0);
+        assertThat(goals.has("peak_rss_mib_met")).isTrue();
+        assertThat(goals.has("gen_tokens_per_s_met")).isTrue();
+    }
+
+    @Test
+    void loraRefusesTheFullAgentOnlyMeasurements() {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--roofline");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("--roofline").contains("without --lora");
+        CliTest.Result bad = CliTest.run("bench", "--shape", "tiny", "--lora", "0");
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("rank R >= 1");
+    }
+}
