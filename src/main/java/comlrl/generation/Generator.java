@@ -141,7 +141,9 @@ public final class Generator {
                 prefillDone = System.nanoTime();
                 // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
                 // the model keeps them for the next calls until its weights change)
-                DecoderLm.DecodeWeights packed = rows <= PACKED_MAX_ROWS && config.maxNewTokens() >= PACKED_MIN_STEPS
+                // a shared LoRA base packs once for the whole team (its weights never change), so more rows pay
+                int maxRows = model.base() != model ? PACKED_MAX_SHARED_ROWS : PACKED_MAX_ROWS;
+                DecoderLm.DecodeWeights packed = rows <= maxRows && config.maxNewTokens() >= PACKED_MIN_STEPS
                         ? model.decodeWeights(rows) : null;
                 try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
                     List<long[]> rowPrompts = new ArrayList<>();
@@ -184,6 +186,11 @@ public final class Generator {
 
     /** Decoding packs its weights for oneDNN for up to this many rows (sequences)... */
     static final int PACKED_MAX_ROWS = 8;
+    /**
+     * ... or this many through adapter views of a frozen shared base (a team of LoRA agents): one packed
+     * copy serves every call; measured at the 0.5B shape, f32, 12 rows: 204 ms per step packed, 307 plain.
+     */
+    static final int PACKED_MAX_SHARED_ROWS = 16;
     /** ... when it may run this many steps or more (packing a model costs about 13 steps' saving). */
     static final int PACKED_MIN_STEPS = 24;
 
