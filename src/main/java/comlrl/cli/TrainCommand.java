@@ -61,6 +61,10 @@ final class TrainCommand implements Callable<Integer> {
             sets.add("save_merged=true");
         }
         RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
+        if (run.wandb != null) { // and a W&B section without the SDK fails here too
+            comlrl.logging.WandbSink.requireSdk(comlrl.logging.WandbSink.pythonCommand(
+                    comlrl.generation.BuiltinModels.home().resolve("bridge")));
+        }
         Path resumeFrom = resume == null ? null
                 : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
         if (resumeFrom != null) {

@@ -155,6 +155,35 @@ public final class WandbSink implements RunTracker {
         return List.of(python, "-u", script.toString());
     }
 
+    /**
+     * Fails, naming {@code pip install wandb}, unless the Python of {@code command} (its first element)
+     * imports {@code wandb}: run before any model loads, so that a run with {@code wandb_config} and
+     * no SDK stops at once.
+     */
+    public static void requireSdk(List<String> command) {
+        String python = command.get(0);
+        try {
+            Process p = new ProcessBuilder(python, "-c", "import wandb").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(python + " took over 120 s to import wandb");
+            }
+            if (p.exitValue() != 0) {
+                String last = out.isEmpty() ? "" : out.substring(out.lastIndexOf('\n') + 1);
+                throw new IllegalStateException("wandb_config needs the W&B SDK, but " + python + " cannot import wandb ("
+                        + last + "): pip install wandb, or set COMLRL_WANDB_PYTHON to a Python that has it, or remove "
+                        + "the wandb section");
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("wandb_config needs Python with the W&B SDK, but " + python + " cannot be "
+                    + "started (" + e.getMessage() + "): pip install wandb, and set COMLRL_WANDB_PYTHON to that Python", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while checking the W&B SDK", e);
+        }
+    }
+
     @Override
     public Map<String, Object> identity() {
         return identity;
