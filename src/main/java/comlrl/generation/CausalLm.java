@@ -30,19 +30,30 @@ public final class CausalLm implements AutoCloseable {
     private final boolean ownsTokenizer;
     /** A LoRA agent: save the adapter folded into a full model instead of a PEFT adapter directory. */
     private final boolean saveMerged;
+    /** Whether closing this closes the model (not for {@link #withTokenizer}, which shares it). */
+    private final boolean ownsModel;
 
     public CausalLm(String source, DecoderLm model, Tokenizer tokenizer, GenerationConfig generationConfig) {
-        this(source, model, tokenizer, generationConfig, true, false);
+        this(source, model, tokenizer, generationConfig, true, false, true);
     }
 
     private CausalLm(String source, DecoderLm model, Tokenizer tokenizer, GenerationConfig generationConfig,
-            boolean ownsTokenizer, boolean saveMerged) {
+            boolean ownsTokenizer, boolean saveMerged, boolean ownsModel) {
         this.source = source;
         this.model = model;
         this.tokenizer = tokenizer;
         this.generationConfig = generationConfig;
         this.ownsTokenizer = ownsTokenizer;
         this.saveMerged = saveMerged;
+        this.ownsModel = ownsModel;
+    }
+
+    /**
+     * This model with {@code other} as its tokenizer (an agent given its own tokenizer): it shares the
+     * model and keeps how it saves (a LoRA agent stays one); closing it closes neither.
+     */
+    public CausalLm withTokenizer(Tokenizer other) {
+        return new CausalLm(source, model, other, generationConfig, false, saveMerged, false);
     }
 
     /**
@@ -53,7 +64,7 @@ public final class CausalLm implements AutoCloseable {
      * stay open.
      */
     public CausalLm withAdapter(comlrl.model.LoraAdapter adapter, boolean saveMerged) {
-        return new CausalLm(source, model.withAdapter(adapter), tokenizer, generationConfig, false, saveMerged);
+        return new CausalLm(source, model.withAdapter(adapter), tokenizer, generationConfig, false, saveMerged, true);
     }
 
     /**
@@ -187,7 +198,9 @@ public final class CausalLm implements AutoCloseable {
 
     @Override
     public void close() {
-        model.close();
+        if (ownsModel) {
+            model.close();
+        }
         if (ownsTokenizer) {
             tokenizer.close();
         }

@@ -157,8 +157,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             for (int i = 0; i < numAgents; i++) {
                 CausalLm lm = loaded.get(i);
                 Tokenizer tok = sources.tokenizers().get(i);
-                agents.add(tok == null || tok == lm.tokenizer() ? lm
-                        : new CausalLm(lm.source(), lm.model(), tok, lm.generationConfig()));
+                agents.add(tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
                 buffers.add(new ArrayList<>());
             }
             for (int i = 0; i < numAgents; i++) {
