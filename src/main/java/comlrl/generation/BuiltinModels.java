@@ -40,6 +40,7 @@ public final class BuiltinModels {
         String arch = parts.length > 1 ? parts[1] : "qwen2";
         Path dir = home().resolve("builtin").resolve(preset + "-" + arch + "-seed0");
         if (Files.isRegularFile(dir.resolve("model.safetensors"))) {
+            refreshConfig(dir);
             return dir;
         }
         Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp-" + ProcessHandle.current().pid());
@@ -55,6 +56,26 @@ public final class BuiltinModels {
     }
 
     /** Writes a random-weight model of {@code preset} in family {@code arch} with the tiny tokenizer. */
+    /**
+     * Rewrites the {@code config.json} of a built-in written by an earlier version that kept
+     * {@code -1} for a missing special id (transformers and peft warn on it; we write {@code null}
+     * now); the weights and every other value stay as they are.
+     */
+    static void refreshConfig(Path dir) {
+        Path file = dir.resolve("config.json");
+        try {
+            String text = Files.readString(file);
+            if (text.matches("(?s).*\"(bos|pad|eos)_token_id\"\\s*:\\s*-1\\b.*")) {
+                String fresh = comlrl.model.ModelConfig.load(dir).toJson();
+                Path tmp = dir.resolve("config.json.tmp-" + ProcessHandle.current().pid());
+                Files.writeString(tmp, fresh);
+                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException e) {
+            // a read-only cache keeps working as it is
+        }
+    }
+
     public static int write(String arch, String preset, long seed, DType dtype, Path out) {
         int vocab = TinyTokenizerFactory.write(out);
         try (Tokenizer tokenizer = Tokenizer.load(out)) {
