@@ -323,10 +323,11 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         out.put("dataset", settings);
-        out.put("train", describeRows(run.train, null));
+        Map<comlrl.data.Dataset, String> fingerprints = new java.util.IdentityHashMap<>(); // a split shares one source
+        out.put("train", describeRows(run.train, null, fingerprints));
         if (run.eval != null) {
             Object n = run.argsMap().get("eval_num_samples");
-            out.put("eval", describeRows(run.eval, n instanceof Number k ? k.intValue() : null));
+            out.put("eval", describeRows(run.eval, n instanceof Number k ? k.intValue() : null, fingerprints));
         }
         try {
             Files.createDirectories(dir);
@@ -336,7 +337,8 @@ final class TrainCommand implements Callable<Integer> {
         Checkpoints.writeJson(dir.resolve("splits.json"), out);
     }
 
-    private static Map<String, Object> describeRows(comlrl.data.TaskSet set, Integer evaluated) {
+    private static Map<String, Object> describeRows(comlrl.data.TaskSet set, Integer evaluated,
+            Map<comlrl.data.Dataset, String> fingerprints) {
         Map<String, Object> out = new LinkedHashMap<>();
         if (!(set instanceof comlrl.data.Dataset d)) {
             out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString()
@@ -347,7 +349,7 @@ final class TrainCommand implements Callable<Integer> {
         }
         comlrl.data.Dataset root = d.root();
         out.put("source", root.source());
-        out.put("fingerprint", root.fingerprint());
+        out.put("fingerprint", fingerprints.computeIfAbsent(root, comlrl.data.Dataset::fingerprint));
         out.put("source_rows", root.size());
         int[] rows = d.rootRows();
         out.put("rows", rows);

@@ -116,17 +116,16 @@ public final class AgentSet implements AutoCloseable {
         if (found != null) {
             return found;
         }
-        bases.add(null);
-        baseSources.add(source);
         CausalLm lm = newBase(source, dtype, device);
-        bases.set(bases.size() - 1, lm);
+        bases.add(lm);
+        baseSources.add(source);
         return lm;
     }
 
     /** The LoRA base of this set that {@code source} names on {@code device}, or null. */
     private CausalLm baseOf(Object source, Device device) {
         for (int i = 0; i < bases.size(); i++) {
-            if (bases.get(i) != null && sameSource(baseSources.get(i), source)
+            if (sameSource(baseSources.get(i), source)
                     && bases.get(i).model().device().equals(device)) {
                 return bases.get(i);
             }

@@ -149,15 +149,9 @@ public final class MetricsLogger implements AutoCloseable {
 
     /**
      * Restores a checkpoint's log position: {@code metrics.jsonl} cut back to {@code lines} (not after
-     * {@link #relocate}: that file starts empty), the gate.
-     */
-    public synchronized void restore(Long lines, Long lastLoggedStep) {
-        restore(lines, lastLoggedStep, -1);
-    }
-
-    /**
-     * As {@link #restore(Long, Long)}; TensorBoard event files also get a restart marker so that the
-     * points an interrupted run logged after the checkpoint's {@code envStep} are dropped from its curves.
+     * {@link #relocate}: that file starts empty), the gate, and a restart marker in TensorBoard event
+     * files so that the points an interrupted run logged after the checkpoint's {@code envStep} are
+     * dropped from its curves.
      */
     public synchronized void restore(Long lines, Long lastLoggedStep, long envStep) {
         if (metricsFile != null && lines != null && !relocated) {
