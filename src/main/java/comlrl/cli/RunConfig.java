@@ -104,7 +104,8 @@ final class RunConfig {
     static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
             "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
             "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
-            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb", "tensorboard", "report");
+            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb", "tensorboard", "report",
+            "distributed");
     /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
     static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
     /** The preference-learning algorithms. */
@@ -155,6 +156,11 @@ final class RunConfig {
     final boolean tensorboard;
     /** {@code report}: {@code report.html} at the end of the run. */
     final boolean report;
+    /**
+     * {@code distributed: {backend, timeout_s, rendezvous_timeout_s}}: how the processes of a
+     * {@code parallel_training: ddp} run connect (defaults: auto, 600, 600).
+     */
+    final comlrl.distributed.DistributedContext.Options distributed;
     /** {@code wandb}: the trainers' {@code wandb_config}, or null. */
     final Map<String, Object> wandb;
     /** {@code critic_lora}: LoRA critics' settings, or null. */
@@ -405,6 +411,7 @@ final class RunConfig {
         this.tensorboard = map.get("tensorboard") != null
                 && ConfigMaps.toBoolean("config", "tensorboard", map.get("tensorboard"));
         this.report = map.get("report") == null || ConfigMaps.toBoolean("config", "report", map.get("report"));
+        this.distributed = distributedOptions(map.get("distributed"));
         this.wandb = map.get("wandb") == null ? null : asMap(map.get("wandb"), "wandb");
         if (wandb != null && wandb.get("dir") instanceof String d) {
             wandb.put("dir", resolve(d).toString());
@@ -669,6 +676,32 @@ final class RunConfig {
     }
 
     @SuppressWarnings("unchecked")
+    /** The {@code distributed} section as connection options (defaults when absent). */
+    private static comlrl.distributed.DistributedContext.Options distributedOptions(Object section) {
+        comlrl.distributed.DistributedContext.Options o = comlrl.distributed.DistributedContext.Options.defaults();
+        if (section == null) {
+            return o;
+        }
+        Map<String, Object> d = asMap(section, "distributed");
+        ConfigMaps.requireKnownKeys("distributed", d, List.of("backend", "timeout_s", "rendezvous_timeout_s"), Map.of());
+        if (d.get("backend") != null) {
+            o = o.withBackend(comlrl.distributed.Backend.parse(ConfigMaps.toStr("distributed", "backend", d.get("backend"))));
+        }
+        for (String key : List.of("timeout_s", "rendezvous_timeout_s")) {
+            if (d.get(key) == null) {
+                continue;
+            }
+            double seconds = ConfigMaps.toDouble("distributed", key, d.get(key));
+            if (!(seconds > 0) || Double.isInfinite(seconds)) {
+                throw new IllegalArgumentException("distributed." + key + " must be a number of seconds > 0, got "
+                        + d.get(key) + " (how long a process waits for the others before it fails naming them)");
+            }
+            java.time.Duration t = java.time.Duration.ofMillis((long) Math.ceil(seconds * 1000));
+            o = key.equals("timeout_s") ? o.withTimeout(t) : o.withRendezvousTimeout(t);
+        }
+        return o;
+    }
+
     private static Map<String, Object> asMap(Object o, String key) {
         if (!(o instanceof Map<?, ?> m)) {
             throw new IllegalArgumentException(key + " must be a mapping" + (o == null ? " (it is missing)" : ", got " + o));

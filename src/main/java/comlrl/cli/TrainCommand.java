@@ -61,7 +61,15 @@ final class TrainCommand implements Callable<Integer> {
             sets.add("save_merged=true");
         }
         RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
-        if (run.wandb != null) { // and a W&B section without the SDK fails here too
+        boolean ddp = run.args != null && run.args.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
+        java.util.Optional<comlrl.distributed.RankInfo> rank = comlrl.distributed.RankInfo.fromEnvironment(System.getenv());
+        if (ddp && rank.isEmpty()) {
+            throw new IllegalArgumentException(config + " sets parallel_training: ddp, which needs torchrun's variables "
+                    + "(WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT): run it with bin/comlrl launch "
+                    + "--nproc-per-node N train " + config + " (or torchrun, or srun), or set parallel_training: none");
+        }
+        boolean main = !ddp || rank.get().isMain(); // only rank 0 writes the run's files and prints its results
+        if (run.wandb != null && main) { // and a W&B section without the SDK fails here too
             comlrl.logging.WandbSink.requireSdk(comlrl.logging.WandbSink.pythonCommand(
                     comlrl.generation.BuiltinModels.home().resolve("bridge")));
         }
@@ -88,31 +96,46 @@ final class TrainCommand implements Callable<Integer> {
         // a resumed preference-learning run leaves the earlier run's files as they are: its outputs,
         // this config included, go to the resume-* subdirectory the trainer picks
         boolean pbrlResume = resumeFrom != null && run.prefArgs != null;
-        if (!pbrlResume) {
+        if (!pbrlResume && main) {
             writeResolvedConfig(run, run.outputDir, null);
             writeSplits(run, run.outputDir);
         }
-        if (resumeFrom == null) {
+        if (resumeFrom == null && main) {
             try {
                 Files.deleteIfExists(run.outputDir.resolve("metrics.jsonl")); // a fresh run starts a fresh log
             } catch (java.io.IOException e) {
                 throw new IllegalArgumentException("Cannot reset " + run.outputDir.resolve("metrics.jsonl") + ": " + e.getMessage(), e);
             }
         }
-        System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
-                run.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1, run.eval == null ? 0 : run.eval.size(),
-                run.outputDir);
+        if (main) {
+            System.err.printf(Locale.ROOT, "%s: %d agents, %d train / %d eval items, run directory %s%n",
+                    run.displayName(), run.numAgents, run.train.knownSize().isPresent() ? run.train.knownSize().getAsInt() : -1,
+                    run.eval == null ? 0 : run.eval.size(), run.outputDir);
+        }
+        // ddp: join the other processes first (rendezvous), so that a rank that cannot start fails the run early
+        try (comlrl.distributed.DistributedContext processes = ddp
+                ? comlrl.distributed.DistributedContext.fromEnvironment(System.getenv(), run.distributed) : null) {
+            if (processes != null && main) {
+                System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
+                        + run.args.ddpSplit());
+            }
+            return train(run, resumeFrom, pbrlResume, main, processes);
+        }
+    }
+
+    private int train(RunConfig run, Path resumeFrom, boolean pbrlResume, boolean main,
+            comlrl.distributed.DistributedContext processes) throws Exception {
         RewardFunction reward = run.rewardFunction();
         // command-backed parts and streams are closed after the trainer (ending their processes);
         // the transition's stderr (its logs) goes to ours
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
-                Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition)
+                Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition, processes)
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
                         : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
                         : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
                         : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
-            if (!pbrlResume) {
+            if (!pbrlResume && main) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
             }
             if (resumeFrom != null) {
@@ -123,7 +146,7 @@ final class TrainCommand implements Callable<Integer> {
                     : trainer instanceof MADPOIterTrainer it && it.outputDir() != null ? it.outputDir()
                     : trainer instanceof MARLHFIterTrainer mi && mi.outputDir() != null ? mi.outputDir()
                     : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
-            if (pbrlResume) {
+            if (pbrlResume && main) {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
                 writeSplits(run, outputs);
             }
@@ -137,6 +160,9 @@ final class TrainCommand implements Callable<Integer> {
             Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.saveModel) {
                 trainer.saveModel(outputs);
+            }
+            if (!main) {
+                return 0; // rank 0 prints the results and writes the report
             }
             if (before != null) {
                 System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
@@ -172,9 +198,10 @@ final class TrainCommand implements Callable<Integer> {
         return builder;
     }
 
-    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
+            comlrl.distributed.DistributedContext processes) {
         MAGRPOTrainer.Builder builder = shared(MAGRPOTrainer.builderFor(run.algorithm), run, reward)
-                .numAgents(run.numAgents).args(run.args);
+                .numAgents(run.numAgents).args(run.args).distributed(processes);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -282,7 +309,9 @@ final class TrainCommand implements Callable<Integer> {
         if (generation != null) {
             Map<String, Object> perAgent = new LinkedHashMap<>();
             for (int i = 0; i < generation.size(); i++) {
-                perAgent.put("agent_" + i, generation.get(i).describe());
+                if (generation.get(i) != null) { // null: an agent another process holds (ddp_split: agents)
+                    perAgent.put("agent_" + i, generation.get(i).describe());
+                }
             }
             resolved.put("generation", perAgent);
         }

@@ -945,6 +945,16 @@ public final class Tensor implements AutoCloseable {
         return g.defined() ? new Tensor(g) : null;
     }
 
+    /** The accumulated gradient, a zero one created first when there is none (for summing gradients across processes). */
+    public Tensor gradOrZeros() {
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        if (!g.defined()) {
+            handle.mutable_grad().put(torch.zeros_like(handle));
+            g = handle.grad();
+        }
+        return new Tensor(g);
+    }
+
     /** Drops the accumulated gradient, as {@code zero_grad(set_to_none=True)}: {@link #grad()} is null after. */
     public void zeroGrad() {
         org.bytedeco.pytorch.Tensor g = handle.mutable_grad(); // a reference to the gradient slot

@@ -3,15 +3,20 @@ package comlrl.utils;
 import java.util.Locale;
 
 /**
- * {@code parallel_training}: how agents are placed and run. Only "none" and "mp" exist (reference
- * §3.1, §14 item 3: the docs' "auto", "ddp" and "scheduler" modes are not implemented and are
- * rejected, as the reference tests require).
+ * {@code parallel_training}: how agents are placed and run: "none", "mp" (reference §3.1) and
+ * "ddp" (several processes, reference §9's {@code DistributedContext}; the reference's trainers reject
+ * it, ours of the MA-REINFORCE family run it: {@code ddp_split}). "auto" and "scheduler" are rejected.
  */
 public enum ParallelTraining {
     /** Every model on one device, agents run one after another. Config: "none", "null" or null. */
     NONE("none"),
     /** Model parallel: one device per agent from {@code agent_devices}; agents run on their own threads. */
-    MP("mp");
+    MP("mp"),
+    /**
+     * Several processes (started by {@code bin/comlrl launch}, torchrun or Slurm with torchrun's
+     * variables), each computing on its own device; {@code ddp_split} says how the work is divided.
+     */
+    DDP("ddp");
 
     private final String configName;
 
@@ -24,9 +29,10 @@ public enum ParallelTraining {
     }
 
     /**
-     * Parses null, "none" or "null" → {@link #NONE}; "mp" → {@link #MP} (case and blanks ignored).
+     * Parses null, "none" or "null" → {@link #NONE}; "mp" → {@link #MP}; "ddp" → {@link #DDP} (case
+     * and blanks ignored).
      *
-     * @throws IllegalArgumentException for anything else, "auto" and "ddp" included
+     * @throws IllegalArgumentException for anything else, "auto" included
      */
     public static ParallelTraining parse(String value) {
         if (value == null) {
@@ -39,9 +45,12 @@ public enum ParallelTraining {
         if (key.equals("mp")) {
             return MP;
         }
-        throw new IllegalArgumentException("parallel_training must be \"none\" or \"mp\" (got \"" + value + "\"); "
-                + "\"auto\", \"ddp\" and \"scheduler\" are not supported: use \"mp\" with agent_devices to put "
-                + "each agent on its own device");
+        if (key.equals("ddp")) {
+            return DDP;
+        }
+        throw new IllegalArgumentException("parallel_training must be \"none\", \"mp\" or \"ddp\" (got \"" + value
+                + "\"); \"auto\" and \"scheduler\" are not supported: use \"mp\" with agent_devices to put each agent "
+                + "on its own device, or \"ddp\" under bin/comlrl launch for several processes");
     }
 
     @Override

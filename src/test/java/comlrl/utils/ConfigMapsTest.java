@@ -92,9 +92,10 @@ class ConfigMapsTest {
         assertThat(ParallelTraining.parse("none")).isEqualTo(ParallelTraining.NONE);
         assertThat(ParallelTraining.parse("null")).isEqualTo(ParallelTraining.NONE);
         assertThat(ParallelTraining.parse("MP")).isEqualTo(ParallelTraining.MP);
-        for (String invalid : List.of("auto", "ddp", "invalid")) {
+        assertThat(ParallelTraining.parse(" ddp ")).isEqualTo(ParallelTraining.DDP);
+        for (String invalid : List.of("auto", "invalid")) {
             assertThatThrownBy(() -> ParallelTraining.parse(invalid))
-                    .hasMessageContaining("parallel_training must be \"none\" or \"mp\" (got \"" + invalid + "\")");
+                    .hasMessageContaining("parallel_training must be \"none\", \"mp\" or \"ddp\" (got \"" + invalid + "\")");
         }
         assertThat(CollaborationMode.parse("Centralized")).isEqualTo(CollaborationMode.CENTRALIZED);
         assertThatThrownBy(() -> CollaborationMode.parse("hybrid")).hasMessageContaining("\"hybrid\"");

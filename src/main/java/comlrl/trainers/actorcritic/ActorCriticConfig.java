@@ -42,6 +42,9 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         check(numTurns() > 1 && numGenerations() != 1 ? "Multi-turn " + algorithmName() + " currently supports "
                 + "num_generations == 1, got num_generations=" + numGenerations() + " with num_turns=" + numTurns()
                 + "; set num_generations to 1, or num_turns to 1 for several samples per prompt" : null);
+        check(parallelTraining() == ParallelTraining.DDP ? "parallel_training=\"ddp\" is not built for " + algorithmName()
+                + ": several processes train the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo); use "
+                + "parallel_training=\"none\" or \"mp\"" : null);
         boolean mp = parallelTraining() == ParallelTraining.MP;
         check(mp && agentDevices() == null ? "parallel_training=\"mp\" requires explicit agent_devices (one device "
                 + "per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use parallel_training=\"none\"" : null);

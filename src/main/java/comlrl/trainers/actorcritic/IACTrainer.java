@@ -117,9 +117,9 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         }
         this.criticSet = loaded;
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
-        shapes.add(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", actorModels()));
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels()));
         if (criticSet != null) {
-            shapes.add(new TrainerCheckpoint.ShapeGroup("critic_shapes", "critic",
+            shapes.add(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic",
                     criticSet.models().stream().map(CausalLm::model).toList()));
         }
         initCheckpoint(shapes, checkpointParts());

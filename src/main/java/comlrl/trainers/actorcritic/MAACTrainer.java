@@ -110,8 +110,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         parts.put("critic", TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0)));
         parts.put("critic_optimizer", TrainerCheckpoint.optimizer("critic_optimizer.safetensors", criticOptimizer));
         parts.put("value_head", IACTrainer.valueHeadPart("value_head", head));
-        initCheckpoint(List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", actorModels()),
-                new TrainerCheckpoint.ShapeGroup("critic_shapes", "critic", List.of(criticSet.get(0).model()))), parts);
+        initCheckpoint(List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels()),
+                TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", List.of(criticSet.get(0).model()))), parts);
     }
 
     public MAACConfig config() {

@@ -58,9 +58,20 @@ public final class AgentSet implements AutoCloseable {
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
             long seed, AgentSet reuse) {
+        return load(label, sources, dtype, devices, lora, seed, reuse, i -> true);
+    }
+
+    /**
+     * As {@link #load(String, List, DType, List, LoraAgents, long, AgentSet)}, loading only the models
+     * {@code include} accepts (another process holds the others: {@code ddp_split: agents}); the
+     * others are null in {@link #models()}. Each model loaded is what it is in the full set (a fresh
+     * adapter's initialisation comes from its index in the full list).
+     */
+    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
+            long seed, AgentSet reuse, java.util.function.IntPredicate include) {
         checkSources(label, sources);
         if (lora == null) {
-            return loadFull(label, sources, dtype, devices);
+            return loadFull(label, sources, dtype, devices, include);
         }
         if (lora.adapters() != null && lora.adapters().size() != sources.size()) {
             throw new IllegalArgumentException("lora_adapters has " + lora.adapters().size() + " entries for "
@@ -82,6 +93,10 @@ public final class AgentSet implements AutoCloseable {
         try {
             CausalLm shared = null;
             for (int i = 0; i < sources.size(); i++) {
+                if (!include.test(i)) {
+                    set.models.add(null);
+                    continue;
+                }
                 CausalLm base = share && shared != null ? shared : set.base(sources.get(i), dtype, devices.get(i), reuse);
                 shared = base;
                 comlrl.model.DecoderLm m = base.model();
@@ -156,11 +171,16 @@ public final class AgentSet implements AutoCloseable {
         }
     }
 
-    private static AgentSet loadFull(String label, List<Object> sources, DType dtype, List<Device> devices) {
+    private static AgentSet loadFull(String label, List<Object> sources, DType dtype, List<Device> devices,
+            java.util.function.IntPredicate include) {
         AgentSet set = new AgentSet(label, sources, devices);
         try {
             for (int i = 0; i < sources.size(); i++) {
                 Object src = sources.get(i);
+                if (!include.test(i)) {
+                    set.models.add(null);
+                    continue;
+                }
                 set.models.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, dtype, devices.get(i)));
             }
         } catch (RuntimeException | Error e) {
@@ -225,6 +245,9 @@ public final class AgentSet implements AutoCloseable {
             return;
         }
         for (int i = 0; i < models.size(); i++) {
+            if (models.get(i) == null) {
+                continue; // held by another process
+            }
             Path modelDir = models.get(i).tokenizer().directory();
             if (modelDir != null) {
                 ModelDirs.requireNotInside(dir, what, modelDir, label + " " + i + "'s model");
@@ -235,7 +258,7 @@ public final class AgentSet implements AutoCloseable {
     @Override
     public void close() {
         for (int i = 0; i < models.size(); i++) {
-            if (owns(i)) {
+            if (owns(i) && models.get(i) != null) {
                 models.get(i).close(); // a LoRA agent's view: its base and adapter are closed below
             }
         }

@@ -37,6 +37,7 @@ public final class JointEvaluator {
     private final int numTurns;
     private final int batchSize;
     private final boolean passthrough;
+    private RankWork work = RankWork.single(0);
 
     /** One completion per agent per turn for each item; rewards {@code [item][turn]}, completions {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions) {
@@ -66,6 +67,17 @@ public final class JointEvaluator {
         this.passthrough = passthrough;
     }
 
+    /**
+     * This evaluation as run by the processes of a ddp run: completions sampled as
+     * {@link Rollouts#generate(List, AgentExecutor, List, java.util.function.IntFunction, long[], RankWork)}
+     * does; rewards, transitions, {@code eval_logger} and {@code eval_aggregator} on rank 0 only
+     * (the other ranks get the rewards and transitions, not the custom metrics). Returns this.
+     */
+    public JointEvaluator in(RankWork work) {
+        this.work = work;
+        return this;
+    }
+
     /** The metrics of the first {@code numEvalSamples} items ({@code {}} without an evaluation set). */
     public Map<String, Double> evaluate(int numEvalSamples) {
         if (evalDataset == null) {
@@ -93,7 +105,7 @@ public final class JointEvaluator {
                     returnSums[t] += suffix[t];
                 }
             }
-            if (evalLogger != null) {
+            if (evalLogger != null && work.isMain()) {
                 List<String> prompts = items.stream().map(it -> it.getString("prompt", "")).toList();
                 rows.addAll(evalLogger.log(batch.completions, items, prompts));
             }
@@ -103,7 +115,7 @@ public final class JointEvaluator {
             metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / n);
             metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / n);
         }
-        if (evalAggregator != null) {
+        if (evalAggregator != null && work.isMain()) {
             evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
         }
         return metrics;
@@ -147,11 +159,12 @@ public final class JointEvaluator {
             List<List<long[]>> ids = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
                 CausalLm agent = agents.get(i);
-                ids.add(turnPrompts.get(i).stream().map(p -> promptEncoder.encode(agent, p)).toList());
+                ids.add(agent == null ? null // held by another process
+                        : turnPrompts.get(i).stream().map(p -> promptEncoder.encode(agent, p)).toList());
             }
             List<List<Completion>> outs = new ArrayList<>();
             for (List<List<Completion>> groups : Rollouts.generate(agents, executor, ids,
-                    i -> generation.get(i).sampling().withNumReturnSequences(1), rowSeeds)) {
+                    i -> generation.get(i).sampling().withNumReturnSequences(1), rowSeeds, work)) {
                 outs.add(groups.stream().map(group -> group.get(0)).toList());
             }
             List<List<String>> next = new ArrayList<>();
@@ -168,9 +181,15 @@ public final class JointEvaluator {
                     promptHist.get(j).set(i, Transitions.append(promptHist.get(j).get(i), hp));
                     responseHist.get(j).set(i, Transitions.append(responseHist.get(j).get(i), c));
                 }
-                rewards[j][t] = rewarder.reward(items.get(j), chosen, "eval item " + (firstIndex + j));
+                TaskItem item = items.get(j);
+                String label = "eval item " + (firstIndex + j);
+                rewards[j][t] = work.onMain("computing the reward of " + label,
+                        () -> new double[] {rewarder.reward(item, chosen, label)}, RankWork.DOUBLES)[0];
                 if (t < turns - 1) {
-                    List<String> ext = transitions.next(items.get(j), chosen, promptHist.get(j), responseHist.get(j));
+                    List<List<String>> ph = promptHist.get(j);
+                    List<List<String>> rh = responseHist.get(j);
+                    List<String> ext = work.onMain("running the external transition of " + label,
+                            () -> transitions.next(item, chosen, ph, rh), RankWork.STRINGS);
                     for (int i = 0; i < numAgents; i++) {
                         next.get(i).add(ext.get(i));
                     }

@@ -29,6 +29,11 @@ public final class ReferencePolicy implements AutoCloseable {
         try {
             for (int i = 0; i < policies.size(); i++) {
                 DecoderLm p = policies.get(i);
+                if (p == null) { // an agent another process holds (ddp_split: agents)
+                    references.add(null);
+                    owned.add(false);
+                    continue;
+                }
                 boolean free = p.adapter() != null && p.adapter().isIdentity() && p.device().equals(devices.get(i));
                 references.add(free ? p.base() : p.frozenCopy(devices.get(i)));
                 owned.add(!free);

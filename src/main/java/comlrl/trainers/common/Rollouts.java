@@ -2,6 +2,7 @@ package comlrl.trainers.common;
 
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
+import comlrl.generation.Generator;
 import comlrl.generation.SamplingConfig;
 import comlrl.generation.TeamGenerator;
 import comlrl.model.DecoderLm;
@@ -38,9 +39,136 @@ public final class Rollouts {
     /** {@link #generate} with one prompt per agent: per agent, that prompt's completions. */
     public static List<List<Completion>> generateOne(List<CausalLm> agents, AgentExecutor executor,
             List<long[]> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
+        return generateOne(agents, executor, prompts, sampling, seeds, null);
+    }
+
+    /** {@link #generate(List, AgentExecutor, List, IntFunction, long[], RankWork)} with one prompt per agent. */
+    public static List<List<Completion>> generateOne(List<CausalLm> agents, AgentExecutor executor,
+            List<long[]> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
         List<List<long[]>> each = new ArrayList<>();
-        prompts.forEach(p -> each.add(List.of(p)));
-        return generate(agents, executor, each, sampling, seeds).stream().map(groups -> groups.get(0)).toList();
+        prompts.forEach(p -> each.add(java.util.Collections.singletonList(p)));
+        return generate(agents, executor, each, sampling, seeds, work).stream().map(groups -> groups.get(0)).toList();
+    }
+
+    /**
+     * {@link #generate(List, AgentExecutor, List, IntFunction, long[])} in a run of several processes:
+     * every rank gets every agent's completions, the same ones one process samples.
+     * <ul>
+     *   <li>data split: of agent i's rows (prompt p, sample j; row q = p·G + j), this rank samples the rows
+     *       it owns ({@link RankWork#ownsRow}), each with the seed one process gives it
+     *       ({@link Generator#rowSeed}), then the rows are exchanged;</li>
+     *   <li>agents split: this rank samples its agents' completions (a team generation when they are
+     *       LoRA views of one base), then every agent's are exchanged. {@code agents} and {@code prompts}
+     *       may hold nulls for the agents of other ranks.</li>
+     * </ul>
+     */
+    public static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
+            List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
+        if (work == null || !work.distributed()) {
+            return generate(agents, executor, prompts, sampling, seeds);
+        }
+        int n = prompts.size();
+        List<Integer> mine = work.ownedAgents();
+        // what this rank sampled: (agent, row, completion)
+        List<Row> rows = new ArrayList<>();
+        if (work.splitsRows()) {
+            List<List<Row>> perAgent = executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i),
+                    seeds[i], work, i));
+            perAgent.forEach(rows::addAll);
+        } else {
+            List<CausalLm> own = mine.stream().map(agents::get).toList();
+            IntFunction<SamplingConfig> ownSampling = j -> sampling.apply(mine.get(j));
+            List<List<List<Completion>>> out;
+            if (teamable(own, ownSampling)) {
+                List<LoraAdapter> adapters = own.stream().map(a -> a.model().adapter()).toList();
+                long[] ownSeeds = mine.stream().mapToLong(i -> seeds[i]).toArray();
+                out = TeamGenerator.of(own.get(0)).generate(adapters, mine.stream().map(prompts::get).toList(),
+                        ownSampling.apply(0), ownSeeds);
+            } else {
+                out = executor.map(mine, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i),
+                        seeds[i]));
+            }
+            for (int a = 0; a < mine.size(); a++) {
+                int g = sampling.apply(mine.get(a)).numReturnSequences();
+                List<List<Completion>> groups = out.get(a);
+                for (int p = 0; p < groups.size(); p++) {
+                    for (int j = 0; j < g; j++) {
+                        rows.add(new Row(mine.get(a), p * g + j, groups.get(p).get(j)));
+                    }
+                }
+            }
+        }
+        // every rank's rows, placed by (agent, row); every agent has as many prompts as the others
+        int promptCount = prompts.stream().filter(java.util.Objects::nonNull).findFirst().map(List::size).orElse(0);
+        List<java.util.TreeMap<Integer, Completion>> byAgent = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byAgent.add(new java.util.TreeMap<>());
+        }
+        for (List<Row> fromRank : work.gather(rows, RankWork.listOf(ROW))) {
+            for (Row r : fromRank) {
+                byAgent.get(r.agent()).put(r.row(), r.completion());
+            }
+        }
+        List<List<List<Completion>>> result = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            List<Completion> flat = new ArrayList<>(byAgent.get(i).values());
+            if (flat.size() != byAgent.get(i).lastKey() + 1 || flat.size() % promptCount != 0) {
+                throw new IllegalStateException("agent " + i + "'s rows did not all arrive: " + byAgent.get(i).keySet());
+            }
+            int g = flat.size() / promptCount;
+            List<List<Completion>> groups = new ArrayList<>();
+            for (int p = 0; p < promptCount; p++) {
+                groups.add(List.copyOf(flat.subList(p * g, p * g + g)));
+            }
+            result.add(groups);
+        }
+        return result;
+    }
+
+    /** One sampled row of an agent: row q = p·G + j of its prompts × samples. */
+    private record Row(int agent, int row, Completion completion) {
+    }
+
+    private static final RankWork.Codec<Row> ROW = new RankWork.Codec<>() {
+        @Override
+        public void write(java.io.DataOutputStream out, Row r) throws java.io.IOException {
+            out.writeInt(r.agent());
+            out.writeInt(r.row());
+            RankWork.COMPLETION.write(out, r.completion());
+        }
+
+        @Override
+        public Row read(java.io.DataInputStream in) throws java.io.IOException {
+            return new Row(in.readInt(), in.readInt(), RankWork.COMPLETION.read(in));
+        }
+    };
+
+    /**
+     * The rows of {@code agent}'s prompts × G samples that this rank owns, each sampled alone with the
+     * seed it has in one process: row q = p·G + j draws from {@code rowSeed(seed, p, j)}.
+     */
+    private static List<Row> localRows(CausalLm agent, List<long[]> prompts, SamplingConfig sampling, long seed,
+            RankWork work, int index) {
+        int g = sampling.numReturnSequences();
+        List<long[]> rowPrompts = new ArrayList<>();
+        List<Integer> rowIds = new ArrayList<>();
+        for (int q = 0; q < prompts.size() * g; q++) {
+            if (work.ownsRow(q)) {
+                rowPrompts.add(prompts.get(q / g));
+                rowIds.add(q);
+            }
+        }
+        List<Row> out = new ArrayList<>();
+        if (rowIds.isEmpty()) {
+            return out;
+        }
+        long[] rowSeeds = rowIds.stream().mapToLong(q -> Generator.rowSeed(seed, q / g, q % g)).toArray();
+        List<List<Completion>> sampled = agent.generator().generate(rowPrompts, sampling.withNumReturnSequences(1),
+                rowSeeds);
+        for (int k = 0; k < rowIds.size(); k++) {
+            out.add(new Row(index, rowIds.get(k), sampled.get(k).get(0)));
+        }
+        return out;
     }
 
     /**

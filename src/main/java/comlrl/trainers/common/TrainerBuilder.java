@@ -46,8 +46,24 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private comlrl.model.LoraConfig criticLora;
     private List<String> wandbBridge;
     private boolean tensorboard;
+    private comlrl.distributed.DistributedContext distributed;
 
     protected abstract B self();
+
+    /**
+     * The processes of a {@code parallel_training: ddp} run (one context per process, connected by the
+     * caller, who closes it after the trainer). Without one, a ddp trainer connects as the environment
+     * says (torchrun's variables, set by {@code bin/comlrl launch}) and closes that context itself.
+     */
+    public B distributed(comlrl.distributed.DistributedContext context) {
+        this.distributed = context;
+        return self();
+    }
+
+    /** The context given to {@link #distributed}, or null. */
+    public comlrl.distributed.DistributedContext distributed() {
+        return distributed;
+    }
 
     /**
      * LoRA agents: each agent trains an adapter with these settings over frozen base weights
@@ -266,8 +282,20 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * run named for {@code algorithm} whose config records {@code runConfig} (the trainer's fields).
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig) {
+        return metricsLogger(loggingSteps, algorithm, runConfig, true);
+    }
+
+    /**
+     * As {@link #metricsLogger(int, String, Map)}; a process other than rank 0 of a ddp run
+     * ({@code main} false) gets a logger that writes nowhere (no metrics.jsonl, sinks, W&amp;B or
+     * TensorBoard) but keeps the log gate, so that every rank decides alike.
+     */
+    public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         if (sharedLogger != null) {
             return sharedLogger.retain();
+        }
+        if (!main) {
+            return new MetricsLogger(null, List.of(), loggingSteps, logHistoryLimit);
         }
         List<MetricSink> all = new ArrayList<>(sinks);
         if (tensorboard && outputDir != null) {

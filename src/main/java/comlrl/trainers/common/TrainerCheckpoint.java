@@ -39,8 +39,19 @@ public final class TrainerCheckpoint {
     public record Progress(int epochsDone, long envStep) {
     }
 
-    /** Models whose shapes a checkpoint must fit: metadata key, what they are called in messages. */
-    public record ShapeGroup(String key, String label, List<DecoderLm> models) {
+    /**
+     * The shapes a checkpoint's models must fit ({@link #shapeOf}): metadata key, what the models are
+     * called in messages, one shape per model.
+     */
+    public record ShapeGroup(String key, String label, List<Map<String, Object>> shapes) {
+        public ShapeGroup {
+            shapes = List.copyOf(shapes);
+        }
+
+        /** The shapes of {@code models}. */
+        public static ShapeGroup of(String key, String label, List<DecoderLm> models) {
+            return new ShapeGroup(key, label, models.stream().map(TrainerCheckpoint::shapeOf).toList());
+        }
     }
 
     /**
@@ -64,6 +75,7 @@ public final class TrainerCheckpoint {
     private final Map<String, Stateful> stateful;
     private final SeedStream seeds;
     private final MetricsLogger logger;
+    private RankWork work = RankWork.single(0);
 
     public TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpochs, Integer saveTotalLimit,
             List<ShapeGroup> shapes, Map<String, Part> parts, Map<String, Stateful> stateful, SeedStream seeds,
@@ -93,13 +105,41 @@ public final class TrainerCheckpoint {
         Map<String, Stateful> allStates = new LinkedHashMap<>(stateful);
         allStates.putAll(extension.states());
         return new TrainerCheckpoint(extension.algorithm(), numAgents, numTrainEpochs, saveTotalLimit, shapes, allParts,
-                allStates, seeds, logger);
+                allStates, seeds, logger).in(work);
+    }
+
+    /**
+     * This checkpoint as written by the processes of a ddp run: with the data split rank 0 writes it
+     * alone (every rank holds the same state); with the agents split each rank writes its own parts
+     * (this rank's {@code parts} are its agents') into the directory rank 0 prepares, which must be
+     * one they all see (one machine, or a shared filesystem), and rank 0 writes the metadata and
+     * commits it. Every rank restores its own parts. Returns this.
+     */
+    public TrainerCheckpoint in(RankWork work) {
+        this.work = work;
+        return this;
     }
 
     /** Writes {@code root/checkpoint-E} (E = epochs done) atomically, then prunes to {@code save_total_limit}. */
     public Path save(Path root, Progress progress) {
-        Path written = Checkpoints.write(root, "checkpoint-" + progress.epochsDone(), dir -> {
+        String name = "checkpoint-" + progress.epochsDone();
+        boolean eachWritesItsOwn = work.distributed() && !work.splitsRows();
+        if (!work.isMain()) {
+            if (eachWritesItsOwn) { // into rank 0's staging directory, then tell rank 0 it is written
+                Path dir = Path.of(work.onMain("preparing " + name, () -> "", RankWork.STRING));
+                parts.values().forEach(p -> p.save(dir));
+                work.barrier();
+            }
+            return root.resolve(name);
+        }
+        Path written = Checkpoints.write(root, name, dir -> {
+            if (eachWritesItsOwn) {
+                work.onMain("preparing " + name, () -> dir.toAbsolutePath().toString(), RankWork.STRING);
+            }
             parts.values().forEach(p -> p.save(dir));
+            if (eachWritesItsOwn) {
+                work.barrier(); // every rank's parts are in
+            }
             Map<String, Object> meta = new LinkedHashMap<>();
             meta.put("algorithm", algorithm);
             meta.put("epochs_completed", progress.epochsDone());
@@ -109,7 +149,7 @@ public final class TrainerCheckpoint {
             meta.put("last_logged_step", logger.lastLoggedStep());
             meta.put("num_agents", numAgents);
             for (ShapeGroup g : shapes) {
-                meta.put(g.key(), g.models().stream().map(TrainerCheckpoint::shapeOf).toList());
+                meta.put(g.key(), g.shapes());
             }
             meta.put("metrics_lines", logger.metricsLines());
             meta.put("wandb", logger.trackerIdentity()); // the W&B run to continue on resume, or null
@@ -145,8 +185,8 @@ public final class TrainerCheckpoint {
         long seedPosition = Checkpoints.requireCount(meta, "seed_counter", checkpoint);
         for (ShapeGroup g : shapes) {
             if (meta.get(g.key()) instanceof List<?> savedShapes) {
-                for (int i = 0; i < g.models().size() && i < savedShapes.size(); i++) {
-                    Map<String, Object> now = shapeOf(g.models().get(i));
+                for (int i = 0; i < g.shapes().size() && i < savedShapes.size(); i++) {
+                    Map<String, Object> now = g.shapes().get(i);
                     if (savedShapes.get(i) instanceof Map<?, ?> s && !new LinkedHashMap<>(s).equals(now)) {
                         throw new IllegalArgumentException(checkpoint + " holds " + g.label() + " " + i + " of another model "
                                 + "shape: " + s + ", but this run's " + g.label() + " " + i + " is " + now

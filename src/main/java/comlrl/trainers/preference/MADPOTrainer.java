@@ -182,7 +182,7 @@ public final class MADPOTrainer implements Trainer {
             }
         };
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent",
+                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
                         agents.stream().map(CausalLm::model).toList())), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
                         evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)

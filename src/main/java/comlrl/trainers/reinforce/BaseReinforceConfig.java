@@ -42,6 +42,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
     private final int numAgents;
     private final ParallelTraining parallelTraining;
     private final List<String> agentDevices;
+    private final comlrl.utils.DdpSplit ddpSplit;
     private final int numGenerations;
     private final int maxNewTokens;
     private final double temperature;
@@ -76,6 +77,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         this.numAgents = b.numAgents;
         this.parallelTraining = b.parallelTraining;
         this.agentDevices = b.agentDevices;
+        this.ddpSplit = b.ddpSplit;
         this.numGenerations = b.numGenerations;
         this.maxNewTokens = b.maxNewTokens;
         this.temperature = b.temperature;
@@ -114,6 +116,9 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
                 + "agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use "
                 + "parallel_training=\"none\"");
         checkDevices("agent_devices", agentDevices);
+        check(parallelTraining != ParallelTraining.DDP || agentDevices == null, "parallel_training=\"ddp\" puts "
+                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices "
+                + "(got " + agentDevices + ")");
         check(numGenerations >= 2, "num_generations must be >= 2, got " + numGenerations
                 + ": the group baseline requires multiple samples per agent");
         atLeast("max_new_tokens", maxNewTokens, 1, "");
@@ -337,6 +342,11 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
     }
 
     @Override
+    public comlrl.utils.DdpSplit ddpSplit() {
+        return ddpSplit;
+    }
+
+    @Override
     public Integer saveTotalLimit() {
         return saveTotalLimit;
     }
@@ -358,6 +368,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         }
         map.put("parallel_training", parallelTraining.configName());
         map.put("agent_devices", agentDevices);
+        map.put("ddp_split", ddpSplit.configName());
         map.put("num_generations", numGenerations);
         map.put("max_new_tokens", maxNewTokens);
         map.put("temperature", temperature);
@@ -419,6 +430,7 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         b.generationKwargs = generationKwargs;
         b.skipNonfiniteSamples = skipNonfiniteSamples;
         b.saveTotalLimit = saveTotalLimit;
+        b.ddpSplit = ddpSplit;
         b.collaborationMode = collaborationModeOrNull();
         return b;
     }
@@ -459,6 +471,8 @@ abstract class BaseReinforceConfig implements MAGRPOConfig {
         s.put("parallel_training", (b, v) -> b.parallelTraining(
                 ConfigMaps.isNullLike(v) ? null : ConfigMaps.toStr(owner(b), "parallel_training", v)));
         s.put("agent_devices", (b, v) -> b.agentDevices(ConfigMaps.toNullableStringList(owner(b), "agent_devices", v)));
+        s.put("ddp_split", (b, v) -> b.ddpSplit(
+                ConfigMaps.isNullLike(v) ? null : ConfigMaps.toStr(owner(b), "ddp_split", v)));
         s.put("num_generations", (b, v) -> b.numGenerations(ConfigMaps.toInt(owner(b), "num_generations", v)));
         s.put("max_new_tokens", (b, v) -> b.maxNewTokens(ConfigMaps.toInt(owner(b), "max_new_tokens", v)));
         s.put("temperature", (b, v) -> b.temperature(ConfigMaps.toDouble(owner(b), "temperature", v)));

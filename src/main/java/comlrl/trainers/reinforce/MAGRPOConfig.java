@@ -61,9 +61,19 @@ public interface MAGRPOConfig {
     /**
      * {@code parallel_training} (default "none"): "none" (or "null"/null) keeps every agent on one
      * device; "mp" places each agent on its own device from {@link #agentDevices()} (required) and
-     * runs agents on their own threads. "auto", "ddp" and anything else are rejected.
+     * runs agents on their own threads; "ddp" runs one training in several processes started by
+     * {@code bin/comlrl launch} (or torchrun, or Slurm), each on its own device, divided as
+     * {@link #ddpSplit()} says. "auto" and anything else are rejected.
      */
     ParallelTraining parallelTraining();
+
+    /**
+     * {@code ddp_split} (default "data"; used with {@code parallel_training: ddp}): "data" — every
+     * process holds every agent and samples, scores and backpropagates its share of each group's
+     * completions, gradients summed before each step; "agents" — agent i lives on process
+     * {@code i mod W} only. Both compute what one process computes with the same seed.
+     */
+    comlrl.utils.DdpSplit ddpSplit();
 
     /**
      * {@code agent_devices} (default null = automatic): a device string for every agent
@@ -267,6 +277,7 @@ public interface MAGRPOConfig {
         int numAgents = 2;
         ParallelTraining parallelTraining = ParallelTraining.NONE;
         List<String> agentDevices;
+        comlrl.utils.DdpSplit ddpSplit = comlrl.utils.DdpSplit.DATA;
         int numGenerations = 4;
         int maxNewTokens = 256;
         double temperature = 0.6;
@@ -335,6 +346,18 @@ public interface MAGRPOConfig {
         /** "none", "null" or null → NONE; "mp" → MP; see {@link MAGRPOConfig#parallelTraining()}. */
         public Builder<C> parallelTraining(String parallelTraining) {
             this.parallelTraining = ParallelTraining.parse(parallelTraining);
+            return this;
+        }
+
+        /** See {@link MAGRPOConfig#ddpSplit()}; null → "data". */
+        public Builder<C> ddpSplit(comlrl.utils.DdpSplit split) {
+            this.ddpSplit = split == null ? comlrl.utils.DdpSplit.DATA : split;
+            return this;
+        }
+
+        /** "data" or "agents"; see {@link MAGRPOConfig#ddpSplit()}. */
+        public Builder<C> ddpSplit(String split) {
+            this.ddpSplit = comlrl.utils.DdpSplit.parse(split);
             return this;
         }
 

@@ -5,6 +5,7 @@ import comlrl.model.DecoderLm;
 import comlrl.rl.Advantages;
 import comlrl.rl.ReferenceKl;
 import comlrl.tensor.Scope;
+import comlrl.trainers.common.RankWork;
 import java.util.Collections;
 import java.util.List;
 
@@ -58,18 +59,46 @@ public final class MAGRPOLoss {
      *         earlier samples' are, so callers drop the gradients)
      */
     public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId) {
+        return accumulate(model, minibatch, args, padId, RankWork.single(1));
+    }
+
+    /**
+     * {@link #accumulate(DecoderLm, List, MAGRPOConfig, long)} with the completions divided between
+     * processes ({@link RankWork#splitsRows()}): L_B is a sum over completions, so this rank adds the
+     * gradient of its completions' terms (weights from the whole group) and the per-sample losses are
+     * summed across ranks before any is checked; the caller sums the gradients
+     * ({@link RankWork#sumGradients}). Every rank then throws for the same sample, or none does.
+     */
+    public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId,
+            RankWork work) {
         double[] losses = new double[minibatch.size()];
         for (int j = 0; j < minibatch.size(); j++) {
             NodeSample s = minibatch.get(j);
             double[] w = weights(advantages(s, args), s.completionIds(), minibatch.size());
-            int g = s.completionIds().size();
-            try (Scope scope = Scope.open()) {
-                double lb = Scorer.backwardWeighted(model, Collections.nCopies(g, s.promptIds()), s.completionIds(),
-                        padId, w, args.gradientCheckpointing());
-                losses[j] = lb * minibatch.size(); // L_s
+            int[] rows = work.localRows(s.completionIds().size());
+            if (rows.length > 0) {
+                List<long[]> ys = new java.util.ArrayList<>(rows.length);
+                double[] wl = new double[rows.length];
+                for (int k = 0; k < rows.length; k++) {
+                    ys.add(s.completionIds().get(rows[k]));
+                    wl[k] = w[rows[k]];
+                }
+                try (Scope scope = Scope.open()) {
+                    double lb = Scorer.backwardWeighted(model, Collections.nCopies(rows.length, s.promptIds()), ys,
+                            padId, wl, args.gradientCheckpointing());
+                    losses[j] = lb * minibatch.size(); // L_s (this rank's part of it when the rows are split)
+                }
             }
-            if (!Double.isFinite(losses[j])) {
+            if (!work.splitsRows() && !Double.isFinite(losses[j])) {
                 throw new NonFiniteException("the policy loss is " + losses[j], s);
+            }
+        }
+        if (work.splitsRows()) {
+            losses = work.sum(losses);
+            for (int j = 0; j < losses.length; j++) {
+                if (!Double.isFinite(losses[j])) {
+                    throw new NonFiniteException("the policy loss is " + losses[j], minibatch.get(j));
+                }
             }
         }
         return losses;

@@ -32,6 +32,7 @@ import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
@@ -94,6 +95,8 @@ public class MAGRPOTrainer implements Trainer {
     private final int numAgents;
     private final TrainerCheckpoint checkpoint;
     private final JointEvaluator evaluator;
+    /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
+    private final RankWork work;
 
     // training state (saved in checkpoints)
     private long envStep;
@@ -150,15 +153,25 @@ public class MAGRPOTrainer implements Trainer {
             throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
         }
         this.seeds = new SeedStream(args.seed());
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
-        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null ? devices
-                : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-        // every check that can fail without a model has run; now load (and free what was loaded on failure)
-        this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
-        this.agents = actors.models();
+        // every check that can fail without a model has run; join the other processes (ddp), then load
+        // (and free what was loaded on failure)
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
+        List<Device> devices = work.device() != null ? Collections.nCopies(count, work.device())
+                : AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
+        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
+                ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
+        try {
+            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
+                    work::ownsAgent);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+        this.agents = actors.models(); // in the agents split, null for the agents of other processes
         this.optimizers = new ArrayList<>();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
+        List<Map<String, Object>> shapes = null;
         try {
             for (int i = 0; i < count; i++) {
                 buffers.add(new ArrayList<>());
@@ -167,13 +180,19 @@ public class MAGRPOTrainer implements Trainer {
                 references = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), refDevices);
             }
             for (int i = 0; i < count; i++) {
-                generation.add(resolveGeneration(i, agents.get(i)));
+                generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
             }
             for (CausalLm a : agents) {
-                optimizers.add(new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+                optimizers.add(a == null ? null : new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
             actors.requireOutside(outputDir, "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(), agents));
+            List<Object> described = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                described.add(agents.get(i) != null ? agents.get(i) : sources.get(i));
+            }
+            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
+                    described), work.isMain());
+            shapes = agentShapes();
         } catch (RuntimeException | Error e) {
             closeModels();
             throw e;
@@ -184,19 +203,50 @@ public class MAGRPOTrainer implements Trainer {
                 b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
-                args.externalPromptPassthrough());
+                args.externalPromptPassthrough()).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", agents.stream().map(CausalLm::model).toList())),
+                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", shapes)),
                 checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
-                seeds, logger).extendedBy(b.checkpointExtension());
+                seeds, logger).in(work).extendedBy(b.checkpointExtension());
     }
 
-    /** Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}). */
+    /**
+     * Every agent's shape ({@link TrainerCheckpoint#shapeOf}); in the agents split each process
+     * gives those of its agents.
+     */
+    private List<Map<String, Object>> agentShapes() {
+        List<Object> mine = new ArrayList<>();
+        for (CausalLm a : agents) {
+            mine.add(a == null ? null : TrainerCheckpoint.shapeOf(a.model()));
+        }
+        if (!work.distributed() || work.splitsRows()) {
+            return mine.stream().map(m -> castShape(m)).toList();
+        }
+        List<Map<String, Object>> all = new ArrayList<>();
+        List<Object> byRank = work.gather(mine, RankWork.JSON);
+        for (int i = 0; i < numAgents; i++) {
+            all.add(castShape(((List<?>) byRank.get(work.ownerOf(i))).get(i)));
+        }
+        return all;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> castShape(Object shape) {
+        return (Map<String, Object>) shape;
+    }
+
+    /**
+     * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
+     * in the agents split, of this process's agents.
+     */
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue;
+            }
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
         }
@@ -320,7 +370,7 @@ public class MAGRPOTrainer implements Trainer {
                 checkpointInterval, epochs, checkpoint, () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
         EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
-                logger, verbose, EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);
                 }, this::flushAll, epochDone));
@@ -365,9 +415,14 @@ public class MAGRPOTrainer implements Trainer {
     @Override
     public void saveModel(Path dir) {
         actors.requireOutside(dir, "the save directory");
+        // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
+        boolean writes = work.isMain() || !work.splitsRows();
         for (int i = 0; i < numAgents; i++) {
-            agents.get(i).save(dir.resolve("agent_" + i));
+            if (writes && agents.get(i) != null) {
+                agents.get(i).save(dir.resolve("agent_" + i));
+            }
         }
+        work.barrier(); // every agent is saved when any process returns
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
@@ -379,11 +434,12 @@ public class MAGRPOTrainer implements Trainer {
 
     private void closeModels() {
         executor.close();
-        optimizers.forEach(AdamW::close);
+        optimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
         if (references != null) {
             references.close();
         }
         actors.close(); // the models loaded here; models passed in belong to the caller
+        work.close();
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -433,23 +489,22 @@ public class MAGRPOTrainer implements Trainer {
         }
         node.promptIds = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
-            node.promptIds.add(encodePrompt(i, prompts.get(i)));
+            node.promptIds.add(agents.get(i) == null ? null : encodePrompt(i, prompts.get(i)));
         }
         node.completions = Rollouts.generateOne(agents, executor, node.promptIds, i -> generation.get(i).sampling(),
-                rowSeeds);
+                rowSeeds, work);
         if (args.referenceKlEnabled()) {
-            node.referenceKls = new double[numAgents][];
-            for (int i = 0; i < numAgents; i++) {
-                node.referenceKls[i] = referenceKls(i, node.promptIds.get(i), node.completions.get(i));
-            }
+            node.referenceKls = referenceKls(node.promptIds, node.completions);
         }
         JointMode mode = args.jointMode();
         int k = mode.numJointActions(g, numAgents);
-        node.rewards = new double[k];
-        for (int j = 0; j < k; j++) {
-            int[] idx = mode.completionIndices(j, g, numAgents);
-            node.rewards[j] = jointReward(item, node.completions, idx);
-        }
+        node.rewards = work.onMain("computing the rewards of " + itemLabel, () -> {
+            double[] rewards = new double[k];
+            for (int j = 0; j < k; j++) {
+                rewards[j] = jointReward(item, node.completions, mode.completionIndices(j, g, numAgents));
+            }
+            return rewards;
+        }, RankWork.DOUBLES);
         envStep += k;
         node.envStep = envStep;
         Double threshold = args.earlyTerminationThreshold();
@@ -467,7 +522,8 @@ public class MAGRPOTrainer implements Trainer {
                     ph.add(Transitions.append(promptHistory.get(i), historyPrompts.get(i)));
                     rh.add(Transitions.append(responseHistory.get(i), c));
                 }
-                List<String> next = transitions.next(item, chosen, ph, rh);
+                List<String> next = work.onMain("running the external transition of " + itemLabel,
+                        () -> transitions.next(item, chosen, ph, rh), RankWork.STRINGS);
                 List<String> formatted = new ArrayList<>();
                 for (int i = 0; i < numAgents; i++) {
                     formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
@@ -498,9 +554,37 @@ public class MAGRPOTrainer implements Trainer {
         return rewarder.reward(item, joint, itemLabel);
     }
 
-    private double[] referenceKls(int agent, long[] promptIds, List<Completion> completions) {
-        return references.kls(agent, agents.get(agent).model(), promptIds,
-                completions.stream().map(Completion::tokenIds).toList(), agents.get(agent).padId());
+    /**
+     * Per agent, the reference KL of each of its completions ({@link ReferencePolicy#kls}); in a ddp run
+     * each process scores its rows (data split) or its agents (agents split) and the values are summed
+     * across processes (each is non-zero on one process only).
+     */
+    private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
+        int g = completions.get(0).size();
+        double[] flat = new double[numAgents * g];
+        for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue;
+            }
+            int[] rows = work.localRows(g);
+            List<long[]> ys = new ArrayList<>();
+            for (int r : rows) {
+                ys.add(completions.get(i).get(r).tokenIds());
+            }
+            if (ys.isEmpty()) {
+                continue;
+            }
+            double[] kl = references.kls(i, agents.get(i).model(), promptIds.get(i), ys, agents.get(i).padId());
+            for (int r = 0; r < rows.length; r++) {
+                flat[i * g + rows[r]] = kl[r];
+            }
+        }
+        flat = work.sum(flat);
+        double[][] out = new double[numAgents][];
+        for (int i = 0; i < numAgents; i++) {
+            out[i] = java.util.Arrays.copyOfRange(flat, i * g, i * g + g);
+        }
+        return out;
     }
 
     /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
@@ -548,6 +632,31 @@ public class MAGRPOTrainer implements Trainer {
     private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
     }
 
+    private static final RankWork.Codec<DrainResult> DRAIN_RESULT = new RankWork.Codec<>() {
+        @Override
+        public void write(java.io.DataOutputStream out, DrainResult r) throws java.io.IOException {
+            out.writeInt(r.agent());
+            out.writeLong(r.maxEnvStep());
+            out.writeInt(r.stats().size());
+            for (Map.Entry<Integer, TurnStats> e : r.stats().entrySet()) {
+                out.writeInt(e.getKey());
+                e.getValue().write(out);
+            }
+        }
+
+        @Override
+        public DrainResult read(java.io.DataInputStream in) throws java.io.IOException {
+            int agent = in.readInt();
+            long step = in.readLong();
+            int n = in.readInt();
+            Map<Integer, TurnStats> stats = new TreeMap<>();
+            for (int i = 0; i < n; i++) {
+                stats.put(in.readInt(), TurnStats.read(in));
+            }
+            return new DrainResult(agent, stats, step);
+        }
+    };
+
     /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
     private Drain takeDrain(int agent) {
         List<NodeSample> buffer = buffers.get(agent);
@@ -568,13 +677,22 @@ public class MAGRPOTrainer implements Trainer {
         for (Drain d : drains) {
             byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
         }
-        List<List<DrainResult>> results = executor.map(i -> {
+        List<List<DrainResult>> results = executor.map(work.ownedAgents(), i -> {
             List<DrainResult> out = new ArrayList<>();
             for (Drain d : byAgent.getOrDefault(i, List.of())) {
                 out.add(drain(d));
             }
             return out;
         });
+        if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
+            List<DrainResult> mine = new ArrayList<>();
+            results.forEach(mine::addAll);
+            List<List<DrainResult>> byRank = work.gather(mine, RankWork.listOf(DRAIN_RESULT));
+            List<DrainResult> all = new ArrayList<>();
+            byRank.forEach(all::addAll);
+            all.sort(java.util.Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order
+            results = List.of(all);
+        }
         for (List<DrainResult> agentResults : results) {
             for (DrainResult r : agentResults) {
                 // several drains of one (agent, turn) before a flush add up
@@ -634,7 +752,7 @@ public class MAGRPOTrainer implements Trainer {
         while (losses == null && !kept.isEmpty()) {
             opt.zeroGrad();
             try {
-                losses = MAGRPOLoss.accumulate(model, kept, args, pad);
+                losses = MAGRPOLoss.accumulate(model, kept, args, pad, work);
             } catch (MAGRPOLoss.NonFiniteException e) {
                 if (!args.skipNonfiniteSamples()) {
                     opt.zeroGrad();
@@ -647,6 +765,9 @@ public class MAGRPOTrainer implements Trainer {
         if (losses == null) {
             opt.zeroGrad();
             return;
+        }
+        if (work.splitsRows()) {
+            work.sumGradients(model); // the whole minibatch's gradient on every process
         }
         if (!opt.gradientsFinite()) {
             opt.zeroGrad();
@@ -727,9 +848,11 @@ public class MAGRPOTrainer implements Trainer {
         if (first != null && first >= 2 && now < LENGTH_COLLAPSE_FRACTION * first) {
             collapseWarned.add(agent);
             metrics.put("agent_" + agent + "/warnings/completion_length_collapse", 1.0);
-            console.printf(java.util.Locale.ROOT, "warning: agent %d's mean completion length fell from %.1f to %.1f "
-                    + "tokens under reference-KL shaping (reference_kl_coef %s): an empty answer pays no KL penalty; "
-                    + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
+            if (work.isMain()) {
+                console.printf(java.util.Locale.ROOT, "warning: agent %d's mean completion length fell from %.1f to %.1f "
+                        + "tokens under reference-KL shaping (reference_kl_coef %s): an empty answer pays no KL penalty; "
+                        + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
+            }
         }
     }
 

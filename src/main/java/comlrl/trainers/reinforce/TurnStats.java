@@ -46,6 +46,27 @@ final class TurnStats {
         skipped += o.skipped;
     }
 
+    /** For exchanging stats between the processes of a ddp run. */
+    void write(java.io.DataOutputStream out) throws java.io.IOException {
+        for (double d : new double[] {reward, ret, loss, kl, length}) {
+            out.writeDouble(d);
+        }
+        out.writeInt(count);
+        out.writeInt(skipped);
+    }
+
+    static TurnStats read(java.io.DataInputStream in) throws java.io.IOException {
+        TurnStats s = new TurnStats();
+        s.reward = in.readDouble();
+        s.ret = in.readDouble();
+        s.loss = in.readDouble();
+        s.kl = in.readDouble();
+        s.length = in.readDouble();
+        s.count = in.readInt();
+        s.skipped = in.readInt();
+        return s;
+    }
+
     int count() {
         return count;
     }

@@ -274,7 +274,7 @@ class MADPOConfigTest {
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("collaboration_mode", "shared")))
                 .hasMessageStartingWith("collaboration_mode must be \"decentralized\" or \"centralized\"");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp")))
-                .hasMessageStartingWith("parallel_training must be \"none\" or \"mp\"");
+                .hasMessageContaining("parallel_training=\"ddp\" is not built for MADPO and MARLHF");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("dpo_beta", "hot")))
                 .hasMessage("MADPOConfig key 'dpo_beta' must be a number, got \"hot\" (String)");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("use_environment_step", 1)))

@@ -157,12 +157,22 @@ class MAGRPOConfigTest {
         assertThat(mp.agentDevices()).containsExactly("cuda:0", "cuda:1");
         assertThat(MAGRPOConfig.builder().parallelTraining(ParallelTraining.MP).agentDevices("cuda:0").build().agentDevices())
                 .containsExactly("cuda:0");
-        for (String invalid : List.of("invalid", "auto", "ddp")) {
+        for (String invalid : List.of("invalid", "auto")) {
             assertThatThrownBy(() -> MAGRPOConfig.builder().parallelTraining(invalid))
-                    .hasMessageContaining("parallel_training must be \"none\" or \"mp\"");
+                    .hasMessageContaining("parallel_training must be \"none\", \"mp\" or \"ddp\"");
             assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("parallel_training", invalid)))
-                    .hasMessageContaining("parallel_training must be \"none\" or \"mp\"");
+                    .hasMessageContaining("parallel_training must be \"none\", \"mp\" or \"ddp\"");
         }
+        // several processes: ours (the reference rejects "ddp"); how they divide the work
+        MAGRPOConfig ddp = MAGRPOConfig.fromMap(Map.of("parallel_training", "ddp", "ddp_split", "Agents"));
+        assertThat(ddp.parallelTraining()).isEqualTo(ParallelTraining.DDP);
+        assertThat(ddp.ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.AGENTS);
+        assertThat(MAGRPOConfig.builder().build().ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.DATA);
+        assertThat(MAGRPOConfig.fromMap(ddp.toMap())).isEqualTo(ddp);
+        assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("ddp_split", "layers")))
+                .hasMessageContaining("ddp_split must be \"data\"");
+        assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cuda:1"))))
+                .hasMessageContaining("parallel_training=\"ddp\" puts every model of a process on that process's device");
     }
 
     @Test
@@ -288,10 +298,12 @@ class MAGRPOConfigTest {
     @Test
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
-        // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit
-        assertThat(map).hasSize(31)
+        // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
+        // ddp_split
+        assertThat(map).hasSize(32)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
+                .containsEntry("ddp_split", "data")
                 .containsEntry("agent_devices", null)
                 .containsEntry("joint_mode", "aligned")
                 .containsEntry("advantage_mode", "mean")
@@ -301,7 +313,7 @@ class MAGRPOConfigTest {
                 .containsEntry("seed", 42L)
                 .containsEntry("gradient_checkpointing", false)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(31).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(32).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

@@ -1,0 +1,303 @@
+package comlrl.distributed;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.model.io.Safetensors;
+import comlrl.tensor.Tensor;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code parallel_training: ddp} through the CLI, two JVMs on loopback (Gloo): the data split and the
+ * agents split train what one process trains (same metrics, same weights within float tolerance);
+ * a run resumes from a checkpoint written by two processes; a rank killed mid-run makes the other
+ * fail at once, naming it.
+ */
+class DdpTrainingTest {
+    /**
+     * The weights of a 2-process data-split run match one process's to this: the gradient sums are
+     * added in another order, and AdamW divides by √v, so a rounding difference of 1e-7 in a small
+     * gradient moves a weight by up to ~1e-5 per step (16 steps here; the updates themselves are ~1e-3).
+     * The key biases are held to {@link #KEY_BIAS_TOLERANCE}: their true gradient is zero (softmax
+     * does not change when every score of a query shifts alike), so AdamW turns either run's rounding
+     * noise into steps of its own.
+     */
+    static final double WEIGHT_TOLERANCE = 1e-4;
+    static final double KEY_BIAS_TOLERANCE = 1e-3;
+
+    @TempDir
+    Path tmp;
+
+    /** A short length-ratio run on the built-in tiny model: 2 agents, G = 4, 2 epochs, a checkpoint per epoch. */
+    Path config(String name, String parallel, String split) throws IOException {
+        return config(name, parallel, split, 0.2);
+    }
+
+    /**
+     * As {@link #config(String, String, String)}, with {@code testSize} of the items for evaluation (0:
+     * none; the CLI's evaluation before training draws seeds, so only runs without one resume onto the
+     * seeds of the uninterrupted run).
+     */
+    Path config(String name, String parallel, String split, double testSize) throws IOException {
+        Path run = tmp.resolve(name);
+        String yaml = """
+                algorithm: magrpo
+                agent_model: builtin:tiny
+                num_agents: 2
+                dataset:
+                  train: builtin:length-ratio
+                  %s
+                formatters:
+                  - "Write a short response to this task:\\n{prompt}"
+                  - "Write a detailed response to this task:\\n{prompt}"
+                reward:
+                  type: length_ratio
+                args:
+                  num_turns: 1
+                  num_train_epochs: 2
+                  num_generations: 4
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  rollout_buffer_size: 2
+                  eval_interval: 8
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: %s
+                  ddp_split: %s
+                distributed:
+                  timeout_s: 60
+                checkpoint: {dir: %s, interval: 1}
+                eval_repeats: 1
+                report: false
+                output_dir: %s
+                """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42", parallel, split, run.resolve("checkpoints"), run);
+        Files.createDirectories(run);
+        Path file = run.resolve("config.yaml");
+        Files.writeString(file, yaml);
+        return file;
+    }
+
+    /** {@code train config args} in one child JVM (no torchrun variables); returns its output. */
+    String trainAlone(Path config, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(Launcher.javaCommand("comlrl.cli.Main"));
+        cmd.addAll(List.of("train", config.toString()));
+        cmd.addAll(List.of(args));
+        Path log = config.resolveSibling("alone.log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
+        String out = Files.readString(log);
+        assertThat(p.exitValue()).as(out).isZero();
+        return out;
+    }
+
+    /** {@code train config args} in two ranks; returns rank 0's output after both exit 0. */
+    String trainTwoRanks(Path config, String... args) throws Exception {
+        List<String> cli = new ArrayList<>(List.of("train", config.toString()));
+        cli.addAll(List.of(args));
+        try (RankProcesses ranks = RankProcesses.start(config.getParent(), 2, comlrl.cli.Main.class,
+                cli.toArray(String[]::new))) {
+            for (int r = 0; r < 2; r++) {
+                assertThat(ranks.process(r).waitFor(10, TimeUnit.MINUTES)).isTrue();
+            }
+            for (int r = 0; r < 2; r++) {
+                assertThat(ranks.process(r).exitValue()).as("rank %d:%n%s", r, ranks.output(r)).isZero();
+            }
+            assertThat(ranks.output(1)).doesNotContain("eval reward after training");
+            return ranks.output(0);
+        }
+    }
+
+    static List<Map<String, Object>> metrics(Path run) throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        List<Map<String, Object>> events = new ArrayList<>();
+        for (String line : Files.readAllLines(run.resolve("metrics.jsonl"))) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> e = json.readValue(line, Map.class);
+            e.remove("timestamp");
+            e.remove("time");
+            events.add(e);
+        }
+        return events;
+    }
+
+    /** Every tensor of every safetensors file under {@code dir}, by relative path and name. */
+    static Map<String, float[]> weights(Path dir) throws IOException {
+        Map<String, float[]> out = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".safetensors")).sorted().toList()) {
+                Map<String, Tensor> t = Safetensors.load(f);
+                try {
+                    t.forEach((k, v) -> out.put(dir.relativize(f) + ":" + k, v.to(comlrl.tensor.DType.F32).toFloatArray()));
+                } finally {
+                    t.values().forEach(Tensor::close);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Same events with the same keys; every value within {@code tol} (relative to its size). */
+    static void assertSameMetrics(List<Map<String, Object>> a, List<Map<String, Object>> b, double tol) {
+        assertThat(b).hasSameSizeAs(a);
+        for (int e = 0; e < a.size(); e++) {
+            assertThat(b.get(e).keySet()).as("keys of event %d", e).isEqualTo(a.get(e).keySet());
+            for (String k : a.get(e).keySet()) {
+                double x = ((Number) a.get(e).get(k)).doubleValue();
+                double y = ((Number) b.get(e).get(k)).doubleValue();
+                assertThat(Math.abs(x - y)).as("%s of event %d: %s vs %s", k, e, x, y).isLessThanOrEqualTo(tol * Math.max(1, Math.abs(x)));
+            }
+        }
+    }
+
+    static void assertSameWeights(Map<String, float[]> a, Map<String, float[]> b, double tolerance) {
+        assertThat(b.keySet()).isEqualTo(a.keySet());
+        double tol = System.getenv("DDP_REPORT") != null ? Double.MAX_VALUE : tolerance;
+        assertThat(a).isNotEmpty();
+        a.forEach((k, v) -> {
+            float[] w = b.get(k);
+            double worst = 0;
+            for (int i = 0; i < v.length; i++) {
+                worst = Math.max(worst, Math.abs(v[i] - w[i]));
+            }
+            if (System.getenv("DDP_REPORT") != null) {
+                System.out.printf("DIFF %s %.3g%n", k, worst);
+            }
+            assertThat(worst).as("largest difference in %s", k)
+                    .isLessThanOrEqualTo(k.endsWith("k_proj.bias") ? Math.max(tol, KEY_BIAS_TOLERANCE * Math.signum(tol)) : tol);
+        });
+    }
+
+    /** The weights after training differ from the initial ones (so equality above means something). */
+    static void assertTrained(Path run) throws IOException {
+        Map<String, float[]> first = weights(run.resolve("checkpoints/checkpoint-1/agent_0"));
+        Map<String, float[]> last = weights(run.resolve("agent_0"));
+        assertThat(first.keySet()).hasSameSizeAs(last.keySet());
+        boolean moved = false;
+        for (String k : first.keySet()) {
+            String name = k.substring(k.indexOf(':'));
+            float[] f = first.get(k);
+            float[] l = last.entrySet().stream().filter(e -> e.getKey().endsWith(name)).findFirst().orElseThrow().getValue();
+            for (int i = 0; i < f.length && !moved; i++) {
+                moved = f[i] != l[i];
+            }
+        }
+        assertThat(moved).as("the second epoch changed agent 0's weights").isTrue();
+    }
+
+    @Test
+    void theDataSplitOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+        Path alone = config("alone", "none", "data");
+        Path ddp = config("ddp", "ddp", "data");
+        String out1 = trainAlone(alone);
+        String out2 = trainTwoRanks(ddp);
+        assertThat(out2).contains("2 processes (gloo), ddp_split data");
+        assertTrained(alone.getParent());
+        List<Map<String, Object>> m1 = metrics(alone.getParent());
+        assertThat(m1).hasSizeGreaterThan(10);
+        assertSameMetrics(m1, metrics(ddp.getParent()), 1e-5);
+        assertSameWeights(weights(alone.getParent().resolve("agent_0")), weights(ddp.getParent().resolve("agent_0")),
+                WEIGHT_TOLERANCE);
+        assertSameWeights(weights(alone.getParent().resolve("agent_1")), weights(ddp.getParent().resolve("agent_1")),
+                WEIGHT_TOLERANCE);
+        assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+        // only rank 0 wrote the run's files: one metrics file, one checkpoint set
+        assertThat(ddp.getParent().resolve("checkpoints/checkpoint-2/metadata.json")).exists();
+    }
+
+    @Test
+    void theAgentsSplitOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+        Path alone = config("alone", "none", "data");
+        Path ddp = config("agents", "ddp", "agents");
+        String out1 = trainAlone(alone);
+        String out2 = trainTwoRanks(ddp);
+        assertThat(out2).contains("ddp_split agents");
+        assertSameMetrics(metrics(alone.getParent()), metrics(ddp.getParent()), 1e-9);
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)), 0);
+        }
+        assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+    }
+
+    @Test
+    void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
+        Path ddp = config("ddp", "ddp", "data", 0);
+        trainTwoRanks(ddp);
+        Path ckpt = ddp.getParent().resolve("checkpoints/checkpoint-1");
+        // on two processes again, and on one: both end where the uninterrupted two-process run ended
+        Path again = config("again", "ddp", "data", 0);
+        trainTwoRanks(again, "--resume", ckpt.toString());
+        Path one = config("one", "none", "data", 0);
+        trainAlone(one, "--resume", ckpt.toString());
+        for (String agent : List.of("agent_0", "agent_1")) {
+            Map<String, float[]> full = weights(ddp.getParent().resolve(agent));
+            assertSameWeights(full, weights(again.getParent().resolve(agent)), WEIGHT_TOLERANCE);
+            assertSameWeights(full, weights(one.getParent().resolve(agent)), WEIGHT_TOLERANCE);
+        }
+        List<Map<String, Object>> all = metrics(ddp.getParent());
+        List<Map<String, Object>> tail = metrics(again.getParent());
+        assertThat(tail).isNotEmpty().hasSizeLessThan(all.size());
+        assertSameMetrics(all.subList(all.size() - tail.size(), all.size()), tail, 1e-5);
+
+        // the agents split: each process wrote its agents' parts into one checkpoint, which resumes exactly
+        Path agents = config("agents", "ddp", "agents", 0);
+        trainTwoRanks(agents);
+        Path agentsCkpt = agents.getParent().resolve("checkpoints/checkpoint-1");
+        assertThat(agentsCkpt.resolve("agent_0")).isDirectory();
+        assertThat(agentsCkpt.resolve("agent_1")).isDirectory();
+        assertThat(agentsCkpt.resolve("optimizer_0.safetensors")).exists();
+        assertThat(agentsCkpt.resolve("optimizer_1.safetensors")).exists();
+        Path resumed = config("agents-resumed", "ddp", "agents", 0);
+        trainTwoRanks(resumed, "--resume", agentsCkpt.toString());
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(agents.getParent().resolve(agent)), weights(resumed.getParent().resolve(agent)), 0);
+        }
+    }
+
+    @Test
+    void aRankKilledMidRunFailsTheOtherAtOnceNamingIt() throws Exception {
+        Path ddp = config("killed", "ddp", "data");
+        try (RankProcesses ranks = RankProcesses.start(ddp.getParent(), 2, comlrl.cli.Main.class, "train", ddp.toString(),
+                "--set", "num_train_epochs=50")) {
+            Path metricsFile = ddp.getParent().resolve("metrics.jsonl");
+            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+            while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
+                assertThat(System.nanoTime()).as("training did not start:%n%s", ranks.output(0)).isLessThan(deadline);
+                assertThat(ranks.process(0).isAlive()).as(ranks.output(0)).isTrue();
+                Thread.sleep(100);
+            }
+            long killed = System.nanoTime();
+            ranks.process(1).destroyForcibly();
+            assertThat(ranks.process(0).waitFor(30, TimeUnit.SECONDS)).as("rank 0 is still running").isTrue();
+            double seconds = (System.nanoTime() - killed) / 1e9;
+            assertThat(seconds).as("rank 0 failed within the 60 s timeout").isLessThan(60);
+            assertThat(ranks.process(0).exitValue()).isNotZero();
+            assertThat(ranks.output(0)).contains("rank 1 is not responding");
+            // the last checkpoint written before the kill is whole
+            Path latest = ddp.getParent().resolve("checkpoints");
+            if (Files.exists(latest.resolve("latest"))) {
+                String name = Files.readString(latest.resolve("latest"), StandardCharsets.UTF_8).trim();
+                assertThat(latest.resolve(name).resolve("metadata.json")).exists();
+            }
+        }
+    }
+
+    private static String lastLine(String out, String prefix) {
+        return out.lines().filter(l -> l.startsWith(prefix)).reduce((a, b) -> b).orElseThrow(() ->
+                new AssertionError("no line '" + prefix + "' in:\n" + out));
+    }
+}
