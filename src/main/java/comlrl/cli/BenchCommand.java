@@ -119,6 +119,14 @@ final class BenchCommand implements Callable<Integer> {
             description = "with --lora: the adapted projections, comma-separated, or all-linear (default ${DEFAULT-VALUE})")
     List<String> loraTargets;
 
+    @Option(names = "--processes", paramLabel = "P", description = "measure the training step on 1 and on P processes "
+            + "of this machine (parallel_training: ddp, the threads divided between them): seconds per item, speedup, "
+            + "time in collectives")
+    Integer processes;
+
+    @Option(names = "--ddp-split", defaultValue = "data", description = "with --processes: data or agents (default ${DEFAULT-VALUE})")
+    String ddpSplit;
+
     /** With --lora: measure only this configuration ("full" or "lora") in this JVM (what each fresh JVM runs). */
     @Option(names = "--lora-config", hidden = true)
     String loraConfig;
@@ -159,6 +167,16 @@ final class BenchCommand implements Callable<Integer> {
         try {
             if (modelDir == null) {
                 BuiltinModels.write(arch, shape, seed, type, dir);
+            }
+            if (processes != null) {
+                if (processes < 1) {
+                    throw new IllegalArgumentException("--processes must be >= 1, got " + processes);
+                }
+                DdpBench.Settings settings = new DdpBench.Settings(dir, dtype, agents, generations, promptLen, newTokens,
+                        warmup, steps, seed, comlrl.utils.DdpSplit.parse(ddpSplit));
+                List<Map<String, Object>> rows = DdpBench.compare(settings, processes, k, System.err);
+                System.out.print(json ? new ObjectMapper().writeValueAsString(rows) + "\n" : DdpBench.table(rows, settings));
+                return 0;
             }
             if (loraSettings != null) {
                 if (loraConfig == null) {

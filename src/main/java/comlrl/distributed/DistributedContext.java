@@ -108,6 +108,7 @@ public final class DistributedContext implements AutoCloseable {
     private final Heartbeats heartbeats;
     private final ProcessGroup group;
     private long sequence;
+    private long collectiveNanos;
     private boolean failed;
     private boolean closed;
 
@@ -468,7 +469,17 @@ public final class DistributedContext implements AutoCloseable {
         } catch (RuntimeException e) {
             heartbeats.leave(seq, op); // a local error (bad arguments): the peers saw the same and failed alike
             throw e;
+        } finally {
+            collectiveNanos += System.nanoTime() - start;
         }
+    }
+
+    /**
+     * Nanoseconds this process has spent inside collectives so far: moving the data, and waiting for
+     * the slowest rank to arrive (so on balanced work, mostly communication).
+     */
+    public long collectiveNanos() {
+        return collectiveNanos;
     }
 
     /** The message of a failed collective: what, where, after how long, and what the peers were doing. */

@@ -84,6 +84,7 @@ public final class Launcher {
     private final List<String> javaCommand;
     private final PrintStream out;
     private final PrintStream err;
+    private final Map<String, String> environment = new java.util.LinkedHashMap<>();
 
     /**
      * @param javaCommand the command line that starts a child up to its arguments (java, JVM
@@ -98,6 +99,15 @@ public final class Launcher {
         this.javaCommand = List.copyOf(javaCommand);
         this.out = out;
         this.err = err;
+    }
+
+    /**
+     * Variables set in every child's environment besides torchrun's (e.g. {@code OMP_NUM_THREADS}:
+     * BLAS and OpenMP threads are fixed when a process starts). Returns this.
+     */
+    public Launcher environment(Map<String, String> variables) {
+        environment.putAll(variables);
+        return this;
     }
 
     /**
@@ -190,6 +200,7 @@ public final class Launcher {
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         Map<String, String> env = pb.environment();
+        env.putAll(environment);
         env.putAll(info.toEnvironment());
         env.put("LOCAL_WORLD_SIZE", Integer.toString(spec.nprocPerNode()));
         env.put("GROUP_RANK", Integer.toString(spec.nodeRank()));

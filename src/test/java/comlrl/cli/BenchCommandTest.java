@@ -51,4 +51,28 @@ class BenchCommandTest {
         assertThat(bad.code()).isEqualTo(1);
         assertThat(bad.err()).contains("rank R >= 1");
     }
+
+    @Test
+    void processesMeasuresOneAndSeveralProcessesOfOneRun() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--processes", "2", "--agents", "2", "--generations",
+                "4", "--prompt-len", "8", "--new-tokens", "4", "--warmup", "1", "--steps", "2", "--ddp-split", "agents",
+                "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode rows = JSON.readTree(r.out().trim());
+        assertThat(rows).hasSize(2);
+        assertThat(rows.get(0).get("processes").asInt()).isEqualTo(1);
+        assertThat(rows.get(1).get("processes").asInt()).isEqualTo(2);
+        assertThat(rows.get(0).get("speedup").asDouble()).isEqualTo(1.0);
+        for (JsonNode row : rows) {
+            assertThat(row.get("item_s_all")).hasSize(2);
+            assertThat(row.get("item_s").asDouble()).isPositive();
+            double speedup = rows.get(0).get("item_s").asDouble() / row.get("item_s").asDouble();
+            assertThat(row.get("speedup").asDouble()).isCloseTo(speedup, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(row.get("efficiency").asDouble()).isCloseTo(speedup / row.get("processes").asInt(),
+                    org.assertj.core.data.Offset.offset(1e-9));
+        }
+        assertThat(rows.get(0).get("collective_s").asDouble()).isZero();       // one process: no collectives
+        assertThat(rows.get(1).get("collective_s").asDouble()).isPositive();   // the completions are exchanged
+        assertThat(CliTest.run("bench", "--processes", "0").err()).contains("--processes must be >= 1");
+    }
 }
