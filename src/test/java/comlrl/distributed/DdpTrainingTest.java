@@ -51,6 +51,12 @@ class DdpTrainingTest {
      * seeds of the uninterrupted run).
      */
     Path config(String name, String parallel, String split, double testSize) throws IOException {
+        return config(name, parallel, split, testSize, "", "");
+    }
+
+    /** With more {@code args} lines ({@code extraArgs}, indented) and top-level lines ({@code extraTop}). */
+    Path config(String name, String parallel, String split, double testSize, String extraArgs, String extraTop)
+            throws IOException {
         Path run = tmp.resolve(name);
         String yaml = """
                 algorithm: magrpo
@@ -79,13 +85,19 @@ class DdpTrainingTest {
                   seed: 7
                   parallel_training: %s
                   ddp_split: %s
+                %s
                 distributed:
                   timeout_s: 60
                 checkpoint: {dir: %s, interval: 1}
                 eval_repeats: 1
                 report: false
                 output_dir: %s
-                """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42", parallel, split, run.resolve("checkpoints"), run);
+                %s
+                """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42", parallel,
+                split, extraArgs, run.resolve("checkpoints"), run, extraTop);
+        if (extraArgs.contains("num_turns")) {
+            yaml = yaml.replace("  num_turns: 1\n", "");
+        }
         Files.createDirectories(run);
         Path file = run.resolve("config.yaml");
         Files.writeString(file, yaml);
@@ -231,6 +243,53 @@ class DdpTrainingTest {
             assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)), 0);
         }
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+    }
+
+    /** Two turns through an external transition (a script that logs its calls), reference KL, LoRA agents. */
+    static final String TWO_TURNS = "  num_turns: 2\n  early_termination_threshold: null";
+    static final String TRANSITION = "external_transition: {type: command, run: [bash, next.sh], timeout_s: 60}";
+
+    Path withTransition(Path config) throws IOException {
+        Files.writeString(config.resolveSibling("next.sh"), String.join("\n",
+                "while IFS= read -r line; do",
+                "  echo call >> calls.log",
+                "  echo '[\"Improve the short answer:\", \"Improve the detailed answer:\"]'",
+                "done", ""));
+        return config;
+    }
+
+    static long calls(Path config) throws IOException {
+        return Files.readAllLines(config.resolveSibling("calls.log")).size();
+    }
+
+    @Test
+    void twoTurnsReferenceKlAndLoraTrainAsOneProcessWithTheTransitionCalledOnce() throws Exception {
+        String klArgs = TWO_TURNS.replace("num_turns: 2", "num_turns: 2\n  reference_kl_enabled: true");
+        Path alone = withTransition(config("alone", "none", "data", 0.2, klArgs, TRANSITION));
+        Path data = withTransition(config("data", "ddp", "data", 0.2, klArgs, TRANSITION));
+        trainAlone(alone);
+        trainTwoRanks(data);
+        List<Map<String, Object>> m1 = metrics(alone.getParent());
+        assertThat(m1).anyMatch(e -> e.containsKey("turn_2/reference_kl_mean"));
+        assertSameMetrics(m1, metrics(data.getParent()), 1e-5);
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(data.getParent().resolve(agent)),
+                    WEIGHT_TOLERANCE);
+        }
+        assertThat(calls(alone)).isPositive();
+        assertThat(calls(data)).as("the transition runs on rank 0 only, once per branch").isEqualTo(calls(alone));
+
+        String lora = TRANSITION + "\nlora: {r: 4, alpha: 8, target_modules: [q_proj, v_proj]}";
+        Path loraAlone = withTransition(config("lora-alone", "none", "data", 0.2, TWO_TURNS, lora));
+        Path loraAgents = withTransition(config("lora-agents", "ddp", "agents", 0.2, TWO_TURNS, lora));
+        trainAlone(loraAlone);
+        trainTwoRanks(loraAgents);
+        assertSameMetrics(metrics(loraAlone.getParent()), metrics(loraAgents.getParent()), 1e-9);
+        for (String agent : List.of("agent_0", "agent_1")) { // PEFT adapter directories
+            assertThat(loraAgents.getParent().resolve(agent).resolve("adapter_config.json")).exists();
+            assertSameWeights(weights(loraAlone.getParent().resolve(agent)), weights(loraAgents.getParent().resolve(agent)), 0);
+        }
+        assertThat(calls(loraAgents)).isEqualTo(calls(loraAlone));
     }
 
     @Test
