@@ -95,6 +95,9 @@ class DdpTrainingTest {
                 %s
                 """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42", parallel,
                 split, extraArgs, run.resolve("checkpoints"), run, extraTop);
+        if (extraTop.contains("reward: {type: command")) {
+            yaml = yaml.replace("reward:\n  type: length_ratio\n", "");
+        }
         if (extraArgs.contains("num_turns")) {
             yaml = yaml.replace("  num_turns: 1\n", "");
         }
@@ -259,11 +262,27 @@ class DdpTrainingTest {
     }
 
     static long calls(Path config) throws IOException {
-        return Files.readAllLines(config.resolveSibling("calls.log")).size();
+        return calls(config, "calls.log");
+    }
+
+    static long calls(Path config, String log) throws IOException {
+        return Files.readAllLines(config.resolveSibling(log)).size();
+    }
+
+    /** A reward command that logs its calls: 0 .. 6 by the length of the request (so, of the completions). */
+    static final String COUNTED_REWARD = "reward: {type: command, run: [bash, reward.sh]}";
+
+    static Path withCountedReward(Path config) throws IOException {
+        Files.writeString(config.resolveSibling("reward.sh"), String.join("\n",
+                "while IFS= read -r line; do",
+                "  echo call >> rewards.log",
+                "  echo \"[$(( ${#line} % 7 ))]\"",
+                "done", ""));
+        return config;
     }
 
     @Test
-    void twoTurnsReferenceKlAndLoraTrainAsOneProcessWithTheTransitionCalledOnce() throws Exception {
+    void twoTurnsReferenceKlAndLoraTrainAsOneProcessWithRewardAndTransitionCalledOnce() throws Exception {
         String klArgs = TWO_TURNS.replace("num_turns: 2", "num_turns: 2\n  reference_kl_enabled: true");
         Path alone = withTransition(config("alone", "none", "data", 0.2, klArgs, TRANSITION));
         Path data = withTransition(config("data", "ddp", "data", 0.2, klArgs, TRANSITION));
@@ -279,9 +298,9 @@ class DdpTrainingTest {
         assertThat(calls(alone)).isPositive();
         assertThat(calls(data)).as("the transition runs on rank 0 only, once per branch").isEqualTo(calls(alone));
 
-        String lora = TRANSITION + "\nlora: {r: 4, alpha: 8, target_modules: [q_proj, v_proj]}";
-        Path loraAlone = withTransition(config("lora-alone", "none", "data", 0.2, TWO_TURNS, lora));
-        Path loraAgents = withTransition(config("lora-agents", "ddp", "agents", 0.2, TWO_TURNS, lora));
+        String lora = TRANSITION + "\nlora: {r: 4, alpha: 8, target_modules: [q_proj, v_proj]}\n" + COUNTED_REWARD;
+        Path loraAlone = withCountedReward(withTransition(config("lora-alone", "none", "data", 0.2, TWO_TURNS, lora)));
+        Path loraAgents = withCountedReward(withTransition(config("lora-agents", "ddp", "agents", 0.2, TWO_TURNS, lora)));
         trainAlone(loraAlone);
         trainTwoRanks(loraAgents);
         assertSameMetrics(metrics(loraAlone.getParent()), metrics(loraAgents.getParent()), 1e-9);
@@ -290,6 +309,9 @@ class DdpTrainingTest {
             assertSameWeights(weights(loraAlone.getParent().resolve(agent)), weights(loraAgents.getParent().resolve(agent)), 0);
         }
         assertThat(calls(loraAgents)).isEqualTo(calls(loraAlone));
+        assertThat(calls(loraAlone, "rewards.log")).isPositive();
+        assertThat(calls(loraAgents, "rewards.log")).as("the reward runs on rank 0 only, once per joint response")
+                .isEqualTo(calls(loraAlone, "rewards.log"));
     }
 
     @Test
