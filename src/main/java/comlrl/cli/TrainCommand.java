@@ -125,7 +125,11 @@ final class TrainCommand implements Callable<Integer> {
 
     private int train(RunConfig run, Path resumeFrom, boolean pbrlResume, boolean main,
             comlrl.distributed.DistributedContext processes) throws Exception {
-        RewardFunction reward = run.rewardFunction();
+        // in a ddp run the reward runs on rank 0 only: the other ranks do not build it (a reward
+        // model would be loaded, a reward service connected, for nothing)
+        RewardFunction reward = main ? run.rewardFunction() : (completions, items) -> {
+            throw new IllegalStateException("the reward function runs on rank 0 of a ddp run only");
+        };
         // command-backed parts and streams are closed after the trainer (ending their processes);
         // the transition's stderr (its logs) goes to ours
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);

@@ -377,6 +377,29 @@ class DdpTrainingTest {
         }
     }
 
+    @Test
+    void aRankThatHangsMidRunFailsTheOtherAfterTheTimeoutNamingIt() throws Exception {
+        Path ddp = config("hung", "ddp", "agents");
+        Files.writeString(ddp, Files.readString(ddp).replace("timeout_s: 60", "timeout_s: 4"));
+        try (RankProcesses ranks = RankProcesses.start(ddp.getParent(), 2, comlrl.cli.Main.class, "train", ddp.toString(),
+                "--set", "num_train_epochs=50")) {
+            Path metricsFile = ddp.getParent().resolve("metrics.jsonl");
+            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+            while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
+                assertThat(System.nanoTime()).as("training did not start:%n%s", ranks.output(0)).isLessThan(deadline);
+                Thread.sleep(100);
+            }
+            Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(ranks.process(1).pid())).start();
+            assertThat(stop.waitFor()).isZero();
+            long frozen = System.nanoTime();
+            assertThat(ranks.process(0).waitFor(60, TimeUnit.SECONDS)).as("rank 0 is still waiting").isTrue();
+            double seconds = (System.nanoTime() - frozen) / 1e9;
+            assertThat(ranks.process(0).exitValue()).isNotZero();
+            assertThat(ranks.output(0)).contains("(timeout 4.0 s)").contains("rank 1 is not responding");
+            assertThat(seconds).as("failed after the 4 s timeout, not long after").isBetween(2.0, 4.0 + 10);
+        }
+    }
+
     private static String lastLine(String out, String prefix) {
         return out.lines().filter(l -> l.startsWith(prefix)).reduce((a, b) -> b).orElseThrow(() ->
                 new AssertionError("no line '" + prefix + "' in:\n" + out));
