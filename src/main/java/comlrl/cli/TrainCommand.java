@@ -143,7 +143,7 @@ final class TrainCommand implements Callable<Integer> {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
             }
             if (resumeFrom != null) {
-                trainer.resumeFrom(resumeFrom); // first, so that "before training" scores the restored weights
+                trainer.resumeFrom(resumeFrom);
             }
             // a resumed preference-learning run whose run directory had files writes into its resume-* subdirectory
             Path outputs = trainer instanceof MARLHFTrainer m && m.outputDir() != null ? m.outputDir()
@@ -154,7 +154,11 @@ final class TrainCommand implements Callable<Integer> {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
                 writeSplits(run, outputs);
             }
-            Double before = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
+            // a run that continues from a checkpoint is not evaluated first: evaluation draws seeds, and the
+            // resumed run must draw the ones the uninterrupted run drew (a resumed preference-learning run
+            // is a new run in its own directory, and scores the restored weights first)
+            boolean continues = resumeFrom != null && !pbrlResume;
+            Double before = run.eval == null || continues ? null : meanEval(trainer, run.evalRepeats);
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
                 trainer.train(dir, run.checkpointInterval, null);
@@ -170,6 +174,8 @@ final class TrainCommand implements Callable<Integer> {
             }
             if (before != null) {
                 System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
+            }
+            if (after != null) {
                 System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
             }
             System.out.println("run directory: " + outputs);

@@ -45,11 +45,7 @@ class DdpTrainingTest {
         return config(name, parallel, split, 0.2);
     }
 
-    /**
-     * As {@link #config(String, String, String)}, with {@code testSize} of the items for evaluation (0:
-     * none; the CLI's evaluation before training draws seeds, so only runs without one resume onto the
-     * seeds of the uninterrupted run).
-     */
+    /** As {@link #config(String, String, String)}, with {@code testSize} of the items for evaluation (0: none). */
     Path config(String name, String parallel, String split, double testSize) throws IOException {
         return config(name, parallel, split, testSize, "", "");
     }
@@ -316,13 +312,14 @@ class DdpTrainingTest {
 
     @Test
     void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
-        Path ddp = config("ddp", "ddp", "data", 0);
+        Path ddp = config("ddp", "ddp", "data");
         trainTwoRanks(ddp);
         Path ckpt = ddp.getParent().resolve("checkpoints/checkpoint-1");
         // on two processes again, and on one: both end where the uninterrupted two-process run ended
-        Path again = config("again", "ddp", "data", 0);
-        trainTwoRanks(again, "--resume", ckpt.toString());
-        Path one = config("one", "none", "data", 0);
+        Path again = config("again", "ddp", "data");
+        String resumedOut = trainTwoRanks(again, "--resume", ckpt.toString());
+        assertThat(resumedOut).doesNotContain("eval reward before training").contains("eval reward after training");
+        Path one = config("one", "none", "data");
         trainAlone(one, "--resume", ckpt.toString());
         for (String agent : List.of("agent_0", "agent_1")) {
             Map<String, float[]> full = weights(ddp.getParent().resolve(agent));
@@ -335,14 +332,14 @@ class DdpTrainingTest {
         assertSameMetrics(all.subList(all.size() - tail.size(), all.size()), tail, 1e-5);
 
         // the agents split: each process wrote its agents' parts into one checkpoint, which resumes exactly
-        Path agents = config("agents", "ddp", "agents", 0);
+        Path agents = config("agents", "ddp", "agents");
         trainTwoRanks(agents);
         Path agentsCkpt = agents.getParent().resolve("checkpoints/checkpoint-1");
         assertThat(agentsCkpt.resolve("agent_0")).isDirectory();
         assertThat(agentsCkpt.resolve("agent_1")).isDirectory();
         assertThat(agentsCkpt.resolve("optimizer_0.safetensors")).exists();
         assertThat(agentsCkpt.resolve("optimizer_1.safetensors")).exists();
-        Path resumed = config("agents-resumed", "ddp", "agents", 0);
+        Path resumed = config("agents-resumed", "ddp", "agents");
         trainTwoRanks(resumed, "--resume", agentsCkpt.toString());
         for (String agent : List.of("agent_0", "agent_1")) {
             assertSameWeights(weights(agents.getParent().resolve(agent)), weights(resumed.getParent().resolve(agent)), 0);
