@@ -61,7 +61,8 @@ final class TrainCommand implements Callable<Integer> {
             sets.add("save_merged=true");
         }
         RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
-        boolean ddp = run.args != null && run.args.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
+        boolean ddp = run.args != null && run.args.parallelTraining() == comlrl.utils.ParallelTraining.DDP
+                || run.acArgs != null && run.acArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
         java.util.Optional<comlrl.distributed.RankInfo> rank = comlrl.distributed.RankInfo.fromEnvironment(System.getenv());
         if (ddp && rank.isEmpty()) {
             throw new IllegalArgumentException(config + " sets parallel_training: ddp, which needs torchrun's variables "
@@ -117,7 +118,7 @@ final class TrainCommand implements Callable<Integer> {
                 ? comlrl.distributed.DistributedContext.fromEnvironment(System.getenv(), run.distributed) : null) {
             if (processes != null && main) {
                 System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
-                        + run.args.ddpSplit());
+                        + (run.args != null ? run.args.ddpSplit() : comlrl.utils.DdpSplit.DATA));
             }
             return train(run, resumeFrom, pbrlResume, main, processes);
         }
@@ -138,7 +139,7 @@ final class TrainCommand implements Callable<Integer> {
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
                         : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
                         : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
-                        : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition)) {
+                        : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition, processes)) {
             if (!pbrlResume && main) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
             }
@@ -255,11 +256,12 @@ final class TrainCommand implements Callable<Integer> {
         return rlhf(MARLHFIterTrainer.builder(), run, reward).args((MARLHFIterConfig) run.prefArgs).build();
     }
 
-    private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition) {
+    private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
+            comlrl.distributed.DistributedContext processes) {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
                 run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
         shared(builder, run, reward).args(run.acArgs).criticModel(run.criticModel).critics(run.critics)
-                .externalTransition(transition);
+                .externalTransition(transition).distributed(processes);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }

@@ -310,6 +310,80 @@ class DdpTrainingTest {
                 .isEqualTo(calls(loraAlone, "rewards.log"));
     }
 
+    /** An IAC or MAAC run of the same task: K = 4 samples per prompt, a minibatch of 4, separate critics. */
+    Path actorCriticConfig(String name, String algorithm, String parallel, String extraArgs) throws IOException {
+        Path run = tmp.resolve(name);
+        String yaml = """
+                algorithm: %s
+                agent_model: builtin:tiny
+                critic_model: builtin:tiny
+                num_agents: 2
+                dataset:
+                  train: builtin:length-ratio
+                  test_size: 0.2
+                  split_seed: 42
+                formatters:
+                  - "Write a short response to this task:\\n{prompt}"
+                  - "Write a detailed response to this task:\\n{prompt}"
+                reward:
+                  type: length_ratio
+                args:
+                  num_turns: 1
+                  num_train_epochs: 2
+                  num_generations: 4
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  critic_learning_rate: 1.0e-3
+                  rollout_buffer_size: 4
+                  train_batch_size: 4
+                  eval_interval: 8
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: %s
+                %s
+                distributed:
+                  timeout_s: 60
+                checkpoint: {dir: %s, interval: 1}
+                eval_repeats: 1
+                report: false
+                output_dir: %s
+                """.formatted(algorithm, parallel, extraArgs, run.resolve("checkpoints"), run);
+        if (extraArgs.contains("use_separate_critic: false")) {
+            yaml = yaml.replace("critic_model: builtin:tiny\n", "");
+        }
+        Files.createDirectories(run);
+        Path file = run.resolve("config.yaml");
+        Files.writeString(file, yaml);
+        return file;
+    }
+
+    @Test
+    void iacAndMaacOnTwoProcessesTrainWhatOneProcessTrains() throws Exception {
+        // IAC with separate critics, IAC with a value head on each actor (one loss), MAAC's shared critic
+        for (String variant : List.of("iac", "iac-heads", "maac")) {
+            String algorithm = variant.startsWith("iac") ? "iac" : "maac";
+            String extra = variant.equals("iac-heads") ? "  use_separate_critic: false" : "";
+            Path alone = actorCriticConfig(variant + "-alone", algorithm, "none", extra);
+            Path ddp = actorCriticConfig(variant + "-ddp", algorithm, "ddp", extra);
+            String out1 = trainAlone(alone);
+            String out2 = trainTwoRanks(ddp);
+            assertThat(out2).contains("2 processes (gloo), ddp_split data");
+            List<Map<String, Object>> m1 = metrics(alone.getParent());
+            assertThat(m1).anyMatch(e -> e.containsKey("turn_1/value_loss") || e.containsKey("value_loss")
+                    || e.keySet().stream().anyMatch(k -> k.contains("value_loss")));
+            assertSameMetrics(m1, metrics(ddp.getParent()), 1e-5);
+            Map<String, float[]> w1 = weights(alone.getParent());
+            assertThat(w1.keySet()).anyMatch(k -> k.contains("critic") || k.contains("value_head")); // critics, heads
+            assertSameWeights(w1, weights(ddp.getParent()).entrySet().stream()
+                    .filter(e -> w1.containsKey(e.getKey())).collect(java.util.stream.Collectors.toMap(
+                            Map.Entry::getKey, Map.Entry::getValue)), WEIGHT_TOLERANCE);
+            assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+        }
+    }
+
     @Test
     void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
         Path ddp = config("ddp", "ddp", "data");

@@ -42,9 +42,9 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         check(numTurns() > 1 && numGenerations() != 1 ? "Multi-turn " + algorithmName() + " currently supports "
                 + "num_generations == 1, got num_generations=" + numGenerations() + " with num_turns=" + numTurns()
                 + "; set num_generations to 1, or num_turns to 1 for several samples per prompt" : null);
-        check(parallelTraining() == ParallelTraining.DDP ? "parallel_training=\"ddp\" is not built for " + algorithmName()
-                + ": several processes train the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo); use "
-                + "parallel_training=\"none\" or \"mp\"" : null);
+        check(parallelTraining() == ParallelTraining.DDP && (agentDevices() != null || criticDevices() != null)
+                ? "parallel_training=\"ddp\" puts every model of a process on that process's device (cuda:LOCAL_RANK, "
+                + "or the cpu); remove agent_devices and critic_devices" : null);
         boolean mp = parallelTraining() == ParallelTraining.MP;
         check(mp && agentDevices() == null ? "parallel_training=\"mp\" requires explicit agent_devices (one device "
                 + "per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use parallel_training=\"none\"" : null);
@@ -151,7 +151,9 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
      * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
      * device, the first of {@code agent_devices}, else of {@code critic_devices}, else automatic;
      * "mp" places each model on its own device (agent_devices and critic_devices required) and runs
-     * per-agent work on threads. "auto", "ddp" and anything else are rejected.
+     * per-agent work on threads; "ddp" trains with several processes, each holding every model, a
+     * minibatch's samples divided between them and the gradients summed (the data split). "auto" and
+     * anything else are rejected.
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);

@@ -195,6 +195,15 @@ public final class ActorCriticSources {
      * {@code critic_devices} entry, or with its actor when unset. Value heads stay with their actors.
      */
     public static Placement place(IACConfig args) {
+        return place(args, null);
+    }
+
+    /** {@link #place(IACConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
+    public static Placement place(IACConfig args, Device processDevice) {
+        if (processDevice != null) {
+            return onOne(processDevice, args.numAgents(), args.useSeparateCritic() ? args.numAgents() : 0,
+                    args.referenceKlEnabled());
+        }
         return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(),
                 args.useSeparateCritic() ? CriticLayout.PER_AGENT : CriticLayout.ON_ACTORS,
                 args.referenceKlEnabled(), args.referenceDevices());
@@ -206,6 +215,14 @@ public final class ActorCriticSources {
      * {@code critic_devices} (one device), or with agent 0 when unset.
      */
     public static Placement place(MAACConfig args) {
+        return place(args, null);
+    }
+
+    /** {@link #place(MAACConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
+    public static Placement place(MAACConfig args, Device processDevice) {
+        if (processDevice != null) {
+            return onOne(processDevice, args.numAgents(), 1, args.referenceKlEnabled());
+        }
         return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(),
                 CriticLayout.SHARED, args.referenceKlEnabled(), args.referenceDevices());
     }
@@ -235,6 +252,12 @@ public final class ActorCriticSources {
         List<Device> references = !referenceKl ? List.of()
                 : referenceDevices == null ? agents : Devices.resolve(referenceDevices, n, "reference_devices");
         return new Placement(agents, critics, references);
+    }
+
+    /** Every model on {@code d}: {@code n} actors, {@code critics} critics, references when reference KL is on. */
+    static Placement onOne(Device d, int n, int critics, boolean referenceKl) {
+        return new Placement(Collections.nCopies(n, d), Collections.nCopies(critics, d),
+                referenceKl ? Collections.nCopies(n, d) : List.of());
     }
 
     private static Device sharedCriticDevice(List<String> criticDevices) {

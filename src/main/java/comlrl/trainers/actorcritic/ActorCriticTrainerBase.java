@@ -21,6 +21,7 @@ import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
@@ -110,6 +111,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private TrainerCheckpoint checkpoint;
     private final TrainerCheckpoint.Extension checkpointExtension;
     private final UpdateObserver observer;
+    /**
+     * This process's share of a ddp run: the data split ({@link RankWork}), every model on every
+     * process; a minibatch's samples are divided between the processes and the gradients summed.
+     */
+    protected final RankWork work;
 
     private long envStep;
     private int epochsDone;
@@ -122,7 +128,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * call {@link #initCheckpoint}. On a failure the subclass calls {@link #close()}.
      */
     protected ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, String algorithmName,
-            ActorCriticSources.Sources sources, ActorCriticSources.Placement placement) {
+            ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work) {
+        this.work = work;
         this.args = args;
         this.algorithmName = algorithmName;
         this.numAgents = args.numAgents();
@@ -147,7 +154,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.checkpointExtension = b.checkpointExtension();
         this.seeds = new SeedStream(args.seed());
         this.logger = b.metricsLogger(args.loggingSteps(), algorithmName,
-                TrainerBuilder.trackedConfig(args.toMap(), sources.actors()));
+                TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain());
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
                 placement.agents()));
         AgentSet loaded = null;
@@ -206,7 +213,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "metrics_callback", metricsCallback), seeds, logger)
-                .extendedBy(checkpointExtension);
+                .in(work).extendedBy(checkpointExtension);
     }
 
     // ------------------------------------------------------------------ what the critic does
@@ -296,7 +303,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 checkpointInterval, epochs, checkpoint, () -> envStep);
         requireOutsideModels(checkpointDir, "checkpoint directory");
         EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
-                logger, verbose, EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);
                 }, this::flushAll, epochDone));
@@ -348,7 +355,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 acc[3] += s.referenceKlPenalty();
                 acc[4] += 1;
             }
-            if (metricsCallback != null) {
+            if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
                 callback(rollouts).forEach((k, v) -> {
                     double[] acc = custom.computeIfAbsent(k, x -> new double[2]);
                     acc[0] += v;
@@ -388,6 +395,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         if (actorSet != null) {
             actorSet.close();
         }
+        work.close();
     }
 
     // ------------------------------------------------------------------ rollouts
@@ -395,7 +403,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private void trainItem(TaskItem item) {
         List<RolloutSample> rollouts = collect(item, false);
         envStep += rollouts.size() / numAgents;
-        if (metricsCallback != null) {
+        if (metricsCallback != null && work.isMain()) {
             Map<String, Double> extra = callback(rollouts);
             if (!extra.isEmpty()) {
                 logger.log(envStep, extra); // once, unprefixed, at rollout time
@@ -455,7 +463,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
             promptHistory = ph;
             responseHistory = rh;
-            List<String> next = transitions.next(item, chosen, ph, rh);
+            List<String> next = work.onMain("running the external transition of " + itemLabel,
+                    () -> transitions.next(item, chosen, ph, rh), RankWork.STRINGS);
             List<String> formatted = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
                 formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
@@ -481,7 +490,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             promptIds.add(promptEncoder.encode(agents.get(i), prompts.get(i)));
         }
         List<List<Completion>> outs = Rollouts.generateOne(agents, executor, promptIds,
-                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds);
+                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds, work);
         List<List<long[]>> responses = new ArrayList<>();
         List<List<String>> texts = new ArrayList<>();
         double[][] logprobs = new double[numAgents][k];
@@ -508,7 +517,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
         }
         CriticValues critic = criticValues(t, prompts, promptIds, responses, texts);
-        double[][] rewards = (eval ? evalRewarder : rewarder).rewardMatrix(item, texts, itemLabel);
+        double[][] rewards = work.onMain("computing the rewards of " + itemLabel,
+                () -> (eval ? evalRewarder : rewarder).rewardMatrix(item, texts, itemLabel), RankWork.DOUBLE_MATRIX);
         return new Turn(prompts, promptIds, responses, texts, logprobs, kls, critic, rewards);
     }
 
@@ -670,20 +680,59 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     protected final double actorStep(int agent, List<RolloutSample> mb, comlrl.tensor.AdamW opt) {
         int n = mb.size();
-        double[] w = new double[n];
-        for (int j = 0; j < n; j++) {
-            w[j] = -mb.get(j).normalizedAdvantage() / n;
+        List<RolloutSample> mine = local(mb);
+        double[] w = new double[mine.size()];
+        for (int j = 0; j < w.length; j++) {
+            w[j] = -mine.get(j).normalizedAdvantage() / n;
         }
         opt.zeroGrad();
-        double loss;
+        double loss = 0;
         try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open()) {
-            loss = comlrl.generation.Scorer.backwardWeighted(agents.get(agent).model(),
-                    mb.stream().map(RolloutSample::promptIds).toList(), mb.stream().map(RolloutSample::responseIds).toList(),
-                    agents.get(agent).padId(), w, args.gradientCheckpointing());
+            if (!mine.isEmpty()) {
+                loss = comlrl.generation.Scorer.backwardWeighted(agents.get(agent).model(),
+                        mine.stream().map(RolloutSample::promptIds).toList(),
+                        mine.stream().map(RolloutSample::responseIds).toList(), agents.get(agent).padId(), w,
+                        args.gradientCheckpointing());
+            }
+            loss = sumOverRanks(loss);
             requireFinite(loss, "the actor loss", mb, opt);
         }
         step(agent, "actor", opt, mb);
         return loss;
+    }
+
+    /**
+     * The samples of minibatch {@code mb} this process computes: all in one process; in a ddp run,
+     * those at positions {@code j ≡ rank (mod W)}. A loss over the minibatch is a sum over its samples
+     * (each divided by |mb|), so each process adds its samples' gradients and the processes' sums
+     * ({@link #sumOverRanks}, and the gradients in {@link #step}) are the one-process values.
+     */
+    protected final List<RolloutSample> local(List<RolloutSample> mb) {
+        if (!work.splitsRows()) {
+            return mb;
+        }
+        List<RolloutSample> out = new ArrayList<>();
+        for (int j = 0; j < mb.size(); j++) {
+            if (work.ownsRow(j)) {
+                out.add(mb.get(j));
+            }
+        }
+        return out;
+    }
+
+    /** {@code value} summed over the processes of a ddp run (itself in one process). */
+    protected final double sumOverRanks(double value) {
+        return sumOverRanks(new double[] {value})[0];
+    }
+
+    /** Each of {@code values} summed over the processes of a ddp run. */
+    protected final double[] sumOverRanks(double[] values) {
+        return work.splitsRows() ? work.sum(values) : values;
+    }
+
+    /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples when the rows are this process's share. */
+    protected final comlrl.tensor.Tensor meanOverMinibatch(comlrl.tensor.Tensor perRow, int n) {
+        return work.splitsRows() ? perRow.sum().div(n) : perRow.mean();
     }
 
     /** Fails, dropping the gradients, when a minibatch's loss is not finite. */
@@ -699,6 +748,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * them first); the gradients are freed afterwards.
      */
     protected final void step(int agent, String which, comlrl.tensor.AdamW opt, List<RolloutSample> mb) {
+        if (work.splitsRows()) {
+            work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
+        }
         if (!opt.gradientsFinite()) {
             opt.zeroGrad();
             throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));

@@ -10,6 +10,8 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.RankWork;
+import comlrl.utils.DdpSplit;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,12 +70,18 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         }
         ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        return new IACTrainer(b, c, sources, ActorCriticSources.place(c));
+        RankWork work = RankWork.forRun(c.parallelTraining(), DdpSplit.DATA, c.numAgents(), b.distributed());
+        try {
+            return new IACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
     }
 
     private IACTrainer(Builder<IACTrainer> b, IACConfig c, ActorCriticSources.Sources sources,
-            ActorCriticSources.Placement placement) {
-        super(b, c, ALGORITHM_NAME, sources, placement);
+            ActorCriticSources.Placement placement, RankWork work) {
+        super(b, c, ALGORITHM_NAME, sources, placement, work);
         this.config = c;
         AgentSet loaded = null;
         try {
@@ -250,11 +258,12 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         long pad = agents.get(agent).padId();
         DecoderLm actor = agents.get(agent).model();
         ValueHead head = heads.get(agent);
-        List<long[]> prompts = mb.stream().map(RolloutSample::promptIds).toList();
-        List<long[]> responses = mb.stream().map(RolloutSample::responseIds).toList();
-        double[] adv = mb.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
-        double[] targets = mb.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        double[] old = mb.stream().mapToDouble(RolloutSample::oldValue).toArray();
+        List<RolloutSample> mine = local(mb); // a ddp process's share; every sample in one process
+        List<long[]> prompts = mine.stream().map(RolloutSample::promptIds).toList();
+        List<long[]> responses = mine.stream().map(RolloutSample::responseIds).toList();
+        double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
+        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
         int n = mb.size();
         double coef = config.valueLossCoef();
         boolean ckpt = config.gradientCheckpointing();
@@ -264,17 +273,25 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             double[] parts = new double[2];
             opt.zeroGrad();
             try (Scope s = Scope.open()) {
-                Tensor a = Tensor.ofDoubles(adv, actor.device()).to(comlrl.tensor.DType.F32);
-                double total = Scorer.backward(actor, prompts, responses, pad, true, sc -> {
-                    Tensor actorLoss = sc.sequenceLogprobs().mul(a).neg().mean();
-                    long len = sc.hidden().size(1);
-                    long[] pos = valuePositions(mb, len, q, true);
-                    Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat();
-                    Tensor valueLoss = ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()).mean();
-                    parts[0] = actorLoss.item();
-                    parts[1] = valueLoss.item();
-                    return actorLoss.add(valueLoss.mul(coef));
-                }, ckpt);
+                double total = 0;
+                if (!mine.isEmpty()) {
+                    Tensor a = Tensor.ofDoubles(adv, actor.device()).to(comlrl.tensor.DType.F32);
+                    total = Scorer.backward(actor, prompts, responses, pad, true, sc -> {
+                        Tensor actorLoss = meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
+                        long len = sc.hidden().size(1);
+                        long[] pos = valuePositions(mine, len, q, true);
+                        Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat();
+                        Tensor valueLoss = meanOverMinibatch(
+                                ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()), n);
+                        parts[0] = actorLoss.item();
+                        parts[1] = valueLoss.item();
+                        return actorLoss.add(valueLoss.mul(coef));
+                    }, ckpt);
+                }
+                double[] sums = sumOverRanks(new double[] {total, parts[0], parts[1]});
+                total = sums[0];
+                parts[0] = sums[1];
+                parts[1] = sums[2];
                 requireFinite(total, "the loss (actor_loss + value_loss_coef * value_loss)", mb, opt);
             }
             step(agent, "shared", opt, mb);
@@ -286,12 +303,14 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         criticOpt.zeroGrad();
         double valueLoss;
         try (Scope s = Scope.open()) {
-            List<long[]> criticResponses = q ? responses : Collections.nCopies(n, new long[0]);
-            double loss = Scorer.backward(criticSet.get(agent).model(), prompts, criticResponses, pad, false, sc -> {
-                long len = sc.hidden().size(1);
-                Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
-                return ActorCriticLoss.valueErrors(v, targets, old, null).mean().mul(coef);
-            }, ckpt);
+            List<long[]> criticResponses = q ? responses : Collections.nCopies(mine.size(), new long[0]);
+            double loss = mine.isEmpty() ? 0 : Scorer.backward(criticSet.get(agent).model(), prompts, criticResponses,
+                    pad, false, sc -> {
+                        long len = sc.hidden().size(1);
+                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
+                        return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, old, null), n).mul(coef);
+                    }, ckpt);
+            loss = sumOverRanks(loss);
             requireFinite(loss, "the critic loss", mb, criticOpt);
             valueLoss = loss / coef;
         }
@@ -314,7 +333,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         if (criticSet != null) {
             criticSet.requireOutside(dir, "the save directory");
         }
-        for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < numAgents && work.isMain(); i++) { // a ddp run: rank 0 writes (every process holds every model)
             Path actorDir = numAgents == 1 ? dir : dir.resolve("agent_" + i);
             agents.get(i).save(actorDir);
             if (criticSet == null) {
@@ -324,6 +343,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 saveHead(heads.get(i), actorDir.resolve("critic"));
             }
         }
+        work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 

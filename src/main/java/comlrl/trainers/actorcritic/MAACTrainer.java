@@ -8,6 +8,8 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.RankWork;
+import comlrl.utils.DdpSplit;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,12 +55,18 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         requireCommon(b, ALGORITHM_NAME);
         ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        return new MAACTrainer(b, c, sources, ActorCriticSources.place(c));
+        RankWork work = RankWork.forRun(c.parallelTraining(), DdpSplit.DATA, c.numAgents(), b.distributed());
+        try {
+            return new MAACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
     }
 
     private MAACTrainer(Builder<MAACTrainer> b, MAACConfig c, ActorCriticSources.Sources sources,
-            ActorCriticSources.Placement placement) {
-        super(b, c, ALGORITHM_NAME, sources, placement);
+            ActorCriticSources.Placement placement, RankWork work) {
+        super(b, c, ALGORITHM_NAME, sources, placement, work);
         this.config = c;
         AgentSet loaded = null;
         ValueHead made = null;
@@ -193,19 +201,22 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     @Override
     protected UpdateResult update(int agent, List<RolloutSample> mb) {
         int n = mb.size();
-        double[] targets = mb.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        double[] old = mb.stream().mapToDouble(RolloutSample::oldValue).toArray();
+        List<RolloutSample> mine = local(mb); // a ddp process's share; every sample in one process
+        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
         double actorLoss = actorStep(agent, mb, actorOptimizers.get(agent));
         criticOptimizer.zeroGrad();
         double valueLoss;
         double coef = config.valueLossCoef();
         try (Scope s = Scope.open()) {
-            double loss = Scorer.backward(criticSet.get(0).model(), mb.stream().map(RolloutSample::jointInputIds).toList(),
-                    Collections.nCopies(n, new long[0]), agents.get(0).padId(), false, sc -> {
+            double loss = mine.isEmpty() ? 0 : Scorer.backward(criticSet.get(0).model(),
+                    mine.stream().map(RolloutSample::jointInputIds).toList(), Collections.nCopies(mine.size(), new long[0]),
+                    agents.get(0).padId(), false, sc -> {
                         long len = sc.hidden().size(1);
                         Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
-                        return ActorCriticLoss.valueErrors(v, targets, old, null).mean().mul(coef);
+                        return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, old, null), n).mul(coef);
                     }, config.gradientCheckpointing());
+            loss = sumOverRanks(loss);
             requireFinite(loss, "the critic loss", mb, criticOptimizer);
             valueLoss = loss / coef;
         }
@@ -221,13 +232,16 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     public void saveModel(Path dir) {
         requireOutsideModels(dir, "the save directory");
         criticSet.requireOutside(dir, "the save directory");
-        for (int i = 0; i < numAgents; i++) {
-            agents.get(i).save(dir.resolve("agent_" + i));
+        if (work.isMain()) { // a ddp run: rank 0 writes (every process holds every model)
+            for (int i = 0; i < numAgents; i++) {
+                agents.get(i).save(dir.resolve("agent_" + i));
+            }
+            Path criticDir = dir.resolve("critic");
+            criticSet.get(0).save(criticDir);
+            head.save(criticDir);
+            ValueHeads.writeInfo(criticDir, head, config.criticType(), ALGORITHM_NAME);
         }
-        Path criticDir = dir.resolve("critic");
-        criticSet.get(0).save(criticDir);
-        head.save(criticDir);
-        ValueHeads.writeInfo(criticDir, head, config.criticType(), ALGORITHM_NAME);
+        work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 

@@ -283,11 +283,16 @@ public final class RankWork implements AutoCloseable {
      * one process (its optimizer step skips it).
      */
     public void sumGradients(DecoderLm model) {
+        sumGradients(model.parameters());
+    }
+
+    /** {@link #sumGradients(DecoderLm)} for an optimizer's parameters. */
+    public void sumGradients(List<Tensor> parameters) {
         if (context == null) {
             return;
         }
         try (Scope s = Scope.open()) {
-            List<Tensor> params = model.parameters().stream().filter(Tensor::requiresGrad).toList();
+            List<Tensor> params = parameters.stream().filter(Tensor::requiresGrad).toList();
             double[] has = new double[params.size()];
             for (int i = 0; i < has.length; i++) {
                 has[i] = params.get(i).grad() != null ? 1 : 0;
@@ -327,6 +332,26 @@ public final class RankWork implements AutoCloseable {
             double[] v = new double[in.readInt()];
             for (int i = 0; i < v.length; i++) {
                 v[i] = in.readDouble();
+            }
+            return v;
+        }
+    };
+
+    /** A matrix of doubles (rows of any length). */
+    public static final Codec<double[][]> DOUBLE_MATRIX = new Codec<>() {
+        @Override
+        public void write(DataOutputStream out, double[][] v) throws IOException {
+            out.writeInt(v.length);
+            for (double[] row : v) {
+                DOUBLES.write(out, row);
+            }
+        }
+
+        @Override
+        public double[][] read(DataInputStream in) throws IOException {
+            double[][] v = new double[in.readInt()][];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = DOUBLES.read(in);
             }
             return v;
         }

@@ -52,8 +52,8 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP ? "parallel_training=\"ddp\" is not built for " + "MADPO and MARLHF"
-                + ": several processes train the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo); use "
+        check(parallelTraining() == ParallelTraining.DDP ? "parallel_training=\"ddp\" is not built for MADPO and MARLHF"
+                + ": several processes train the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo) and IAC/MAAC; use "
                 + "parallel_training=\"none\" or \"mp\"" : null);
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "

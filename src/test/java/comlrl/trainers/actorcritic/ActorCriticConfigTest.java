@@ -213,8 +213,10 @@ class ActorCriticConfigTest {
                 .isEqualTo(ParallelTraining.NONE);
         assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "auto")))
                 .hasMessageContaining("parallel_training must be \"none\", \"mp\" or \"ddp\"");
-        assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "ddp")))
-                .hasMessageContaining("parallel_training=\"ddp\" is not built for ");
+        assertThat(kind.fromMap().apply(Map.of("parallel_training", "ddp")).parallelTraining())
+                .isEqualTo(ParallelTraining.DDP);
+        assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "ddp", "agent_devices", List.of("cuda:1"))))
+                .hasMessageContaining("parallel_training=\"ddp\" puts every model of a process on that process's device");
         ActorCriticConfig mp = kind.builder().get().parallelTraining(ParallelTraining.MP)
                 .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices("cuda:2").build();
         assertThat(mp.parallelTraining()).isEqualTo(ParallelTraining.MP);
