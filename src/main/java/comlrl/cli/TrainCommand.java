@@ -62,7 +62,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
         boolean ddp = run.args != null && run.args.parallelTraining() == comlrl.utils.ParallelTraining.DDP
-                || run.acArgs != null && run.acArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
+                || run.acArgs != null && run.acArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP
+                || run.prefArgs != null && run.prefArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
         java.util.Optional<comlrl.distributed.RankInfo> rank = comlrl.distributed.RankInfo.fromEnvironment(System.getenv());
         if (ddp && rank.isEmpty()) {
             throw new IllegalArgumentException(config + " sets parallel_training: ddp, which needs torchrun's variables "
@@ -139,7 +140,7 @@ final class TrainCommand implements Callable<Integer> {
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
                         : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
                         : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
-                        : run.prefArgs != null ? madpo(run, reward) : actorCritic(run, reward, transition, processes)) {
+                        : run.prefArgs != null ? madpo(run, reward, processes) : actorCritic(run, reward, transition, processes)) {
             if (!pbrlResume && main) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
             }
@@ -240,8 +241,9 @@ final class TrainCommand implements Callable<Integer> {
         return builder;
     }
 
-    private static Trainer madpo(RunConfig run, RewardFunction reward) {
-        return preference(MADPOTrainer.builder(), run, reward).args((MADPOConfig) run.prefArgs).build();
+    private static Trainer madpo(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
+        return preference(MADPOTrainer.builder(), run, reward).args((MADPOConfig) run.prefArgs).distributed(processes)
+                .build();
     }
 
     private static Trainer madpoIter(RunConfig run, RewardFunction reward) {

@@ -385,6 +385,66 @@ class DdpTrainingTest {
     }
 
     @Test
+    void madpoOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+        String madpo = """
+                algorithm: madpo
+                agent_model: builtin:tiny
+                num_agents: 2
+                dataset:
+                  train: builtin:length-ratio
+                  test_size: 0.2
+                  split_seed: 42
+                formatters:
+                  - "Write a short response to this task:\\n{prompt}"
+                  - "Write a detailed response to this task:\\n{prompt}"
+                reward:
+                  type: length_ratio
+                args:
+                  num_train_epochs: 2
+                  preference_num_candidates: 5
+                  preference_pairs_per_sample: 2
+                  dpo_beta: 0.5
+                  dpo_reference: frozen_initial
+                  train_batch_size: 5
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  eval_interval: 2
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: %s
+                checkpoint: {dir: %s, interval: 1}
+                eval_repeats: 1
+                report: false
+                output_dir: %s
+                """;
+        Path[] configs = new Path[2];
+        String[] names = {"madpo-alone", "madpo-ddp"};
+        for (int c = 0; c < 2; c++) {
+            Path run = tmp.resolve(names[c]);
+            Files.createDirectories(run);
+            configs[c] = run.resolve("config.yaml");
+            Files.writeString(configs[c], madpo.formatted(c == 0 ? "none" : "ddp", run.resolve("checkpoints"), run));
+        }
+        String out1 = trainAlone(configs[0]);
+        String out2 = trainTwoRanks(configs[1]);
+        assertThat(out2).contains("2 processes (gloo), ddp_split data");
+        List<Map<String, Object>> m1 = metrics(configs[0].getParent());
+        assertThat(m1).anyMatch(e -> e.containsKey("dpo_loss"));
+        assertSameMetrics(m1, metrics(configs[1].getParent()), 1e-5);
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(configs[0].getParent().resolve(agent)), weights(configs[1].getParent().resolve(agent)),
+                    WEIGHT_TOLERANCE);
+        }
+        assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+        // the preference set rank 0 checkpointed is the one-process run's
+        assertThat(Files.readString(configs[1].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json")))
+                .isEqualTo(Files.readString(configs[0].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json")));
+    }
+
+    @Test
     void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
         Path ddp = config("ddp", "ddp", "data");
         trainTwoRanks(ddp);

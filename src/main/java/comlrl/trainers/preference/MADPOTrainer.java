@@ -23,6 +23,7 @@ import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
@@ -65,6 +66,8 @@ public final class MADPOTrainer implements Trainer {
     private final AgentSet actors;
     private final List<CausalLm> agents;
     private final List<AdamW> optimizers = new ArrayList<>();
+    /** This process's share of a ddp run (the data split: pairs of a batch divided, gradients summed). */
+    private final RankWork work;
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final Formatters formatters;
     private final RewardFunction rewardFunc;
@@ -131,8 +134,15 @@ public final class MADPOTrainer implements Trainer {
         this.output = new ResumeOutput(b.outputDir());
 
         this.seeds = new SeedStream(args.seed());
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
-        this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
+        this.work = RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA, count, b.distributed());
+        List<Device> devices = work.device() != null ? java.util.Collections.nCopies(count, work.device())
+                : AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
+        try {
+            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
         this.agents = actors.models();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
@@ -147,7 +157,8 @@ public final class MADPOTrainer implements Trainer {
                 refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), agents));
+            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), agents),
+                    work.isMain());
         } catch (RuntimeException | Error e) {
             optimizers.forEach(AdamW::close);
             if (refs != null) {
@@ -155,15 +166,16 @@ public final class MADPOTrainer implements Trainer {
             }
             executor.close();
             actors.close();
+            work.close();
             throw e;
         }
         this.reference = refs;
         this.logger = metrics;
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
-                seeds, reference);
+                seeds, reference).in(work);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
                 new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
-                false);
+                false).in(work);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
@@ -186,7 +198,7 @@ public final class MADPOTrainer implements Trainer {
                         agents.stream().map(CausalLm::model).toList())), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
                         evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
-                .extendedBy(b.checkpointExtension());
+                .in(work).extendedBy(b.checkpointExtension());
     }
 
     public static Builder builder() {
@@ -274,7 +286,7 @@ public final class MADPOTrainer implements Trainer {
     private void runEpochs(List<PreferencePair> set, int from, int to, java.util.function.IntConsumer epochDone) {
         int size = args.trainBatchSize();
         long batchesPerEpoch = (set.size() + size - 1) / size;
-        comlrl.logging.ConsoleProgress bar = verbose
+        comlrl.logging.ConsoleProgress bar = verbose && work.isMain()
                 ? new comlrl.logging.ConsoleProgress(console, batchesPerEpoch * (to - from)) : null;
         if (bar != null) {
             logger.addSink(bar);
@@ -333,18 +345,34 @@ public final class MADPOTrainer implements Trainer {
     private void trainBatch(List<PreferencePair> batch) {
         int n = batch.size();
         double[][] deltas = new double[numAgents][];
+        // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
+        int[] local = work.localRows(n);
+        List<PreferencePair> mine = java.util.Arrays.stream(local).mapToObj(batch::get).toList();
         List<List<long[]>> prompts = new ArrayList<>();
         List<List<long[]>> winners = new ArrayList<>();
         List<List<long[]>> losers = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
             int agent = i;
-            prompts.add(batch.stream().map(p -> p.prompts().get(agent)).toList());
-            winners.add(batch.stream().map(p -> p.winners().get(agent)).toList());
-            losers.add(batch.stream().map(p -> p.losers().get(agent)).toList());
+            prompts.add(mine.stream().map(p -> p.prompts().get(agent)).toList());
+            winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
+            losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
         }
+        List<double[]> scored = executor.map(i -> {
+            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs filled in
+            if (!mine.isEmpty()) {
+                MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
+                        losers.get(i), agents.get(i).padId());
+                for (int k = 0; k < local.length; k++) {
+                    both[local[k]] = s.winners()[k];
+                    both[n + local[k]] = s.losers()[k];
+                }
+            }
+            return both;
+        });
+        List<double[]> summed = scored.stream().map(work::sum).toList(); // every pair's, on every process
         List<double[]> computed = executor.map(i -> {
-            MADPOLoss.SequenceLogprobs policy = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
-                    losers.get(i), agents.get(i).padId());
+            MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
+                    java.util.Arrays.copyOfRange(summed.get(i), 0, n), java.util.Arrays.copyOfRange(summed.get(i), n, 2 * n));
             MADPOLoss.SequenceLogprobs frozen = reference == null ? null : new MADPOLoss.SequenceLogprobs(
                     batch.stream().mapToDouble(p -> p.referenceWinners()[i]).toArray(),
                     batch.stream().mapToDouble(p -> p.referenceLosers()[i]).toArray());
@@ -366,9 +394,20 @@ public final class MADPOTrainer implements Trainer {
             losses[i] = loss.loss();
             AdamW opt = optimizers.get(i);
             opt.zeroGrad();
-            try (Scope s = Scope.open()) {
-                MADPOLoss.backward(agents.get(i).model(), prompts.get(i), winners.get(i), losers.get(i),
-                        agents.get(i).padId(), MADPOLoss.weights(loss), args.gradientCheckpointing());
+            double[] all = MADPOLoss.weights(loss); // winners' then losers'
+            double[] weights = new double[2 * local.length];
+            for (int k = 0; k < local.length; k++) {
+                weights[k] = all[local[k]];
+                weights[local.length + k] = all[n + local[k]];
+            }
+            if (!mine.isEmpty()) {
+                try (Scope s = Scope.open()) {
+                    MADPOLoss.backward(agents.get(i).model(), prompts.get(i), winners.get(i), losers.get(i),
+                            agents.get(i).padId(), weights, args.gradientCheckpointing());
+                }
+            }
+            if (work.splitsRows()) {
+                work.sumGradients(opt.parameters()); // the whole batch's gradient on every process
             }
             if (!opt.gradientsFinite()) {
                 opt.zeroGrad();
@@ -421,7 +460,9 @@ public final class MADPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpointPath) {
-        output.onResume(checkpointPath, logger);
+        if (work.isMain()) { // only rank 0 writes, so only it moves to a resume-* directory
+            output.onResume(checkpointPath, logger);
+        }
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
@@ -431,9 +472,10 @@ public final class MADPOTrainer implements Trainer {
     @Override
     public void saveModel(Path dir) {
         actors.requireOutside(dir, "the save directory");
-        for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < numAgents && work.isMain(); i++) { // a ddp run: rank 0 writes
             agents.get(i).save(dir.resolve("agent_" + i));
         }
+        work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
@@ -446,6 +488,7 @@ public final class MADPOTrainer implements Trainer {
             reference.close();
         }
         actors.close();
+        work.close();
     }
 
     // ------------------------------------------------------------------ builder

@@ -9,6 +9,7 @@ import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.SeedStream;
 import comlrl.utils.Formatters;
@@ -40,6 +41,7 @@ final class PreferenceCollector {
     private final SeedStream seeds;
     private final ReferencePolicy reference;
     private long skippedCandidates;
+    private RankWork work = RankWork.single(0);
 
     /**
      * @param generation each agent's sampling settings, with {@code preference_num_candidates} return sequences
@@ -57,6 +59,16 @@ final class PreferenceCollector {
         this.executor = executor;
         this.seeds = seeds;
         this.reference = reference;
+    }
+
+    /**
+     * This collection as run by the processes of a ddp run: candidates sampled as
+     * {@link Rollouts#generateOne(List, AgentExecutor, List, java.util.function.IntFunction, long[], RankWork)}
+     * does, rewards on rank 0. Returns this.
+     */
+    PreferenceCollector in(RankWork work) {
+        this.work = work;
+        return this;
     }
 
     /** Candidates left out so far because their reward was not finite. */
@@ -84,12 +96,15 @@ final class PreferenceCollector {
                 rowSeeds[i] = seeds.next();
             }
             List<List<Completion>> candidates = Rollouts.generateOne(agents, executor, prompts,
-                    i -> generation.get(i).sampling(), rowSeeds);
+                    i -> generation.get(i).sampling(), rowSeeds, work);
             int c = args.preferenceNumCandidates();
-            double[] rewards = new double[c];
-            for (int k = 0; k < c; k++) {
-                rewards[k] = rewarder.reward(item, joint(candidates, k), label);
-            }
+            double[] rewards = work.onMain("computing the rewards of " + label, () -> {
+                double[] r = new double[c];
+                for (int k = 0; k < c; k++) {
+                    r[k] = rewarder.reward(item, joint(candidates, k), label);
+                }
+                return r;
+            }, RankWork.DOUBLES);
             int[] kept = IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
             skippedCandidates += c - kept.length;
             double[] finite = Arrays.stream(kept).mapToDouble(k -> rewards[k]).toArray();

@@ -52,9 +52,13 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP ? "parallel_training=\"ddp\" is not built for MADPO and MARLHF"
-                + ": several processes train the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo) and IAC/MAAC; use "
+        check(parallelTraining() == ParallelTraining.DDP && !(this instanceof MADPOConfig)
+                ? "parallel_training=\"ddp\" is not built for " + algorithmName() + ": several processes train MADPO, "
+                + "the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo) and IAC/MAAC; use "
                 + "parallel_training=\"none\" or \"mp\"" : null);
+        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
+                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices"
+                : null);
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
                 + "use parallel_training=\"none\"" : null);

@@ -273,8 +273,12 @@ class MADPOConfigTest {
         assertThat(MADPOConfig.fromMap(Map.of("dpo_reference", "~")).dpoReference()).isEqualTo(DpoReference.NONE);
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("collaboration_mode", "shared")))
                 .hasMessageStartingWith("collaboration_mode must be \"decentralized\" or \"centralized\"");
-        assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp")))
-                .hasMessageContaining("parallel_training=\"ddp\" is not built for MADPO and MARLHF");
+        assertThat(MADPOConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
+                .isEqualTo(comlrl.utils.ParallelTraining.DDP);
+        assertThatThrownBy(() -> MARLHFConfig.fromMap(Map.of("parallel_training", "ddp")))
+                .hasMessageContaining("parallel_training=\"ddp\" is not built for MARLHF");
+        assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cpu"))))
+                .hasMessageContaining("remove agent_devices");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("dpo_beta", "hot")))
                 .hasMessage("MADPOConfig key 'dpo_beta' must be a number, got \"hot\" (String)");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("use_environment_step", 1)))
