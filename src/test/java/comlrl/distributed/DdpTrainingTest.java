@@ -244,7 +244,7 @@ class DdpTrainingTest {
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
     }
 
-    /** Two turns through an external transition (a script that logs its calls), reference KL, LoRA agents. */
+    /** Two turns through an external transition (a script that logs its calls), reference KL, LoRA agents (both splits). */
     static final String TWO_TURNS = "  num_turns: 2\n  early_termination_threshold: null";
     static final String TRANSITION = "external_transition: {type: command, run: [bash, next.sh], timeout_s: 60}";
 
@@ -295,8 +295,8 @@ class DdpTrainingTest {
         assertThat(calls(data)).as("the transition runs on rank 0 only, once per branch").isEqualTo(calls(alone));
 
         String lora = TRANSITION + "\nlora: {r: 4, alpha: 8, target_modules: [q_proj, v_proj]}\n" + COUNTED_REWARD;
-        Path loraAlone = withCountedReward(withTransition(config("lora-alone", "none", "data", 0.2, TWO_TURNS, lora)));
-        Path loraAgents = withCountedReward(withTransition(config("lora-agents", "ddp", "agents", 0.2, TWO_TURNS, lora)));
+        Path loraAlone = withCountedReward(withTransition(config("lora-alone", "none", "data", 0.2, klArgs, lora)));
+        Path loraAgents = withCountedReward(withTransition(config("lora-agents", "ddp", "agents", 0.2, klArgs, lora)));
         trainAlone(loraAlone);
         trainTwoRanks(loraAgents);
         assertSameMetrics(metrics(loraAlone.getParent()), metrics(loraAgents.getParent()), 1e-9);

@@ -177,7 +177,7 @@ public class MAGRPOTrainer implements Trainer {
                 buffers.add(new ArrayList<>());
             }
             if (args.referenceKlEnabled()) {
-                references = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), refDevices);
+                references = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
             }
             for (int i = 0; i < count; i++) {
                 generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
@@ -299,6 +299,7 @@ public class MAGRPOTrainer implements Trainer {
         return args;
     }
 
+    /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
     public List<CausalLm> agents() {
         return Collections.unmodifiableList(agents);
     }
