@@ -53,20 +53,7 @@ class DdpTrainingTest {
     /** With more {@code args} lines ({@code extraArgs}, indented) and top-level lines ({@code extraTop}). */
     Path config(String name, String parallel, String split, double testSize, String extraArgs, String extraTop)
             throws IOException {
-        Path run = tmp.resolve(name);
-        String yaml = """
-                algorithm: magrpo
-                agent_model: builtin:tiny
-                num_agents: 2
-                dataset:
-                  train: builtin:length-ratio
-                  %s
-                formatters:
-                  - "Write a short response to this task:\\n{prompt}"
-                  - "Write a detailed response to this task:\\n{prompt}"
-                reward:
-                  type: length_ratio
-                args:
+        String args = """
                   num_turns: 1
                   num_train_epochs: 2
                   num_generations: 4
@@ -81,7 +68,35 @@ class DdpTrainingTest {
                   seed: 7
                   parallel_training: %s
                   ddp_split: %s
-                %s
+                """.formatted(parallel, split);
+        if (extraArgs.contains("num_turns")) {
+            args = args.replace("  num_turns: 1\n", "");
+        }
+        return runFile(name, "algorithm: magrpo", testSize, args + extraArgs + "\n", extraTop);
+    }
+
+    /**
+     * {@code name/config.yaml}: the length-ratio task on the built-in tiny model (2 agents, the config's
+     * {@code test_size} of the items for evaluation, 0 for none), {@code header} lines first (the
+     * algorithm, critics), the {@code args} section's lines, a checkpoint per epoch, and {@code extraTop}
+     * (which may replace the reward).
+     */
+    Path runFile(String name, String header, double testSize, String args, String extraTop) throws IOException {
+        Path run = tmp.resolve(name);
+        String yaml = header + "\n" + """
+                agent_model: builtin:tiny
+                num_agents: 2
+                dataset:
+                  train: builtin:length-ratio
+                  %s
+                formatters:
+                  - "Write a short response to this task:\\n{prompt}"
+                  - "Write a detailed response to this task:\\n{prompt}"
+                reward:
+                  type: length_ratio
+                args:
+                """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42")
+                + args + """
                 distributed:
                   timeout_s: 60
                 checkpoint: {dir: %s, interval: 1}
@@ -89,13 +104,9 @@ class DdpTrainingTest {
                 report: false
                 output_dir: %s
                 %s
-                """.formatted(testSize > 0 ? "test_size: " + testSize + "\n  split_seed: 42" : "split_seed: 42", parallel,
-                split, extraArgs, run.resolve("checkpoints"), run, extraTop);
+                """.formatted(run.resolve("checkpoints"), run, extraTop);
         if (extraTop.contains("reward: {type: command")) {
             yaml = yaml.replace("reward:\n  type: length_ratio\n", "");
-        }
-        if (extraArgs.contains("num_turns")) {
-            yaml = yaml.replace("  num_turns: 1\n", "");
         }
         Files.createDirectories(run);
         Path file = run.resolve("config.yaml");
@@ -312,22 +323,7 @@ class DdpTrainingTest {
 
     /** An IAC or MAAC run of the same task: K = 4 samples per prompt, a minibatch of 4, separate critics. */
     Path actorCriticConfig(String name, String algorithm, String parallel, String extraArgs) throws IOException {
-        Path run = tmp.resolve(name);
-        String yaml = """
-                algorithm: %s
-                agent_model: builtin:tiny
-                critic_model: builtin:tiny
-                num_agents: 2
-                dataset:
-                  train: builtin:length-ratio
-                  test_size: 0.2
-                  split_seed: 42
-                formatters:
-                  - "Write a short response to this task:\\n{prompt}"
-                  - "Write a detailed response to this task:\\n{prompt}"
-                reward:
-                  type: length_ratio
-                args:
+        String args = """
                   num_turns: 1
                   num_train_epochs: 2
                   num_generations: 4
@@ -343,21 +339,10 @@ class DdpTrainingTest {
                   logging_steps: 1
                   seed: 7
                   parallel_training: %s
-                %s
-                distributed:
-                  timeout_s: 60
-                checkpoint: {dir: %s, interval: 1}
-                eval_repeats: 1
-                report: false
-                output_dir: %s
-                """.formatted(algorithm, parallel, extraArgs, run.resolve("checkpoints"), run);
-        if (extraArgs.contains("use_separate_critic: false")) {
-            yaml = yaml.replace("critic_model: builtin:tiny\n", "");
-        }
-        Files.createDirectories(run);
-        Path file = run.resolve("config.yaml");
-        Files.writeString(file, yaml);
-        return file;
+                """.formatted(parallel) + extraArgs + "\n";
+        String header = "algorithm: " + algorithm + (extraArgs.contains("use_separate_critic: false") ? ""
+                : "\ncritic_model: builtin:tiny");
+        return runFile(name, header, 0.2, args, "");
     }
 
     @Test
@@ -386,20 +371,7 @@ class DdpTrainingTest {
 
     @Test
     void madpoOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
-        String madpo = """
-                algorithm: madpo
-                agent_model: builtin:tiny
-                num_agents: 2
-                dataset:
-                  train: builtin:length-ratio
-                  test_size: 0.2
-                  split_seed: 42
-                formatters:
-                  - "Write a short response to this task:\\n{prompt}"
-                  - "Write a detailed response to this task:\\n{prompt}"
-                reward:
-                  type: length_ratio
-                args:
+        String args = """
                   num_train_epochs: 2
                   preference_num_candidates: 5
                   preference_pairs_per_sample: 2
@@ -415,19 +387,9 @@ class DdpTrainingTest {
                   logging_steps: 1
                   seed: 7
                   parallel_training: %s
-                checkpoint: {dir: %s, interval: 1}
-                eval_repeats: 1
-                report: false
-                output_dir: %s
                 """;
-        Path[] configs = new Path[2];
-        String[] names = {"madpo-alone", "madpo-ddp"};
-        for (int c = 0; c < 2; c++) {
-            Path run = tmp.resolve(names[c]);
-            Files.createDirectories(run);
-            configs[c] = run.resolve("config.yaml");
-            Files.writeString(configs[c], madpo.formatted(c == 0 ? "none" : "ddp", run.resolve("checkpoints"), run));
-        }
+        Path[] configs = {runFile("madpo-alone", "algorithm: madpo", 0.2, args.formatted("none"), ""),
+            runFile("madpo-ddp", "algorithm: madpo", 0.2, args.formatted("ddp"), "")};
         String out1 = trainAlone(configs[0]);
         String out2 = trainTwoRanks(configs[1]);
         assertThat(out2).contains("2 processes (gloo), ddp_split data");
