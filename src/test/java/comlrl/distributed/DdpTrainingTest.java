@@ -50,10 +50,8 @@ class DdpTrainingTest {
         return config(name, parallel, split, testSize, "", "");
     }
 
-    /** With more {@code args} lines ({@code extraArgs}, indented) and top-level lines ({@code extraTop}). */
-    Path config(String name, String parallel, String split, double testSize, String extraArgs, String extraTop)
-            throws IOException {
-        String args = """
+    /** The args lines the MAGRPO and actor-critic runs share: one turn, 2 epochs, 4 samples of 8 tokens. */
+    static final String SAMPLING = """
                   num_turns: 1
                   num_train_epochs: 2
                   num_generations: 4
@@ -61,6 +59,12 @@ class DdpTrainingTest {
                   temperature: 1.0
                   top_p: 1.0
                   agent_learning_rate: 3.0e-3
+                """;
+
+    /** With more {@code args} lines ({@code extraArgs}, indented) and top-level lines ({@code extraTop}). */
+    Path config(String name, String parallel, String split, double testSize, String extraArgs, String extraTop)
+            throws IOException {
+        String args = SAMPLING + """
                   rollout_buffer_size: 2
                   eval_interval: 8
                   eval_num_samples: 2
@@ -221,51 +225,56 @@ class DdpTrainingTest {
         assertThat(moved).as("the second epoch changed agent 0's weights").isTrue();
     }
 
-    @Test
-    void theDataSplitOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+    /**
+     * The run of {@link #config} alone and on two processes split as {@code split}: the same metrics
+     * (to {@code metricTolerance}), the same weights of both agents (to {@code weightTolerance}) and
+     * the same final evaluation. Returns rank 0's output; the one-process run is in {@code alone/}.
+     */
+    String assertTwoProcessesTrainAsOne(String name, String split, double metricTolerance, double weightTolerance)
+            throws Exception {
         Path alone = config("alone", "none", "data");
-        Path ddp = config("ddp", "ddp", "data");
+        Path ddp = config(name, "ddp", split);
         String out1 = trainAlone(alone);
         String out2 = trainTwoRanks(ddp);
-        assertThat(out2).contains("2 processes (gloo), ddp_split data");
-        assertTrained(alone.getParent());
+        assertThat(out2).contains("2 processes (gloo), ddp_split " + split);
         List<Map<String, Object>> m1 = metrics(alone.getParent());
         assertThat(m1).hasSizeGreaterThan(10);
-        assertSameMetrics(m1, metrics(ddp.getParent()), 1e-5);
-        assertSameWeights(weights(alone.getParent().resolve("agent_0")), weights(ddp.getParent().resolve("agent_0")),
-                WEIGHT_TOLERANCE);
-        assertSameWeights(weights(alone.getParent().resolve("agent_1")), weights(ddp.getParent().resolve("agent_1")),
-                WEIGHT_TOLERANCE);
+        assertSameMetrics(m1, metrics(ddp.getParent()), metricTolerance);
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)),
+                    weightTolerance);
+        }
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
-        // only rank 0 wrote the run's files: one metrics file, one checkpoint set
-        assertThat(ddp.getParent().resolve("checkpoints/checkpoint-2/metadata.json")).exists();
+        return out2;
     }
 
     @Test
-    void theAgentsSplitOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
-        Path alone = config("alone", "none", "data");
-        Path ddp = config("agents", "ddp", "agents");
-        String out1 = trainAlone(alone);
-        String out2 = trainTwoRanks(ddp);
-        assertThat(out2).contains("ddp_split agents");
-        assertSameMetrics(metrics(alone.getParent()), metrics(ddp.getParent()), 1e-9);
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)), 0);
-        }
-        assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+    void theDataSplitOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+        assertTwoProcessesTrainAsOne("ddp", "data", 1e-5, WEIGHT_TOLERANCE);
+        assertTrained(tmp.resolve("alone"));
+        // only rank 0 wrote the run's files: one metrics file, one checkpoint set
+        assertThat(tmp.resolve("ddp/checkpoints/checkpoint-2/metadata.json")).exists();
+    }
+
+    @Test
+    void theAgentsSplitOnTwoProcessesTrainsWhatOneProcessTrainsBitForBit() throws Exception {
+        assertTwoProcessesTrainAsOne("agents", "agents", 1e-9, 0);
     }
 
     /** Two turns through an external transition (a script that logs its calls), reference KL, LoRA agents (both splits). */
     static final String TWO_TURNS = "  num_turns: 2\n  early_termination_threshold: null";
     static final String TRANSITION = "external_transition: {type: command, run: [bash, next.sh], timeout_s: 60}";
 
-    Path withTransition(Path config) throws IOException {
-        Files.writeString(config.resolveSibling("next.sh"), String.join("\n",
-                "while IFS= read -r line; do",
-                "  echo call >> calls.log",
-                "  echo '[\"Improve the short answer:\", \"Improve the detailed answer:\"]'",
-                "done", ""));
+    /** A JSON-lines command beside {@code config} that appends a line to {@code log} per request and answers {@code reply}. */
+    static Path withCountingCommand(Path config, String script, String log, String reply) throws IOException {
+        Files.writeString(config.resolveSibling(script), String.join("\n", "while IFS= read -r line; do",
+                "  echo call >> " + log, "  " + reply, "done", ""));
         return config;
+    }
+
+    Path withTransition(Path config) throws IOException {
+        return withCountingCommand(config, "next.sh", "calls.log",
+                "echo '[\"Improve the short answer:\", \"Improve the detailed answer:\"]'");
     }
 
     static long calls(Path config) throws IOException {
@@ -280,12 +289,7 @@ class DdpTrainingTest {
     static final String COUNTED_REWARD = "reward: {type: command, run: [bash, reward.sh]}";
 
     static Path withCountedReward(Path config) throws IOException {
-        Files.writeString(config.resolveSibling("reward.sh"), String.join("\n",
-                "while IFS= read -r line; do",
-                "  echo call >> rewards.log",
-                "  echo \"[$(( ${#line} % 7 ))]\"",
-                "done", ""));
-        return config;
+        return withCountingCommand(config, "reward.sh", "rewards.log", "echo \"[$(( ${#line} % 7 ))]\"");
     }
 
     @Test
@@ -323,14 +327,7 @@ class DdpTrainingTest {
 
     /** An IAC or MAAC run of the same task: K = 4 samples per prompt, a minibatch of 4, separate critics. */
     Path actorCriticConfig(String name, String algorithm, String parallel, String extraArgs) throws IOException {
-        String args = """
-                  num_turns: 1
-                  num_train_epochs: 2
-                  num_generations: 4
-                  max_new_tokens: 8
-                  temperature: 1.0
-                  top_p: 1.0
-                  agent_learning_rate: 3.0e-3
+        String args = SAMPLING + """
                   critic_learning_rate: 1.0e-3
                   rollout_buffer_size: 4
                   train_batch_size: 4
@@ -447,13 +444,7 @@ class DdpTrainingTest {
         Path ddp = config("killed", "ddp", "data");
         try (RankProcesses ranks = RankProcesses.start(ddp.getParent(), 2, comlrl.cli.Main.class, "train", ddp.toString(),
                 "--set", "num_train_epochs=50")) {
-            Path metricsFile = ddp.getParent().resolve("metrics.jsonl");
-            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-            while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
-                assertThat(System.nanoTime()).as("training did not start:%n%s", ranks.output(0)).isLessThan(deadline);
-                assertThat(ranks.process(0).isAlive()).as(ranks.output(0)).isTrue();
-                Thread.sleep(100);
-            }
+            awaitTraining(ranks, ddp);
             long killed = System.nanoTime();
             ranks.process(1).destroyForcibly();
             assertThat(ranks.process(0).waitFor(30, TimeUnit.SECONDS)).as("rank 0 is still running").isTrue();
@@ -476,12 +467,7 @@ class DdpTrainingTest {
         Files.writeString(ddp, Files.readString(ddp).replace("timeout_s: 60", "timeout_s: 4"));
         try (RankProcesses ranks = RankProcesses.start(ddp.getParent(), 2, comlrl.cli.Main.class, "train", ddp.toString(),
                 "--set", "num_train_epochs=50")) {
-            Path metricsFile = ddp.getParent().resolve("metrics.jsonl");
-            long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-            while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
-                assertThat(System.nanoTime()).as("training did not start:%n%s", ranks.output(0)).isLessThan(deadline);
-                Thread.sleep(100);
-            }
+            awaitTraining(ranks, ddp);
             Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(ranks.process(1).pid())).start();
             assertThat(stop.waitFor()).isZero();
             long frozen = System.nanoTime();
@@ -490,6 +476,17 @@ class DdpTrainingTest {
             assertThat(ranks.process(0).exitValue()).isNotZero();
             assertThat(ranks.output(0)).contains("(timeout 4.0 s)").contains("rank 1 is not responding");
             assertThat(seconds).as("failed after the 4 s timeout, not long after").isBetween(2.0, 4.0 + 10);
+        }
+    }
+
+    /** Waits until rank 0 of the run of {@code config} has logged 3 events (fails after 3 minutes or if it exits). */
+    static void awaitTraining(RankProcesses ranks, Path config) throws Exception {
+        Path metricsFile = config.resolveSibling("metrics.jsonl");
+        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+        while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
+            assertThat(System.nanoTime()).as("training did not start:%n%s", ranks.output(0)).isLessThan(deadline);
+            assertThat(ranks.process(0).isAlive()).as(ranks.output(0)).isTrue();
+            Thread.sleep(100);
         }
     }
 
