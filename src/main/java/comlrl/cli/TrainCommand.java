@@ -137,7 +137,7 @@ final class TrainCommand implements Callable<Integer> {
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition, processes)
-                        : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward)
+                        : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward, processes)
                         : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
                         : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
                         : run.prefArgs != null ? madpo(run, reward, processes) : actorCritic(run, reward, transition, processes)) {
@@ -250,8 +250,8 @@ final class TrainCommand implements Callable<Integer> {
         return preference(MADPOIterTrainer.builder(), run, reward).args((MADPOIterConfig) run.prefArgs).build();
     }
 
-    private static Trainer marlhf(RunConfig run, RewardFunction reward) {
-        return rlhf(MARLHFTrainer.builder(), run, reward).args((MARLHFConfig) run.prefArgs).build();
+    private static Trainer marlhf(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
+        return rlhf(MARLHFTrainer.builder(), run, reward).args((MARLHFConfig) run.prefArgs).distributed(processes).build();
     }
 
     private static Trainer marlhfIter(RunConfig run, RewardFunction reward) {

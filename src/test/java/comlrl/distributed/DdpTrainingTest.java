@@ -404,6 +404,45 @@ class DdpTrainingTest {
     }
 
     @Test
+    void marlhfOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
+        String args = """
+                  rl_algorithm: magrpo
+                  preference_num_candidates: 4
+                  pair_selection: all
+                  preference_pairs_per_sample: null
+                  reward_model_device: cpu
+                  reward_learning_rate: 1.0e-3
+                  reward_num_train_epochs: 1
+                  reward_train_batch_size: 4
+                  num_train_epochs: 2
+                  num_generations: 4
+                  rollout_buffer_size: 2
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  eval_interval: 4
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: %s
+                """;
+        Path alone = runFile("marlhf-alone", "algorithm: marlhf", 0.2, args.formatted("none"), "");
+        Path ddp = runFile("marlhf-ddp", "algorithm: marlhf", 0.2, args.formatted("ddp"), "");
+        String out1 = trainAlone(alone);
+        String out2 = trainTwoRanks(ddp);
+        assertThat(out2).contains("2 processes (gloo)").containsOnlyOnce("Reward model: ");
+        List<Map<String, Object>> m1 = metrics(alone.getParent());
+        assertThat(m1).anyMatch(e -> e.containsKey("reward_model/accuracy"));
+        assertSameMetrics(m1, metrics(ddp.getParent()), 1e-5);
+        for (String dir : List.of("agent_0", "agent_1", "reward_model")) {
+            assertSameWeights(weights(alone.getParent().resolve(dir)), weights(ddp.getParent().resolve(dir)),
+                    WEIGHT_TOLERANCE);
+        }
+        assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+    }
+
+    @Test
     void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
         Path ddp = config("ddp", "ddp", "data");
         trainTwoRanks(ddp);

@@ -124,6 +124,11 @@ public final class RankWork implements AutoCloseable {
         }
     }
 
+    /** The context of the processes, or null for one process. */
+    public DistributedContext context() {
+        return context;
+    }
+
     /** Whether there are several processes. */
     public boolean distributed() {
         return context != null;

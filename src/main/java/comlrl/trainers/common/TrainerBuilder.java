@@ -264,7 +264,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
                 .evalRewardProcessor(evalRewardProcessor)
                 .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
                 .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
-        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge).tensorboard(tensorboard);
+        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge).tensorboard(tensorboard).distributed(distributed);
         target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters)
                 .criticLora(criticLora);
         ((TrainerBuilder<C>) target).formatters = formatters;

@@ -20,6 +20,7 @@ import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
@@ -67,7 +68,8 @@ import java.util.Map;
  * joint completion) and the backend all see that one actor; the task reward scores the roles' parts.
  *
  * <p>Where we differ from the reference: a {@code reward_model_device} naming a CUDA device that
- * this machine lacks fails before any model loads.
+ * this machine lacks fails before any model loads; in a ddp run a CUDA {@code reward_model_device}
+ * means each process's own GPU.
  */
 public final class MARLHFTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
@@ -98,6 +100,12 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final ResumeOutput output;
     private List<PreferencePair> pairs;
     private Stage stage = Stage.START;
+    /**
+     * This process's share of a ddp run (the data split): the RL stage splits its work as its trainer
+     * does; the preference set is collected as MADPO's is; every process trains the same reward model
+     * on the same pairs (rank 0's scores the RL stage, and only rank 0 writes it).
+     */
+    private final RankWork work;
 
     private MARLHFTrainer(Builder b) {
         if (b.args == null) {
@@ -137,9 +145,13 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
         EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
+        this.work = RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA, numAgents, b.distributed());
+        if (work.context() != null) {
+            b.distributed(work.context()); // the RL stage's trainer joins the same processes
+        }
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel))));
+                        String.valueOf(b.agentModel))), work.isMain());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
@@ -147,7 +159,9 @@ public final class MARLHFTrainer extends StagedTrainer {
                     centralized && b.metricsCallback != null ? perRole(b.metricsCallback, roles) : null),
                     checkpointExtension());
             List<CausalLm> policies = inner.policies();
-            this.rewardDevice = requested != null ? requested : policies.get(0).model().device();
+            Device rd = requested != null ? requested : policies.get(0).model().device();
+            // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
+            this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
             this.rewardModel = loadRewardModel(args.seed());
             List<GenerationSettings.Resolved> generation = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
@@ -160,10 +174,10 @@ public final class MARLHFTrainer extends StagedTrainer {
                     args.preferenceNumCandidates(), ALGORITHM_NAME, args.skipNonfiniteSamples());
             PromptEncoder encoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
             this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, taskRewarder, exec,
-                    seeds, null);
+                    seeds, null).in(work);
             this.learnedCollector = new PreferenceCollector(args, policies, generation, formatters, encoder,
                     new JointRewarder(learned, RewardProcessors.identity(), numAgents, args.preferenceNumCandidates(),
-                            ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null);
+                            ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null).in(work);
         } catch (RuntimeException | Error e) {
             if (rewardModel != null) {
                 rewardModel.close();
@@ -175,6 +189,7 @@ public final class MARLHFTrainer extends StagedTrainer {
                 inner.close();
             }
             logger.close();
+            work.close();
             throw e;
         }
         this.rl = inner;
@@ -210,7 +225,9 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
     void relocateOutput(Path checkpoint) {
-        output.onResume(checkpoint, logger);
+        if (work.isMain()) { // only rank 0 writes, so only it moves to a resume-* directory
+            output.onResume(checkpoint, logger);
+        }
     }
 
     /** {@code reward_model_name}, else the first actor's model id or directory. */
@@ -508,9 +525,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         metrics.put("reward_model/loss", losses[losses.length - 1]);
         metrics.put("reward_model/accuracy", accuracy);
         logger.log(envStep(), metrics);
-        console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n", set.size(),
-                losses.length, losses[losses.length - 1], accuracy);
-        if (output.dir() != null) {
+        if (work.isMain()) {
+            console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n",
+                    set.size(), losses.length, losses[losses.length - 1], accuracy);
+        }
+        if (output.dir() != null && work.isMain()) {
             rewardModel.save(output.dir().resolve(REWARD_MODEL_DIR));
         }
     }
@@ -532,7 +551,10 @@ public final class MARLHFTrainer extends StagedTrainer {
     @Override
     public void saveModel(Path dir) {
         rl.saveModel(dir);
-        rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
+        if (work.isMain()) {
+            rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
+        }
+        work.barrier();
     }
 
     @Override
@@ -546,6 +568,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         rewardModel.close();
         rl.close();
         logger.close();
+        work.close();
     }
 
     // ------------------------------------------------------------------ builder

@@ -52,8 +52,8 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP && !(this instanceof MADPOConfig)
-                ? "parallel_training=\"ddp\" is not built for " + algorithmName() + ": several processes train MADPO, "
+        check(parallelTraining() == ParallelTraining.DDP && !(this instanceof MADPOConfig || this instanceof MARLHFConfig)
+                ? "parallel_training=\"ddp\" is not built for " + algorithmName() + ": several processes train MADPO, MARLHF, "
                 + "the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo) and IAC/MAAC; use "
                 + "parallel_training=\"none\" or \"mp\"" : null);
         check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "

@@ -275,8 +275,10 @@ class MADPOConfigTest {
                 .hasMessageStartingWith("collaboration_mode must be \"decentralized\" or \"centralized\"");
         assertThat(MADPOConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
                 .isEqualTo(comlrl.utils.ParallelTraining.DDP);
-        assertThatThrownBy(() -> MARLHFConfig.fromMap(Map.of("parallel_training", "ddp")))
-                .hasMessageContaining("parallel_training=\"ddp\" is not built for MARLHF");
+        assertThat(MARLHFConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
+                .isEqualTo(comlrl.utils.ParallelTraining.DDP);
+        assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp")))
+                .hasMessageContaining("parallel_training=\"ddp\" is not built for MADPOIter");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cpu"))))
                 .hasMessageContaining("remove agent_devices");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("dpo_beta", "hot")))
