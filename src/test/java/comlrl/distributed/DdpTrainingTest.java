@@ -501,6 +501,47 @@ class DdpTrainingTest {
     }
 
     @Test
+    void underLaunchAKilledRankStopsTheRunWithANonZeroCodeAndNoProcessLeft() throws Exception {
+        Path ddp = config("launched", "ddp", "data");
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        Launcher launcher = new Launcher(Launcher.javaCommand("comlrl.cli.Main"),
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8), new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+        java.util.concurrent.CompletableFuture<Integer> code = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return launcher.run(Launcher.Spec.local(2), List.of("train", ddp.toString(), "--set", "num_train_epochs=50"));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Path metricsFile = ddp.resolveSibling("metrics.jsonl");
+        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+        while (!(Files.exists(metricsFile) && Files.readString(metricsFile).lines().count() >= 3)) {
+            assertThat(System.nanoTime()).as("training did not start:%n%s", err).isLessThan(deadline);
+            assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isNotDone();
+            Thread.sleep(100);
+        }
+        List<ProcessHandle> ranks = trainers();
+        assertThat(ranks).hasSize(2);
+        ranks.get(1).destroyForcibly();
+        int exit = code.get(60, TimeUnit.SECONDS);
+        assertThat(exit).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8)).containsPattern("launch: rank [01] (exited|was killed|.*signal)")
+                .contains("stopping the other ranks");
+        long gone = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!trainers().isEmpty() && System.nanoTime() < gone) {
+            Thread.sleep(100);
+        }
+        assertThat(trainers()).as("no training process is left").isEmpty();
+    }
+
+    /** The live JVMs this test JVM started (the launcher's ranks; their command lines are too long to read back). */
+    private static List<ProcessHandle> trainers() {
+        return ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+                .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false)).toList();
+    }
+
+    @Test
     void aRankThatHangsMidRunFailsTheOtherAfterTheTimeoutNamingIt() throws Exception {
         Path ddp = config("hung", "ddp", "agents");
         Files.writeString(ddp, Files.readString(ddp).replace("timeout_s: 60", "timeout_s: 4"));
