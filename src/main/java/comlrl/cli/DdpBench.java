@@ -175,17 +175,11 @@ final class DdpBench {
                 }
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("processes", context == null ? 1 : context.worldSize());
-                out.put("item_s", median(itemS));
-                out.put("collective_s", median(collS));
+                out.put("item_s", BenchCommand.median(Arrays.stream(itemS).boxed().toList()));
+                out.put("collective_s", BenchCommand.median(Arrays.stream(collS).boxed().toList()));
                 out.put("item_s_all", itemS);
                 System.out.println(RESULT + new ObjectMapper().writeValueAsString(out));
             }
         }
-    }
-
-    static double median(double[] v) {
-        double[] c = v.clone();
-        Arrays.sort(c);
-        return c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
     }
 }

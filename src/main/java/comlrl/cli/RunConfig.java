@@ -496,6 +496,12 @@ final class RunConfig {
                 : displayName().toLowerCase(java.util.Locale.ROOT).replace("iter", "_iter");
     }
 
+    /** The algorithm config's {@code parallel_training}. */
+    comlrl.utils.ParallelTraining parallelTraining() {
+        return args != null ? args.parallelTraining() : acArgs != null ? acArgs.parallelTraining()
+                : prefArgs.parallelTraining();
+    }
+
     int numTurns() {
         return args != null ? args.numTurns() : acArgs != null ? acArgs.numTurns() : prefArgs.numTurns();
     }

@@ -61,9 +61,7 @@ final class TrainCommand implements Callable<Integer> {
             sets.add("save_merged=true");
         }
         RunConfig run = new RunConfig(config, sets, outputDir); // fails here on a bad config, before any model loads
-        boolean ddp = run.args != null && run.args.parallelTraining() == comlrl.utils.ParallelTraining.DDP
-                || run.acArgs != null && run.acArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP
-                || run.prefArgs != null && run.prefArgs.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
+        boolean ddp = run.parallelTraining() == comlrl.utils.ParallelTraining.DDP;
         java.util.Optional<comlrl.distributed.RankInfo> rank = comlrl.distributed.RankInfo.fromEnvironment(System.getenv());
         if (ddp && rank.isEmpty()) {
             throw new IllegalArgumentException(config + " sets parallel_training: ddp, which needs torchrun's variables "
@@ -138,8 +136,8 @@ final class TrainCommand implements Callable<Integer> {
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
                 Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition, processes)
                         : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward, processes)
-                        : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward)
-                        : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward)
+                        : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward, processes)
+                        : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward, processes)
                         : run.prefArgs != null ? madpo(run, reward, processes) : actorCritic(run, reward, transition, processes)) {
             if (!pbrlResume && main) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
@@ -190,8 +188,12 @@ final class TrainCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The values every trainer's builder takes from a run config (agents list, formatters, rewards, data, output). */
-    private static <B extends TrainerBuilder<B>> B shared(B builder, RunConfig run, RewardFunction reward) {
+    /**
+     * The values every trainer's builder takes from a run config (agents list, formatters, rewards, data,
+     * output), and the processes of a ddp run (null otherwise).
+     */
+    private static <B extends TrainerBuilder<B>> B shared(B builder, RunConfig run, RewardFunction reward,
+            comlrl.distributed.DistributedContext processes) {
         builder.formatters(run.formatters.asList())
                 .rewardFunc(reward)
                 .rewardProcessor(run.rewardProcessor)
@@ -203,7 +205,7 @@ final class TrainCommand implements Callable<Integer> {
                 .chatTemplate(run.chatTemplate, run.systemPrompt)
                 .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
                 .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora).wandbConfig(run.wandb)
-                .tensorboard(run.tensorboard);
+                .tensorboard(run.tensorboard).distributed(processes);
         if (run.agents != null) {
             builder.agents(run.agents);
         }
@@ -212,8 +214,8 @@ final class TrainCommand implements Callable<Integer> {
 
     private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
             comlrl.distributed.DistributedContext processes) {
-        MAGRPOTrainer.Builder builder = shared(MAGRPOTrainer.builderFor(run.algorithm), run, reward)
-                .numAgents(run.numAgents).args(run.args).distributed(processes);
+        MAGRPOTrainer.Builder builder = shared(MAGRPOTrainer.builderFor(run.algorithm), run, reward, processes)
+                .numAgents(run.numAgents).args(run.args);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -221,8 +223,9 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** {@link #shared}, plus the preference builders' agent count and agent model. */
-    private static <B extends PreferenceBuilder<B>> B preference(B builder, RunConfig run, RewardFunction reward) {
-        shared(builder, run, reward).numAgents(run.numAgents);
+    private static <B extends PreferenceBuilder<B>> B preference(B builder, RunConfig run, RewardFunction reward,
+            comlrl.distributed.DistributedContext processes) {
+        shared(builder, run, reward, processes).numAgents(run.numAgents);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }
@@ -230,8 +233,9 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
-    private static <B extends PreferenceBuilder.Rlhf<B>> B rlhf(B builder, RunConfig run, RewardFunction reward) {
-        preference(builder, run, reward);
+    private static <B extends PreferenceBuilder.Rlhf<B>> B rlhf(B builder, RunConfig run, RewardFunction reward,
+            comlrl.distributed.DistributedContext processes) {
+        preference(builder, run, reward, processes);
         if (run.criticModel != null) {
             builder.criticModel(run.criticModel);
         }
@@ -242,28 +246,27 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     private static Trainer madpo(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return preference(MADPOTrainer.builder(), run, reward).args((MADPOConfig) run.prefArgs).distributed(processes)
-                .build();
+        return preference(MADPOTrainer.builder(), run, reward, processes).args((MADPOConfig) run.prefArgs).build();
     }
 
-    private static Trainer madpoIter(RunConfig run, RewardFunction reward) {
-        return preference(MADPOIterTrainer.builder(), run, reward).args((MADPOIterConfig) run.prefArgs).build();
+    private static Trainer madpoIter(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
+        return preference(MADPOIterTrainer.builder(), run, reward, processes).args((MADPOIterConfig) run.prefArgs).build();
     }
 
     private static Trainer marlhf(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return rlhf(MARLHFTrainer.builder(), run, reward).args((MARLHFConfig) run.prefArgs).distributed(processes).build();
+        return rlhf(MARLHFTrainer.builder(), run, reward, processes).args((MARLHFConfig) run.prefArgs).build();
     }
 
-    private static Trainer marlhfIter(RunConfig run, RewardFunction reward) {
-        return rlhf(MARLHFIterTrainer.builder(), run, reward).args((MARLHFIterConfig) run.prefArgs).build();
+    private static Trainer marlhfIter(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
+        return rlhf(MARLHFIterTrainer.builder(), run, reward, processes).args((MARLHFIterConfig) run.prefArgs).build();
     }
 
     private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
             comlrl.distributed.DistributedContext processes) {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
                 run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
-        shared(builder, run, reward).args(run.acArgs).criticModel(run.criticModel).critics(run.critics)
-                .externalTransition(transition).distributed(processes);
+        shared(builder, run, reward, processes).args(run.acArgs).criticModel(run.criticModel).critics(run.critics)
+                .externalTransition(transition);
         if (run.agentSource() != null) {
             builder.agentModel(run.agentSource());
         }

@@ -932,11 +932,7 @@ public final class Tensor implements AutoCloseable {
      * zero gradient first when there is none (in place, no autograd).
      */
     public void addRowsToGrad(Tensor index, Tensor rows) {
-        org.bytedeco.pytorch.Tensor g = handle.grad();
-        if (!g.defined()) {
-            handle.mutable_grad().put(torch.zeros_like(handle));
-            g = handle.grad();
-        }
+        org.bytedeco.pytorch.Tensor g = gradOrZeros().handle;
         g.index_add_(0, index.handle, rows.handle.to(g.scalar_type()));
     }
 

@@ -708,16 +708,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * ({@link #sumOverRanks}, and the gradients in {@link #step}) are the one-process values.
      */
     protected final List<RolloutSample> local(List<RolloutSample> mb) {
-        if (!work.splitsRows()) {
-            return mb;
-        }
-        List<RolloutSample> out = new ArrayList<>();
-        for (int j = 0; j < mb.size(); j++) {
-            if (work.ownsRow(j)) {
-                out.add(mb.get(j));
-            }
-        }
-        return out;
+        return work.splitsRows() ? Arrays.stream(work.localRows(mb.size())).mapToObj(mb::get).toList() : mb;
     }
 
     /** {@code value} summed over the processes of a ddp run (itself in one process). */

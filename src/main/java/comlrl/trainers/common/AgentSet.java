@@ -195,6 +195,18 @@ public final class AgentSet implements AutoCloseable {
      * "none" mode every model on the first one.
      */
     public static List<Device> placement(Object spec, int count, String kind, ParallelTraining mode) {
+        return placement(spec, count, kind, mode, null);
+    }
+
+    /**
+     * {@link #placement(Object, int, String, ParallelTraining)}, or every model on {@code processDevice}
+     * (a ddp process's device) when it is set.
+     */
+    public static List<Device> placement(Object spec, int count, String kind, ParallelTraining mode,
+            Device processDevice) {
+        if (processDevice != null) {
+            return Collections.nCopies(count, processDevice);
+        }
         List<Device> resolved = Devices.resolve(spec, count, kind);
         return mode == ParallelTraining.NONE ? Collections.nCopies(count, resolved.get(0)) : resolved;
     }

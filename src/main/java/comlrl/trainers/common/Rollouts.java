@@ -29,11 +29,24 @@ public final class Rollouts {
      */
     public static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
             List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
-        if (teamable(agents, sampling)) {
-            List<LoraAdapter> adapters = agents.stream().map(a -> a.model().adapter()).toList();
-            return TeamGenerator.of(agents.get(0)).generate(adapters, prompts, sampling.apply(0), seeds);
+        return sample(java.util.stream.IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
+                sampling, seeds);
+    }
+
+    /**
+     * The completions of agents {@code which} (in that order): one team generation when they are LoRA
+     * views of one base that sample alike, else each agent's own (on its thread in "mp" mode).
+     */
+    private static List<List<List<Completion>>> sample(List<Integer> which, List<CausalLm> agents,
+            AgentExecutor executor, List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
+        List<CausalLm> chosen = which.stream().map(agents::get).toList();
+        IntFunction<SamplingConfig> chosenSampling = j -> sampling.apply(which.get(j));
+        if (teamable(chosen, chosenSampling)) {
+            List<LoraAdapter> adapters = chosen.stream().map(a -> a.model().adapter()).toList();
+            return TeamGenerator.of(chosen.get(0)).generate(adapters, which.stream().map(prompts::get).toList(),
+                    chosenSampling.apply(0), which.stream().mapToLong(i -> seeds[i]).toArray());
         }
-        return executor.map(i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i), seeds[i]));
+        return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i), seeds[i]));
     }
 
     /** {@link #generate} with one prompt per agent: per agent, that prompt's completions. */
@@ -76,18 +89,7 @@ public final class Rollouts {
                     seeds[i], work, i));
             perAgent.forEach(rows::addAll);
         } else {
-            List<CausalLm> own = mine.stream().map(agents::get).toList();
-            IntFunction<SamplingConfig> ownSampling = j -> sampling.apply(mine.get(j));
-            List<List<List<Completion>>> out;
-            if (teamable(own, ownSampling)) {
-                List<LoraAdapter> adapters = own.stream().map(a -> a.model().adapter()).toList();
-                long[] ownSeeds = mine.stream().mapToLong(i -> seeds[i]).toArray();
-                out = TeamGenerator.of(own.get(0)).generate(adapters, mine.stream().map(prompts::get).toList(),
-                        ownSampling.apply(0), ownSeeds);
-            } else {
-                out = executor.map(mine, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i),
-                        seeds[i]));
-            }
+            List<List<List<Completion>>> out = sample(mine, agents, executor, prompts, sampling, seeds);
             for (int a = 0; a < mine.size(); a++) {
                 int g = sampling.apply(mine.get(a)).numReturnSequences();
                 List<List<Completion>> groups = out.get(a);

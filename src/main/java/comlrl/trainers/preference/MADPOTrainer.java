@@ -135,8 +135,8 @@ public final class MADPOTrainer implements Trainer {
 
         this.seeds = new SeedStream(args.seed());
         this.work = RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA, count, b.distributed());
-        List<Device> devices = work.device() != null ? java.util.Collections.nCopies(count, work.device())
-                : AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
+                work.device());
         try {
             this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
         } catch (RuntimeException | Error e) {

@@ -77,11 +77,11 @@ public final class MAGRPOLoss {
             double[] w = weights(advantages(s, args), s.completionIds(), minibatch.size());
             int[] rows = work.localRows(s.completionIds().size());
             if (rows.length > 0) {
-                List<long[]> ys = new java.util.ArrayList<>(rows.length);
-                double[] wl = new double[rows.length];
-                for (int k = 0; k < rows.length; k++) {
-                    ys.add(s.completionIds().get(rows[k]));
-                    wl[k] = w[rows[k]];
+                List<long[]> ys = s.completionIds();
+                double[] wl = w;
+                if (work.splitsRows()) { // this process's completions of the group
+                    ys = java.util.Arrays.stream(rows).mapToObj(ys::get).toList();
+                    wl = java.util.Arrays.stream(rows).mapToDouble(k -> w[k]).toArray();
                 }
                 try (Scope scope = Scope.open()) {
                     double lb = Scorer.backwardWeighted(model, Collections.nCopies(rows.length, s.promptIds()), ys,

@@ -156,8 +156,8 @@ public class MAGRPOTrainer implements Trainer {
         // every check that can fail without a model has run; join the other processes (ddp), then load
         // (and free what was loaded on failure)
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
-        List<Device> devices = work.device() != null ? Collections.nCopies(count, work.device())
-                : AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining());
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
+                work.device());
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
                 ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         try {
@@ -563,11 +563,11 @@ public class MAGRPOTrainer implements Trainer {
     private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
         int g = completions.get(0).size();
         double[] flat = new double[numAgents * g];
+        int[] rows = work.localRows(g);
         for (int i = 0; i < numAgents; i++) {
             if (agents.get(i) == null) {
                 continue;
             }
-            int[] rows = work.localRows(g);
             List<long[]> ys = new ArrayList<>();
             for (int r : rows) {
                 ys.add(completions.get(i).get(r).tokenIds());
