@@ -117,7 +117,8 @@ final class TrainCommand implements Callable<Integer> {
                 ? comlrl.distributed.DistributedContext.fromEnvironment(System.getenv(), run.distributed) : null) {
             if (processes != null && main) {
                 System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
-                        + (run.args != null ? run.args.ddpSplit() : comlrl.utils.DdpSplit.DATA));
+                        + (run.args != null ? run.args.ddpSplit() : run.acArgs != null ? run.acArgs.ddpSplit()
+                        : comlrl.utils.DdpSplit.DATA));
             }
             return train(run, resumeFrom, pbrlResume, main, processes);
         }

@@ -50,6 +50,9 @@ public final class TrainerFields {
     public static final ConfigField<Integer> NUM_TURNS = atLeast("num_turns", 2, 1, "");
     public static final ConfigField<ParallelTraining> PARALLEL_TRAINING = ConfigField.choice("parallel_training",
             ParallelTraining.NONE, ParallelTraining::parse, ParallelTraining::configName);
+    /** The actor-critic configs' {@code ddp_split} (the MA-REINFORCE configs have it as a record field). */
+    public static final ConfigField<DdpSplit> DDP_SPLIT = ConfigField.choice("ddp_split", DdpSplit.DATA,
+            DdpSplit::parse, DdpSplit::configName);
     public static final ConfigField<List<String>> AGENT_DEVICES = devices("agent_devices");
     public static final ConfigField<List<String>> CRITIC_DEVICES = devices("critic_devices");
     public static final ConfigField<Boolean> EXTERNAL_PROMPT_PASSTHROUGH = flag("external_prompt_passthrough", false);

@@ -342,14 +342,20 @@ class DdpTrainingTest {
         return runFile(name, header, 0.2, args, "");
     }
 
+    /**
+     * IAC with separate critics, IAC with a value head on each actor (one loss), MAAC's shared critic:
+     * on two processes, the data split trains what one process trains (within float tolerance), the
+     * agents split bit for bit (each actor and its critic or head on its owner, MAAC's critic on both);
+     * an agents-split checkpoint (each process's parts, MAAC's critic from rank 0) resumes exactly.
+     */
     @Test
     void iacAndMaacOnTwoProcessesTrainWhatOneProcessTrains() throws Exception {
-        // IAC with separate critics, IAC with a value head on each actor (one loss), MAAC's shared critic
         for (String variant : List.of("iac", "iac-heads", "maac")) {
             String algorithm = variant.startsWith("iac") ? "iac" : "maac";
             String extra = variant.equals("iac-heads") ? "  use_separate_critic: false" : "";
             Path alone = actorCriticConfig(variant + "-alone", algorithm, "none", extra);
             Path ddp = actorCriticConfig(variant + "-ddp", algorithm, "ddp", extra);
+            Path agents = actorCriticConfig(variant + "-agents", algorithm, "ddp", extra + "\n  ddp_split: agents");
             String out1 = trainAlone(alone);
             String out2 = trainTwoRanks(ddp);
             assertThat(out2).contains("2 processes (gloo), ddp_split data");
@@ -359,11 +365,77 @@ class DdpTrainingTest {
             assertSameMetrics(m1, metrics(ddp.getParent()), 1e-5);
             Map<String, float[]> w1 = weights(alone.getParent());
             assertThat(w1.keySet()).anyMatch(k -> k.contains("critic") || k.contains("value_head")); // critics, heads
-            assertSameWeights(w1, weights(ddp.getParent()).entrySet().stream()
-                    .filter(e -> w1.containsKey(e.getKey())).collect(java.util.stream.Collectors.toMap(
-                            Map.Entry::getKey, Map.Entry::getValue)), WEIGHT_TOLERANCE);
+            assertSameWeights(w1, savedWeights(ddp, w1), WEIGHT_TOLERANCE);
             assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+
+            String out3 = trainTwoRanks(agents);
+            assertThat(out3).as(variant).contains("2 processes (gloo), ddp_split agents");
+            assertSameMetrics(m1, metrics(agents.getParent()), 0);
+            assertSameWeights(w1, savedWeights(agents, w1), 0);
+            assertThat(lastLine(out3, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+            if (!variant.equals("iac-heads")) {
+                Path ckpt = agents.getParent().resolve("checkpoints/checkpoint-1");
+                List<String> parts = variant.equals("iac")
+                        ? List.of("agent_1", "critic_0", "critic_1", "value_head_0", "value_head_1")
+                        : List.of("agent_1", "critic", "value_head", "critic_optimizer.safetensors");
+                parts.forEach(part -> assertThat(ckpt.resolve(part)).as(variant + " " + part).exists());
+                Path resumed = actorCriticConfig(variant + "-agents-resumed", algorithm, "ddp",
+                        extra + "\n  ddp_split: agents");
+                trainTwoRanks(resumed, "--resume", ckpt.toString());
+                Map<String, float[]> saved1 = new TreeMap<>(w1);
+                saved1.keySet().removeIf(k -> k.startsWith("checkpoints"));
+                assertSameWeights(saved1, savedWeights(resumed, saved1), 0);
+                List<Map<String, Object>> second = metrics(resumed.getParent()); // the second epoch's events
+                assertThat(second).isNotEmpty().hasSizeLessThan(m1.size());
+                assertSameMetrics(m1.subList(m1.size() - second.size(), m1.size()), second, 0);
+            }
         }
+    }
+
+    /**
+     * A library user's {@code metrics_callback} runs on rank 0 only and is given what one process gives
+     * it: every agent's samples (prompt ids, old log-probabilities and values, reference KLs, rewards,
+     * MAAC's joint critic ids), in training and evaluation, under both splits.
+     */
+    @Test
+    void aMetricsCallbackSeesOnRankZeroTheRolloutsOfOneProcess() throws Exception {
+        for (String algorithm : List.of("iac", "maac")) {
+            Path alone = tmp.resolve(algorithm + "-callback-alone");
+            Files.createDirectories(alone);
+            List<String> cmd = new ArrayList<>(Launcher.javaCommand(ActorCriticCallbackMain.class.getName()));
+            cmd.addAll(List.of(alone.resolve("samples").toString(), algorithm, "none", "data"));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(alone.resolve("out.log").toFile())
+                    .start();
+            assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+            assertThat(p.exitValue()).as(Files.readString(alone.resolve("out.log"))).isZero();
+            String expected = Files.readString(alone.resolve("samples.rank0"));
+            assertThat(expected.lines()).hasSizeGreaterThan(8).anyMatch(l -> l.startsWith("1 "));
+            for (String split : List.of("data", "agents")) {
+                Path dir = tmp.resolve(algorithm + "-callback-" + split);
+                Files.createDirectories(dir);
+                try (RankProcesses ranks = RankProcesses.start(dir, 2, ActorCriticCallbackMain.class,
+                        dir.resolve("samples").toString(), algorithm, "ddp", split)) {
+                    for (int r = 0; r < 2; r++) {
+                        assertThat(ranks.process(r).waitFor(5, TimeUnit.MINUTES)).isTrue();
+                        assertThat(ranks.process(r).exitValue()).as("rank %d:%n%s", r, ranks.output(r)).isZero();
+                    }
+                }
+                String seen = Files.readString(dir.resolve("samples.rank0"));
+                if (split.equals("agents")) {
+                    assertThat(seen).as(algorithm + " " + split).isEqualTo(expected);
+                } else { // the data split sums each minibatch's gradient in another order: values within rounding
+                    assertThat(seen.lines().map(l -> l.split(" ", 2)[0]).toList())
+                            .isEqualTo(expected.lines().map(l -> l.split(" ", 2)[0]).toList());
+                }
+                assertThat(dir.resolve("samples.rank1")).as("the callback ran on rank 1").doesNotExist();
+            }
+        }
+    }
+
+    /** The weights a run saved that the one-process run saved too (its checkpoints aside). */
+    static Map<String, float[]> savedWeights(Path config, Map<String, float[]> like) throws IOException {
+        return weights(config.getParent()).entrySet().stream().filter(e -> like.containsKey(e.getKey()))
+                .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
     }
 
     @Test

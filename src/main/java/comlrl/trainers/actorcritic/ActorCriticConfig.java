@@ -7,6 +7,7 @@ import static comlrl.trainers.actorcritic.ActorCriticFields.NUM_GENERATIONS;
 import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
 import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
 import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
+import static comlrl.utils.TrainerFields.DDP_SPLIT;
 import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
 import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
 import static comlrl.utils.TrainerFields.LOGGING_STEPS;
@@ -151,12 +152,23 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
      * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
      * device, the first of {@code agent_devices}, else of {@code critic_devices}, else automatic;
      * "mp" places each model on its own device (agent_devices and critic_devices required) and runs
-     * per-agent work on threads; "ddp" trains with several processes, each holding every model, a
-     * minibatch's samples divided between them and the gradients summed (the data split). "auto" and
-     * anything else are rejected.
+     * per-agent work on threads; "ddp" trains with several processes, dividing the work as
+     * {@link #ddpSplit()} says. "auto" and anything else are rejected.
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);
+    }
+
+    /**
+     * {@code ddp_split} (default "data"; used with {@code parallel_training: ddp}): "data" — every
+     * process holds every model, a minibatch's samples are divided between the processes and the
+     * gradients summed before each step; "agents" — agent i's actor (IAC: with its critic or value
+     * head) lives on process i mod W only, which samples, values and updates it, and the completions,
+     * log-probabilities and values are exchanged; MAAC's shared critic is on every process, each
+     * taking the same critic steps. Either way the run trains as one process does with the same seed.
+     */
+    public comlrl.utils.DdpSplit ddpSplit() {
+        return get(DDP_SPLIT);
     }
 
     /**
@@ -259,6 +271,16 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         /** The same device for every critic. */
         public B criticDevices(String device) {
             return put(CRITIC_DEVICES, device == null ? null : List.of(device));
+        }
+
+        /** See {@link ActorCriticConfig#ddpSplit()}; null = "data". */
+        public B ddpSplit(comlrl.utils.DdpSplit split) {
+            return put(DDP_SPLIT, split == null ? comlrl.utils.DdpSplit.DATA : split);
+        }
+
+        /** "data" or "agents"; see {@link ActorCriticConfig#ddpSplit()}. */
+        public B ddpSplit(String split) {
+            return put(DDP_SPLIT, comlrl.utils.DdpSplit.parse(split));
         }
 
         /** See {@link ActorCriticConfig#discount()}. */

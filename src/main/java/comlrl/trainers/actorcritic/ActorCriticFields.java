@@ -18,6 +18,7 @@ import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
 import static comlrl.utils.TrainerFields.NUM_AGENTS;
 import static comlrl.utils.TrainerFields.NUM_TRAIN_EPOCHS;
 import static comlrl.utils.TrainerFields.NUM_TURNS;
+import static comlrl.utils.TrainerFields.DDP_SPLIT;
 import static comlrl.utils.TrainerFields.OURS;
 import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
 import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
@@ -125,6 +126,7 @@ final class ActorCriticFields {
 
     private static List<ConfigField<?>> concat(List<ConfigField<?>> reference) {
         java.util.ArrayList<ConfigField<?>> all = new java.util.ArrayList<>(reference);
+        all.add(DDP_SPLIT);
         all.addAll(OURS);
         return List.copyOf(all);
     }

@@ -81,15 +81,19 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     /**
      * Loads the separate critics (LoRA critics, {@code criticLora}, on the actors' shared base when they
-     * name the same model on the same device).
+     * name the same model on the same device), those {@code include} accepts (null for the others).
      */
-    protected AgentSet loadCritics(Builder<?> b, List<Object> sources, List<comlrl.tensor.Device> devices) {
+    protected AgentSet loadCritics(Builder<?> b, List<Object> sources, List<comlrl.tensor.Device> devices,
+            java.util.function.IntPredicate include) {
         return AgentSet.load("critic", sources, b.dtype(), devices, b.criticLoraAgents(), args.seed() ^ 0xC0FFEEL,
-                actorSet);
+                actorSet, include);
     }
-    /** The actors, with the tokenizers they use. */
+
+    /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
     protected final List<CausalLm> agents = new ArrayList<>();
     protected final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    /** Each agent's pad id (given by its owner in the agents split). */
+    private final long[] padIds;
     protected final Formatters formatters;
     protected final RewardFunction rewardFunc;
     protected final RewardProcessor rewardProcessor;
@@ -112,8 +116,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private final TrainerCheckpoint.Extension checkpointExtension;
     private final UpdateObserver observer;
     /**
-     * This process's share of a ddp run: the data split ({@link RankWork}), every model on every
-     * process; a minibatch's samples are divided between the processes and the gradients summed.
+     * This process's share of a ddp run ({@link RankWork}). Data split: every model on every process;
+     * a minibatch's samples are divided between the processes and the gradients summed. Agents split:
+     * each actor (with what is its own: IAC's critic or value head) on its owner only, which samples,
+     * values and updates it; every process gets every agent's completions, prompt ids, reference KLs
+     * and old values, so every process holds the same rollouts and buffers.
      */
     protected final RankWork work;
 
@@ -160,19 +167,21 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         AgentSet loaded = null;
         ReferencePolicy refs = null;
         try {
-            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed());
+            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed(),
+                    null, work::ownsAgent);
             for (int i = 0; i < numAgents; i++) {
                 CausalLm lm = loaded.get(i);
                 Tokenizer tok = sources.tokenizers().get(i);
-                agents.add(tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
+                agents.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
                 buffers.add(new ArrayList<>());
             }
             for (int i = 0; i < numAgents; i++) {
-                generation.add(AgentGeneration.resolve(i, agents.get(i), args.generationKwargs(), args.temperature(),
-                        args.topP(), args.topK(), args.maxNewTokens(), args.numGenerations()));
+                generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
+                        args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
+                        args.numGenerations()));
             }
             if (args.referenceKlEnabled()) {
-                refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), placement.references().isEmpty()
+                refs = new ReferencePolicy(actorModels(), placement.references().isEmpty()
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
@@ -189,6 +198,24 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
         this.actorSet = loaded;
         this.references = refs;
+        this.padIds = fromOwners(agents, CausalLm::padId);
+    }
+
+    /**
+     * {@code f} of each of {@code models}, every process getting every model's value from the process
+     * that holds it (in the agents split {@code models} holds nulls for the others' models).
+     */
+    protected final long[] fromOwners(List<CausalLm> models, java.util.function.ToLongFunction<CausalLm> f) {
+        List<long[]> mine = new ArrayList<>();
+        for (CausalLm m : models) {
+            mine.add(m == null ? null : new long[] {f.applyAsLong(m)});
+        }
+        return work.fromOwners(mine, RankWork.LONGS).stream().mapToLong(v -> v[0]).toArray();
+    }
+
+    /** Agent {@code i}'s pad id, known to every process. */
+    protected final long padId(int i) {
+        return padIds[i];
     }
 
     /** Checks a builder's common arguments before any model loads. */
@@ -231,6 +258,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** Whether different agents' buffers may be updated at the same time (their models are disjoint). */
     protected abstract boolean parallelUpdates();
 
+    /**
+     * Whether, in the agents split, every process runs every agent's minibatch updates (a critic every
+     * process holds takes its steps on every agent's samples; only an actor's owner steps the actor)
+     * rather than only its own agents'.
+     */
+    protected boolean updatesEveryAgent() {
+        return false;
+    }
+
     /** Whether logged returns are discounted ({@code G_t = r'_t + γ G_{t+1}}) or suffix sums. */
     protected abstract boolean discountedReturns();
 
@@ -253,7 +289,10 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return envStep;
     }
 
-    /** Each actor's causal LM (a shared value head, if any, is not part of it). */
+    /**
+     * Each actor's causal LM (a shared value head, if any, is not part of it); in a ddp run with the
+     * agents split, null for the agents other processes hold.
+     */
     @Override
     public List<CausalLm> policies() {
         return Collections.unmodifiableList(agents);
@@ -487,7 +526,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
         List<long[]> promptIds = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
-            promptIds.add(promptEncoder.encode(agents.get(i), prompts.get(i)));
+            promptIds.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), prompts.get(i)));
         }
         List<List<Completion>> outs = Rollouts.generateOne(agents, executor, promptIds,
                 i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds, work);
@@ -496,7 +535,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         double[][] logprobs = new double[numAgents][k];
         double[][] kls = new double[numAgents][k];
         for (int i = 0; i < numAgents; i++) {
-            long pad = agents.get(i).padId();
+            long pad = padIds[i];
             List<long[]> ys = new ArrayList<>();
             List<String> ts = new ArrayList<>();
             for (int g = 0; g < k; g++) {
@@ -512,15 +551,47 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
             responses.add(ys);
             texts.add(ts);
-            if (references != null) {
+            if (references != null && agents.get(i) != null) {
                 kls[i] = references.kls(i, agents.get(i).model(), promptIds.get(i), ys, pad);
             }
         }
         CriticValues critic = criticValues(t, prompts, promptIds, responses, texts);
+        if (work.distributed() && !work.splitsRows()) { // agents split: every agent's rows from its owner
+            List<OwnedRow> mine = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                mine.add(agents.get(i) == null ? null : new OwnedRow(promptIds.get(i), kls[i], critic.values()[i]));
+            }
+            List<OwnedRow> all = work.fromOwners(mine, OWNED_ROW);
+            double[][] values = new double[numAgents][];
+            for (int i = 0; i < numAgents; i++) {
+                promptIds.set(i, all.get(i).promptIds());
+                kls[i] = all.get(i).kls();
+                values[i] = all.get(i).values();
+            }
+            critic = new CriticValues(values, critic.jointIds());
+        }
         double[][] rewards = work.onMain("computing the rewards of " + itemLabel,
                 () -> (eval ? evalRewarder : rewarder).rewardMatrix(item, texts, itemLabel), RankWork.DOUBLE_MATRIX);
         return new Turn(prompts, promptIds, responses, texts, logprobs, kls, critic, rewards);
     }
+
+    /** What an agent's owner alone computes of a turn (the agents split). */
+    private record OwnedRow(long[] promptIds, double[] kls, double[] values) {
+    }
+
+    private static final RankWork.Codec<OwnedRow> OWNED_ROW = new RankWork.Codec<>() {
+        @Override
+        public void write(java.io.DataOutputStream out, OwnedRow r) throws java.io.IOException {
+            RankWork.LONGS.write(out, r.promptIds());
+            RankWork.DOUBLES.write(out, r.kls());
+            RankWork.DOUBLES.write(out, r.values());
+        }
+
+        @Override
+        public OwnedRow read(java.io.DataInputStream in) throws java.io.IOException {
+            return new OwnedRow(RankWork.LONGS.read(in), RankWork.DOUBLES.read(in), RankWork.DOUBLES.read(in));
+        }
+    };
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss}). */
     private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
@@ -598,6 +669,42 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
     }
 
+    /** An agent's drain statistics by turn. */
+    private static final RankWork.Codec<Map<Integer, TurnStats>> TURN_STATS = new RankWork.Codec<>() {
+        @Override
+        public void write(java.io.DataOutputStream out, Map<Integer, TurnStats> byTurn) throws java.io.IOException {
+            out.writeInt(byTurn.size());
+            for (Map.Entry<Integer, TurnStats> e : byTurn.entrySet()) {
+                TurnStats st = e.getValue();
+                out.writeInt(e.getKey());
+                RankWork.DOUBLES.write(out, new double[] {st.reward, st.returns, st.kl, st.penalty, st.policyLoss,
+                    st.valueLoss});
+                out.writeInt(st.samples);
+                out.writeInt(st.minibatches);
+            }
+        }
+
+        @Override
+        public Map<Integer, TurnStats> read(java.io.DataInputStream in) throws java.io.IOException {
+            Map<Integer, TurnStats> byTurn = new TreeMap<>();
+            for (int n = in.readInt(); n > 0; n--) {
+                TurnStats st = new TurnStats();
+                int turn = in.readInt();
+                double[] v = RankWork.DOUBLES.read(in);
+                st.reward = v[0];
+                st.returns = v[1];
+                st.kl = v[2];
+                st.penalty = v[3];
+                st.policyLoss = v[4];
+                st.valueLoss = v[5];
+                st.samples = in.readInt();
+                st.minibatches = in.readInt();
+                byTurn.put(turn, st);
+            }
+            return byTurn;
+        }
+    };
+
     /**
      * Updates the given agents from their buffers (concurrently on their own threads when the
      * subclass allows it and agents run in parallel), then logs one event: per-agent keys and their
@@ -615,9 +722,17 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             shuffleSeeds.put(i, seeds.next());
         }
         List<Integer> order = new ArrayList<>(taken.keySet());
-        Function<Integer, Map<Integer, TurnStats>> work = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
-        List<Map<Integer, TurnStats>> results = parallelUpdates() && executor.parallel()
-                ? executor.map(order, work::apply) : order.stream().map(work).toList();
+        // the agents split: each process updates its agents (and MAAC's every process its critic copy)
+        List<Integer> here = updatesEveryAgent() ? order : order.stream().filter(work::ownsAgent).toList();
+        Function<Integer, Map<Integer, TurnStats>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
+        List<Map<Integer, TurnStats>> computed = parallelUpdates() && executor.parallel()
+                ? executor.map(here, update::apply) : here.stream().map(update).toList();
+        List<Map<Integer, TurnStats>> mine = new ArrayList<>(Collections.nCopies(numAgents, null));
+        for (int j = 0; j < here.size(); j++) {
+            mine.set(here.get(j), computed.get(j));
+        }
+        List<Map<Integer, TurnStats>> byAgent = work.fromOwners(mine, TURN_STATS); // the owners' statistics
+        List<Map<Integer, TurnStats>> results = order.stream().map(byAgent::get).toList();
         Map<String, Double> perAgent = new LinkedHashMap<>();
         Map<String, List<Double>> aggregate = new LinkedHashMap<>();
         for (int j = 0; j < order.size(); j++) {
@@ -895,8 +1010,13 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
     }
 
-    /** Shape groups of models for {@link TrainerCheckpoint}. */
-    protected List<DecoderLm> actorModels() {
-        return agents.stream().map(CausalLm::model).toList();
+    /** Each actor's model (null for the agents other processes hold). */
+    protected final List<DecoderLm> actorModels() {
+        return modelsOf(agents);
+    }
+
+    /** Each of {@code lms}' models, null for a null. */
+    protected static List<DecoderLm> modelsOf(List<CausalLm> lms) {
+        return lms.stream().map(a -> a == null ? null : a.model()).toList();
     }
 }

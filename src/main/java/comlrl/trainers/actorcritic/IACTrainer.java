@@ -11,7 +11,6 @@ import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.RankWork;
-import comlrl.utils.DdpSplit;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -70,7 +69,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         }
         ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        RankWork work = RankWork.forRun(c.parallelTraining(), DdpSplit.DATA, c.numAgents(), b.distributed());
+        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
             return new IACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
         } catch (RuntimeException | Error e) {
@@ -86,19 +85,38 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         AgentSet loaded = null;
         try {
             if (c.useSeparateCritic()) {
-                loaded = loadCritics(b, sources.critics(), placement.critics());
+                loaded = loadCritics(b, sources.critics(), placement.critics(), work::ownsAgent);
                 for (int i = 0; i < numAgents; i++) {
-                    requireVocabulary(i, loaded.get(i));
+                    if (loaded.get(i) != null) {
+                        requireVocabulary(i, loaded.get(i));
+                    }
                 }
             }
+            List<CausalLm> backbones = c.useSeparateCritic() ? loaded.models() : agents;
+            // every head's hidden size, so that each process draws the heads' initial values in one order
+            long[] inputs = fromOwners(backbones, lm -> lm.model().config().hiddenSize());
+            Integer width = c.useSeparateCritic() ? c.criticValueHeadHiddenDim() : c.valueHeadHiddenDim();
             try (Rng rng = new Rng(c.seed() ^ 0x5EEDC0FFEEL)) {
                 for (int i = 0; i < numAgents; i++) {
-                    DecoderLm backbone = c.useSeparateCritic() ? loaded.get(i).model() : agents.get(i).model();
-                    Integer width = c.useSeparateCritic() ? c.criticValueHeadHiddenDim() : c.valueHeadHiddenDim();
-                    heads.add(ValueHead.forBackbone(backbone, width == null ? 0 : width, rng));
+                    if (backbones.get(i) != null) {
+                        heads.add(ValueHead.forBackbone(backbones.get(i).model(), width == null ? 0 : width, rng));
+                    } else { // another process's head: the same draws, kept nowhere
+                        ValueHead.create((int) inputs[i], width == null ? 0 : width, comlrl.tensor.DType.F32,
+                                comlrl.tensor.Device.CPU, rng).close();
+                        heads.add(null);
+                    }
                 }
             }
             for (int i = 0; i < numAgents; i++) {
+                if (agents.get(i) == null) { // the agents split: another process's agent
+                    actorOptimizers.add(null);
+                    actorsWithHeads.add(null);
+                    if (c.useSeparateCritic()) {
+                        criticOptimizers.add(null);
+                        criticsWithHeads.add(null);
+                    }
+                    continue;
+                }
                 List<Tensor> actorParams = new ArrayList<>(agents.get(i).model().parameters());
                 if (!c.useSeparateCritic()) {
                     actorParams.addAll(heads.get(i).parameters());
@@ -116,19 +134,16 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 loaded.requireOutside(outputDir, "output_dir");
             }
         } catch (RuntimeException | Error e) {
-            actorOptimizers.forEach(AdamW::close);
-            criticOptimizers.forEach(AdamW::close);
-            heads.forEach(ValueHead::close);
+            closeAll();
             closeCritics(loaded);
             super.close();
             throw e;
         }
         this.criticSet = loaded;
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
-        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels()));
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels(), work));
         if (criticSet != null) {
-            shapes.add(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic",
-                    criticSet.models().stream().map(CausalLm::model).toList()));
+            shapes.add(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", modelsOf(criticSet.models()), work));
         }
         initCheckpoint(shapes, checkpointParts());
     }
@@ -147,6 +162,9 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue; // the agents split: its owner writes and restores it
+            }
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
                     actorOptimizers.get(i)));
@@ -179,12 +197,18 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         return config;
     }
 
-    /** The actors; each carries its value head when {@code use_separate_critic} is false. */
+    /**
+     * The actors; each carries its value head when {@code use_separate_critic} is false. In a ddp run
+     * with the agents split, null for the agents other processes hold.
+     */
     public List<CausalLmWithValueHead> agents() {
         return Collections.unmodifiableList(actorsWithHeads);
     }
 
-    /** The separate critics with their value heads (empty with value heads on the actors). */
+    /**
+     * The separate critics with their value heads (empty with value heads on the actors); null for
+     * other processes' agents in the agents split.
+     */
     public List<CausalLmWithValueHead> critics() {
         return Collections.unmodifiableList(criticsWithHeads);
     }
@@ -196,9 +220,12 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             List<List<long[]>> responses, List<List<String>> texts) {
         boolean q = config.criticType().readsResponse();
         List<double[]> values = executor.map(i -> {
+            if (agents.get(i) == null) {
+                return null; // the agents split: its owner values it
+            }
             int k = responses.get(i).size();
             DecoderLm model = criticModel(i);
-            long pad = agents.get(i).padId();
+            long pad = padId(i);
             if (q) {
                 for (int g = 0; g < k; g++) {
                     if (responses.get(i).get(g).length == 0) {
@@ -255,7 +282,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     @Override
     protected UpdateResult update(int agent, List<RolloutSample> mb) {
         boolean q = config.criticType().readsResponse();
-        long pad = agents.get(agent).padId();
+        long pad = padId(agent);
         DecoderLm actor = agents.get(agent).model();
         ValueHead head = heads.get(agent);
         List<RolloutSample> mine = local(mb); // a ddp process's share; every sample in one process
@@ -333,7 +360,12 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         if (criticSet != null) {
             criticSet.requireOutside(dir, "the save directory");
         }
-        for (int i = 0; i < numAgents && work.isMain(); i++) { // a ddp run: rank 0 writes (every process holds every model)
+        // a ddp run: rank 0 writes every agent (data split), or each process its own (agents split)
+        boolean writes = work.isMain() || !work.splitsRows();
+        for (int i = 0; i < numAgents && writes; i++) {
+            if (agents.get(i) == null) {
+                continue;
+            }
             Path actorDir = numAgents == 1 ? dir : dir.resolve("agent_" + i);
             agents.get(i).save(actorDir);
             if (criticSet == null) {
@@ -363,6 +395,9 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         for (int i = 0; i < numAgents; i++) {
             Path actorDir = numAgents == 1 ? savedDir : savedDir.resolve("agent_" + i);
             Path headDir = criticSet == null ? actorDir : actorDir.resolve("critic");
+            if (heads.get(i) == null) {
+                continue; // the agents split: its owner restores it
+            }
             ValueHeads.requireInfo(headDir, config.criticType(),
                     criticSet == null ? "value_head_hidden_dim" : "critic_value_head_hidden_dim");
             heads.get(i).restore(headDir);
@@ -371,11 +406,16 @@ public final class IACTrainer extends ActorCriticTrainerBase {
 
     @Override
     public void close() {
-        actorOptimizers.forEach(AdamW::close);
-        criticOptimizers.forEach(AdamW::close);
-        heads.forEach(ValueHead::close);
+        closeAll();
         closeCritics(criticSet);
         super.close();
+    }
+
+    /** The optimizers and heads (null for other processes' agents in the agents split). */
+    private void closeAll() {
+        actorOptimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
+        criticOptimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
+        heads.stream().filter(java.util.Objects::nonNull).forEach(ValueHead::close);
     }
 
     private static void closeCritics(AgentSet set) {

@@ -9,7 +9,6 @@ import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.RankWork;
-import comlrl.utils.DdpSplit;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -55,7 +54,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         requireCommon(b, ALGORITHM_NAME);
         ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        RankWork work = RankWork.forRun(c.parallelTraining(), DdpSplit.DATA, c.numAgents(), b.distributed());
+        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
             return new MAACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
         } catch (RuntimeException | Error e) {
@@ -72,8 +71,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         ValueHead made = null;
         AdamW criticOpt = null;
         try {
-            loaded = loadCritics(b, sources.critics(), placement.critics());
-            long vocab = agents.get(0).tokenizer().vocabSize();
+            loaded = loadCritics(b, sources.critics(), placement.critics(), i -> true); // on every process
+            long vocab = fromOwners(agents, lm -> lm.tokenizer().vocabSize())[0];
             if (loaded.get(0).model().config().vocabSize() < vocab) {
                 throw new IllegalArgumentException("The MAAC critic (" + loaded.get(0).source() + ") has vocab_size "
                         + loaded.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
@@ -83,16 +82,17 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             try (Rng rng = new Rng(c.seed() ^ 0x5EEDC0FFEEL)) {
                 made = ValueHead.forBackbone(loaded.get(0).model(), width == null ? 0 : width, rng);
             }
-            for (int i = 0; i < numAgents; i++) {
-                actorOptimizers.add(new AdamW(agents.get(i).model().parameters(), c.agentLearningRate(), 0.01));
-                actorsView.add(new CausalLmWithValueHead(agents.get(i), null));
+            for (int i = 0; i < numAgents; i++) { // null for another process's agent (the agents split)
+                actorOptimizers.add(agents.get(i) == null ? null
+                        : new AdamW(agents.get(i).model().parameters(), c.agentLearningRate(), 0.01));
+                actorsView.add(agents.get(i) == null ? null : new CausalLmWithValueHead(agents.get(i), null));
             }
             List<Tensor> params = new ArrayList<>(loaded.get(0).model().parameters());
             params.addAll(made.parameters());
             criticOpt = new AdamW(params, c.criticLearningRate(), 0.01);
             loaded.requireOutside(outputDir, "output_dir");
         } catch (RuntimeException | Error e) {
-            actorOptimizers.forEach(AdamW::close);
+            closeActorOptimizers();
             if (criticOpt != null) {
                 criticOpt.close();
             }
@@ -111,14 +111,20 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         this.criticsView = List.of(new CausalLmWithValueHead(criticSet.get(0), head));
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue; // the agents split: its owner writes and restores it
+            }
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
                     actorOptimizers.get(i)));
         }
-        parts.put("critic", TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0)));
-        parts.put("critic_optimizer", TrainerCheckpoint.optimizer("critic_optimizer.safetensors", criticOptimizer));
-        parts.put("value_head", IACTrainer.valueHeadPart("value_head", head));
-        initCheckpoint(List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels()),
+        // every process holds the same critic: rank 0 writes it, every process restores it
+        parts.put("critic", TrainerCheckpoint.writtenByMain(
+                TrainerCheckpoint.weights("critic", "the critic", criticSet.get(0)), work));
+        parts.put("critic_optimizer", TrainerCheckpoint.writtenByMain(
+                TrainerCheckpoint.optimizer("critic_optimizer.safetensors", criticOptimizer), work));
+        parts.put("value_head", TrainerCheckpoint.writtenByMain(IACTrainer.valueHeadPart("value_head", head), work));
+        initCheckpoint(List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels(), work),
                 TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", List.of(criticSet.get(0).model()))), parts);
     }
 
@@ -126,7 +132,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         return config;
     }
 
-    /** The actors (no value heads). */
+    /** The actors (no value heads); null for other processes' agents in the agents split. */
     public List<CausalLmWithValueHead> agents() {
         return Collections.unmodifiableList(actorsView);
     }
@@ -162,21 +168,13 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             List<List<long[]>> responses, List<List<String>> texts) {
         boolean q = config.criticType().readsResponse();
         int k = texts.get(0).size();
-        CausalLm tokenizerOwner = agents.get(0);
-        List<long[]> joint = new ArrayList<>();
-        for (int g = 0; g < k; g++) {
-            List<String> actions = null;
-            if (q) {
-                actions = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    actions.add(texts.get(i).get(g));
-                }
-            }
-            joint.add(tokenizerOwner.encode(criticInput(prompts, actions)));
-        }
+        // agent 0's tokenizer encodes the critic's input; in the agents split rank 0 (agent 0's) encodes it for all
+        List<long[]> joint = agents.get(0) != null && (!work.distributed() || work.splitsRows())
+                ? jointIds(prompts, texts, q, k) : work.onMain("encoding the critic's input of a turn",
+                        () -> jointIds(prompts, texts, q, k), RankWork.listOf(RankWork.LONGS));
         int rows = q ? k : 1;
         double[] v = IACTrainer.valuesOf(criticSet.get(0).model(), head, joint.subList(0, rows),
-                Collections.nCopies(rows, new long[0]), tokenizerOwner.padId(), k);
+                Collections.nCopies(rows, new long[0]), padId(0), k);
         double[][] values = new double[numAgents][];
         for (int i = 0; i < numAgents; i++) {
             values[i] = v.clone();
@@ -188,9 +186,31 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         return new CriticValues(values, perGeneration);
     }
 
+    /** The critic's input ids per generation g (agent 0's tokenizer). */
+    private List<long[]> jointIds(List<String> prompts, List<List<String>> texts, boolean q, int k) {
+        List<long[]> joint = new ArrayList<>();
+        for (int g = 0; g < k; g++) {
+            List<String> actions = null;
+            if (q) {
+                actions = new ArrayList<>();
+                for (int i = 0; i < numAgents; i++) {
+                    actions.add(texts.get(i).get(g));
+                }
+            }
+            joint.add(agents.get(0).encode(criticInput(prompts, actions)));
+        }
+        return joint;
+    }
+
     @Override
     protected boolean parallelUpdates() {
         return false; // one critic for every agent
+    }
+
+    /** Every process steps its copy of the critic on every agent's minibatches (the agents split). */
+    @Override
+    protected boolean updatesEveryAgent() {
+        return true;
     }
 
     @Override
@@ -204,14 +224,15 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         List<RolloutSample> mine = local(mb); // a ddp process's share; every sample in one process
         double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
         double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
-        double actorLoss = actorStep(agent, mb, actorOptimizers.get(agent));
+        // the agents split: only the actor's owner steps it (the others' actor_loss is not used)
+        double actorLoss = agents.get(agent) == null ? Double.NaN : actorStep(agent, mb, actorOptimizers.get(agent));
         criticOptimizer.zeroGrad();
         double valueLoss;
         double coef = config.valueLossCoef();
         try (Scope s = Scope.open()) {
             double loss = mine.isEmpty() ? 0 : Scorer.backward(criticSet.get(0).model(),
                     mine.stream().map(RolloutSample::jointInputIds).toList(), Collections.nCopies(mine.size(), new long[0]),
-                    agents.get(0).padId(), false, sc -> {
+                    padId(0), false, sc -> {
                         long len = sc.hidden().size(1);
                         Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat();
                         return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, old, null), n).mul(coef);
@@ -232,10 +253,12 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     public void saveModel(Path dir) {
         requireOutsideModels(dir, "the save directory");
         criticSet.requireOutside(dir, "the save directory");
-        if (work.isMain()) { // a ddp run: rank 0 writes (every process holds every model)
-            for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < numAgents; i++) { // a ddp run: rank 0 (data split) or each agent's owner (agents split)
+            if (agents.get(i) != null && (work.isMain() || !work.splitsRows())) {
                 agents.get(i).save(dir.resolve("agent_" + i));
             }
+        }
+        if (work.isMain()) { // the critic, which every process holds
             Path criticDir = dir.resolve("critic");
             criticSet.get(0).save(criticDir);
             head.save(criticDir);
@@ -256,9 +279,13 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         head.restore(dir);
     }
 
+    private void closeActorOptimizers() {
+        actorOptimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
+    }
+
     @Override
     public void close() {
-        actorOptimizers.forEach(AdamW::close);
+        closeActorOptimizers();
         if (criticOptimizer != null) {
             criticOptimizer.close();
         }

@@ -267,6 +267,23 @@ public final class RankWork implements AutoCloseable {
     }
 
     /**
+     * Per agent, its owner's value: {@code mine.get(i)} is this rank's value of agent i, null for the
+     * agents other ranks hold (the agents split); every rank gets every agent's. In one process and
+     * with the data split (every rank holds every agent) {@code mine} itself.
+     */
+    public <T> List<T> fromOwners(List<T> mine, Codec<T> element) {
+        if (context == null || splitsRows()) {
+            return mine;
+        }
+        List<List<T>> byRank = gather(mine, listOf(nullable(element)));
+        List<T> out = new ArrayList<>();
+        for (int i = 0; i < mine.size(); i++) {
+            out.add(byRank.get(ownerOf(i)).get(i));
+        }
+        return out;
+    }
+
+    /**
      * Element-wise sums over the ranks (exact where each element is non-zero on one rank only:
      * values filled in by their owner, zeros elsewhere).
      */
@@ -410,6 +427,37 @@ public final class RankWork implements AutoCloseable {
             return v;
         }
     };
+
+    /** A long array. */
+    public static final Codec<long[]> LONGS = new Codec<>() {
+        @Override
+        public void write(DataOutputStream out, long[] v) throws IOException {
+            writeLongs(out, v);
+        }
+
+        @Override
+        public long[] read(DataInputStream in) throws IOException {
+            return readLongs(in);
+        }
+    };
+
+    /** {@code element}'s values or null. */
+    public static <T> Codec<T> nullable(Codec<T> element) {
+        return new Codec<>() {
+            @Override
+            public void write(DataOutputStream out, T v) throws IOException {
+                out.writeBoolean(v != null);
+                if (v != null) {
+                    element.write(out, v);
+                }
+            }
+
+            @Override
+            public T read(DataInputStream in) throws IOException {
+                return in.readBoolean() ? element.read(in) : null;
+            }
+        };
+    }
 
     /** A list of values of {@code element}'s kind. */
     public static <T> Codec<List<T>> listOf(Codec<T> element) {

@@ -10,6 +10,7 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +52,20 @@ public final class TrainerCheckpoint {
         /** The shapes of {@code models}. */
         public static ShapeGroup of(String key, String label, List<DecoderLm> models) {
             return new ShapeGroup(key, label, models.stream().map(TrainerCheckpoint::shapeOf).toList());
+        }
+
+        /**
+         * The shapes of {@code models}, of which this process may hold only its own (null for the
+         * models other processes hold, the agents split): each model's owner gives its shape.
+         */
+        @SuppressWarnings("unchecked")
+        public static ShapeGroup of(String key, String label, List<DecoderLm> models, RankWork work) {
+            List<Object> mine = new ArrayList<>();
+            for (DecoderLm m : models) {
+                mine.add(m == null ? null : shapeOf(m));
+            }
+            return new ShapeGroup(key, label, work.fromOwners(mine, RankWork.JSON).stream()
+                    .map(shape -> (Map<String, Object>) shape).toList());
         }
     }
 
@@ -217,6 +232,26 @@ public final class TrainerCheckpoint {
             Map<String, ?> typed = (Map<String, ?>) m;
             e.getValue().loadStateDict(typed);
         }
+    }
+
+    /**
+     * {@code part} of a state every process of a ddp run holds alike (MAAC's critic in the agents
+     * split): rank 0 writes it, every process restores it.
+     */
+    public static Part writtenByMain(Part part, RankWork work) {
+        return new Part() {
+            @Override
+            public void save(Path dir) {
+                if (work.isMain()) {
+                    part.save(dir);
+                }
+            }
+
+            @Override
+            public void restore(Path dir) {
+                part.restore(dir);
+            }
+        };
     }
 
     /** What a checkpoint's weights must fit: the architecture and every size of the model. */

@@ -171,7 +171,7 @@ public class MAGRPOTrainer implements Trainer {
         this.optimizers = new ArrayList<>();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
-        List<Map<String, Object>> shapes = null;
+        TrainerCheckpoint.ShapeGroup shapes = null;
         try {
             for (int i = 0; i < count; i++) {
                 buffers.add(new ArrayList<>());
@@ -192,7 +192,8 @@ public class MAGRPOTrainer implements Trainer {
             }
             metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
                     described), work.isMain());
-            shapes = agentShapes();
+            shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
+                    agents.stream().map(a -> a == null ? null : a.model()).toList(), work);
         } catch (RuntimeException | Error e) {
             closeModels();
             throw e;
@@ -205,36 +206,11 @@ public class MAGRPOTrainer implements Trainer {
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
                 args.externalPromptPassthrough()).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(new TrainerCheckpoint.ShapeGroup("model_shapes", "agent", shapes)),
+                List.of(shapes),
                 checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
                 seeds, logger).in(work).extendedBy(b.checkpointExtension());
-    }
-
-    /**
-     * Every agent's shape ({@link TrainerCheckpoint#shapeOf}); in the agents split each process
-     * gives those of its agents.
-     */
-    private List<Map<String, Object>> agentShapes() {
-        List<Object> mine = new ArrayList<>();
-        for (CausalLm a : agents) {
-            mine.add(a == null ? null : TrainerCheckpoint.shapeOf(a.model()));
-        }
-        if (!work.distributed() || work.splitsRows()) {
-            return mine.stream().map(m -> castShape(m)).toList();
-        }
-        List<Map<String, Object>> all = new ArrayList<>();
-        List<Object> byRank = work.gather(mine, RankWork.JSON);
-        for (int i = 0; i < numAgents; i++) {
-            all.add(castShape(((List<?>) byRank.get(work.ownerOf(i))).get(i)));
-        }
-        return all;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> castShape(Object shape) {
-        return (Map<String, Object>) shape;
     }
 
     /**

@@ -217,6 +217,12 @@ class ActorCriticConfigTest {
                 .isEqualTo(ParallelTraining.DDP);
         assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "ddp", "agent_devices", List.of("cuda:1"))))
                 .hasMessageContaining("parallel_training=\"ddp\" puts every model of a process on that process's device");
+        assertThat(kind.builder().get().build().ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.DATA);
+        assertThat(kind.fromMap().apply(Map.of("parallel_training", "ddp", "ddp_split", " Agents ")).ddpSplit())
+                .isEqualTo(comlrl.utils.DdpSplit.AGENTS);
+        assertThat(kind.fromMap().apply(Map.of("ddp_split", "agents")).toMap()).containsEntry("ddp_split", "agents");
+        assertThatThrownBy(() -> kind.fromMap().apply(Map.of("ddp_split", "rows")))
+                .hasMessageContaining("ddp_split must be \"data\"");
         ActorCriticConfig mp = kind.builder().get().parallelTraining(ParallelTraining.MP)
                 .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices("cuda:2").build();
         assertThat(mp.parallelTraining()).isEqualTo(ParallelTraining.MP);

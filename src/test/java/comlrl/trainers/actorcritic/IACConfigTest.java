@@ -24,8 +24,8 @@ class IACConfigTest {
         assertThat(c.valueHeadHiddenDim()).isNull();
         assertThat(c.discount()).isEqualTo(0.9);
         assertThat(c.algorithmName()).isEqualTo("IAC");
-        assertThat(IACConfig.keys()).hasSize(37).startsWith("agent_learning_rate", "critic_learning_rate")
-                .endsWith("reference_devices", "seed", "gradient_checkpointing", "generation_kwargs",
+        assertThat(IACConfig.keys()).hasSize(38).startsWith("agent_learning_rate", "critic_learning_rate")
+                .endsWith("reference_devices", "ddp_split", "seed", "gradient_checkpointing", "generation_kwargs",
                         "skip_nonfinite_samples", "save_total_limit");
     }
 
@@ -105,7 +105,8 @@ class IACConfigTest {
     @Test
     void toMapWritesEnumsAsConfigStrings() {
         assertThat(IACConfig.builder().criticType("q").build().toMap())
-                .hasSize(37)
+                .hasSize(38)
+                .containsEntry("ddp_split", "data")
                 .containsEntry("critic_type", "q")
                 .containsEntry("parallel_training", "none")
                 .containsEntry("value_clip_range", 0.2)
