@@ -118,7 +118,7 @@ final class TrainCommand implements Callable<Integer> {
             if (processes != null && main) {
                 System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
                         + (run.args != null ? run.args.ddpSplit() : run.acArgs != null ? run.acArgs.ddpSplit()
-                        : comlrl.utils.DdpSplit.DATA));
+                        : run.prefArgs.ddpSplit()));
             }
             return train(run, resumeFrom, pbrlResume, main, processes);
         }

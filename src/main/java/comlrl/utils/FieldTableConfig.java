@@ -359,6 +359,19 @@ public abstract class FieldTableConfig {
             return put(PARALLEL_TRAINING, ParallelTraining.parse(parallelTraining));
         }
 
+        /**
+         * Null = "data". See the config's {@code ddpSplit()} (IAC, MAAC, MADPO and MARLHF; the
+         * iterative configs have no such field).
+         */
+        public B ddpSplit(DdpSplit split) {
+            return put(TrainerFields.DDP_SPLIT, split == null ? DdpSplit.DATA : split);
+        }
+
+        /** "data" or "agents"; see {@link #ddpSplit(DdpSplit)}. */
+        public B ddpSplit(String split) {
+            return put(TrainerFields.DDP_SPLIT, DdpSplit.parse(split));
+        }
+
         /** One device per actor, or one to broadcast; null = automatic. */
         public B agentDevices(List<String> agentDevices) {
             return put(AGENT_DEVICES, copy(agentDevices));

@@ -471,8 +471,34 @@ class DdpTrainingTest {
         }
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
         // the preference set rank 0 checkpointed is the one-process run's
+        String pairs1 = Files.readString(configs[0].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json"));
         assertThat(Files.readString(configs[1].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json")))
-                .isEqualTo(Files.readString(configs[0].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json")));
+                .isEqualTo(pairs1);
+
+        // the agents split: each process samples, scores (policy and frozen reference) and steps its agent
+        Path agents = runFile("madpo-agents", "algorithm: madpo", 0.2, args.formatted("ddp") + "  ddp_split: agents\n", "");
+        String out3 = trainTwoRanks(agents);
+        assertThat(out3).contains("2 processes (gloo), ddp_split agents");
+        assertSameMetrics(m1, metrics(agents.getParent()), 0);
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(configs[0].getParent().resolve(agent)), weights(agents.getParent().resolve(agent)), 0);
+        }
+        assertThat(lastLine(out3, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+        Path ckpt = agents.getParent().resolve("checkpoints/checkpoint-1");
+        assertThat(Files.readString(ckpt.resolve("preference_pairs.json"))).isEqualTo(pairs1);
+        assertThat(ckpt.resolve("agent_1")).isDirectory();
+        // its checkpoint (agent 1 written by rank 1, the pairs by rank 0) resumes on both processes as the
+        // one-process checkpoint resumes in one process (a resumed MADPO run evaluates first, so not as the
+        // uninterrupted run)
+        Path resumedAlone = runFile("madpo-alone-resumed", "algorithm: madpo", 0.2, args.formatted("none"), "");
+        trainAlone(resumedAlone, "--resume", configs[0].getParent().resolve("checkpoints/checkpoint-1").toString());
+        Path resumed = runFile("madpo-agents-resumed", "algorithm: madpo", 0.2,
+                args.formatted("ddp") + "  ddp_split: agents\n", "");
+        trainTwoRanks(resumed, "--resume", ckpt.toString());
+        for (String agent : List.of("agent_0", "agent_1")) { // each run's directory held its config: resume-*
+            assertSameWeights(weights(resumedAlone.getParent().resolve("resume-checkpoint-1/" + agent)),
+                    weights(resumed.getParent().resolve("resume-checkpoint-1/" + agent)), 0);
+        }
     }
 
     @Test
@@ -512,6 +538,17 @@ class DdpTrainingTest {
                     WEIGHT_TOLERANCE);
         }
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+
+        // the agents split: the preference set and the RL stage split by agent, the reward model on both
+        Path agents = runFile("marlhf-agents", "algorithm: marlhf", 0.2, args.formatted("ddp") + "  ddp_split: agents\n",
+                "");
+        String out3 = trainTwoRanks(agents);
+        assertThat(out3).contains("2 processes (gloo), ddp_split agents").containsOnlyOnce("Reward model: ");
+        assertSameMetrics(m1, metrics(agents.getParent()), 0);
+        for (String dir : List.of("agent_0", "agent_1", "reward_model")) {
+            assertSameWeights(weights(alone.getParent().resolve(dir)), weights(agents.getParent().resolve(dir)), 0);
+        }
+        assertThat(lastLine(out3, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
     }
 
     @Test

@@ -273,16 +273,6 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
             return put(CRITIC_DEVICES, device == null ? null : List.of(device));
         }
 
-        /** See {@link ActorCriticConfig#ddpSplit()}; null = "data". */
-        public B ddpSplit(comlrl.utils.DdpSplit split) {
-            return put(DDP_SPLIT, split == null ? comlrl.utils.DdpSplit.DATA : split);
-        }
-
-        /** "data" or "agents"; see {@link ActorCriticConfig#ddpSplit()}. */
-        public B ddpSplit(String split) {
-            return put(DDP_SPLIT, comlrl.utils.DdpSplit.parse(split));
-        }
-
         /** See {@link ActorCriticConfig#discount()}. */
         public B discount(double discount) {
             return put(DISCOUNT, discount);

@@ -66,7 +66,10 @@ public final class MADPOTrainer implements Trainer {
     private final AgentSet actors;
     private final List<CausalLm> agents;
     private final List<AdamW> optimizers = new ArrayList<>();
-    /** This process's share of a ddp run (the data split: pairs of a batch divided, gradients summed). */
+    /**
+     * This process's share of a ddp run: the data split (pairs of a batch divided, gradients summed)
+     * or the agents split (each agent's sequence log-probabilities and step on its owner).
+     */
     private final RankWork work;
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final Formatters formatters;
@@ -134,33 +137,37 @@ public final class MADPOTrainer implements Trainer {
         this.output = new ResumeOutput(b.outputDir());
 
         this.seeds = new SeedStream(args.seed());
-        this.work = RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA, count, b.distributed());
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
                 work.device());
         try {
-            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed());
+            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
+                    work::ownsAgent);
         } catch (RuntimeException | Error e) {
             work.close();
             throw e;
         }
-        this.agents = actors.models();
+        this.agents = actors.models(); // in the agents split, null for the agents of other processes
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
         ReferencePolicy refs = null;
         try {
+            List<Object> described = new ArrayList<>();
             for (int i = 0; i < count; i++) {
-                generation.add(AgentGeneration.resolve(i, agents.get(i), args.generationKwargs(), args.temperature(),
-                        args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
-                optimizers.add(new AdamW(agents.get(i).model().parameters(), args.agentLearningRate(), 0.01));
+                CausalLm a = agents.get(i);
+                generation.add(a == null ? null : AgentGeneration.resolve(i, a, args.generationKwargs(),
+                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
+                optimizers.add(a == null ? null : new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+                described.add(a != null ? a : sources.get(i));
             }
             if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
-                refs = new ReferencePolicy(agents.stream().map(CausalLm::model).toList(), devices);
+                refs = new ReferencePolicy(models(), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), agents),
-                    work.isMain());
+            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(),
+                    described), work.isMain());
         } catch (RuntimeException | Error e) {
-            optimizers.forEach(AdamW::close);
+            closeOptimizers();
             if (refs != null) {
                 refs.close();
             }
@@ -178,10 +185,15 @@ public final class MADPOTrainer implements Trainer {
                 false).in(work);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
+            if (agents.get(i) == null) {
+                continue; // the agents split: its owner writes and restores it
+            }
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
         }
-        parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
+        // every process holds the same pairs: rank 0 writes them, every process restores them
+        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(
+                PreferenceSetFile.part(() -> pairs, restored -> pairs = restored), work));
         Stateful progress = new Stateful() {
             @Override
             public Map<String, Object> stateDict() {
@@ -194,8 +206,7 @@ public final class MADPOTrainer implements Trainer {
             }
         };
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
-                        agents.stream().map(CausalLm::model).toList())), parts,
+                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", models(), work)), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
                         evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
                 .in(work).extendedBy(b.checkpointExtension());
@@ -209,6 +220,7 @@ public final class MADPOTrainer implements Trainer {
         return args;
     }
 
+    /** Each agent; in a ddp run with the agents split, null for the agents other processes hold. */
     public List<CausalLm> agents() {
         return Collections.unmodifiableList(agents);
     }
@@ -358,8 +370,8 @@ public final class MADPOTrainer implements Trainer {
             losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
         }
         List<double[]> scored = executor.map(i -> {
-            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs filled in
-            if (!mine.isEmpty()) {
+            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs (or agents) filled in
+            if (!mine.isEmpty() && agents.get(i) != null) {
                 MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
                         losers.get(i), agents.get(i).padId());
                 for (int k = 0; k < local.length; k++) {
@@ -369,7 +381,8 @@ public final class MADPOTrainer implements Trainer {
             }
             return both;
         });
-        List<double[]> summed = scored.stream().map(work::sum).toList(); // every pair's, on every process
+        // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
+        List<double[]> summed = scored.stream().map(work::sum).toList();
         List<double[]> computed = executor.map(i -> {
             MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
                     java.util.Arrays.copyOfRange(summed.get(i), 0, n), java.util.Arrays.copyOfRange(summed.get(i), n, 2 * n));
@@ -393,6 +406,9 @@ public final class MADPOTrainer implements Trainer {
             }
             losses[i] = loss.loss();
             AdamW opt = optimizers.get(i);
+            if (opt == null) {
+                return null; // the agents split: its owner steps it (the loss is the same everywhere)
+            }
             opt.zeroGrad();
             double[] all = MADPOLoss.weights(loss); // winners' then losers'
             double[] weights = new double[2 * local.length];
@@ -460,9 +476,7 @@ public final class MADPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpointPath) {
-        if (work.isMain()) { // only rank 0 writes, so only it moves to a resume-* directory
-            output.onResume(checkpointPath, logger);
-        }
+        output.onResume(checkpointPath, logger, work); // rank 0 decides; every process takes its directory
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
@@ -472,18 +486,29 @@ public final class MADPOTrainer implements Trainer {
     @Override
     public void saveModel(Path dir) {
         actors.requireOutside(dir, "the save directory");
-        for (int i = 0; i < numAgents && work.isMain(); i++) { // a ddp run: rank 0 writes
-            agents.get(i).save(dir.resolve("agent_" + i));
+        for (int i = 0; i < numAgents; i++) { // a ddp run: rank 0 (data split) or each agent's owner (agents split)
+            if (agents.get(i) != null && (work.isMain() || !work.splitsRows())) {
+                agents.get(i).save(dir.resolve("agent_" + i));
+            }
         }
         work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
+    }
+
+    /** Each agent's model, null for the agents of other processes (the agents split). */
+    private List<comlrl.model.DecoderLm> models() {
+        return agents.stream().map(a -> a == null ? null : a.model()).toList();
+    }
+
+    private void closeOptimizers() {
+        optimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
     }
 
     @Override
     public void close() {
         logger.close();
         executor.close();
-        optimizers.forEach(AdamW::close);
+        closeOptimizers();
         if (reference != null) {
             reference.close();
         }

@@ -145,7 +145,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
         EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
-        this.work = RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA, numAgents, b.distributed());
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         if (work.context() != null) {
             b.distributed(work.context()); // the RL stage's trainer joins the same processes
         }
@@ -158,15 +158,17 @@ public final class MARLHFTrainer extends StagedTrainer {
             inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger,
                     centralized && b.metricsCallback != null ? perRole(b.metricsCallback, roles) : null),
                     checkpointExtension());
-            List<CausalLm> policies = inner.policies();
-            Device rd = requested != null ? requested : policies.get(0).model().device();
+            List<CausalLm> policies = inner.policies(); // null for other processes' agents (the agents split)
+            Device rd = requested != null ? requested : policies.stream().filter(java.util.Objects::nonNull)
+                    .findFirst().map(p -> p.model().device()).orElse(Device.CPU);
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
             this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
             this.rewardModel = loadRewardModel(args.seed());
             List<GenerationSettings.Resolved> generation = new ArrayList<>();
             for (int i = 0; i < numAgents; i++) {
-                generation.add(AgentGeneration.resolve(i, policies.get(i), args.generationKwargs(), args.temperature(),
-                        args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
+                generation.add(policies.get(i) == null ? null : AgentGeneration.resolve(i, policies.get(i),
+                        args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
+                        args.preferenceNumCandidates()));
             }
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
                     && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
@@ -225,9 +227,7 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
     void relocateOutput(Path checkpoint) {
-        if (work.isMain()) { // only rank 0 writes, so only it moves to a resume-* directory
-            output.onResume(checkpoint, logger);
-        }
+        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
     }
 
     /** {@code reward_model_name}, else the first actor's model id or directory. */
@@ -437,6 +437,8 @@ public final class MARLHFTrainer extends StagedTrainer {
                 seeds.restore(((Number) state.get("seed_position")).longValue());
             }
         };
+        // every process holds the same preference set and reward model: rank 0 writes them, every process restores them
+        parts.replaceAll((name, part) -> TrainerCheckpoint.writtenByMain(part, work));
         if (outerExtension == null) {
             return new TrainerCheckpoint.Extension(ALGORITHM_NAME, parts, Map.of("marlhf_progress", progress));
         }

@@ -42,6 +42,8 @@ final class PreferenceCollector {
     private final ReferencePolicy reference;
     private long skippedCandidates;
     private RankWork work = RankWork.single(0);
+    /** Each agent's pad id (from its owner in the agents split). */
+    private long[] padIds;
 
     /**
      * @param generation each agent's sampling settings, with {@code preference_num_candidates} return sequences
@@ -59,15 +61,20 @@ final class PreferenceCollector {
         this.executor = executor;
         this.seeds = seeds;
         this.reference = reference;
+        this.padIds = agents.stream().mapToLong(a -> a == null ? -1 : a.padId()).toArray();
     }
 
     /**
      * This collection as run by the processes of a ddp run: candidates sampled as
      * {@link Rollouts#generateOne(List, AgentExecutor, List, java.util.function.IntFunction, long[], RankWork)}
-     * does, rewards on rank 0. Returns this.
+     * does, rewards on rank 0; in the agents split ({@code agents} null for the agents other
+     * processes hold) each agent's prompt ids, pad id and frozen-reference log-probabilities come from
+     * its owner, so every process builds the same pairs. Returns this.
      */
     PreferenceCollector in(RankWork work) {
         this.work = work;
+        List<long[]> mine = agents.stream().map(a -> a == null ? null : new long[] {a.padId()}).toList();
+        this.padIds = work.fromOwners(mine, RankWork.LONGS).stream().mapToLong(v -> v[0]).toArray();
         return this;
     }
 
@@ -92,11 +99,12 @@ final class PreferenceCollector {
             long[] rowSeeds = new long[numAgents];
             for (int i = 0; i < numAgents; i++) {
                 promptTexts.add(formatters.format(i, item));
-                prompts.add(promptEncoder.encode(agents.get(i), promptTexts.get(i)));
+                prompts.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), promptTexts.get(i)));
                 rowSeeds[i] = seeds.next();
             }
             List<List<Completion>> candidates = Rollouts.generateOne(agents, executor, prompts,
                     i -> generation.get(i).sampling(), rowSeeds, work);
+            prompts = work.fromOwners(prompts, RankWork.LONGS);
             int c = args.preferenceNumCandidates();
             double[] rewards = work.onMain("computing the rewards of " + label, () -> {
                 double[] r = new double[c];
@@ -238,19 +246,31 @@ final class PreferenceCollector {
                 r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]);
     }
 
-    /** Each agent's frozen log π_ref(w|x) and log π_ref(l|x), or nulls without a reference. */
+    /**
+     * Each agent's frozen log π_ref(w|x) and log π_ref(l|x), or nulls without a reference; in the
+     * agents split each agent's owner computes its pair.
+     */
     private double[][] referenceLogprobs(List<long[]> prompts, List<long[]> w, List<long[]> l) {
         if (reference == null) {
             return new double[2][];
         }
         int numAgents = agents.size();
+        List<double[]> mine = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                mine.add(null);
+                continue;
+            }
+            MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
+                    List.of(w.get(i)), List.of(l.get(i)), padIds[i]);
+            mine.add(new double[] {r.winners()[0], r.losers()[0]});
+        }
+        List<double[]> all = work.fromOwners(mine, RankWork.DOUBLES);
         double[] refW = new double[numAgents];
         double[] refL = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {
-            MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
-                    List.of(w.get(i)), List.of(l.get(i)), agents.get(i).padId());
-            refW[i] = r.winners()[0];
-            refL[i] = r.losers()[0];
+            refW[i] = all.get(i)[0];
+            refL[i] = all.get(i)[1];
         }
         return new double[][] {refW, refL};
     }
@@ -265,7 +285,7 @@ final class PreferenceCollector {
         List<long[]> w = new ArrayList<>();
         List<long[]> l = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
-            long pad = agents.get(i).padId();
+            long pad = padIds[i];
             w.add(MADPOLoss.completionTokens(candidates.get(i).get(winner).tokenIds(), pad));
             l.add(MADPOLoss.completionTokens(candidates.get(i).get(loser).tokenIds(), pad));
         }

@@ -19,6 +19,7 @@ import static comlrl.trainers.preference.PreferenceFields.USE_ENVIRONMENT_STEP;
 import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
 import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
 import static comlrl.utils.TrainerFields.NUM_AGENTS;
+import static comlrl.utils.TrainerFields.DDP_SPLIT;
 import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
 import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
 import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
@@ -123,10 +124,23 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     /**
      * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
      * device; "mp" places each agent on its own device ({@code agent_devices} required) and runs
-     * per-agent work on threads. "auto", "ddp" and anything else are rejected.
+     * per-agent work on threads; "ddp" (MADPO and MARLHF; the iterative trainers reject it) trains
+     * with several processes, dividing the work as {@link #ddpSplit()} says. "auto" and anything
+     * else are rejected.
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);
+    }
+
+    /**
+     * {@code ddp_split} (MADPO and MARLHF; default "data"): with {@code parallel_training: ddp},
+     * "data" divides each group of candidates and each DPO batch's pairs between the processes, every
+     * process holding every agent; "agents" puts agent i on process i mod W only, which samples its
+     * candidates, scores them under its policy (and frozen reference) and steps it, the sequence
+     * log-probabilities and prompt ids exchanged. The iterative configs have no such field ("data").
+     */
+    public comlrl.utils.DdpSplit ddpSplit() {
+        return this instanceof IterativePreferenceConfig ? comlrl.utils.DdpSplit.DATA : get(DDP_SPLIT);
     }
 
     /**

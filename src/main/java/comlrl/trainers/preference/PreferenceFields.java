@@ -17,6 +17,7 @@ import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
 import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
 import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
 import static comlrl.utils.TrainerFields.NUM_AGENTS;
+import static comlrl.utils.TrainerFields.DDP_SPLIT;
 import static comlrl.utils.TrainerFields.OURS;
 import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
 import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
@@ -210,7 +211,7 @@ final class PreferenceFields {
     }
 
     /** {@link MADPOConfig}'s fields: §7.1 in the reference's order, then {@code dpo_reference} and the rest of ours. */
-    static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE), OURS);
+    static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE, DDP_SPLIT), OURS);
 
     /** MADPOIter's num_train_epochs: DPO epochs per iteration (default 1). */
     static final ConfigField<Integer> MADPO_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(1);
@@ -235,7 +236,8 @@ final class PreferenceFields {
      * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so
      * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss).
      */
-    static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, OURS);
+    static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, List.of(DDP_SPLIT),
+            OURS);
 
     /**
      * {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (and 2 reward-model

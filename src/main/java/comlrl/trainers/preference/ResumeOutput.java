@@ -40,6 +40,21 @@ final class ResumeOutput {
         relocated = true;
     }
 
+    /**
+     * {@link #onResume(Path, MetricsLogger)} in a ddp run: rank 0, which writes the run's files,
+     * decides, and every process takes its output directory (in the agents split each saves its
+     * agents there).
+     */
+    void onResume(Path checkpoint, MetricsLogger logger, comlrl.trainers.common.RankWork work) {
+        String chosen = work.onMain("choosing the resumed run's output directory", () -> {
+            onResume(checkpoint, logger);
+            return dir == null ? "" : dir.toString();
+        }, comlrl.trainers.common.RankWork.STRING);
+        if (!work.isMain() && !chosen.isEmpty()) {
+            dir = Path.of(chosen);
+        }
+    }
+
     static Path subdirectory(Path dir, Path checkpoint) {
         String base = "resume-" + checkpoint.toAbsolutePath().normalize().getFileName();
         Path candidate = dir.resolve(base);

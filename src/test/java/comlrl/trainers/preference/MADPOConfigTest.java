@@ -77,8 +77,8 @@ class MADPOConfigTest {
                 "rollout_buffer_size", "train_batch_size", "advantage_normalization", "advantage_mode",
                 "reference_kl_enabled", "reference_kl_coef", "reference_devices", "preference_num_candidates",
                 "preference_pairs_per_sample", "pair_selection", "dpo_beta", "use_environment_step",
-                "environment_steps_per_pair", "dpo_reference", "seed", "gradient_checkpointing", "generation_kwargs",
-                "skip_nonfinite_samples", "save_total_limit");
+                "environment_steps_per_pair", "dpo_reference", "ddp_split", "seed", "gradient_checkpointing",
+                "generation_kwargs", "skip_nonfinite_samples", "save_total_limit");
         assertThat(MADPOConfig.builder().build().toMap().keySet()).containsExactlyElementsOf(MADPOConfig.keys());
     }
 
@@ -170,6 +170,7 @@ class MADPOConfigTest {
         expected.put("use_environment_step", false);
         expected.put("environment_steps_per_pair", 5);
         expected.put("dpo_reference", "frozen_initial");
+        expected.put("ddp_split", "data");
         expected.put("seed", 7L);
         expected.put("gradient_checkpointing", true);
         expected.put("generation_kwargs", Map.of("min_p", 0.1));
@@ -277,6 +278,14 @@ class MADPOConfigTest {
                 .isEqualTo(comlrl.utils.ParallelTraining.DDP);
         assertThat(MARLHFConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
                 .isEqualTo(comlrl.utils.ParallelTraining.DDP);
+        assertThat(MARLHFConfig.fromMap(Map.of("parallel_training", "ddp", "ddp_split", "agents")).ddpSplit())
+                .isEqualTo(comlrl.utils.DdpSplit.AGENTS);
+        assertThat(MADPOConfig.builder().ddpSplit("agents").build().toMap()).containsEntry("ddp_split", "agents");
+        assertThat(MADPOIterConfig.builder().build().ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.DATA);
+        assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("ddp_split", "pairs")))
+                .hasMessageContaining("ddp_split must be \"data\"");
+        assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("ddp_split", "agents")))
+                .hasMessageContaining("ddp_split");
         assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp")))
                 .hasMessageContaining("parallel_training=\"ddp\" is not built for MADPOIter");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cpu"))))

@@ -60,9 +60,9 @@ class MARLHFConfigTest {
                         "reward_learning_rate", "reward_num_train_epochs", "reward_train_batch_size",
                         "reward_max_length", "reward_freeze_backbone", "critic_model_name", "critic_learning_rate",
                         "critic_devices", "use_separate_critic", "critic_type", "value_loss_coef", "value_clip_range",
-                        "critic_value_head_hidden_dim", "value_head_hidden_dim", "seed", "gradient_checkpointing",
-                        "generation_kwargs", "skip_nonfinite_samples", "save_total_limit")
-                .hasSize(madpoReference.size() + 18 + 5);
+                        "critic_value_head_hidden_dim", "value_head_hidden_dim", "ddp_split", "seed",
+                        "gradient_checkpointing", "generation_kwargs", "skip_nonfinite_samples", "save_total_limit")
+                .hasSize(madpoReference.size() + 18 + 1 + 5);
     }
 
     @ParameterizedTest(name = "{0} → {1}")
