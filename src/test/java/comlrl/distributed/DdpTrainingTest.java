@@ -551,6 +551,85 @@ class DdpTrainingTest {
         assertThat(lastLine(out3, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
     }
 
+    /**
+     * The iterative trainers on two processes (the data split): MADPOIter against the history
+     * comparator (policies saved by rank 0, loaded there), MARLHFIter against the live policy with the
+     * previous reward model scoring; the comparator and the task reward run on rank 0 only, which
+     * writes the replay shards; same metrics, weights and shards as one process.
+     */
+    @Test
+    void iterativeTrainersOnTwoProcessesTrainWhatOneProcessTrains() throws Exception {
+        String shared = """
+                  num_iterations: 2
+                  preference_num_candidates: 4
+                  comparator_num_candidates: 4
+                  pair_selection: all
+                  preference_pairs_per_sample: null
+                  preference_replay_mode: all_history
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  eval_interval: 0
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: %s
+                """;
+        String madpo = shared + """
+                  num_train_epochs: 2
+                  comparator_policy: history
+                  comparator_history_k: 1
+                  dpo_beta: 0.5
+                  train_batch_size: 4
+                """;
+        String marlhf = shared + """
+                  rl_algorithm: magrpo
+                  comparator_policy: current
+                  preference_scoring_reward: reward_model
+                  reward_model_device: cpu
+                  reward_learning_rate: 1.0e-3
+                  reward_num_train_epochs: 1
+                  reward_train_batch_size: 4
+                  num_train_epochs: 1
+                  num_generations: 4
+                  rollout_buffer_size: 2
+                """;
+        for (String[] run : List.of(new String[] {"madpo_iter", madpo}, new String[] {"marlhf_iter", marlhf})) {
+            // MADPOIter scores with a command that logs its calls
+            boolean counted = run[0].equals("madpo_iter");
+            String top = counted ? COUNTED_REWARD : "";
+            Path alone = runFile(run[0] + "-alone", "algorithm: " + run[0], 0.2, run[1].formatted("none"), top);
+            Path ddp = runFile(run[0] + "-ddp", "algorithm: " + run[0], 0.2, run[1].formatted("ddp"), top);
+            if (counted) {
+                withCountedReward(alone);
+                withCountedReward(ddp);
+            }
+            String out1 = trainAlone(alone);
+            String out2 = trainTwoRanks(ddp);
+            assertThat(out2).contains("2 processes (gloo), ddp_split data").containsOnlyOnce("Iteration 2/2");
+            List<Map<String, Object>> m1 = metrics(alone.getParent());
+            assertThat(m1).anyMatch(e -> e.containsKey("iter/comparator_reward_mean"));
+            // 36 DPO steps at a high learning rate: the rounding of the gradient sums (added in another
+            // order) grows to a few 1e-4 of a DPO loss near 0 (a wrong sum moves it by 5%)
+            assertSameMetrics(m1, metrics(ddp.getParent()), 1e-3);
+            for (String agent : List.of("agent_0", "agent_1")) { // within a third of one AdamW step (lr 3e-3)
+                assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)),
+                        1e-3);
+            }
+            for (String shard : List.of("iteration_0001.json", "iteration_0002.json")) {
+                assertThat(Files.readString(ddp.getParent().resolve("preference_replay/" + shard))).as(run[0] + " " + shard)
+                        .isEqualTo(Files.readString(alone.getParent().resolve("preference_replay/" + shard)));
+            }
+            assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+            if (counted) {
+                assertThat(calls(alone, "rewards.log")).isPositive();
+                assertThat(calls(ddp, "rewards.log")).as("the task reward runs on rank 0 only, once per candidate")
+                        .isEqualTo(calls(alone, "rewards.log"));
+            }
+        }
+    }
+
     @Test
     void aRunResumesFromACheckpointWrittenByTwoProcesses() throws Exception {
         Path ddp = config("ddp", "ddp", "data");

@@ -54,6 +54,12 @@ final class IterationRounds implements AutoCloseable {
     private final double[] rewardRange;
     private List<CausalLm> fixedComparators = List.of();
     private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
+    /**
+     * This process's share of a ddp run (the data split): the comparator generates on rank 0 (once,
+     * as in one process: an API comparator is called once per prompt), and only rank 0 writes the
+     * replay shards, reward histograms and prints; every process keeps the shards.
+     */
+    private comlrl.trainers.common.RankWork work = comlrl.trainers.common.RankWork.single(0);
     /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
     private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
 
@@ -123,9 +129,18 @@ final class IterationRounds implements AutoCloseable {
         }
     }
 
-    /** With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents' devices. */
+    /** The processes of a ddp run (see {@link #work}); call before {@link #loadFixedComparators}. Returns this. */
+    IterationRounds in(comlrl.trainers.common.RankWork work) {
+        this.work = work;
+        return this;
+    }
+
+    /**
+     * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
+     * devices (in a ddp run on rank 0, which generates the comparator's candidates).
+     */
     void loadFixedComparators(List<CausalLm> agents, DType dtype) {
-        if (args.comparatorPolicy() != ComparatorPolicy.MODEL) {
+        if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain()) {
             return;
         }
         List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
@@ -178,12 +193,15 @@ final class IterationRounds implements AutoCloseable {
      */
     Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
-        try (ComparatorSource comparator = comparatorFor(iteration, agents)) {
+        // a ddp run: the comparator is rank 0's (the collector asks it there and sends its candidates)
+        try (ComparatorSource comparator = work.isMain() ? comparatorFor(iteration, agents) : ELSEWHERE) {
             // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
             round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds,
                     args.pairSelection(), args.preferencePairsPerSample());
         }
-        PreferenceReplay.writeShard(replayDir, iteration, round.records());
+        if (work.isMain()) {
+            PreferenceReplay.writeShard(replayDir, iteration, round.records());
+        }
         shards.put(iteration, List.copyOf(round.records()));
         List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
         int lastNonEmpty = 0;
@@ -216,7 +234,7 @@ final class IterationRounds implements AutoCloseable {
             RewardDistribution d = RewardDistribution.of(iteration, doubles(round.currentRewards()),
                     doubles(round.comparatorRewards()), rewardRange[0], rewardRange[1]);
             metrics.putAll(d.metrics("iter/reward_distribution"));
-            if (outputDir != null) {
+            if (outputDir != null && work.isMain()) {
                 d.writeJson(outputDir);
                 d.writeSvgs(outputDir);
             }
@@ -227,9 +245,11 @@ final class IterationRounds implements AutoCloseable {
             metrics.put("iter/selected_reward_distribution/pair_count", (double) round.records().size());
         }
         logger.log(envStep, metrics);
-        console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained on %d%n",
-                iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
-                mean(round.comparatorRewards()), it.training().size());
+        if (work.isMain()) {
+            console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained "
+                    + "on %d%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
+                    mean(round.comparatorRewards()), it.training().size());
+        }
         savePolicies(trainer, iterationName(iteration));
     }
 
@@ -245,6 +265,9 @@ final class IterationRounds implements AutoCloseable {
             throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
         }
         if (done >= args.numIterations()) {
+            if (!work.isMain()) {
+                return;
+            }
             console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
                     + "checkpoint's progress); raise num_iterations to train further.%n", done, args.numIterations());
             return;
@@ -282,6 +305,11 @@ final class IterationRounds implements AutoCloseable {
     private static double mean(List<Double> values) {
         return values.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).average().orElse(0);
     }
+
+    /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
+    private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
+        throw new IllegalStateException("the comparator generates on rank 0");
+    };
 
     /** The comparator of iteration {@code iteration} (1-based). */
     ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
@@ -488,6 +516,11 @@ final class IterationRounds implements AutoCloseable {
             public void restore(Path dir) {
                 Path from = dir.resolve("preference_replay");
                 List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
+                shards.clear();
+                if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
+                    saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
+                    return;
+                }
                 for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
                     try {
                         Files.delete(s.file());
@@ -495,7 +528,6 @@ final class IterationRounds implements AutoCloseable {
                         throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
                     }
                 }
-                shards.clear();
                 for (PreferenceReplay.Shard s : saved) {
                     PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
                     shards.put(s.iteration(), s.records());

@@ -52,6 +52,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
     private final IterationRounds rounds;
     private final comlrl.data.TaskSet trainDataset;
     private final java.io.PrintStream console;
+    /** The processes of a ddp run (the data split), which the DPO trainer joins. */
+    private final comlrl.trainers.common.RankWork work;
 
     private MADPOIterTrainer(Builder b) {
         if (b.args == null) {
@@ -68,9 +70,16 @@ public final class MADPOIterTrainer extends StagedTrainer {
         if (b.centralizedAdapter != null) {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }
+        // every check that can fail without a model has run; join the other processes (ddp)
+        this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA,
+                args.actorCount(), b.distributed());
+        if (work.context() != null) {
+            b.distributed(work.context()); // the DPO trainer joins the same processes
+        }
+        rounds.in(work);
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel))));
+                        String.valueOf(b.agentModel))), work.isMain());
         MADPOTrainer inner = null;
         try {
             // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's
@@ -84,6 +93,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
             }
             rounds.close();
             logger.close();
+            work.close();
             throw e;
         }
         this.dpo = inner;
@@ -158,7 +168,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        output.onResume(checkpoint, logger);
+        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
         rounds.followOutput(output.dir());
         dpo.resumeFrom(checkpoint);
     }
@@ -174,6 +184,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
         rounds.close();
         dpo.close();
         logger.close();
+        work.close();
     }
 
     // ------------------------------------------------------------------ builder

@@ -56,7 +56,7 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         MARLHFTrainer inner = null;
         try {
             inner = b.copyRlhfInto(MARLHFTrainer.builder()).args(args.marlhf()).checkpointExtension(extension()).build();
-            rounds.loadFixedComparators(inner.policies(), b.dtype());
+            rounds.in(inner.work()).loadFixedComparators(inner.policies(), b.dtype()); // a ddp run: MARLHF's processes
         } catch (RuntimeException | Error e) {
             if (inner != null) {
                 inner.close();

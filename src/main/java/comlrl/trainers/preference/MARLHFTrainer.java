@@ -225,6 +225,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         return logger;
     }
 
+    /** This run's processes (for the iterative trainer's rounds). */
+    RankWork work() {
+        return work;
+    }
+
     /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
     void relocateOutput(Path checkpoint) {
         output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory

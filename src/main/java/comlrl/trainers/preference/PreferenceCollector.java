@@ -175,28 +175,39 @@ final class PreferenceCollector {
                 comparatorRowSeeds[i] = comparatorSeeds.next();
             }
             List<List<Completion>> current = Rollouts.generateOne(agents, executor, prompts,
-                    i -> generation.get(i).sampling(), rowSeeds);
-            List<List<String>> others = comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
-                    comparatorRowSeeds);
+                    i -> generation.get(i).sampling(), rowSeeds, work);
+            // a ddp run: the comparator (rank 0's) and the task reward run once, on rank 0
+            List<List<String>> others = work.onMain("generating the comparator's candidates of " + label,
+                    () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
+                            comparatorRowSeeds), RankWork.listOf(RankWork.STRINGS));
             int c = args.preferenceNumCandidates();
-            double[] cur = new double[c];
-            double[] curRaw = new double[c];
-            for (int k = 0; k < c; k++) {
-                JointRewarder.Scored r = rewarder.score(item, joint(current, k), label + " (current)");
-                cur[k] = r.processed();
-                curRaw[k] = r.raw();
-                currentRewards.add(r.raw());
-            }
-            double[] cmp = new double[comparatorCount];
-            double[] cmpRaw = new double[comparatorCount];
-            for (int k = 0; k < comparatorCount; k++) {
-                int at = k;
-                JointRewarder.Scored r = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
-                        label + " (comparator)");
-                cmp[k] = r.processed();
-                cmpRaw[k] = r.raw();
-                comparatorRewards.add(r.raw());
-            }
+            // per candidate: current processed, current raw, then the comparator's
+            double[][] scored = work.onMain("computing the rewards of " + label, () -> {
+                double[][] r = new double[4][];
+                r[0] = new double[c];
+                r[1] = new double[c];
+                r[2] = new double[comparatorCount];
+                r[3] = new double[comparatorCount];
+                for (int k = 0; k < c; k++) {
+                    JointRewarder.Scored one = rewarder.score(item, joint(current, k), label + " (current)");
+                    r[0][k] = one.processed();
+                    r[1][k] = one.raw();
+                }
+                for (int k = 0; k < comparatorCount; k++) {
+                    int at = k;
+                    JointRewarder.Scored one = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
+                            label + " (comparator)");
+                    r[2][k] = one.processed();
+                    r[3][k] = one.raw();
+                }
+                return r;
+            }, RankWork.DOUBLE_MATRIX);
+            double[] cur = scored[0];
+            double[] curRaw = scored[1];
+            double[] cmp = scored[2];
+            double[] cmpRaw = scored[3];
+            Arrays.stream(curRaw).forEach(currentRewards::add);
+            Arrays.stream(cmpRaw).forEach(comparatorRewards::add);
             int m = Math.min(c, comparatorCount);
             int[] kept = IntStream.range(0, m).filter(k -> Double.isFinite(cur[k]) && Double.isFinite(cmp[k])).toArray();
             skippedCandidates += m - kept.length;

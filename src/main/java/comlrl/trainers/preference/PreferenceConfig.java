@@ -53,10 +53,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP && !(this instanceof MADPOConfig || this instanceof MARLHFConfig)
-                ? "parallel_training=\"ddp\" is not built for " + algorithmName() + ": several processes train MADPO, MARLHF, "
-                + "the MA-REINFORCE family (magrpo, mareinforce, maremax, marloo) and IAC/MAAC; use "
-                + "parallel_training=\"none\" or \"mp\"" : null);
         check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
                 + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices"
                 : null);
@@ -124,9 +120,9 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     /**
      * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
      * device; "mp" places each agent on its own device ({@code agent_devices} required) and runs
-     * per-agent work on threads; "ddp" (MADPO and MARLHF; the iterative trainers reject it) trains
-     * with several processes, dividing the work as {@link #ddpSplit()} says. "auto" and anything
-     * else are rejected.
+     * per-agent work on threads; "ddp" trains with several processes, dividing the work as
+     * {@link #ddpSplit()} says (the iterative trainers: the data split). "auto" and anything else
+     * are rejected.
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);

@@ -286,8 +286,8 @@ class MADPOConfigTest {
                 .hasMessageContaining("ddp_split must be \"data\"");
         assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("ddp_split", "agents")))
                 .hasMessageContaining("ddp_split");
-        assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp")))
-                .hasMessageContaining("parallel_training=\"ddp\" is not built for MADPOIter");
+        assertThat(MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
+                .isEqualTo(comlrl.utils.ParallelTraining.DDP);
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cpu"))))
                 .hasMessageContaining("remove agent_devices");
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("dpo_beta", "hot")))
