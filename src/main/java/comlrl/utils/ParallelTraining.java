@@ -5,8 +5,8 @@ import java.util.Locale;
 /**
  * {@code parallel_training}: how agents are placed and run: "none", "mp" (reference §3.1) and
  * "ddp" (several processes, reference §9's {@code DistributedContext}; the reference's trainers reject
- * it, ours of the MA-REINFORCE family ({@code ddp_split}), IAC, MAAC, MADPO and MARLHF run it). "auto"
- * and "scheduler" are rejected.
+ * it, every trainer here runs it, dividing the work as {@code ddp_split} says). "auto" and
+ * "scheduler" are rejected.
  */
 public enum ParallelTraining {
     /** Every model on one device, agents run one after another. Config: "none", "null" or null. */
