@@ -613,9 +613,10 @@ class DdpTrainingTest {
             // 36 DPO steps at a high learning rate: the rounding of the gradient sums (added in another
             // order) grows to a few 1e-4 of a DPO loss near 0 (a wrong sum moves it by 5%)
             assertSameMetrics(m1, metrics(ddp.getParent()), 1e-3);
-            for (String agent : List.of("agent_0", "agent_1")) { // within a third of one AdamW step (lr 3e-3)
+            // within one AdamW step (lr 3e-3; 3e-4 measured here)
+            for (String agent : List.of("agent_0", "agent_1")) {
                 assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)),
-                        1e-3);
+                        3e-3);
             }
             for (String shard : List.of("iteration_0001.json", "iteration_0002.json")) {
                 assertThat(Files.readString(ddp.getParent().resolve("preference_replay/" + shard))).as(run[0] + " " + shard)
