@@ -124,13 +124,41 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * A non-main rank's reward function: never called (the reward runs on rank 0), stating the range
+     * rank 0's reward states (what the iterative trainers' reward histograms check before training).
+     */
+    private static RewardFunction placeholderReward(comlrl.distributed.DistributedContext processes) {
+        double[] range = statedRange(processes, null);
+        return new RewardFunction() {
+            @Override
+            public List<Double> score(List<List<String>> completions, List<comlrl.data.TaskItem> items) {
+                throw new IllegalStateException("the reward function runs on rank 0 of a ddp run only");
+            }
+
+            @Override
+            public double[] rewardRange() {
+                return range;
+            }
+        };
+    }
+
+    /** Rank 0's {@code reward.rewardRange()} on every rank (null when it states none). */
+    private static double[] statedRange(comlrl.distributed.DistributedContext processes, RewardFunction reward) {
+        double[] range = comlrl.trainers.common.RankWork.of(processes, comlrl.utils.DdpSplit.DATA, 1).onMain(
+                "stating the reward's range", () -> reward.rewardRange() == null ? new double[0] : reward.rewardRange(),
+                comlrl.trainers.common.RankWork.DOUBLES);
+        return range.length == 0 ? null : range;
+    }
+
     private int train(RunConfig run, Path resumeFrom, boolean pbrlResume, boolean main,
             comlrl.distributed.DistributedContext processes) throws Exception {
         // in a ddp run the reward runs on rank 0 only: the other ranks do not build it (a reward
         // model would be loaded, a reward service connected, for nothing)
-        RewardFunction reward = main ? run.rewardFunction() : (completions, items) -> {
-            throw new IllegalStateException("the reward function runs on rank 0 of a ddp run only");
-        };
+        RewardFunction reward = main ? run.rewardFunction() : placeholderReward(processes);
+        if (main && processes != null) {
+            statedRange(processes, reward); // the other ranks' placeholders state the same range
+        }
         // command-backed parts and streams are closed after the trainer (ending their processes);
         // the transition's stderr (its logs) goes to ours
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);

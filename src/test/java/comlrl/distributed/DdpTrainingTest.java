@@ -584,6 +584,7 @@ class DdpTrainingTest {
                   train_batch_size: 4
                 """;
         String marlhf = shared + """
+                  log_reward_distribution: true
                   rl_algorithm: magrpo
                   comparator_policy: current
                   preference_scoring_reward: reward_model
@@ -623,6 +624,11 @@ class DdpTrainingTest {
                         .isEqualTo(Files.readString(alone.getParent().resolve("preference_replay/" + shard)));
             }
             assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+            if (!counted) { // the reward histograms (rank 0's, of the range rank 0's reward states)
+                Path histogram = Path.of("reward_distributions/iteration_0002.json");
+                assertThat(Files.readString(ddp.getParent().resolve(histogram)))
+                        .isEqualTo(Files.readString(alone.getParent().resolve(histogram)));
+            }
             if (counted) {
                 assertThat(calls(alone, "rewards.log")).isPositive();
                 assertThat(calls(ddp, "rewards.log")).as("the task reward runs on rank 0 only, once per candidate")

@@ -73,9 +73,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
         // every check that can fail without a model has run; join the other processes (ddp)
         this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA,
                 args.actorCount(), b.distributed());
-        if (work.context() != null) {
-            b.distributed(work.context()); // the DPO trainer joins the same processes
-        }
         rounds.in(work);
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
@@ -83,7 +80,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
         MADPOTrainer inner = null;
         try {
             // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's
-            MADPOTrainer.Builder builder = b.copyPreferenceInto(MADPOTrainer.builder()).outputDir(null).args(dpoConfig(args));
+            MADPOTrainer.Builder builder = b.copyPreferenceInto(MADPOTrainer.builder()).outputDir(null).args(dpoConfig(args))
+                    .distributed(work.context()); // the DPO trainer joins the same processes
             inner = builder.sharedLogger(logger).checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone))
                     .build();
             rounds.loadFixedComparators(inner.policies(), b.dtype());

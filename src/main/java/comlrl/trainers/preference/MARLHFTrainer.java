@@ -146,9 +146,6 @@ public final class MARLHFTrainer extends StagedTrainer {
         EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
-        if (work.context() != null) {
-            b.distributed(work.context()); // the RL stage's trainer joins the same processes
-        }
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
                         String.valueOf(b.agentModel))), work.isMain());
@@ -348,7 +345,8 @@ public final class MARLHFTrainer extends StagedTrainer {
             Map<String, Object> fields = backendFields(reinforce.fromMap(Map.of()).toMap().keySet());
             fields.put("num_agents", numAgents);
             MAGRPOTrainer.Builder inner = b.copyInto(MAGRPOTrainer.builderFor(reinforce)).args(reinforce.fromMap(fields))
-                    .numAgents(numAgents).formatters(backend.formatterList(numAgents));
+                    .numAgents(numAgents).formatters(backend.formatterList(numAgents))
+                    .distributed(work.context()); // the RL stage's trainer joins the same processes
             if (b.agentModel != null) {
                 inner.agentModel(b.agentModel);
             }
@@ -368,7 +366,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
                 ? b.copyInto(IACTrainer.builder()).args(IACConfig.fromMap(fields))
                 : b.copyInto(MAACTrainer.builder()).args(MAACConfig.fromMap(fields));
-        inner.formatters(backend.formatterList(numAgents));
+        inner.formatters(backend.formatterList(numAgents)).distributed(work.context()); // joins the same processes
         if (b.agentModel != null) {
             inner.agentModel(b.agentModel);
         }
