@@ -552,10 +552,11 @@ class DdpTrainingTest {
     }
 
     /**
-     * The iterative trainers on two processes (the data split): MADPOIter against the history
-     * comparator (policies saved by rank 0, loaded there), MARLHFIter against the live policy with the
-     * previous reward model scoring; the comparator and the task reward run on rank 0 only, which
-     * writes the replay shards; same metrics, weights and shards as one process.
+     * The iterative trainers on two processes: MADPOIter against the history comparator, MARLHFIter
+     * against the live policy with the previous reward model scoring. Data split: the comparator (the
+     * policies rank 0 saved) and the task reward run on rank 0 only, which writes the replay shards;
+     * same metrics, weights and shards as one process to rounding. Agents split: each process
+     * generates its agent's comparator candidates: bit for bit.
      */
     @Test
     void iterativeTrainersOnTwoProcessesTrainWhatOneProcessTrains() throws Exception {
@@ -602,9 +603,12 @@ class DdpTrainingTest {
             String top = counted ? COUNTED_REWARD : "";
             Path alone = runFile(run[0] + "-alone", "algorithm: " + run[0], 0.2, run[1].formatted("none"), top);
             Path ddp = runFile(run[0] + "-ddp", "algorithm: " + run[0], 0.2, run[1].formatted("ddp"), top);
+            Path agents = runFile(run[0] + "-agents", "algorithm: " + run[0], 0.2,
+                    run[1].formatted("ddp") + "  ddp_split: agents\n", top);
             if (counted) {
                 withCountedReward(alone);
                 withCountedReward(ddp);
+                withCountedReward(agents);
             }
             String out1 = trainAlone(alone);
             String out2 = trainTwoRanks(ddp);
@@ -633,6 +637,22 @@ class DdpTrainingTest {
                 assertThat(calls(alone, "rewards.log")).isPositive();
                 assertThat(calls(ddp, "rewards.log")).as("the task reward runs on rank 0 only, once per candidate")
                         .isEqualTo(calls(alone, "rewards.log"));
+            }
+
+            // the agents split: each process samples its agent's current and comparator candidates (the
+            // history comparator: the policy it saved), tokenises its part of the replayed pairs, steps its agent
+            String out3 = trainTwoRanks(agents);
+            assertThat(out3).contains("2 processes (gloo), ddp_split agents").containsOnlyOnce("Iteration 2/2");
+            assertSameMetrics(m1, metrics(agents.getParent()), 0);
+            for (String agent : List.of("agent_0", "agent_1")) {
+                assertSameWeights(weights(alone.getParent().resolve(agent)), weights(agents.getParent().resolve(agent)), 0);
+            }
+            for (String shard : List.of("iteration_0001.json", "iteration_0002.json")) {
+                assertThat(Files.readString(agents.getParent().resolve("preference_replay/" + shard)))
+                        .isEqualTo(Files.readString(alone.getParent().resolve("preference_replay/" + shard)));
+            }
+            if (counted) {
+                assertThat(calls(agents, "rewards.log")).isEqualTo(calls(alone, "rewards.log"));
             }
         }
     }

@@ -24,6 +24,15 @@ interface ComparatorSource extends AutoCloseable {
         throw new UnsupportedOperationException("this comparator cannot answer a joint prompt");
     }
 
+    /**
+     * Whether each process of a ddp run (the agents split) generates the candidates of the agents it
+     * holds, nulls for the others, and the processes' lists are merged; else one process (rank 0)
+     * generates every agent's and sends them.
+     */
+    default boolean perProcess() {
+        return false;
+    }
+
     @Override
     default void close() {
     }

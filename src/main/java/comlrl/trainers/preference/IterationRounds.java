@@ -55,9 +55,10 @@ final class IterationRounds implements AutoCloseable {
     private List<CausalLm> fixedComparators = List.of();
     private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
     /**
-     * This process's share of a ddp run (the data split): the comparator generates on rank 0 (once,
-     * as in one process: an API comparator is called once per prompt), and only rank 0 writes the
-     * replay shards, reward histograms and prints; every process keeps the shards.
+     * This process's share of a ddp run: the comparator generates on rank 0 (once, as in one process:
+     * an API comparator is called once per prompt), or in the agents split each process generates the
+     * comparator candidates of the agents it holds (an API comparator still on rank 0); only rank 0
+     * writes the replay shards, reward histograms and prints; every process keeps the shards.
      */
     private comlrl.trainers.common.RankWork work = comlrl.trainers.common.RankWork.single(0);
     /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
@@ -140,24 +141,33 @@ final class IterationRounds implements AutoCloseable {
      * devices (in a ddp run on rank 0, which generates the comparator's candidates).
      */
     void loadFixedComparators(List<CausalLm> agents, DType dtype) {
-        if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain()) {
+        if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
             return;
         }
         List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
                 : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
         List<Device> devices = args.comparatorDevices() != null
                 ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
-                : agents.stream().map(a -> a.model().device()).toList();
+                : agents.stream().map(a -> a == null ? null : a.model().device()).toList();
         List<CausalLm> out = new ArrayList<>();
         try {
-            for (int i = 0; i < sources.size(); i++) {
-                out.add(CausalLm.load(sources.get(i), dtype, devices.get(i)));
+            for (int i = 0; i < sources.size(); i++) { // the agents split: the comparators of this process's agents
+                out.add(byAgent() && !work.ownsAgent(i) ? null : CausalLm.load(sources.get(i), dtype, devices.get(i)));
             }
         } catch (RuntimeException | Error e) {
-            out.forEach(CausalLm::close);
+            closeAll(out);
             throw e;
         }
         this.fixedComparators = out;
+    }
+
+    /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
+    private boolean byAgent() {
+        return work.distributed() && !work.splitsRows();
+    }
+
+    private static void closeAll(List<CausalLm> models) {
+        models.stream().filter(java.util.Objects::nonNull).forEach(CausalLm::close);
     }
 
     /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
@@ -194,7 +204,9 @@ final class IterationRounds implements AutoCloseable {
     Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
         // a ddp run: the comparator is rank 0's (the collector asks it there and sends its candidates)
-        try (ComparatorSource comparator = work.isMain() ? comparatorFor(iteration, agents) : ELSEWHERE) {
+        // (in the agents split every process's, for the agents it holds, except an API comparator)
+        boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
+        try (ComparatorSource comparator = here ? comparatorFor(iteration, agents) : ELSEWHERE) {
             // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
             round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds,
                     args.pairSelection(), args.preferencePairsPerSample());
@@ -213,7 +225,7 @@ final class IterationRounds implements AutoCloseable {
         int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
         List<PreferenceReplay.ReplayRecord> sampled = PreferenceReplay.sample(records, weights, size,
                 new Random(replaySeeds.next()));
-        return new Iteration(round, sampled.stream().map(collector::fromRecord).toList());
+        return new Iteration(round, collector.fromRecords(sampled));
     }
 
     /**
@@ -340,6 +352,9 @@ final class IterationRounds implements AutoCloseable {
             public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
                     long[] seeds) {
                 int roles = promptTexts.size();
+                if (perAgent.perProcess() && !work.ownsAgent(j)) { // the agents split: agent j's process answers
+                    return java.util.Collections.nCopies(roles, null);
+                }
                 String prompt = adapter.buildPrompt(item, List.copyOf(promptTexts));
                 List<String> joint = perAgent.generateOne(j, item, prompt, n, seeds[j]);
                 List<List<String>> out = new ArrayList<>();
@@ -363,6 +378,11 @@ final class IterationRounds implements AutoCloseable {
                     }
                 }
                 return out;
+            }
+
+            @Override
+            public boolean perProcess() {
+                return perAgent.perProcess();
             }
 
             @Override
@@ -405,15 +425,16 @@ final class IterationRounds implements AutoCloseable {
         List<Device> devices = Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
         boolean same = true;
         for (int i = 0; i < agents.size(); i++) {
-            same &= agents.get(i).model().device().equals(devices.get(i));
+            same &= agents.get(i) == null || agents.get(i).model().device().equals(devices.get(i));
         }
         if (same) {
             return frozen(agents, false, true);
         }
         List<CausalLm> copies = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
+        for (int i = 0; i < agents.size(); i++) { // null for another process's agent (the agents split)
             CausalLm a = agents.get(i);
-            copies.add(new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
+            copies.add(a == null ? null
+                    : new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
         }
         return frozen(copies, true, true);
     }
@@ -426,12 +447,12 @@ final class IterationRounds implements AutoCloseable {
         Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
         List<CausalLm> out = new ArrayList<>();
         try {
-            for (int i = 0; i < agents.size(); i++) {
-                out.add(CausalLm.load(dir.resolve("agent_" + i).toString(), agents.get(i).model().dtype(),
-                        agents.get(i).model().device()));
+            for (int i = 0; i < agents.size(); i++) { // each process the agents it holds (it saved them)
+                out.add(agents.get(i) == null ? null : CausalLm.load(dir.resolve("agent_" + i).toString(),
+                        agents.get(i).model().dtype(), agents.get(i).model().device()));
             }
         } catch (RuntimeException | Error e) {
-            out.forEach(CausalLm::close);
+            closeAll(out);
             throw e;
         }
         return out;
@@ -461,8 +482,8 @@ final class IterationRounds implements AutoCloseable {
         int n = args.comparatorNumCandidates();
         List<GenerationSettings.Resolved> settings = new ArrayList<>();
         for (int i = 0; i < models.size(); i++) {
-            settings.add(AgentGeneration.resolve(i, models.get(i), args.generationKwargs(), args.temperature(),
-                    args.topP(), args.topK(), args.maxNewTokens(), n));
+            settings.add(models.get(i) == null ? null : AgentGeneration.resolve(i, models.get(i), args.generationKwargs(),
+                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n));
         }
         return new ComparatorSource() {
             @Override
@@ -470,6 +491,10 @@ final class IterationRounds implements AutoCloseable {
                     long[] seeds) {
                 List<List<String>> out = new ArrayList<>();
                 for (int i = 0; i < models.size(); i++) {
+                    if (models.get(i) == null) { // the agents split: another process's agent
+                        out.add(null);
+                        continue;
+                    }
                     // a comparator model of its own may have another tokenizer: it encodes the prompt itself
                     long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
                     List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
@@ -489,9 +514,14 @@ final class IterationRounds implements AutoCloseable {
             }
 
             @Override
+            public boolean perProcess() {
+                return byAgent();
+            }
+
+            @Override
             public void close() {
                 if (owned) {
-                    models.forEach(CausalLm::close);
+                    closeAll(models);
                 }
             }
         };
@@ -553,7 +583,7 @@ final class IterationRounds implements AutoCloseable {
 
     @Override
     public void close() {
-        fixedComparators.forEach(CausalLm::close);
+        closeAll(fixedComparators);
         if (api != null) {
             api.close();
         }

@@ -52,7 +52,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
     private final IterationRounds rounds;
     private final comlrl.data.TaskSet trainDataset;
     private final java.io.PrintStream console;
-    /** The processes of a ddp run (the data split), which the DPO trainer joins. */
+    /** The processes of a ddp run, which the DPO trainer joins. */
     private final comlrl.trainers.common.RankWork work;
 
     private MADPOIterTrainer(Builder b) {
@@ -71,7 +71,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }
         // every check that can fail without a model has run; join the other processes (ddp)
-        this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), comlrl.utils.DdpSplit.DATA,
+        this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
                 args.actorCount(), b.distributed());
         rounds.in(work);
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(

@@ -166,9 +166,9 @@ final class PreferenceCollector {
             List<long[]> prompts = new ArrayList<>();
             long[] rowSeeds = new long[numAgents];
             long[] comparatorRowSeeds = new long[numAgents];
-            for (int i = 0; i < numAgents; i++) {
+            for (int i = 0; i < numAgents; i++) { // (the agents split: this process's agents' prompt ids)
                 promptTexts.add(formatters.format(i, item));
-                prompts.add(promptEncoder.encode(agents.get(i), promptTexts.get(i)));
+                prompts.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), promptTexts.get(i)));
                 rowSeeds[i] = seeds.next();
             }
             for (int i = 0; i < numAgents; i++) {
@@ -176,10 +176,14 @@ final class PreferenceCollector {
             }
             List<List<Completion>> current = Rollouts.generateOne(agents, executor, prompts,
                     i -> generation.get(i).sampling(), rowSeeds, work);
-            // a ddp run: the comparator (rank 0's) and the task reward run once, on rank 0
-            List<List<String>> others = work.onMain("generating the comparator's candidates of " + label,
-                    () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
-                            comparatorRowSeeds), RankWork.listOf(RankWork.STRINGS));
+            // a ddp run: the comparator runs once, on rank 0 (or, per process, for the agents it holds),
+            // and the task reward on rank 0
+            List<List<String>> others = comparator.perProcess()
+                    ? merged(work.gather(comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
+                            comparatorRowSeeds), RankWork.listOf(RankWork.nullable(RankWork.STRINGS))))
+                    : work.onMain("generating the comparator's candidates of " + label,
+                            () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
+                                    comparatorRowSeeds), RankWork.listOf(RankWork.STRINGS));
             int c = args.preferenceNumCandidates();
             // per candidate: current processed, current raw, then the comparator's
             double[][] scored = work.onMain("computing the rewards of " + label, () -> {
@@ -236,25 +240,65 @@ final class PreferenceCollector {
             List<Double> selectedCurrentRewards, List<Double> selectedComparatorRewards) {
     }
 
+    /** Per index, the one non-null list of the processes' (each gave the agents it generated for). */
+    private static List<List<String>> merged(List<List<List<String>>> byRank) {
+        List<List<String>> out = new ArrayList<>();
+        for (int i = 0; i < byRank.get(0).size(); i++) {
+            List<String> found = null;
+            for (List<List<String>> rank : byRank) {
+                found = found != null ? found : rank.get(i);
+            }
+            if (found == null) {
+                throw new IllegalStateException("no process generated the comparator candidates of agent " + i);
+            }
+            out.add(found);
+        }
+        return out;
+    }
+
     /**
-     * A training pair from a replay record: the prompts encoded as the trainer encodes prompts (with
+     * Training pairs from replay records: the prompts encoded as the trainer encodes prompts (with
      * the chat template when on), the completions re-tokenised without special tokens, cut at the
-     * first pad; with a frozen reference, its log-probabilities.
+     * first pad; with a frozen reference, its log-probabilities. In the agents split each agent's
+     * owner tokenises its part of every record.
      */
-    PreferencePair fromRecord(PreferenceReplay.ReplayRecord r) {
+    List<PreferencePair> fromRecords(List<PreferenceReplay.ReplayRecord> records) {
         int numAgents = agents.size();
-        List<long[]> prompts = new ArrayList<>();
-        List<long[]> w = new ArrayList<>();
-        List<long[]> l = new ArrayList<>();
+        // per agent: [prompts, winners, losers], each one id array per record
+        List<List<List<long[]>>> mine = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
             CausalLm agent = agents.get(i);
-            prompts.add(promptEncoder.encode(agent, r.promptTexts().get(i)));
-            w.add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.winnerTexts().get(i), false), agent.padId()));
-            l.add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.loserTexts().get(i), false), agent.padId()));
+            if (agent == null) {
+                mine.add(null);
+                continue;
+            }
+            List<List<long[]>> ids = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+            for (PreferenceReplay.ReplayRecord r : records) {
+                ids.get(0).add(promptEncoder.encode(agent, r.promptTexts().get(i)));
+                ids.get(1).add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.winnerTexts().get(i), false),
+                        padIds[i]));
+                ids.get(2).add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.loserTexts().get(i), false),
+                        padIds[i]));
+            }
+            mine.add(ids);
         }
-        double[][] ref = referenceLogprobs(prompts, w, l);
-        return new PreferencePair(r.promptTexts(), r.winnerTexts(), r.loserTexts(), prompts, w, l, r.winnerReward(),
-                r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]);
+        List<List<List<long[]>>> all = work.fromOwners(mine, RankWork.listOf(RankWork.listOf(RankWork.LONGS)));
+        List<PreferencePair> out = new ArrayList<>();
+        for (int k = 0; k < records.size(); k++) {
+            PreferenceReplay.ReplayRecord r = records.get(k);
+            List<long[]> prompts = new ArrayList<>();
+            List<long[]> w = new ArrayList<>();
+            List<long[]> l = new ArrayList<>();
+            for (int i = 0; i < numAgents; i++) {
+                prompts.add(all.get(i).get(0).get(k));
+                w.add(all.get(i).get(1).get(k));
+                l.add(all.get(i).get(2).get(k));
+            }
+            double[][] ref = referenceLogprobs(prompts, w, l);
+            out.add(new PreferencePair(r.promptTexts(), r.winnerTexts(), r.loserTexts(), prompts, w, l, r.winnerReward(),
+                    r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]));
+        }
+        return out;
     }
 
     /**

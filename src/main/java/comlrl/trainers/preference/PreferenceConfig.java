@@ -121,22 +121,22 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
      * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
      * device; "mp" places each agent on its own device ({@code agent_devices} required) and runs
      * per-agent work on threads; "ddp" trains with several processes, dividing the work as
-     * {@link #ddpSplit()} says (the iterative trainers: the data split). "auto" and anything else
-     * are rejected.
+     * {@link #ddpSplit()} says. "auto" and anything else are rejected.
      */
     public ParallelTraining parallelTraining() {
         return get(PARALLEL_TRAINING);
     }
 
     /**
-     * {@code ddp_split} (MADPO and MARLHF; default "data"): with {@code parallel_training: ddp},
-     * "data" divides each group of candidates and each DPO batch's pairs between the processes, every
-     * process holding every agent; "agents" puts agent i on process i mod W only, which samples its
-     * candidates, scores them under its policy (and frozen reference) and steps it, the sequence
-     * log-probabilities and prompt ids exchanged. The iterative configs have no such field ("data").
+     * {@code ddp_split} (default "data"): with {@code parallel_training: ddp}, "data" divides each
+     * group of candidates and each DPO batch's pairs between the processes, every process holding
+     * every agent; "agents" puts agent i on process i mod W only, which samples its candidates (and,
+     * in the iterative trainers, its comparator's, except an API comparator's, which rank 0 asks),
+     * scores them under its policy (and frozen reference) and steps it, the sequence
+     * log-probabilities and token ids exchanged.
      */
     public comlrl.utils.DdpSplit ddpSplit() {
-        return this instanceof IterativePreferenceConfig ? comlrl.utils.DdpSplit.DATA : get(DDP_SPLIT);
+        return get(DDP_SPLIT);
     }
 
     /**

@@ -218,7 +218,7 @@ final class PreferenceFields {
 
     /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults, §7.4's, then dpo_reference and ours. */
     static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
-            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE), OURS);
+            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS);
 
     /** MARLHF's fields beyond MADPO's, in the reference's order. */
     private static final List<ConfigField<?>> MARLHF_OWN = List.of(RL_ALGORITHM, NUM_GENERATIONS, REWARD_MODEL_NAME,
@@ -246,7 +246,7 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
             OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
                     ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
-            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, OURS);
+            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS);
 
     /** Advice for keys from the reference's older docs and versions, or from the other trainers. */
     private static final Map<String, String> SHARED_HINTS = Map.of(

@@ -284,8 +284,8 @@ class MADPOConfigTest {
         assertThat(MADPOIterConfig.builder().build().ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.DATA);
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("ddp_split", "pairs")))
                 .hasMessageContaining("ddp_split must be \"data\"");
-        assertThatThrownBy(() -> MADPOIterConfig.fromMap(Map.of("ddp_split", "agents")))
-                .hasMessageContaining("ddp_split");
+        assertThat(MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp", "ddp_split", "agents")).ddpSplit())
+                .isEqualTo(comlrl.utils.DdpSplit.AGENTS);
         assertThat(MADPOIterConfig.fromMap(Map.of("parallel_training", "ddp")).parallelTraining())
                 .isEqualTo(comlrl.utils.ParallelTraining.DDP);
         assertThatThrownBy(() -> MADPOConfig.fromMap(Map.of("parallel_training", "ddp", "agent_devices", List.of("cpu"))))
