@@ -622,15 +622,15 @@ final class RunConfig {
             return;
         }
         formatters.requireFields(columns, source);
-        List<String> rewardFields = RewardFunctions.requiredFields(rewardSpec);
-        for (int i = 0; i < rewardFields.size(); i++) {
-            String field = rewardFields.get(i);
+        for (Map.Entry<String, String> e : RewardFunctions.requiredFields(rewardSpec).entrySet()) {
+            String field = e.getKey();
+            String key = e.getValue();
             if (!columns.contains(field)) {
-                String key = i == 0 ? "target_min_field" : "target_max_field";
+                String fix = key.equals("template") ? "Write the template's {" + field + "} as a column the data has"
+                        : "Set reward." + key + " to the column that holds it";
                 throw new IllegalArgumentException("reward " + rewardSpec.get("type") + " reads the task field '" + field
                         + "' (" + key + "), but " + source + " has no column '" + field + "'; did you mean '"
-                        + ConfigMaps.closest(field, columns) + "'? Set reward." + key + " to the column that holds it. "
-                        + "Columns: " + columns);
+                        + ConfigMaps.closest(field, columns) + "'? " + fix + ". Columns: " + columns);
             }
         }
     }

@@ -157,19 +157,30 @@ public final class RewardFunctions {
     }
 
     /**
-     * The task-item fields the reward of {@code spec} (a map {@link #fromConfig} accepts) reads, so a
-     * config can be checked against its dataset before training: for {@code length_ratio} its
-     * {@code target_min_field} and {@code target_max_field}; none for a {@code command} reward
-     * (what the program reads is unknown).
+     * The task-item fields the reward of {@code spec} (a map {@link #fromConfig} accepts) reads, each
+     * with the reward key that names it, so a config can be checked against its dataset before
+     * training: for {@code length_ratio} its {@code target_min_field} and {@code target_max_field};
+     * for {@code reward_model} the placeholders of its {@code template} other than
+     * {@code {completion_i}} (the default text reads {@code prompt} when the item has it); none for
+     * a {@code command} reward (what the program reads is unknown).
      */
-    public static List<String> requiredFields(Map<String, ?> spec) {
+    public static Map<String, String> requiredFields(Map<String, ?> spec) {
         Object type = spec.get("type");
-        if (type instanceof String t && t.trim().toLowerCase(Locale.ROOT).equals("length_ratio")) {
+        String kind = type instanceof String t ? t.trim().toLowerCase(Locale.ROOT) : "";
+        Map<String, String> fields = new java.util.LinkedHashMap<>();
+        if (kind.equals("length_ratio")) {
             Object min = spec.get("target_min_field");
             Object max = spec.get("target_max_field");
-            return List.of(min == null ? "target_min" : String.valueOf(min), max == null ? "target_max" : String.valueOf(max));
+            fields.put(min == null ? "target_min" : String.valueOf(min), "target_min_field");
+            fields.putIfAbsent(max == null ? "target_max" : String.valueOf(max), "target_max_field");
+        } else if (kind.equals("reward_model") && spec.get("template") instanceof String template) {
+            for (String field : comlrl.utils.Formatter.template(template).placeholders()) {
+                if (!field.matches("completion_\\d+")) {
+                    fields.put(field, "template");
+                }
+            }
         }
-        return List.of();
+        return fields;
     }
 
     /** K, the common length of the agents' completion lists; fails when they differ or there are none. */

@@ -138,6 +138,12 @@ class RunConfigTest {
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + "reward: {type: length_ratio, target_max_field: hi}\n"))
                 .hasMessageStartingWith("reward length_ratio reads the task field 'hi' (target_max_field), but "
                         + "dataset.train (builtin:length-ratio) has no column 'hi'");
+        // a reward model's template placeholder the data lacks fails before the reward model loads
+        assertThatThrownBy(() -> load(AGENT + DATASET + REST
+                + "reward: {type: reward_model, model: missing-model, template: \"{question} {completion_0}\"}\n"))
+                .hasMessageStartingWith("reward reward_model reads the task field 'question' (template), but "
+                        + "dataset.train (builtin:length-ratio) has no column 'question'")
+                .hasMessageContaining("Write the template's {question} as a column the data has");
         assertThat(load(AGENT + "dataset: {train: train.jsonl, streaming: true}\n" + REST + LENGTH_RATIO).train).isNotNull();
     }
 

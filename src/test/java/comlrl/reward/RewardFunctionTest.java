@@ -149,8 +149,13 @@ class RewardFunctionTest {
                 Map.of("type", "command", "run", List.of("sh", "reward.sh"), "working_dir", "nowhere"), dir))
                 .hasMessageContaining("reward command working_dir " + dir.resolve("nowhere") + " does not exist");
         assertThat(RewardFunctions.requiredFields(Map.of("type", "length_ratio", "target_min_field", "lo")))
-                .containsExactly("lo", "target_max");
+                .containsExactly(Map.entry("lo", "target_min_field"), Map.entry("target_max", "target_max_field"));
         assertThat(RewardFunctions.requiredFields(Map.of("type", "command"))).isEmpty();
+        // a reward model's template reads its placeholders, its completions aside
+        assertThat(RewardFunctions.requiredFields(Map.of("type", "reward_model", "model", "m",
+                "template", "Q: {question}\nA: {completion_0} / {completion_1} ({topic})")))
+                .containsExactly(Map.entry("question", "template"), Map.entry("topic", "template"));
+        assertThat(RewardFunctions.requiredFields(Map.of("type", "reward_model", "model", "m"))).isEmpty();
     }
 
     @Test
