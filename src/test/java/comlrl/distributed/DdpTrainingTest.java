@@ -432,6 +432,42 @@ class DdpTrainingTest {
         }
     }
 
+    /**
+     * Two turns through an external transition with reference KL, IAC (separate critics, TD targets
+     * from the next turn's old values) and MAAC, agents split: bit for bit the one-process run, the
+     * transition called as often.
+     */
+    @Test
+    void actorCriticTwoTurnsWithReferenceKlOnTheAgentsSplitTrainAsOneProcess() throws Exception {
+        for (String algorithm : List.of("iac", "maac")) {
+            String args = SAMPLING.replace("  num_turns: 1\n", TWO_TURNS + "\n  reference_kl_enabled: true\n")
+                    .replace("num_generations: 4", "num_generations: 1") + """
+                      critic_learning_rate: 1.0e-3
+                      rollout_buffer_size: 2
+                      train_batch_size: 2
+                      eval_interval: 8
+                      eval_num_samples: 2
+                      logging_steps: 1
+                      seed: 7
+                      parallel_training: %s
+                    """;
+            String header = "algorithm: " + algorithm + "\ncritic_model: builtin:tiny";
+            Path alone = withTransition(runFile(algorithm + "-turns-alone", header, 0.2, args.formatted("none"), TRANSITION));
+            Path agents = withTransition(runFile(algorithm + "-turns-agents", header, 0.2,
+                    args.formatted("ddp") + "  ddp_split: agents\n", TRANSITION));
+            String out1 = trainAlone(alone);
+            String out2 = trainTwoRanks(agents);
+            List<Map<String, Object>> m1 = metrics(alone.getParent());
+            assertThat(m1).anyMatch(e -> e.containsKey("turn_2/reference_kl_mean"));
+            assertSameMetrics(m1, metrics(agents.getParent()), 0);
+            Map<String, float[]> w1 = weights(alone.getParent());
+            assertSameWeights(w1, savedWeights(agents, w1), 0);
+            assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
+            assertThat(calls(alone)).isPositive();
+            assertThat(calls(agents)).as(algorithm + ": the transition runs on rank 0 only").isEqualTo(calls(alone));
+        }
+    }
+
     /** The weights a run saved that the one-process run saved too (its checkpoints aside). */
     static Map<String, float[]> savedWeights(Path config, Map<String, float[]> like) throws IOException {
         return weights(config.getParent()).entrySet().stream().filter(e -> like.containsKey(e.getKey()))
