@@ -138,7 +138,8 @@ final class IterationRounds implements AutoCloseable {
 
     /**
      * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
-     * devices (in a ddp run on rank 0, which generates the comparator's candidates).
+     * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
+     * split each process those of its agents).
      */
     void loadFixedComparators(List<CausalLm> agents, DType dtype) {
         if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
@@ -203,8 +204,8 @@ final class IterationRounds implements AutoCloseable {
      */
     Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
-        // a ddp run: the comparator is rank 0's (the collector asks it there and sends its candidates)
-        // (in the agents split every process's, for the agents it holds, except an API comparator)
+        // a ddp run: the comparator is rank 0's (the collector asks it there and sends its candidates), or
+        // with the agents split every process's, for the agents it holds (an API comparator: rank 0's)
         boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
         try (ComparatorSource comparator = here ? comparatorFor(iteration, agents) : ELSEWHERE) {
             // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
