@@ -157,8 +157,9 @@ final class RunConfig {
     /** {@code report}: {@code report.html} at the end of the run. */
     final boolean report;
     /**
-     * {@code distributed: {backend, timeout_s, rendezvous_timeout_s}}: how the processes of a
-     * {@code parallel_training: ddp} run connect (defaults: auto, 600, 600).
+     * {@code distributed: {backend, timeout_s, rendezvous_timeout_s, zero_stage}}: how the processes of
+     * a {@code parallel_training: ddp} run connect and share optimizer state (defaults: auto, 600,
+     * 600, 0).
      */
     final comlrl.distributed.DistributedContext.Options distributed;
     /** {@code wandb}: the trainers' {@code wandb_config}, or null. */
@@ -689,7 +690,8 @@ final class RunConfig {
             return o;
         }
         Map<String, Object> d = asMap(section, "distributed");
-        ConfigMaps.requireKnownKeys("distributed", d, List.of("backend", "timeout_s", "rendezvous_timeout_s"), Map.of());
+        ConfigMaps.requireKnownKeys("distributed", d, List.of("backend", "timeout_s", "rendezvous_timeout_s", "zero_stage"),
+                Map.of());
         if (d.get("backend") != null) {
             o = o.withBackend(comlrl.distributed.Backend.parse(ConfigMaps.toStr("distributed", "backend", d.get("backend"))));
         }
@@ -704,6 +706,14 @@ final class RunConfig {
             }
             java.time.Duration t = java.time.Duration.ofMillis((long) Math.ceil(seconds * 1000));
             o = key.equals("timeout_s") ? o.withTimeout(t) : o.withRendezvousTimeout(t);
+        }
+        if (d.get("zero_stage") != null) {
+            Object z = d.get("zero_stage");
+            if (!(z instanceof Integer stage) || stage != 0 && stage != 1) {
+                throw new IllegalArgumentException("distributed.zero_stage must be 0 (every process keeps the whole "
+                        + "optimizer state) or 1 (each keeps the AdamW state of its share of the parameters), got " + z);
+            }
+            o = o.withZeroStage(stage);
         }
         return o;
     }

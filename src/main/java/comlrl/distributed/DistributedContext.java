@@ -62,12 +62,19 @@ public final class DistributedContext implements AutoCloseable {
      * @param device the device this process computes on, or null (default) for {@code cuda:LOCAL_RANK}
      *     when CUDA is available and the backend is not {@link Backend#GLOO} (cpu otherwise); with
      *     Gloo, tensors on a CUDA device pass through host memory
+     * @param zeroStage 0 (default): with the data split every process keeps the whole AdamW state of
+     *     every model; 1 (ZeRO stage 1): each process keeps and updates the state of its share of the
+     *     parameters and sends the updated parameters to the others
      */
-    public record Options(Backend backend, Duration timeout, Duration rendezvousTimeout, Device device) {
+    public record Options(Backend backend, Duration timeout, Duration rendezvousTimeout, Device device, int zeroStage) {
         public Options {
             Objects.requireNonNull(backend, "backend");
             checkPositive(timeout, "timeout");
             checkPositive(rendezvousTimeout, "rendezvousTimeout");
+            if (zeroStage != 0 && zeroStage != 1) {
+                throw new IllegalArgumentException("zero_stage must be 0 (every process keeps the whole optimizer "
+                        + "state) or 1 (each keeps its share), got " + zeroStage);
+            }
         }
 
         private static void checkPositive(Duration d, String name) {
@@ -78,23 +85,27 @@ public final class DistributedContext implements AutoCloseable {
         }
 
         public static Options defaults() {
-            return new Options(Backend.AUTO, DEFAULT_TIMEOUT, DEFAULT_TIMEOUT, null);
+            return new Options(Backend.AUTO, DEFAULT_TIMEOUT, DEFAULT_TIMEOUT, null, 0);
         }
 
         public Options withBackend(Backend b) {
-            return new Options(b, timeout, rendezvousTimeout, device);
+            return new Options(b, timeout, rendezvousTimeout, device, zeroStage);
         }
 
         public Options withTimeout(Duration t) {
-            return new Options(backend, t, rendezvousTimeout, device);
+            return new Options(backend, t, rendezvousTimeout, device, zeroStage);
         }
 
         public Options withRendezvousTimeout(Duration t) {
-            return new Options(backend, timeout, t, device);
+            return new Options(backend, timeout, t, device, zeroStage);
         }
 
         public Options withDevice(Device d) {
-            return new Options(backend, timeout, rendezvousTimeout, d);
+            return new Options(backend, timeout, rendezvousTimeout, d, zeroStage);
+        }
+
+        public Options withZeroStage(int stage) {
+            return new Options(backend, timeout, rendezvousTimeout, device, stage);
         }
     }
 
@@ -104,6 +115,7 @@ public final class DistributedContext implements AutoCloseable {
     private final Backend backend;
     private final Device device;
     private final Duration timeout;
+    private final int zeroStage;
     private final TcpStore store;
     private final Heartbeats heartbeats;
     private final ProcessGroup group;
@@ -113,7 +125,8 @@ public final class DistributedContext implements AutoCloseable {
     private boolean closed;
 
     private DistributedContext(RankInfo info, Backend backend, Device device, Duration timeout, TcpStore store,
-            Heartbeats heartbeats, ProcessGroup group) {
+            Heartbeats heartbeats, ProcessGroup group, int zeroStage) {
+        this.zeroStage = zeroStage;
         this.info = info;
         this.backend = backend;
         this.device = device;
@@ -123,6 +136,11 @@ public final class DistributedContext implements AutoCloseable {
         this.group = group;
     }
 
+    /** The ZeRO stage the processes share their optimizer state by ({@link Options#zeroStage()}; 0 in one process). */
+    public int zeroStage() {
+        return zeroStage;
+    }
+
     /** A single process: rank 0 of 1 on the cpu, no communication. */
     public static DistributedContext local() {
         return local(Device.CPU);
@@ -130,7 +148,7 @@ public final class DistributedContext implements AutoCloseable {
 
     /** A single process computing on {@code device}: rank 0 of 1, no communication. */
     public static DistributedContext local(Device device) {
-        return new DistributedContext(null, Backend.AUTO, device, DEFAULT_TIMEOUT, null, null, null);
+        return new DistributedContext(null, Backend.AUTO, device, DEFAULT_TIMEOUT, null, null, null, 0);
     }
 
     /** {@link #fromEnvironment(Map, Options)} with this process's environment and default options. */
@@ -182,7 +200,7 @@ public final class DistributedContext implements AutoCloseable {
                     ? ProcessGroup.gloo(store, info.rank(), info.worldSize(), joinTimeout, blankToNull(glooInterface),
                             isLoopback(info.masterAddr()) ? "127.0.0.1" : null)
                     : ProcessGroup.nccl(store, info.rank(), info.worldSize(), timeout);
-            return new DistributedContext(info, backend, device, timeout, store, heartbeats, group);
+            return new DistributedContext(info, backend, device, timeout, store, heartbeats, group, options.zeroStage());
         } catch (RuntimeException e) {
             List<Integer> absent = e instanceof CommunicationException ? absentRanks(store, info.worldSize()) : List.of();
             if (heartbeats != null) {

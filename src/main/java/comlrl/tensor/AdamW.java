@@ -28,6 +28,9 @@ public final class AdamW implements AutoCloseable {
     private final List<Tensor> expAvg = new ArrayList<>();    // m, float32, per parameter
     private final List<Tensor> expAvgSq = new ArrayList<>();  // v, float32, per parameter
     private final List<Tensor> master = new ArrayList<>();    // float32 copy, or null when the parameter is float32
+    /** Which parameters this optimizer updates and keeps state for (all, unless sharded). */
+    private final java.util.function.IntPredicate holds;
+    private final boolean sharded;
     private long step;
 
     public AdamW(List<Tensor> parameters, double lr, double weightDecay) {
@@ -35,7 +38,25 @@ public final class AdamW implements AutoCloseable {
     }
 
     public AdamW(List<Tensor> parameters, double lr, double beta1, double beta2, double eps, double weightDecay) {
+        this(parameters, lr, beta1, beta2, eps, weightDecay, null);
+    }
+
+    /**
+     * A shard of an AdamW over {@code parameters} (ZeRO stage 1): moments (and float32 masters) only
+     * for the parameters {@code holds} accepts, and {@link #step()} updates only those; the others
+     * are updated elsewhere (another process's shard) and copied in. Each held parameter's update
+     * is the unsharded optimizer's, element for element.
+     */
+    public static AdamW shard(List<Tensor> parameters, double lr, double weightDecay,
+            java.util.function.IntPredicate holds) {
+        return new AdamW(parameters, lr, 0.9, 0.999, 1e-8, weightDecay, java.util.Objects.requireNonNull(holds, "holds"));
+    }
+
+    private AdamW(List<Tensor> parameters, double lr, double beta1, double beta2, double eps, double weightDecay,
+            java.util.function.IntPredicate holds) {
         Engine.init();
+        this.holds = holds == null ? i -> true : holds;
+        this.sharded = holds != null;
         this.parameters = List.copyOf(parameters);
         this.lr = lr;
         this.beta1 = beta1;
@@ -43,12 +64,24 @@ public final class AdamW implements AutoCloseable {
         this.eps = eps;
         this.weightDecay = weightDecay;
         try (GradMode g = GradMode.noGrad()) {
-            for (Tensor p : this.parameters) {
-                expAvg.add(Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep());
-                expAvgSq.add(Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep());
-                master.add(p.dtype() == DType.F32 ? null : p.detach().to(DType.F32).cloneTensor().keep());
+            for (int i = 0; i < this.parameters.size(); i++) {
+                Tensor p = this.parameters.get(i);
+                boolean own = this.holds.test(i);
+                expAvg.add(own ? Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep() : null);
+                expAvgSq.add(own ? Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep() : null);
+                master.add(!own || p.dtype() == DType.F32 ? null : p.detach().to(DType.F32).cloneTensor().keep());
             }
         }
+    }
+
+    /** Whether this is a shard ({@link #shard}): it holds and updates only some of the parameters. */
+    public boolean sharded() {
+        return sharded;
+    }
+
+    /** Whether this optimizer holds state for, and updates, parameter {@code i}. */
+    public boolean holds(int i) {
+        return holds.test(i);
     }
 
     public List<Tensor> parameters() {
@@ -98,7 +131,7 @@ public final class AdamW implements AutoCloseable {
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             java.util.Map<Device, List<Integer>> byDevice = new LinkedHashMap<>();
             for (int i = 0; i < parameters.size(); i++) {
-                if (parameters.get(i).grad() != null) {
+                if (parameters.get(i).grad() != null && holds.test(i)) {
                     byDevice.computeIfAbsent(parameters.get(i).device(), d -> new ArrayList<>()).add(i);
                 }
             }
@@ -146,11 +179,15 @@ public final class AdamW implements AutoCloseable {
 
     /**
      * The optimizer state as tensors ({@code exp_avg.i}, {@code exp_avg_sq.i}, {@code master.i},
-     * {@code step}), for checkpoints; the tensors are views of the live state.
+     * {@code step}), for checkpoints; the tensors are views of the live state. A shard gives the
+     * entries of the parameters it holds.
      */
     public Map<String, Tensor> state() {
         Map<String, Tensor> out = new LinkedHashMap<>();
         for (int i = 0; i < parameters.size(); i++) {
+            if (!holds.test(i)) {
+                continue;
+            }
             out.put("exp_avg." + i, expAvg.get(i));
             out.put("exp_avg_sq." + i, expAvgSq.get(i));
             if (master.get(i) != null) {
@@ -161,7 +198,10 @@ public final class AdamW implements AutoCloseable {
         return out;
     }
 
-    /** Restores a state returned by {@link #state()} (same parameters in the same order). */
+    /**
+     * Restores a state returned by {@link #state()} (same parameters in the same order); a shard
+     * takes the entries of the parameters it holds (from a whole optimizer's state or a shard's).
+     */
     public void loadState(Map<String, Tensor> state) {
         Tensor steps = state.get("step");
         if (steps == null) {
@@ -169,6 +209,9 @@ public final class AdamW implements AutoCloseable {
         }
         try (GradMode g = GradMode.noGrad()) {
             for (int i = 0; i < parameters.size(); i++) {
+                if (!holds.test(i)) {
+                    continue;
+                }
                 copyInto(expAvg.get(i), state, "exp_avg." + i);
                 copyInto(expAvgSq.get(i), state, "exp_avg_sq." + i);
                 if (master.get(i) != null) {
@@ -195,8 +238,8 @@ public final class AdamW implements AutoCloseable {
 
     @Override
     public void close() {
-        expAvg.forEach(Tensor::close);
-        expAvgSq.forEach(Tensor::close);
+        expAvg.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
+        expAvgSq.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
         master.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
     }
 }

@@ -468,6 +468,69 @@ class DdpTrainingTest {
         }
     }
 
+    /** {@code config} with {@code distributed.zero_stage: 1}. */
+    static Path withZeroStage1(Path config) throws IOException {
+        String yaml = Files.readString(config);
+        assertThat(yaml).contains("distributed:\n  timeout_s: 60\n");
+        Files.writeString(config, yaml.replace("distributed:\n  timeout_s: 60\n", "distributed:\n  timeout_s: 60\n  zero_stage: 1\n"));
+        return config;
+    }
+
+    /**
+     * {@code zero_stage: 1} (each process keeps the AdamW state of its share of the parameters and
+     * sends its updates) trains bit for bit what the data split without it trains: MAGRPO, IAC
+     * (actor and critic optimizers) and MADPO; rank 0's checkpoints hold the whole optimizer state,
+     * byte for byte the unsharded run's, and a sharded run resumes from them exactly.
+     */
+    @Test
+    void zeroStageOneTrainsWhatTheDataSplitTrainsAndCheckpointsTheWholeState() throws Exception {
+        Path plain = config("zero0", "ddp", "data");
+        Path zero = withZeroStage1(config("zero1", "ddp", "data"));
+        trainTwoRanks(plain);
+        trainTwoRanks(zero);
+        assertSameMetrics(metrics(plain.getParent()), metrics(zero.getParent()), 0);
+        Map<String, float[]> w0 = weights(plain.getParent()); // agents and every checkpoint (optimizer files too)
+        assertThat(w0.keySet()).anyMatch(k -> k.contains("optimizer_1.safetensors:exp_avg_sq."));
+        assertSameWeights(w0, weights(zero.getParent()), 0);
+        Path resumed = withZeroStage1(config("zero1-resumed", "ddp", "data"));
+        trainTwoRanks(resumed, "--resume", zero.getParent().resolve("checkpoints/checkpoint-1").toString());
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(zero.getParent().resolve(agent)), weights(resumed.getParent().resolve(agent)), 0);
+        }
+
+        Path iac = actorCriticConfig("iac-zero0", "iac", "ddp", "");
+        Path iacZero = withZeroStage1(actorCriticConfig("iac-zero1", "iac", "ddp", ""));
+        trainTwoRanks(iac);
+        trainTwoRanks(iacZero);
+        assertSameMetrics(metrics(iac.getParent()), metrics(iacZero.getParent()), 0);
+        Map<String, float[]> wi = weights(iac.getParent());
+        assertThat(wi.keySet()).anyMatch(k -> k.contains("critic_optimizer_1.safetensors:exp_avg."));
+        assertSameWeights(wi, weights(iacZero.getParent()), 0);
+
+        String madpoArgs = """
+                  num_train_epochs: 2
+                  preference_num_candidates: 5
+                  preference_pairs_per_sample: 2
+                  dpo_beta: 0.5
+                  train_batch_size: 5
+                  max_new_tokens: 8
+                  temperature: 1.0
+                  top_p: 1.0
+                  agent_learning_rate: 3.0e-3
+                  eval_interval: 2
+                  eval_num_samples: 2
+                  logging_steps: 1
+                  seed: 7
+                  parallel_training: ddp
+                """;
+        Path madpo = runFile("madpo-zero0", "algorithm: madpo", 0.2, madpoArgs, "");
+        Path madpoZero = withZeroStage1(runFile("madpo-zero1", "algorithm: madpo", 0.2, madpoArgs, ""));
+        trainTwoRanks(madpo);
+        trainTwoRanks(madpoZero);
+        assertSameMetrics(metrics(madpo.getParent()), metrics(madpoZero.getParent()), 0);
+        assertSameWeights(weights(madpo.getParent()), weights(madpoZero.getParent()), 0);
+    }
+
     /** The weights a run saved that the one-process run saved too (its checkpoints aside). */
     static Map<String, float[]> savedWeights(Path config, Map<String, float[]> like) throws IOException {
         return weights(config.getParent()).entrySet().stream().filter(e -> like.containsKey(e.getKey()))

@@ -77,4 +77,43 @@ class AdamWTest {
             }
         }
     }
+
+    /**
+     * A shard holding parameters 0 and 2 of three updates them exactly as the whole optimizer does,
+     * leaves parameter 1 alone, keeps state (moments, the bf16 parameter's master) for its two only,
+     * and restores them from the whole optimizer's state.
+     */
+    @Test
+    void aShardUpdatesItsParametersAsTheWholeOptimizerAndKeepsOnlyTheirState() {
+        try (Scope s = Scope.open()) {
+            List<Tensor> whole = List.of(Tensor.ofDoubles(new double[] {0.5, -1.5}, Device.CPU).to(DType.F32).requiresGrad(true),
+                    Tensor.ofDoubles(new double[] {2.0}, Device.CPU).to(DType.F32).requiresGrad(true),
+                    Tensor.ofDoubles(new double[] {1.0, 3.0}, Device.CPU).to(DType.BF16).requiresGrad(true));
+            List<Tensor> part = whole.stream().map(t -> t.detach().cloneTensor().requiresGrad(true)).toList();
+            try (AdamW all = new AdamW(whole, 0.01, 0.01);
+                    AdamW shard = AdamW.shard(part, 0.01, 0.01, i -> i != 1)) {
+                assertThat(shard.sharded()).isTrue();
+                assertThat(all.sharded()).isFalse();
+                for (int step = 0; step < 3; step++) {
+                    for (AdamW opt : List.of(all, shard)) {
+                        opt.zeroGrad();
+                        opt.parameters().forEach(p -> p.toFloat().mul(p.toFloat()).sum().backward());
+                        opt.step();
+                    }
+                }
+                assertThat(part.get(0).bitEquals(whole.get(0))).isTrue();
+                assertThat(part.get(2).bitEquals(whole.get(2))).isTrue();
+                assertThat(part.get(1).item()).as("another shard's parameter").isEqualTo(2.0);
+                assertThat(whole.get(1).item()).isNotEqualTo(2.0);
+                assertThat(shard.state().keySet()).containsExactlyInAnyOrder("exp_avg.0", "exp_avg_sq.0", "exp_avg.2",
+                        "exp_avg_sq.2", "master.2", "step");
+                assertThat(shard.holds(1)).isFalse();
+                try (AdamW restored = AdamW.shard(part, 0.01, 0.01, i -> i != 1)) {
+                    restored.loadState(all.state()); // a whole optimizer's state (what checkpoints hold)
+                    assertThat(restored.state().get("exp_avg_sq.2").bitEquals(all.state().get("exp_avg_sq.2"))).isTrue();
+                    assertThat(restored.stepCount()).isEqualTo(3);
+                }
+            }
+        }
+    }
 }

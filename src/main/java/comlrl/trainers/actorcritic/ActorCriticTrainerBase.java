@@ -864,7 +864,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         if (observer != null) {
             observer.beforeStep(agent, which, opt.parameters());
         }
-        opt.step();
+        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad();
     }
 

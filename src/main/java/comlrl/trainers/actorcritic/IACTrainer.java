@@ -121,12 +121,12 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 if (!c.useSeparateCritic()) {
                     actorParams.addAll(heads.get(i).parameters());
                 }
-                actorOptimizers.add(new AdamW(actorParams, c.agentLearningRate(), 0.01));
+                actorOptimizers.add(work.adamW(actorParams, c.agentLearningRate(), 0.01));
                 actorsWithHeads.add(new CausalLmWithValueHead(agents.get(i), c.useSeparateCritic() ? null : heads.get(i)));
                 if (c.useSeparateCritic()) {
                     List<Tensor> criticParams = new ArrayList<>(loaded.get(i).model().parameters());
                     criticParams.addAll(heads.get(i).parameters());
-                    criticOptimizers.add(new AdamW(criticParams, c.criticLearningRate(), 0.01));
+                    criticOptimizers.add(work.adamW(criticParams, c.criticLearningRate(), 0.01));
                     criticsWithHeads.add(new CausalLmWithValueHead(loaded.get(i), heads.get(i)));
                 }
             }

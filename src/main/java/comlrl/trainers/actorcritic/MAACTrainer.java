@@ -84,12 +84,12 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             }
             for (int i = 0; i < numAgents; i++) { // null for another process's agent (the agents split)
                 actorOptimizers.add(agents.get(i) == null ? null
-                        : new AdamW(agents.get(i).model().parameters(), c.agentLearningRate(), 0.01));
+                        : work.adamW(agents.get(i).model().parameters(), c.agentLearningRate(), 0.01));
                 actorsView.add(agents.get(i) == null ? null : new CausalLmWithValueHead(agents.get(i), null));
             }
             List<Tensor> params = new ArrayList<>(loaded.get(0).model().parameters());
             params.addAll(made.parameters());
-            criticOpt = new AdamW(params, c.criticLearningRate(), 0.01);
+            criticOpt = work.adamW(params, c.criticLearningRate(), 0.01);
             loaded.requireOutside(outputDir, "output_dir");
         } catch (RuntimeException | Error e) {
             closeActorOptimizers();

@@ -4,6 +4,7 @@ import comlrl.distributed.DistributedContext;
 import comlrl.generation.Completion;
 import comlrl.generation.FinishReason;
 import comlrl.model.DecoderLm;
+import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
@@ -328,6 +329,92 @@ public final class RankWork implements AutoCloseable {
             }
             context.allReduceSum(grads);
         }
+    }
+
+    /**
+     * An AdamW over {@code parameters}: the whole optimizer, or with the data split and
+     * {@code zero_stage: 1} this process's shard of it (ZeRO stage 1, {@link AdamW#shard}): each
+     * parameter is held by one process, chosen so that every process holds about as many elements
+     * (in order, each to the process holding the fewest so far), so each keeps about 1/W of the
+     * moments and float32 masters. {@link #step} then updates the held parameters and sends them.
+     */
+    public AdamW adamW(List<Tensor> parameters, double lr, double weightDecay) {
+        if (!splitsRows() || context.zeroStage() == 0) {
+            return new AdamW(parameters, lr, weightDecay);
+        }
+        int[] holder = holders(parameters, worldSize());
+        return AdamW.shard(parameters, lr, weightDecay, i -> holder[i] == rank());
+    }
+
+    /** Each parameter's process: in order, to the one holding the fewest elements so far (the lowest rank on a tie). */
+    static int[] holders(List<Tensor> parameters, int worldSize) {
+        long[] load = new long[worldSize];
+        int[] holder = new int[parameters.size()];
+        for (int i = 0; i < holder.length; i++) {
+            int least = 0;
+            for (int r = 1; r < worldSize; r++) {
+                least = load[r] < load[least] ? r : least;
+            }
+            holder[i] = least;
+            load[least] += parameters.get(i).numel();
+        }
+        return holder;
+    }
+
+    /**
+     * One step of {@code opt} (after {@link #sumGradients}): every parameter's update is computed by
+     * the process holding its state ({@link #adamW}) and sent to the others, so every process ends
+     * with the same weights as the unsharded step gives.
+     */
+    public void step(AdamW opt) {
+        opt.step();
+        if (!opt.sharded()) {
+            return;
+        }
+        int[] holder = holders(opt.parameters(), worldSize());
+        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            for (int i = 0; i < holder.length; i++) {
+                Tensor p = opt.parameters().get(i);
+                if (p.grad() != null) { // the same on every process after the gradient sum
+                    context.broadcast(p, holder[i]);
+                }
+            }
+        }
+    }
+
+    /**
+     * The whole state of the sharded {@code opt} (as {@link AdamW#state()} of the unsharded
+     * optimizer), on rank 0, in host memory; null on the other ranks, which send their entries.
+     * Every rank calls it. For an unsharded optimizer its own state.
+     */
+    public java.util.Map<String, Tensor> wholeState(AdamW opt) {
+        if (!opt.sharded()) {
+            return opt.state();
+        }
+        int[] holder = holders(opt.parameters(), worldSize());
+        java.util.Map<String, Tensor> mine = opt.state();
+        java.util.Map<String, Tensor> out = isMain() ? new java.util.LinkedHashMap<>() : null;
+        for (int i = 0; i < holder.length; i++) {
+            Tensor p = opt.parameters().get(i);
+            List<String> names = new ArrayList<>(List.of("exp_avg." + i, "exp_avg_sq." + i));
+            if (p.dtype() != comlrl.tensor.DType.F32) {
+                names.add("master." + i);
+            }
+            for (String name : names) {
+                try (Scope s = Scope.open()) {
+                    Tensor t = holder[i] == rank() ? mine.get(name)
+                            : Tensor.zerosOf(comlrl.tensor.DType.F32, p.device(), p.shape());
+                    context.broadcast(t, holder[i]);
+                    if (out != null) {
+                        out.put(name, t.to(Device.CPU).cloneTensor().keep());
+                    }
+                }
+            }
+        }
+        if (out != null) {
+            out.put("step", mine.get("step"));
+        }
+        return out;
     }
 
     /** Waits for every rank. */

@@ -34,6 +34,13 @@ public final class TrainerCheckpoint {
         void save(Path checkpointDir);
 
         void restore(Path checkpointDir);
+
+        /**
+         * Called on every process of a ddp run with the data split before rank 0 saves: a part whose
+         * state is spread over the processes (a sharded optimizer) brings it to rank 0 here.
+         */
+        default void collect(RankWork work) {
+        }
     }
 
     /** Training progress: epochs completed and the environment step reached. */
@@ -139,6 +146,9 @@ public final class TrainerCheckpoint {
     public Path save(Path root, Progress progress) {
         String name = "checkpoint-" + progress.epochsDone();
         boolean eachWritesItsOwn = work.distributed() && !work.splitsRows();
+        if (work.splitsRows()) { // every process: state spread over them (ZeRO shards) to rank 0
+            parts.values().forEach(p -> p.collect(work));
+        }
         if (!work.isMain()) {
             if (eachWritesItsOwn) { // into rank 0's staging directory, then tell rank 0 it is written
                 Path dir = Path.of(work.onMain("preparing " + name, () -> "", RankWork.STRING));
@@ -251,6 +261,11 @@ public final class TrainerCheckpoint {
             public void restore(Path dir) {
                 part.restore(dir);
             }
+
+            @Override
+            public void collect(RankWork work) {
+                part.collect(work);
+            }
         };
     }
 
@@ -349,9 +364,29 @@ public final class TrainerCheckpoint {
     /** An optimizer's moments and step counts in {@code checkpoint/fileName}. */
     public static Part optimizer(String fileName, AdamW optimizer) {
         return new Part() {
+            /** A sharded optimizer's whole state, brought to rank 0 for the next save. */
+            private Map<String, Tensor> whole;
+
+            @Override
+            public void collect(RankWork work) {
+                if (optimizer.sharded()) {
+                    whole = work.wholeState(optimizer);
+                }
+            }
+
             @Override
             public void save(Path dir) {
-                Safetensors.save(optimizer.state(), dir.resolve(fileName));
+                if (optimizer.sharded() && whole == null) {
+                    throw new IllegalStateException("a sharded optimizer saves the state its processes collected first");
+                }
+                try {
+                    Safetensors.save(whole != null ? whole : optimizer.state(), dir.resolve(fileName));
+                } finally {
+                    if (whole != null) {
+                        whole.values().forEach(Tensor::close);
+                        whole = null;
+                    }
+                }
             }
 
             @Override

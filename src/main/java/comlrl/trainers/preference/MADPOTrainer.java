@@ -157,7 +157,7 @@ public final class MADPOTrainer implements Trainer {
                 CausalLm a = agents.get(i);
                 generation.add(a == null ? null : AgentGeneration.resolve(i, a, args.generationKwargs(),
                         args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
-                optimizers.add(a == null ? null : new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
                 described.add(a != null ? a : sources.get(i));
             }
             if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
@@ -433,7 +433,7 @@ public final class MADPOTrainer implements Trainer {
             if (observer != null) {
                 observer.accept(i, opt.parameters());
             }
-            opt.step();
+            work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
             opt.zeroGrad();
             return null;
         });

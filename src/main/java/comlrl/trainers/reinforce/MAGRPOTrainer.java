@@ -183,7 +183,7 @@ public class MAGRPOTrainer implements Trainer {
                 generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
             }
             for (CausalLm a : agents) {
-                optimizers.add(a == null ? null : new AdamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             }
             actors.requireOutside(outputDir, "output_dir");
             List<Object> described = new ArrayList<>();
@@ -759,7 +759,7 @@ public class MAGRPOTrainer implements Trainer {
         if (gradientObserver != null) {
             gradientObserver.accept(agent, model);
         }
-        opt.step();
+        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
