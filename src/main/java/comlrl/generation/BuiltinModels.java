@@ -48,9 +48,10 @@ public final class BuiltinModels {
         try {
             Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            if (!Files.isRegularFile(dir.resolve("model.safetensors"))) { // another process won the race
+            if (!Files.isRegularFile(dir.resolve("model.safetensors"))) {
                 throw new UncheckedIOException("Cannot create built-in model " + dir + ": " + e.getMessage(), e);
             }
+            comlrl.model.io.ModelDirs.deleteRecursively(tmp); // another process won the race: ours is not needed
         }
         return dir;
     }

@@ -334,7 +334,7 @@ public final class ModelDirs {
     }
 
     /** Deletes a tree without following symlinks; best effort. */
-    static void deleteRecursively(Path root) {
+    public static void deleteRecursively(Path root) {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
