@@ -148,6 +148,22 @@ class RunConfigTest {
     }
 
     @Test
+    void theDistributedSectionSetsHowProcessesConnectAndShareOptimizerState() throws Exception {
+        comlrl.distributed.DistributedContext.Options o = load(AGENT + DATASET + REST + LENGTH_RATIO
+                + "distributed: {backend: gloo, timeout_s: 2.5, rendezvous_timeout_s: 30, zero_stage: 1}\n").distributed;
+        assertThat(o.backend()).isEqualTo(comlrl.distributed.Backend.GLOO);
+        assertThat(o.timeout()).isEqualTo(java.time.Duration.ofMillis(2500));
+        assertThat(o.rendezvousTimeout()).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(o.zeroStage()).isEqualTo(1);
+        assertThat(load(AGENT + DATASET + REST + LENGTH_RATIO).distributed.zeroStage()).isZero();
+        assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO + "distributed: {zero_stage: 2}\n"))
+                .hasMessageStartingWith("distributed.zero_stage must be 0 (every process keeps the whole optimizer "
+                        + "state) or 1");
+        assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO + "distributed: {zero: 1}\n"))
+                .hasMessageContaining("zero");
+    }
+
+    @Test
     void rewardAndTransitionProgramsMustExist() throws Exception {
         script("reward.sh");
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + "reward: {type: command, run: [no-such-program-4f2a, reward.sh]}\n"))
