@@ -507,22 +507,8 @@ class DdpTrainingTest {
         assertThat(wi.keySet()).anyMatch(k -> k.contains("critic_optimizer_1.safetensors:exp_avg."));
         assertSameWeights(wi, weights(iacZero.getParent()), 0);
 
-        String madpoArgs = """
-                  num_train_epochs: 2
-                  preference_num_candidates: 5
-                  preference_pairs_per_sample: 2
-                  dpo_beta: 0.5
-                  train_batch_size: 5
-                  max_new_tokens: 8
-                  temperature: 1.0
-                  top_p: 1.0
-                  agent_learning_rate: 3.0e-3
-                  eval_interval: 2
-                  eval_num_samples: 2
-                  logging_steps: 1
-                  seed: 7
-                  parallel_training: ddp
-                """;
+        String madpoArgs = MADPO_ARGS.formatted("ddp");
+
         Path madpo = runFile("madpo-zero0", "algorithm: madpo", 0.2, madpoArgs, "");
         Path madpoZero = withZeroStage1(runFile("madpo-zero1", "algorithm: madpo", 0.2, madpoArgs, ""));
         trainTwoRanks(madpo);
@@ -537,25 +523,29 @@ class DdpTrainingTest {
                 .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
     }
 
+    /** A short MADPO run (frozen-initial reference), {@code parallel_training} left as %s. */
+    static final String MADPO_ARGS = """
+              num_train_epochs: 2
+              preference_num_candidates: 5
+              preference_pairs_per_sample: 2
+              dpo_beta: 0.5
+              dpo_reference: frozen_initial
+              train_batch_size: 5
+              max_new_tokens: 8
+              temperature: 1.0
+              top_p: 1.0
+              agent_learning_rate: 3.0e-3
+              eval_interval: 2
+              eval_num_samples: 2
+              logging_steps: 1
+              seed: 7
+              parallel_training: %s
+            """;
+
     @Test
     void madpoOnTwoProcessesTrainsWhatOneProcessTrains() throws Exception {
-        String args = """
-                  num_train_epochs: 2
-                  preference_num_candidates: 5
-                  preference_pairs_per_sample: 2
-                  dpo_beta: 0.5
-                  dpo_reference: frozen_initial
-                  train_batch_size: 5
-                  max_new_tokens: 8
-                  temperature: 1.0
-                  top_p: 1.0
-                  agent_learning_rate: 3.0e-3
-                  eval_interval: 2
-                  eval_num_samples: 2
-                  logging_steps: 1
-                  seed: 7
-                  parallel_training: %s
-                """;
+        String args = MADPO_ARGS;
+
         Path[] configs = {runFile("madpo-alone", "algorithm: madpo", 0.2, args.formatted("none"), ""),
             runFile("madpo-ddp", "algorithm: madpo", 0.2, args.formatted("ddp"), "")};
         String out1 = trainAlone(configs[0]);
