@@ -127,6 +127,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--ddp-split", defaultValue = "data", description = "with --processes: data or agents (default ${DEFAULT-VALUE})")
     String ddpSplit;
 
+    @Option(names = "--zero-stage", defaultValue = "0", description = "with --processes and the data split: 1 shards the "
+            + "AdamW state between the processes (distributed.zero_stage; default ${DEFAULT-VALUE})")
+    int zeroStage;
+
     /** With --lora: measure only this configuration ("full" or "lora") in this JVM (what each fresh JVM runs). */
     @Option(names = "--lora-config", hidden = true)
     String loraConfig;
@@ -173,7 +177,7 @@ final class BenchCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--processes must be >= 1, got " + processes);
                 }
                 DdpBench.Settings settings = new DdpBench.Settings(dir, dtype, agents, generations, promptLen, newTokens,
-                        warmup, steps, seed, comlrl.utils.DdpSplit.parse(ddpSplit));
+                        warmup, steps, seed, comlrl.utils.DdpSplit.parse(ddpSplit), zeroStage);
                 List<Map<String, Object>> rows = DdpBench.compare(settings, processes, k, System.err);
                 System.out.print(json ? new ObjectMapper().writeValueAsString(rows) + "\n" : DdpBench.table(rows, settings));
                 return 0;
@@ -735,7 +739,7 @@ final class BenchCommand implements Callable<Integer> {
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
 
-    private static double peakRssMib() {
+    static double peakRssMib() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmHWM:")) {

@@ -42,17 +42,17 @@ final class DdpBench {
 
     /** What one worker measures. */
     record Settings(Path modelDir, String dtype, int agents, int generations, int promptLen, int newTokens, int warmup,
-            int steps, long seed, DdpSplit split) {
+            int steps, long seed, DdpSplit split, int zeroStage) {
         List<String> args() {
             return List.of(modelDir.toString(), dtype, Integer.toString(agents), Integer.toString(generations),
                     Integer.toString(promptLen), Integer.toString(newTokens), Integer.toString(warmup),
-                    Integer.toString(steps), Long.toString(seed), split.configName());
+                    Integer.toString(steps), Long.toString(seed), split.configName(), Integer.toString(zeroStage));
         }
 
         static Settings parse(String[] a) {
             return new Settings(Path.of(a[0]), a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]),
                     Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]), Integer.parseInt(a[7]),
-                    Long.parseLong(a[8]), DdpSplit.parse(a[9]));
+                    Long.parseLong(a[8]), DdpSplit.parse(a[9]), Integer.parseInt(a[10]));
         }
     }
 
@@ -100,16 +100,17 @@ final class DdpBench {
     /** The table {@code bench --processes} prints. */
     static String table(List<Map<String, Object>> rows, Settings s) {
         StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "MAGRPO step, %d agents, G=%d, %d prompt + %d new tokens, ddp_split %s%n",
-                s.agents(), s.generations(), s.promptLen(), s.newTokens(), s.split()));
-        b.append(String.format(Locale.ROOT, "%-10s %-8s %-10s %-9s %-8s %-11s %s%n", "processes", "threads", "s/item",
-                "items/s", "speedup", "efficiency", "in collectives (rank 0)"));
+        b.append(String.format(Locale.ROOT, "MAGRPO step, %d agents, G=%d, %d prompt + %d new tokens, ddp_split %s, "
+                + "zero_stage %d%n", s.agents(), s.generations(), s.promptLen(), s.newTokens(), s.split(), s.zeroStage()));
+        b.append(String.format(Locale.ROOT, "%-10s %-8s %-10s %-9s %-8s %-11s %-16s %s%n", "processes", "threads",
+                "s/item", "items/s", "speedup", "efficiency", "peak RSS rank 0", "in collectives (rank 0)"));
         for (Map<String, Object> r : rows) {
             double t = ((Number) r.get("item_s")).doubleValue();
-            b.append(String.format(Locale.ROOT, "%-10d %-8s %-10.3f %-9.3f %-8.2f %-11s %s%n",
+            b.append(String.format(Locale.ROOT, "%-10d %-8s %-10.3f %-9.3f %-8.2f %-11s %-16s %s%n",
                     ((Number) r.get("processes")).intValue(), r.get("threads_per_process") + "/proc", t, 1 / t,
                     ((Number) r.get("speedup")).doubleValue(),
                     String.format(Locale.ROOT, "%.0f%%", 100 * ((Number) r.get("efficiency")).doubleValue()),
+                    String.format(Locale.ROOT, "%.0f MiB", ((Number) r.get("peak_rss_mib")).doubleValue()),
                     ((Number) r.get("processes")).intValue() == 1 ? "-"
                             : String.format(Locale.ROOT, "%.0f%% (%.3f s/item)",
                                     100 * ((Number) r.get("collective_s")).doubleValue() / t,
@@ -137,7 +138,8 @@ final class DdpBench {
         long[] ends = new long[items];
         long[] inCollectives = new long[items];
         int[] logged = {0};
-        try (DistributedContext context = several ? DistributedContext.fromEnvironment() : null) {
+        try (DistributedContext context = several ? DistributedContext.fromEnvironment(System.getenv(),
+                DistributedContext.Options.defaults().withZeroStage(s.zeroStage())) : null) {
             MetricSink clock = (step, metrics) -> {
                 if (logged[0] < items) {
                     ends[logged[0]] = System.nanoTime();
@@ -178,6 +180,7 @@ final class DdpBench {
                 out.put("item_s", BenchCommand.median(Arrays.stream(itemS).boxed().toList()));
                 out.put("collective_s", BenchCommand.median(Arrays.stream(collS).boxed().toList()));
                 out.put("item_s_all", itemS);
+                out.put("peak_rss_mib", BenchCommand.peakRssMib()); // rank 0's VmHWM
                 System.out.println(RESULT + new ObjectMapper().writeValueAsString(out));
             }
         }
