@@ -79,6 +79,15 @@ public final class AdamW implements AutoCloseable {
         return sharded;
     }
 
+    /**
+     * The {@link #state()} entries of parameter {@code i} in the whole optimizer: its moments and,
+     * for a parameter that is not float32, its float32 master (each of the parameter's shape).
+     */
+    public List<String> stateKeys(int i) {
+        return parameters.get(i).dtype() == DType.F32 ? List.of("exp_avg." + i, "exp_avg_sq." + i)
+                : List.of("exp_avg." + i, "exp_avg_sq." + i, "master." + i);
+    }
+
     /** Whether this optimizer holds state for, and updates, parameter {@code i}. */
     public boolean holds(int i) {
         return holds.test(i);

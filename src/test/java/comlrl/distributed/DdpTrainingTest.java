@@ -208,6 +208,13 @@ class DdpTrainingTest {
         });
     }
 
+    /** Both agents' saved weights of the runs of {@code a} and {@code b} within {@code tolerance}. */
+    static void assertSameAgents(Path a, Path b, double tolerance) throws IOException {
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(a.getParent().resolve(agent)), weights(b.getParent().resolve(agent)), tolerance);
+        }
+    }
+
     /** The weights after training differ from the initial ones (so equality above means something). */
     static void assertTrained(Path run) throws IOException {
         Map<String, float[]> first = weights(run.resolve("checkpoints/checkpoint-1/agent_0"));
@@ -240,10 +247,7 @@ class DdpTrainingTest {
         List<Map<String, Object>> m1 = metrics(alone.getParent());
         assertThat(m1).hasSizeGreaterThan(10);
         assertSameMetrics(m1, metrics(ddp.getParent()), metricTolerance);
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)),
-                    weightTolerance);
-        }
+        assertSameAgents(alone, ddp, weightTolerance);
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
         return out2;
     }
@@ -302,10 +306,7 @@ class DdpTrainingTest {
         List<Map<String, Object>> m1 = metrics(alone.getParent());
         assertThat(m1).anyMatch(e -> e.containsKey("turn_2/reference_kl_mean"));
         assertSameMetrics(m1, metrics(data.getParent()), 1e-5);
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(alone.getParent().resolve(agent)), weights(data.getParent().resolve(agent)),
-                    WEIGHT_TOLERANCE);
-        }
+        assertSameAgents(alone, data, WEIGHT_TOLERANCE);
         assertThat(calls(alone)).isPositive();
         assertThat(calls(data)).as("the transition runs on rank 0 only, once per branch").isEqualTo(calls(alone));
 
@@ -494,9 +495,7 @@ class DdpTrainingTest {
         assertSameWeights(w0, weights(zero.getParent()), 0);
         Path resumed = withZeroStage1(config("zero1-resumed", "ddp", "data"));
         trainTwoRanks(resumed, "--resume", zero.getParent().resolve("checkpoints/checkpoint-1").toString());
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(zero.getParent().resolve(agent)), weights(resumed.getParent().resolve(agent)), 0);
-        }
+        assertSameAgents(zero, resumed, 0);
 
         Path iac = actorCriticConfig("iac-zero0", "iac", "ddp", "");
         Path iacZero = withZeroStage1(actorCriticConfig("iac-zero1", "iac", "ddp", ""));
@@ -554,10 +553,7 @@ class DdpTrainingTest {
         List<Map<String, Object>> m1 = metrics(configs[0].getParent());
         assertThat(m1).anyMatch(e -> e.containsKey("dpo_loss"));
         assertSameMetrics(m1, metrics(configs[1].getParent()), 1e-5);
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(configs[0].getParent().resolve(agent)), weights(configs[1].getParent().resolve(agent)),
-                    WEIGHT_TOLERANCE);
-        }
+        assertSameAgents(configs[0], configs[1], WEIGHT_TOLERANCE);
         assertThat(lastLine(out2, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
         // the preference set rank 0 checkpointed is the one-process run's
         String pairs1 = Files.readString(configs[0].getParent().resolve("checkpoints/checkpoint-1/preference_pairs.json"));
@@ -569,9 +565,7 @@ class DdpTrainingTest {
         String out3 = trainTwoRanks(agents);
         assertThat(out3).contains("2 processes (gloo), ddp_split agents");
         assertSameMetrics(m1, metrics(agents.getParent()), 0);
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(configs[0].getParent().resolve(agent)), weights(agents.getParent().resolve(agent)), 0);
-        }
+        assertSameAgents(configs[0], agents, 0);
         assertThat(lastLine(out3, "eval reward after training")).isEqualTo(lastLine(out1, "eval reward after training"));
         Path ckpt = agents.getParent().resolve("checkpoints/checkpoint-1");
         assertThat(Files.readString(ckpt.resolve("preference_pairs.json"))).isEqualTo(pairs1);
@@ -708,10 +702,7 @@ class DdpTrainingTest {
             // order) grows to a few 1e-4 of a DPO loss near 0 (a wrong sum moves it by 5%)
             assertSameMetrics(m1, metrics(ddp.getParent()), 1e-3);
             // within one AdamW step (lr 3e-3; 3e-4 measured here)
-            for (String agent : List.of("agent_0", "agent_1")) {
-                assertSameWeights(weights(alone.getParent().resolve(agent)), weights(ddp.getParent().resolve(agent)),
-                        3e-3);
-            }
+            assertSameAgents(alone, ddp, 3e-3);
             for (String shard : List.of("iteration_0001.json", "iteration_0002.json")) {
                 assertThat(Files.readString(ddp.getParent().resolve("preference_replay/" + shard))).as(run[0] + " " + shard)
                         .isEqualTo(Files.readString(alone.getParent().resolve("preference_replay/" + shard)));
@@ -733,9 +724,7 @@ class DdpTrainingTest {
             String out3 = trainTwoRanks(agents);
             assertThat(out3).contains("2 processes (gloo), ddp_split agents").containsOnlyOnce("Iteration 2/2");
             assertSameMetrics(m1, metrics(agents.getParent()), 0);
-            for (String agent : List.of("agent_0", "agent_1")) {
-                assertSameWeights(weights(alone.getParent().resolve(agent)), weights(agents.getParent().resolve(agent)), 0);
-            }
+            assertSameAgents(alone, agents, 0);
             for (String shard : List.of("iteration_0001.json", "iteration_0002.json")) {
                 assertThat(Files.readString(agents.getParent().resolve("preference_replay/" + shard)))
                         .isEqualTo(Files.readString(alone.getParent().resolve("preference_replay/" + shard)));
@@ -777,9 +766,7 @@ class DdpTrainingTest {
         assertThat(agentsCkpt.resolve("optimizer_1.safetensors")).exists();
         Path resumed = config("agents-resumed", "ddp", "agents");
         trainTwoRanks(resumed, "--resume", agentsCkpt.toString());
-        for (String agent : List.of("agent_0", "agent_1")) {
-            assertSameWeights(weights(agents.getParent().resolve(agent)), weights(resumed.getParent().resolve(agent)), 0);
-        }
+        assertSameAgents(agents, resumed, 0);
     }
 
     @Test

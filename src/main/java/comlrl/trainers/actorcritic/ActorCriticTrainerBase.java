@@ -206,11 +206,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * that holds it (in the agents split {@code models} holds nulls for the others' models).
      */
     protected final long[] fromOwners(List<CausalLm> models, java.util.function.ToLongFunction<CausalLm> f) {
-        List<long[]> mine = new ArrayList<>();
-        for (CausalLm m : models) {
-            mine.add(m == null ? null : new long[] {f.applyAsLong(m)});
-        }
-        return work.fromOwners(mine, RankWork.LONGS).stream().mapToLong(v -> v[0]).toArray();
+        return work.longsFromOwners(models, f);
     }
 
     /** Agent {@code i}'s pad id, known to every process. */

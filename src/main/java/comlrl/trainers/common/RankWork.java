@@ -285,6 +285,18 @@ public final class RankWork implements AutoCloseable {
     }
 
     /**
+     * {@code f} of each of {@code items}, every rank getting every item's value from its owner
+     * ({@link #fromOwners}; in the agents split {@code items} holds nulls for the others' agents).
+     */
+    public <T> long[] longsFromOwners(List<T> items, java.util.function.ToLongFunction<T> f) {
+        List<long[]> mine = new ArrayList<>();
+        for (T item : items) {
+            mine.add(item == null ? null : new long[] {f.applyAsLong(item)});
+        }
+        return fromOwners(mine, LONGS).stream().mapToLong(v -> v[0]).toArray();
+    }
+
+    /**
      * Element-wise sums over the ranks (exact where each element is non-zero on one rank only:
      * values filled in by their owner, zeros elsewhere).
      */
@@ -396,11 +408,7 @@ public final class RankWork implements AutoCloseable {
         java.util.Map<String, Tensor> out = isMain() ? new java.util.LinkedHashMap<>() : null;
         for (int i = 0; i < holder.length; i++) {
             Tensor p = opt.parameters().get(i);
-            List<String> names = new ArrayList<>(List.of("exp_avg." + i, "exp_avg_sq." + i));
-            if (p.dtype() != comlrl.tensor.DType.F32) {
-                names.add("master." + i);
-            }
-            for (String name : names) {
+            for (String name : opt.stateKeys(i)) {
                 try (Scope s = Scope.open()) {
                     Tensor t = holder[i] == rank() ? mine.get(name)
                             : Tensor.zerosOf(comlrl.tensor.DType.F32, p.device(), p.shape());

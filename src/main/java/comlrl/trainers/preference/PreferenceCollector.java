@@ -73,8 +73,7 @@ final class PreferenceCollector {
      */
     PreferenceCollector in(RankWork work) {
         this.work = work;
-        List<long[]> mine = agents.stream().map(a -> a == null ? null : new long[] {a.padId()}).toList();
-        this.padIds = work.fromOwners(mine, RankWork.LONGS).stream().mapToLong(v -> v[0]).toArray();
+        this.padIds = work.longsFromOwners(agents, CausalLm::padId);
         return this;
     }
 
