@@ -34,7 +34,7 @@ class ReadmeClaimsTest {
         Matcher m = Pattern.compile("<test.excludedGroups>([^<]*)</test.excludedGroups>").matcher(pom);
         assertThat(m.find()).isTrue();
         List<String> excluded = List.of(m.group(1).split(","));
-        assertThat(excluded).containsExactlyInAnyOrder("slow", "gpu", "python");
+        assertThat(excluded).containsExactlyInAnyOrder("slow", "gpu", "python", "multiprocess");
         String text = readme();
         List<String> sources;
         try (Stream<Path> files = Files.walk(Path.of("src/test/java"))) {
