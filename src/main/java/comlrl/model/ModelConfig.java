@@ -181,9 +181,9 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }
-        checkSpecialTokenIds(json, source, requiredInt(json, "vocab_size", source));
+        ModelConfig config;
         try {
-            return new ModelConfig(type,
+            config = new ModelConfig(type,
                     requiredInt(json, "vocab_size", source),
                     hidden,
                     requiredInt(json, "intermediate_size", source),
@@ -205,6 +205,8 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
             }
             throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }
+        checkSpecialTokenIds(json, source, config.vocabSize());
+        return config;
     }
 
     /**
