@@ -454,7 +454,7 @@ final class RunConfig {
             }
             Path dir = resolve(String.valueOf(list.get(i)));
             try {
-                comlrl.model.LoraAdapter.readPeftConfig(dir);
+                comlrl.model.LoraAdapter.checkPeft(dir);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("lora_adapters[" + i + "]: " + e.getMessage(), e);
             }

@@ -79,7 +79,9 @@ public final class CausalLm implements AutoCloseable {
 
     /**
      * Loads a model directory, a hub id (resolved through the Hugging Face cache) or a built-in
-     * model ({@code builtin:tiny}, see {@link BuiltinModels}).
+     * model ({@code builtin:tiny}, see {@link BuiltinModels}). The special-token ids of config.json
+     * and generation_config.json must lie in {@code [0, vocab_size)} (or be null / -1 for none);
+     * they are checked before the weights load.
      *
      * @param dtype weights' dtype, or null for the config's {@code torch_dtype}
      */
@@ -91,6 +93,7 @@ public final class CausalLm implements AutoCloseable {
         try {
             requireVocabularyFits(tokenizer, config, dir);
             GenerationConfig gen = GenerationConfig.load(dir);
+            ModelConfig.checkSpecialTokenIds(gen.raw(), dir.resolve(GenerationConfig.FILE).toString(), config.vocabSize());
             DecoderLm model = DecoderLm.load(dir, config, dtype == null ? config.dtype() : dtype, device);
             return new CausalLm(source, model, tokenizer, gen);
         } catch (RuntimeException e) {

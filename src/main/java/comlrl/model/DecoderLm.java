@@ -301,7 +301,7 @@ public final class DecoderLm implements AutoCloseable {
     public static DecoderLm load(Path dir, ModelConfig config, DType dtype, Device device) {
         requireMemory(config, dtype, device, dir.toString());
         try (Safetensors.LoadedWeights raw = Safetensors.loadModelWeights(dir)) {
-            checkWeights(config, raw, dir, true, java.util.Set.of());
+            checkWeights(config, raw, dir, true, java.util.Set.of(), dtype == null ? config.dtype() : dtype);
             return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false, true);
         }
     }
@@ -316,7 +316,7 @@ public final class DecoderLm implements AutoCloseable {
     static DecoderLm loadWithoutLmHead(Path dir, ModelConfig config, Safetensors.LoadedWeights raw,
             java.util.Set<String> headTensors, DType dtype, Device device) {
         requireMemory(config, dtype, device, dir.toString());
-        checkWeights(config, raw, dir, false, headTensors);
+        checkWeights(config, raw, dir, false, headTensors, dtype);
         return fromWeights(config, raw.tensors(), dtype, device, dir.toString(), false, false);
     }
 
@@ -329,11 +329,13 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /**
-     * Unused tensors and non-finite values, each named with its file; {@code headTensors} are
-     * used by the caller (checked for finiteness too).
+     * Unused tensors, integer dtypes and non-finite values, each named with its file;
+     * {@code headTensors} are used by the caller (checked too). Floating-point weights of any
+     * dtype are converted to {@code dtype}, the model's (float16 to float32, or float32 to bfloat16
+     * when the user asks for it); an integer tensor in place of a weight is refused.
      */
     private static void checkWeights(ModelConfig config, Safetensors.LoadedWeights raw, Path dir, boolean lmHead,
-            java.util.Set<String> headTensors) {
+            java.util.Set<String> headTensors, DType dtype) {
         Map<String, long[]> expected = new LinkedHashMap<>(expectedShapes(config, lmHead));
         headTensors.forEach(name -> expected.put(name, null));
         List<String> unused = new ArrayList<>();
@@ -345,6 +347,12 @@ public final class DecoderLm implements AutoCloseable {
         if (!unused.isEmpty()) {
             throw new IllegalArgumentException(unusedMessage(config, unused, raw, dir));
         }
+        for (String name : expected.keySet()) {
+            Tensor t = raw.tensors().get(name);
+            if (t != null) {
+                requireFloatingPoint(raw.file(name), name, t.dtype(), dtype);
+            }
+        }
         try (Scope s = Scope.open()) {
             for (String name : expected.keySet()) {
                 Tensor t = raw.tensors().get(name);
@@ -354,6 +362,19 @@ public final class DecoderLm implements AutoCloseable {
                             + "use an earlier checkpoint or re-download the model");
                 }
             }
+        }
+    }
+
+    /**
+     * Fails, naming the file, the tensor and both dtypes, when a weight is stored in an integer
+     * dtype: its bytes are not the weight's values whatever the conversion.
+     */
+    static void requireFloatingPoint(Path file, String name, DType stored, DType model) {
+        if (!stored.isFloatingPoint()) {
+            throw new IllegalArgumentException(file + ": tensor '" + name + "' is stored as "
+                    + stored.safetensorsName() + ", an integer type, but it is a weight of the model ("
+                    + model.safetensorsName() + " here; floating-point weights of any dtype are converted): the "
+                    + "checkpoint is damaged or was written wrongly; re-download or re-save it");
         }
     }
 
@@ -529,7 +550,7 @@ public final class DecoderLm implements AutoCloseable {
     public void loadParameters(Path dir) {
         try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir);
                 Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            checkWeights(config, saved, dir, lmHead != null, java.util.Set.of());
+            checkWeights(config, saved, dir, lmHead != null, java.util.Set.of(), dtype());
             for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
                 Tensor src = saved.tensors().get(e.getKey());
                 if (src == null || !Arrays.equals(src.shape(), e.getValue().shape())) {

@@ -26,17 +26,19 @@ import java.util.Map;
  */
 public final class LoraAdapter implements AutoCloseable {
     private final LoraConfig config;
+    private final ModelConfig model;
     private final Map<String, Tensor> a = new LinkedHashMap<>(); // "layer.projection" → [r, in]
     private final Map<String, Tensor> b = new LinkedHashMap<>(); // "layer.projection" → [out, r]
     private final Map<String, String> peftModule = new LinkedHashMap<>();
 
-    private LoraAdapter(LoraConfig config) {
+    private LoraAdapter(ModelConfig model, LoraConfig config) {
+        this.model = model;
         this.config = config;
     }
 
     /** A fresh adapter for a model of {@code model}'s shape, A drawn from {@code seed}, B zero. */
     public static LoraAdapter init(ModelConfig model, LoraConfig config, DType dtype, Device device, long seed) {
-        LoraAdapter adapter = new LoraAdapter(config);
+        LoraAdapter adapter = new LoraAdapter(model, config);
         adapter.dropoutStream = seed;
         try (Rng rng = new Rng(seed); Scope s = Scope.open()) {
             for (int layer = 0; layer < model.numLayers(); layer++) {
@@ -49,7 +51,8 @@ public final class LoraAdapter implements AutoCloseable {
                     String key = key(layer, p);
                     adapter.a.put(key, aw);
                     adapter.b.put(key, bw);
-                    adapter.peftModule.put(key, "base_model.model.model.layers." + layer + "." + block(p) + "." + p);
+                    adapter.peftModule.put(key, "base_model.model.model.layers." + layer + "." + PeftLoraFiles.block(p)
+                            + "." + p);
                 }
             }
         } catch (RuntimeException | Error e) {
@@ -73,10 +76,6 @@ public final class LoraAdapter implements AutoCloseable {
             case "down_proj" -> new long[] {i, e};
             default -> throw new IllegalArgumentException("not a decoder projection: " + p);
         };
-    }
-
-    private static String block(String p) {
-        return List.of("q_proj", "k_proj", "v_proj", "o_proj").contains(p) ? "self_attn" : "mlp";
     }
 
     static String key(int layer, String p) {
@@ -254,8 +253,11 @@ public final class LoraAdapter implements AutoCloseable {
 
     /**
      * Loads a PEFT LoRA adapter directory for a model of {@code model}'s shape (to start from or to
-     * continue training); fails naming the file and key when the adapter is not a plain LoRA
-     * adapter of this shape.
+     * continue training). {@code adapter_config.json} and the header of {@code adapter_model.safetensors}
+     * are checked first ({@link #checkPeft}, then against this model's shapes and {@code dtype}),
+     * before any tensor is read. Weights stored as float16 or bfloat16 are widened to a float32
+     * {@code dtype} exactly (as PEFT's {@code autocast_adapter_dtype} does); other conversions are
+     * refused.
      */
     public static LoraAdapter loadPeft(Path dir, ModelConfig model, DType dtype, Device device) {
         LoraAdapter adapter = init(model, readPeftConfig(dir), dtype, device, 0);
@@ -268,55 +270,47 @@ public final class LoraAdapter implements AutoCloseable {
         return adapter;
     }
 
-    /** The {@link LoraConfig} of a PEFT adapter directory's {@code adapter_config.json}; fails naming the file when it is not a plain LoRA adapter. */
+    /**
+     * The {@link LoraConfig} of a PEFT adapter directory's {@code adapter_config.json}; fails naming
+     * the file, the setting and its value when the adapter is not a plain LoRA adapter: every
+     * setting of PEFT's {@code LoraConfig} that changes the adapter's math or training and that we do
+     * not implement ({@code use_dora}, {@code bias}, {@code modules_to_save}, {@code layers_to_transform},
+     * {@code rank_pattern}, {@code alpha_pattern}, a regular-expression {@code target_modules}, ...)
+     * is refused unless it holds its do-nothing value (see docs/LORA.md).
+     */
     public static LoraConfig readPeftConfig(Path dir) {
-        Path cfgFile = dir.resolve(CONFIG_FILE);
-        com.fasterxml.jackson.databind.JsonNode cfg;
-        try {
-            cfg = JSON.readTree(cfgFile.toFile());
-        } catch (java.io.IOException e) {
-            throw new IllegalArgumentException("Cannot read " + cfgFile + " (a PEFT adapter directory holds "
-                    + CONFIG_FILE + " and " + WEIGHTS_FILE + "): " + e.getMessage(), e);
-        }
-        if (!"LORA".equalsIgnoreCase(cfg.path("peft_type").asText())) {
-            throw new IllegalArgumentException(cfgFile + ": peft_type is " + cfg.path("peft_type") + "; only LORA "
-                    + "adapters load here");
-        }
-        if (cfg.path("use_dora").asBoolean(false) || !"none".equals(cfg.path("bias").asText("none"))) {
-            throw new IllegalArgumentException(cfgFile + ": DoRA and trained biases are not supported");
-        }
-        List<String> targets = new ArrayList<>();
-        cfg.path("target_modules").forEach(t -> targets.add(t.asText()));
-        if (cfg.path("target_modules").isTextual()) {
-            targets.add(cfg.path("target_modules").asText());
-        }
-        try {
-            return new LoraConfig(cfg.path("r").asInt(), cfg.path("lora_alpha").asDouble(),
-                    cfg.path("lora_dropout").asDouble(0), targets, cfg.path("use_rslora").asBoolean(false));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(cfgFile + ": " + e.getMessage(), e);
-        }
+        return PeftLoraFiles.readConfig(dir);
     }
 
     /**
-     * Overwrites this adapter's A and B with those of the PEFT adapter directory {@code dir} (bit for
-     * bit when the dtypes agree); fails naming the file and tensor when a shape or name differs.
+     * Checks a PEFT adapter directory without a base model and without reading its weights:
+     * {@link #readPeftConfig}, then the header of {@code adapter_model.safetensors}: every tensor the
+     * lora_A {@code [r, in]} or lora_B {@code [out, r]} of a projection the config targets, in a
+     * floating-point dtype, on every layer from 0 to the last present. Run before any model loads;
+     * {@link #loadPeft} checks the base's layer count and shapes too.
+     *
+     * @return the adapter's config
+     */
+    public static LoraConfig checkPeft(Path dir) {
+        LoraConfig config = readPeftConfig(dir);
+        PeftLoraFiles.checkWeights(dir, config, null, null);
+        return config;
+    }
+
+    /**
+     * Overwrites this adapter's A and B with those of the PEFT adapter directory {@code dir}: bit for
+     * bit when the dtypes agree, float16/bfloat16 widened exactly to float32. Fails naming the file
+     * and tensor, before anything is overwritten, when a tensor is missing, misshapen, of an integer
+     * or narrower dtype, or maps onto no projection this adapter adapts.
      */
     public void loadWeights(Path dir) {
+        DType dtype = a.values().iterator().next().dtype();
+        Map<String, comlrl.model.io.Safetensors.Entry> entries = PeftLoraFiles.checkWeights(dir, config, model, dtype);
         Map<String, Tensor> saved = comlrl.model.io.Safetensors.load(dir.resolve(WEIGHTS_FILE));
         try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            Map<String, Tensor> ours = peftStateDict();
-            for (Map.Entry<String, Tensor> e : ours.entrySet()) {
-                Tensor src = saved.get(e.getKey());
-                if (src == null) {
-                    src = saved.get(e.getKey().replace(".weight", ".default.weight"));
-                }
-                if (src == null || !java.util.Arrays.equals(src.shape(), e.getValue().shape())) {
-                    throw new IllegalArgumentException(dir.resolve(WEIGHTS_FILE) + ": tensor '" + e.getKey() + "' is "
-                            + (src == null ? "missing" : "of shape " + java.util.Arrays.toString(src.shape()))
-                            + "; expected " + java.util.Arrays.toString(e.getValue().shape()));
-                }
-                e.getValue().copy_(src);
+            for (String k : a.keySet()) {
+                a.get(k).copy_(saved.get(entries.get(k + ".A").name()).to(dtype));
+                b.get(k).copy_(saved.get(entries.get(k + ".B").name()).to(dtype));
             }
         } finally {
             saved.values().forEach(Tensor::close);

@@ -181,8 +181,9 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }
+        ModelConfig config;
         try {
-            return new ModelConfig(type,
+            config = new ModelConfig(type,
                     requiredInt(json, "vocab_size", source),
                     hidden,
                     requiredInt(json, "intermediate_size", source),
@@ -204,6 +205,8 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
             }
             throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }
+        checkSpecialTokenIds(json, source, config.vocabSize());
+        return config;
     }
 
     /**
@@ -296,6 +299,35 @@ public record ModelConfig(String modelType, int vocabSize, int hiddenSize, int i
             default:
                 throw new IllegalArgumentException(source + ": rope_scaling type '" + type
                         + "' is not supported; supported: default, linear, llama3");
+        }
+    }
+
+    /** The special-token keys of config.json and generation_config.json that {@link #checkSpecialTokenIds} checks. */
+    public static final List<String> SPECIAL_TOKEN_KEYS = List.of("bos_token_id", "eos_token_id", "pad_token_id");
+
+    /**
+     * Fails, naming {@code source}, the key, the id and the vocabulary size, when one of
+     * {@link #SPECIAL_TOKEN_KEYS} in {@code json} (one id or a list) is not an integer in
+     * {@code [0, vocabSize)}: such an id would index past the embedding, or never match a sampled
+     * token. {@code null} (or absent) means none, and so does {@code -1}, which older configs (and
+     * earlier versions of this library) wrote for none.
+     */
+    public static void checkSpecialTokenIds(JsonNode json, String source, int vocabSize) {
+        for (String key : SPECIAL_TOKEN_KEYS) {
+            JsonNode v = json.get(key);
+            if (v == null || v.isNull()) {
+                continue;
+            }
+            for (JsonNode id : v.isArray() ? v : List.of(v)) {
+                if (id.isIntegralNumber() && id.canConvertToLong() && id.asLong() == -1) {
+                    continue; // none, as older configs wrote it
+                }
+                if (!id.isIntegralNumber() || !id.canConvertToLong() || id.asLong() < 0 || id.asLong() >= vocabSize) {
+                    throw new IllegalArgumentException(source + ": " + key + " " + v + " is not a token id of this "
+                            + "model: ids run from 0 to " + (vocabSize - 1) + " (vocab_size " + vocabSize + "); use the "
+                            + "id of the token in the model's tokenizer, or null for none");
+                }
+            }
         }
     }
 

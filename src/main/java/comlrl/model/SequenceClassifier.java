@@ -406,8 +406,8 @@ public final class SequenceClassifier implements AutoCloseable {
 
     /**
      * Overwrites every parameter with the tensor of the same name in the model directory {@code dir}
-     * (a checkpoint written by {@link #writeFiles}); fails naming a missing or misshapen tensor,
-     * before anything is overwritten.
+     * (a checkpoint written by {@link #writeFiles}); fails naming a missing or misshapen tensor, or
+     * one stored in an integer dtype, before anything is overwritten.
      */
     public void loadParameters(Path dir) {
         try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir); Scope s = Scope.open();
@@ -420,6 +420,7 @@ public final class SequenceClassifier implements AutoCloseable {
                             + (src == null ? "missing" : "of shape " + Arrays.toString(src.shape()))
                             + "; expected " + Arrays.toString(e.getValue().shape()));
                 }
+                DecoderLm.requireFloatingPoint(saved.file(e.getKey()), e.getKey(), src.dtype(), e.getValue().dtype());
             }
             params.forEach((k, v) -> v.copy_(saved.tensors().get(k)));
         }

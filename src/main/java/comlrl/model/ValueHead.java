@@ -1,5 +1,6 @@
 package comlrl.model;
 
+import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import comlrl.model.io.TorchSave;
 import comlrl.tensor.DType;
@@ -228,11 +229,20 @@ public final class ValueHead implements AutoCloseable {
 
     /**
      * Writes {@value #SAFETENSORS_FILE} and {@value #TORCH_FILE} into {@code dir} (created if
-     * needed), each atomically, in this head's dtype.
+     * needed), in this head's dtype, both or neither ({@link ModelDirs#replaceFiles}): a failed write
+     * (a full disk) leaves the previous files whole; the directory's other files stay as they are.
      *
      * @throws java.io.UncheckedIOException naming the file when a write fails
      */
     public void save(Path dir) {
+        ModelDirs.replaceFiles(dir, this::writeFiles);
+    }
+
+    /**
+     * Writes {@value #SAFETENSORS_FILE} and {@value #TORCH_FILE} into {@code dir}, file by file (for
+     * assembling a larger set of files inside {@link ModelDirs#replaceFiles}).
+     */
+    public void writeFiles(Path dir) {
         try (Scope s = Scope.open()) {
             Map<String, Tensor> detached = new LinkedHashMap<>();
             parameters.forEach((name, p) -> detached.put(name, p.detach()));

@@ -85,6 +85,21 @@ class LoraCliTest {
         CliTest.Result missing = train(tmp.resolve("y"), "--set", "lora_adapters=[" + tmp.resolve("nowhere") + ", null]");
         assertThat(missing.code()).isNotZero();
         assertThat(missing.err()).contains("lora_adapters[0]").contains("adapter_config.json");
+        // an adapter with a setting we do not implement: refused by name before any model loads
+        Path patterned = tmp.resolve("patterned");
+        comlrl.model.ModelConfig shape = comlrl.model.ModelPresets.config("qwen2", "tiny", 64, -1, 2, "float32");
+        try (LoraAdapter a = LoraAdapter.init(shape, comlrl.model.LoraConfig.defaults(), comlrl.tensor.DType.F32,
+                Device.CPU, 1)) {
+            a.savePeft(patterned, "base");
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode cfg = (com.fasterxml.jackson.databind.node.ObjectNode)
+                JSON.readTree(patterned.resolve(LoraAdapter.CONFIG_FILE).toFile());
+        cfg.putObject("alpha_pattern").put("q_proj", 32);
+        Files.writeString(patterned.resolve(LoraAdapter.CONFIG_FILE), cfg.toString());
+        CliTest.Result pattern = train(tmp.resolve("p"), "--set", "lora_adapters=[null, " + patterned + "]");
+        assertThat(pattern.code()).isNotZero();
+        assertThat(pattern.err()).contains("lora_adapters[1]").contains("alpha_pattern = {\"q_proj\":32}");
+        assertThat(tmp.resolve("p")).doesNotExist();
         Path plain = tmp.resolve("plain.yaml");
         Files.writeString(plain, Files.readString(Path.of("examples/length-ratio.yaml")));
         CliTest.Result merge = CliTest.run("train", plain.toString(), "--merge", "--output-dir=" + tmp.resolve("z"));

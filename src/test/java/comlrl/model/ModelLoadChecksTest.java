@@ -131,4 +131,71 @@ class ModelLoadChecksTest {
                 .hasMessageContaining("parameters")
                 .hasMessageContaining("more than this machine's");
     }
+
+    @Test
+    void specialTokenIdsOutsideTheVocabularyAreRefusedAtLoad(@TempDir Path tmp) throws Exception {
+        Path dir = tmp.resolve("m");
+        BuiltinModels.write("qwen2", "tiny", 1, DType.F32, dir);
+        int vocab = ModelConfig.load(dir).vocabSize();
+        String config = Files.readString(dir.resolve("config.json"));
+        String generation = Files.readString(dir.resolve(GenerationConfig.FILE));
+        // config.json: one id, a list, a pad id, a negative one, a string: each named with the file and the size
+        String[][] bad = {{"eos_token_id", "99999"}, {"eos_token_id", "-5"}, {"pad_token_id", String.valueOf(vocab)},
+            {"bos_token_id", "\"1\""}, {"eos_token_id", "[2, 99999]"}};
+        for (String[] b : bad) {
+            editConfig(dir, c -> c.set(b[0], readJson(b[1])));
+            assertThatThrownBy(() -> CausalLm.load(dir.toString(), null, Device.CPU)).as(b[0] + " " + b[1])
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(dir.resolve("config.json") + ": " + b[0] + " " + b[1].replace(" ", ""))
+                    .hasMessageContaining("vocab_size " + vocab);
+            Files.writeString(dir.resolve("config.json"), config);
+        }
+        // generation_config.json likewise
+        ObjectNode g = (ObjectNode) JSON.readTree(generation);
+        g.put("eos_token_id", 99999);
+        Files.writeString(dir.resolve(GenerationConfig.FILE), g.toString());
+        assertThatThrownBy(() -> CausalLm.load(dir.toString(), null, Device.CPU))
+                .hasMessageContaining(dir.resolve(GenerationConfig.FILE) + ": eos_token_id 99999")
+                .hasMessageContaining("ids run from 0 to " + (vocab - 1));
+        // null and -1 mean none; the last id of the vocabulary is an id
+        g.putNull("eos_token_id");
+        g.put("pad_token_id", -1);
+        g.put("bos_token_id", vocab - 1);
+        Files.writeString(dir.resolve(GenerationConfig.FILE), g.toString());
+        try (CausalLm lm = CausalLm.load(dir.toString(), null, Device.CPU)) {
+            assertThat(lm.model().config().vocabSize()).isEqualTo(vocab);
+        }
+    }
+
+    private static com.fasterxml.jackson.databind.JsonNode readJson(String text) {
+        try {
+            return JSON.readTree(text);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void aWeightStoredAsIntegersIsRefusedNamingFileTensorAndBothDtypes(@TempDir Path tmp) throws Exception {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float32");
+        String name = "model.layers.0.mlp.down_proj.weight";
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 3); Scope s = Scope.open()) {
+            Map<String, Tensor> w = new LinkedHashMap<>(m.namedParameters());
+            Tensor original = w.get(name);
+            w.put(name, Tensor.zerosOf(DType.I32, Device.CPU, original.shape())); // the same bytes per element as F32
+            Safetensors.saveModelDir(w, tmp, 1L << 30);
+            assertThatThrownBy(() -> DecoderLm.load(tmp, c, DType.F32, Device.CPU))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(tmp.resolve("model.safetensors") + ": tensor '" + name + "' is stored as I32")
+                    .hasMessageContaining("(F32 here");
+            assertThatThrownBy(() -> m.loadParameters(tmp)).hasMessageContaining("'" + name + "' is stored as I32");
+            // a float16 file converts to the float32 model (a widening the loader has always done)
+            w.put(name, original.to(DType.F16));
+            Safetensors.saveModelDir(w, tmp, 1L << 30);
+            try (DecoderLm back = DecoderLm.load(tmp, c, DType.F32, Device.CPU)) {
+                assertThat(back.namedParameters().get(name).toFloatArray())
+                        .containsExactly(original.to(DType.F16).to(DType.F32).toFloatArray());
+            }
+        }
+    }
 }

@@ -165,6 +165,22 @@ class SequenceClassifierTest {
     }
 
     @Test
+    void aScoreStoredAsIntegersIsRefusedAtLoadAndResume(@TempDir Path tmp) {
+        Path dir = tmp.resolve("rm");
+        BuiltinModels.writeSequenceClassifier("qwen2", "tiny", 2, 9, DType.F32, dir);
+        Path file = dir.resolve(Safetensors.SINGLE_FILE);
+        try (SequenceClassifier model = SequenceClassifier.load(dir, null, Device.CPU); Scope s = Scope.open()) {
+            Map<String, Tensor> w = new LinkedHashMap<>(Safetensors.load(file));
+            w.put("score.weight", Tensor.zerosOf(DType.I32, Device.CPU, w.get("score.weight").shape()));
+            Safetensors.save(w, file);
+            String expected = file + ": tensor 'score.weight' is stored as I32, an integer type";
+            assertThatThrownBy(() -> SequenceClassifier.load(dir, null, Device.CPU)).hasMessageContaining(expected)
+                    .hasMessageContaining("F32 here");
+            assertThatThrownBy(() -> model.loadParameters(dir)).hasMessageContaining(expected);
+        }
+    }
+
+    @Test
     void noPadTokenScoresOneSequenceAtATimeOnly(@TempDir Path tmp) {
         Path dir = tmp.resolve("rm");
         BuiltinModels.writeSequenceClassifier("qwen2", "tiny", 1, 2, DType.F32, dir);

@@ -243,4 +243,31 @@ class ValueHeadFilesTest {
         before.forEach((name, t) -> assertThat(head.namedParameters().get(name).detach().bitEquals(t)).as(name).isTrue());
         before.values().forEach(Tensor::close);
     }
+
+    @Test
+    void aFullDiskLeavesThePreviousHeadFilesWholeAndNothingBeside(@TempDir Path tmp) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("critic"));
+        Files.writeString(dir.resolve("config.json"), "{}"); // the backbone's files are left alone
+        try (ValueHead first = ValueHead.create(E, 4, DType.F32, Device.CPU, 21);
+                ValueHead second = ValueHead.create(E, 4, DType.F32, Device.CPU, 22)) {
+            first.save(dir);
+            byte[] safetensors = Files.readAllBytes(dir.resolve(ValueHead.SAFETENSORS_FILE));
+            byte[] torch = Files.readAllBytes(dir.resolve(ValueHead.TORCH_FILE));
+            // the safetensors copy fits, the .pt does not
+            try (comlrl.model.io.TestDisks.Restore full = comlrl.model.io.TestDisks.fullAfter(safetensors.length + 10)) {
+                assertThatThrownBy(() -> second.save(dir)).isInstanceOf(java.io.UncheckedIOException.class)
+                        .hasMessageContaining("Cannot write " + dir.resolve(ValueHead.TORCH_FILE))
+                        .hasMessageContaining("unchanged");
+            }
+            assertThat(Files.readAllBytes(dir.resolve(ValueHead.SAFETENSORS_FILE))).isEqualTo(safetensors);
+            assertThat(Files.readAllBytes(dir.resolve(ValueHead.TORCH_FILE))).isEqualTo(torch);
+            try (var list = Files.list(dir)) {
+                assertThat(list.map(p -> p.getFileName().toString()).sorted().toList())
+                        .containsExactly("config.json", ValueHead.TORCH_FILE, ValueHead.SAFETENSORS_FILE);
+            }
+            try (ValueHead loaded = ValueHead.load(dir, E, 4, DType.F32, Device.CPU)) {
+                assertSameParameters(first, loaded);
+            }
+        }
+    }
 }

@@ -14,7 +14,9 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -34,6 +36,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * instead staged in a temporary folder inside the directory and each renamed into place, old
  * weights deleted only after the new ones are in: a failure while writing still changes nothing.
  * (A process killed between the two renames leaves the previous model at {@code .NAME.old-XXXX}.)
+ *
+ * <p><b>Files beside a model</b> ({@link #replaceFiles}): a set of files (a value head's) written
+ * into a directory all or nothing, its other files untouched.
  */
 public final class ModelDirs {
     /** Writes the files of a model directory into {@code dir}, a new empty directory. */
@@ -175,6 +180,53 @@ public final class ModelDirs {
             throw failure(target, e, Files.isDirectory(dir));
         } finally {
             if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
+                deleteRecursively(staging);
+            }
+        }
+    }
+
+    /**
+     * Writes a set of files into the directory {@code dir} (created if needed) all or nothing,
+     * leaving its other files alone (a value head beside its backbone's model files): {@code writer}
+     * writes them into a temporary folder {@code dir/.saving-XXXX}, and only when every one is
+     * complete is each renamed over its namesake in {@code dir}. A failure while writing (full disk,
+     * permissions) leaves every previous file whole and removes the temporary folder.
+     *
+     * @throws UncheckedIOException naming the file that failed, at its place in {@code dir}, and the cause
+     */
+    public static void replaceFiles(Path dir, Writer writer) {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            String message = "Cannot write into " + dir + ": it exists and is not a directory; remove it or choose "
+                    + "another path";
+            throw new UncheckedIOException(message, new IOException(message));
+        }
+        Path staging = null;
+        try {
+            Files.createDirectories(dir);
+            staging = createUnique(dir, ".saving-");
+            writer.write(staging);
+            List<Path> written = new ArrayList<>();
+            try (var list = Files.list(staging)) {
+                list.forEach(written::add);
+            }
+            for (Path p : written) {
+                if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    throw new IOException("only plain files are written this way, got " + p.getFileName());
+                }
+            }
+            for (Path p : written) {
+                moveReplacing(p, dir.resolve(p.getFileName().toString()));
+            }
+        } catch (IOException | UncheckedIOException e) {
+            IOException io = e instanceof UncheckedIOException u ? u.getCause() : (IOException) e;
+            String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            if (staging != null) {
+                reason = reason.replace(staging.toString(), dir.toString());
+            }
+            throw new UncheckedIOException("Cannot save into " + dir + ": " + reason + " (the files there before are "
+                    + "unchanged)", io);
+        } finally {
+            if (staging != null) {
                 deleteRecursively(staging);
             }
         }

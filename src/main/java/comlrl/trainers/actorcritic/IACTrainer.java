@@ -380,8 +380,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     }
 
     private void saveHead(ValueHead head, Path dir) {
-        head.save(dir);
-        ValueHeads.writeInfo(dir, head, config.criticType(), ALGORITHM_NAME);
+        ValueHeads.save(dir, head, config.criticType(), ALGORITHM_NAME);
     }
 
     /**

@@ -261,8 +261,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         if (work.isMain()) { // the critic, which every process holds
             Path criticDir = dir.resolve("critic");
             criticSet.get(0).save(criticDir);
-            head.save(criticDir);
-            ValueHeads.writeInfo(criticDir, head, config.criticType(), ALGORITHM_NAME);
+            ValueHeads.save(criticDir, head, config.criticType(), ALGORITHM_NAME);
         }
         work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it

@@ -2,6 +2,7 @@ package comlrl.trainers.actorcritic;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.model.ValueHead;
+import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,7 +23,18 @@ final class ValueHeads {
     private ValueHeads() {
     }
 
-    static void writeInfo(Path dir, ValueHead head, CriticType type, String algorithm) {
+    /**
+     * Writes {@code head}'s files and {@value #INFO_FILE} into {@code dir}, all or none
+     * ({@link ModelDirs#replaceFiles}): a failed write leaves the previous head and its record whole.
+     */
+    static void save(Path dir, ValueHead head, CriticType type, String algorithm) {
+        ModelDirs.replaceFiles(dir, staging -> {
+            head.writeFiles(staging);
+            writeInfo(staging, head, type, algorithm);
+        });
+    }
+
+    private static void writeInfo(Path dir, ValueHead head, CriticType type, String algorithm) {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("critic_type", type.configName());
         info.put("input_dim", head.inputDim());

@@ -45,7 +45,9 @@ public final class AgentSet implements AutoCloseable {
     /**
      * As {@link #load(String, List, DType, List)}; with {@code lora}, each model is a LoRA agent: a
      * frozen base (one for all when they share it) and an adapter of its own, fresh (A from
-     * {@code seed} and the agent's index, B zero) or loaded from a PEFT adapter directory.
+     * {@code seed} and the agent's index, B zero) or loaded from a PEFT adapter directory (each
+     * directory's config and weights header checked before any base loads, see
+     * {@link comlrl.model.LoraAdapter#checkPeft}).
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
             long seed) {
@@ -77,6 +79,15 @@ public final class AgentSet implements AutoCloseable {
             throw new IllegalArgumentException("lora_adapters has " + lora.adapters().size() + " entries for "
                     + sources.size() + " " + label + "s; give one adapter directory (or null for a fresh adapter) per "
                     + label);
+        }
+        for (int i = 0; lora.adapters() != null && i < lora.adapters().size(); i++) {
+            if (lora.adapters().get(i) != null && include.test(i)) { // every adapter checked before any base loads
+                try {
+                    comlrl.model.LoraAdapter.checkPeft(lora.adapters().get(i));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("lora_adapters[" + i + "]: " + e.getMessage(), e);
+                }
+            }
         }
         boolean same = true;
         for (int i = 1; i < sources.size(); i++) {

@@ -236,10 +236,16 @@ public final class JointRewardModel implements AutoCloseable {
         classifier.loadParameters(dir);
     }
 
-    /** Saves the model as a Hugging Face sequence-classification directory, with its tokenizer. */
+    /**
+     * Saves the model as a Hugging Face sequence-classification directory, with its tokenizer, the
+     * whole directory at once ({@link comlrl.model.io.ModelDirs#replace}): a failed write (a full
+     * disk) leaves a previous save whole.
+     */
     public void save(Path dir) {
-        classifier.save(dir, CausalLm.MAX_SHARD_BYTES);
-        tokenizer.save(dir);
+        comlrl.model.io.ModelDirs.replace(dir, fresh -> {
+            classifier.writeFiles(fresh, CausalLm.MAX_SHARD_BYTES);
+            tokenizer.save(fresh);
+        });
     }
 
     @Override

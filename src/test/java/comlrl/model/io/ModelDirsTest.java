@@ -131,4 +131,31 @@ class ModelDirsTest {
                 "model.safetensors.index.json");
         assertThat(Files.readString(dir.resolve("config.json"))).isEqualTo("new");
     }
+
+    @Test
+    void filesBesideAModelAreReplacedTogetherOrNotAtAll(@TempDir Path tmp) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("critic"));
+        Files.writeString(dir.resolve("config.json"), "backbone");
+        Files.writeString(dir.resolve("a.bin"), "old a");
+        Files.writeString(dir.resolve("b.bin"), "old b");
+        assertThatThrownBy(() -> ModelDirs.replaceFiles(dir, staging -> {
+            Files.writeString(staging.resolve("a.bin"), "new a");
+            throw new IOException("Cannot write " + staging.resolve("b.bin") + ": No space left on device");
+        })).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("Cannot write " + dir.resolve("b.bin") + ": No space left on device")
+                .hasMessageContaining("unchanged")
+                .message().doesNotContain(".saving-");
+        assertThat(tree(dir)).containsExactly("a.bin", "b.bin", "config.json");
+        assertThat(Files.readString(dir.resolve("a.bin"))).isEqualTo("old a");
+        ModelDirs.replaceFiles(dir, staging -> {
+            Files.writeString(staging.resolve("a.bin"), "new a");
+            Files.writeString(staging.resolve("c.bin"), "new c");
+        });
+        assertThat(tree(dir)).containsExactly("a.bin", "b.bin", "c.bin", "config.json");
+        assertThat(Files.readString(dir.resolve("a.bin"))).isEqualTo("new a");
+        assertThat(Files.readString(dir.resolve("b.bin"))).isEqualTo("old b");
+        assertThat(Files.readString(dir.resolve("config.json"))).isEqualTo("backbone");
+        ModelDirs.replaceFiles(tmp.resolve("new/dir"), staging -> Files.writeString(staging.resolve("x"), "x"));
+        assertThat(tree(tmp.resolve("new"))).containsExactly("dir", "dir/x");
+    }
 }

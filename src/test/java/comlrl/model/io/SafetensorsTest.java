@@ -182,6 +182,11 @@ class SafetensorsTest {
                 .hasMessageContaining("__metadata__ value of 'format' must be a string");
         assertThatThrownBy(() -> Safetensors.load(raw(tmp, "huge.safetensors", -1L, "{" + w + "}", data)))
                 .hasMessageContaining("exceeds the safetensors limit");
+        // hostile lengths are refused from the file size before anything is allocated
+        assertThatThrownBy(() -> Safetensors.readHeader(raw(tmp, "2p60.safetensors", 1L << 60, "{" + w + "}", data)))
+                .hasMessageContaining("2p60.safetensors: header length " + (1L << 60) + " exceeds the safetensors limit");
+        assertThatThrownBy(() -> Safetensors.readHeader(raw(tmp, "long.safetensors", 99_999_999L, "{" + w + "}", data)))
+                .hasMessageContaining("long.safetensors: header length 99999999 does not fit the file of");
         Path latin = tmp.resolve("latin1.safetensors");
         byte[] h = ("{\"\u00e9\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}")
                 .getBytes(StandardCharsets.ISO_8859_1);

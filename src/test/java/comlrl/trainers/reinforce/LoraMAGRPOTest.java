@@ -187,12 +187,23 @@ class LoraMAGRPOTest {
     }
 
     @Test
-    void loraSettingsThatCannotWorkFailBeforeAnyModelLoads() {
+    void loraSettingsThatCannotWorkFailBeforeAnyModelLoads() throws Exception {
         assertThatThrownBy(() -> builder(1, null, true).build()).hasMessageContaining("agents_share_base: true needs LoRA");
         assertThatThrownBy(() -> builder(1, LORA, true).agentModel(null)
                 .agents(List.of(base.toString(), models.resolve("other").toString())).build())
                 .hasMessageContaining("same base model");
         assertThatThrownBy(() -> builder(1, LORA, null).loraAdapters(List.of(base)).build())
                 .hasMessageContaining("lora_adapters has 1 entries for 2");
+        // a saved adapter we cannot load as it was trained: refused by name, before the base (here missing) loads
+        Path dora = models.resolve("dora");
+        try (LoraAdapter a = LoraAdapter.init(comlrl.model.ModelConfig.load(base), LORA, comlrl.tensor.DType.F32,
+                Device.CPU, 1)) {
+            a.savePeft(dora, base.toString());
+        }
+        Path cfg = dora.resolve(LoraAdapter.CONFIG_FILE);
+        Files.writeString(cfg, Files.readString(cfg).replace("\"use_dora\" : false", "\"use_dora\" : true"));
+        assertThatThrownBy(() -> builder(1, LORA, null).agentModel(models.resolve("nowhere").toString())
+                .loraAdapters(Arrays.asList(null, dora)).build())
+                .hasMessageContaining("lora_adapters[1]: " + cfg + ": use_dora = true is not supported");
     }
 }
