@@ -23,8 +23,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * model's directory.
  *
  * <p><b>Atomic saves</b> ({@link #replace}): the whole new directory is written into a temporary
- * sibling {@code .NAME.saving-XXXX}; only when every file is complete is the old directory renamed
- * away ({@code .NAME.old-XXXX}), the new one renamed into place, and the old one deleted. A failure
+ * sibling {@code .NAME.saving-PID-XXXX}; only when every file is complete is the old directory renamed
+ * away ({@code .NAME.old-PID-XXXX}), the new one renamed into place, and the old one deleted. A failure
  * at any point (full disk, permissions) leaves the old directory whole and removes the temporary
  * one. Files of the old directory that the save does not write (notes, a training's other outputs)
  * are carried over (hard links), except stale weight files ({@code model.safetensors}, its index
@@ -33,7 +33,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * or where the directory cannot be renamed (a read-only parent, a mount point), the new files are
  * instead staged in a temporary folder inside the directory and each renamed into place, old
  * weights deleted only after the new ones are in: a failure while writing still changes nothing.
- * (A process killed between the two renames leaves the previous model at {@code .NAME.old-XXXX}.)
+ * (A process killed between the two renames leaves the previous model at {@code .NAME.old-PID-XXXX}.)
+ * The temporary names carry the writer's process id, and the next save of {@code NAME} removes those
+ * of dead processes, or renames a {@code .NAME.old-PID-XXXX} back when {@code NAME} is missing
+ * ({@link StaleTemps}).
  */
 public final class ModelDirs {
     /** Writes the files of a model directory into {@code dir}, a new empty directory. */
@@ -143,6 +146,9 @@ public final class ModelDirs {
         } catch (IOException e) {
             throw failure(target, e, false);
         }
+        String name = dir.getFileName().toString();
+        StaleTemps.cleanQuietly(parent, name);
+        StaleTemps.cleanQuietly(dir, name);
         Path staging;
         boolean sibling = true;
         try {
@@ -150,14 +156,14 @@ public final class ModelDirs {
                 // not a plain model directory (subfolders, the working directory): never rename it away
                 throw new java.nio.file.AccessDeniedException(parent.toString());
             }
-            staging = createUnique(parent, "." + dir.getFileName() + ".saving-");
+            staging = createUnique(parent, StaleTemps.savingPrefix(name));
         } catch (IOException e) {
             if (!Files.isDirectory(dir)) {
                 throw failure(target, e, false);
             }
             sibling = false;
             try {
-                staging = createUnique(dir, ".saving-");
+                staging = createUnique(dir, StaleTemps.savingPrefix(name));
             } catch (IOException inner) {
                 throw failure(target, inner, true);
             }
@@ -204,7 +210,7 @@ public final class ModelDirs {
             return;
         }
         carryOver(dir, staging);
-        Path old = uniqueName(dir.getParent(), "." + dir.getFileName() + ".old-");
+        Path old = uniqueName(dir.getParent(), StaleTemps.oldPrefix(dir.getFileName().toString()));
         try {
             atomicMove(dir, old);
         } catch (IOException e) {
@@ -263,7 +269,7 @@ public final class ModelDirs {
                 String name = p.getFileName().toString();
                 Path to = staging.resolve(name);
                 if (Safetensors.isWeightFile(name) || Files.exists(to, LinkOption.NOFOLLOW_LINKS)
-                        || name.startsWith(".saving-")) {
+                        || StaleTemps.isTemp(name)) {
                     continue;
                 }
                 copyTree(p, to);
