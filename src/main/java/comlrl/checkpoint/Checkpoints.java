@@ -33,41 +33,67 @@ public final class Checkpoints {
     private Checkpoints() {
     }
 
-    /** Writes checkpoint {@code name} under {@code root} with {@code writer} filling a fresh directory. */
+    /**
+     * Writes checkpoint {@code name} under {@code root} with {@code writer} filling a fresh directory.
+     * On any failure the temporary files are removed and what was there before is as it was (a
+     * previous {@code name} renamed away is renamed back).
+     *
+     * @throws UncheckedIOException naming the checkpoint when a write or rename fails
+     */
     public static Path write(Path root, String name, Consumer<Path> writer) {
         Path target = root.resolve(name);
         Path tmp = root.resolve(StaleTemps.tmpName("." + name));
+        Path latestTmp = root.resolve(StaleTemps.tmpName("." + LATEST));
         try {
             Files.createDirectories(root);
             cleanUp(root);
             deleteTree(tmp);
             Files.createDirectories(tmp);
-            try {
-                writer.accept(tmp);
-            } catch (RuntimeException | Error e) {
-                try {
-                    deleteTree(tmp); // leave nothing half-written behind
-                } catch (IOException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            }
+            writer.accept(tmp);
             if (Files.exists(target)) {
                 Path old = root.resolve(StaleTemps.oldName(name));
                 deleteTree(old);
                 Files.move(target, old, StandardCopyOption.ATOMIC_MOVE);
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                try {
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (IOException e) {
+                    restore(old, target, e);
+                    throw e;
+                }
                 deleteTree(old);
             } else {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
             }
-            Path latestTmp = root.resolve(StaleTemps.tmpName("." + LATEST));
             Files.writeString(latestTmp, name + "\n");
             Files.move(latestTmp, root.resolve(LATEST), StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
             return target;
         } catch (IOException e) {
+            removeLeftovers(e, tmp, latestTmp);
             throw new UncheckedIOException("Cannot write checkpoint " + target + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            removeLeftovers(e, tmp, latestTmp);
+            throw e;
+        }
+    }
+
+    /** Leaves nothing half-written behind after {@code failure}. */
+    private static void removeLeftovers(Throwable failure, Path... leftovers) {
+        for (Path leftover : leftovers) {
+            try {
+                deleteTree(leftover);
+            } catch (IOException cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+        }
+    }
+
+    /** Renames the previous checkpoint {@code old} back to {@code target} after a failed replacement. */
+    private static void restore(Path old, Path target, IOException failure) {
+        try {
+            Files.move(old, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
         }
     }
 

@@ -243,6 +243,30 @@ class CheckpointSafetyTest {
     }
 
     @Test
+    void aReplacementThatCannotBeRenamedIntoPlaceLeavesThePreviousCheckpoint(@TempDir Path root) throws Exception {
+        Checkpoints.write(root, "checkpoint-1", dir -> writeText(dir.resolve("weights.bin"), "one"));
+        // the new content vanishes before its rename (as on a file system that fails the rename):
+        // the previous checkpoint-1 has been renamed away by then and must come back
+        assertThatThrownBy(() -> Checkpoints.write(root, "checkpoint-1", dir -> {
+            writeText(dir.resolve("weights.bin"), "two");
+            comlrl.model.io.ModelDirs.deleteRecursively(dir);
+        })).isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("Cannot write checkpoint " + root.resolve("checkpoint-1"));
+        try (Stream<Path> s = Files.list(root)) {
+            assertThat(s.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("checkpoint-1", "latest");
+        }
+        assertThat(Files.readString(root.resolve("checkpoint-1/weights.bin"))).isEqualTo("one");
+    }
+
+    private static void writeText(Path file, String text) {
+        try {
+            Files.writeString(file, text);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
     void noOutputMayLandInsideAModelDirectory(@TempDir Path tmp) throws Exception {
         String configBefore = Files.readString(agentA.resolve("config.json"));
         assertThatThrownBy(() -> trainer(config(1), lengthDifference(), agentA).build())
