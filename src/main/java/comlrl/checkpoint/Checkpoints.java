@@ -1,6 +1,7 @@
 package comlrl.checkpoint;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.model.io.StaleTemps;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -15,66 +16,130 @@ import java.util.stream.Stream;
 
 /**
  * Training checkpoints written atomically: the content goes into a hidden temporary directory
- * beside the target, which is renamed into place only when complete; then the {@code latest}
- * file is replaced (write + atomic rename). A crash at any moment leaves the previous checkpoint
- * whole and {@code latest} pointing at a complete one.
+ * beside the target ({@code .checkpoint-N.tmp-PID}), which is renamed into place only when complete
+ * (an existing {@code checkpoint-N} is first renamed to {@code .checkpoint-N.old-PID}, deleted after);
+ * then the {@code latest} file is replaced (write + atomic rename). A crash at any moment leaves the
+ * previous checkpoint whole and {@code latest} pointing at a complete one. What a killed writer
+ * leaves behind is removed, or renamed back, by {@link #cleanUp} (called by every {@link #write}
+ * and by {@code train} on start).
  */
 public final class Checkpoints {
     public static final String METADATA = "metadata.json";
     public static final String LATEST = "latest";
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The name of a checkpoint directory: {@code checkpoint-N}. */
+    private static final java.util.regex.Pattern CHECKPOINT_NAME = java.util.regex.Pattern.compile("checkpoint-\\d{1,18}");
 
     private Checkpoints() {
     }
 
-    /** Writes checkpoint {@code name} under {@code root} with {@code writer} filling a fresh directory. */
+    /**
+     * Writes checkpoint {@code name} under {@code root} with {@code writer} filling a fresh directory.
+     * On any failure the temporary files are removed and what was there before is as it was (a
+     * previous {@code name} renamed away is renamed back).
+     *
+     * @throws UncheckedIOException naming the checkpoint when a write or rename fails
+     */
     public static Path write(Path root, String name, Consumer<Path> writer) {
         Path target = root.resolve(name);
-        Path tmp = root.resolve("." + name + ".tmp-" + ProcessHandle.current().pid());
+        Path tmp = root.resolve(StaleTemps.tmpName("." + name));
+        Path latestTmp = root.resolve(StaleTemps.tmpName("." + LATEST));
         try {
             Files.createDirectories(root);
+            cleanUp(root);
             deleteTree(tmp);
             Files.createDirectories(tmp);
-            try {
-                writer.accept(tmp);
-            } catch (RuntimeException | Error e) {
-                try {
-                    deleteTree(tmp); // leave nothing half-written behind
-                } catch (IOException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            }
+            writer.accept(tmp);
             if (Files.exists(target)) {
-                Path old = root.resolve("." + name + ".old-" + ProcessHandle.current().pid());
+                Path old = root.resolve(StaleTemps.oldName(name));
                 deleteTree(old);
                 Files.move(target, old, StandardCopyOption.ATOMIC_MOVE);
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                try {
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (IOException e) {
+                    restore(old, target, e);
+                    throw e;
+                }
                 deleteTree(old);
             } else {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
             }
-            Path latestTmp = root.resolve("." + LATEST + ".tmp-" + ProcessHandle.current().pid());
             Files.writeString(latestTmp, name + "\n");
             Files.move(latestTmp, root.resolve(LATEST), StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
             return target;
         } catch (IOException e) {
+            removeLeftovers(e, tmp, latestTmp);
             throw new UncheckedIOException("Cannot write checkpoint " + target + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            removeLeftovers(e, tmp, latestTmp);
+            throw e;
         }
     }
 
-    /** The checkpoint {@code latest} names under {@code root}, if any. */
+    /** Leaves nothing half-written behind after {@code failure}. */
+    private static void removeLeftovers(Throwable failure, Path... leftovers) {
+        for (Path leftover : leftovers) {
+            try {
+                deleteTree(leftover);
+            } catch (IOException cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+        }
+    }
+
+    /** Renames the previous checkpoint {@code old} back to {@code target} after a failed replacement. */
+    private static void restore(Path old, Path target, IOException failure) {
+        try {
+            Files.move(old, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /**
+     * The checkpoint {@code latest} names under {@code root}, if any.
+     *
+     * @throws IllegalArgumentException naming the file when it holds anything but the name of a
+     *     {@code checkpoint-N} directory in {@code root} (a path such as {@code ../x} or {@code /x},
+     *     a name of another kind, or one whose directory is missing)
+     */
     public static java.util.Optional<Path> latest(Path root) {
         Path f = root.resolve(LATEST);
         if (!Files.isRegularFile(f)) {
             return java.util.Optional.empty();
         }
+        String name;
         try {
-            return java.util.Optional.of(root.resolve(Files.readString(f).trim()));
+            name = Files.readString(f).trim();
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw new UncheckedIOException("Cannot read " + f + ": " + e.getMessage(), e);
         }
+        String fix = "; write the name of one of its checkpoint-N directories into it, or resume from a checkpoint-N "
+                + "directory directly";
+        if (!CHECKPOINT_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(f + " must hold the name of a checkpoint-N directory in " + root
+                    + ", but holds '" + name + "'" + fix);
+        }
+        Path checkpoint = root.resolve(name);
+        if (!Files.isDirectory(checkpoint, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw new IllegalArgumentException(f + " names " + name + ", but " + checkpoint + " is "
+                    + (Files.exists(checkpoint, java.nio.file.LinkOption.NOFOLLOW_LINKS) ? "not a plain directory"
+                    : "missing") + fix);
+        }
+        return java.util.Optional.of(checkpoint);
+    }
+
+    /**
+     * Removes what writers killed mid-checkpoint left in {@code root} ({@code .checkpoint-N.tmp-PID},
+     * {@code .latest.tmp-PID} of processes no longer alive), and renames a {@code .checkpoint-N.old-PID}
+     * back to {@code checkpoint-N} when the writer died between its two renames, so that {@code latest}
+     * names a whole checkpoint again. A missing {@code root} has nothing to clean.
+     *
+     * @return what was removed or restored
+     */
+    public static List<StaleTemps.Cleaned> cleanUp(Path root) {
+        return StaleTemps.clean(root);
     }
 
     /**
@@ -140,7 +205,7 @@ public final class Checkpoints {
     /** N of a {@code checkpoint-N} directory, or −1. */
     private static long number(Path p) {
         String name = p.getFileName().toString();
-        if (!name.matches("checkpoint-\\d{1,18}")) {
+        if (!CHECKPOINT_NAME.matcher(name).matches()) {
             return -1;
         }
         return Long.parseLong(name.substring("checkpoint-".length()));

@@ -69,9 +69,13 @@ final class TrainCommand implements Callable<Integer> {
                     + "--nproc-per-node N train " + config + " (or torchrun, or srun), or set parallel_training: none");
         }
         boolean main = !ddp || rank.get().isMain(); // only rank 0 writes the run's files and prints its results
-        if (run.wandb != null && main) { // and a W&B section without the SDK fails here too
+        if (run.wandb != null && main) { // and a W&B section without the SDK, or with a bad timeout, fails here too
+            comlrl.logging.WandbSettings.of(run.wandb, run.displayName(), Map.of());
             comlrl.logging.WandbSink.requireSdk(comlrl.logging.WandbSink.pythonCommand(
                     comlrl.generation.BuiltinModels.home().resolve("bridge")));
+        }
+        if (main) { // what runs killed mid-write left (before latest is read: a checkpoint may be renamed back)
+            cleanLeftovers(run);
         }
         Path resumeFrom = resume == null ? null
                 : Files.isRegularFile(resume.resolve(Checkpoints.LATEST)) ? Checkpoints.latest(resume).orElseThrow() : resume;
@@ -188,6 +192,9 @@ final class TrainCommand implements Callable<Integer> {
             // is a new run in its own directory, and scores the restored weights first)
             boolean continues = resumeFrom != null && !pbrlResume;
             Double before = run.eval == null || continues ? null : meanEval(trainer, run.evalRepeats);
+            if (main) {
+                requireEvalReward(before, "before training");
+            }
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
                 trainer.train(dir, run.checkpointInterval, null);
@@ -201,6 +208,7 @@ final class TrainCommand implements Callable<Integer> {
             if (!main) {
                 return 0; // rank 0 prints the results and writes the report
             }
+            requireEvalReward(after, "after training"); // after the save: the trained models are kept either way
             if (before != null) {
                 System.out.printf(Locale.ROOT, "eval reward before training: %.4f%n", before);
             }
@@ -332,13 +340,50 @@ final class TrainCommand implements Callable<Integer> {
         return part instanceof AutoCloseable c ? c : () -> { };
     }
 
-    /** Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes. */
+    /**
+     * Mean of {@code eval/turn_1/reward_mean} over {@code repeats} evaluation passes; NaN when a pass
+     * gave none (it scored no items).
+     */
     private static double meanEval(Trainer trainer, int repeats) {
         double sum = 0;
         for (int r = 0; r < repeats; r++) {
-            sum += trainer.evaluate().get("eval/turn_1/reward_mean");
+            Double reward = trainer.evaluate().get("eval/turn_1/reward_mean");
+            sum += reward == null ? Double.NaN : reward;
         }
         return sum / repeats;
+    }
+
+    /** An evaluation that scored nothing (NaN: no items, or non-finite rewards) is an error, never a result. */
+    private static void requireEvalReward(Double reward, String when) {
+        if (reward != null && !Double.isFinite(reward)) {
+            throw new IllegalStateException("The evaluation " + when + " gave no eval reward (eval/turn_1/reward_mean is "
+                    + reward + "): it scored no items, or the reward was not finite. Check that the evaluation set "
+                    + "(dataset.eval or test_size) has rows and that the reward returns finite numbers.");
+        }
+    }
+
+    /**
+     * Removes what runs killed mid-write left in the run directory and the checkpoint directory (and
+     * the directory {@code --resume} names), saying so on the console: temporary files and
+     * directories of dead processes, and a checkpoint or saved model renamed away by a writer that
+     * died before its replacement arrived is renamed back ({@link comlrl.model.io.StaleTemps}).
+     */
+    private void cleanLeftovers(RunConfig run) {
+        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>();
+        dirs.add(run.outputDir);
+        dirs.add(run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints"));
+        if (resume != null) { // a checkpoint root, or a checkpoint-N directory (which may have been renamed away)
+            boolean oneCheckpoint = !Files.isRegularFile(resume.resolve(Checkpoints.LATEST))
+                    && (resume.getFileName().toString().matches("checkpoint-\\d+") || !Files.exists(resume));
+            dirs.add(oneCheckpoint ? resume.toAbsolutePath().getParent() : resume);
+        }
+        for (Path dir : dirs) {
+            List<comlrl.model.io.StaleTemps.Cleaned> cleaned = Checkpoints.cleanUp(dir);
+            if (!cleaned.isEmpty()) {
+                System.err.println("Cleaned up after an interrupted run: " + cleaned.stream()
+                        .map(comlrl.model.io.StaleTemps.Cleaned::toString).collect(java.util.stream.Collectors.joining(", ")));
+            }
+        }
     }
 
     /**

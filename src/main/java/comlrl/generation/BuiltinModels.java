@@ -5,6 +5,7 @@ import comlrl.model.ModelConfig;
 import comlrl.model.ModelPresets;
 import comlrl.model.SequenceClassifier;
 import comlrl.model.io.ModelDirs;
+import comlrl.model.io.StaleTemps;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tokenizer.TinyTokenizerFactory;
@@ -32,26 +33,42 @@ public final class BuiltinModels {
         return source != null && source.startsWith(PREFIX);
     }
 
-    /** The directory of built-in model {@code source}, writing it first when absent. */
+    /**
+     * The directory of built-in model {@code source}, writing it first when absent (a write that fails
+     * leaves nothing behind; what writers killed mid-write left in the cache is removed first).
+     */
     public static Path ensure(String source) {
+        return ensure(source, home());
+    }
+
+    /** {@link #ensure(String)} with the cache under {@code home}. */
+    static Path ensure(String source, Path home) {
         String name = source.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
         String[] parts = name.split("-", 2);
         String preset = parts[0];
         String arch = parts.length > 1 ? parts[1] : "qwen2";
-        Path dir = home().resolve("builtin").resolve(preset + "-" + arch + "-seed0");
+        Path dir = home.resolve("builtin").resolve(preset + "-" + arch + "-seed0");
+        // what writers killed mid-write left (dead process ids only): built-in models, their configs
+        StaleTemps.cleanQuietly(dir.getParent(), null);
         if (Files.isRegularFile(dir.resolve("model.safetensors"))) {
+            StaleTemps.cleanQuietly(dir, "config.json");
             refreshConfig(dir);
             return dir;
         }
-        Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-        write(arch, preset, 0, DType.F32, tmp);
+        Path tmp = dir.resolveSibling(StaleTemps.tmpName(dir.getFileName().toString()));
+        try {
+            write(arch, preset, 0, DType.F32, tmp);
+        } catch (RuntimeException | Error e) {
+            ModelDirs.deleteRecursively(tmp); // a half-written model is never read: leave none behind
+            throw e;
+        }
         try {
             Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             if (!Files.isRegularFile(dir.resolve("model.safetensors"))) {
                 throw new UncheckedIOException("Cannot create built-in model " + dir + ": " + e.getMessage(), e);
             }
-            comlrl.model.io.ModelDirs.deleteRecursively(tmp); // another process won the race: ours is not needed
+            ModelDirs.deleteRecursively(tmp); // another process won the race: ours is not needed
         }
         return dir;
     }
@@ -68,7 +85,7 @@ public final class BuiltinModels {
             String text = Files.readString(file);
             if (text.matches("(?s).*\"(bos|pad|eos)_token_id\"\\s*:\\s*-1\\b.*")) {
                 String fresh = comlrl.model.ModelConfig.load(dir).toJson();
-                Path tmp = dir.resolve("config.json.tmp-" + ProcessHandle.current().pid());
+                Path tmp = dir.resolve(StaleTemps.tmpName("config.json"));
                 Files.writeString(tmp, fresh);
                 Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             }

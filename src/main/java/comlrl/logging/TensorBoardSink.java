@@ -4,6 +4,7 @@ import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -37,6 +38,13 @@ import java.util.zip.CRC32C;
  * <p>Flushing: each {@link #log} call's records go to the file in one write at its end (to the
  * operating system, without fsync), so a crash of the process loses nothing logged before it.
  *
+ * <p>Write failures (a full disk): a file that cannot be opened or started fails the constructor,
+ * before training. A write that fails later does not stop training: the sink says so once on the
+ * console, naming the file, drops its events from then on, and {@link #close()} throws an
+ * {@link UncheckedIOException} naming the file, so the run still ends with an error, after its last
+ * checkpoint and final save (a TensorBoard file is a copy of {@code metrics.jsonl}, whose own write
+ * failures stop training at once).
+ *
  * <p>Resuming: every sink starts a new file, never appending to an old one (a file cut off
  * mid-record by a crash would stop TensorBoard's reader there). The name sorts after every event
  * file already in the directory (the seconds are moved on past theirs if needed), and TensorBoard
@@ -58,18 +66,41 @@ public final class TensorBoardSink implements MetricSink {
     /** Tells apart the sinks one process opens in the same second. */
     private static final AtomicInteger OPENED = new AtomicInteger();
 
+    /** Opens the event file; tests substitute streams that fail like a full disk. */
+    interface Opener {
+        OutputStream open(Path file) throws IOException;
+    }
+
+    static final Opener FILES = file -> Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    static volatile Opener opener = FILES;
+
     private final Path file;
+    private final PrintStream console;
     private OutputStream out;
     /** Whether this file has its SessionLog.START yet. */
     private boolean started;
+    private boolean closed;
+    /** The first failed write (events are dropped from then on), and the env_step it was for. */
+    private IOException failure;
+    private long failedAt;
 
-    /** Opens a new event file in {@code dir} (created if missing) and writes its file_version event. */
+    /** {@link #TensorBoardSink(Path, PrintStream)} reporting a failed write on {@code System.err}. */
     public TensorBoardSink(Path dir) {
+        this(dir, System.err);
+    }
+
+    /**
+     * Opens a new event file in {@code dir} (created if missing) and writes its file_version event.
+     *
+     * @param console where a later write failure is reported (once)
+     * @throws UncheckedIOException naming the directory or file when either cannot be written
+     */
+    public TensorBoardSink(Path dir, PrintStream console) {
+        this.console = console;
         try {
             Files.createDirectories(dir);
             this.file = newEventFile(dir, System.currentTimeMillis() / 1000);
-            this.out = new BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.WRITE), 1 << 16);
+            this.out = new BufferedOutputStream(opener.open(file), 1 << 16);
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot open a TensorBoard event file in " + dir + ": " + e.getMessage(), e);
         }
@@ -97,7 +128,7 @@ public final class TensorBoardSink implements MetricSink {
      * {@code >= step}. A resumed run calls it with its checkpoint's env_step + 1 before it logs.
      */
     public synchronized void purgeFrom(long step) {
-        write(record(sessionStartEvent(wallTime(), step)));
+        write(step, record(sessionStartEvent(wallTime(), step)));
         started = true;
     }
 
@@ -113,34 +144,77 @@ public final class TensorBoardSink implements MetricSink {
                 records.writeBytes(record(scalarEvent(wallTime, envStep, tag, value.floatValue())));
             }
         });
-        write(records.toByteArray());
+        write(envStep, records.toByteArray());
         started = true;
     }
 
-    private void write(byte[] bytes) {
-        if (out == null) {
+    /** Whether a write failed (events are being dropped; {@link #close()} will throw). */
+    public synchronized boolean failed() {
+        return failure != null;
+    }
+
+    private void write(long envStep, byte[] bytes) {
+        if (closed) {
             throw new IllegalStateException("this TensorBoard sink is closed: " + file);
+        }
+        if (failure != null) {
+            return; // reported once; close() fails the run
         }
         try {
             out.write(bytes);
             out.flush();
         } catch (IOException e) {
-            throw new UncheckedIOException("Cannot write TensorBoard events to " + file + ": " + e.getMessage(), e);
+            failure = e;
+            failedAt = envStep;
+            closeQuietly();
+            console.println("TensorBoard: cannot write " + file + " (" + describe(e) + "); its events from env_step "
+                    + envStep + " on are dropped. Training goes on (metrics.jsonl keeps every event); the run will end "
+                    + "with an error.");
         }
     }
 
+    /**
+     * Closes the file; idempotent.
+     *
+     * @throws UncheckedIOException naming the file, the first time, when a write or the close failed
+     */
     @Override
     public synchronized void close() {
-        if (out == null) {
+        if (closed) {
             return;
         }
+        closed = true;
+        if (out != null) {
+            try {
+                out.close();
+            } catch (IOException e) {
+                if (failure == null) {
+                    failure = e;
+                    failedAt = -1;
+                }
+            } finally {
+                out = null;
+            }
+        }
+        if (failure != null) {
+            throw new UncheckedIOException("Cannot write TensorBoard events to " + file + ": " + describe(failure)
+                    + (failedAt >= 0 ? "; the events from env_step " + failedAt + " on are missing from it" : "")
+                    + " (metrics.jsonl has every event). Free some space, or set tensorboard: false", failure);
+        }
+    }
+
+    private void closeQuietly() {
         try {
             out.close();
         } catch (IOException e) {
-            throw new UncheckedIOException("Cannot close " + file + ": " + e.getMessage(), e);
+            failure.addSuppressed(e);
         } finally {
             out = null;
         }
+    }
+
+    private static String describe(IOException e) {
+        return e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     private static double wallTime() {

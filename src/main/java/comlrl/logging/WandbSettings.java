@@ -12,17 +12,20 @@ import java.util.Map;
  * {@code external}, {@code trainer}) attached verbatim to the run's config with the derived
  * {@code dataset_name}, {@code dataset_type} and {@code external_mode}; plus {@code id} and
  * {@code resume} to continue a run (the checkpoint's identity, see
- * {@code Checkpointing.readCheckpointMetadata}), and our {@code init_timeout_s} (default 120) and
- * {@code finish_timeout_s} (default 300). Other {@code wandb.init} keywords pass through as given
+ * {@code Checkpointing.readCheckpointMetadata}), and our {@code init_timeout_s} (default 120),
+ * {@code finish_timeout_s} (default 300) and {@code stall_timeout_s} (default 60: how long the
+ * bridge may leave a line unread, during the run or while finishing, before W&amp;B logging is given
+ * up for the rest of the run, see {@link WandbSink}). Other {@code wandb.init} keywords pass through as given
  * ({@code group}, {@code job_type}, {@code notes}, {@code mode}); a key W&amp;B does not know fails
  * in {@code wandb.init} with its own message.
  *
  * @param initKwargs the keyword arguments of {@code wandb.init}
  */
-public record WandbSettings(Map<String, Object> initKwargs, Duration initTimeout, Duration finishTimeout) {
+public record WandbSettings(Map<String, Object> initKwargs, Duration initTimeout, Duration finishTimeout,
+        Duration stallTimeout) {
     /** The keys read here rather than passed through. */
     static final List<String> OURS = List.of("run_name", "config_sections", "init_timeout_s", "finish_timeout_s",
-            "output_dir");
+            "stall_timeout_s", "output_dir");
 
     /**
      * @param wandbConfig the trainer's {@code wandb_config}
@@ -73,7 +76,8 @@ public record WandbSettings(Map<String, Object> initKwargs, Duration initTimeout
             }
         }
         return new WandbSettings(kwargs, seconds(wandbConfig, "init_timeout_s", 120),
-                seconds(wandbConfig, "finish_timeout_s", 300));
+                seconds(wandbConfig, "finish_timeout_s", 300),
+                seconds(wandbConfig, "stall_timeout_s", WandbSink.DEFAULT_STALL_TIMEOUT.toSeconds()));
     }
 
     private static void derive(Map<String, Object> config, Map<?, ?> sections, String section, String key, String as) {

@@ -39,16 +39,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Metrics are logged with {@code step = env_step} (W&amp;B's step axis) and {@code env_step} itself.
  * Logging never blocks training: events go to a bounded queue that a writer thread sends; if the
- * bridge dies or stops reading (network down, a crash), the failure is reported once on the console
- * and W&amp;B events are dropped from then on, while the local sinks go on. {@link #close()} finishes
- * the run ({@code run.finish(exit_code)}, 1 after {@link #markFailed()}) and waits for the upload
- * up to {@code finish_timeout_s}.
+ * bridge dies, the failure is reported once on the console and W&amp;B events are dropped from then
+ * on, while the local sinks go on. A bridge that stops reading (hung in the SDK) is noticed while
+ * training: when the writer has been blocked on the bridge's stdin for {@code stall_timeout_s}, a
+ * watchdog reports "W&amp;B bridge stopped reading for N s" once, stops the bridge and drops the
+ * events from then on. {@link #close()} finishes the run ({@code run.finish(exit_code)}, 1 after
+ * {@link #markFailed()}) and waits for the upload up to {@code finish_timeout_s}, but not for a
+ * bridge given up on (it returns at once), nor longer than {@code stall_timeout_s} for one that stops
+ * reading the last events.
  */
 public final class WandbSink implements RunTracker {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Events waiting for the bridge; beyond this many, new ones are dropped (reported once). */
     static final int QUEUE_LIMIT = 100_000;
+    /** The default {@code stall_timeout_s}. */
+    public static final Duration DEFAULT_STALL_TIMEOUT = Duration.ofSeconds(60);
     private static final String FINISH = "\u0000finish";
+    /** {@link #writingSince} while the writer is not in a write to the bridge. */
+    private static final long NOT_WRITING = Long.MIN_VALUE;
 
     private final Process process;
     private final PrintStream console;
@@ -60,6 +68,11 @@ public final class WandbSink implements RunTracker {
     private final AtomicBoolean dropped = new AtomicBoolean();
     private final CompletableFuture<Boolean> finished = new CompletableFuture<>();
     private final Duration finishTimeout;
+    private final Duration stallTimeout;
+    /** Completes when the bridge is given up on ({@link #fail}), so that {@link #close()} stops waiting. */
+    private final CompletableFuture<Void> gaveUp = new CompletableFuture<>();
+    /** {@code System.nanoTime()} when the writer began its current write to the bridge, or {@link #NOT_WRITING}. */
+    private volatile long writingSince = NOT_WRITING;
     private volatile boolean failed;
     private volatile boolean closed;
 
@@ -72,8 +85,18 @@ public final class WandbSink implements RunTracker {
      */
     public WandbSink(List<String> command, Map<String, Object> initKwargs, Duration initTimeout, Duration finishTimeout,
             PrintStream console) {
+        this(command, initKwargs, initTimeout, finishTimeout, DEFAULT_STALL_TIMEOUT, console);
+    }
+
+    /**
+     * As {@link #WandbSink(List, Map, Duration, Duration, PrintStream)}, giving the bridge up when it
+     * leaves a line unread for {@code stallTimeout} ({@code stall_timeout_s}).
+     */
+    public WandbSink(List<String> command, Map<String, Object> initKwargs, Duration initTimeout, Duration finishTimeout,
+            Duration stallTimeout, PrintStream console) {
         this.console = console;
         this.finishTimeout = finishTimeout;
+        this.stallTimeout = stallTimeout;
         try {
             this.process = new ProcessBuilder(command).redirectErrorStream(false).start();
         } catch (IOException e) {
@@ -126,6 +149,9 @@ public final class WandbSink implements RunTracker {
         this.writer = new Thread(this::writeLoop, "wandb-bridge-writer");
         writer.setDaemon(true);
         writer.start();
+        Thread watchdog = new Thread(this::watchStalls, "wandb-bridge-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
     }
 
     /**
@@ -257,24 +283,58 @@ public final class WandbSink implements RunTracker {
                 String line = queue.take();
                 if (line.equals(FINISH)) {
                     String msg = "{\"op\": \"finish\", \"exit_code\": " + (failed ? 1 : 0) + "}\n";
+                    writingSince = System.nanoTime();
                     in.write(msg.getBytes(StandardCharsets.UTF_8));
                     in.flush();
                     in.close();
+                    writingSince = NOT_WRITING;
                     return;
                 }
                 if (broken.get()) {
                     continue;
                 }
+                writingSince = System.nanoTime(); // blocks while the bridge's stdin pipe is full
                 in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
                 if (queue.isEmpty()) {
                     in.flush();
                 }
+                writingSince = NOT_WRITING;
             }
         } catch (IOException e) {
-            fail("the bridge stopped reading (" + e.getMessage() + ")");
+            fail("W&B: the bridge stopped reading (" + e.getMessage() + ")" + GOES_ON);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * The watchdog: gives the bridge up when the writer has been blocked on its stdin for
+     * {@code stall_timeout_s} (the pipe is full and the bridge reads nothing), checking a few times
+     * per timeout; ends when the bridge is given up on or the sink is closed.
+     */
+    private void watchStalls() {
+        long stallNanos = stallTimeout.toNanos();
+        long pollMillis = Math.max(10, Math.min(1000, stallTimeout.toMillis() / 4));
+        try {
+            while (!broken.get() && !(closed && finished.isDone())) {
+                Thread.sleep(pollMillis);
+                long since = writingSince;
+                if (since != NOT_WRITING && System.nanoTime() - since >= stallNanos) {
+                    fail("W&B bridge stopped reading for " + seconds(stallTimeout) + " s; W&B logging disabled for the "
+                            + "rest of the run (metrics.jsonl and the other sinks keep every event"
+                            + (runDir == null ? "" : "; `wandb sync " + runDir + "` uploads what the bridge kept") + ")");
+                    process.destroyForcibly(); // a hung bridge: its pipe breaks and the writer ends
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** {@code 60}, {@code 0.5}: a duration in seconds as a user writes it. */
+    private static String seconds(Duration d) {
+        return java.math.BigDecimal.valueOf(d.toMillis(), 3).stripTrailingZeros().toPlainString();
     }
 
     private void readReplies(BufferedReader replies, CompletableFuture<JsonNode> init) {
@@ -300,7 +360,7 @@ public final class WandbSink implements RunTracker {
         init.completeExceptionally(new IOException("the bridge exited" + exitNote()));
         if (!finished.isDone()) {
             if (!closed) {
-                fail("the bridge exited" + exitNote());
+                fail("W&B: the bridge exited" + exitNote() + GOES_ON);
             }
             finished.complete(false);
         }
@@ -315,12 +375,16 @@ public final class WandbSink implements RunTracker {
         }
     }
 
-    /** Reports a failure once; from then on W&amp;B events are dropped and training goes on. */
-    private void fail(String why) {
+    /** How a report of a failed bridge ends. */
+    private static final String GOES_ON = "; training goes on without W&B (metrics.jsonl and the other sinks keep "
+            + "every event)";
+
+    /** Reports a failure once ({@code message}); from then on W&amp;B events are dropped and training goes on. */
+    private void fail(String message) {
         if (broken.compareAndSet(false, true)) {
-            console.println("W&B: " + why + "; training goes on without W&B (metrics.jsonl and the other sinks "
-                    + "keep every event)");
+            console.println(message);
             queue.clear();
+            gaveUp.complete(null);
         }
     }
 
@@ -331,13 +395,20 @@ public final class WandbSink implements RunTracker {
             return;
         }
         closed = true;
-        if (!broken.get()) {
+        if (!broken.get()) { // a bridge given up on is not waited on again
             try {
-                if (!queue.offer(FINISH, finishTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    throw new TimeoutException("the bridge did not take the finish message");
+                long deadline = System.nanoTime() + finishTimeout.toNanos();
+                while (!queue.offer(FINISH, 100, TimeUnit.MILLISECONDS)) {
+                    if (broken.get()) {
+                        break;
+                    }
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new TimeoutException("the bridge did not take the finish message");
+                    }
                 }
-                Boolean ok = finished.get(finishTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                if (!ok) {
+                // the watchdog gives up on a bridge that stops reading the last events meanwhile
+                CompletableFuture.anyOf(finished, gaveUp).get(finishTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                if (!broken.get() && !finished.getNow(false)) {
                     console.println("W&B: the bridge exited before the run finished" + exitNote());
                 }
             } catch (TimeoutException e) {

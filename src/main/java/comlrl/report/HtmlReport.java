@@ -57,9 +57,9 @@ public final class HtmlReport {
         Path target = out.toAbsolutePath();
         try {
             Files.createDirectories(target.getParent());
-            Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
+            Path tmp = target.resolveSibling(comlrl.model.io.StaleTemps.tmpName("." + target.getFileName()));
             try {
-                Files.writeString(tmp, html, StandardCharsets.UTF_8); // replaces a stale one
+                Files.writeString(tmp, html, StandardCharsets.UTF_8); // a name of this process's own
                 try {
                     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                 } catch (AtomicMoveNotSupportedException e) {

@@ -26,4 +26,13 @@ class WandbCliTest {
         assertThat(r.err()).contains("pip install wandb").contains("COMLRL_WANDB_PYTHON");
         assertThat(tmp.resolve("run")).doesNotExist(); // nothing written, no model loaded
     }
+
+    @Test
+    void aBadW_BTimeoutFailsBeforeAnyModelLoads(@TempDir Path tmp) {
+        CliTest.Result r = CliTest.run("train", "examples/length-ratio.yaml", "--output-dir=" + tmp.resolve("run"),
+                "--set", "wandb={project: comlrl-tests, stall_timeout_s: 0}");
+        assertThat(r.code()).isNotZero();
+        assertThat(r.err()).contains("wandb_config.stall_timeout_s must be a number of seconds > 0, got 0");
+        assertThat(tmp.resolve("run")).doesNotExist();
+    }
 }

@@ -230,6 +230,50 @@ class TensorBoardSinkTest {
                 .hasMessageContaining("closed");
     }
 
+    @Test
+    void aFailedWriteIsReportedOnceDropsTheRestAndFailsTheCloseNamingTheFile(@TempDir Path dir) throws Exception {
+        java.io.ByteArrayOutputStream console = new java.io.ByteArrayOutputStream();
+        TensorBoardSink sink;
+        try (comlrl.model.io.TestDisks.Restore full = TestSinks.tensorBoardFullAfter(TestSinks.tensorBoardHeaderBytes())) {
+            sink = new TensorBoardSink(dir, new java.io.PrintStream(console, true, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        sink.log(5, Map.of("loss", 1.0)); // the disk is full from here on: training goes on
+        sink.log(6, Map.of("loss", 2.0));
+        assertThat(sink.failed()).isTrue();
+        String text = console.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(text.split(java.util.regex.Pattern.quote(sink.file().toString()), -1)).as(text).hasSize(2);
+        assertThat(text).contains("No space left on device").contains("from env_step 5 on are dropped");
+        assertThatThrownBy(sink::close).isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining(sink.file().toString()).hasMessageContaining("No space left on device")
+                .hasMessageContaining("from env_step 5 on");
+        sink.close(); // reported once
+        assertThat(EventFileReader.read(Files.readAllBytes(sink.file()))).as("the header stays readable").hasSize(1);
+    }
+
+    @Test
+    void aMetricsLoggerClosesEverySinkThenThrowsTheFirstFailure(@TempDir Path dir) throws Exception {
+        TensorBoardSink tb;
+        try (comlrl.model.io.TestDisks.Restore full = TestSinks.tensorBoardFullAfter(TestSinks.tensorBoardHeaderBytes())) {
+            tb = new TensorBoardSink(dir, new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+        }
+        boolean[] closed = {false};
+        MetricSink after = new MetricSink() {
+            @Override
+            public void log(long envStep, Map<String, Double> metrics) {
+            }
+
+            @Override
+            public void close() {
+                closed[0] = true;
+            }
+        };
+        comlrl.trainers.common.MetricsLogger logger = new comlrl.trainers.common.MetricsLogger(dir, List.of(tb, after), 1, 0);
+        logger.log(1, Map.of("loss", 1.0));
+        assertThat(Files.readAllLines(dir.resolve("metrics.jsonl"))).hasSize(1); // the other sinks go on
+        assertThatThrownBy(logger::close).hasMessageContaining(tb.file().toString());
+        assertThat(closed[0]).as("the sinks after the failing one are closed too").isTrue();
+    }
+
     /** A map that keeps the order given (values may be null). */
     static Map<String, Double> ordered(Object... keyValues) {
         Map<String, Double> m = new LinkedHashMap<>();

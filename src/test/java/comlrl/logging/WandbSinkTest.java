@@ -143,6 +143,54 @@ class WandbSinkTest {
     }
 
     @Test
+    @Timeout(120)
+    void aBridgeThatStopsReadingIsGivenUpWhileTrainingAndNotWaitedOnAtClose(@TempDir Path tmp) throws Exception {
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        Duration finish = Duration.ofSeconds(300); // the default: close must not wait for it
+        Duration stall = Duration.ofSeconds(1);
+        WandbSink sink = new WandbSink(WandbStandIn.command(tmp.resolve("r.jsonl"), "hang"), Map.of("project", "p"),
+                Duration.ofSeconds(30), finish, stall, new PrintStream(console, true, StandardCharsets.UTF_8));
+        Map<String, Double> metrics = new java.util.LinkedHashMap<>();
+        metrics.put("turn_1/reward_mean", Math.PI);
+        for (int i = 0; i < 10_000; i++) { // ~1 MB of lines: more than the bridge's stdin pipe holds
+            sink.log(i, metrics);
+        }
+        // noticed while training, without close: the writer has been blocked for the stall timeout
+        while (!sink.broken()) {
+            Thread.sleep(50);
+        }
+        String text = console.toString(StandardCharsets.UTF_8);
+        assertThat(text.split("W&B bridge stopped reading for 1 s; W&B logging disabled for the rest of the run", -1))
+                .as(text).hasSize(2);
+        for (int i = 0; i < WandbSink.QUEUE_LIMIT + 1_000; i++) { // dropped from now on: the queue never fills
+            sink.log(10_000 + i, metrics);
+        }
+        long start = System.nanoTime();
+        sink.close();
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(took).as("close does not wait on a bridge given up on").isLessThan(finish.dividedBy(10));
+        text = console.toString(StandardCharsets.UTF_8);
+        assertThat(text).doesNotContain("not keeping up").doesNotContain("did not finish within")
+                .doesNotContain("training goes on without W&B"); // reported once, in the stall's own words
+    }
+
+    @Test
+    @Timeout(120)
+    void aBridgeThatStopsReadingTheLastEventsHoldsCloseForTheStallTimeoutOnly(@TempDir Path tmp) throws Exception {
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        Duration finish = Duration.ofSeconds(300);
+        WandbSink sink = new WandbSink(WandbStandIn.command(tmp.resolve("r.jsonl"), "hang"), Map.of("project", "p"),
+                Duration.ofSeconds(30), finish, Duration.ofSeconds(1), new PrintStream(console, true, StandardCharsets.UTF_8));
+        for (int i = 0; i < 10_000; i++) {
+            sink.log(i, Map.of("turn_1/reward_mean", 0.5));
+        }
+        long start = System.nanoTime();
+        sink.close(); // at once, before the watchdog's first look
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(finish.dividedBy(10));
+        assertThat(console.toString(StandardCharsets.UTF_8)).contains("W&B bridge stopped reading for 1 s");
+    }
+
+    @Test
     void aRunThatCannotStartFailsWithW_BsMessageAndAMissingSdkNamesPipInstall(@TempDir Path tmp) throws Exception {
         assertThatThrownBy(() -> new WandbSink(WandbStandIn.command(tmp.resolve("r.jsonl"), "fail-init"),
                 Map.of("project", "p"), Duration.ofSeconds(30), Duration.ofSeconds(2), System.err))

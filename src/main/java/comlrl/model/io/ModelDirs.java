@@ -25,8 +25,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * model's directory.
  *
  * <p><b>Atomic saves</b> ({@link #replace}): the whole new directory is written into a temporary
- * sibling {@code .NAME.saving-XXXX}; only when every file is complete is the old directory renamed
- * away ({@code .NAME.old-XXXX}), the new one renamed into place, and the old one deleted. A failure
+ * sibling {@code .NAME.saving-PID-XXXX}; only when every file is complete is the old directory renamed
+ * away ({@code .NAME.old-PID-XXXX}), the new one renamed into place, and the old one deleted. A failure
  * at any point (full disk, permissions) leaves the old directory whole and removes the temporary
  * one. Files of the old directory that the save does not write (notes, a training's other outputs)
  * are carried over (hard links), except stale weight files ({@code model.safetensors}, its index
@@ -35,7 +35,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * or where the directory cannot be renamed (a read-only parent, a mount point), the new files are
  * instead staged in a temporary folder inside the directory and each renamed into place, old
  * weights deleted only after the new ones are in: a failure while writing still changes nothing.
- * (A process killed between the two renames leaves the previous model at {@code .NAME.old-XXXX}.)
+ * (A process killed between the two renames leaves the previous model at {@code .NAME.old-PID-XXXX}.)
+ * The temporary names carry the writer's process id, and the next save of {@code NAME} removes those
+ * of dead processes, or renames a {@code .NAME.old-PID-XXXX} back when {@code NAME} is missing
+ * ({@link StaleTemps}).
  *
  * <p><b>Files beside a model</b> ({@link #replaceFiles}): a set of files (a value head's) written
  * into a directory all or nothing, its other files untouched.
@@ -148,6 +151,9 @@ public final class ModelDirs {
         } catch (IOException e) {
             throw failure(target, e, false);
         }
+        String name = dir.getFileName().toString();
+        StaleTemps.cleanQuietly(parent, name);
+        StaleTemps.cleanQuietly(dir, name);
         Path staging;
         boolean sibling = true;
         try {
@@ -155,14 +161,14 @@ public final class ModelDirs {
                 // not a plain model directory (subfolders, the working directory): never rename it away
                 throw new java.nio.file.AccessDeniedException(parent.toString());
             }
-            staging = createUnique(parent, "." + dir.getFileName() + ".saving-");
+            staging = createUnique(parent, StaleTemps.savingPrefix(name));
         } catch (IOException e) {
             if (!Files.isDirectory(dir)) {
                 throw failure(target, e, false);
             }
             sibling = false;
             try {
-                staging = createUnique(dir, ".saving-");
+                staging = createUnique(dir, StaleTemps.savingPrefix(name));
             } catch (IOException inner) {
                 throw failure(target, inner, true);
             }
@@ -185,10 +191,14 @@ public final class ModelDirs {
         }
     }
 
+    /** The name {@link #replaceFiles} gives its temporary folder ({@code .files.saving-PID-XXXX}). */
+    private static final String FILES = "files";
+
     /**
      * Writes a set of files into the directory {@code dir} (created if needed) all or nothing,
      * leaving its other files alone (a value head beside its backbone's model files): {@code writer}
-     * writes them into a temporary folder {@code dir/.saving-XXXX}, and only when every one is
+     * writes them into a temporary folder {@code dir/.files.saving-PID-XXXX} (removed by the next call
+     * once its process is gone, {@link StaleTemps}), and only when every one is
      * complete is each renamed over its namesake in {@code dir}. A failure while writing (full disk,
      * permissions) leaves every previous file whole and removes the temporary folder.
      *
@@ -203,7 +213,8 @@ public final class ModelDirs {
         Path staging = null;
         try {
             Files.createDirectories(dir);
-            staging = createUnique(dir, ".saving-");
+            StaleTemps.cleanQuietly(dir, FILES);
+            staging = createUnique(dir, StaleTemps.savingPrefix(FILES));
             writer.write(staging);
             List<Path> written = new ArrayList<>();
             try (var list = Files.list(staging)) {
@@ -256,7 +267,7 @@ public final class ModelDirs {
             return;
         }
         carryOver(dir, staging);
-        Path old = uniqueName(dir.getParent(), "." + dir.getFileName() + ".old-");
+        Path old = uniqueName(dir.getParent(), StaleTemps.oldPrefix(dir.getFileName().toString()));
         try {
             atomicMove(dir, old);
         } catch (IOException e) {
@@ -315,7 +326,7 @@ public final class ModelDirs {
                 String name = p.getFileName().toString();
                 Path to = staging.resolve(name);
                 if (Safetensors.isWeightFile(name) || Files.exists(to, LinkOption.NOFOLLOW_LINKS)
-                        || name.startsWith(".saving-")) {
+                        || StaleTemps.isTemp(name)) {
                     continue;
                 }
                 copyTree(p, to);

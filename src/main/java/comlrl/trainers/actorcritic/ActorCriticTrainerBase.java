@@ -423,14 +423,17 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     @Override
     public void close() {
         executor.close();
-        logger.close();
-        if (references != null) {
-            references.close();
+        try {
+            logger.close(); // throws when a sink could not write (after the models are freed below)
+        } finally {
+            if (references != null) {
+                references.close();
+            }
+            if (actorSet != null) {
+                actorSet.close();
+            }
+            work.close();
         }
-        if (actorSet != null) {
-            actorSet.close();
-        }
-        work.close();
     }
 
     // ------------------------------------------------------------------ rollouts

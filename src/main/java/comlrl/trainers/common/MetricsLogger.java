@@ -169,17 +169,30 @@ public final class MetricsLogger implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes the sinks with the last owner. Every sink is closed even when one fails; then the first
+     * failure is thrown (the others suppressed in it): a sink that could not write what it was given
+     * (a TensorBoard file on a full disk) fails the run here, after training and saving.
+     */
     @Override
     public synchronized void close() {
         if (users == 0 || --users > 0) {
             return;
         }
+        RuntimeException failure = null;
         for (MetricSink sink : sinks) {
             try {
                 sink.close();
-            } catch (RuntimeException e) { // a failing sink (a tracker) must not keep the others from closing
-                System.err.println("closing a metric sink failed: " + e.getMessage());
+            } catch (RuntimeException e) { // a failing sink must not keep the others from closing
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
             }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 }

@@ -299,14 +299,14 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         }
         List<MetricSink> all = new ArrayList<>(sinks);
         if (tensorboard && outputDir != null) {
-            all.add(new comlrl.logging.TensorBoardSink(outputDir));
+            all.add(new comlrl.logging.TensorBoardSink(outputDir, console));
         }
         if (wandbConfig != null) {
             comlrl.logging.WandbSettings settings = comlrl.logging.WandbSettings.of(wandbConfig, algorithm, runConfig);
             List<String> command = wandbBridge != null ? wandbBridge
                     : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
             all.add(new comlrl.logging.WandbSink(command, settings.initKwargs(), settings.initTimeout(),
-                    settings.finishTimeout(), console));
+                    settings.finishTimeout(), settings.stallTimeout(), console));
         }
         return new MetricsLogger(outputDir, all, loggingSteps, logHistoryLimit);
     }

@@ -181,8 +181,11 @@ public final class MADPOIterTrainer extends StagedTrainer {
     public void close() {
         rounds.close();
         dpo.close();
-        logger.close();
-        work.close();
+        try {
+            logger.close(); // throws when a sink could not write
+        } finally {
+            work.close();
+        }
     }
 
     // ------------------------------------------------------------------ builder

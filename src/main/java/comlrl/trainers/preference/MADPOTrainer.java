@@ -506,14 +506,17 @@ public final class MADPOTrainer implements Trainer {
 
     @Override
     public void close() {
-        logger.close();
-        executor.close();
-        closeOptimizers();
-        if (reference != null) {
-            reference.close();
+        try {
+            logger.close(); // throws when a sink could not write (after the models are freed below)
+        } finally {
+            executor.close();
+            closeOptimizers();
+            if (reference != null) {
+                reference.close();
+            }
+            actors.close();
+            work.close();
         }
-        actors.close();
-        work.close();
     }
 
     // ------------------------------------------------------------------ builder

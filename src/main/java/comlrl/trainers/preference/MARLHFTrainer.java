@@ -572,8 +572,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         executor.close();
         rewardModel.close();
         rl.close();
-        logger.close();
-        work.close();
+        try {
+            logger.close(); // throws when a sink could not write
+        } finally {
+            work.close();
+        }
     }
 
     // ------------------------------------------------------------------ builder

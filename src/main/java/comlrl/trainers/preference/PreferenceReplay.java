@@ -120,7 +120,9 @@ public final class PreferenceReplay {
             } catch (IOException cleanup) {
                 e.addSuppressed(cleanup);
             }
-            throw e instanceof IOException io ? new UncheckedIOException("Cannot write " + file + ": " + io.getMessage(), io)
+            // named after the file, not its hidden temporary (a full disk fails the run with this message)
+            IOException io = e instanceof IOException x ? x : e instanceof UncheckedIOException u ? u.getCause() : null;
+            throw io != null ? new UncheckedIOException("Cannot write " + file + ": " + io.getMessage(), io)
                     : (RuntimeException) e;
         }
     }

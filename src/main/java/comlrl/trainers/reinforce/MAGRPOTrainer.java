@@ -405,8 +405,11 @@ public class MAGRPOTrainer implements Trainer {
 
     @Override
     public void close() {
-        logger.close();
-        closeModels();
+        try {
+            logger.close(); // throws when a sink could not write (after the models are freed below)
+        } finally {
+            closeModels();
+        }
     }
 
     private void closeModels() {

@@ -43,6 +43,44 @@ public final class TestDisks {
         };
     }
 
+    /**
+     * Until closed, every file written through {@link Safetensors} under {@code dir} fails at its
+     * first byte as on a full disk, while files written elsewhere (a checkpoint directory beside it)
+     * are written as usual. The free-space check is bypassed.
+     */
+    public static Restore fullUnder(Path dir) {
+        Path full = dir.toAbsolutePath().normalize();
+        DiskSpace.probe = d -> Long.MAX_VALUE;
+        Safetensors.opener = tmp -> tmp.toAbsolutePath().normalize().startsWith(full)
+                ? filling(Safetensors.FILES.open(tmp), 0) : Safetensors.FILES.open(tmp);
+        return () -> {
+            Safetensors.opener = Safetensors.FILES;
+            DiskSpace.probe = DiskSpace.FILE_STORE;
+        };
+    }
+
+    /**
+     * {@code file} that accepts {@code okBytes} bytes and then fails as a full disk does (for the
+     * writers of other packages, which open their files through hooks of their own).
+     */
+    public static WritableByteChannel filling(WritableByteChannel file, long okBytes) {
+        return new FillingChannel(file, new long[] {okBytes});
+    }
+
+    /** A process id that no live process has: that of a process that has just exited. */
+    public static long deadPid() {
+        try {
+            Process p = new ProcessBuilder("true").start();
+            p.waitFor();
+            return p.pid();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Writes to the real file until the budget is spent, then to /dev/full. */
     private static final class FillingChannel implements WritableByteChannel {
         private final WritableByteChannel file;

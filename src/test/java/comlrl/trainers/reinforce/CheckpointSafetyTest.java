@@ -51,6 +51,15 @@ class CheckpointSafetyTest {
                 .trainDataset(tasks(3)).evalDataset(tasks(1)).args(config).outputDir(out).verbose(false);
     }
 
+    /** {@code tmp/ck} holding {@code checkpoint-1} of a one-epoch run. */
+    private static Path oneEpochCheckpoints(Path tmp) {
+        Path checkpoints = tmp.resolve("ck");
+        try (MAGRPOTrainer t = trainer(config(1), lengthDifference(), null).build()) {
+            t.train(checkpoints, 1);
+        }
+        return checkpoints;
+    }
+
     /** lengthDifference, failing at call {@code failAt} (0-based) as a crash would. */
     private static RewardFunction crashingAt(int failAt) {
         AtomicInteger calls = new AtomicInteger();
@@ -112,10 +121,7 @@ class CheckpointSafetyTest {
 
     @Test
     void checkpointsOfAnotherAlgorithmOrModelShapeAreRefused(@TempDir Path tmp) throws Exception {
-        Path checkpoints = tmp.resolve("ck");
-        try (MAGRPOTrainer t = trainer(config(1), lengthDifference(), null).build()) {
-            t.train(checkpoints, 1);
-        }
+        Path checkpoints = oneEpochCheckpoints(tmp);
         Path ck = checkpoints.resolve("checkpoint-1");
         try (MAGRPOTrainer t = MAGRPOTrainer.builderFor(ReinforceAlgorithm.MARLOO)
                 .agents(List.of(agentA.toString(), agentB.toString())).rewardFunc(lengthDifference())
@@ -175,10 +181,7 @@ class CheckpointSafetyTest {
 
     @Test
     void aFullDiskWhileCheckpointingLeavesThePreviousCheckpointWhole(@TempDir Path tmp) throws Exception {
-        Path checkpoints = tmp.resolve("ck");
-        try (MAGRPOTrainer t = trainer(config(1), lengthDifference(), null).build()) {
-            t.train(checkpoints, 1);
-        }
+        Path checkpoints = oneEpochCheckpoints(tmp);
         Path first = checkpoints.resolve("checkpoint-1");
         try (MAGRPOTrainer t = trainer(config(2), lengthDifference(), null).build();
                 TestDisks.Restore full = TestDisks.fullAfter(10_000)) {
@@ -191,6 +194,75 @@ class CheckpointSafetyTest {
         assertThat(Checkpoints.latest(checkpoints).orElseThrow()).isEqualTo(first);
         try (MAGRPOTrainer t = trainer(config(2), lengthDifference(), null).build()) {
             t.train(checkpoints, 1, first); // the previous checkpoint still resumes
+        }
+    }
+
+    @Test
+    void aLatestPointerThatIsNotACheckpointNameInItsDirectoryIsRefusedNamingTheFile(@TempDir Path tmp) throws Exception {
+        Path checkpoints = oneEpochCheckpoints(tmp);
+        Path latest = checkpoints.resolve(Checkpoints.LATEST);
+        Files.createDirectories(tmp.resolve("elsewhere/checkpoint-1"));
+        for (String pointer : List.of("../elsewhere/checkpoint-1", tmp.resolve("elsewhere/checkpoint-1").toString(),
+                "checkpoint-1/..", ".", "", "metadata.json")) {
+            Files.writeString(latest, pointer + "\n");
+            assertThatThrownBy(() -> Checkpoints.latest(checkpoints)).as(pointer).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(latest.toString()).hasMessageContaining("'" + pointer + "'");
+        }
+        Files.writeString(latest, "checkpoint-7\n");
+        assertThatThrownBy(() -> Checkpoints.latest(checkpoints)).hasMessageContaining(latest.toString())
+                .hasMessageContaining("checkpoint-7").hasMessageContaining("missing");
+        Files.writeString(latest, "checkpoint-1\n");
+        assertThat(Checkpoints.latest(checkpoints)).contains(checkpoints.resolve("checkpoint-1"));
+    }
+
+    @Test
+    void whatAWriterKilledMidCheckpointLeftIsCleanedUpByTheNextOne(@TempDir Path tmp) throws Exception {
+        Path checkpoints = oneEpochCheckpoints(tmp);
+        Path first = checkpoints.resolve("checkpoint-1");
+        // a run resumed from checkpoint-1 and killed (kill -9) while writing checkpoint-2: its half-written
+        // directory (with a half-written weight file of its own) and its half-written latest pointer
+        long dead = TestDisks.deadPid();
+        Path half = Files.createDirectories(checkpoints.resolve(".checkpoint-2.tmp-" + dead + "/agent_0"));
+        Files.write(half.resolve(".model.safetensors.k1.tmp"), new byte[1000]);
+        Files.writeString(checkpoints.resolve(".latest.tmp-" + dead), "check");
+        assertThat(Checkpoints.latest(checkpoints)).as("the pointer still names the whole checkpoint").contains(first);
+        try (MAGRPOTrainer t = trainer(config(2), lengthDifference(), null).build()) {
+            t.train(checkpoints, 1, first);
+        }
+        try (Stream<Path> s = Files.list(checkpoints)) {
+            assertThat(s.map(p -> p.getFileName().toString()).sorted().toList())
+                    .containsExactly("checkpoint-1", "checkpoint-2", "latest");
+        }
+        // killed between its two renames while rewriting checkpoint-2: the old one renamed away, no new one
+        Files.move(checkpoints.resolve("checkpoint-2"), checkpoints.resolve(".checkpoint-2.old-" + dead));
+        assertThatThrownBy(() -> Checkpoints.latest(checkpoints)).hasMessageContaining("missing");
+        assertThat(Checkpoints.cleanUp(checkpoints)).extracting(c -> c.path().getFileName().toString())
+                .containsExactly("checkpoint-2");
+        Map<String, Object> meta = Checkpoints.readMetadata(Checkpoints.latest(checkpoints).orElseThrow());
+        assertThat(meta.get("epochs_completed")).isEqualTo(2);
+    }
+
+    @Test
+    void aReplacementThatCannotBeRenamedIntoPlaceLeavesThePreviousCheckpoint(@TempDir Path root) throws Exception {
+        Checkpoints.write(root, "checkpoint-1", dir -> writeText(dir.resolve("weights.bin"), "one"));
+        // the new content vanishes before its rename (as on a file system that fails the rename):
+        // the previous checkpoint-1 has been renamed away by then and must come back
+        assertThatThrownBy(() -> Checkpoints.write(root, "checkpoint-1", dir -> {
+            writeText(dir.resolve("weights.bin"), "two");
+            comlrl.model.io.ModelDirs.deleteRecursively(dir);
+        })).isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("Cannot write checkpoint " + root.resolve("checkpoint-1"));
+        try (Stream<Path> s = Files.list(root)) {
+            assertThat(s.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("checkpoint-1", "latest");
+        }
+        assertThat(Files.readString(root.resolve("checkpoint-1/weights.bin"))).isEqualTo("one");
+    }
+
+    private static void writeText(Path file, String text) {
+        try {
+            Files.writeString(file, text);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
