@@ -91,7 +91,8 @@ public final class ResumeCheck {
     /** Same names, and each parameter bit for bit. */
     public static void assertSameParameters(Map<String, byte[]> actual, Map<String, byte[]> expected) {
         assertThat(actual.keySet()).isEqualTo(expected.keySet());
-        expected.forEach((name, bytes) -> assertThat(actual.get(name)).as(name).isEqualTo(bytes));
+        expected.forEach((name, bytes) -> assertThat(java.util.Arrays.mismatch(actual.get(name), bytes))
+                .as("first differing byte of parameter %s (-1: none)", name).isEqualTo(-1));
     }
 
     /**
@@ -109,7 +110,8 @@ public final class ResumeCheck {
                 e.remove("metrics_lines");
                 assertThat(a).as(actual.resolve(f).toString()).isEqualTo(e);
             } else {
-                assertThat(bytes(actual.resolve(f))).as(actual.resolve(f).toString()).isEqualTo(bytes(expected.resolve(f)));
+                assertThat(java.util.Arrays.mismatch(bytes(actual.resolve(f)), bytes(expected.resolve(f))))
+                        .as("first differing byte of %s (-1: none)", actual.resolve(f)).isEqualTo(-1);
             }
         }
     }
