@@ -244,6 +244,28 @@ public final class Checkpoints {
         }
     }
 
+    /**
+     * Makes {@code to} a copy of the directory tree {@code from}, removing what was at {@code to}
+     * first. Files are copied, not linked: a checkpoint never changes when its source is rewritten.
+     */
+    public static void copyTree(Path from, Path to) {
+        try {
+            deleteTree(to);
+            try (Stream<Path> s = Files.walk(from)) {
+                for (Path p : (Iterable<Path>) s::iterator) {
+                    Path target = to.resolve(from.relativize(p).toString());
+                    if (Files.isDirectory(p)) {
+                        Files.createDirectories(target);
+                    } else {
+                        Files.copy(p, target);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot copy " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
     static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;

@@ -187,11 +187,10 @@ final class TrainCommand implements Callable<Integer> {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
                 writeSplits(run, outputs);
             }
-            // a run that continues from a checkpoint is not evaluated first: evaluation draws seeds, and the
-            // resumed run must draw the ones the uninterrupted run drew (a resumed preference-learning run
-            // is a new run in its own directory, and scores the restored weights first)
-            boolean continues = resumeFrom != null && !pbrlResume;
-            Double before = run.eval == null || continues ? null : meanEval(trainer, run.evalRepeats);
+            // a run that continues from a checkpoint is not evaluated first: evaluation draws seeds and logs
+            // rows, and the resumed run must draw and log what the uninterrupted run did (a resumed
+            // preference-learning run too, though its outputs go to a resume-* directory)
+            Double before = run.eval == null || resumeFrom != null ? null : meanEval(trainer, run.evalRepeats);
             if (main) {
                 requireEvalReward(before, "before training");
             }

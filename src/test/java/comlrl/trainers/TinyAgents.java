@@ -38,10 +38,45 @@ public final class TinyAgents {
      * different lengths (and scoring them together needs padding).
      */
     public static Path create(Path dir, long seed, List<Long> extraEosIds) {
+        return write(dir, seed, extraEosIds, false);
+    }
+
+    /**
+     * As {@link #create(Path, long, List)}, a Llama agent (no q/k/v biases, Llama's rope base) whose
+     * vocabulary is the tiny tokenizer's padded with {@value #LLAMA_PADDING} unused rows, as real
+     * checkpoints pad theirs: next to a {@link #create} agent, the other family and another
+     * vocabulary size (a heterogeneous team).
+     */
+    public static Path createLlama(Path dir, long seed, List<Long> extraEosIds) {
+        return write(dir, seed, extraEosIds, true);
+    }
+
+    /**
+     * A heterogeneous team in {@code dir}: a {@link #create} (Qwen2) agent and a {@link #createLlama}
+     * agent, weights from {@code seed} and {@code seed + 1}, where every printable ASCII byte also
+     * ends a completion (completions of different lengths, so the rewards tell candidates apart).
+     */
+    public static List<Path> qwenAndLlama(Path dir, long seed) {
+        List<Long> printable = java.util.stream.LongStream.rangeClosed(33, 126).boxed().toList();
+        return List.of(create(dir.resolve("qwen"), seed, printable), createLlama(dir.resolve("llama"), seed + 1, printable));
+    }
+
+    /** Embedding rows of a {@link #createLlama} agent beyond the tokenizer's ids. */
+    public static final int LLAMA_PADDING = 61;
+
+    private static Path write(Path dir, long seed, List<Long> extraEosIds, boolean llama) {
         TinyTokenizerFactory.write(dir);
         try (Tokenizer tokenizer = Tokenizer.load(dir)) {
             long eos = tokenizer.eosTokenId();
-            ModelConfig config = ModelConfig.fromJson(configJson(eos), "tiny test agent");
+            ObjectNode json = configJson(eos);
+            if (llama) {
+                json.put("model_type", "llama");
+                json.putArray("architectures").add("LlamaForCausalLM");
+                json.put("vocab_size", TinyTokenizerFactory.VOCAB_SIZE + LLAMA_PADDING);
+                json.put("rope_theta", 500000.0);
+                json.put("attention_bias", false);
+            }
+            ModelConfig config = ModelConfig.fromJson(json, "tiny test agent");
             List<Long> eosIds = new ArrayList<>();
             eosIds.add(eos);
             eosIds.addAll(extraEosIds);

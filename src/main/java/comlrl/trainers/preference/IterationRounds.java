@@ -531,9 +531,10 @@ final class IterationRounds implements AutoCloseable {
     // ------------------------------------------------------------------ checkpoints
 
     /**
-     * The replay shards written up to {@code iterationsDone} and the seed streams, for the
-     * checkpoints of the trainer {@code algorithm}; restoring rewrites the replay directory from them
-     * (a shard written after the checkpoint is removed, to be written again).
+     * The replay shards written up to {@code iterationsDone}, the seed streams and, with the history
+     * comparator, the policy snapshots it will read ({@link #historySnapshots}), for the checkpoints
+     * of the trainer {@code algorithm}; restoring rewrites the replay directory from them (a shard
+     * written after the checkpoint is removed, to be written again).
      */
     TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
         TrainerCheckpoint.Part replay = new TrainerCheckpoint.Part() {
@@ -578,8 +579,77 @@ final class IterationRounds implements AutoCloseable {
                 replaySeeds.restore(((Number) state.get("replay_seed_position")).longValue());
             }
         };
-        return new TrainerCheckpoint.Extension(algorithm, Map.of("preference_replay", replay),
-                Map.of("iteration_progress", progress));
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("preference_replay", replay);
+        if (args.comparatorPolicy() == ComparatorPolicy.HISTORY) {
+            parts.put(HISTORY_DIR, historySnapshots(iterationsDone));
+        }
+        return new TrainerCheckpoint.Extension(algorithm, parts, Map.of("iteration_progress", progress));
+    }
+
+    /** Where a checkpoint keeps the policy snapshots the history comparator will read ({@link #historySnapshots}). */
+    static final String HISTORY_DIR = "policy_history";
+
+    /**
+     * The policy snapshots that the history comparator of the iterations after the checkpoint reads
+     * and that were saved before it: iteration i &gt; done compares against
+     * {@link #historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
+     * (at most k snapshots; {@code initial} among them while done &lt; k). Stored as
+     * {@code policy_history/<snapshot>/agent_j/}, and written back into the policy directory on
+     * restore, so a resumed run compares against the same policies wherever its policy directory is
+     * (a fresh output directory included). Rank 0 copies them (every process saved its agents there
+     * first); on restore every process waits until they are back.
+     */
+    private TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
+        return new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                if (!work.isMain()) {
+                    return;
+                }
+                int done = iterationsDone.getAsInt();
+                java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
+                for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
+                    needed.add(historyDirectory(policyDir, i, args.comparatorHistoryK()));
+                }
+                for (Path snapshot : needed) {
+                    for (Path agent : agentDirs(snapshot)) {
+                        comlrl.checkpoint.Checkpoints.copyTree(agent, dir.resolve(HISTORY_DIR)
+                                .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
+                    }
+                }
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path saved = dir.resolve(HISTORY_DIR);
+                if (work.isMain() && Files.isDirectory(saved)) {
+                    for (Path snapshot : subdirectories(saved)) {
+                        for (Path agent : agentDirs(snapshot)) {
+                            comlrl.checkpoint.Checkpoints.copyTree(agent, policyDir
+                                    .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
+                        }
+                    }
+                }
+                work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+            }
+        };
+    }
+
+    /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */
+    private static List<Path> agentDirs(Path snapshot) {
+        return subdirectories(snapshot).stream().filter(d -> d.getFileName().toString().startsWith("agent_")).toList();
+    }
+
+    private static List<Path> subdirectories(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+            return s.filter(Files::isDirectory).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot list " + dir + ": " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -27,8 +27,9 @@ import java.util.Set;
  * </ol>
  * Iterations are numbered from 1; the comparators, the replay and the iteration's metrics and
  * files are {@link IterationRounds}'. Checkpoints ({@code checkpoint-N}, N = iterations done) hold
- * MADPO's state, the replay shards written so far and the seed streams; a resumed run rewrites the
- * replay directory from them, so it repeats exactly what an uninterrupted run does.
+ * MADPO's state, the replay shards written so far, the seed streams and, with the history
+ * comparator, the policy snapshots it will still read; a resumed run rewrites the replay directory
+ * (and those snapshots) from them, so it repeats exactly what an uninterrupted run does.
  *
  * With {@code comparator_generation_mode: centralized} one comparator agent writes every role's
  * answer through the centralized adapter (§7.5).

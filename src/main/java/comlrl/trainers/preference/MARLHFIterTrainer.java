@@ -23,7 +23,8 @@ import java.util.Map;
  * </ol>
  * Checkpoints ({@code checkpoint-E}, E = RL epochs done, written every {@code checkpoint_interval}
  * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
- * replay shards and the seed streams, and the iterations done.
+ * replay shards and the seed streams (with the history comparator, the policy snapshots it will
+ * still read), and the iterations done.
  *
  * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt (as in
  * {@link MARLHFTrainer}).
