@@ -374,6 +374,13 @@ final class RunConfig {
         if (transitionSpec != null) {
             map.put("external_transition", transitionSpec);
             externalTransition(line -> { }); // validates the spec (the process starts lazily)
+            if (numTurns() == 1) { // it would never be called: say so rather than drop it
+                throw new IllegalArgumentException("external_transition is called between turns, and this "
+                        + displayName() + " run has num_turns: 1"
+                        + (prefArgs != null ? " (preference learning trains one turn)" : "")
+                        + ", so it would never run. Remove external_transition"
+                        + (prefArgs != null ? "." : ", or set args.num_turns to 2 or more."));
+            }
         } else if (numTurns() > 1) {
             throw new IllegalArgumentException("Multi-turn " + displayName() + " requires an external_transition. "
                     + "Add external_transition: {type: command, run: [bash, next.sh]} (one JSON line in, a JSON array "

@@ -102,7 +102,7 @@ class RunConfigTest {
     void numbersAndBooleansInRunAreArgumentsAsWritten() throws Exception {
         script("reward.sh");
         script("next.sh");
-        RunConfig run = load(AGENT + DATASET + REST
+        RunConfig run = load(AGENT + DATASET + REST.replace("num_turns: 1", "num_turns: 2")
                 + "reward: {type: command, run: [sh, reward.sh, 3, 1.50, true, 0x1F]}\n"
                 + "external_transition: {type: command, run: [sh, next.sh, 2]}\n");
         assertThat(run.rewardSpec.get("run")).isEqualTo(List.of("sh", "reward.sh", "3", "1.50", "true", "0x1F"));
@@ -176,6 +176,21 @@ class RunConfigTest {
         assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO
                 + "external_transition: {type: command, run: [bash, next.sh]}\n"))
                 .hasMessageStartingWith("external_transition command script 'next.sh' (run[1]) does not exist");
+    }
+
+    @Test
+    void anExternalTransitionThatWouldNeverRunIsRefused() throws Exception {
+        script("next.sh");
+        String transition = "external_transition: {type: command, run: [sh, next.sh]}\n";
+        assertThatThrownBy(() -> load(AGENT + DATASET + REST + LENGTH_RATIO + transition))
+                .hasMessageStartingWith("external_transition is called between turns, and this MAGRPO run has num_turns: 1")
+                .hasMessageEndingWith("or set args.num_turns to 2 or more.");
+        assertThatThrownBy(() -> load("algorithm: marlhf\n" + AGENT + DATASET + LENGTH_RATIO + transition + String.join("\n",
+                "num_agents: 2", "formatters: ['Short: {prompt}', 'Long: {prompt}']", "args: {rl_algorithm: iac}", "")))
+                .hasMessageContaining("num_turns: 1 (preference learning trains one turn)")
+                .hasMessageEndingWith("Remove external_transition.");
+        assertThat(load(AGENT + DATASET + REST.replace("num_turns: 1", "num_turns: 2") + LENGTH_RATIO + transition)
+                .numTurns()).isEqualTo(2);
     }
 
     @Test

@@ -801,16 +801,13 @@ class DdpTrainingTest {
         Path ckpt = agents.getParent().resolve("checkpoints/checkpoint-1");
         assertThat(Files.readString(ckpt.resolve("preference_pairs.json"))).isEqualTo(pairs1);
         assertThat(ckpt.resolve("agent_1")).isDirectory();
-        // its checkpoint (agent 1 written by rank 1, the pairs by rank 0) resumes on both processes as the
-        // one-process checkpoint resumes in one process (a resumed MADPO run evaluates first, so not as the
-        // uninterrupted run)
-        Path resumedAlone = runFile("madpo-alone-resumed", "algorithm: madpo", 0.2, args.formatted("none"), "");
-        trainAlone(resumedAlone, "--resume", configs[0].getParent().resolve("checkpoints/checkpoint-1").toString());
+        // its checkpoint (agent 1 written by rank 1, the pairs by rank 0) resumes on both processes to the
+        // uninterrupted run's weights (the outputs go to resume-*: the run's directory held its config)
         Path resumed = runFile("madpo-agents-resumed", "algorithm: madpo", 0.2,
                 args.formatted("ddp") + "  ddp_split: agents\n", "");
         trainTwoRanks(resumed, "--resume", ckpt.toString());
-        for (String agent : List.of("agent_0", "agent_1")) { // each run's directory held its config: resume-*
-            assertSameWeights(weights(resumedAlone.getParent().resolve("resume-checkpoint-1/" + agent)),
+        for (String agent : List.of("agent_0", "agent_1")) {
+            assertSameWeights(weights(configs[0].getParent().resolve(agent)),
                     weights(resumed.getParent().resolve("resume-checkpoint-1/" + agent)), 0);
         }
     }
