@@ -74,6 +74,7 @@ public final class WandbSink implements RunTracker {
             PrintStream console) {
         this.console = console;
         this.finishTimeout = finishTimeout;
+        comlrl.net.Secrets.register(System.getenv("WANDB_API_KEY")); // the bridge's environment carries it
         try {
             this.process = new ProcessBuilder(command).redirectErrorStream(false).start();
         } catch (IOException e) {
@@ -93,7 +94,7 @@ public final class WandbSink implements RunTracker {
             message.put("op", "init");
             message.put("kwargs", initKwargs);
             OutputStream in = process.getOutputStream();
-            in.write((JSON.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8));
+            in.write((comlrl.net.Secrets.scrub(JSON.writeValueAsString(message)) + "\n").getBytes(StandardCharsets.UTF_8));
             in.flush();
             reply = init.get(initTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -240,7 +241,7 @@ public final class WandbSink implements RunTracker {
         }
         String line;
         try {
-            line = JSON.writeValueAsString(message);
+            line = comlrl.net.Secrets.scrub(JSON.writeValueAsString(message));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

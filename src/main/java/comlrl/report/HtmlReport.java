@@ -59,7 +59,7 @@ public final class HtmlReport {
             Files.createDirectories(target.getParent());
             Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
             try {
-                Files.writeString(tmp, html, StandardCharsets.UTF_8); // replaces a stale one
+                Files.writeString(tmp, comlrl.net.Secrets.scrub(html), StandardCharsets.UTF_8); // replaces a stale one
                 try {
                     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                 } catch (AtomicMoveNotSupportedException e) {
