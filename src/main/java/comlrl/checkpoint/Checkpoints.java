@@ -236,9 +236,14 @@ public final class Checkpoints {
                 + "' must be a string, got " + v + "; resume from an intact checkpoint");
     }
 
+    /**
+     * Writes {@code value} as pretty-printed JSON to {@code file}, every registered secret replaced
+     * by {@code ***} ({@link comlrl.net.Secrets}): run configs, replay shards, checkpoint metadata.
+     */
     public static void writeJson(Path file, Object value) {
         try {
-            Files.writeString(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value) + "\n");
+            String json = JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value);
+            Files.writeString(file, comlrl.net.Secrets.scrub(json) + "\n");
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot write " + file + ": " + e.getMessage(), e);
         }

@@ -11,6 +11,9 @@ import picocli.CommandLine.Command;
 public final class Main {
 
     public static void main(String[] args) {
+        // no console line carries a registered secret (an API key, a token), whoever prints it
+        System.setOut(comlrl.net.Secrets.scrubbing(System.out));
+        System.setErr(comlrl.net.Secrets.scrubbing(System.err));
         LaunchCommand.exitWithLauncher();
         System.exit(run(args));
     }

@@ -102,7 +102,7 @@ public final class JsonlMetricSink implements MetricSink {
             }
         });
         try {
-            out.write(JSON.writeValueAsString(o));
+            out.write(comlrl.net.Secrets.scrub(JSON.writeValueAsString(o)));
             out.newLine();
             out.flush();
             lines++;

@@ -97,6 +97,7 @@ public final class WandbSink implements RunTracker {
         this.console = console;
         this.finishTimeout = finishTimeout;
         this.stallTimeout = stallTimeout;
+        comlrl.net.Secrets.register(System.getenv("WANDB_API_KEY")); // the bridge's environment carries it
         try {
             this.process = new ProcessBuilder(command).redirectErrorStream(false).start();
         } catch (IOException e) {
@@ -116,7 +117,7 @@ public final class WandbSink implements RunTracker {
             message.put("op", "init");
             message.put("kwargs", initKwargs);
             OutputStream in = process.getOutputStream();
-            in.write((JSON.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8));
+            in.write((comlrl.net.Secrets.scrub(JSON.writeValueAsString(message)) + "\n").getBytes(StandardCharsets.UTF_8));
             in.flush();
             reply = init.get(initTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -266,7 +267,7 @@ public final class WandbSink implements RunTracker {
         }
         String line;
         try {
-            line = JSON.writeValueAsString(message);
+            line = comlrl.net.Secrets.scrub(JSON.writeValueAsString(message));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -59,7 +59,7 @@ public final class HtmlReport {
             Files.createDirectories(target.getParent());
             Path tmp = target.resolveSibling(comlrl.model.io.StaleTemps.tmpName("." + target.getFileName()));
             try {
-                Files.writeString(tmp, html, StandardCharsets.UTF_8); // a name of this process's own
+                Files.writeString(tmp, comlrl.net.Secrets.scrub(html), StandardCharsets.UTF_8); // a name of this process's own
                 try {
                     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                 } catch (AtomicMoveNotSupportedException e) {

@@ -17,6 +17,10 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A dataset hub on 127.0.0.1 in the Hugging Face layout: {@code GET /api/datasets/{id}/revision/{rev}}
@@ -31,16 +35,34 @@ final class FakeDatasetHub implements AutoCloseable {
     private final HttpServer server;
     private final Map<String, Map<String, Revision>> repos = new LinkedHashMap<>();
     private final List<String> requests = Collections.synchronizedList(new ArrayList<>());
+    /** Released by {@link #close()}: what a stalling answer waits for. */
+    private final CountDownLatch closing = new CountDownLatch(1);
+    private volatile String stallOn;
+    private final ExecutorService handlers = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "fake-dataset-hub");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     FakeDatasetHub() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", this::serve);
+        server.setExecutor(handlers); // a stalled answer holds one thread, not the whole server
         server.start();
     }
 
     /** Adds (or replaces) {@code branch} of dataset {@code repoId} at {@code commit} holding {@code files}. */
     FakeDatasetHub put(String repoId, String branch, String commit, Map<String, byte[]> files) {
         repos.computeIfAbsent(repoId, r -> new LinkedHashMap<>()).put(branch, new Revision(commit, Map.copyOf(files)));
+        return this;
+    }
+
+    /**
+     * From now on, answers a request whose path contains {@code pathPart} with its headers and the
+     * first 10 bytes of its body, then nothing until {@link #close()}.
+     */
+    FakeDatasetHub stallOn(String pathPart) {
+        stallOn = pathPart;
         return this;
     }
 
@@ -69,7 +91,9 @@ final class FakeDatasetHub implements AutoCloseable {
 
     @Override
     public void close() {
+        closing.countDown();
         server.stop(0);
+        handlers.shutdownNow();
     }
 
     static String sha256(byte[] content) {
@@ -84,6 +108,17 @@ final class FakeDatasetHub implements AutoCloseable {
         try (exchange) {
             String path = exchange.getRequestURI().getRawPath();
             requests.add(path);
+            if (stallOn != null && path.contains(stallOn)) {
+                exchange.sendResponseHeaders(200, 1000);
+                exchange.getResponseBody().write(new byte[10]);
+                exchange.getResponseBody().flush();
+                try {
+                    closing.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return;
+            }
             String[] parts = path.split("/", -1);
             boolean api = path.startsWith("/api/datasets/") && parts.length == 7 && parts[5].equals("revision");
             boolean resolve = path.startsWith("/datasets/") && parts.length >= 7 && parts[4].equals("resolve");

@@ -214,6 +214,29 @@ class HubDatasetsTest {
     }
 
     @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aStalledFileListOrDataFileFailsAfterTheDownloadTimeout() {
+        HubSplit train = HubSplit.of("org/tasks").withConfig("main");
+        HubDatasets.Resolved resolved = datasets().resolve(train); // under the long timeout: loads the HTTP classes
+        HubDatasets datasets = datasets("HF_HUB_DOWNLOAD_TIMEOUT", "2");
+        hub.stallOn("/api/datasets/org/plain/");
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> datasets.resolve(HubSplit.of("org/plain")))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("file list of org/plain")
+                .hasMessageContaining("no data for 2 s")
+                .hasMessageContaining("HF_HUB_DOWNLOAD_TIMEOUT");
+        hub.stallOn(resolved.files().get(0));
+        assertThatThrownBy(() -> datasets.load(train))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining(resolved.files().get(0))
+                .hasMessageContaining("no data for 2 s");
+        assertThat((System.nanoTime() - start) / 1e9).isLessThan(2 * (2 + 5.0)); // two timeouts, with slack
+        assertThat(tmp.resolve("cache/datasets--org--tasks/snapshots").resolve(TASKS_COMMIT)
+                .resolve(resolved.files().get(0))).doesNotExist();
+    }
+
+    @Test
     void streamsAHubSplitFetchingEachFileWhenReachedAndResumesAtTheSameRow() {
         HubSplit train = HubSplit.of("org/tasks").withConfig("main");
         Map<String, Object> saved;

@@ -53,8 +53,11 @@ import java.util.regex.Pattern;
  *       to the storage host a download redirects to, and never in clear text: over plain
  *       {@code http://} only to a loopback address (127.0.0.1, ::1, localhost), whose traffic
  *       does not leave the machine;
- *   <li>{@code HF_HUB_DOWNLOAD_TIMEOUT}: seconds to wait for a server's response headers
- *       (default 30).
+ *   <li>{@code HF_HUB_DOWNLOAD_TIMEOUT}: seconds to wait for a server's response headers, and
+ *       for each piece of a body: a transfer that delivers nothing for that long fails and stores
+ *       nothing (default 30). It is a stall limit, not a limit on the whole download, which may
+ *       take as long as a large file over a slow link takes while data keeps coming; progress goes
+ *       to {@link #withProgress}.
  * </ul>
  *
  * <p><b>Cache first</b>: a file present under {@code snapshots/<refs/revision>/} is used without
@@ -71,13 +74,22 @@ import java.util.regex.Pattern;
  * or {@code ETag} (quotes and {@code W/} stripped) when it is a 40- or 64-hex-digit hash, else the
  * SHA-256 of the content. Nothing the server sends can name a path outside the repository's
  * folder. The body goes to a temporary file under {@code <cache>/.incomplete/}, is checked against
- * every size announced ({@code X-Linked-Size}, {@code Content-Length}) and, for LFS files, against
- * the SHA-256 the hub announces ({@code X-Linked-Etag}); a mismatch deletes it and fails. Then it
- * is moved atomically into {@code blobs/} and linked into {@code snapshots/<commit>/};
- * {@code refs/<revision>} is written last. A broken transfer
- * leaves nothing in {@code blobs/} or {@code snapshots/}. Concurrent downloads of one file by
- * several processes are safe (each renames a complete file into place) but not deduplicated.
- * Once the response headers have arrived, a stalled transfer is not timed out.
+ * every size announced ({@code X-Linked-Size}, {@code Content-Length}; a body running past it stops
+ * there) and against the hash the hub announces: the SHA-256 ({@code X-Linked-Etag}) of LFS files,
+ * the git SHA-1 of the blob ({@code ETag}) of the others; a mismatch deletes it and fails. A file
+ * sent with neither a size nor a hash is refused, as a transfer cut short could not be told from a
+ * whole one. Then it is moved atomically into {@code blobs/} and linked into
+ * {@code snapshots/<commit>/}; {@code refs/<revision>} is written last. A broken or stalled
+ * transfer leaves nothing in {@code blobs/} or {@code snapshots/}. Concurrent downloads of one file
+ * by several processes are safe (each renames a complete file into place) but not deduplicated.
+ *
+ * <p><b>Cached files are checked</b> each time they are used, when their blob is named by a hash
+ * and holds at most 64 MiB (configs, tokenizers; not model weights, whose SHA-256 was checked when
+ * they were downloaded): one whose content has another hash (cut short and kept by an older
+ * version, damaged on disk) is removed and downloaded again, or, offline, is an error.
+ *
+ * <p><b>The token</b> is registered with {@link comlrl.net.Secrets}, so nothing the run writes
+ * contains it.
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -171,6 +183,7 @@ public final class HubCache {
                         .orElse(hfHome.resolve("token"))))
                 .map(String::trim)
                 .orElse(null);
+        comlrl.net.Secrets.register(token);
 
         String offlineVariable = null;
         for (String name : List.of("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")) {

@@ -2,6 +2,8 @@ package comlrl.model.io;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.net.BodyTimeoutException;
+import comlrl.net.ResponseBodies;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,7 +32,13 @@ import java.util.regex.Pattern;
  * One file's download into the cache (see {@link HubCache} for the protocol and layout): request
  * with manual redirects, stream to a temporary file, verify, move into {@code blobs/}, link into
  * {@code snapshots/<commit>/}, record {@code refs/<revision>}. Also the hub API's list of a
- * revision's files ({@link #list}).
+ * revision's files ({@link #list}), and the check of a cached file against its blob's name
+ * ({@link #cachedFileProblem}).
+ *
+ * <p>Every body is read under {@code HF_HUB_DOWNLOAD_TIMEOUT} as a stall limit: a transfer that
+ * delivers nothing for that long fails (and stores nothing), however long a large file takes while
+ * data keeps coming. A whole-file deadline would fail slow but steady multi-GB downloads; progress
+ * is reported about every MiB instead ({@link HubProgress}).
  */
 final class HubDownload {
     private static final int MAX_REDIRECTS = 10;
@@ -38,6 +46,9 @@ final class HubDownload {
     /** Etags usable as blob names: git object ids (40 hex digits) and SHA-256 sums (64). */
     private static final Pattern HASH_ETAG = Pattern.compile("[0-9a-f]{40}|[0-9a-f]{64}");
     private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
+    private static final Pattern GIT_SHA1_HEX = Pattern.compile("[0-9a-f]{40}");
+    /** Cached files up to this size are checked against their blob's name each time they are used. */
+    static final long VERIFY_CACHED_LIMIT = 64L << 20;
     /** What a file list request is called in messages. */
     private static final String FILE_LIST = "the file list";
     /** The largest API answer read: a file list of some hundred thousand files. */
@@ -105,7 +116,14 @@ final class HubDownload {
                                 + contentLength + " bytes (Content-Length); try again later");
                     }
                     long expected = linkedSize >= 0 ? linkedSize : contentLength;
-                    Path path = store(hub, repo, filename, urlRevision, commit, normalizeEtag(etag), expected, body);
+                    String blobEtag = normalizeEtag(etag);
+                    if (expected < 0 && (blobEtag == null || !HASH_ETAG.matcher(blobEtag).matches())) {
+                        throw new HubException(HubException.Kind.PROTOCOL, "the server at " + hub.endpoint() + " sent "
+                                + filename + " of " + repoId + " with neither its size (Content-Length, X-Linked-Size) "
+                                + "nor its hash (a git SHA-1 or SHA-256 ETag), so a download cut short could not be told "
+                                + "from a whole one; nothing was stored. Is HF_ENDPOINT a Hugging Face hub or mirror?");
+                    }
+                    Path path = store(hub, repo, filename, urlRevision, commit, blobEtag, expected, body);
                     return new Result(path, commit, null);
                 }
                 String errorCode = header(response, "X-Error-Code");
@@ -153,7 +171,7 @@ final class HubDownload {
                     throw httpError(hub, repo.type(), repoId, FILE_LIST, urlRevision, status,
                             header(response, "X-Error-Code"), header(response, "X-Error-Message"));
                 }
-                byte[] bytes = body.readNBytes(MAX_API_BYTES + 1);
+                byte[] bytes = body.readNBytes(MAX_API_BYTES + 1); // under the stall limit of send()
                 if (bytes.length > MAX_API_BYTES) {
                     throw new HubException(HubException.Kind.PROTOCOL, "the file list of " + repoId + " from "
                             + hub.endpoint() + " is larger than " + (MAX_API_BYTES >> 20) + " MiB; is HF_ENDPOINT a "
@@ -164,7 +182,7 @@ final class HubDownload {
                 return listing;
             } catch (IOException e) {
                 throw new HubException(HubException.Kind.NETWORK, "reading the file list of " + repoId + " from "
-                        + hub.endpoint() + " failed: " + describe(e) + "; try again", e);
+                        + hub.endpoint() + " failed: " + describe(e) + stallHint(e) + "; try again", e);
             }
         }
         throw new HubException(HubException.Kind.PROTOCOL, "more than " + MAX_REDIRECTS + " redirects for "
@@ -261,7 +279,7 @@ final class HubDownload {
         }
         HttpClient client = hub.httpClient();
         try {
-            return client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            return client.send(request.build(), ResponseBodies.stallLimited(hub.timeout()));
         } catch (IOException e) {
             throw new HubException(HubException.Kind.NETWORK, "cannot reach " + hub.endpoint() + " to download "
                     + filename + " of " + repoId + " (" + uri.getScheme() + "://" + uri.getAuthority() + "): "
@@ -333,6 +351,14 @@ final class HubDownload {
                         + " is corrupt: its SHA-256 is " + sha256 + " but the hub announced " + etag + "; nothing was "
                         + "stored, try again");
             }
+            if (etag != null && GIT_SHA1_HEX.matcher(etag).matches()) {
+                String gitSha1 = gitBlobSha1(tmp);
+                if (!etag.equals(gitSha1)) {
+                    throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from "
+                            + repo.repoId() + " is corrupt or cut short (" + size + " bytes): its git SHA-1 is " + gitSha1
+                            + " but the hub announced " + etag + " (ETag); nothing was stored, try again");
+                }
+            }
             String blobName = etag != null && HASH_ETAG.matcher(etag).matches() ? etag : sha256;
             Path blob = repoFolder.resolve("blobs").resolve(blobName);
             Path snapshotDir = repoFolder.resolve("snapshots").resolve(commit);
@@ -382,10 +408,14 @@ final class HubDownload {
                 } catch (IOException e) {
                     throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repoId
                             + " broke off after " + done + (total >= 0 ? " of " + total : "") + " bytes: "
-                            + describe(e) + "; nothing was stored, try again", e);
+                            + describe(e) + stallHint(e) + "; nothing was stored, try again", e);
                 }
                 if (n < 0) {
                     break;
+                }
+                if (total >= 0 && done + n > total) {
+                    throw new HubException(HubException.Kind.NETWORK, "download of " + filename + " from " + repoId
+                            + " is longer than the " + total + " bytes the hub announced; nothing was stored, try again");
                 }
                 out.write(buffer, 0, n);
                 digest.update(buffer, 0, n);
@@ -398,6 +428,66 @@ final class HubDownload {
         }
         progress.update(repoId, filename, done, total);
         return HexFormat.of().formatHex(digest.digest());
+    }
+
+    /** The git object id of {@code file} as a blob: SHA-1 of {@code "blob <size>\0"} and the content. */
+    static String gitBlobSha1(Path file) throws IOException {
+        MessageDigest sha1;
+        try {
+            sha1 = MessageDigest.getInstance("SHA-1");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required by every Java platform", e);
+        }
+        sha1.update(("blob " + Files.size(file) + "\0").getBytes(StandardCharsets.US_ASCII));
+        return HexFormat.of().formatHex(digest(sha1, file));
+    }
+
+    private static byte[] digest(MessageDigest digest, Path file) throws IOException {
+        byte[] buffer = new byte[64 * 1024];
+        try (InputStream in = Files.newInputStream(file)) {
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                digest.update(buffer, 0, n);
+            }
+        }
+        return digest.digest();
+    }
+
+    /**
+     * Why the cached {@code snapshotFile} cannot be trusted, or null when it can: a snapshot link
+     * to a blob named by a hash (a git SHA-1, a SHA-256) whose content has another hash (a download
+     * cut short and kept by an older version, a disk error). Blobs larger than
+     * {@link #VERIFY_CACHED_LIMIT} (model weights, checked by SHA-256 when downloaded), blobs named
+     * otherwise, and snapshot copies (where symlinks are unavailable) are not checked.
+     */
+    static String cachedFileProblem(Path snapshotFile) throws IOException {
+        if (!Files.isSymbolicLink(snapshotFile)) {
+            return null;
+        }
+        Path blob = snapshotFile.getParent().resolve(Files.readSymbolicLink(snapshotFile)).normalize();
+        String name = blob.getFileName().toString();
+        boolean gitSha1 = GIT_SHA1_HEX.matcher(name).matches();
+        if (!(gitSha1 || SHA256_HEX.matcher(name).matches()) || Files.size(blob) > VERIFY_CACHED_LIMIT) {
+            return null;
+        }
+        String actual;
+        if (gitSha1) {
+            actual = gitBlobSha1(blob);
+        } else {
+            try {
+                actual = HexFormat.of().formatHex(digest(MessageDigest.getInstance("SHA-256"), blob));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+            }
+        }
+        return actual.equals(name) ? null : "its blob " + blob + " (" + Files.size(blob) + " bytes) has the "
+                + (gitSha1 ? "git SHA-1 " : "SHA-256 ") + actual + ", not the one it is named by";
+    }
+
+    /** Removes a cached file found corrupt: its snapshot link and the blob it points to. */
+    static void discardCached(Path snapshotFile) throws IOException {
+        Path blob = snapshotFile.getParent().resolve(Files.readSymbolicLink(snapshotFile)).normalize();
+        Files.deleteIfExists(snapshotFile);
+        Files.deleteIfExists(blob);
     }
 
     private static void moveAtomically(Path from, Path to) throws IOException {
@@ -524,6 +614,11 @@ final class HubDownload {
             return uri.getPort();
         }
         return "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
+    }
+
+    /** For a stalled transfer: which setting gave up. */
+    private static String stallHint(IOException e) {
+        return e instanceof BodyTimeoutException ? " (HF_HUB_DOWNLOAD_TIMEOUT: the longest wait for data)" : "";
     }
 
     private static String describe(Throwable e) {

@@ -151,7 +151,7 @@ public final class HubRepo {
             Optional<String> known = commit();
             if (known.isPresent()) {
                 Path snapshotFile = repoFolder.resolve("snapshots").resolve(known.get()).resolve(filename);
-                if (Files.isRegularFile(snapshotFile)) {
+                if (Files.isRegularFile(snapshotFile) && trusted(snapshotFile, filename)) {
                     return snapshotFile;
                 }
                 if (Files.exists(noExistMarker(known.get(), filename))) {
@@ -222,6 +222,30 @@ public final class HubRepo {
         } catch (IOException | java.io.UncheckedIOException e) {
             throw new HubException(HubException.Kind.IO, "cannot list the files in " + dir + ": " + e.getMessage()
                     + "; check its permissions", e);
+        }
+    }
+
+    /**
+     * Whether the cached {@code snapshotFile} may be used: true unless its content does not match
+     * the hash its blob is named by ({@link HubDownload#cachedFileProblem}); then, online, the link
+     * and the blob are removed so that the file is downloaded again, and offline it is an error.
+     */
+    private boolean trusted(Path snapshotFile, String filename) {
+        try {
+            String problem = HubDownload.cachedFileProblem(snapshotFile);
+            if (problem == null) {
+                return true;
+            }
+            if (hub.offline()) {
+                throw new HubException(HubException.Kind.IO, "the cached " + filename + " of " + type.noun() + " '"
+                        + repoId + "' is damaged: " + problem + ". Unset " + hub.offlineVariable() + " to download it "
+                        + "again, or delete " + snapshotFile + " and its blob");
+            }
+            HubDownload.discardCached(snapshotFile);
+            return false;
+        } catch (IOException e) {
+            throw new HubException(HubException.Kind.IO, "cannot check the cached " + snapshotFile + ": " + e.getMessage()
+                    + "; check the cache's permissions, or delete the file to download it again", e);
         }
     }
 

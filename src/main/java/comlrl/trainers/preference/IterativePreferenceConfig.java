@@ -176,7 +176,8 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     /**
      * The {@code comparator_api_*} fields (and ours, {@code comparator_api_retries},
-     * {@code comparator_api_backoff}) by key, for the API comparator; the key itself included.
+     * {@code comparator_api_backoff}, {@code comparator_api_max_response_bytes}) by key, for the API
+     * comparator; the key itself included.
      */
     public Map<String, Object> comparatorApiFields() {
         Map<String, Object> out = new LinkedHashMap<>();

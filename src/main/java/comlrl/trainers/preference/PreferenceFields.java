@@ -174,12 +174,17 @@ final class PreferenceFields {
     static final ConfigField<Integer> COMPARATOR_API_RETRIES = atLeast("comparator_api_retries", 3, 0, "");
     static final ConfigField<Double> COMPARATOR_API_BACKOFF = number("comparator_api_backoff", 1.0,
             v -> Double.isFinite(v) && v >= 0, "a finite number of seconds >= 0 (the first retry's wait; doubled each time)");
+    /** Ours: the largest comparator answer read, in bytes (8 MiB); a larger one is an error, not retried. */
+    static final ConfigField<Long> COMPARATOR_API_MAX_RESPONSE_BYTES = new ConfigField<>(
+            "comparator_api_max_response_bytes", 8L << 20, ConfigMaps::toLong,
+            v -> v >= 1 ? null : "comparator_api_max_response_bytes must be a number of bytes >= 1, got " + v, v -> v, null);
 
     /** The comparator_api_* fields, in the reference's order, then ours. */
     static final List<ConfigField<?>> COMPARATOR_API = List.of(COMPARATOR_API_URL, COMPARATOR_API_FORMAT,
             COMPARATOR_API_MODEL, COMPARATOR_API_MAX_N_PER_REQUEST, COMPARATOR_API_TIMEOUT, COMPARATOR_API_HEADERS,
             COMPARATOR_API_KEY, COMPARATOR_API_KEY_ENV, COMPARATOR_API_KEY_HEADER, COMPARATOR_API_KEY_PREFIX,
-            COMPARATOR_API_RESPONSE_FIELD, COMPARATOR_API_EXTRA_BODY, COMPARATOR_API_RETRIES, COMPARATOR_API_BACKOFF);
+            COMPARATOR_API_RESPONSE_FIELD, COMPARATOR_API_EXTRA_BODY, COMPARATOR_API_RETRIES, COMPARATOR_API_BACKOFF,
+            COMPARATOR_API_MAX_RESPONSE_BYTES);
 
     /** The iterative fields (both iterative configs), in the reference's order, with ours at the end of the api ones. */
     static final List<ConfigField<?>> ITERATIVE_OWN = iterativeOwn();

@@ -200,7 +200,7 @@ public final class RewardDistribution {
     private static void writeText(Path file, String text) {
         PreferenceReplay.writeAtomically(file, tmp -> {
             try {
-                Files.writeString(tmp, text);
+                Files.writeString(tmp, comlrl.net.Secrets.scrub(text));
             } catch (IOException e) {
                 throw new UncheckedIOException("Cannot write " + tmp + ": " + e.getMessage(), e);
             }

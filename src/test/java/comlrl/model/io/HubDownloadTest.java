@@ -22,6 +22,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -70,10 +71,19 @@ class HubDownloadTest {
         }
     }
 
-    /** A git-blob-like etag for small files (any 40 hex digits do). */
-    private static String smallEtag(byte[] content) {
-        return sha256(content).substring(0, 40);
+    /** The hub's etag of a small (non-LFS) file: the git object id of the blob. */
+    static String smallEtag(byte[] content) {
+        try {
+            MessageDigest sha1 = MessageDigest.getInstance("SHA-1");
+            sha1.update(("blob " + content.length + "\0").getBytes(StandardCharsets.US_ASCII));
+            return HexFormat.of().formatHex(sha1.digest(content));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
+
+    /** Released when a test ends: what a stalling reply of the fake hub waits for. */
+    private final CountDownLatch testOver = new CountDownLatch(1);
 
     @BeforeEach
     void startServers() throws IOException {
@@ -97,6 +107,7 @@ class HubDownloadTest {
 
     @AfterEach
     void stopServers() {
+        testOver.countDown();
         hub.stop(0);
         storage.stop(0);
     }
@@ -176,6 +187,29 @@ class HubDownloadTest {
                 out.flush();
                 return; // closing the exchange with bytes missing closes the connection
             }
+            if (file.equals("stalled.bin")) {
+                // announce 1000 bytes, send 100, then nothing until the test is over
+                exchange.getResponseHeaders().add("X-Repo-Commit", COMMIT);
+                exchange.getResponseHeaders().add("ETag", "\"" + smallEtag(new byte[1000]) + "\"");
+                exchange.sendResponseHeaders(200, 1000);
+                OutputStream out = exchange.getResponseBody();
+                out.write(new byte[100]);
+                out.flush();
+                awaitTestOver();
+                return;
+            }
+            if (file.equals("truncated.json") || file.equals("nohash.json")) {
+                // chunked, so no Content-Length; the body ends cleanly after half the file
+                byte[] whole = bytes("{\"vocab\": {\"a\": 1, \"b\": 2, \"c\": 3}}");
+                exchange.getResponseHeaders().add("X-Repo-Commit", COMMIT);
+                exchange.getResponseHeaders().add("ETag", file.equals("nohash.json") ? "\"not-a-hash\""
+                        : "\"" + smallEtag(whole) + "\"");
+                exchange.sendResponseHeaders(200, 0);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(whole, 0, whole.length / 2);
+                }
+                return;
+            }
             if (file.equals("evil.json")) {
                 // a commit "hash" that walks out of the cache to a file of the victim's
                 send(exchange, 200, Map.of("X-Repo-Commit", "../../../victim", "ETag", "\"" + smallEtag(bytes("x")) + "\""),
@@ -225,6 +259,14 @@ class HubDownloadTest {
                     hubFile.content());
         } catch (IOException e) {
             // the broken download ends here on purpose
+        }
+    }
+
+    private void awaitTestOver() {
+        try {
+            testOver.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -491,6 +533,74 @@ class HubDownloadTest {
         assertThat(Files.readString(file)).isEqualTo("dots");
         assertThat(repoFolder().resolve("blobs").resolve(sha256(bytes("dots")))).exists();
         assertNoPartialFiles();
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aStalledDownloadFailsAfterTheTimeoutAndStoresNothing() throws IOException {
+        HubCache.of(env()).repo(REPO).file("config.json", true); // loads the HTTP classes under the long timeout
+        HubRepo repo = HubCache.of(env("HF_HUB_DOWNLOAD_TIMEOUT", "2")).repo(REPO);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> repo.file("stalled.bin", true))
+                .isInstanceOf(HubException.class)
+                .satisfies(e -> assertThat(((HubException) e).kind()).isEqualTo(HubException.Kind.NETWORK))
+                .hasMessageContaining("stalled.bin")
+                .hasMessageContaining("broke off after 100 of 1000 bytes")
+                .hasMessageContaining("no data for 2 s")
+                .hasMessageContaining("HF_HUB_DOWNLOAD_TIMEOUT");
+        assertThat((System.nanoTime() - start) / 1e9).isLessThan(2 + 5.0); // the limit, and slack for a slow machine
+        assertThat(repoFolder().resolve("snapshots").resolve(COMMIT).resolve("stalled.bin")).doesNotExist();
+        assertNoPartialFiles();
+    }
+
+    @Test
+    void aFileCutShortWithoutAContentLengthFailsItsGitHashAndIsNotKept() throws IOException {
+        HubRepo repo = HubCache.of(env()).repo(REPO);
+        assertThatThrownBy(() -> repo.file("truncated.json", true))
+                .isInstanceOf(HubException.class)
+                .satisfies(e -> assertThat(((HubException) e).kind()).isEqualTo(HubException.Kind.NETWORK))
+                .hasMessageContaining("truncated.json")
+                .hasMessageContaining("git SHA-1")
+                .hasMessageContaining("nothing was stored");
+        assertThat(repoFolder().resolve("snapshots").resolve(COMMIT).resolve("truncated.json")).doesNotExist();
+        assertThat(repoFolder().resolve("blobs")).satisfiesAnyOf(
+                p -> assertThat(p).doesNotExist(),
+                p -> assertThat(p).isEmptyDirectory());
+        assertNoPartialFiles();
+        // without a size or a hash, completeness cannot be checked at all
+        assertThatThrownBy(() -> repo.file("nohash.json", true))
+                .isInstanceOf(HubException.class)
+                .hasMessageContaining("nohash.json")
+                .hasMessageContaining("neither its size")
+                .hasMessageContaining("nor its hash");
+        assertNoPartialFiles();
+    }
+
+    @Test
+    void aDamagedCachedFileIsDownloadedAgainAndOfflineItIsAnError() throws IOException {
+        List<String> names = List.of("config.json", "model.safetensors");
+        Path dir = HubCache.of(env()).resolve(REPO, names, List.of());
+        for (String name : names) {
+            // what an older version kept of a transfer cut short: the first bytes, under the full file's hash
+            Path blob = dir.resolve(name).toRealPath();
+            Files.write(blob, java.util.Arrays.copyOf(files.get(name).content(), 5));
+        }
+        assertThatThrownBy(() -> HubCache.of(env("HF_HUB_OFFLINE", "1")).resolve(REPO, List.of("config.json"), List.of()))
+                .isInstanceOf(HubException.class)
+                .satisfies(e -> assertThat(((HubException) e).kind()).isEqualTo(HubException.Kind.IO))
+                .hasMessageContaining("config.json")
+                .hasMessageContaining("is damaged")
+                .hasMessageContaining("Unset HF_HUB_OFFLINE");
+
+        int hubBefore = hubRequests.get();
+        assertThat(HubCache.of(env()).resolve(REPO, names, List.of())).isEqualTo(dir);
+        for (String name : names) {
+            assertThat(Files.readAllBytes(dir.resolve(name))).as(name).isEqualTo(files.get(name).content());
+        }
+        assertThat(hubRequests.get()).isEqualTo(hubBefore + 2);
+        // whole again, so used without a request
+        HubCache.of(env()).resolve(REPO, names, List.of());
+        assertThat(hubRequests.get()).isEqualTo(hubBefore + 2);
     }
 
     @Test

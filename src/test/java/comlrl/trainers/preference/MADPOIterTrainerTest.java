@@ -238,6 +238,32 @@ class MADPOIterTrainerTest {
         }
     }
 
+    @Test
+    void aComparatorThatEchoesTheKeyIntoItsCompletionsCannotCarryItIntoAnyFile(@TempDir Path dir) throws Exception {
+        String key = "sk-echoed-key-5519";
+        try (LocalComparatorServer server = LocalComparatorServer.echoing(List.of("a", "bb bb bb", "ccc", "dddd"))) {
+            Path run = dir.resolve("run");
+            MADPOIterConfig c = config().numIterations(1).comparatorPolicy("api").set("comparator_api_url", server.url())
+                    .set("comparator_api_key", key).build();
+            try (MADPOIterTrainer t = trainer(c, run).build()) {
+                t.train(dir.resolve("ckpt"), 1);
+            }
+            assertThat(server.requests()).isNotEmpty().allMatch(r -> r.endsWith("auth=Bearer " + key));
+            assertNoFileContains(dir, key);
+            // the echoed header did reach the stored pairs, with the key replaced
+            try (java.util.stream.Stream<Path> shards = Files.list(run.resolve("preference_replay"))) {
+                String text = String.join("\n", shards.map(f -> {
+                    try {
+                        return Files.readString(f);
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }).toList());
+                assertThat(text).contains("[Authorization: Bearer ***, x-api-key: null]");
+            }
+        }
+    }
+
     /** Fails when any file under {@code dir} contains {@code secret}. */
     static void assertNoFileContains(Path dir, String secret) throws java.io.IOException {
         try (java.util.stream.Stream<Path> files = Files.walk(dir)) {

@@ -6,12 +6,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import comlrl.net.BodyTimeoutException;
+import comlrl.net.BodyTooLargeException;
+import comlrl.net.ResponseBodies;
+import comlrl.net.RetryAfter;
+import comlrl.net.Secrets;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,13 +62,27 @@ import java.util.concurrent.Executors;
  * {@code anthropic-version: 2023-06-01}; then {@code comparator_api_headers}, replacing ours of the
  * same name. Redirects are not followed, so the key reaches no other address.
  *
- * <p><b>Errors and retries</b>: a request that times out, cannot connect, or is answered 429 or 5xx
- * is sent again up to {@code comparator_api_retries} times, after {@code backoff * 2^a} seconds
- * before retry {@code a = 0, 1, ...}; then an {@link IllegalStateException}. HTTP 402 is an
- * {@link IllegalStateException} at once (payment required: the account's credit). Any other
- * non-2xx status is an {@link IllegalArgumentException} with the status and the first 500
- * characters of the body; so is a body that is not JSON or lacks the completions (with a short
- * excerpt). No message contains the API key: where the server echoes it, it reads {@code ***}.
+ * <p><b>Limits</b>: each request must be answered whole, body included, within
+ * {@code comparator_api_timeout} of being sent: a server that sends its headers and then stalls,
+ * or drips its body, times out then like one that never answers. A body larger than
+ * {@code comparator_api_max_response_bytes} (by its Content-Length, or once that many bytes have
+ * come) is an {@link IllegalArgumentException} at once, not retried, and is never held whole; the
+ * body of an error status is read only up to its first {@value #ERROR_BODY_BYTES} bytes.
+ *
+ * <p><b>Errors and retries</b>: a request that times out, cannot connect, breaks off, or is answered
+ * 429 or 5xx is sent again up to {@code comparator_api_retries} times; then an
+ * {@link IllegalStateException}. The wait before retry {@code a = 0, 1, ...} is the answer's
+ * {@code Retry-After} (seconds or an HTTP date) when it has one, capped at
+ * {@link #MAX_RETRY_AFTER} and at {@code comparator_api_timeout}, else {@code backoff * 2^a}
+ * seconds. HTTP 402 is an {@link IllegalStateException} at once (payment required: the account's
+ * credit). Any other non-2xx status is an {@link IllegalArgumentException} with the status and the
+ * first 500 characters of the body; so is a body that is not JSON or lacks the completions (with a
+ * short excerpt). Every message names the endpoint.
+ *
+ * <p><b>The key</b> is registered with {@link Secrets} when the comparator is built, so no file or
+ * console line the run writes contains it, and is replaced by {@code ***} in every message and in
+ * the completions themselves (a server that echoes request headers into its answer cannot carry
+ * it into the rollouts, the replay shards or the checkpoints).
  *
  * <p>Thread-safe: agents may call {@link #generate} concurrently. {@link #close()} stops the
  * client's threads.
@@ -72,6 +94,10 @@ public final class ApiComparator implements AutoCloseable {
     private static final List<String> FALLBACK_FIELDS = List.of("completions", "responses", "outputs", "choices");
     private static final List<String> TEXT_FIELDS = List.of("text", "content", "completion", "output");
     private static final int STATUS_EXCERPT = 500;
+    /** How much of an error status's body is read, for its excerpt. */
+    static final int ERROR_BODY_BYTES = 64 << 10;
+    /** The longest wait a {@code Retry-After} header gets (and never longer than comparator_api_timeout). */
+    public static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(60);
     private static final int RESPONSE_EXCERPT = 200;
     private static final ObjectMapper JSON =
             new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -99,7 +125,15 @@ public final class ApiComparator implements AutoCloseable {
     private final int perRequest;
     private final ExecutorService executor;
     private final HttpClient client;
+    private final Clock clock;
+    private final Sleeper sleeper;
     private volatile boolean closed;
+
+    /** Waits between attempts; tests record the waits instead. */
+    @FunctionalInterface
+    interface Sleeper {
+        void sleep(Duration duration) throws InterruptedException;
+    }
 
     /**
      * A client for {@code settings}; reads the API key now.
@@ -108,13 +142,21 @@ public final class ApiComparator implements AutoCloseable {
      *                                  or the key cannot be sent in a header
      */
     public ApiComparator(ApiComparatorSettings settings) {
+        this(settings, Clock.systemUTC(), duration -> Thread.sleep(duration.toMillis(), duration.toNanosPart() % 1_000_000));
+    }
+
+    /** As {@link #ApiComparator(ApiComparatorSettings)}, reading HTTP dates against {@code clock} and waiting with {@code sleeper}. */
+    ApiComparator(ApiComparatorSettings settings, Clock clock, Sleeper sleeper) {
         this.settings = Objects.requireNonNull(settings, "settings");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
         this.apiKey = settings.resolveApiKey();
         if (apiKey != null && !apiKey.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
             throw new IllegalArgumentException("the comparator API key (" + ApiComparatorSettings.KEY + " or "
                     + ApiComparatorSettings.KEY_ENV + ") holds characters a header cannot carry (a line break, "
                     + "a control or non-ASCII character); check it was copied whole and alone");
         }
+        Secrets.register(apiKey);
         this.extraBody = JSON.valueToTree(settings.extraBody());
         Integer cap = settings.maxNPerRequest();
         boolean deepseek = settings.uri().getHost().toLowerCase(Locale.ROOT).contains("deepseek");
@@ -171,7 +213,8 @@ public final class ApiComparator implements AutoCloseable {
                         + "request of " + n + " (" + completions.size() + " of " + numCandidates + " collected "
                         + "before it); if the server caps n, set " + ApiComparatorSettings.MAX_N_PER_REQUEST);
             }
-            completions.addAll(received.subList(0, n));
+            // a server that echoes the request's headers must not carry the key into the rollouts
+            received.subList(0, n).forEach(text -> completions.add(scrub(text)));
         }
         return List.copyOf(completions);
     }
@@ -277,37 +320,105 @@ public final class ApiComparator implements AutoCloseable {
     private JsonNode post(ObjectNode body) {
         HttpRequest request = request(body);
         for (int attempt = 0; ; attempt++) {
-            String failure;
+            Retryable failure;
             try {
-                HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
-                int status = response.statusCode();
-                if (status >= 200 && status < 300) {
-                    return parse(response.body());
-                }
-                if (status != 429 && status < 500) {
-                    throw statusError(response);
-                }
-                failure = "answered HTTP " + status + ": " + excerpt(response.body(), STATUS_EXCERPT);
-            } catch (HttpTimeoutException e) {
-                failure = "timed out after " + seconds(settings.timeoutSeconds()) + " s ("
-                        + ApiComparatorSettings.TIMEOUT + ")";
-            } catch (IOException e) {
-                failure = "could not be reached (" + scrub(e.toString()) + ")";
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(where() + ": interrupted while waiting for the response");
+                return send(request);
+            } catch (Retryable e) {
+                failure = e;
             }
             if (attempt >= settings.retries()) {
-                throw new IllegalStateException(where() + " " + failure + "; gave up after " + (attempt + 1)
+                throw new IllegalStateException(where() + " " + failure.getMessage() + "; gave up after " + (attempt + 1)
                         + " attempt(s) (" + ApiComparatorSettings.RETRIES + "=" + settings.retries() + ")");
             }
-            sleep(settings.backoffSeconds() * Math.pow(2, attempt));
+            sleep(retryWait(attempt, failure.serverWait));
         }
     }
 
-    private RuntimeException statusError(HttpResponse<String> response) {
+    /** A failed attempt that may be sent again: why, and the wait its answer asked for (null: none). */
+    private static final class Retryable extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final transient Duration serverWait;
+
+        Retryable(String reason, Duration serverWait) {
+            super(reason, null, false, false);
+            this.serverWait = serverWait;
+        }
+    }
+
+    /**
+     * One attempt: the parsed 2xx answer, read whole within comparator_api_timeout of sending.
+     *
+     * @throws Retryable for a timeout, a broken connection, 429 or 5xx
+     */
+    private JsonNode send(HttpRequest request) throws Retryable {
+        long deadline = System.nanoTime() + timeout().toNanos();
+        HttpResponse<InputStream> response;
+        try {
+            response = client.send(request, ResponseBodies.withDeadline(timeout(), deadline));
+        } catch (HttpTimeoutException e) {
+            throw new Retryable("timed out after " + seconds(settings.timeoutSeconds()) + " s ("
+                    + ApiComparatorSettings.TIMEOUT + ")", null);
+        } catch (IOException e) {
+            throw new Retryable("could not be reached (" + scrub(e.toString()) + ")", null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(where() + ": interrupted while waiting for the response");
+        }
         int status = response.statusCode();
-        String body = excerpt(response.body(), STATUS_EXCERPT);
+        try {
+            if (status >= 200 && status < 300) {
+                byte[] bytes = ResponseBodies.readAtMost(response, settings.maxResponseBytes());
+                return parse(new String(bytes, StandardCharsets.UTF_8));
+            }
+            String text = errorBody(response);
+            if (status != 429 && status < 500) {
+                throw statusError(status, response, text);
+            }
+            Duration serverWait = RetryAfter.parse(response.headers().firstValue("Retry-After").orElse(null),
+                    clock.instant()).orElse(null);
+            throw new Retryable("answered HTTP " + status + ": " + excerpt(text, STATUS_EXCERPT), serverWait);
+        } catch (BodyTooLargeException e) {
+            throw new IllegalArgumentException(where() + " answered with more than " + e.limit() + " bytes ("
+                    + ApiComparatorSettings.MAX_RESPONSE_BYTES + "=" + settings.maxResponseBytes() + "; "
+                    + scrub(e.getMessage()) + "); check the endpoint, or raise "
+                    + ApiComparatorSettings.MAX_RESPONSE_BYTES + " if its answers really are that large");
+        } catch (BodyTimeoutException e) {
+            throw new Retryable("timed out after " + seconds(settings.timeoutSeconds()) + " s ("
+                    + ApiComparatorSettings.TIMEOUT + ", which bounds the whole response, body included): "
+                    + e.getMessage(), null);
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(where() + ": interrupted while reading the response");
+        } catch (IOException e) {
+            throw new Retryable("broke off while sending its answer (" + scrub(e.toString()) + ")", null);
+        }
+    }
+
+    /** The start of an error status's body, for messages; what cannot be read is left out. */
+    private static String errorBody(HttpResponse<InputStream> response) throws InterruptedIOException {
+        try (InputStream in = response.body()) {
+            return new String(in.readNBytes(ERROR_BODY_BYTES), StandardCharsets.UTF_8);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /**
+     * The wait before retry {@code attempt}: the server's {@code Retry-After}, at most
+     * {@link #MAX_RETRY_AFTER} and comparator_api_timeout; else {@code backoff * 2^attempt} seconds.
+     */
+    Duration retryWait(int attempt, Duration serverWait) {
+        if (serverWait != null) {
+            Duration cap = MAX_RETRY_AFTER.compareTo(timeout()) < 0 ? MAX_RETRY_AFTER : timeout();
+            return serverWait.compareTo(cap) < 0 ? serverWait : cap;
+        }
+        return Duration.ofNanos((long) (settings.backoffSeconds() * Math.pow(2, attempt) * 1e9));
+    }
+
+    private RuntimeException statusError(int status, HttpResponse<?> response, String text) {
+        String body = excerpt(text, STATUS_EXCERPT);
         if (status == 402) {
             return new IllegalStateException(where() + " answered payment required (402): check the "
                     + "account's credit for this API key (server said: " + body + ")");
@@ -460,9 +571,10 @@ public final class ApiComparator implements AutoCloseable {
         return clean.length() <= max ? clean : clean.substring(0, max) + "...";
     }
 
-    /** {@code text} with every occurrence of the key replaced by {@code ***}. */
+    /** {@code text} with the key (however short) and every other registered secret replaced by {@code ***}. */
     private String scrub(String text) {
-        return apiKey == null || text == null ? text : text.replace(apiKey, ApiComparatorSettings.HIDDEN);
+        String clean = Secrets.scrub(text);
+        return apiKey == null || clean == null ? clean : clean.replace(apiKey, ApiComparatorSettings.HIDDEN);
     }
 
     private Duration timeout() {
@@ -473,9 +585,9 @@ public final class ApiComparator implements AutoCloseable {
         return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
     }
 
-    private void sleep(double seconds) {
+    private void sleep(Duration wait) {
         try {
-            Thread.sleep((long) (seconds * 1000));
+            sleeper.sleep(wait);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(where() + ": interrupted while waiting to retry");

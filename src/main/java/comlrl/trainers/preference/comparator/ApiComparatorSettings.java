@@ -47,12 +47,16 @@ public final class ApiComparatorSettings {
     public static final String EXTRA_BODY = "comparator_api_extra_body";
     public static final String RETRIES = "comparator_api_retries";
     public static final String BACKOFF = "comparator_api_backoff";
+    public static final String MAX_RESPONSE_BYTES = "comparator_api_max_response_bytes";
+
+    /** The default of {@code comparator_api_max_response_bytes}: 8 MiB, far above any batch of completions. */
+    public static final long DEFAULT_MAX_RESPONSE_BYTES = 8L << 20;
 
     /** Every key {@link #fromMap(Map)} reads: the reference's, in its order, then ours. */
     public static final List<String> KEYS = List.of(URL, FORMAT, MODEL, MAX_N_PER_REQUEST, TIMEOUT, HEADERS, KEY,
-            KEY_ENV, KEY_HEADER, KEY_PREFIX, RESPONSE_FIELD, EXTRA_BODY, RETRIES, BACKOFF);
+            KEY_ENV, KEY_HEADER, KEY_PREFIX, RESPONSE_FIELD, EXTRA_BODY, RETRIES, BACKOFF, MAX_RESPONSE_BYTES);
 
-    static final String HIDDEN = "***";
+    static final String HIDDEN = comlrl.net.Secrets.HIDDEN;
     private static final String OWNER = "comparator";
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -71,6 +75,7 @@ public final class ApiComparatorSettings {
     private final Map<String, Object> extraBody;
     private final int retries;
     private final double backoffSeconds;
+    private final long maxResponseBytes;
     private final Map<String, String> environment;
 
     private ApiComparatorSettings(Builder b) {
@@ -107,6 +112,9 @@ public final class ApiComparatorSettings {
         backoffSeconds = b.backoffSeconds;
         check(Double.isFinite(backoffSeconds) && backoffSeconds >= 0,
                 BACKOFF + " must be a number of seconds >= 0 (got " + backoffSeconds + ")");
+        maxResponseBytes = b.maxResponseBytes;
+        check(maxResponseBytes >= 1, MAX_RESPONSE_BYTES + " must be a number of bytes >= 1 (got " + maxResponseBytes
+                + "); the default is " + DEFAULT_MAX_RESPONSE_BYTES);
     }
 
     /** A builder with the defaults below and the endpoint {@code url}. */
@@ -183,6 +191,9 @@ public final class ApiComparatorSettings {
         if (set(config, BACKOFF)) {
             b.backoffSeconds(ConfigMaps.toDouble(OWNER, BACKOFF, config.get(BACKOFF)));
         }
+        if (set(config, MAX_RESPONSE_BYTES)) {
+            b.maxResponseBytes(ConfigMaps.toLong(OWNER, MAX_RESPONSE_BYTES, config.get(MAX_RESPONSE_BYTES)));
+        }
         return b.build();
     }
 
@@ -218,8 +229,9 @@ public final class ApiComparatorSettings {
     }
 
     /**
-     * {@code comparator_api_timeout}: seconds to wait for a connection and for each response.
-     * Default 120; > 0.
+     * {@code comparator_api_timeout}: seconds each request may take, from sending it to the last
+     * byte of the answer (connection, headers and body: a server that stalls or drips its body fails
+     * then too). Default 120; > 0.
      */
     public double timeoutSeconds() {
         return timeoutSeconds;
@@ -280,7 +292,7 @@ public final class ApiComparatorSettings {
 
     /**
      * {@code comparator_api_retries} (ours): how many times a request that timed out, could not
-     * connect, or got HTTP 429 or 5xx is sent again. Default 3; >= 0.
+     * connect, broke off, or got HTTP 429 or 5xx is sent again. Default 3; >= 0.
      */
     public int retries() {
         return retries;
@@ -288,10 +300,21 @@ public final class ApiComparatorSettings {
 
     /**
      * {@code comparator_api_backoff} (ours): the wait before retry {@code a} (0-based) is
-     * {@code backoff * 2^a} seconds. Default 1.0; >= 0.
+     * {@code backoff * 2^a} seconds, unless the answer carried {@code Retry-After} (see
+     * {@link ApiComparator}). Default 1.0; >= 0.
      */
     public double backoffSeconds() {
         return backoffSeconds;
+    }
+
+    /**
+     * {@code comparator_api_max_response_bytes} (ours): the largest answer read, in bytes; a larger
+     * one (by its Content-Length, or once that many bytes have arrived) is an error at once, not
+     * retried, and is never held in memory whole. Default {@value #DEFAULT_MAX_RESPONSE_BYTES}
+     * (8 MiB); >= 1.
+     */
+    public long maxResponseBytes() {
+        return maxResponseBytes;
     }
 
     /**
@@ -337,6 +360,7 @@ public final class ApiComparatorSettings {
         map.put(EXTRA_BODY, extraBody.isEmpty() ? null : extraBody);
         map.put(RETRIES, retries);
         map.put(BACKOFF, backoffSeconds);
+        map.put(MAX_RESPONSE_BYTES, maxResponseBytes);
         return Collections.unmodifiableMap(map);
     }
 
@@ -450,6 +474,7 @@ public final class ApiComparatorSettings {
         private Map<String, Object> extraBody;
         private int retries = 3;
         private double backoffSeconds = 1.0;
+        private long maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
         private Map<String, String> environment;
 
         private Builder(String url) {
@@ -518,6 +543,11 @@ public final class ApiComparatorSettings {
 
         public Builder backoffSeconds(double backoffSeconds) {
             this.backoffSeconds = backoffSeconds;
+            return this;
+        }
+
+        public Builder maxResponseBytes(long maxResponseBytes) {
+            this.maxResponseBytes = maxResponseBytes;
             return this;
         }
 

@@ -452,6 +452,152 @@ class ApiComparatorTest {
         assertThat(requests).hasSize(2);
     }
 
+    // ------------------------------------------------------------------ bounded responses
+
+    /** Serves {@code handler} at {@code path}, outside the recorded replies; its thread is interrupted at the end. */
+    private String serveRaw(String path, com.sun.net.httpserver.HttpHandler handler) {
+        server.createContext(path, handler);
+        return path;
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static double secondsSince(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    /**
+     * One ordinary round trip first, so that the JDK's HTTP classes are loaded before a test whose
+     * short timeout must be spent on the body alone, even on a loaded machine.
+     */
+    private void warmUp() {
+        replies = r -> Reply.ok("{\"completions\": [\"warm\"]}");
+        assertThat(generate(settings("/warm").build(), 1)).containsExactly("warm");
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void headersThenSilenceTimesOutWithinTheTimeoutNamingTheEndpoint() {
+        String path = serveRaw("/silent", exchange -> {
+            exchange.sendResponseHeaders(200, 100);
+            exchange.getResponseBody().write("{\"complete".getBytes(StandardCharsets.UTF_8)); // 10 of the 100 bytes
+            exchange.getResponseBody().flush();
+            sleepQuietly(60_000);
+            exchange.close();
+        });
+        warmUp();
+        long start = System.nanoTime();
+        Throwable thrown = catchThrowable(() -> generate(settings(path).apiKey(KEY).timeoutSeconds(2).retries(0).build(), 1));
+        assertThat(secondsSince(start)).isLessThan(2 + 5.0); // the timeout, and slack for a slow machine
+        assertThat(thrown).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("POST http://127.0.0.1:" + server.getAddress().getPort() + "/silent")
+                .hasMessageContaining("timed out after 2 s (comparator_api_timeout, which bounds the whole response")
+                .hasMessageContaining("10 byte(s)");
+        assertThat(everyMessage(thrown)).doesNotContain(KEY);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aChunkedBodyDrippedFasterThanTheTimeoutStillEndsAtTheDeadline() {
+        // a byte every 0.2 s: no single wait reaches the 2 s timeout, only the whole response does
+        String path = serveRaw("/drip", exchange -> {
+            exchange.sendResponseHeaders(200, 0);
+            try (exchange) {
+                while (!Thread.currentThread().isInterrupted()) {
+                    exchange.getResponseBody().write(' ');
+                    exchange.getResponseBody().flush();
+                    sleepQuietly(200);
+                }
+            } catch (IOException e) {
+                // the client hung up
+            }
+        });
+        warmUp();
+        long start = System.nanoTime();
+        Throwable thrown = catchThrowable(() -> generate(settings(path).timeoutSeconds(2).retries(0).build(), 1));
+        assertThat(secondsSince(start)).isLessThan(2 + 5.0);
+        assertThat(thrown).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("/drip")
+                .hasMessageContaining("timed out after 2 s")
+                .hasMessageContaining("not complete by the response's deadline");
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void anEndlessBodyFailsAtTheCapWithoutRetryOrBufferingIt() throws InterruptedException {
+        java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+        AtomicInteger calls = new AtomicInteger();
+        java.util.concurrent.CountDownLatch hungUp = new java.util.concurrent.CountDownLatch(1);
+        String path = serveRaw("/endless", exchange -> {
+            calls.incrementAndGet();
+            byte[] chunk = "{\"completions\": [\"".concat("a".repeat(65_000)).getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, 0);
+            try (exchange) {
+                while (true) {
+                    exchange.getResponseBody().write(chunk);
+                    written.addAndGet(chunk.length);
+                }
+            } catch (IOException e) {
+                hungUp.countDown(); // the client closed the connection
+            }
+        });
+        Throwable thrown = catchThrowable(() -> generate(settings(path).maxResponseBytes(1 << 20).retries(3)
+                .timeoutSeconds(20).build(), 1));
+        assertThat(thrown).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("/endless")
+                .hasMessageContaining("more than 1048576 bytes (comparator_api_max_response_bytes=1048576")
+                .hasMessageNotContaining("timed out");
+        assertThat(calls).hasValue(1);
+        // the client stopped reading at the cap: the server's writes fail once the socket buffers are full
+        assertThat(hungUp.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(written.get()).isLessThan(64L << 20);
+
+        // a Content-Length over the cap fails before any of the body is read
+        replies = r -> Reply.ok("{\"completions\": [\"" + "b".repeat(2000) + "\"]}");
+        assertThatThrownBy(() -> generate(settings("/g").maxResponseBytes(1000).build(), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("more than 1000 bytes")
+                .hasMessageContaining("Content-Length");
+        assertThat(requests).hasSize(1);
+    }
+
+    /** Runs one generate call against {@code settings}, recording the waits instead of sleeping. */
+    private static List<java.time.Duration> waitsOf(ApiComparatorSettings settings, java.time.Clock clock) {
+        List<java.time.Duration> waits = new CopyOnWriteArrayList<>();
+        try (ApiComparator comparator = new ApiComparator(settings, clock, waits::add)) {
+            comparator.generate(PROMPT, 0, 1, ITEM, SAMPLING);
+        }
+        return waits;
+    }
+
+    @Test
+    void retryAfterIsHonouredInSecondsOrAsADateAndCapped() {
+        java.time.Clock clock = java.time.Clock.fixed(java.time.Instant.parse("2025-01-01T00:00:00Z"),
+                java.time.ZoneOffset.UTC);
+        Reply ok = Reply.ok("{\"completions\": [\"a\"]}");
+        Function<String, Reply> busy = after -> new Reply(429, "slow down", 0, Map.of("Retry-After", after));
+
+        replies = inTurn(busy.apply("7"), ok);
+        assertThat(waitsOf(settings("/g").timeoutSeconds(100).build(), clock)).containsExactly(java.time.Duration.ofSeconds(7));
+        replies = inTurn(new Reply(503, "maintenance", 0, Map.of("Retry-After", "Wed, 01 Jan 2025 00:00:05 GMT")), ok);
+        assertThat(waitsOf(settings("/g").timeoutSeconds(100).build(), clock)).containsExactly(java.time.Duration.ofSeconds(5));
+        // capped at MAX_RETRY_AFTER, and never beyond the timeout
+        replies = inTurn(busy.apply("3600"), ok);
+        assertThat(waitsOf(settings("/g").timeoutSeconds(100).build(), clock)).containsExactly(ApiComparator.MAX_RETRY_AFTER);
+        replies = inTurn(busy.apply("3600"), ok);
+        assertThat(waitsOf(settings("/g").timeoutSeconds(10).build(), clock)).containsExactly(java.time.Duration.ofSeconds(10));
+        // no usable header: the backoff, doubled each retry
+        replies = inTurn(busy.apply("soon"), Reply.of(500, "oops"), ok);
+        assertThat(waitsOf(settings("/g").backoffSeconds(0.25).build(), clock))
+                .containsExactly(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500));
+    }
+
     @Test
     void aClosedComparatorRefusesToGenerate() {
         ApiComparator comparator = new ApiComparator(settings("/g").build());
@@ -485,6 +631,17 @@ class ApiComparatorTest {
             assertThat(thrown).isInstanceOf(RuntimeException.class);
             assertThat(everyMessage(thrown)).doesNotContain(KEY).contains("***");
         }
+    }
+
+    @Test
+    void aKeyEchoedIntoTheCompletionsNeverLeavesTheComparator() {
+        replies = r -> Reply.ok(json(Map.of("completions", List.of("you sent " + r.header("Authorization"), "plain"))));
+        assertThat(generate(settings("/g").apiKey(KEY).build(), 2)).containsExactly("you sent Bearer ***", "plain");
+        replies = r -> Reply.ok(json(Map.of("content", List.of(Map.of("type", "text", "text", "key " + r.header("x-api-key"))))));
+        assertThat(generate(settings("/m").format(ApiFormat.ANTHROPIC).model("claude").apiKey(KEY).build(), 1))
+                .containsExactly("key ***");
+        // and it is registered, so the run's writers scrub it too
+        assertThat(comlrl.net.Secrets.scrub("{\"k\": \"" + KEY + "\"}")).isEqualTo("{\"k\": \"***\"}");
     }
 
     @Test
@@ -540,6 +697,7 @@ class ApiComparatorTest {
         assertThat(defaults.extraBody()).isEmpty();
         assertThat(defaults.retries()).isEqualTo(3);
         assertThat(defaults.backoffSeconds()).isEqualTo(1.0);
+        assertThat(defaults.maxResponseBytes()).isEqualTo(8L << 20);
 
         Map<String, Object> config = new HashMap<>();
         config.put("comparator_api_url", "https://api.example/v1/chat");
@@ -556,6 +714,7 @@ class ApiComparatorTest {
         config.put("comparator_api_extra_body", Map.of("seed", 1));
         config.put("comparator_api_retries", 0);
         config.put("comparator_api_backoff", 0.5);
+        config.put("comparator_api_max_response_bytes", 4096);
         config.put("comparator_policy", "api"); // not ours: ignored
         ApiComparatorSettings s = ApiComparatorSettings.fromMap(config);
         assertThat(s.format()).isEqualTo(ApiFormat.OPENAI_CHAT);
@@ -571,6 +730,7 @@ class ApiComparatorTest {
         assertThat(s.extraBody()).containsEntry("seed", 1);
         assertThat(s.retries()).isZero();
         assertThat(s.backoffSeconds()).isEqualTo(0.5);
+        assertThat(s.maxResponseBytes()).isEqualTo(4096);
         assertThat(s.toMap().keySet()).containsExactlyElementsOf(ApiComparatorSettings.KEYS);
     }
 
@@ -589,6 +749,8 @@ class ApiComparatorTest {
             "comparator_api_response_field | data..outputs   | comparator_api_response_field must be a field name or a dotted path",
             "comparator_api_retries     | -1                 | comparator_api_retries must be >= 0",
             "comparator_api_backoff     | -1                 | comparator_api_backoff must be a number of seconds >= 0",
+            "comparator_api_max_response_bytes | 0           | comparator_api_max_response_bytes must be a number of bytes >= 1",
+            "comparator_api_max_response_bytes | 1.5         | 'comparator_api_max_response_bytes' must be an integer",
             "comparator_api_modle       | m                  | did you mean 'comparator_api_model'?"})
     void fromMapNamesTheKeyOfAnInvalidValue(String key, String value, String message) {
         Map<String, Object> config = new HashMap<>();
