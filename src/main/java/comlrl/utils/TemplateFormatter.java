@@ -102,6 +102,12 @@ public final class TemplateFormatter implements Formatter {
         return Collections.unmodifiableSet(new LinkedHashSet<>(fields));
     }
 
+    /** {@link #placeholders()}: every field the template reads must hold a string. */
+    @Override
+    public Set<String> requiredFields() {
+        return placeholders();
+    }
+
     @Override
     public String toString() {
         return "template(\"" + template + "\")";
