@@ -8,7 +8,9 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import comlrl.data.BuiltinTasks;
 import comlrl.data.Dataset;
+import comlrl.data.DatasetException;
 import comlrl.data.JsonlStream;
+import comlrl.data.RequiredFields;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.BuiltinModels;
@@ -95,7 +97,10 @@ import java.util.function.Consumer;
  * {@code reward} and {@code reward_processor} per type, {@code external_transition}, {@code args}),
  * with the closest valid key; a key repeated within one mapping (YAML forbids it; its line is
  * named); every {@code {field}} of the formatter templates, and the fields the reward reads, against
- * the columns of the train and eval sets; the reward and transition commands (program on PATH or
+ * the columns of the train and eval sets, and every row for holding them (a string for a formatter,
+ * a number for {@code length_ratio}'s targets; a streamed set: its schema and first rows now, later
+ * rows as training reads them); an empty train set, or an empty eval set when one is configured;
+ * the reward and transition commands (program on PATH or
  * at its path, a script argument present, the working directory); the model sources (a known
  * built-in, a directory holding a model, a valid hub id, cached when {@code HF_HUB_OFFLINE} is set).
  * Numbers and booleans in a {@code run} list are program arguments, passed as written.
@@ -360,12 +365,19 @@ final class RunConfig {
         this.rewardSpec = withOriginalRun(asMap(map.get("reward"), "reward"));
         map.put("reward", rewardSpec); // the resolved config records the arguments as they are passed
         RewardFunctions.fromConfig(rewardSpec, baseDir); // validates the spec (processes start lazily)
-        checkFields(train, ds.get("hub") != null ? "dataset.hub (" + ds.get("hub") + ")"
-                : ds.get("from_disk") != null ? "dataset.from_disk (" + ds.get("from_disk") + ")"
-                : "dataset.train (" + ds.get("train") + ")");
+        // every row the formatters and the reward read is checked now, before any model loads
+        RequiredFields required = requiredFields();
+        String trainSource = ds.get("hub") != null ? "dataset.hub (" + ds.get("hub") + (split == null ? "" : ", split "
+                + split) + ")" : ds.get("from_disk") != null ? "dataset.from_disk (" + ds.get("from_disk")
+                + (split == null ? "" : ", split " + split) + ")" : "dataset.train (" + ds.get("train") + ")";
+        checkRows(train, trainSource, required, "there is nothing to train on. Add task rows to it, or point the "
+                + "dataset section at the file or split that holds them");
         if (eval != null) {
-            checkFields(eval, ds.get("eval") != null ? "dataset.eval (" + ds.get("eval") + ")"
-                    : "the eval split of dataset.train (" + ds.get("train") + ")");
+            String evalSource = ds.get("eval") != null ? "dataset.eval (" + ds.get("eval") + ")"
+                    : ds.get("eval_split") != null ? "dataset.eval_split (" + ds.get("eval_split") + ")"
+                    : "the eval split of " + trainSource;
+            checkRows(eval, evalSource, required, "evaluation would average no rewards. Add rows to it, or remove it "
+                    + "to train without evaluation");
         }
         this.rewardProcessor = map.get("reward_processor") == null ? RewardProcessors.identity()
                 : RewardProcessors.fromConfig(map.get("reward_processor"));
@@ -607,15 +619,49 @@ final class RunConfig {
     }
 
     /**
-     * Fails when a formatter template or the reward reads a field that {@code tasks} has no column
-     * for (a streaming set: its first row).
+     * The fields every task row must hold: those the formatters read (strings) and those the reward
+     * reads (numbers for {@code length_ratio}'s targets, strings for a reward model's template).
      */
-    private void checkFields(TaskSet tasks, String source) {
+    private RequiredFields requiredFields() {
+        RequiredFields fields = RequiredFields.none();
+        for (Map.Entry<String, String> e : formatters.requiredFields().entrySet()) {
+            fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
+        }
+        for (Map.Entry<String, String> e : RewardFunctions.requiredFields(rewardSpec).entrySet()) {
+            fields = fields.and(e.getKey(), e.getValue().equals("template") ? RequiredFields.Kind.TEXT
+                    : RequiredFields.Kind.NUMBER, "reward " + rewardSpec.get("type") + " (" + e.getValue() + ")");
+        }
+        return fields;
+    }
+
+    /**
+     * Fails unless {@code tasks} has rows, has a column for every field the formatters and the reward
+     * read (naming the closest column), and every row holds them ({@link TaskSet#requireRows}: a
+     * stream checks its columns, its first rows, then each row as training reads it).
+     *
+     * @param source the config key and file, for messages: {@code dataset.train (tasks.jsonl)}
+     * @param emptyFix what an empty set means and how to fix it
+     */
+    private void checkRows(TaskSet tasks, String source, RequiredFields required, String emptyFix) {
+        if (tasks instanceof Dataset dataset && dataset.isEmpty()) {
+            throw new IllegalArgumentException(source + " holds no rows (" + dataset.root().source() + (dataset.root()
+                    .isEmpty() ? "" : ", " + dataset.root().size() + " rows before the split") + "): " + emptyFix + ".");
+        }
+        checkColumns(tasks, source);
+        try {
+            tasks.requireRows(required);
+        } catch (DatasetException e) {
+            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Fails when a formatter or the reward reads a field that {@code tasks} has no column for (a
+     * JSON Lines stream: its first row), naming the closest column.
+     */
+    private void checkColumns(TaskSet tasks, String source) {
         List<String> columns;
         if (tasks instanceof Dataset dataset) {
-            if (dataset.isEmpty()) {
-                return;
-            }
             columns = dataset.columnNames();
         } else if (tasks instanceof JsonlStream stream) {
             try (JsonlStream peek = JsonlStream.open(stream.file())) {
@@ -627,7 +673,7 @@ final class RunConfig {
                 source = "the first row of " + source;
             }
         } else {
-            return;
+            return; // a Parquet stream's columns are checked against its schema by requireRows
         }
         formatters.requireFields(columns, source);
         for (Map.Entry<String, String> e : RewardFunctions.requiredFields(rewardSpec).entrySet()) {

@@ -7,7 +7,10 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseLargeVariableWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
@@ -17,6 +20,7 @@ import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.complex.BaseListVector;
 import org.apache.arrow.vector.complex.LargeListVector;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.MapVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -94,6 +98,38 @@ final class ArrowValues {
                 return map((MapVector) vector, file, path);
             default:
                 throw unsupported(file, path, type.toString());
+        }
+    }
+
+    /**
+     * Fails unless every offset buffer in {@code vector} and its children rises monotonically from
+     * 0, so that no value's length (end offset minus start offset) is negative or larger than the
+     * data: strings and binary (32- and 64-bit offsets), lists, large lists and maps.
+     *
+     * @throws IllegalStateException naming the vector and the position
+     */
+    static void requireRisingOffsets(FieldVector vector) {
+        int count = vector.getValueCount();
+        if (count > 0 && (vector instanceof BaseVariableWidthVector || vector instanceof ListVector)) {
+            ArrowBuf offsets = vector.getOffsetBuffer();
+            for (int i = 0; i < count; i++) {
+                requireRising(vector, i, offsets.getInt((long) i * Integer.BYTES), offsets.getInt((long) (i + 1) * Integer.BYTES));
+            }
+        } else if (count > 0 && (vector instanceof BaseLargeVariableWidthVector || vector instanceof LargeListVector)) {
+            ArrowBuf offsets = vector.getOffsetBuffer();
+            for (int i = 0; i < count; i++) {
+                requireRising(vector, i, offsets.getLong((long) i * Long.BYTES), offsets.getLong((long) (i + 1) * Long.BYTES));
+            }
+        }
+        for (FieldVector child : vector.getChildrenFromFields()) {
+            requireRisingOffsets(child);
+        }
+    }
+
+    private static void requireRising(FieldVector vector, int index, long start, long end) {
+        if (start < 0 || end < start) {
+            throw new IllegalStateException("column '" + vector.getName() + "' value " + index + " spans offsets "
+                    + start + " to " + end);
         }
     }
 

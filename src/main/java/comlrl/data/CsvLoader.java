@@ -59,6 +59,7 @@ final class CsvLoader {
                 names.add(name);
             }
             List<Map<String, ?>> rows = new ArrayList<>();
+            List<Long> lines = new ArrayList<>();
             while (true) {
                 long recordLine = csv.line;
                 List<Field> record = csv.readRecord();
@@ -80,11 +81,12 @@ final class CsvLoader {
                     row.put(names.get(i), field.text.isEmpty() && !field.quoted ? null : field.text);
                 }
                 rows.add(row);
+                lines.add(recordLine);
             }
             if (rows.isEmpty()) {
                 return Dataset.fromColumns(emptyColumns(names));
             }
-            return Dataset.fromRows(rows);
+            return Dataset.fromRows(rows).withLines(lines.stream().mapToLong(Long::longValue).toArray());
         } catch (IOException e) {
             throw DatasetException.inFile(file, "read failed: " + e, e);
         }

@@ -48,17 +48,21 @@ public final class Dataset implements TaskSet {
     private final Dataset root;
     /** Row i of this set is row {@code origin[i]} of {@link #root}; null for a loaded set. */
     private final int[] origin;
+    /** For a set loaded from a line-based file (JSON Lines, CSV): the line each row starts on; else null. */
+    private final long[] lines;
 
     private Dataset(List<TaskItem> rows, List<String> columns, String source) {
-        this(rows, columns, source, null, null);
+        this(rows, columns, source, null, null, null);
     }
 
-    private Dataset(List<TaskItem> rows, List<String> columns, String source, Dataset root, int[] origin) {
+    private Dataset(List<TaskItem> rows, List<String> columns, String source, Dataset root, int[] origin,
+            long[] lines) {
         this.rows = rows;
         this.columns = columns;
         this.source = source;
         this.root = root;
         this.origin = origin;
+        this.lines = lines;
     }
 
     /** A set derived from this one: its row i is row {@code positions[i]} of this set. */
@@ -67,7 +71,7 @@ public final class Dataset implements TaskSet {
         for (int i = 0; i < positions.length; i++) {
             rootRows[i] = origin == null ? positions[i] : origin[positions[i]];
         }
-        return new Dataset(picked, cols, source, root == null ? this : root, rootRows);
+        return new Dataset(picked, cols, source, root == null ? this : root, rootRows, null);
     }
 
     // ---------------------------------------------------------------- provenance
@@ -224,7 +228,15 @@ public final class Dataset implements TaskSet {
 
     /** This set's rows under a new source description. */
     Dataset withSource(String newSource) {
-        return new Dataset(rows, columns, newSource, root, origin);
+        return new Dataset(rows, columns, newSource, root, origin, lines);
+    }
+
+    /** This loaded set, recording the line of its file each row starts on (one per row), for messages. */
+    Dataset withLines(long[] rowLines) {
+        if (root != null || rowLines.length != rows.size()) {
+            throw new IllegalArgumentException("line numbers need a loaded set and one line per row");
+        }
+        return new Dataset(rows, columns, source, null, null, rowLines.clone());
     }
 
     // ---------------------------------------------------------------- loaders
@@ -269,13 +281,15 @@ public final class Dataset implements TaskSet {
      */
     public static Dataset fromJsonl(Path file) {
         List<Map<String, Object>> maps = new ArrayList<>();
+        List<Long> lines = new ArrayList<>();
         try (JsonlReader reader = JsonlReader.open(file)) {
             Map<String, Object> row;
             while ((row = reader.next()) != null) {
                 maps.add(row);
+                lines.add(reader.lineNumber());
             }
         }
-        return rectangular(maps, file.toString());
+        return rectangular(maps, file.toString()).withLines(lines.stream().mapToLong(Long::longValue).toArray());
     }
 
     /**
@@ -427,6 +441,39 @@ public final class Dataset implements TaskSet {
         if (!Files.isReadable(file)) {
             throw DatasetException.inFile(file, "file is not readable; check its permissions");
         }
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    /**
+     * Fails unless this set has rows and every row holds {@code fields}: the message names the
+     * file (the {@link #source()}), the row as the loaded file counts it (1-based, with its line
+     * for JSON Lines and CSV) and the field. See {@link TaskSet#requireRows}.
+     *
+     * @throws DatasetException when the set is empty or a row breaks a requirement
+     */
+    @Override
+    public void requireRows(RequiredFields fields) {
+        Objects.requireNonNull(fields, "fields");
+        if (rows.isEmpty()) {
+            throw new DatasetException(source + ": holds no rows" + (root == null ? "" : " (after the split or "
+                    + "selection; the loaded set has " + root.size() + ")") + "; a task set needs at least one row: "
+                    + "add rows, or point the config at the file or split that holds them");
+        }
+        if (fields.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < rows.size(); i++) {
+            String problem = fields.problem(rows.get(i).asMap());
+            if (problem != null) {
+                throw new DatasetException(source + " " + root().rowLabel(origin == null ? i : origin[i]) + ": " + problem);
+            }
+        }
+    }
+
+    /** Row {@code index} of this loaded set as its file counts it: {@code row 3}, {@code line 5 (row 3)}. */
+    private String rowLabel(int index) {
+        return lines == null ? "row " + (index + 1) : "line " + lines[index] + " (row " + (index + 1) + ")";
     }
 
     // ---------------------------------------------------------------- access

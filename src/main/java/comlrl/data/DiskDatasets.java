@@ -37,6 +37,7 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.validate.ValidateVectorBufferVisitor;
 
 /**
  * {@link Dataset#loadFromDisk} and {@link Dataset#saveToDisk}: the directories Hugging Face
@@ -89,6 +90,7 @@ final class DiskDatasets {
         }
         Path splitDir = dir.resolve(split);
         requireDirectory(splitDir);
+        requireRealPathInside(dir.toAbsolutePath(), splitDir, dict, "split '" + split + "'");
         return loadDataset(splitDir, null);
     }
 
@@ -143,9 +145,10 @@ final class DiskDatasets {
             throw DatasetException.inFile(stateFile, "lists no _data_files; save the dataset again");
         }
         Map<String, List<Object>> columns = new LinkedHashMap<>();
+        String stated = statedRows(dir, saved);
         try (BufferAllocator allocator = allocator()) {
             for (int i = 0; i < dataFiles.size(); i++) {
-                read(dataFiles.get(i), allocator, columns, i == 0 ? null : dataFiles.get(0));
+                read(dataFiles.get(i), allocator, columns, i == 0 ? null : dataFiles.get(0), stated);
             }
             Dataset dataset = Dataset.fromColumns(columns).withSource(dir.toString());
             List<Path> indexFiles = files(state, "_indices_data_files", stateFile);
@@ -153,63 +156,150 @@ final class DiskDatasets {
         }
     }
 
-    /** The files a {@code state.json} list names ({@code [{"filename": ...}, ...]}); none when absent or null. */
+    /**
+     * What {@code dataset_info.json} says of the rows, for the message about a file cut short:
+     * {@code "; dataset_info.json states 2500 rows for split 'train'"}, or "" when it names no count
+     * for the split ({@code datasets} keeps that count through select and filter, so it only informs).
+     */
+    private static String statedRows(Path dir, JsonNode savedSplit) {
+        Path info = dir.resolve(INFO);
+        if (!Files.isRegularFile(info) || savedSplit == null || !savedSplit.isTextual()) {
+            return "";
+        }
+        JsonNode splits = readJson(info).get("splits");
+        JsonNode count = splits == null ? null : splits.path(savedSplit.textValue()).get("num_examples");
+        return count == null || !count.canConvertToLong() ? ""
+                : "; " + INFO + " states " + count.asLong() + " rows for split '" + savedSplit.textValue()
+                        + "' (all data files together, when the dataset was built)";
+    }
+
+    /**
+     * The files a {@code state.json} list names ({@code [{"filename": ...}, ...]}); none when absent
+     * or null. Each must lie inside the dataset directory, also once symbolic links are followed:
+     * a name such as {@code ../outside/secret.arrow} or {@code /etc/x} is refused, naming the entry.
+     */
     private static List<Path> files(JsonNode state, String key, Path stateFile) {
         JsonNode list = state.get(key);
         List<Path> files = new ArrayList<>();
         if (list == null || list.isNull()) {
             return files;
         }
+        Path dir = stateFile.toAbsolutePath().getParent();
+        int index = 0;
         for (JsonNode entry : list) {
             JsonNode name = entry.get("filename");
             if (name == null || !name.isTextual()) {
                 throw DatasetException.inFile(stateFile, key + " entry " + entry + " has no \"filename\"; save the "
                         + "dataset again");
             }
-            Path file = stateFile.resolveSibling(name.textValue());
+            String entryName = key + "[" + index++ + "].filename";
+            Path file = inside(dir, name.textValue(), stateFile, entryName);
             if (!Files.isRegularFile(file)) {
                 throw DatasetException.inFile(file, "is listed in " + STATE + " (" + key + ") but missing; the "
                         + "directory is incomplete, copy or save it again");
             }
+            requireRealPathInside(dir, file, stateFile, entryName + " \"" + name.textValue() + "\"");
             files.add(file);
         }
         return files;
     }
 
     /**
+     * {@code name} resolved in {@code dir}, refused unless it stays inside: not absolute, no
+     * {@code ..} that climbs out.
+     */
+    private static Path inside(Path dir, String name, Path metadata, String entry) {
+        Path relative;
+        try {
+            relative = Path.of(name);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw DatasetException.inFile(metadata, entry + " \"" + name + "\" is not a valid file name; the directory "
+                    + "is damaged, save the dataset again");
+        }
+        Path resolved = dir.resolve(relative).normalize();
+        if (relative.isAbsolute() || name.isEmpty() || !resolved.startsWith(dir.normalize()) || resolved.equals(dir.normalize())) {
+            throw DatasetException.inFile(metadata, entry + " \"" + name + "\" points outside the dataset directory "
+                    + dir + "; a dataset's data files lie inside its directory (save_to_disk writes names such as "
+                    + DATA_FILE + "): save the dataset again rather than editing " + metadata.getFileName());
+        }
+        return resolved;
+    }
+
+    /** Refuses {@code path} when a symbolic link takes it outside {@code dir}. */
+    private static void requireRealPathInside(Path dir, Path path, Path metadata, String entry) {
+        try {
+            Path real = path.toRealPath();
+            Path realDir = dir.toRealPath();
+            if (!real.startsWith(realDir)) {
+                throw DatasetException.inFile(metadata, entry + " is a symbolic link to " + real + ", outside the dataset "
+                        + "directory " + realDir + "; copy the data file into the directory instead of linking it");
+            }
+        } catch (IOException e) {
+            throw DatasetException.inFile(path, "cannot resolve: " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * Appends the rows of one data file to {@code columns} (filled from the first file's schema).
+     * The file's framing is checked first ({@link ArrowIpcCheck}), so nothing is allocated for
+     * sizes the file does not hold, a stream cut short is refused, and every record batch's
+     * buffers are validated against its row count before a value is read.
      *
      * @param first the first data file, when this is a later one that must have the same columns
+     * @param stated what the dataset's metadata says of its rows, for the message about a file cut short
      */
-    private static void read(Path file, BufferAllocator allocator, Map<String, List<Object>> columns, Path first) {
+    private static void read(Path file, BufferAllocator allocator, Map<String, List<Object>> columns, Path first,
+            String stated) {
         int batch = 0;
-        try (ArrowReader reader = open(file, allocator)) {
-            VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            List<String> names = root.getSchema().getFields().stream().map(Field::getName).toList();
-            if (first == null) {
-                for (String name : names) {
-                    if (columns.put(name, new ArrayList<>()) != null) {
-                        throw DatasetException.inFile(file, "has two columns named '" + name + "'; rename one in "
-                                + "Python (ds.rename_column) and save again");
-                    }
-                }
-            } else if (!names.equals(new ArrayList<>(columns.keySet()))) {
-                throw DatasetException.inFile(file, "has the columns " + names + " but " + first.getFileName()
-                        + " has " + columns.keySet() + "; every data file of a dataset holds the same columns");
+        long rowsRead = 0;
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            boolean fileFormat = isFileFormat(channel);
+            ArrowIpcCheck.Summary summary = ArrowIpcCheck.walk(file, channel, fileFormat);
+            if (!fileFormat && !summary.ended()) {
+                throw DatasetException.inFile(file, "holds " + summary.batches() + " complete record batches ("
+                        + summary.rows() + " rows), then ends without Arrow's end-of-stream marker: the file was cut "
+                        + "short (an interrupted copy or save) and rows are missing" + stated + "; copy or save the "
+                        + "dataset again");
             }
-            List<FieldVector> vectors = root.getFieldVectors();
-            ArrowValues.Cell[] cells = new ArrowValues.Cell[vectors.size()];
-            List<List<Object>> targets = new ArrayList<>(columns.values());
-            for (int c = 0; c < cells.length; c++) {
-                cells[c] = ArrowValues.cell(vectors.get(c), file, names.get(c));
-            }
-            while (reader.loadNextBatch()) {
-                for (int row = 0; row < root.getRowCount(); row++) {
-                    for (int c = 0; c < cells.length; c++) {
-                        targets.get(c).add(cells[c].at(row));
-                    }
+            try (ArrowReader reader = fileFormat ? new ArrowFileReader(channel, allocator)
+                    : new ArrowStreamReader(channel, allocator)) {
+                if (reader instanceof ArrowFileReader fileReader) {
+                    ArrowIpcCheck.requireBlocks(file, fileReader.getRecordBlocks(), summary);
+                    ArrowIpcCheck.requireBlocks(file, fileReader.getDictionaryBlocks(), summary);
                 }
-                batch++;
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                List<String> names = root.getSchema().getFields().stream().map(Field::getName).toList();
+                if (first == null) {
+                    for (String name : names) {
+                        if (columns.put(name, new ArrayList<>()) != null) {
+                            throw DatasetException.inFile(file, "has two columns named '" + name + "'; rename one in "
+                                    + "Python (ds.rename_column) and save again");
+                        }
+                    }
+                } else if (!names.equals(new ArrayList<>(columns.keySet()))) {
+                    throw DatasetException.inFile(file, "has the columns " + names + " but " + first.getFileName()
+                            + " has " + columns.keySet() + "; every data file of a dataset holds the same columns");
+                }
+                List<FieldVector> vectors = root.getFieldVectors();
+                ArrowValues.Cell[] cells = new ArrowValues.Cell[vectors.size()];
+                List<List<Object>> targets = new ArrayList<>(columns.values());
+                for (int c = 0; c < cells.length; c++) {
+                    cells[c] = ArrowValues.cell(vectors.get(c), file, names.get(c));
+                }
+                while (reader.loadNextBatch()) {
+                    validate(file, root, batch);
+                    for (int row = 0; row < root.getRowCount(); row++) {
+                        for (int c = 0; c < cells.length; c++) {
+                            targets.get(c).add(cells[c].at(row));
+                        }
+                    }
+                    rowsRead += root.getRowCount();
+                    batch++;
+                }
+            }
+            if (rowsRead != summary.rows()) {
+                throw DatasetException.inFile(file, "read " + rowsRead + " rows, but its record batches declare "
+                        + summary.rows() + "; the file is damaged, copy or save the dataset again");
             }
         } catch (IOException | RuntimeException e) {
             if (e instanceof DatasetException de) {
@@ -220,25 +310,41 @@ final class DiskDatasets {
         }
     }
 
-    /** A reader of the Arrow IPC stream format ({@code datasets}' own), or of the file format. */
-    private static ArrowReader open(Path file, BufferAllocator allocator) throws IOException {
-        FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
+    /**
+     * Checks a loaded record batch's buffers against its row count before any value is read: their
+     * sizes with Arrow's buffer validator, and that offsets never fall ({@link ArrowValues#requireRisingOffsets}),
+     * so no value reads a length the data does not hold. (Arrow's {@code ValueVectorUtility.validateFull}
+     * also runs a type validator that does not know float16 and a data validator that rejects decimals
+     * pyarrow writes.)
+     */
+    private static void validate(Path file, VectorSchemaRoot root, int batch) {
         try {
-            ByteBuffer magic = ByteBuffer.allocate(FILE_FORMAT_MAGIC.length);
-            channel.read(magic, 0);
-            boolean fileFormat = Arrays.equals(magic.array(), FILE_FORMAT_MAGIC);
-            return fileFormat ? new ArrowFileReader(channel, allocator) : new ArrowStreamReader(channel, allocator);
-        } catch (IOException | RuntimeException e) {
-            channel.close();
-            throw e;
+            for (FieldVector vector : root.getFieldVectors()) {
+                if (vector.getValueCount() != root.getRowCount()) {
+                    throw new IllegalStateException("column '" + vector.getName() + "' holds " + vector.getValueCount()
+                            + " values for " + root.getRowCount() + " rows");
+                }
+                vector.accept(new ValidateVectorBufferVisitor(), null);
+                ArrowValues.requireRisingOffsets(vector);
+            }
+        } catch (RuntimeException e) {
+            throw DatasetException.inFile(file, "record batch " + batch + " is inconsistent (" + e.getMessage() + "); the "
+                    + "file is damaged, copy or save the dataset again", e);
         }
+    }
+
+    /** Whether the file starts with the Arrow file format's {@code ARROW1} (else it is the stream format, datasets' own). */
+    private static boolean isFileFormat(FileChannel channel) throws IOException {
+        ByteBuffer magic = ByteBuffer.allocate(FILE_FORMAT_MAGIC.length);
+        channel.read(magic, 0);
+        return Arrays.equals(magic.array(), FILE_FORMAT_MAGIC);
     }
 
     /** The row numbers of an indices mapping, each checked against the {@code rows} rows. */
     private static int[] indices(List<Path> files, BufferAllocator allocator, int rows) {
         Map<String, List<Object>> mapping = new LinkedHashMap<>();
         for (int i = 0; i < files.size(); i++) {
-            read(files.get(i), allocator, mapping, i == 0 ? null : files.get(0));
+            read(files.get(i), allocator, mapping, i == 0 ? null : files.get(0), "");
         }
         List<Object> values = mapping.isEmpty() ? List.of() : mapping.values().iterator().next();
         int[] indices = new int[values.size()];

@@ -39,6 +39,11 @@ final class JsonlReader implements RowSource {
         return lineNumber;
     }
 
+    @Override
+    public String where() {
+        return file + " line " + lineNumber;
+    }
+
     /** The next row, or null at the end of the file. */
     @Override
     public Map<String, Object> next() {

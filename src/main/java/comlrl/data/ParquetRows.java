@@ -1,7 +1,9 @@
 package comlrl.data;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +16,10 @@ import org.apache.parquet.io.ColumnIOFactory;
 import org.apache.parquet.io.LocalInputFile;
 import org.apache.parquet.io.MessageColumnIO;
 import org.apache.parquet.io.RecordReader;
+import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType;
+import org.apache.parquet.schema.Type;
 
 /**
  * A cursor over the rows of one Parquet file, one row group in memory at a time: the footer is
@@ -29,10 +34,16 @@ import org.apache.parquet.schema.MessageType;
  * while it reads the next (two in memory at the peak). {@link #skip} passes over whole row groups
  * without reading them (their row counts are in the footer), so resuming deep into a file costs
  * at most one row group's decoding. Errors are {@link DatasetException}s naming the file, the row
- * group and the rows read. Not thread-safe.
+ * group and the rows read.
+ *
+ * <p>What the file declares is checked before it is allocated for ({@link ParquetChecks}): the
+ * footer's column chunks on {@link #open}, each row group's page headers before the row group is
+ * read. Not thread-safe.
  */
 final class ParquetRows implements RowSource {
     private final Path file;
+    /** The file again, for reading page headers before the reader reads a row group. */
+    private final FileChannel channel;
     private final ParquetFileReader reader;
     private final MessageType schema;
     private final MessageColumnIO columnIo;
@@ -47,8 +58,9 @@ final class ParquetRows implements RowSource {
     /** Rows handed out or skipped so far. */
     private long position;
 
-    private ParquetRows(Path file, ParquetFileReader reader) {
+    private ParquetRows(Path file, FileChannel channel, ParquetFileReader reader) {
         this.file = file;
+        this.channel = channel;
         this.reader = reader;
         this.schema = reader.getFooter().getFileMetaData().getSchema();
         this.columnIo = new ColumnIOFactory().getColumnIO(schema);
@@ -63,12 +75,19 @@ final class ParquetRows implements RowSource {
      */
     static ParquetRows open(Path file) {
         Dataset.requireReadableFile(file);
+        FileChannel channel = null;
         ParquetFileReader reader = null;
         try {
-            reader = ParquetFileReader.open(new LocalInputFile(file));
-            return new ParquetRows(file, reader);
+            reader = ParquetFileReader.open(new LocalInputFile(file)); // checks the magic and the footer's length
+            channel = FileChannel.open(file, StandardOpenOption.READ);
+            ParquetChecks.footer(file, reader.getRowGroups(), ParquetChecks.dataEnd(file, channel));
+            return new ParquetRows(file, channel, reader);
         } catch (IOException | RuntimeException e) {
             closeQuietly(reader);
+            closeQuietly(channel);
+            if (e instanceof DatasetException de) {
+                throw de;
+            }
             throw DatasetException.inFile(file, "cannot read Parquet (footer): " + e.getMessage()
                     + "; check that the file is a complete Parquet file", e);
         }
@@ -128,6 +147,61 @@ final class ParquetRows implements RowSource {
         return skipped;
     }
 
+    @Override
+    public String where() {
+        return file + " row " + position + " (row group " + Math.max(nextGroup - 1, 0) + ")";
+    }
+
+    /**
+     * Checks that the file has a column for each field, of a type that holds the field's kind: a
+     * string column for {@link RequiredFields.Kind#TEXT}, a number or string column for
+     * {@link RequiredFields.Kind#NUMBER} (nulls are caught row by row).
+     */
+    @Override
+    public void requireColumns(RequiredFields fields) {
+        for (RequiredFields.Field field : fields.fields()) {
+            if (!schema.containsField(field.name())) {
+                throw DatasetException.inFile(file, "has no column '" + field.name() + "', which " + field.reader()
+                        + " reads; its columns: " + schema.getFields().stream().map(Type::getName).toList()
+                        + "; add the column or change what reads it");
+            }
+            Type type = schema.getType(field.name());
+            if (!holds(type, field.kind())) {
+                throw DatasetException.inFile(file, "column '" + field.name() + "' (read by " + field.reader()
+                        + ") is of Parquet type " + type.toString().trim() + ", which cannot hold "
+                        + field.kind().description() + "; store " + field.kind().description() + " in every row of '"
+                        + field.name() + "'");
+            }
+        }
+    }
+
+    /** Whether values of a column of {@code type} can be of {@code kind} (strings may hold numbers). */
+    private static boolean holds(Type type, RequiredFields.Kind kind) {
+        if (!type.isPrimitive() || type.isRepetition(Type.Repetition.REPEATED)) {
+            return false;
+        }
+        PrimitiveType primitive = type.asPrimitiveType();
+        LogicalTypeAnnotation annotation = primitive.getLogicalTypeAnnotation();
+        boolean text = annotation instanceof LogicalTypeAnnotation.StringLogicalTypeAnnotation
+                || annotation instanceof LogicalTypeAnnotation.EnumLogicalTypeAnnotation
+                || annotation instanceof LogicalTypeAnnotation.JsonLogicalTypeAnnotation;
+        if (kind == RequiredFields.Kind.TEXT) {
+            return text;
+        }
+        switch (primitive.getPrimitiveTypeName()) {
+            case INT32:
+            case INT64:
+            case FLOAT:
+            case DOUBLE:
+                return true;
+            case BINARY:
+            case FIXED_LEN_BYTE_ARRAY:
+                return text || annotation instanceof LogicalTypeAnnotation.DecimalLogicalTypeAnnotation;
+            default:
+                return false;
+        }
+    }
+
     /** The next row (an unmodifiable map of column to value, in schema order), or null at the end. */
     @Override
     public Map<String, Object> next() {
@@ -155,6 +229,7 @@ final class ParquetRows implements RowSource {
             if (rowGroups.get(index).getRowCount() == 0) {
                 continue; // an empty row group has no chunks to read
             }
+            ParquetChecks.pages(file, channel, schema, rowGroups.get(index), index);
             PageReadStore pages = reader.readRowGroup(index);
             leftInGroup = pages.getRowCount();
             records = columnIo.getRecordReader(pages, new GroupRecordConverter(schema));
@@ -174,14 +249,15 @@ final class ParquetRows implements RowSource {
     public void close() {
         records = null;
         closeQuietly(reader);
+        closeQuietly(channel);
     }
 
-    private static void closeQuietly(ParquetFileReader reader) {
-        if (reader == null) {
+    private static void closeQuietly(java.io.Closeable closeable) {
+        if (closeable == null) {
             return;
         }
         try {
-            reader.close();
+            closeable.close();
         } catch (IOException e) {
             // a read-only file: nothing is lost when closing fails
         }

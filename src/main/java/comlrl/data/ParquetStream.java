@@ -126,6 +126,8 @@ public final class ParquetStream extends RowStream {
     private final class ShardRows implements RowSource {
         private int nextShard;
         private ParquetRows current;
+        /** What each file's columns must hold, checked as it opens. */
+        private RequiredFields required = RequiredFields.none();
 
         /** Opens the next file when none is open; false after the last. */
         private boolean ensureFile() {
@@ -134,8 +136,29 @@ public final class ParquetStream extends RowStream {
                     return false;
                 }
                 current = ParquetRows.open(shards.get(nextShard++).location().get());
+                try {
+                    current.requireColumns(required);
+                } catch (DatasetException e) {
+                    closeFile();
+                    throw e;
+                }
             }
             return true;
+        }
+
+        @Override
+        public void requireColumns(RequiredFields fields) {
+            required = fields;
+            if (current != null) {
+                current.requireColumns(fields);
+            } else {
+                ensureFile(); // the first file's columns are checked before any row is read
+            }
+        }
+
+        @Override
+        public String where() {
+            return current == null ? description : current.where();
         }
 
         private void closeFile() {

@@ -17,6 +17,23 @@ interface RowSource extends AutoCloseable {
      */
     long skip(long rows);
 
+    /**
+     * Where the row {@link #next()} returned last lies, for messages: {@code FILE line 7},
+     * {@code FILE row 1234 (row group 1)}.
+     */
+    String where();
+
+    /**
+     * Checks what the source's metadata says about {@code fields} (a Parquet file: its columns and
+     * their types) for the file now open and each file opened later; nothing for a format without
+     * a schema.
+     *
+     * @throws DatasetException naming the file and the column
+     */
+    default void requireColumns(RequiredFields fields) {
+        // JSON Lines has no schema: each row is checked as it is read
+    }
+
     /** Releases the file; reading ends. */
     @Override
     void close();

@@ -16,14 +16,21 @@ import java.util.OptionalInt;
  * current pass ({@link #consumed()}) and the passes completed to the end ({@link #epoch()});
  * {@link #stateDict()} records both. After {@link #loadStateDict(Map)}, the next pass skips the
  * consumed items ({@link RowSource#skip}) and continues from there, so a resumed run neither
- * repeats nor loses items; later passes start from the beginning. Not thread-safe.
+ * repeats nor loses items; later passes start from the beginning.
+ *
+ * <p>Checks: after {@link #requireRows}, every row a pass reads is checked against the required
+ * fields, and a bad row ends the pass with a {@link DatasetException} naming the file and the line
+ * or row. Not thread-safe.
  */
 abstract class RowStream implements StatefulTaskSet, AutoCloseable {
     /** State key: items handed out by the current pass. */
     static final String CONSUMED = "consumed";
     /** State key: passes completed to the end. */
     static final String EPOCH = "epoch";
+    /** Rows {@link #requireRows} reads and checks up front. */
+    static final int CHECKED_AHEAD = 1000;
 
+    private RequiredFields required = RequiredFields.none();
     private long epoch;
     private long consumed;
     private long resumeFrom;
@@ -69,6 +76,9 @@ abstract class RowStream implements StatefulTaskSet, AutoCloseable {
         RowSource source = openSource();
         long skipped;
         try {
+            if (!required.isEmpty()) {
+                source.requireColumns(required);
+            }
             skipped = source.skip(skip);
         } catch (RuntimeException e) {
             source.close();
@@ -83,6 +93,42 @@ abstract class RowStream implements StatefulTaskSet, AutoCloseable {
         consumed = skip;
         live = new Pass(source);
         return live;
+    }
+
+    /**
+     * Checks up front what can be checked before training reads the stream: the columns and their
+     * types where the format states them (Parquet), and the first {@value #CHECKED_AHEAD} rows, read
+     * in a pass of their own (which also proves the stream is not empty); every later pass checks
+     * each row it reads (see {@link TaskSet#requireRows}).
+     *
+     * @throws DatasetException when the stream holds no rows, or a column or one of the first rows
+     *     breaks a requirement, naming the file, the row and the field
+     */
+    @Override
+    public void requireRows(RequiredFields fields) {
+        Objects.requireNonNull(fields, "fields");
+        required = fields;
+        try (RowSource source = openSource()) {
+            source.requireColumns(fields);
+            long read = 0;
+            Map<String, Object> row;
+            while (read < CHECKED_AHEAD && (row = source.next()) != null) {
+                read++;
+                check(source, row);
+            }
+            if (read == 0) {
+                throw new DatasetException(describe() + ": holds no rows; a task set needs at least one row: add rows, "
+                        + "or point the config at the file that holds them");
+            }
+        }
+    }
+
+    /** Fails when {@code row}, just read from {@code source}, breaks the required fields. */
+    private void check(RowSource source, Map<String, Object> row) {
+        String problem = required.problem(row);
+        if (problem != null) {
+            throw new DatasetException(source.where() + ": " + problem);
+        }
     }
 
     @Override
@@ -163,6 +209,14 @@ abstract class RowStream implements StatefulTaskSet, AutoCloseable {
             if (row == null) {
                 finish(true);
                 return false;
+            }
+            if (!required.isEmpty()) {
+                try {
+                    check(source, row);
+                } catch (DatasetException e) {
+                    finish(false);
+                    throw e;
+                }
             }
             next = TaskItem.of(row);
             return true;

@@ -12,6 +12,10 @@
  * counterparts of an {@code IterableDataset}, Parquet read row group by row group) whose position
  * can be saved in a checkpoint and restored. Loading errors are reported as
  * {@link comlrl.data.DatasetException}s that name the file, the line or row, and how to fix it.
+ * {@link comlrl.data.TaskSet#requireRows} checks, before training, that a set has rows and that they
+ * hold the fields their readers need ({@link comlrl.data.RequiredFields}); the file loaders check
+ * what a file declares (Arrow message and buffer sizes, Parquet chunk and page sizes, row counts,
+ * data file paths) against what it holds before allocating by it.
  *
  * <p>{@link comlrl.data.Dataset#loadFromDisk} and {@link comlrl.data.Dataset#saveToDisk} read and
  * write the directories of Hugging Face's {@code save_to_disk} / {@code load_from_disk} (Arrow IPC

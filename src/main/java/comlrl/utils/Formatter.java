@@ -1,6 +1,7 @@
 package comlrl.utils;
 
 import comlrl.data.TaskItem;
+import java.util.Set;
 
 /**
  * Turns a task item into one agent's prompt (Python: {@code formatter(item)}). One formatter can be
@@ -27,6 +28,16 @@ public interface Formatter {
      */
     default String format(TaskItem item, String externalPrompt) {
         return format(item);
+    }
+
+    /**
+     * The task-item fields this formatter reads, each of which must hold a string in every row
+     * (checked when the data is loaded, before any model: see {@link Formatters#requiredFields()}).
+     * A template's placeholders; {@code prompt} for the default formatter; none for a formatter
+     * written as code, unless it overrides this to declare them.
+     */
+    default Set<String> requiredFields() {
+        return Set.of();
     }
 
     /**

@@ -4,8 +4,11 @@ import comlrl.data.TaskItem;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One formatter per agent, in actor order, built with the reference's {@code build_formatters}
@@ -23,6 +26,11 @@ public final class Formatters {
         @Override
         public String format(TaskItem item, String externalPrompt) {
             return externalPrompt != null ? externalPrompt : item.getString("prompt", "");
+        }
+
+        @Override
+        public Set<String> requiredFields() {
+            return Set.of("prompt");
         }
 
         @Override
@@ -122,33 +130,45 @@ public final class Formatters {
     }
 
     /**
-     * Checks that every {@link TemplateFormatter} reads only fields in {@code columns}, so a typo in
-     * a template fails while the config is read instead of at the first prompt (other formatters
-     * are code and are not checked).
+     * The fields the formatters read ({@link Formatter#requiredFields()}), each with the first
+     * formatter that reads it, for messages: {@code formatters template "Q: {prompt}"} when one is
+     * shared, {@code formatters[1] (agent 1) template "..."} per agent, {@code the default formatter
+     * (no formatters given)}. Every row of the data must hold a string in each; formatters written as
+     * code declare nothing unless they override {@link Formatter#requiredFields()}.
+     */
+    public Map<String, String> requiredFields() {
+        boolean shared = formatters.stream().distinct().count() == 1;
+        Map<String, String> fields = new LinkedHashMap<>();
+        for (int agent = 0; agent < formatters.size(); agent++) {
+            Formatter formatter = formatters.get(agent);
+            String which = formatter == DEFAULT ? "the default formatter (no formatters given; it reads prompt)"
+                    : (shared ? "formatters" : "formatters[" + agent + "] (agent " + agent + ")")
+                    + (formatter instanceof TemplateFormatter t ? " template \"" + t.template() + "\"" : "");
+            for (String field : formatter.requiredFields()) {
+                fields.putIfAbsent(field, which);
+            }
+        }
+        return fields;
+    }
+
+    /**
+     * Checks that every field the formatters read ({@link #requiredFields()}) is one of
+     * {@code columns}, so a typo in a template fails while the config is read instead of at the
+     * first prompt.
      *
      * @param source the task set, for messages: {@code "dataset.train (tasks.jsonl)"}
-     * @throws IllegalArgumentException naming the agent, the template, the missing field, the
-     *     closest column and the columns there are
+     * @throws IllegalArgumentException naming the formatter, the missing field, the closest column
+     *     and the columns there are
      */
     public void requireFields(Collection<String> columns, String source) {
-        boolean shared = formatters.stream().distinct().count() == 1;
-        for (int agent = 0; agent < formatters.size(); agent++) {
-            if (!(formatters.get(agent) instanceof TemplateFormatter template)) {
+        for (Map.Entry<String, String> e : requiredFields().entrySet()) {
+            String field = e.getKey();
+            if (columns.contains(field)) {
                 continue;
             }
-            for (String field : template.placeholders()) {
-                if (columns.contains(field)) {
-                    continue;
-                }
-                String which = shared ? "formatters" : "formatters[" + agent + "] (agent " + agent + ")";
-                String suggestion = columns.isEmpty() ? ""
-                        : "; did you mean {" + ConfigMaps.closest(field, columns) + "}?";
-                throw new IllegalArgumentException(which + " template \"" + template.template() + "\" reads {" + field
-                        + "}, but " + source + " has no column '" + field + "'" + suggestion + " Columns: " + columns);
-            }
-            if (shared) {
-                return;
-            }
+            String suggestion = columns.isEmpty() ? "" : "; did you mean {" + ConfigMaps.closest(field, columns) + "}?";
+            throw new IllegalArgumentException(e.getValue() + " reads {" + field + "}, but " + source
+                    + " has no column '" + field + "'" + suggestion + " Columns: " + columns);
         }
     }
 

@@ -13,7 +13,8 @@ import java.util.Set;
  * task item's field (its {@code toString()}; a null value gives the empty string); <code>{{</code> and
  * <code>}}</code> write a literal brace. There are no format specs: everything between the braces is the
  * field name (surrounding blanks ignored). A missing field fails with the fields the item has.
- * Immutable.
+ * Every placeholder is a {@link #requiredFields() required field}: a run checks, before any model
+ * loads, that each row holds a string there (see {@code TaskSet.requireRows}). Immutable.
  */
 public final class TemplateFormatter implements Formatter {
     private final String template;
@@ -100,6 +101,12 @@ public final class TemplateFormatter implements Formatter {
     /** The distinct field names the template reads, in order of first use. */
     public Set<String> placeholders() {
         return Collections.unmodifiableSet(new LinkedHashSet<>(fields));
+    }
+
+    /** {@link #placeholders()}: every field the template reads must hold a string. */
+    @Override
+    public Set<String> requiredFields() {
+        return placeholders();
     }
 
     @Override

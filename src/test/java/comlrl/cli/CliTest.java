@@ -218,4 +218,59 @@ class CliTest {
         assertThat(again.code()).as(again.err()).isZero();
         assertThat(again.err()).contains("Nothing to train: 1 of num_train_epochs=1");
     }
+
+    @Test
+    void badTaskDataFailsBeforeAnyModelLoads(@TempDir Path tmp) throws Exception {
+        // a directory that passes the model-source check but cannot be loaded: had a model loaded, its error shows
+        Path model = Files.createDirectories(tmp.resolve("model"));
+        for (String file : List.of("config.json", "tokenizer.json", "model.safetensors")) {
+            Files.writeString(model.resolve(file), "{}");
+        }
+        Files.writeString(tmp.resolve("good.jsonl"), "{\"prompt\": \"a\", \"target_min\": 1, \"target_max\": 2}\n");
+        Files.writeString(tmp.resolve("null.jsonl"), "{\"prompt\": \"a\", \"target_min\": 1, \"target_max\": 2}\n"
+                + "{\"prompt\": null, \"target_min\": 1, \"target_max\": 2}\n");
+        Files.writeString(tmp.resolve("number.jsonl"), "{\"prompt\": 42, \"target_min\": 1, \"target_max\": 2}\n");
+        Files.writeString(tmp.resolve("empty.jsonl"), "");
+        comlrl.data.TestParquet.write(tmp.resolve("tasks.parquet"), 0, 20, 1 << 12);
+        Path cfg = tmp.resolve("run.yaml");
+        String head = "agent_model: model\nnum_agents: 2\nreward: {type: length_ratio}\n"
+                + "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 4}\noutput_dir: out\n";
+
+        Files.writeString(cfg, head + "dataset: {train: good.jsonl}\n");
+        Result loads = run("train", cfg.toString(), "--output-dir", tmp.resolve("loads").toString());
+        assertThat(loads.code()).isEqualTo(1);
+        assertThat(loads.err()).as("good data reaches the model, which fails to load")
+                .contains(model.resolve("config.json") + " has no model_type");
+
+        Files.writeString(cfg, head + "dataset: {train: null.jsonl}\n");
+        Result nullPrompt = run("train", cfg.toString());
+        assertThat(nullPrompt.code()).isEqualTo(1);
+        assertThat(nullPrompt.err()).contains("error: dataset.train (null.jsonl): " + tmp.resolve("null.jsonl")
+                + " line 2 (row 2): field 'prompt' (read by the default formatter (no formatters given; it reads prompt)) "
+                + "is null or missing").doesNotContain("model_type").doesNotContain("train / ");
+
+        Files.writeString(cfg, head + "dataset: {train: number.jsonl}\nformatters: 'Q: {prompt}'\n");
+        assertThat(run("train", cfg.toString()).err()).contains(tmp.resolve("number.jsonl") + " line 1 (row 1): field "
+                + "'prompt' (read by formatters template \"Q: {prompt}\") is a number (42), not a string");
+
+        // an empty training set used to "train" on nothing and exit 0; an empty eval file gave NaN rewards
+        Files.writeString(cfg, head + "dataset: {train: empty.jsonl}\n");
+        assertThat(run("train", cfg.toString()).err()).contains("error: dataset.train (empty.jsonl) holds no rows ("
+                + tmp.resolve("empty.jsonl") + "): there is nothing to train on");
+        Files.writeString(cfg, head + "dataset: {train: good.jsonl, eval: empty.jsonl}\n");
+        assertThat(run("train", cfg.toString()).err()).contains("error: dataset.eval (empty.jsonl) holds no rows")
+                .contains("evaluation would average no rewards. Add rows to it, or remove it");
+        Files.writeString(cfg, head + "dataset: {train: empty.jsonl, streaming: true}\n");
+        assertThat(run("train", cfg.toString()).err()).contains("error: dataset.train (empty.jsonl): "
+                + tmp.resolve("empty.jsonl") + ": holds no rows");
+
+        // a streamed Parquet file: its schema is checked against the template before any model loads
+        Files.writeString(cfg, head.replace("reward: {type: length_ratio}", "reward: {type: length_ratio, "
+                + "target_min_field: i, target_max_field: i}") + "dataset: {train: tasks.parquet, streaming: true}\n"
+                + "formatters: 'Task {i}: {prompt}'\n");
+        assertThat(run("train", cfg.toString()).err()).contains("error: dataset.train (tasks.parquet): "
+                + tmp.resolve("tasks.parquet") + ": column 'i' (read by formatters template \"Task {i}: {prompt}\") is of "
+                + "Parquet type required int64 i, which cannot hold a string");
+        assertThat(Files.exists(tmp.resolve("out/config.json"))).as("every failure came while reading the config").isFalse();
+    }
 }

@@ -245,7 +245,13 @@ class RunConfigTest {
     @Test
     void datasetSourcesHubKeysAndStreamingParquetAreCheckedAndRead() throws Exception {
         comlrl.data.TestParquet.write(dir.resolve("tasks.parquet"), 0, 50, 1 << 12);
-        RunConfig streamed = load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+        // the file's schema is checked against what the reward reads before anything trains
+        assertThatThrownBy(() -> load("agent_model: builtin:tiny\n" + REST + LENGTH_RATIO
+                + "dataset: {train: tasks.parquet, streaming: true}\n"))
+                .hasMessageStartingWith("dataset.train (tasks.parquet): " + dir.resolve("tasks.parquet") + ": has no column "
+                        + "'target_min', which reward length_ratio (target_min_field) reads; its columns: [prompt, i]");
+        RunConfig streamed = load("agent_model: builtin:tiny\n" + REST
+                + "reward: {type: length_ratio, target_min_field: i, target_max_field: i}\n"
                 + "dataset: {train: tasks.parquet, streaming: true}\n");
         assertThat(streamed.train).isInstanceOf(comlrl.data.ParquetStream.class);
         assertThat(streamed.train.iterator().next().getString("prompt")).isEqualTo("p0");

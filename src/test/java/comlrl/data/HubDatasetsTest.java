@@ -261,4 +261,20 @@ class HubDatasetsTest {
             assertThat(joined).isEqualTo(range(0, 10));
         }
     }
+
+    @Test
+    void anEmptyHubSplitIsRefusedNamingTheSplitWhetherLoadedOrStreamed() throws IOException {
+        hub.put("org/empty", "main", PLAIN_COMMIT, Map.of(
+                "data/train-00000-of-00002.parquet", parquet("e0", 0, 0),
+                "data/train-00001-of-00002.parquet", parquet("e1", 0, 0)));
+        HubSplit train = HubSplit.of("org/empty");
+        Dataset loaded = datasets().load(train);
+        String described = "hub dataset org/empty, config default, split train, revision main (commit " + PLAIN_COMMIT + ")";
+        assertThatThrownBy(() -> loaded.requireRows(RequiredFields.none()))
+                .isInstanceOf(DatasetException.class).hasMessageStartingWith(described + ": holds no rows");
+        try (ParquetStream stream = datasets().stream(train)) {
+            assertThatThrownBy(() -> stream.requireRows(RequiredFields.none()))
+                    .isInstanceOf(DatasetException.class).hasMessageStartingWith(described + ": holds no rows");
+        }
+    }
 }

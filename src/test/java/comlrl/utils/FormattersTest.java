@@ -184,4 +184,20 @@ class FormattersTest {
         assertThatThrownBy(() -> Formatters.fromConfig("Q: {question}", 2).requireFields(columns, "dataset.eval (e.csv)"))
                 .hasMessageStartingWith("formatters template \"Q: {question}\" reads {question}, but dataset.eval (e.csv)");
     }
+
+    @Test
+    void requiredFieldsNameTheFieldsEachFormatterReadsAndWho() {
+        assertThat(Formatters.defaults(2).requiredFields())
+                .containsExactly(Map.entry("prompt", "the default formatter (no formatters given; it reads prompt)"));
+        assertThat(Formatters.fromConfig(List.of("Short: {prompt}", "Long: {prompt} in [{target_min}, {target_max}]"), 2)
+                .requiredFields()).containsExactly(
+                        Map.entry("prompt", "formatters[0] (agent 0) template \"Short: {prompt}\""),
+                        Map.entry("target_min", "formatters[1] (agent 1) template \"Long: {prompt} in "
+                                + "[{target_min}, {target_max}]\""),
+                        Map.entry("target_max", "formatters[1] (agent 1) template \"Long: {prompt} in "
+                                + "[{target_min}, {target_max}]\""));
+        assertThat(Formatters.fromConfig("Q: {question}", 2).requiredFields())
+                .containsExactly(Map.entry("question", "formatters template \"Q: {question}\""));
+        assertThat(Formatters.build(BRIEF, 2).requiredFields()).as("code declares nothing unless it says so").isEmpty();
+    }
 }
