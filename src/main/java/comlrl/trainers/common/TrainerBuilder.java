@@ -1,6 +1,7 @@
 package comlrl.trainers.common;
 
 import comlrl.data.Dataset;
+import comlrl.data.RequiredFields;
 import comlrl.data.TaskSet;
 import comlrl.logging.MetricSink;
 import comlrl.reward.RewardFunction;
@@ -177,6 +178,35 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     public B evalDataset(Dataset evalDataset) {
         this.evalDataset = evalDataset;
         return self();
+    }
+
+    /**
+     * Fails, before any model loads, when the training set (or the evaluation set, when given) has no
+     * rows or a row lacks a field the formatters read, holds null there or a non-string, naming the
+     * set's file, the row and the field ({@link TaskSet#requireRows}; a stream checks what it can read
+     * up front and each later row as training reads it). Every trainer calls it first; the command
+     * line has checked the reward's fields too by then.
+     */
+    public void requireTaskData(int numAgents) {
+        RequiredFields fields = RequiredFields.none();
+        for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, numAgents).requiredFields()
+                .entrySet()) {
+            fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
+        }
+        if (trainDataset != null) {
+            requireRows(trainDataset, "the training set", fields);
+        }
+        if (evalDataset != null) {
+            requireRows(evalDataset, "the evaluation set", fields);
+        }
+    }
+
+    private static void requireRows(TaskSet tasks, String which, RequiredFields fields) {
+        try {
+            tasks.requireRows(fields);
+        } catch (comlrl.data.DatasetException e) {
+            throw new IllegalArgumentException(which + ": " + e.getMessage(), e);
+        }
     }
 
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
