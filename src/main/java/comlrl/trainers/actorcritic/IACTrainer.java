@@ -69,7 +69,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
         }
         ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        b.requireTaskData(c.numAgents());
+        b.requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
             return new IACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);

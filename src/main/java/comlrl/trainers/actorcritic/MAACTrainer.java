@@ -54,7 +54,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         requireCommon(b, ALGORITHM_NAME);
         ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
                 b.criticModel, b.critics);
-        b.requireTaskData(c.numAgents());
+        b.requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
             return new MAACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);

@@ -187,9 +187,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * up front and each later row as training reads it). Every trainer calls it first; the command
      * line has checked the reward's fields too by then.
      */
-    public void requireTaskData(int numAgents) {
+    public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
-        for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, numAgents).requiredFields()
+        // one formatter per role: a centralized actor has one model but every role's formatter
+        int roles = formatters instanceof List<?> list ? list.size() : 1;
+        for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, roles).requiredFields()
                 .entrySet()) {
             fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
         }

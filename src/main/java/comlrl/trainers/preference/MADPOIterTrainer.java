@@ -72,7 +72,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
             rounds.centralizedAdapter(b.centralizedAdapter);
         }
         // every check that can fail without a model has run; join the other processes (ddp)
-        b.requireTaskData(args.numAgents());
+        b.requireTaskData();
         this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
                 args.actorCount(), b.distributed());
         rounds.in(work);

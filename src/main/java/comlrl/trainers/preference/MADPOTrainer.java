@@ -137,7 +137,7 @@ public final class MADPOTrainer implements Trainer {
         this.output = new ResumeOutput(b.outputDir());
 
         this.seeds = new SeedStream(args.seed());
-        b.requireTaskData(count);
+        b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
                 work.device());

@@ -145,7 +145,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
         EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
-        b.requireTaskData(numAgents);
+        b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),

@@ -155,7 +155,7 @@ public class MAGRPOTrainer implements Trainer {
         this.seeds = new SeedStream(args.seed());
         // every check that can fail without a model has run; join the other processes (ddp), then load
         // (and free what was loaded on failure)
-        b.requireTaskData(count);
+        b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
                 work.device());

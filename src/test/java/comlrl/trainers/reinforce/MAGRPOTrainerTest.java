@@ -152,6 +152,29 @@ class MAGRPOTrainerTest {
                 .hasMessageContaining("log_history_limit must be >= 0");
     }
 
+    /**
+     * A builder given task data the formatters cannot read fails before any model loads (the agent
+     * path does not exist, so loading would fail otherwise), naming the set, the row and the field.
+     */
+    @Test
+    void taskDataTheFormattersCannotReadIsRefusedBeforeAnyModelLoads(@TempDir Path out) {
+        java.util.Map<String, Object> nullPrompt = new java.util.HashMap<>();
+        nullPrompt.put("prompt", null);
+        java.util.List<java.util.Map<String, ?>> rows = List.of(java.util.Map.of("prompt", "fine"),
+                java.util.Map.of("question", "no prompt here"), nullPrompt, java.util.Map.of("prompt", 42));
+        for (int bad = 1; bad < rows.size(); bad++) {
+            comlrl.data.Dataset tasks = comlrl.data.Dataset.fromRows(List.of(rows.get(0), rows.get(bad)));
+            assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).numAgents(1).rewardFunc(lengthDifference())
+                    .trainDataset(tasks).args(fast(MAGRPOConfig.builder()).build()).outputDir(out).verbose(false).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("the training set: ")
+                    .hasMessageContaining("row 1").hasMessageContaining("'prompt'");
+        }
+        assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).numAgents(1).rewardFunc(lengthDifference())
+                .trainDataset(tasks(1)).evalDataset(comlrl.data.Dataset.empty()).args(fast(MAGRPOConfig.builder()).build())
+                .outputDir(out).verbose(false).build())
+                .hasMessageStartingWith("the evaluation set: ");
+    }
+
     @Test
     void crossModeScoresEveryCombinationAndLogsTheirMean() {
         RecordingReward reward = new RecordingReward(lengthDifference());
