@@ -167,7 +167,7 @@ class MAGRPOTrainerTest {
             assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).numAgents(1).rewardFunc(lengthDifference())
                     .trainDataset(tasks).args(fast(MAGRPOConfig.builder()).build()).outputDir(out).verbose(false).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("the training set: ")
-                    .hasMessageContaining("row 1").hasMessageContaining("'prompt'");
+                    .hasMessageContaining("row 2").hasMessageContaining("'prompt'");
         }
         assertThatThrownBy(() -> MAGRPOTrainer.builder().agentModel(MISSING).numAgents(1).rewardFunc(lengthDifference())
                 .trainDataset(tasks(1)).evalDataset(comlrl.data.Dataset.empty()).args(fast(MAGRPOConfig.builder()).build())
