@@ -200,9 +200,10 @@ public final class DistributedContext implements AutoCloseable {
                     ? ProcessGroup.gloo(store, info.rank(), info.worldSize(), joinTimeout, blankToNull(glooInterface),
                             isLoopback(info.masterAddr()) ? "127.0.0.1" : null)
                     : ProcessGroup.nccl(store, info.rank(), info.worldSize(), timeout);
+            store.setTimeout(timeout); // joined: from now on a request to the store waits as long as a collective
             return new DistributedContext(info, backend, device, timeout, store, heartbeats, group, options.zeroStage());
         } catch (RuntimeException e) {
-            List<Integer> absent = e instanceof CommunicationException ? absentRanks(store, info.worldSize()) : List.of();
+            List<Integer> absent = e instanceof CommunicationException ? absentRanks(store, info.worldSize(), timeout) : List.of();
             if (heartbeats != null) {
                 heartbeats.finish("failed");
             }
@@ -231,8 +232,9 @@ public final class DistributedContext implements AutoCloseable {
     }
 
     /** The ranks whose first heartbeat is not in the store (they never joined); empty when it cannot tell. */
-    private static List<Integer> absentRanks(TcpStore store, int worldSize) {
+    private static List<Integer> absentRanks(TcpStore store, int worldSize, Duration timeout) {
         try {
+            store.setTimeout(probeTimeout(timeout));
             List<Integer> absent = new ArrayList<>();
             for (int r = 0; r < worldSize; r++) {
                 if (!store.contains(List.of(Heartbeats.key(r)))) {
@@ -259,6 +261,16 @@ public final class DistributedContext implements AutoCloseable {
     private static Duration heartbeatInterval(Duration timeout) {
         long ms = Math.max(100, Math.min(1000, timeout.toMillis() / 10));
         return Duration.ofMillis(ms);
+    }
+
+    /**
+     * How long a rank whose collective failed waits for each answer of the store while it reads its
+     * peers' heartbeats: a running store answers in milliseconds, so two heartbeat intervals (at
+     * least 1 s) tell a stopped or frozen rank 0 from a slow one without adding a second timeout.
+     */
+    static Duration probeTimeout(Duration timeout) {
+        Duration twoBeats = heartbeatInterval(timeout).multipliedBy(2);
+        return twoBeats.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : twoBeats;
     }
 
     private static boolean isLoopback(String host) {
@@ -510,6 +522,7 @@ public final class DistributedContext implements AutoCloseable {
                 .append(cause.getMessage().matches(".*[.!?]$") ? " Peers: " : ". Peers: ");
         List<Integer> suspects = new ArrayList<>();
         try {
+            store.setTimeout(probeTimeout(timeout)); // the run is over: wait for the store no longer than it takes to answer
             List<String> notes = new ArrayList<>();
             for (Heartbeats.Peer p : Heartbeats.observe(store, worldSize(), rank(), heartbeats.interval())) {
                 String note = describe(p, op, seq);
@@ -521,7 +534,7 @@ public final class DistributedContext implements AutoCloseable {
             m.append(notes.isEmpty() ? "every other rank is alive and in the same collective." : String.join("; ", notes) + ".");
         } catch (CommunicationException e) {
             m.append("the rendezvous store (served by rank 0 at ").append(info.masterAddr()).append(':')
-                    .append(info.masterPort()).append(") does not answer: rank 0 has exited or is unreachable.");
+                    .append(info.masterPort()).append(") does not answer: rank 0 has exited, is stopped or frozen, or is unreachable.");
             suspects.add(0);
         }
         return new DistributedException(m.toString(), suspects, cause);

@@ -33,4 +33,9 @@ public final class CommunicationException extends RuntimeException {
     static CommunicationException timeout(String what) {
         return new CommunicationException(what, true, null);
     }
+
+    /** A wait that this thread's interruption ended (the thread's interrupt flag is set again). */
+    static CommunicationException interrupted(String what) {
+        return new CommunicationException(what, false, null);
+    }
 }

@@ -54,19 +54,20 @@ public final class ProcessGroup implements AutoCloseable {
             String hostname) {
         checkMember(rank, size);
         Engine.init();
-        try (PointerScope scope = new PointerScope()) {
-            org.bytedeco.pytorch.gloo.Device device = interfaceName != null
-                    ? ProcessGroupGloo.createDeviceForInterface(interfaceName)
-                    : hostname != null ? ProcessGroupGloo.createDeviceForHostname(hostname)
-                    : ProcessGroupGloo.createDefaultDevice();
-            ProcessGroupGloo.Options options = ProcessGroupGloo.Options.create(millis(timeout));
-            options.devices(new GlooDeviceVector(device));
-            ProcessGroupGloo group = new ProcessGroupGloo(store.handle(), rank, size, options);
-            group.retainReference(); // outlives the scope; released by close()
-            return new ProcessGroup(group, rank, size);
-        } catch (RuntimeException e) {
-            throw CommunicationException.of(e);
-        }
+        // on the store's thread, so that a member that stops answering fails the others at the timeout
+        return store.bounded("forming the Gloo group of " + size, timeout.plus(TcpStore.WAIT_MARGIN), () -> {
+            try (PointerScope scope = new PointerScope()) {
+                org.bytedeco.pytorch.gloo.Device device = interfaceName != null
+                        ? ProcessGroupGloo.createDeviceForInterface(interfaceName)
+                        : hostname != null ? ProcessGroupGloo.createDeviceForHostname(hostname)
+                        : ProcessGroupGloo.createDefaultDevice();
+                ProcessGroupGloo.Options options = ProcessGroupGloo.Options.create(millis(timeout));
+                options.devices(new GlooDeviceVector(device));
+                ProcessGroupGloo group = new ProcessGroupGloo(store.handle(), rank, size, options);
+                group.retainReference(); // outlives the scope; released by close()
+                return new ProcessGroup(group, rank, size);
+            }
+        });
     }
 
     /**

@@ -7,8 +7,14 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The c10d wrappers in one process: the store's operations, a Gloo group of one, NCCL's absence on CPU. */
 class ProcessGroupTest {
@@ -35,6 +41,57 @@ class ProcessGroupTest {
                     .isInstanceOf(CommunicationException.class)
                     .satisfies(e -> assertThat(((CommunicationException) e).timedOut()).isTrue());
             assertThat((System.nanoTime() - start) / 1_000_000).isBetween(250L, 3000L);
+        }
+    }
+
+    /**
+     * A store whose server stops answering (its process stopped, as by SIGSTOP: the connections stay
+     * open) fails every request within the client's timeout — libtorch's own client would wait for
+     * the answer to a check, an add, or the cancellation of a timed-out get forever.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a request blocked in native code ignores interrupts
+    void everyRequestToAFrozenStoreFailsWithinItsTimeout() throws Exception {
+        Duration timeout = Duration.ofSeconds(1);
+        long limitMs = timeout.toMillis() + 5000; // the timeout, libtorch's own margin on waits, a loaded machine
+        int port = freePort();
+        Map<String, Consumer<TcpStore>> requests = new LinkedHashMap<>();
+        requests.put("contains", c -> c.contains(List.of("a")));
+        requests.put("get", c -> c.get("a"));
+        requests.put("get of a missing key", c -> c.get("missing"));
+        requests.put("add", c -> c.add("n", 1));
+        requests.put("await", c -> c.await(List.of("missing"), timeout));
+        requests.put("newClient", c -> c.newClient(timeout));
+        try (TcpStore server = TcpStore.connect("127.0.0.1", port, true, SHORT); FreezableRelay relay = new FreezableRelay(port)) {
+            server.set("a", "1");
+            List<TcpStore> clients = new ArrayList<>();
+            for (int i = 0; i < requests.size(); i++) {
+                clients.add(TcpStore.connect("127.0.0.1", relay.port(), false, timeout));
+                assertThat(clients.get(i).getString("a")).isEqualTo("1");
+            }
+            relay.freeze();
+            requests.put("connect", c -> TcpStore.connect("127.0.0.1", relay.port(), false, timeout));
+            clients.add(null);
+            // all at once, each on its own connection: a request that never returns cannot hold up the others
+            Map<String, CompletableFuture<Throwable>> failures = new LinkedHashMap<>();
+            int i = 0;
+            for (Map.Entry<String, Consumer<TcpStore>> request : requests.entrySet()) {
+                TcpStore client = clients.get(i++);
+                failures.put(request.getKey(), CompletableFuture.supplyAsync(() -> {
+                    long start = System.nanoTime();
+                    try {
+                        request.getValue().accept(client);
+                        return new AssertionError(request.getKey() + " returned");
+                    } catch (RuntimeException e) {
+                        long ms = (System.nanoTime() - start) / 1_000_000;
+                        return ms < limitMs ? e : new AssertionError(request.getKey() + " failed after " + ms + " ms", e);
+                    }
+                }, runnable -> new Thread(runnable).start()));
+            }
+            for (Map.Entry<String, CompletableFuture<Throwable>> failure : failures.entrySet()) {
+                assertThat(failure.getValue().get()).as(failure.getKey()).isInstanceOf(CommunicationException.class)
+                        .satisfies(e -> assertThat(((CommunicationException) e).timedOut()).as(failure.getKey()).isTrue());
+            }
         }
     }
 
