@@ -12,6 +12,7 @@ import comlrl.tensor.Tensor;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Supplier;
 
 /**
  * This process's place in a multi-process run and the collective operations between the
@@ -326,16 +326,38 @@ public final class DistributedContext implements AutoCloseable {
     // ---------------------------------------------------------------- collectives
 
     /**
+     * The collective operations. Each begins with a header that every rank sends and every rank
+     * reads (one small all-gather of {@code [sequence, operation, signature, detail]}), so that ranks
+     * that call different collectives, or pass tensors of different shapes or dtypes, fail with a
+     * message naming the difference instead of exchanging mismatched buffers (which libtorch answers
+     * with an abort of the process, or garbage).
+     */
+    private enum Op {
+        ALL_REDUCE_SUM("allReduceSum"), BROADCAST("broadcast"), ALL_GATHER_BYTES("allGatherBytes"), BARRIER("barrier");
+
+        final String label;
+
+        Op(String label) {
+            this.label = label;
+        }
+    }
+
+    /** The header's length in longs: sequence, operation, signature, detail (broadcast root, gathered length). */
+    private static final int HEADER = 4;
+
+    /**
      * {@code t ← Σ over ranks of t} for every tensor, in place (gradients: divide by
      * {@link #worldSize()} for their mean). Tensors of one dtype travel as one flat buffer (up to
-     * {@link #MAX_BUCKET_BYTES}); every rank must pass tensors of the same shapes and dtypes in the same order.
+     * {@link #MAX_BUCKET_BYTES}); every rank must pass tensors of the same shapes and dtypes in the
+     * same order: when they do not, every rank fails naming the first tensor that differs.
      */
     public void allReduceSum(List<Tensor> tensors) {
         checkOpen();
-        if (!enabled() || tensors.isEmpty()) {
+        if (!enabled()) {
             return;
         }
-        collective("allReduceSum", () -> {
+        collective(Op.ALL_REDUCE_SUM, seq -> {
+            agree(Op.ALL_REDUCE_SUM, seq, tensors, 0);
             for (List<Tensor> bucket : buckets(tensors, MAX_BUCKET_BYTES)) {
                 reduce(bucket);
             }
@@ -388,7 +410,10 @@ public final class DistributedContext implements AutoCloseable {
         }
     }
 
-    /** {@code tensor ← tensor of rank root}, in place on the other ranks (same shape and dtype everywhere). */
+    /**
+     * {@code tensor ← tensor of rank root}, in place on the other ranks (same shape and dtype
+     * everywhere, and the same root: when they differ, every rank fails saying how).
+     */
     public void broadcast(Tensor tensor, int root) {
         checkOpen();
         if (root < 0 || root >= worldSize()) {
@@ -397,7 +422,8 @@ public final class DistributedContext implements AutoCloseable {
         if (!enabled()) {
             return;
         }
-        collective("broadcast", () -> {
+        collective(Op.BROADCAST, seq -> {
+            agree(Op.BROADCAST, seq, List.of(tensor), root);
             Device wire = wireDevice();
             if (tensor.isContiguous() && tensor.device().equals(wire)) {
                 group.broadcast(tensor, root, timeout);
@@ -421,36 +447,44 @@ public final class DistributedContext implements AutoCloseable {
         if (!enabled()) {
             return List.of(bytes.clone());
         }
-        return collective("allGatherBytes", () -> {
-            int world = worldSize();
-            Device wire = wireDevice();
-            try (Scope scope = Scope.open()) {
-                Tensor lengths = Tensor.zerosOf(DType.I64, wire, world);       // [world]
-                group.allGather(Tensor.ofLongs(new long[] {bytes.length}, wire), lengths, timeout);
-                long[] sizes = lengths.toLongArray();
-                long longest = Arrays.stream(sizes).max().orElse(0);
-                if (longest * world > Integer.MAX_VALUE - 16) {
-                    throw new IllegalArgumentException("allGatherBytes: " + world + " x " + longest
-                            + " bytes do not fit in one array; exchange smaller pieces");
-                }
-                List<byte[]> out = new ArrayList<>(world);
-                if (longest == 0) {
-                    for (int r = 0; r < world; r++) {
-                        out.add(new byte[0]);
-                    }
-                    return out;
-                }
-                byte[] padded = Arrays.copyOf(bytes, (int) longest);
-                Tensor mine = Tensor.fromBytes(ByteBuffer.wrap(padded), DType.U8, longest).to(wire); // [longest]
-                Tensor all = Tensor.zerosOf(DType.U8, wire, world * longest);                       // [world · longest]
-                group.allGather(mine, all, timeout);
-                byte[] flat = all.toBytes();
-                for (int r = 0; r < world; r++) {
-                    out.add(Arrays.copyOfRange(flat, (int) (r * longest), (int) (r * longest + sizes[r])));
-                }
-                return out;
+        return collective(Op.ALL_GATHER_BYTES, seq -> {
+            long[][] headers = exchangeHeaders(Op.ALL_GATHER_BYTES, seq, 0, bytes.length); // the lengths travel in it
+            requireSameCall(Op.ALL_GATHER_BYTES, seq, headers);
+            long[] sizes = new long[headers.length];
+            for (int r = 0; r < sizes.length; r++) {
+                sizes[r] = headers[r][3];
             }
+            return gatherPayloads(bytes, sizes);
         });
+    }
+
+    /** Each rank's bytes, whose lengths ({@code sizes}, by rank) every rank already knows. */
+    private List<byte[]> gatherPayloads(byte[] bytes, long[] sizes) {
+        int world = worldSize();
+        long longest = Arrays.stream(sizes).max().orElse(0);
+        if (longest * world > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("allGatherBytes: " + world + " x " + longest
+                    + " bytes do not fit in one array; exchange smaller pieces");
+        }
+        List<byte[]> out = new ArrayList<>(world);
+        if (longest == 0) {
+            for (int r = 0; r < world; r++) {
+                out.add(new byte[0]);
+            }
+            return out;
+        }
+        Device wire = wireDevice();
+        try (Scope scope = Scope.open()) {
+            byte[] padded = Arrays.copyOf(bytes, (int) longest);
+            Tensor mine = Tensor.fromBytes(ByteBuffer.wrap(padded), DType.U8, longest).to(wire); // [longest]
+            Tensor all = Tensor.zerosOf(DType.U8, wire, world * longest);                       // [world · longest]
+            group.allGather(mine, all, timeout);
+            byte[] flat = all.toBytes();
+            for (int r = 0; r < world; r++) {
+                out.add(Arrays.copyOfRange(flat, (int) (r * longest), (int) (r * longest + sizes[r])));
+            }
+            return out;
+        }
     }
 
     /** Returns once every rank has called it. */
@@ -459,12 +493,148 @@ public final class DistributedContext implements AutoCloseable {
         if (!enabled()) {
             return;
         }
-        collective("barrier", () -> {
-            try (Scope scope = Scope.open()) {
-                group.allReduceSum(Tensor.zerosOf(DType.F32, wireDevice(), 1), timeout);
-            }
+        collective(Op.BARRIER, seq -> {
+            requireSameCall(Op.BARRIER, seq, exchangeHeaders(Op.BARRIER, seq, 0, 0)); // every rank's header: all are here
             return null;
         });
+    }
+
+    /**
+     * Every rank's header {@code [seq, op, signature, detail]}, by rank: one all-gather of the same
+     * size and kind whatever the collective, so it pairs up even between ranks in different ones.
+     */
+    private long[][] exchangeHeaders(Op op, long seq, long signature, long detail) {
+        int world = worldSize();
+        Device wire = wireDevice();
+        try (Scope scope = Scope.open()) {
+            Tensor mine = Tensor.ofLongs(new long[] {seq, op.ordinal(), signature, detail}, wire); // [4]
+            Tensor all = Tensor.zerosOf(DType.I64, wire, world * HEADER);                       // [world · 4]
+            group.allGather(mine, all, timeout);
+            long[] flat = all.toLongArray();
+            long[][] headers = new long[world][];
+            for (int r = 0; r < world; r++) {
+                headers[r] = Arrays.copyOfRange(flat, r * HEADER, (r + 1) * HEADER);
+            }
+            return headers;
+        }
+    }
+
+    /** Fails (on every rank alike) unless every rank is in collective {@code seq}, {@code op}. */
+    private void requireSameCall(Op op, long seq, long[][] headers) {
+        Map<String, List<Integer>> calls = new LinkedHashMap<>();
+        for (int r = 0; r < headers.length; r++) {
+            long otherOp = headers[r][1];
+            String call = (otherOp >= 0 && otherOp < Op.values().length ? Op.values()[(int) otherOp].label : "operation " + otherOp)
+                    + " #" + headers[r][0];
+            calls.computeIfAbsent(call, c -> new ArrayList<>()).add(r);
+        }
+        if (calls.size() > 1) {
+            List<String> where = new ArrayList<>();
+            calls.forEach((call, ranks) -> where.add(ranksText(ranks) + (ranks.size() == 1 ? " is in " : " are in ") + call));
+            throw mismatch(op, seq, "the ranks call collectives in different orders: " + String.join("; ", where)
+                    + " (every rank must make the same collective calls in the same order: do the processes run the same "
+                    + "code and config?)", headers, h -> h[0] + " " + h[1]);
+        }
+    }
+
+    /**
+     * Fails (on every rank alike) unless every rank is in this collective with tensors of the same
+     * dtypes and shapes (and, for a broadcast, the same root), naming the first tensor that differs.
+     */
+    private void agree(Op op, long seq, List<Tensor> tensors, int root) {
+        List<String> described = new ArrayList<>(tensors.size());
+        for (Tensor t : tensors) {
+            described.add(t.dtype() + " " + Arrays.toString(t.shape()));
+        }
+        long signature = signature(described);
+        long[][] headers = exchangeHeaders(op, seq, signature, root);
+        requireSameCall(op, seq, headers);
+        Map<String, List<Integer>> roots = new LinkedHashMap<>();
+        for (int r = 0; r < headers.length; r++) {
+            roots.computeIfAbsent("root " + headers[r][3], k -> new ArrayList<>()).add(r);
+        }
+        if (roots.size() > 1) {
+            throw mismatch(op, seq, "the ranks name different roots: " + grouped(roots, " on ", ", "), headers, h -> "" + h[3]);
+        }
+        boolean same = true;
+        for (long[] h : headers) {
+            same &= h[2] == signature;
+        }
+        if (same) {
+            return;
+        }
+        // every rank saw the difference: all exchange their descriptions to name it
+        byte[] mine = String.join("\n", described).getBytes(StandardCharsets.UTF_8);
+        long[] sizes = new long[headers.length];
+        long[][] lengths = exchangeHeaders(op, seq, signature, mine.length);
+        for (int r = 0; r < sizes.length; r++) {
+            sizes[r] = lengths[r][3];
+        }
+        List<List<String>> all = new ArrayList<>();
+        for (byte[] b : gatherPayloads(mine, sizes)) {
+            String text = new String(b, StandardCharsets.UTF_8);
+            all.add(text.isEmpty() ? List.of() : List.of(text.split("\n", -1)));
+        }
+        throw mismatch(op, seq, firstDifference(all), headers, h -> "" + h[2]);
+    }
+
+    /** A 64-bit hash of the tensors' descriptions (FNV-1a over their text). */
+    private static long signature(List<String> described) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : String.join("\n", described).concat("\n" + described.size()).getBytes(StandardCharsets.UTF_8)) {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        return h;
+    }
+
+    /** "tensor 3 of 10 is F32 [2, 3] on rank 0 and F32 [2, 4] on rank 1": the first index whose description differs. */
+    static String firstDifference(List<List<String>> byRank) {
+        int longest = byRank.stream().mapToInt(List::size).max().orElse(0);
+        for (int i = 0; i < longest; i++) {
+            Map<String, List<Integer>> values = new LinkedHashMap<>();
+            for (int r = 0; r < byRank.size(); r++) {
+                List<String> d = byRank.get(r);
+                values.computeIfAbsent(i < d.size() ? d.get(i) : "absent", k -> new ArrayList<>()).add(r);
+            }
+            if (values.size() > 1) {
+                Map<Integer, List<Integer>> counts = new LinkedHashMap<>();
+                for (int r = 0; r < byRank.size(); r++) {
+                    counts.computeIfAbsent(byRank.get(r).size(), k -> new ArrayList<>()).add(r);
+                }
+                List<String> passes = new ArrayList<>();
+                counts.forEach((n, ranks) -> passes.add(ranksText(ranks) + (ranks.size() == 1 ? " passes " : " pass ") + n
+                        + (n == 1 ? " tensor" : " tensors")));
+                return "the tensors differ between ranks: tensor " + i + " is " + grouped(values, " on ", " and ")
+                        + (counts.size() > 1 ? " (" + String.join(", ", passes) + ")" : "")
+                        + " (every rank must pass tensors of the same shapes and dtypes in the same order: do the processes "
+                        + "load the same models?)";
+            }
+        }
+        return "the tensors differ between ranks (their descriptions agree, their signatures do not)";
+    }
+
+    /** "a on ranks 0, 2 and b on rank 1": each value with the ranks that hold it, in order of first appearance. */
+    private static String grouped(Map<String, List<Integer>> ranksByValue, String between, String separator) {
+        List<String> parts = new ArrayList<>();
+        ranksByValue.forEach((value, ranks) -> parts.add(value + between + ranksText(ranks)));
+        return String.join(separator, parts);
+    }
+
+    /**
+     * The error every rank throws when the headers disagree (suspects: the ranks whose {@code part}
+     * differs from this rank's). Nothing was exchanged beyond the headers, so the context stays usable.
+     */
+    private DistributedException mismatch(Op op, long seq, String what, long[][] headers,
+            java.util.function.Function<long[], String> part) {
+        List<Integer> others = new ArrayList<>();
+        String mine = part.apply(headers[rank()]);
+        for (int r = 0; r < headers.length; r++) {
+            if (!part.apply(headers[r]).equals(mine)) {
+                others.add(r);
+            }
+        }
+        return new DistributedException("rank " + rank() + " of " + worldSize() + ": " + op.label + " (collective #" + seq
+                + "): " + what, others, null);
     }
 
     /** Where tensors must be for the backend: the CUDA device for NCCL, host memory for Gloo. */
@@ -482,27 +652,50 @@ public final class DistributedContext implements AutoCloseable {
         }
     }
 
-    private <T> T collective(String op, Supplier<T> body) {
+    /** A collective's body, given its sequence number. */
+    private interface Body<T> {
+        T run(long seq);
+    }
+
+    /**
+     * Runs collective {@code op}: publishes it in this rank's heartbeat, and turns each way it can
+     * fail into a {@link DistributedException} that says what, where and why: a failed exchange
+     * (with what the peers were doing), ranks that disagree about the call, or an error of this
+     * rank's own (out of memory, a native error) — which leaves the others waiting, so the context
+     * is failed after it.
+     */
+    private <T> T collective(Op op, Body<T> body) {
         long seq = ++sequence;
-        heartbeats.enter(seq, op);
+        heartbeats.enter(seq, op.label);
         long start = System.nanoTime();
         try {
-            T result = body.get();
-            heartbeats.leave(seq, op);
+            T result = body.run(seq);
+            heartbeats.leave(seq, op.label);
             return result;
         } catch (CommunicationException e) {
             failed = true;
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-            DistributedException error = failure(op, seq, elapsed, e);
+            DistributedException error = failure(op.label, seq, elapsed, e);
             heartbeats.finish("failed");
             throw error;
-        } catch (RuntimeException e) {
-            heartbeats.leave(seq, op); // a local error (bad arguments): the peers saw the same and failed alike
+        } catch (DistributedException e) {
+            heartbeats.leave(seq, op.label); // ranks that disagree: every rank saw the same headers and fails alike
             throw e;
+        } catch (IllegalArgumentException e) {
+            heartbeats.leave(seq, op.label); // a local error (bad arguments): the peers saw the same and failed alike
+            throw e;
+        } catch (RuntimeException | Error e) {
+            failed = true;
+            heartbeats.finish("failed");
+            throw new DistributedException("rank " + rank() + " of " + worldSize() + ": " + op.label + " (collective #" + seq
+                    + ") failed on this rank after " + seconds(Duration.ofNanos(System.nanoTime() - start)) + ": "
+                    + DistributedException.describe(e) + " (the other ranks wait for it until their timeout, " + seconds(timeout) + ")",
+                    List.of(), e);
         } finally {
             collectiveNanos += System.nanoTime() - start;
         }
     }
+
 
     /**
      * Nanoseconds this process has spent inside collectives so far: moving the data, and waiting for

@@ -19,4 +19,17 @@ public final class DistributedException extends RuntimeException {
     public List<Integer> suspects() {
         return suspects;
     }
+
+    /**
+     * An error in words even when it carries no message (a native error, an out-of-memory error):
+     * its kind, its message, and where it was thrown when it has no message.
+     */
+    public static String describe(Throwable e) {
+        String message = e.getMessage();
+        if (message != null && !message.isBlank()) {
+            return e.getClass().getSimpleName() + ": " + message.strip();
+        }
+        StackTraceElement[] at = e.getStackTrace();
+        return e.getClass().getName() + " (no message" + (at.length > 0 ? ", thrown at " + at[0] : "") + ")";
+    }
 }

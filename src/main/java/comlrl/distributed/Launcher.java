@@ -29,8 +29,9 @@ import java.util.concurrent.TimeUnit;
  * is copied to ours, prefixed with {@code [rank r] }.
  *
  * <p>When a child exits with a non-zero code (or dies), the others are stopped: asked to
- * ({@code SIGTERM}), then, after the grace period, killed, with their own child processes; the
- * launcher returns that child's code. When the launcher's JVM exits (Ctrl-C included), a shutdown
+ * ({@code SIGTERM}), then, after the grace period, killed, with their own child processes (a
+ * stopped child, which could not act on the request, is killed at once); the launcher returns that
+ * child's code. When the launcher's JVM exits (Ctrl-C included), a shutdown
  * hook stops the children the same way, and a child whose launcher died exits on its own
  * (it watches the process {@link #LAUNCHER_PID} names). The natives are extracted once, here, before the children start.
  */
@@ -153,9 +154,10 @@ public final class Launcher {
         ProcessGroup.loadNatives(); // extracted once here, so that the children do not race to extract them
         List<Child> children = new ArrayList<>();
         BlockingQueue<Child> exited = new LinkedBlockingQueue<>();
-        Thread hook = new Thread(() -> stop(children, spec.gracePeriod()), "comlrl-launch-shutdown");
+        Thread hook = new Thread(() -> stop(children, spec.gracePeriod(), null), "comlrl-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
+            List<String> started = new ArrayList<>();
             for (int local = 0; local < spec.nprocPerNode(); local++) {
                 int rank = spec.nodeRank() * spec.nprocPerNode() + local;
                 RankInfo info = new RankInfo(rank, spec.worldSize(), local, addr, port);
@@ -164,7 +166,9 @@ public final class Launcher {
                     children.add(child);
                 }
                 child.process().onExit().thenRun(() -> exited.add(child));
+                started.add("rank " + rank + " (pid " + child.process().pid() + ")");
             }
+            err.println("launch: started " + String.join(", ", started));
             int remaining = children.size();
             while (remaining > 0) {
                 Child done = exited.take();
@@ -172,17 +176,17 @@ public final class Launcher {
                 int code = done.process().exitValue();
                 if (code != 0) {
                     err.println("launch: rank " + done.rank() + " " + describeExit(code) + "; stopping the other ranks");
-                    stop(children, spec.gracePeriod());
+                    stop(children, spec.gracePeriod(), err);
                     return code;
                 }
             }
             return 0;
         } catch (IOException e) {
             err.println("launch: cannot start a child process: " + e.getMessage());
-            stop(children, spec.gracePeriod());
+            stop(children, spec.gracePeriod(), err);
             return 1;
         } finally {
-            stop(children, spec.gracePeriod());
+            stop(children, spec.gracePeriod(), err);
             for (Child c : children) {
                 c.stdout().join(2000);
                 c.stderr().join(2000);
@@ -253,14 +257,22 @@ public final class Launcher {
         }
     }
 
-    /** Asks every live child (and its descendants) to stop, then kills what is left after {@code grace}. */
-    private static void stop(List<Child> children, Duration grace) {
+    /**
+     * Asks every live child (and its descendants) to stop, then kills what is left after
+     * {@code grace}. A stopped process ({@code SIGSTOP}, a debugger) cannot act on the request until
+     * it is continued, so it is killed at once, and said so on {@code report} (when not null).
+     */
+    private static void stop(List<Child> children, Duration grace, PrintStream report) {
         List<ProcessHandle> alive = new ArrayList<>();
         synchronized (children) {
             for (Child c : children) {
                 ProcessHandle h = c.process().toHandle();
                 h.descendants().forEach(alive::add); // before the child goes: orphans are re-parented away
                 if (h.isAlive()) {
+                    if (isStopped(h.pid()) && report != null) {
+                        report.println("launch: rank " + c.rank() + " (pid " + h.pid() + ") is stopped (SIGSTOP or a "
+                                + "debugger) and cannot stop by itself: killing it");
+                    }
                     alive.add(h);
                 }
             }
@@ -268,7 +280,13 @@ public final class Launcher {
         if (alive.isEmpty()) {
             return;
         }
-        alive.forEach(ProcessHandle::destroy);
+        for (ProcessHandle h : alive) {
+            if (isStopped(h.pid())) {
+                h.destroyForcibly();
+            } else {
+                h.destroy();
+            }
+        }
         long deadline = System.nanoTime() + grace.toNanos();
         for (ProcessHandle h : alive) {
             long left = deadline - System.nanoTime();
@@ -291,6 +309,21 @@ public final class Launcher {
             } catch (Exception e) {
                 // a process that survives SIGKILL this long is beyond our reach
             }
+        }
+    }
+
+    /**
+     * Whether process {@code pid} is stopped ({@code T}: a {@code SIGSTOP} or {@code SIGTSTP}; {@code t}:
+     * a debugger holds it), as {@code /proc/PID/stat} says; false where there is no {@code /proc}.
+     */
+    static boolean isStopped(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            int afterName = stat.lastIndexOf(')'); // the command name may hold spaces and parentheses
+            char state = afterName >= 0 && afterName + 2 < stat.length() ? stat.charAt(afterName + 2) : '?';
+            return state == 'T' || state == 't';
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

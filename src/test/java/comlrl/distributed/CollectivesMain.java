@@ -18,6 +18,11 @@ import java.util.Locale;
  *   <li>{@code kill}: after one sum, rank 0 enters another and reports how it failed, while the
  *       other ranks print {@code busy} and wait to be killed;</li>
  *   <li>{@code hang}: as {@code kill}, but the other ranks stay alive (and never enter).</li>
+ *   <li>{@code mismatch}: the ranks pass tensors of different shapes, counts and dtypes, different
+ *       broadcast roots, and call different collectives; each failure's message is printed
+ *       ({@code mismatch.<case>}), then a sum that agrees shows the context still works;</li>
+ *   <li>{@code loop}: prints its {@code pid}, then sums every 50 ms for two minutes; a failure
+ *       prints {@code failed.message} and exits with code 1.</li>
  * </ul>
  */
 public final class CollectivesMain {
@@ -35,6 +40,8 @@ public final class CollectivesMain {
             switch (scenario) {
                 case "collectives" -> collectives(ctx);
                 case "kill", "hang" -> failure(ctx);
+                case "loop" -> loop(ctx);
+                case "mismatch" -> mismatch(ctx);
                 default -> throw new IllegalArgumentException(scenario);
             }
         }
@@ -82,6 +89,51 @@ public final class CollectivesMain {
     /** What rank {@code r} contributes to the gather: none at rank 0, text of different lengths elsewhere. */
     private static byte[] payload(int r) {
         return r == 0 ? new byte[0] : ("ünïcode from rank " + r + " " + "x".repeat(1000 * r)).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void mismatch(DistributedContext ctx) {
+        int r = ctx.rank();
+        Tensor same = Tensor.zerosOf(DType.F32, Device.CPU, 2, 3);
+        report("shape", () -> ctx.allReduceSum(List.of(same, Tensor.zerosOf(DType.F32, Device.CPU, 4, 3 + r))));
+        report("count", () -> ctx.allReduceSum(r == 0 ? List.of(same) : List.of(same, same)));
+        report("dtype", () -> ctx.broadcast(Tensor.zerosOf(r == 0 ? DType.F32 : DType.F64, Device.CPU, 3), 0));
+        report("root", () -> ctx.broadcast(Tensor.zerosOf(DType.F32, Device.CPU, 3), r));
+        report("order", () -> {
+            if (r == 0) {
+                ctx.barrier();
+            } else {
+                ctx.allGatherBytes(new byte[] {1, 2});
+            }
+        });
+        Tensor t = Tensor.ofFloats(new float[] {r + 1}, Device.CPU);
+        ctx.allReduceSum(List.of(t));
+        System.out.println("after: " + Arrays.toString(t.toFloatArray()));
+    }
+
+    private static void report(String name, Runnable call) {
+        try {
+            call.run();
+            System.out.println("mismatch." + name + ": none");
+        } catch (DistributedException e) {
+            System.out.println("mismatch." + name + ": " + e.getMessage() + " suspects " + e.suspects());
+        }
+    }
+
+    private static void loop(DistributedContext ctx) throws InterruptedException {
+        System.out.println("pid: " + ProcessHandle.current().pid());
+        try {
+            for (int i = 0; i < 2400; i++) {
+                ctx.allReduceSum(List.of(Tensor.ofFloats(new float[] {1}, Device.CPU)));
+                if (i == 0) {
+                    System.out.println("looping");
+                }
+                Thread.sleep(50);
+            }
+        } catch (DistributedException e) {
+            System.out.println("failed.message: " + e.getMessage());
+            System.out.flush();
+            System.exit(1);
+        }
     }
 
     private static void failure(DistributedContext ctx) throws InterruptedException {
