@@ -22,14 +22,24 @@ public final class Main {
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new Main());
         LaunchCommand.configure(cl.getSubcommands().get("launch"));
-        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            cmd.getErr().println("error: " + ex.getMessage());
-            if (System.getenv("COMLRL_DEBUG") != null) {
-                ex.printStackTrace(cmd.getErr());
-            }
-            return 1;
-        });
-        return cl.execute(args);
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> fail(ex, cmd.getErr()));
+        try {
+            return cl.execute(args);
+        } catch (Error e) { // out of memory, a native library that cannot load: said as plainly, not as a stack trace
+            return fail(e, cl.getErr());
+        }
+    }
+
+    /** Prints {@code error: <what went wrong>} (never "null": an error without a message is named by its kind and place). */
+    private static int fail(Throwable ex, java.io.PrintWriter err) {
+        String message = ex.getMessage();
+        err.println("error: " + (message != null && !message.isBlank() && ex instanceof Exception ? message
+                : comlrl.distributed.DistributedException.describe(ex)));
+        if (System.getenv("COMLRL_DEBUG") != null) {
+            ex.printStackTrace(err);
+        }
+        err.flush();
+        return 1;
     }
 
     static final class Version implements CommandLine.IVersionProvider {

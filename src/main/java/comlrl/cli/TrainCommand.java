@@ -119,6 +119,9 @@ final class TrainCommand implements Callable<Integer> {
         // ddp: join the other processes first (rendezvous), so that a rank that cannot start fails the run early
         try (comlrl.distributed.DistributedContext processes = ddp
                 ? comlrl.distributed.DistributedContext.fromEnvironment(System.getenv(), run.distributed) : null) {
+            if (processes != null) { // every process started alike, checked before any loads a model
+                processes.requireSame("config", fingerprint(resolvedConfig(run, run.outputDir), resumeFrom));
+            }
             if (processes != null && main) {
                 System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
                         + (run.args != null ? run.args.ddpSplit() : run.acArgs != null ? run.acArgs.ddpSplit()
@@ -385,17 +388,75 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
+    /** The config as resolved, as {@code config.json} holds it before provenance and generation settings. */
+    private static Map<String, Object> resolvedConfig(RunConfig run, Path dir) {
+        Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
+        resolved.put("algorithm", run.configName());
+        resolved.put("num_agents", run.numAgents);
+        resolved.put("args", run.argsMap());
+        resolved.put("output_dir", dir.toString());
+        return resolved;
+    }
+
+    /** Last keys whose values are secrets: compared between ranks by a hash, never shown. */
+    private static final java.util.regex.Pattern SECRET_KEY =
+            java.util.regex.Pattern.compile("(?i).*(api_key|password|secret|access_token|auth_token|^token)$");
+
+    /**
+     * What every process of a ddp run must agree on before any loads a model: the resolved config
+     * (as {@code config.json} holds it), flattened to one value per key ({@code args.seed},
+     * {@code formatters[1]}), each as JSON; the checkpoint it resumes ({@code resume}). Secrets
+     * (keys ending in api_key, password, secret, token) are replaced by a hash of their value. The
+     * processes differ only in what their rank decides (device, local rank), which the config does not hold.
+     */
+    static java.util.SortedMap<String, String> fingerprint(Map<String, Object> resolved, Path resumeFrom) {
+        java.util.SortedMap<String, String> flat = new java.util.TreeMap<>();
+        flatten("", resolved, flat);
+        flat.put("resume", resumeFrom == null ? "null" : json(resumeFrom.toAbsolutePath().normalize().toString()));
+        return flat;
+    }
+
+    private static void flatten(String key, Object value, Map<String, String> into) {
+        if (value instanceof Map<?, ?> map && !map.isEmpty()) {
+            map.forEach((k, v) -> flatten(key.isEmpty() ? String.valueOf(k) : key + "." + k, v, into));
+        } else if (value instanceof List<?> list && !list.isEmpty()) {
+            for (int i = 0; i < list.size(); i++) {
+                flatten(key + "[" + i + "]", list.get(i), into);
+            }
+        } else {
+            String last = key.substring(key.lastIndexOf('.') + 1);
+            into.put(key, value != null && SECRET_KEY.matcher(last).matches() ? hidden(String.valueOf(value)) : json(value));
+        }
+    }
+
+    private static String json(Object value) {
+        try {
+            return JSON.writeValueAsString(value instanceof Path p ? p.toString() : value);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return String.valueOf(value);
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper()
+            .configure(com.fasterxml.jackson.databind.SerializationFeature.WRITE_ENUMS_USING_TO_STRING, true); // config names
+
+    /** "(hidden, sha256 1a2b3c4d)": tells two secrets apart without showing either. */
+    private static String hidden(String secret) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return "(hidden, sha256 " + java.util.HexFormat.of().formatHex(digest, 0, 4) + ")";
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /**
      * Writes {@code config.json}: the config as resolved, provenance, and, once the agents are loaded,
      * {@code generation}: per agent, every generate setting used with its source (run config, the
      * model's generation_config.json or config.json, or transformers' default).
      */
     private static void writeResolvedConfig(RunConfig run, Path dir, List<GenerationSettings.Resolved> generation) {
-        Map<String, Object> resolved = new LinkedHashMap<>(run.raw);
-        resolved.put("algorithm", run.configName());
-        resolved.put("num_agents", run.numAgents);
-        resolved.put("args", run.argsMap());
-        resolved.put("output_dir", dir.toString());
+        Map<String, Object> resolved = resolvedConfig(run, dir);
         if (generation != null) {
             Map<String, Object> perAgent = new LinkedHashMap<>();
             for (int i = 0; i < generation.size(); i++) {

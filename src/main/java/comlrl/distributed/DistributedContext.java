@@ -487,6 +487,100 @@ public final class DistributedContext implements AutoCloseable {
         }
     }
 
+    /**
+     * Fails unless every rank holds the same {@code values} (key → value as text), naming every
+     * difference: {@code "<what> differs between ranks: args.seed is 7 on rank 0 and 8 on rank 1"}.
+     * One {@link #allGatherBytes}; every rank throws the same {@link IllegalArgumentException}. For
+     * checking, right after joining, that the processes were started alike (the run's resolved
+     * config), before any of them loads a model. A key one rank lacks is {@code absent} there.
+     */
+    public void requireSame(String what, Map<String, String> values) {
+        checkOpen();
+        if (!enabled()) {
+            return;
+        }
+        List<Map<String, String>> byRank = new ArrayList<>();
+        for (byte[] b : allGatherBytes(encodePairs(values))) {
+            byRank.add(decodePairs(b));
+        }
+        String differences = differences(byRank);
+        if (!differences.isEmpty()) {
+            throw new IllegalArgumentException(what + " differs between ranks: " + differences
+                    + " (every process of a run must be started with the same config and options)");
+        }
+    }
+
+    /** The most differences {@link #requireSame} names; it counts the rest. */
+    static final int MAX_DIFFERENCES = 10;
+
+    /** Longer values are cut to this many characters in messages. */
+    private static final int MAX_VALUE_CHARS = 120;
+
+    /** "k is a on rank 0 and b on rank 1; ...": each key whose value differs between the ranks, in key order. */
+    static String differences(List<Map<String, String>> byRank) {
+        java.util.SortedSet<String> keys = new java.util.TreeSet<>();
+        byRank.forEach(m -> keys.addAll(m.keySet()));
+        List<String> found = new ArrayList<>();
+        int count = 0;
+        for (String key : keys) {
+            Map<String, List<Integer>> values = new LinkedHashMap<>();
+            for (int r = 0; r < byRank.size(); r++) {
+                String v = byRank.get(r).get(key);
+                values.computeIfAbsent(v == null ? "absent" : cut(v), k -> new ArrayList<>()).add(r);
+            }
+            if (values.size() > 1 && count++ < MAX_DIFFERENCES) {
+                found.add(key + " is " + grouped(values, " on ", " and "));
+            }
+        }
+        String text = String.join("; ", found);
+        return count > MAX_DIFFERENCES ? text + "; and " + (count - MAX_DIFFERENCES) + " more" : text;
+    }
+
+    private static String cut(String value) {
+        return value.length() <= MAX_VALUE_CHARS ? value : value.substring(0, MAX_VALUE_CHARS) + "...";
+    }
+
+    private static byte[] encodePairs(Map<String, String> values) {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+            out.writeInt(values.size());
+            for (Map.Entry<String, String> e : values.entrySet()) {
+                writeText(out, e.getKey());
+                writeText(out, String.valueOf(e.getValue()));
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static Map<String, String> decodePairs(byte[] b) {
+        try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(b))) {
+            int n = in.readInt();
+            Map<String, String> values = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                values.put(readText(in), readText(in));
+            }
+            return values;
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("A rank's values could not be read (" + b.length + " bytes): " + e, e);
+        }
+    }
+
+    private static void writeText(java.io.DataOutputStream out, String s) throws java.io.IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static String readText(java.io.DataInputStream in) throws java.io.IOException {
+        int n = in.readInt();
+        if (n < 0 || n > in.available()) {
+            throw new java.io.EOFException("a text of " + n + " bytes where " + in.available() + " remain");
+        }
+        return new String(in.readNBytes(n), StandardCharsets.UTF_8);
+    }
+
     /** Returns once every rank has called it. */
     public void barrier() {
         checkOpen();

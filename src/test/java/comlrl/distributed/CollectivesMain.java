@@ -21,7 +21,7 @@ import java.util.Locale;
  *   <li>{@code mismatch}: the ranks pass tensors of different shapes, counts and dtypes, different
  *       broadcast roots, and call different collectives; each failure's message is printed
  *       ({@code mismatch.<case>}), then a sum that agrees shows the context still works;</li>
- *   <li>{@code loop}: prints its {@code pid}, then sums every 50 ms for two minutes; a failure
+ *   <li>{@code loop}: sums every 50 ms for two minutes (printing {@code looping} after the first); a failure
  *       prints {@code failed.message} and exits with code 1.</li>
  * </ul>
  */
@@ -120,7 +120,6 @@ public final class CollectivesMain {
     }
 
     private static void loop(DistributedContext ctx) throws InterruptedException {
-        System.out.println("pid: " + ProcessHandle.current().pid());
         try {
             for (int i = 0; i < 2400; i++) {
                 ctx.allReduceSum(List.of(Tensor.ofFloats(new float[] {1}, Device.CPU)));

@@ -26,6 +26,33 @@ class DistributedContextTest {
         assertThat(RankInfo.fromEnvironment(info.toEnvironment())).contains(info);
     }
 
+    /** What {@link DistributedContext#requireSame} says: each differing key, its values with their ranks, in key order. */
+    @Test
+    void differencesNameEachKeyWithEachValueAndItsRanks() {
+        Map<String, String> base = Map.of("args.seed", "7", "agent_model", "\"builtin:tiny\"", "args.lr", "0.001");
+        Map<String, String> other = Map.of("args.seed", "8", "agent_model", "\"builtin:tiny\"", "args.lr", "0.001",
+                "args.extra", "1");
+        assertThat(DistributedContext.differences(List.of(base, base))).isEmpty();
+        assertThat(DistributedContext.differences(List.of(base, other, base))).isEqualTo(
+                "args.extra is absent on ranks 0, 2 and 1 on rank 1; args.seed is 7 on ranks 0, 2 and 8 on rank 1");
+        java.util.Map<String, String> many = new java.util.TreeMap<>();
+        for (int i = 0; i < DistributedContext.MAX_DIFFERENCES + 3; i++) {
+            many.put(String.format("k%02d", i), "x".repeat(200));
+        }
+        String said = DistributedContext.differences(List.of(Map.of(), many));
+        assertThat(said).startsWith("k00 is absent on rank 0 and " + "x".repeat(120) + "... on rank 1; k01 is ")
+                .endsWith("; and 3 more").doesNotContain("k10");
+    }
+
+    @Test
+    void errorsWithoutAMessageAreNamedByKindAndPlace() {
+        assertThat(DistributedException.describe(new IllegalStateException("bad"))).isEqualTo("IllegalStateException: bad");
+        assertThat(DistributedException.describe(new OutOfMemoryError("Java heap space")))
+                .isEqualTo("OutOfMemoryError: Java heap space");
+        assertThat(DistributedException.describe(new NullPointerException()))
+                .startsWith("java.lang.NullPointerException (no message, thrown at comlrl.distributed.DistributedContextTest.");
+    }
+
     @Test
     void aSingleProcessEnvironmentGivesALocalContext() {
         assertThat(RankInfo.fromEnvironment(Map.of())).isEmpty();

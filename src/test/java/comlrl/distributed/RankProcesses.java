@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * The tests' ranks as plain child JVMs (not through {@link Launcher}, which would stop the peers of
@@ -21,11 +22,17 @@ final class RankProcesses implements AutoCloseable {
 
     /** Starts ranks 0 .. worldSize-1 of {@code mainClass args} on a free local port. */
     static RankProcesses start(Path dir, int worldSize, Class<?> mainClass, String... args) throws IOException {
+        return start(dir, worldSize, mainClass, rank -> List.of(args));
+    }
+
+    /** Starts ranks 0 .. worldSize-1 of {@code mainClass}, rank r with arguments {@code argsOfRank(r)}. */
+    static RankProcesses start(Path dir, int worldSize, Class<?> mainClass, IntFunction<List<String>> argsOfRank)
+            throws IOException {
         RankProcesses ranks = new RankProcesses();
         int port = Launcher.freePort();
         for (int r = 0; r < worldSize; r++) {
             List<String> cmd = new ArrayList<>(Launcher.javaCommand(mainClass.getName()));
-            cmd.addAll(List.of(args));
+            cmd.addAll(argsOfRank.apply(r));
             Path log = dir.resolve("rank" + r + ".log");
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
             pb.environment().putAll(new RankInfo(r, worldSize, r, "127.0.0.1", port).toEnvironment());

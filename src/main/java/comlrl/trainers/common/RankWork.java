@@ -225,7 +225,8 @@ public final class RankWork implements AutoCloseable {
                 });
             } catch (RuntimeException e) {
                 failure = e;
-                String message = String.valueOf(e.getMessage());
+                String message = e.getMessage() == null || e.getMessage().isBlank()
+                        ? comlrl.distributed.DistributedException.describe(e) : e.getMessage();
                 payload = encode(out -> {
                     out.writeBoolean(false);
                     writeString(out, message);
@@ -246,13 +247,17 @@ public final class RankWork implements AutoCloseable {
         if (isMain()) {
             return value;
         }
-        return decode(fromMain, in -> {
-            if (!in.readBoolean()) {
-                throw new IllegalStateException("rank 0 failed while " + what + ": " + readString(in)
-                        + " (rank 0's output has the details)");
-            }
-            return codec.read(in);
-        });
+        Outcome<T> outcome = decode(fromMain, "rank 0's result of " + what,
+                in -> in.readBoolean() ? new Outcome<>(codec.read(in), null) : new Outcome<>(null, readString(in)));
+        if (outcome.error() != null) {
+            throw new IllegalStateException("rank 0 failed while " + what + ": " + outcome.error()
+                    + " (rank 0's output has the details)");
+        }
+        return outcome.value();
+    }
+
+    /** What rank 0 sends from {@link #onMain}: its value, or the message of its failure. */
+    private record Outcome<T>(T value, String error) {
     }
 
     /** Every rank's {@code mine}, by rank. */
@@ -261,8 +266,9 @@ public final class RankWork implements AutoCloseable {
             return List.of(mine);
         }
         List<T> out = new ArrayList<>();
-        for (byte[] b : context.allGatherBytes(encode(o -> codec.write(o, mine)))) {
-            out.add(decode(b, codec::read));
+        List<byte[]> all = context.allGatherBytes(encode(o -> codec.write(o, mine)));
+        for (int r = 0; r < all.size(); r++) {
+            out.add(decode(all.get(r), "the value rank " + r + " sent", codec::read));
         }
         return out;
     }
@@ -446,7 +452,7 @@ public final class RankWork implements AutoCloseable {
 
         @Override
         public double[] read(DataInputStream in) throws IOException {
-            double[] v = new double[in.readInt()];
+            double[] v = new double[length(in, Double.BYTES)];
             for (int i = 0; i < v.length; i++) {
                 v[i] = in.readDouble();
             }
@@ -466,7 +472,7 @@ public final class RankWork implements AutoCloseable {
 
         @Override
         public double[][] read(DataInputStream in) throws IOException {
-            double[][] v = new double[in.readInt()][];
+            double[][] v = new double[length(in, Integer.BYTES)][];
             for (int i = 0; i < v.length; i++) {
                 v[i] = DOUBLES.read(in);
             }
@@ -514,7 +520,7 @@ public final class RankWork implements AutoCloseable {
 
         @Override
         public List<String> read(DataInputStream in) throws IOException {
-            int n = in.readInt();
+            int n = length(in, Integer.BYTES);
             List<String> v = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 v.add(readString(in));
@@ -567,7 +573,7 @@ public final class RankWork implements AutoCloseable {
 
             @Override
             public List<T> read(DataInputStream in) throws IOException {
-                int n = in.readInt();
+                int n = length(in, 1);
                 List<T> v = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     v.add(element.read(in));
@@ -606,11 +612,25 @@ public final class RankWork implements AutoCloseable {
     }
 
     static long[] readLongs(DataInputStream in) throws IOException {
-        long[] v = new long[in.readInt()];
+        long[] v = new long[length(in, Long.BYTES)];
         for (int i = 0; i < v.length; i++) {
             v[i] = in.readLong();
         }
         return v;
+    }
+
+    /**
+     * A length written before {@code n} items of at least {@code bytesEach} bytes each, checked against
+     * the bytes left: values that another rank did not write as this one reads them (the ranks
+     * exchanging different things) fail here instead of allocating an array of a garbage length.
+     */
+    static int length(DataInputStream in, int bytesEach) throws IOException {
+        int n = in.readInt();
+        int left = in.available(); // exact: the values are decoded from a byte array
+        if (n < 0 || (long) n * bytesEach > left) {
+            throw new IOException("a length of " + n + " where " + left + " bytes remain");
+        }
+        return n;
     }
 
     /** UTF-8 with an int length (strings longer than 64 KiB pass). */
@@ -621,16 +641,16 @@ public final class RankWork implements AutoCloseable {
     }
 
     static String readString(DataInputStream in) throws IOException {
-        byte[] b = new byte[in.readInt()];
+        byte[] b = new byte[length(in, 1)];
         in.readFully(b);
         return new String(b, java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    private interface Writer {
+    interface Writer {
         void write(DataOutputStream out) throws IOException;
     }
 
-    private interface Reader<T> {
+    interface Reader<T> {
         T read(DataInputStream in) throws IOException;
     }
 
@@ -644,11 +664,17 @@ public final class RankWork implements AutoCloseable {
         return bytes.toByteArray();
     }
 
-    static <T> T decode(byte[] b, Reader<T> r) {
+    /**
+     * {@code b} read by {@code r}. Bytes that do not read as expected (the ranks exchanged different
+     * things at the same point) fail naming {@code source} and what went wrong.
+     */
+    static <T> T decode(byte[] b, String source, Reader<T> r) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b))) {
             return r.read(in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (IOException | RuntimeException | OutOfMemoryError e) { // OutOfMemoryError: one array of a garbage length
+            throw new IllegalStateException("could not read " + source + " (" + b.length + " bytes): "
+                    + comlrl.distributed.DistributedException.describe(e) + "; the ranks exchanged different values at "
+                    + "this point: do all processes run the same code and config?", e);
         }
     }
 

@@ -1,6 +1,7 @@
 package comlrl.trainers.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.tensor.Device;
 import comlrl.tensor.Scope;
@@ -24,6 +25,29 @@ class RankWorkTest {
             assertThat(RankWork.holders(params, 1)).containsExactly(0, 0, 0, 0, 0);
             assertThat(RankWork.holders(params, 3)).containsExactly(0, 1, 2, 1, 2);
         }
+    }
+
+    /**
+     * Bytes another rank did not write as this one reads them (the ranks exchanging different things)
+     * fail naming the source, instead of allocating an array of whatever length the first four bytes
+     * make (2^31 - 1 longs here: an OutOfMemoryError) or reading past the end.
+     */
+    @Test
+    void bytesThatDoNotReadAsExpectedFailNamingTheirSourceInsteadOfAllocating() {
+        byte[] huge = {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2};
+        assertThatThrownBy(() -> RankWork.decode(huge, "the value rank 1 sent", RankWork.LONGS::read))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("could not read the value rank 1 sent (6 bytes): IOException: a length of 2147483647 where 2 "
+                        + "bytes remain; the ranks exchanged different values at this point: do all processes run the "
+                        + "same code and config?");
+        byte[] list = RankWork.encode(out -> RankWork.listOf(RankWork.STRING).write(out, List.of("a", "bc")));
+        assertThat(RankWork.decode(list, "x", RankWork.listOf(RankWork.STRING)::read)).containsExactly("a", "bc");
+        byte[] cut = Arrays.copyOf(list, list.length - 1); // 4 (count) + 4 + 1 ("a") + 4 + 1 (half of "bc") bytes
+        assertThatThrownBy(() -> RankWork.decode(cut, "the value rank 0 sent", RankWork.listOf(RankWork.STRING)::read))
+                .hasMessageStartingWith("could not read the value rank 0 sent (14 bytes): IOException: a length of 2 "
+                        + "where 1 bytes remain;");
+        assertThatThrownBy(() -> RankWork.decode(new byte[] {1}, "rank 0's result", RankWork.COMPLETION::read))
+                .hasMessageStartingWith("could not read rank 0's result (1 bytes): EOFException (no message, thrown at ");
     }
 
     @Test
