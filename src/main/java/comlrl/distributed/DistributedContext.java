@@ -36,8 +36,11 @@ import java.util.Objects;
  * has a timeout of its own) and throws a
  * {@link DistributedException} saying which operation failed, after how long, and which rank is to
  * blame where it can tell (each rank publishes a heartbeat and the collective it is in). A rank
- * that exits or is killed makes the others fail at once (their connections close); one that hangs,
- * after the timeout. After a failure the context only closes.
+ * that exits or is killed makes the others fail at once (their connections close); one that hangs
+ * or is stopped, after the timeout (every request to the store is bounded too). After a failure
+ * the context only closes. Each collective first exchanges a small header, so ranks that call
+ * different collectives or pass tensors of different shapes fail alike naming the difference
+ * (and the context stays usable), and {@link #requireSame} checks that the ranks hold the same values.
  *
  * <p>A single-process context ({@link #local()}) does no communication: sums and broadcasts leave
  * tensors as they are and {@link #allGatherBytes} returns this process's bytes alone.
@@ -540,45 +543,22 @@ public final class DistributedContext implements AutoCloseable {
         return value.length() <= MAX_VALUE_CHARS ? value : value.substring(0, MAX_VALUE_CHARS) + "...";
     }
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
     private static byte[] encodePairs(Map<String, String> values) {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
-            out.writeInt(values.size());
-            for (Map.Entry<String, String> e : values.entrySet()) {
-                writeText(out, e.getKey());
-                writeText(out, String.valueOf(e.getValue()));
-            }
+        try {
+            return JSON.writeValueAsBytes(values);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        return bytes.toByteArray();
     }
 
     private static Map<String, String> decodePairs(byte[] b) {
-        try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(b))) {
-            int n = in.readInt();
-            Map<String, String> values = new LinkedHashMap<>();
-            for (int i = 0; i < n; i++) {
-                values.put(readText(in), readText(in));
-            }
-            return values;
+        try {
+            return JSON.readValue(b, new com.fasterxml.jackson.core.type.TypeReference<LinkedHashMap<String, String>>() { });
         } catch (java.io.IOException e) {
-            throw new IllegalStateException("A rank's values could not be read (" + b.length + " bytes): " + e, e);
+            throw new IllegalStateException("A rank's values could not be read (" + b.length + " bytes): " + e.getMessage(), e);
         }
-    }
-
-    private static void writeText(java.io.DataOutputStream out, String s) throws java.io.IOException {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    private static String readText(java.io.DataInputStream in) throws java.io.IOException {
-        int n = in.readInt();
-        if (n < 0 || n > in.available()) {
-            throw new java.io.EOFException("a text of " + n + " bytes where " + in.available() + " remain");
-        }
-        return new String(in.readNBytes(n), StandardCharsets.UTF_8);
     }
 
     /** Returns once every rank has called it. */

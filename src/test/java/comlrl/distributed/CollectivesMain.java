@@ -14,13 +14,13 @@ import java.util.Locale;
  * {@code launch}) with the timeout in seconds of its first argument, runs a scenario and prints
  * what it saw as {@code key: value} lines.
  * <ul>
- *   <li>{@code collectives}: sums, broadcast, gathers and a barrier with known inputs;</li>
+ *   <li>{@code collectives}: sums, broadcast, gathers and a barrier with known inputs; then
+ *       collectives the ranks disagree about: tensors of different shapes, counts and dtypes,
+ *       different broadcast roots, different collectives — each failure's message is printed
+ *       ({@code mismatch.<case>}) — and a sum that agrees, to show the context still works;</li>
  *   <li>{@code kill}: after one sum, rank 0 enters another and reports how it failed, while the
  *       other ranks print {@code busy} and wait to be killed;</li>
  *   <li>{@code hang}: as {@code kill}, but the other ranks stay alive (and never enter).</li>
- *   <li>{@code mismatch}: the ranks pass tensors of different shapes, counts and dtypes, different
- *       broadcast roots, and call different collectives; each failure's message is printed
- *       ({@code mismatch.<case>}), then a sum that agrees shows the context still works;</li>
  *   <li>{@code loop}: sums every 50 ms for two minutes (printing {@code looping} after the first); a failure
  *       prints {@code failed.message} and exits with code 1.</li>
  * </ul>
@@ -38,10 +38,12 @@ public final class CollectivesMain {
             System.out.println("joined: " + ctx.rank() + " " + ctx.worldSize() + " " + ctx.localRank() + " "
                     + ctx.isMain() + " " + ctx.backend().configName() + " " + ctx.device());
             switch (scenario) {
-                case "collectives" -> collectives(ctx);
+                case "collectives" -> {
+                    collectives(ctx);
+                    mismatch(ctx);
+                }
                 case "kill", "hang" -> failure(ctx);
                 case "loop" -> loop(ctx);
-                case "mismatch" -> mismatch(ctx);
                 default -> throw new IllegalArgumentException(scenario);
             }
         }

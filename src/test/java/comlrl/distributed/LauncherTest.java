@@ -48,11 +48,40 @@ class LauncherTest {
                 pids.add(Long.parseLong(v.get("grandchild")));
             }
         }
+        assertThat(errors).contains("launch: started rank 0 (pid " + pids.get(0) + "), rank 1 (pid " + pids.get(2)
+                + "), rank 2 (pid " + pids.get(3) + ")");
         for (long pid : pids) {
             assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("pid " + pid).isFalse();
         }
         assertThat(ProcessHandle.current().descendants().map(ProcessHandle::pid).filter(pids::contains)).isEmpty();
         assertThat(run.millis()).as("the stubborn ranks are killed after the 1 s grace period").isBetween(1000L, 20_000L);
+    }
+
+    /** What the launcher reads to kill a stopped child at once: {@code /proc/PID/stat}'s state. */
+    @Test
+    void aStoppedProcessIsToldFromARunningOne() throws Exception {
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            assertThat(Launcher.isStopped(sleeper.pid())).isFalse();
+            signal("STOP", sleeper.pid());
+            long end = System.nanoTime() + 10_000_000_000L;
+            while (!Launcher.isStopped(sleeper.pid()) && System.nanoTime() < end) {
+                Thread.sleep(10); // the signal is delivered asynchronously
+            }
+            assertThat(Launcher.isStopped(sleeper.pid())).isTrue();
+            signal("CONT", sleeper.pid());
+            while (Launcher.isStopped(sleeper.pid()) && System.nanoTime() < end) {
+                Thread.sleep(10);
+            }
+            assertThat(Launcher.isStopped(sleeper.pid())).isFalse();
+        } finally {
+            sleeper.destroyForcibly();
+        }
+        assertThat(Launcher.isStopped(Long.MAX_VALUE)).as("no such process").isFalse();
+    }
+
+    private static void signal(String name, long pid) throws Exception {
+        assertThat(new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start().waitFor()).isZero();
     }
 
     @Test

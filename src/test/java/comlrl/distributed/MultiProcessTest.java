@@ -9,7 +9,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Two JVMs on loopback running {@link CollectivesMain}: results on both ranks, and how each failure is reported. */
+/**
+ * Two JVMs on loopback running {@link CollectivesMain}: results on both ranks, collectives the ranks
+ * disagree about, and how each failure is reported.
+ */
 class MultiProcessTest {
     private static final double TIMEOUT_S = 2;
     /** Beyond the timeout: reading the peers' heartbeats twice (0.5 s at this timeout) and slack for a loaded machine. */
@@ -37,8 +40,34 @@ class MultiProcessTest {
             assertThat(v.get("gather.equal")).isEqualTo("true");
             assertThat(v.get("gather.empty")).isEqualTo("2 0");
             assertThat(v.get("barrier")).isEqualTo("passed");
+            assertDisagreementsNamed(r, v, text);
             assertThat(text).contains("[rank " + r + "] closed");
         }
+    }
+
+    /**
+     * What rank {@code r} said of the collectives the ranks disagree about (collectives #7 to #11,
+     * after the six above): each named on both ranks alike (where libtorch would have aborted the
+     * process on mismatched sizes), and a sum that agrees still works after them.
+     */
+    private static void assertDisagreementsNamed(int r, Map<String, String> v, String text) {
+        String rank = "rank " + r + " of 2: ";
+        int other = 1 - r;
+        assertThat(v.get("mismatch.shape")).as(text).isEqualTo(rank + "allReduceSum (collective #7): the tensors differ "
+                + "between ranks: tensor 1 is F32 [4, 3] on rank 0 and F32 [4, 4] on rank 1 (every rank must pass tensors "
+                + "of the same shapes and dtypes in the same order: do the processes load the same models?) suspects ["
+                + other + "]");
+        assertThat(v.get("mismatch.count")).as(text).startsWith(rank + "allReduceSum (collective #8): the tensors differ "
+                + "between ranks: tensor 1 is absent on rank 0 and F32 [2, 3] on rank 1 (rank 0 passes 1 tensor, rank 1 "
+                + "passes 2 tensors)");
+        assertThat(v.get("mismatch.dtype")).as(text).startsWith(rank + "broadcast (collective #9): the tensors differ "
+                + "between ranks: tensor 0 is F32 [3] on rank 0 and F64 [3] on rank 1");
+        assertThat(v.get("mismatch.root")).as(text).isEqualTo(rank + "broadcast (collective #10): the ranks name different "
+                + "roots: root 0 on rank 0, root 1 on rank 1 suspects [" + other + "]");
+        assertThat(v.get("mismatch.order")).as(text).startsWith(rank + (r == 0 ? "barrier" : "allGatherBytes")
+                + " (collective #11): the ranks call collectives in different orders: rank 0 is in barrier #11; rank 1 is in "
+                + "allGatherBytes #11 (every rank must make the same collective calls in the same order");
+        assertThat(v.get("after")).as(text).isEqualTo("[3.0]");
     }
 
     @Test

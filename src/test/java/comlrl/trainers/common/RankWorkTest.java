@@ -47,7 +47,7 @@ class RankWorkTest {
                 .hasMessageStartingWith("could not read the value rank 0 sent (14 bytes): IOException: a length of 2 "
                         + "where 1 bytes remain;");
         assertThatThrownBy(() -> RankWork.decode(new byte[] {1}, "rank 0's result", RankWork.COMPLETION::read))
-                .hasMessageStartingWith("could not read rank 0's result (1 bytes): EOFException (no message, thrown at ");
+                .hasMessageStartingWith("could not read rank 0's result (1 bytes): java.io.EOFException (no message, thrown at ");
     }
 
     @Test
