@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 class BenchCommandTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Test
+    @Tag("slow")
     void loraComparesFullAndLoraAgentsEachInItsOwnJvm() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "3", "--generations", "2",
                 "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--json");
@@ -53,6 +55,7 @@ class BenchCommandTest {
     }
 
     @Test
+    @Tag("multiprocess")
     void processesMeasuresOneAndSeveralProcessesOfOneRun() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--processes", "2", "--agents", "2", "--generations",
                 "4", "--prompt-len", "8", "--new-tokens", "4", "--warmup", "1", "--steps", "2", "--ddp-split", "agents",

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,6 +72,7 @@ class MultiProcessTest {
     }
 
     @Test
+    @Tag("multiprocess")
     void aRankKilledMidRunFailsItsPeerAtOnceNamingIt(@TempDir Path tmp) throws Exception {
         try (RankProcesses ranks = RankProcesses.start(tmp, 2, CollectivesMain.class, Double.toString(TIMEOUT_S), "kill")) {
             ranks.awaitLine(1, "busy", Duration.ofSeconds(60));
@@ -88,6 +90,7 @@ class MultiProcessTest {
     }
 
     @Test
+    @Tag("multiprocess")
     void aRankThatNeverArrivesTimesOutItsPeerNamingIt(@TempDir Path tmp) throws Exception {
         try (RankProcesses ranks = RankProcesses.start(tmp, 2, CollectivesMain.class, Double.toString(TIMEOUT_S), "hang")) {
             ranks.awaitLine(0, "entering", Duration.ofSeconds(60));
