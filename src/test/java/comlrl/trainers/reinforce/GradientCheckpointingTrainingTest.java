@@ -8,10 +8,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import comlrl.trainers.TinyAgents;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Layer-wise recomputation gives the training run the same gradients, step by step, as the plain backward. */
+/**
+ * Layer-wise recomputation gives the training run the same gradients as the plain backward, bit for
+ * bit: both runs sample the same rollout (generation does not depend on the setting) and the
+ * recomputation repeats the same float operations (see {@code CheckpointedBackwardTest}). The first
+ * update is compared, before any optimizer step could amplify a difference.
+ */
 class GradientCheckpointingTrainingTest {
     private static MAGRPOUpdateTest.GradientRecorder trainOnce(Path a, Path b, boolean checkpointing) {
         MAGRPOConfig config = fast(MAGRPOConfig.builder()).gradientCheckpointing(checkpointing).build();
@@ -35,8 +41,16 @@ class GradientCheckpointingTrainingTest {
         MAGRPOUpdateTest.GradientRecorder plain = trainOnce(a, b, false);
         MAGRPOUpdateTest.GradientRecorder recomputed = trainOnce(a, b, true);
         assertThat(plain.steps).hasSize(1).hasSameSizeAs(recomputed.steps);
-        for (int i = 0; i < plain.steps.size(); i++) {
-            MAGRPOUpdateTest.assertSameGradients(recomputed.steps.get(i), plain.steps.get(i));
-        }
+        Map<String, float[]> want = plain.steps.get(0);
+        assertThat(recomputed.steps.get(0).keySet()).isEqualTo(want.keySet());
+        want.forEach((name, g) -> assertThat(recomputed.steps.get(0).get(name)).as(name).containsExactly(g));
+        assertThat(want.values().stream().anyMatch(g -> {
+            for (float x : g) {
+                if (x != 0) {
+                    return true;
+                }
+            }
+            return false;
+        })).as("the update has a gradient").isTrue();
     }
 }
