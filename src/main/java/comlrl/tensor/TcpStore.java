@@ -61,12 +61,15 @@ public final class TcpStore implements AutoCloseable {
 
     /**
      * Connects to the store at {@code host:port}, or, for the server, listens on {@code port}
-     * (all interfaces) and connects to itself. A client retries until the server is up or
-     * {@code timeout} has passed; {@code timeout} is then the timeout of every request.
+     * (all interfaces) and connects to itself; a server given port 0 listens on a free port the
+     * system picks ({@link #port()} tells which), so that nothing can take it between choosing and
+     * binding. A client retries until the server is up or {@code timeout} has passed; {@code timeout}
+     * is then the timeout of every request.
      */
     public static TcpStore connect(String host, int port, boolean server, Duration timeout) {
-        if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException("Port must be in 1..65535, got " + port);
+        if (port < (server ? 0 : 1) || port > 65535) {
+            throw new IllegalArgumentException("Port must be in 1..65535" + (server ? " (or 0: any free port)" : "")
+                    + ", got " + port);
         }
         Engine.init();
         Requests requests = new Requests(host + ":" + port);
@@ -82,7 +85,8 @@ public final class TcpStore implements AutoCloseable {
                 return s;
             }
         });
-        return new TcpStore(store, host, port, requests, timeout);
+        int bound = port == 0 ? Short.toUnsignedInt(((TCPStore) store).getPort()) : port; // uint16_t
+        return new TcpStore(store, host, bound, requests, timeout);
     }
 
     /** Another connection to the same store, with its own timeout (for a second thread). */
@@ -103,6 +107,7 @@ public final class TcpStore implements AutoCloseable {
         return host;
     }
 
+    /** The store's port (for a server started on port 0: the one it listens on). */
     public int port() {
         return port;
     }

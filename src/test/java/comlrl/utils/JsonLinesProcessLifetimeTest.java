@@ -20,7 +20,13 @@ import org.junit.jupiter.api.io.TempDir;
  * JVM ({@link OrphanProbe}) starts one, with a grandchild, and is then killed.
  */
 class JsonLinesProcessLifetimeTest {
-    private static final long GONE_WITHIN_MILLIS = 5000;
+    /**
+     * Deadlines, generous for a loaded machine (both are awaited, so a quick exit returns at once):
+     * the guard or the shutdown hook ends the children within this long after the JVM is gone ...
+     */
+    private static final long GONE_WITHIN_MILLIS = 30_000;
+    /** ... and the probe JVM exits within this long of the signal (SIGTERM runs its shutdown hook first). */
+    private static final long PROBE_EXIT_SECONDS = 60;
 
     @TempDir
     Path dir;
@@ -67,7 +73,7 @@ class JsonLinesProcessLifetimeTest {
             }
             assertThat(pids).hasSize(2).allMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false));
             kill.accept(probe);
-            assertThat(probe.waitFor(10, TimeUnit.SECONDS)).as("probe JVM ended").isTrue();
+            assertThat(probe.waitFor(PROBE_EXIT_SECONDS, TimeUnit.SECONDS)).as("probe JVM ended").isTrue();
         } finally {
             probe.destroyForcibly();
         }
