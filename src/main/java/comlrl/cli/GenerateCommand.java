@@ -109,7 +109,7 @@ final class GenerateCommand implements Callable<Integer> {
                 var lp = o.putArray("logprobs");
                 Arrays.stream(c.logprobs()).forEach(lp::add);
                 o.put("text", c.text());
-                o.put("finish_reason", c.finishReason().name().toLowerCase());
+                o.put("finish_reason", c.finishReason().name().toLowerCase(java.util.Locale.ROOT));
                 var pi = o.putArray("prompt_ids");
                 Arrays.stream(promptIds).forEach(pi::add);
                 o.set("generation", m.valueToTree(settings.describe()));

@@ -168,7 +168,7 @@ final class SpecialTokensConfig {
         }
         if (root == null || !root.isObject()) {
             throw new TokenizerException("Malformed " + file + ": expected a JSON object, found "
-                    + (root == null ? "nothing" : root.getNodeType().toString().toLowerCase()));
+                    + (root == null ? "nothing" : root.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)));
         }
         return root;
     }

@@ -373,7 +373,7 @@ class MAGRPOConfigTest {
     @ParameterizedTest
     @ValueSource(strings = {"magrpo", "mareinforce", "maremax", "marloo", "centralized_magrpo"})
     void algorithmsParse(String name) {
-        ReinforceAlgorithm algorithm = ReinforceAlgorithm.parse(name.toUpperCase());
+        ReinforceAlgorithm algorithm = ReinforceAlgorithm.parse(name.toUpperCase(java.util.Locale.ROOT));
         assertThat(algorithm.configName()).isEqualTo(name);
         assertThat(algorithm.builder().build().algorithm()).isEqualTo(algorithm);
         assertThat(algorithm.builder().build().advantageMode()).isEqualTo(algorithm.defaultAdvantageMode());
