@@ -54,14 +54,38 @@ class BenchCommandTest {
         assertThat(bad.err()).contains("rank R >= 1");
     }
 
+    /** {@code bench --processes N --json} on the tiny shape (2 agents, G=4, agents split): its rows. */
+    private static JsonNode processesBench(int processes, int warmup, int steps) throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--processes", Integer.toString(processes), "--agents",
+                "2", "--generations", "4", "--prompt-len", "8", "--new-tokens", "4", "--warmup", Integer.toString(warmup),
+                "--steps", Integer.toString(steps), "--ddp-split", "agents", "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        return JSON.readTree(r.out().trim());
+    }
+
+    /**
+     * The default run's check of {@code --processes}: one child JVM through the launcher, its
+     * measurement read back into the JSON rows (the two-process comparison starts three JVMs, 13 to
+     * 23 s on a loaded 2-core machine, and is tagged {@code multiprocess} below).
+     */
+    @Test
+    void processesOneMeasuresOneProcessThroughTheLauncher() throws Exception {
+        JsonNode rows = processesBench(1, 0, 1);
+        assertThat(rows).hasSize(1);
+        JsonNode row = rows.get(0);
+        assertThat(row.get("processes").asInt()).isEqualTo(1);
+        assertThat(row.get("item_s_all")).hasSize(1);
+        assertThat(row.get("item_s").asDouble()).isPositive();
+        assertThat(row.get("speedup").asDouble()).isEqualTo(1.0);
+        assertThat(row.get("efficiency").asDouble()).isEqualTo(1.0);
+        assertThat(row.get("collective_s").asDouble()).isZero();       // one process: no collectives
+        assertThat(CliTest.run("bench", "--processes", "0").err()).contains("--processes must be >= 1");
+    }
+
     @Test
     @Tag("multiprocess")
     void processesMeasuresOneAndSeveralProcessesOfOneRun() throws Exception {
-        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--processes", "2", "--agents", "2", "--generations",
-                "4", "--prompt-len", "8", "--new-tokens", "4", "--warmup", "1", "--steps", "2", "--ddp-split", "agents",
-                "--json");
-        assertThat(r.code()).as(r.err()).isZero();
-        JsonNode rows = JSON.readTree(r.out().trim());
+        JsonNode rows = processesBench(2, 1, 2);
         assertThat(rows).hasSize(2);
         assertThat(rows.get(0).get("processes").asInt()).isEqualTo(1);
         assertThat(rows.get(1).get("processes").asInt()).isEqualTo(2);
@@ -76,6 +100,5 @@ class BenchCommandTest {
         }
         assertThat(rows.get(0).get("collective_s").asDouble()).isZero();       // one process: no collectives
         assertThat(rows.get(1).get("collective_s").asDouble()).isPositive();   // the completions are exchanged
-        assertThat(CliTest.run("bench", "--processes", "0").err()).contains("--processes must be >= 1");
     }
 }
