@@ -137,7 +137,8 @@ class SequenceClassifierTest {
         }
         double largest = java.util.Arrays.stream(expected).flatMapToDouble(java.util.Arrays::stream).map(Math::abs).max()
                 .orElseThrow();
-        double tolerance = 0x1p-24 * Math.max(e, m.config().intermediateSize()) * m.config().numLayers() * largest;
+        double tolerance = comlrl.tensor.Rounding.forwardBound(Math.max(e, m.config().intermediateSize()),
+                m.config().numLayers(), largest);
         try (Scope s = Scope.open(); GradMode g = GradMode.inference()) {
             double[][] right = ClassifierBatches.logits(m, sequences, false);
             double[][] left = ClassifierBatches.logits(m, sequences, true);

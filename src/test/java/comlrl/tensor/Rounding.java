@@ -33,6 +33,17 @@ public final class Rounding {
     private Rounding() {
     }
 
+    /**
+     * How far one forward's outputs may move between two float32 computations in other orders or
+     * shapes (kernels, padding, batching): every product sums at most {@code terms} float32 terms,
+     * each rounding adds at most u of the magnitude, and the {@code layers} layers' errors add, so
+     * an output of a forward whose outputs are at most {@code largest} moves by at most
+     * {@code u·terms·layers·largest}.
+     */
+    public static double forwardBound(int terms, int layers, double largest) {
+        return U * terms * layers * largest;
+    }
+
     /** The bound above for a sum over {@code positions} token positions and terms of size {@code scale}. */
     public static double sumBound(int positions, double scale) {
         return 4.0 * positions * U * scale;
