@@ -44,6 +44,25 @@ public final class Rounding {
         return U * terms * layers * largest;
     }
 
+    /**
+     * How far a loss {@code Σ_k w_k·Σ_{t≤T} log π(y_{k,t})} may move between two float32 computations
+     * (a trainer's padded batch against completions scored alone). Each log-probability
+     * {@code z_y − logsumexp(z)} moves with the logits, by at most {@code 2·forwardBound}, and is
+     * rounded at its own size {@code m = ln V + 2·max|z|}; a completion's sum of T of them rounds at
+     * most T times at a size of at most {@code T·m}. Per computation
+     * {@code T·(2·forwardBound + u·m) + T²·u·m}, two computations, scaled by {@code Σ_k |w_k|}.
+     *
+     * @param tokens T, the longest completion
+     * @param vocab V
+     * @param weightSum {@code Σ_k |w_k|} (at most 1 for MAGRPO's {@code −A_k/G} with normalised advantages)
+     */
+    public static double logprobSumBound(int tokens, int vocab, int terms, int layers, double maxLogit,
+            double weightSum) {
+        double m = Math.log(vocab) + 2 * maxLogit;
+        double each = tokens * (2 * forwardBound(terms, layers, maxLogit) + U * m) + (double) tokens * tokens * U * m;
+        return 2 * weightSum * each;
+    }
+
     /** The bound above for a sum over {@code positions} token positions and terms of size {@code scale}. */
     public static double sumBound(int positions, double scale) {
         return 4.0 * positions * U * scale;
