@@ -58,19 +58,16 @@ final class PreferenceFields {
     // ------------------------------------------------------------------ MADPOConfig (§7.1)
     static final ConfigField<Integer> NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(20);
     static final ConfigField<Integer> LOGGING_STEPS = TrainerFields.LOGGING_STEPS.withDefault(50);
-    static final ConfigField<CollaborationMode> COLLABORATION_MODE = choice("collaboration_mode",
-            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
+    static final ConfigField<CollaborationMode> COLLABORATION_MODE = TrainerFields.COLLABORATION_MODE;
     static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
     static final ConfigField<Integer> NUM_TURNS = TrainerFields.NUM_TURNS.withDefault(1);
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, v -> v >= 0 && v <= 1,
             "in [0, 1] (kept for compatibility: with one turn nothing is discounted)");
-    static final ConfigField<JointMode> JOINT_MODE = choice("joint_mode", JointMode.ALIGNED, JointMode::parse,
-            JointMode::configName);
+    static final ConfigField<JointMode> JOINT_MODE = TrainerFields.JOINT_MODE;
     static final ConfigField<Double> EARLY_TERMINATION_THRESHOLD =
             TrainerFields.EARLY_TERMINATION_THRESHOLD.withDefault(null);
     static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
-    static final ConfigField<AdvantageMode> ADVANTAGE_MODE = choice("advantage_mode", AdvantageMode.MEAN,
-            AdvantageMode::parse, AdvantageMode::configName);
+    static final ConfigField<AdvantageMode> ADVANTAGE_MODE = TrainerFields.ADVANTAGE_MODE;
     static final ConfigField<Integer> PREFERENCE_NUM_CANDIDATES = atLeast("preference_num_candidates", 80, 2,
             " (pairs are formed among one item's candidates)");
     static final ConfigField<Integer> PREFERENCE_PAIRS_PER_SAMPLE = nullableAtLeast("preference_pairs_per_sample", 16,
