@@ -91,10 +91,6 @@ public final class ConfigField<T> {
         return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, kind);
     }
 
-    /** The same field with another range rule (its message says what is allowed). */
-    public ConfigField<T> withRule(Rule<T> otherRule, String otherAllowed) {
-        return new ConfigField<>(key, defaultValue, reader, otherRule, writer, fallback, type, otherAllowed, path);
-    }
 
     /** Reads a raw YAML/JSON value (type errors name {@code owner} and the key). */
     public T read(String owner, Object raw) {

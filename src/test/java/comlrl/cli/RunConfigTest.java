@@ -95,7 +95,7 @@ class RunConfigTest {
         // --set replaces a key; that is not a duplicate
         RunConfig overridden = load(AGENT + DATASET + REST + LENGTH_RATIO, "dataset.test_size=0.5", "num_generations=4");
         assertThat(overridden.eval.size()).isEqualTo(5);
-        assertThat(overridden.args.numGenerations()).isEqualTo(4);
+        assertThat(((comlrl.trainers.reinforce.MAGRPOConfig) overridden.args).numGenerations()).isEqualTo(4);
     }
 
     @Test
