@@ -63,7 +63,7 @@ final class ConfigDocs implements Callable<Integer> {
                 .append("every algorithm above.\n\n")
                 .append("| key | type | default | allowed values | algorithms |\n|---|---|---|---|---|\n");
         for (Row row : rows(tables)) {
-            md.append("| `").append(row.key).append("` | ").append(row.type).append(" | ").append(cell(row.defaults()))
+            md.append("| `").append(row.key).append("` | ").append(row.type).append(" | ").append(cell(row.defaultCell()))
                     .append(" | ").append(cell(row.allowed)).append(" | ")
                     .append(row.count() == tables.size() ? "all"
                             : String.join(", ", row.algorithms())).append(" |\n");
@@ -84,7 +84,7 @@ final class ConfigDocs implements Callable<Integer> {
         }
 
         /** "20" when every algorithm agrees, else "20 (magrpo, ...); 40 (iac, maac)". */
-        String defaults() {
+        String defaultCell() {
             if (defaults.size() == 1) {
                 return defaults.keySet().iterator().next();
             }

@@ -37,9 +37,10 @@ class ConfigDocsTest {
     @Test
     void rowsCarryTypeDefaultsAllowedValuesAndAlgorithms() {
         String md = ConfigDocs.render();
-        // num_train_epochs: 20 in the MAGRPO family and the preference trainers, 40 in IAC/MAAC; every algorithm has it
+        // num_train_epochs: 20 in the MAGRPO family, MADPO and MARLHF, 40 in IAC/MAAC, per iteration 1 (MADPOIter)
+        // and 2 (MARLHFIter); every algorithm has it
         assertThat(md).contains("| `num_train_epochs` | int | 20 (magrpo, mareinforce, maremax, marloo, "
-                + "centralized_magrpo, madpo, madpo_iter, marlhf, marlhf_iter); 40 (iac, maac) | >= 1 | all |");
+                + "centralized_magrpo, madpo, marlhf); 40 (iac, maac); 1 (madpo_iter); 2 (marlhf_iter) | >= 1 | all |");
         // advantage_mode: the variants' defaults, and MARLHF's own field (null follows rl_algorithm) in a row of its own
         assertThat(md).contains("| `advantage_mode` | string | \"mean\" (magrpo, centralized_magrpo, madpo, madpo_iter); "
                 + "\"raw\" (mareinforce); \"max\" (maremax); \"rloo\" (marloo) | \"mean\", \"raw\", \"max\", \"rloo\" | ");
