@@ -37,15 +37,14 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A trainer config that holds its values by key in a table of {@link ConfigField}s: the actor-critic
- * and the preference configs. The fields' range rules are checked at construction; {@link #toMap()}
+ * A trainer config that holds its values by key in a table of {@link ConfigField}s: every trainer
+ * config (the MA-REINFORCE family, the actor-critic and the preference configs). The fields' range rules are checked at construction; {@link #toMap()}
  * is the snake_case map form (what a run writes to {@code config.json}); equality, hash and
  * {@code toString} follow it. Immutable.
  *
- * <p>Every such config has the {@link TrainerFields} whose getters and builder setters live here; a
- * getter documented here means the same in every config, the others are documented by each config
- * (defaults and meaning differ, e.g. {@code num_train_epochs} 40 for IAC/MAAC and 20 for
- * MADPO/MARLHF).
+ * <p>Every such config has the {@link TrainerFields} whose builder setters live here and whose
+ * getters are {@link TrainerConfig}'s; a config documents a getter of its own where the field is
+ * its own.
  */
 public abstract class FieldTableConfig implements TrainerConfig {
     private final String configTypeName;
