@@ -21,21 +21,14 @@ import comlrl.model.io.ModelSources;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardFunctions;
 import comlrl.tensor.DType;
+import comlrl.trainers.Algorithms;
 import comlrl.trainers.ExternalCommandTransition;
-import comlrl.trainers.reinforce.MAGRPOConfig;
-import comlrl.trainers.actorcritic.ActorCriticConfig;
-import comlrl.trainers.actorcritic.IACConfig;
-import comlrl.trainers.actorcritic.MAACConfig;
-import comlrl.trainers.preference.MADPOConfig;
-import comlrl.trainers.preference.MADPOIterConfig;
-import comlrl.trainers.preference.MARLHFConfig;
-import comlrl.trainers.preference.MARLHFIterConfig;
-import comlrl.trainers.preference.PreferenceConfig;
-import comlrl.trainers.reinforce.ReinforceAlgorithm;
+import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
+import comlrl.utils.TrainerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -106,31 +99,53 @@ import java.util.function.Consumer;
  * Numbers and booleans in a {@code run} list are program arguments, passed as written.
  */
 final class RunConfig {
-    static final Set<String> KEYS = Set.of("algorithm", "agent_model", "agents", "num_agents", "dtype", "dataset",
-            "formatters", "chat_template", "system_prompt", "reward", "reward_processor", "external_transition", "args",
-            "output_dir", "checkpoint", "eval_repeats", "save_model", "verbose", "critic_model", "critics", "lora",
-            "agents_share_base", "lora_adapters", "save_merged", "critic_lora", "wandb", "tensorboard", "report",
-            "distributed");
-    /** The actor-critic algorithms (the others are {@link ReinforceAlgorithm}s or "madpo"). */
-    static final List<String> ACTOR_CRITIC = List.of("iac", "maac");
-    /** The preference-learning algorithms. */
-    static final List<String> PREFERENCE = List.of("madpo", "marlhf", "madpo_iter", "marlhf_iter");
+    /** The top-level keys with what each holds (the reference {@code docs/CONFIG.md} lists them so). */
+    static final Map<String, String> TOP_LEVEL = topLevel(
+            "algorithm", "the algorithm (default magrpo); the `args` keys below say which take what",
+            "agent_model", "one model for every agent: a model directory, a hub id (Qwen/Qwen2.5-0.5B) or builtin:tiny",
+            "agents", "one model source per agent, instead of agent_model",
+            "num_agents", "the agent count (default: args.num_agents, or the length of agents)",
+            "dtype", "weights dtype override (float32, bfloat16, ...)",
+            "dataset", "{train: FILE|builtin:NAME, eval: FILE, test_size, split_seed, shuffle_seed, streaming}, or "
+                    + "{hub: ID, config, split, revision, eval_split}, or {from_disk: DIR, split, eval_split}",
+            "formatters", "a prompt template with {field} placeholders, or one per agent",
+            "chat_template", "true: wrap each prompt in the agent's chat template as a user message (default false)",
+            "system_prompt", "with chat_template: a system message before it",
+            "reward", "{type: length_ratio, ...} or {type: command, run: [...], timeout_s: 60}, ...",
+            "reward_processor", "e.g. {type: scale, factor: 10.0}",
+            "external_transition", "{type: command, run: [...], working_dir, timeout_s}: next-turn prompts; "
+                    + "required when num_turns > 1",
+            "args", "the algorithm config's snake_case fields (the table below)",
+            "output_dir", "the run directory (default runs/<config file name>)",
+            "checkpoint", "{dir: DIR, interval: 1}: training checkpoints every interval epochs",
+            "eval_repeats", "final before/after evaluations averaged over this many passes (default 1)",
+            "save_model", "save the trained agents in the run directory (default true)",
+            "verbose", "progress on the console (default true)",
+            "critic_model", "iac/maac (and marlhf with an actor-critic rl_algorithm): the critic model",
+            "critics", "one critic model per agent, instead of critic_model",
+            "lora", "{r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false}: LoRA agents",
+            "agents_share_base", "with lora: one base for all agents, one batched rollout",
+            "lora_adapters", "PEFT adapter directories the agents start from (one per agent; null: fresh)",
+            "save_merged", "with lora: save full models with the adapters folded in (train --merge)",
+            "critic_lora", "iac/maac: LoRA critics, e.g. {r: 8, alpha: 16}",
+            "wandb", "{project, entity, name, tags, dir, config_sections}: a Weights & Biases run",
+            "tensorboard", "true: TensorBoard event files in the run directory (default false)",
+            "report", "report.html in the run directory at the end (default true)",
+            "distributed", "{backend, timeout_s, rendezvous_timeout_s, zero_stage}: how the processes of a "
+                    + "parallel_training: ddp run connect (defaults auto, 600, 600, 0)");
+    static final Set<String> KEYS = TOP_LEVEL.keySet();
     /** The keys of the {@code dataset} section. */
     static final List<String> DATASET_KEYS = List.of("train", "eval", "test_size", "split_seed", "shuffle_seed",
             "streaming", "hub", "config", "split", "revision", "eval_split", "from_disk");
 
     final Map<String, Object> raw;
-    /** The MA-REINFORCE family's algorithm, or null for an actor-critic one. */
-    final ReinforceAlgorithm algorithm;
-    /** Its config, or null for an actor-critic algorithm. */
-    final MAGRPOConfig args;
-    /** IAC/MAAC's config, or null. */
-    final ActorCriticConfig acArgs;
-    /** MADPO's or MARLHF's config, or null. */
-    final PreferenceConfig prefArgs;
-    /** {@code critic_model} (IAC/MAAC), or null. */
+    /** The {@code algorithm} (default magrpo). */
+    final Algorithms.Algorithm algorithm;
+    /** Its config, from the {@code args} section (and, where the algorithm counts agents there, num_agents). */
+    final TrainerConfig args;
+    /** {@code critic_model} (the algorithms that take critics), or null. */
     final String criticModel;
-    /** {@code critics} (IAC/MAAC), or null. */
+    /** {@code critics} (the algorithms that take critics), or null. */
     final List<String> critics;
     final String agentModel;
     final List<String> agents;
@@ -198,73 +213,21 @@ final class RunConfig {
         }
         this.raw = map;
         ConfigMaps.requireKnownKeys(file.toString(), map, KEYS, Map.of());
-        String name = String.valueOf(map.getOrDefault("algorithm", "magrpo")).trim().toLowerCase(java.util.Locale.ROOT);
+        this.algorithm = Algorithms.parse(String.valueOf(map.getOrDefault("algorithm", "magrpo")));
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));
         this.agents = map.get("agents") == null ? null : agentList(map.get("agents"));
-        if (PREFERENCE.contains(name)) {
-            this.algorithm = null;
-            this.args = null;
-            this.acArgs = null;
-            Map<String, Object> prefMap = new LinkedHashMap<>(argsMap);
-            Object count = map.get("num_agents") != null ? map.get("num_agents") : agents != null ? agents.size() : null;
-            if (count != null && !prefMap.containsKey("num_agents")) {
-                prefMap.put("num_agents", count);
-            }
-            if (name.equals("madpo")) {
-                this.prefArgs = MADPOConfig.fromMap(prefMap);
-                rejectCriticKeys(file, map);
-            } else if (name.equals("madpo_iter")) {
-                resolveIterativePaths(prefMap);
-                this.prefArgs = MADPOIterConfig.fromMap(prefMap);
-                rejectCriticKeys(file, map);
-            } else if (name.equals("marlhf_iter")) {
-                resolveIterativePaths(prefMap);
-                for (String key : List.of("reward_model_name", "critic_model_name")) {
-                    if (prefMap.get(key) instanceof String path) {
-                        prefMap.put(key, resolveModelPath(path));
-                    }
-                }
-                this.prefArgs = MARLHFIterConfig.fromMap(prefMap);
-                if (!((MARLHFIterConfig) prefArgs).rlAlgorithm().isActorCritic()) {
-                    rejectCriticKeys(file, map);
-                }
-            } else {
-                if (prefMap.get("reward_model_name") instanceof String rm) {
-                    prefMap.put("reward_model_name", resolveModelPath(rm));
-                }
-                if (prefMap.get("critic_model_name") instanceof String cm) {
-                    prefMap.put("critic_model_name", resolveModelPath(cm));
-                }
-                this.prefArgs = MARLHFConfig.fromMap(prefMap);
-                if (!((MARLHFConfig) prefArgs).rlAlgorithm().isActorCritic()) {
-                    rejectCriticKeys(file, map);
-                }
-            }
-            this.criticModel = criticModelOf(map);
-            this.critics = map.get("critics") == null ? null : modelList(map.get("critics"), "critics");
-        } else if (ACTOR_CRITIC.contains(name)) {
-            this.prefArgs = null;
-            this.algorithm = null;
-            this.args = null;
-            // actor-critic trainers count their agents from args.num_agents: the top-level count goes there
-            Map<String, Object> acMap = new LinkedHashMap<>(argsMap);
-            Object count = map.get("num_agents") != null ? map.get("num_agents") : agents != null ? agents.size() : null;
-            if (count != null && !acMap.containsKey("num_agents")) {
-                acMap.put("num_agents", count);
-            }
-            this.acArgs = name.equals("iac") ? IACConfig.fromMap(acMap) : MAACConfig.fromMap(acMap);
+        Map<String, Object> fields = new LinkedHashMap<>(argsMap);
+        Object count = map.get("num_agents") != null ? map.get("num_agents") : agents != null ? agents.size() : null;
+        if (algorithm.family().argsCountAgents && count != null && !fields.containsKey("num_agents")) {
+            fields.put("num_agents", count); // these trainers count their agents from args.num_agents
+        }
+        resolvePaths(fields, algorithm.fields());
+        this.args = algorithm.fromMap(fields);
+        if (algorithm.takesCritics().test(args)) {
             this.criticModel = criticModelOf(map);
             this.critics = map.get("critics") == null ? null : modelList(map.get("critics"), "critics");
         } else {
-            try {
-                this.algorithm = ReinforceAlgorithm.parse(name);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage() + ", or iac, maac, madpo, marlhf, madpo_iter, marlhf_iter", e);
-            }
-            this.args = algorithm.fromMap(argsMap);
-            this.acArgs = null;
-            this.prefArgs = null;
             rejectCriticKeys(file, map);
             this.criticModel = null;
             this.critics = null;
@@ -277,11 +240,9 @@ final class RunConfig {
             ModelSourceCheck.check("agent_model", agentModel, resolveModelPath(agentModel));
         }
         this.numAgents = map.get("num_agents") != null ? ConfigMaps.toInt("config", "num_agents", map.get("num_agents"))
-                : agents != null ? agents.size() : args != null ? args.numAgents()
-                : acArgs != null ? acArgs.numAgents() : prefArgs.numAgents();
-        Integer counted = acArgs != null ? Integer.valueOf(acArgs.numAgents())
-                : prefArgs != null ? Integer.valueOf(prefArgs.numAgents()) : null;
-        if (counted != null && numAgents != counted) {
+                : agents != null ? agents.size() : args.numAgents();
+        int counted = args.numAgents();
+        if (algorithm.family().argsCountAgents && numAgents != counted) {
             throw new IllegalArgumentException(file + ": num_agents " + numAgents + " (or the length of agents) differs "
                     + "from args.num_agents " + counted + "; " + displayName() + " trains args.num_agents agents: give "
                     + "one count");
@@ -389,9 +350,9 @@ final class RunConfig {
             if (numTurns() == 1) { // it would never be called: say so rather than drop it
                 throw new IllegalArgumentException("external_transition is called between turns, and this "
                         + displayName() + " run has num_turns: 1"
-                        + (prefArgs != null ? " (preference learning trains one turn)" : "")
+                        + (algorithm.family().preference ? " (preference learning trains one turn)" : "")
                         + ", so it would never run. Remove external_transition"
-                        + (prefArgs != null ? "." : ", or set args.num_turns to 2 or more."));
+                        + (algorithm.family().preference ? "." : ", or set args.num_turns to 2 or more."));
             }
         } else if (numTurns() > 1) {
             throw new IllegalArgumentException("Multi-turn " + displayName() + " requires an external_transition. "
@@ -459,6 +420,14 @@ final class RunConfig {
         }
     }
 
+    private static Map<String, String> topLevel(String... keysAndMeanings) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndMeanings.length; i += 2) {
+            map.put(keysAndMeanings[i], keysAndMeanings[i + 1]);
+        }
+        return java.util.Collections.unmodifiableMap(map);
+    }
+
     /** {@code lora_adapters}: PEFT adapter directories (each checked now), null entries for fresh adapters. */
     private List<Path> loraAdapterList(Object value) {
         if (!(value instanceof List<?> list)) {
@@ -506,46 +475,46 @@ final class RunConfig {
 
     /** The reference's algorithm name ("MAGRPO", "IAC", ...). */
     String displayName() {
-        return algorithm != null ? algorithm.displayName() : acArgs != null ? acArgs.algorithmName()
-                : prefArgs.algorithmName();
+        return algorithm.displayName();
     }
 
     /** The config name ("magrpo", "iac", ...). */
     String configName() {
-        return algorithm != null ? algorithm.configName()
-                : displayName().toLowerCase(java.util.Locale.ROOT).replace("iter", "_iter");
+        return algorithm.configName();
     }
 
     /** The algorithm config's {@code parallel_training}. */
     comlrl.utils.ParallelTraining parallelTraining() {
-        return args != null ? args.parallelTraining() : acArgs != null ? acArgs.parallelTraining()
-                : prefArgs.parallelTraining();
+        return args.parallelTraining();
     }
 
     int numTurns() {
-        return args != null ? args.numTurns() : acArgs != null ? acArgs.numTurns() : prefArgs.numTurns();
+        return args.numTurns();
     }
 
     long seed() {
-        return args != null ? args.seed() : acArgs != null ? acArgs.seed() : prefArgs.seed();
+        return args.seed();
     }
 
     /** The algorithm config's fields, snake_case, resolved. */
     Map<String, Object> argsMap() {
-        return args != null ? args.toMap() : acArgs != null ? acArgs.toMap() : prefArgs.toMap();
+        return args.toMap();
     }
 
-    /** critic_model/critics belong to the actor-critic algorithms. */
-    /** The iterative configs' directories and comparator models, relative to the config file. */
-    private void resolveIterativePaths(Map<String, Object> prefMap) {
-        for (String key : List.of("preference_replay_dir", "policy_checkpoint_dir", "comparator_model_name")) {
-            if (prefMap.get(key) instanceof String path) {
-                prefMap.put(key, key.equals("comparator_model_name") ? resolveModelPath(path)
-                        : baseDir.resolve(path).normalize().toString());
+    /**
+     * The {@code args} values that name models or directories (the fields declared so), resolved
+     * against the config file's directory: models as {@link #resolveModelPath}, directories plainly.
+     */
+    private void resolvePaths(Map<String, Object> fields, List<ConfigField<?>> declared) {
+        for (ConfigField<?> field : declared) {
+            Object value = fields.get(field.key);
+            if (field.path == ConfigField.PathKind.MODEL && value instanceof String path) {
+                fields.put(field.key, resolveModelPath(path));
+            } else if (field.path == ConfigField.PathKind.DIRECTORY && value instanceof String path) {
+                fields.put(field.key, baseDir.resolve(path).normalize().toString());
+            } else if (field.path == ConfigField.PathKind.MODEL_LIST && value instanceof List<?> list) {
+                fields.put(field.key, list.stream().map(a -> resolveModelPath(String.valueOf(a))).toList());
             }
-        }
-        if (prefMap.get("comparator_agents") instanceof List<?> list) {
-            prefMap.put("comparator_agents", list.stream().map(a -> resolveModelPath(String.valueOf(a))).toList());
         }
     }
 

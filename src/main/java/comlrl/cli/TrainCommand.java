@@ -4,24 +4,10 @@ import comlrl.checkpoint.Checkpoints;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
+import comlrl.trainers.Algorithms;
 import comlrl.trainers.ExternalCommandTransition;
-import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
-import comlrl.trainers.preference.MADPOConfig;
-import comlrl.trainers.preference.PreferenceBuilder;
-import comlrl.trainers.preference.MADPOIterConfig;
-import comlrl.trainers.preference.MADPOIterTrainer;
-import comlrl.trainers.preference.MADPOTrainer;
-import comlrl.trainers.preference.MARLHFConfig;
-import comlrl.trainers.preference.MARLHFIterConfig;
-import comlrl.trainers.preference.MARLHFIterTrainer;
-import comlrl.trainers.preference.MARLHFTrainer;
-import comlrl.trainers.actorcritic.IACConfig;
-import comlrl.trainers.actorcritic.IACTrainer;
-import comlrl.trainers.actorcritic.MAACTrainer;
-import comlrl.trainers.reinforce.MAGRPOTrainer;
-import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -85,8 +71,8 @@ final class TrainCommand implements Callable<Integer> {
             if (!algorithm.equals(run.displayName())) {
                 throw new IllegalArgumentException(resumeFrom + " is a checkpoint of " + algorithm + ", but " + config
                         + " trains " + run.displayName() + ": resume it with algorithm: "
-                        + java.util.Arrays.stream(ReinforceAlgorithm.values()).filter(a -> a.displayName().equals(algorithm))
-                                .map(ReinforceAlgorithm::configName).findFirst().orElse(algorithm.toLowerCase(Locale.ROOT))
+                        + Algorithms.byDisplayName(algorithm).map(Algorithms.Algorithm::configName)
+                                .orElse(algorithm.toLowerCase(Locale.ROOT))
                         + ", or start without --resume");
             }
             // the seed's W&B resume: the checkpoint's run identity, unless the config names an id or resume
@@ -99,7 +85,7 @@ final class TrainCommand implements Callable<Integer> {
         requireOutsideModels(run);
         // a resumed preference-learning run leaves the earlier run's files as they are: its outputs,
         // this config included, go to the resume-* subdirectory the trainer picks
-        boolean pbrlResume = resumeFrom != null && run.prefArgs != null;
+        boolean pbrlResume = resumeFrom != null && run.algorithm.family().preference;
         if (!pbrlResume && main) {
             writeResolvedConfig(run, run.outputDir, null);
             writeSplits(run, run.outputDir);
@@ -124,8 +110,7 @@ final class TrainCommand implements Callable<Integer> {
             }
             if (processes != null && main) {
                 System.err.println(processes.worldSize() + " processes (" + processes.backend().configName() + "), ddp_split "
-                        + (run.args != null ? run.args.ddpSplit() : run.acArgs != null ? run.acArgs.ddpSplit()
-                        : run.prefArgs.ddpSplit()));
+                        + run.args.ddpSplit());
             }
             return train(run, resumeFrom, pbrlResume, main, processes);
         }
@@ -170,11 +155,9 @@ final class TrainCommand implements Callable<Integer> {
         // the transition's stderr (its logs) goes to ours
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
                 ExternalCommandTransition transition = run.externalTransition(System.err::println);
-                Trainer trainer = run.algorithm != null ? reinforce(run, reward, transition, processes)
-                        : run.prefArgs instanceof MARLHFConfig ? marlhf(run, reward, processes)
-                        : run.prefArgs instanceof MADPOIterConfig ? madpoIter(run, reward, processes)
-                        : run.prefArgs instanceof MARLHFIterConfig ? marlhfIter(run, reward, processes)
-                        : run.prefArgs != null ? madpo(run, reward, processes) : actorCritic(run, reward, transition, processes)) {
+                Trainer trainer = run.algorithm.trainer().build(run.args, new Algorithms.Parts(run.numAgents,
+                        run.agentSource(), run.criticModel, run.critics, transition),
+                        builder -> shared(builder, run, reward, processes))) {
             if (!pbrlResume && main) {
                 writeResolvedConfig(run, run.outputDir, trainer.generationSettings()); // with the values actually used
             }
@@ -182,10 +165,7 @@ final class TrainCommand implements Callable<Integer> {
                 trainer.resumeFrom(resumeFrom);
             }
             // a resumed preference-learning run whose run directory had files writes into its resume-* subdirectory
-            Path outputs = trainer instanceof MARLHFTrainer m && m.outputDir() != null ? m.outputDir()
-                    : trainer instanceof MADPOIterTrainer it && it.outputDir() != null ? it.outputDir()
-                    : trainer instanceof MARLHFIterTrainer mi && mi.outputDir() != null ? mi.outputDir()
-                    : trainer instanceof MADPOTrainer d && d.outputDir() != null ? d.outputDir() : run.outputDir;
+            Path outputs = Algorithms.outputsOf(trainer, run.outputDir);
             if (pbrlResume && main) {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
                 writeSplits(run, outputs);
@@ -231,7 +211,7 @@ final class TrainCommand implements Callable<Integer> {
      * The values every trainer's builder takes from a run config (agents list, formatters, rewards, data,
      * output), and the processes of a ddp run (null otherwise).
      */
-    private static <B extends TrainerBuilder<B>> B shared(B builder, RunConfig run, RewardFunction reward,
+    private static void shared(TrainerBuilder<?> builder, RunConfig run, RewardFunction reward,
             comlrl.distributed.DistributedContext processes) {
         builder.formatters(run.formatters.asList())
                 .rewardFunc(reward)
@@ -248,68 +228,6 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agents != null) {
             builder.agents(run.agents);
         }
-        return builder;
-    }
-
-    private static Trainer reinforce(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
-            comlrl.distributed.DistributedContext processes) {
-        MAGRPOTrainer.Builder builder = shared(MAGRPOTrainer.builderFor(run.algorithm), run, reward, processes)
-                .numAgents(run.numAgents).args(run.args);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        return builder.externalTransition(transition).build();
-    }
-
-    /** {@link #shared}, plus the preference builders' agent count and agent model. */
-    private static <B extends PreferenceBuilder<B>> B preference(B builder, RunConfig run, RewardFunction reward,
-            comlrl.distributed.DistributedContext processes) {
-        shared(builder, run, reward, processes).numAgents(run.numAgents);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        return builder;
-    }
-
-    /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
-    private static <B extends PreferenceBuilder.Rlhf<B>> B rlhf(B builder, RunConfig run, RewardFunction reward,
-            comlrl.distributed.DistributedContext processes) {
-        preference(builder, run, reward, processes);
-        if (run.criticModel != null) {
-            builder.criticModel(run.criticModel);
-        }
-        if (run.critics != null) {
-            builder.critics(run.critics);
-        }
-        return builder;
-    }
-
-    private static Trainer madpo(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return preference(MADPOTrainer.builder(), run, reward, processes).args((MADPOConfig) run.prefArgs).build();
-    }
-
-    private static Trainer madpoIter(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return preference(MADPOIterTrainer.builder(), run, reward, processes).args((MADPOIterConfig) run.prefArgs).build();
-    }
-
-    private static Trainer marlhf(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return rlhf(MARLHFTrainer.builder(), run, reward, processes).args((MARLHFConfig) run.prefArgs).build();
-    }
-
-    private static Trainer marlhfIter(RunConfig run, RewardFunction reward, comlrl.distributed.DistributedContext processes) {
-        return rlhf(MARLHFIterTrainer.builder(), run, reward, processes).args((MARLHFIterConfig) run.prefArgs).build();
-    }
-
-    private static Trainer actorCritic(RunConfig run, RewardFunction reward, ExternalCommandTransition transition,
-            comlrl.distributed.DistributedContext processes) {
-        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> builder =
-                run.acArgs instanceof IACConfig ? IACTrainer.builder() : MAACTrainer.builder();
-        shared(builder, run, reward, processes).args(run.acArgs).criticModel(run.criticModel).critics(run.critics)
-                .externalTransition(transition);
-        if (run.agentSource() != null) {
-            builder.agentModel(run.agentSource());
-        }
-        return builder.build();
     }
 
     /** The run directory and checkpoints must not be (inside) a local model directory they would overwrite. */

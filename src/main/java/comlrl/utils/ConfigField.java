@@ -30,6 +30,15 @@ public final class ConfigField<T> {
         String problem(T value);
     }
 
+    /**
+     * What a string value names, so that a run config can resolve it against the config file's
+     * directory: nothing, a model source (directory, hub id or built-in), a list of model sources,
+     * or a directory.
+     */
+    public enum PathKind {
+        NONE, MODEL, MODEL_LIST, DIRECTORY
+    }
+
     public final String key;
     public final T defaultValue;
     private final Reader<T> reader;
@@ -37,26 +46,51 @@ public final class ConfigField<T> {
     private final Function<T, Object> writer;
     /** Whose value an unset (null) value of this field takes, or null. */
     public final ConfigField<T> fallback;
+    /** The value's type as {@code docs/CONFIG.md} names it ("int", "float or null", "string", ...). */
+    public final String type;
+    /** The values the rule accepts, in words (">= 1", "in (0, 1]", "\"aligned\", \"cross\""). */
+    public final String allowed;
+    /** What a string value names, for path resolution in run configs. */
+    public final PathKind path;
 
     public ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
                         ConfigField<T> fallback) {
+        this(key, defaultValue, reader, rule, writer, fallback, "value", "", PathKind.NONE);
+    }
+
+    private ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
+                        ConfigField<T> fallback, String type, String allowed, PathKind path) {
         this.key = key;
         this.defaultValue = defaultValue;
         this.reader = reader;
         this.rule = rule;
         this.writer = writer;
         this.fallback = fallback;
+        this.type = type;
+        this.allowed = allowed;
+        this.path = path;
     }
 
     /** The same field with another default. */
     public ConfigField<T> withDefault(T otherDefault) {
-        return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback);
+        return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback, type, allowed, path);
     }
 
     /** The same field, taking {@code other}'s value when unset. */
     public ConfigField<T> orElse(ConfigField<T> other) {
-        return new ConfigField<>(key, defaultValue, reader, rule, writer, other);
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, other, type, allowed, path);
     }
+
+    /** The same field, documented as holding {@code type} values that {@code allowed} describes. */
+    public ConfigField<T> described(String type, String allowed) {
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, path);
+    }
+
+    /** The same field, its string values naming {@code kind} (resolved against a run config's directory). */
+    public ConfigField<T> naming(PathKind kind) {
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, kind);
+    }
+
 
     /** Reads a raw YAML/JSON value (type errors name {@code owner} and the key). */
     public T read(String owner, Object raw) {
@@ -88,33 +122,39 @@ public final class ConfigField<T> {
     /** An int ≥ {@code min}; {@code note} follows the "got" part of the message. */
     public static ConfigField<Integer> atLeast(String key, int defaultValue, int min, String note) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toInt,
-                v -> v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
+                v -> v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null)
+                .described("int", ">= " + min + note);
     }
 
     /** An int ≥ {@code min}, or null; {@code note} says what null means. */
     public static ConfigField<Integer> nullableAtLeast(String key, Integer defaultValue, int min, String note) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableInt,
-                v -> v == null || v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null);
+                v -> v == null || v >= min ? null : key + " must be >= " + min + ", got " + v + note, v -> v, null)
+                .described("int or null", ">= " + min + note);
     }
 
     /** A double satisfying {@code ok} (which decides on NaN and infinities), described by {@code range}. */
     public static ConfigField<Double> number(String key, double defaultValue, DoublePredicate ok, String range) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toDouble,
-                v -> ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
+                v -> ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null)
+                .described("float", range);
     }
 
     /** A double satisfying {@code ok}, or null; {@code range} says what null means. */
     public static ConfigField<Double> nullableNumber(String key, Double defaultValue, DoublePredicate ok, String range) {
         return new ConfigField<>(key, defaultValue, ConfigMaps::toNullableDouble,
-                v -> v == null || ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null);
+                v -> v == null || ok.test(v) ? null : key + " must be " + range + ", got " + v, v -> v, null)
+                .described("float or null", range);
     }
 
     public static ConfigField<Boolean> flag(String key, boolean defaultValue) {
-        return new ConfigField<>(key, defaultValue, ConfigMaps::toBoolean, v -> null, v -> v, null);
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toBoolean, v -> null, v -> v, null)
+                .described("bool", "true or false");
     }
 
     public static ConfigField<Long> integer64(String key, long defaultValue) {
-        return new ConfigField<>(key, defaultValue, ConfigMaps::toLong, v -> null, v -> v, null);
+        return new ConfigField<>(key, defaultValue, ConfigMaps::toLong, v -> null, v -> v, null)
+                .described("int", "any 64-bit integer");
     }
 
     /**
@@ -125,8 +165,13 @@ public final class ConfigField<T> {
                                                      Function<E, String> name) {
         Reader<E> reader = (owner, k, raw) -> parse.apply(ConfigMaps.isNullLike(raw) ? null
                 : ConfigMaps.toStr(owner, k, raw));
+        List<String> names = new java.util.ArrayList<>();
+        for (E constant : defaultValue.getDeclaringClass().getEnumConstants()) {
+            names.add("\"" + name.apply(constant) + "\"");
+        }
         return new ConfigField<>(key, Objects.requireNonNull(defaultValue), reader,
-                v -> v == null ? key + " must be set" : null, name::apply, null);
+                v -> v == null ? key + " must be set" : null, name::apply, null)
+                .described("string", String.join(", ", names));
     }
 
     /**
@@ -134,7 +179,9 @@ public final class ConfigField<T> {
      * devices; entries must be non-blank.
      */
     public static ConfigField<List<String>> devices(String key) {
-        return new ConfigField<>(key, null, ConfigMaps::toNullableStringList, v -> deviceProblem(key, v), v -> v, null);
+        return new ConfigField<>(key, null, ConfigMaps::toNullableStringList, v -> deviceProblem(key, v), v -> v, null)
+                .described("string, list of strings or null", "device names such as \"cuda:0\" or \"cpu\" (one for "
+                        + "all, or one per model); null = automatic");
     }
 
     private static String deviceProblem(String key, List<String> devices) {
@@ -164,7 +211,7 @@ public final class ConfigField<T> {
             throw new IllegalArgumentException(owner + " key '" + k + "' must be a mapping " + example + ", got " + raw);
         };
         return new ConfigField<>(key, Map.of(), reader, rule, v -> Collections.unmodifiableMap(new LinkedHashMap<>(v)),
-                null);
+                null).described("mapping", "a mapping " + example);
     }
 
     /**

@@ -37,17 +37,16 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A trainer config that holds its values by key in a table of {@link ConfigField}s: the actor-critic
- * and the preference configs. The fields' range rules are checked at construction; {@link #toMap()}
+ * A trainer config that holds its values by key in a table of {@link ConfigField}s: every trainer
+ * config (the MA-REINFORCE family, the actor-critic and the preference configs). The fields' range rules are checked at construction; {@link #toMap()}
  * is the snake_case map form (what a run writes to {@code config.json}); equality, hash and
  * {@code toString} follow it. Immutable.
  *
- * <p>Every such config has the {@link TrainerFields} whose getters and builder setters live here; a
- * getter documented here means the same in every config, the others are documented by each config
- * (defaults and meaning differ, e.g. {@code num_train_epochs} 40 for IAC/MAAC and 20 for
- * MADPO/MARLHF).
+ * <p>Every such config has the {@link TrainerFields} whose builder setters live here and whose
+ * getters are {@link TrainerConfig}'s; a config documents a getter of its own where the field is
+ * its own.
  */
-public abstract class FieldTableConfig {
+public abstract class FieldTableConfig implements TrainerConfig {
     private final String configTypeName;
     private final String algorithmName;
     /** This config's fields by key, in field order. */
@@ -78,8 +77,12 @@ public abstract class FieldTableConfig {
      * declaration of it falls back to (train_batch_size → rollout_buffer_size; IAC's
      * critic_learning_rate → agent_learning_rate).
      */
-    protected final <T> T get(ConfigField<T> field) {
+    @Override
+    public final <T> T get(ConfigField<T> field) {
         ConfigField<?> own = fields.get(field.key);
+        if (own == null) {
+            throw new IllegalStateException(configTypeName + " has no field " + field.key);
+        }
         Object value = values.get(field.key);
         if (value == null && own.fallback != null) {
             value = values.get(own.fallback.key);
@@ -92,116 +95,27 @@ public abstract class FieldTableConfig {
         return get(field);
     }
 
-    /** The reference's {@code algorithm_name}: "IAC", "MAAC", "MADPO" or "MARLHF". */
+    @Override
+    public final boolean has(ConfigField<?> field) {
+        return fields.containsKey(field.key);
+    }
+
+    @Override
+    public final List<ConfigField<?>> fields() {
+        return List.copyOf(fields.values());
+    }
+
+    @Override
+    public final String configTypeName() {
+        return configTypeName;
+    }
+
+    @Override
     public String algorithmName() {
         return algorithmName;
     }
 
-    /** {@code agent_learning_rate} (default 5e-6, finite, ≥ 0): AdamW learning rate of every agent's actor. */
-    public double agentLearningRate() {
-        return get(AGENT_LEARNING_RATE);
-    }
-
-    /**
-     * {@code agent_devices} (default null = automatic): a device for all actors ({@code "cuda:0"}),
-     * a one-element list (broadcast) or one device per actor. A single string is stored as a
-     * one-element list.
-     */
-    public List<String> agentDevices() {
-        return get(AGENT_DEVICES);
-    }
-
-    /** {@code max_new_tokens} (default 256, ≥ 1): generation length cap per completion. */
-    public int maxNewTokens() {
-        return get(MAX_NEW_TOKENS);
-    }
-
-    /** {@code temperature} (default 0.6, finite, &gt; 0): sampling temperature. */
-    public double temperature() {
-        return get(TEMPERATURE);
-    }
-
-    /** {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass. */
-    public double topP() {
-        return get(TOP_P);
-    }
-
-    /**
-     * {@code external_prompt_passthrough} (default false): use the prompts returned by an external
-     * transition verbatim instead of passing them through the agents' formatters.
-     */
-    public boolean externalPromptPassthrough() {
-        return get(EXTERNAL_PROMPT_PASSTHROUGH);
-    }
-
-    /**
-     * {@code eval_num_samples} (default 4, ≥ 1): task items per evaluation. The reference also
-     * accepted 0 and then evaluated one item anyway (§14 item 11); as in MAGRPOConfig we require a
-     * positive count.
-     */
-    public int evalNumSamples() {
-        return get(EVAL_NUM_SAMPLES);
-    }
-
-    /** {@code eval_batch_size} (default 1, ≥ 1): evaluation data-loader batch size. */
-    public int evalBatchSize() {
-        return get(EVAL_BATCH_SIZE);
-    }
-
-    /** {@code reference_kl_coef} (default 0.1, finite, ≥ 0): β of the reference-KL shaping. */
-    public double referenceKlCoef() {
-        return get(REFERENCE_KL_COEF);
-    }
-
-    /**
-     * {@code seed} (default 42): seed of every random stream of a run (sampling, shuffles, random
-     * pair selection). Not in the reference, which relies on global RNG state.
-     */
-    public long seed() {
-        return get(SEED);
-    }
-
-    /**
-     * {@code gradient_checkpointing} (default false): recompute each layer in the backward pass
-     * instead of keeping its activations (same gradients, one extra forward). Not in the reference.
-     */
-    public boolean gradientCheckpointing() {
-        return get(GRADIENT_CHECKPOINTING);
-    }
-
-    /**
-     * {@code generation_kwargs} (default {}): further settings of transformers' {@code generate}
-     * ({@code repetition_penalty}, {@code min_p}, ...), as in MAGRPOConfig; a setting not given comes
-     * from the model's generation config, then transformers' default; a null value switches it off.
-     * {@code temperature}, {@code top_p} and {@code top_k} are fields of their own.
-     */
-    public Map<String, Object> generationKwargs() {
-        return get(GENERATION_KWARGS);
-    }
-
-    /**
-     * {@code skip_nonfinite_samples} (default false): a NaN or infinite reward, target,
-     * log-probability or loss stops training with an error before any optimizer step; true drops such
-     * samples (pairs) from the update instead. Not in the reference, whose IAC/MAAC raise
-     * FloatingPointError on a non-finite loss and whose MADPO replaces it by the constant 0.1.
-     */
-    public boolean skipNonfiniteSamples() {
-        return get(SKIP_NONFINITE_SAMPLES);
-    }
-
-    /**
-     * {@code save_total_limit} (default null = keep every checkpoint, ≥ 1): keep only the newest N
-     * {@code checkpoint-*} directories. Not in the reference.
-     */
-    public Integer saveTotalLimit() {
-        return get(SAVE_TOTAL_LIMIT);
-    }
-
-    /**
-     * The config as snake_case keys in field order, with resolved values (train_batch_size and other
-     * unset fields with a fallback filled in) and enums as their config strings: what a run writes to
-     * {@code config.json}. {@code fromMap(toMap())} equals this config.
-     */
+    @Override
     public Map<String, Object> toMap() {
         Map<String, Object> map = new LinkedHashMap<>();
         for (ConfigField<?> field : fields.values()) {
@@ -242,7 +156,7 @@ public abstract class FieldTableConfig {
 
     @Override
     public boolean equals(Object o) {
-        return o != null && o.getClass() == getClass() && ((FieldTableConfig) o).toMap().equals(toMap());
+        return o != null && o.getClass() == getClass() && ((TrainerConfig) o).toMap().equals(toMap());
     }
 
     @Override
@@ -264,7 +178,7 @@ public abstract class FieldTableConfig {
      * @param <C> the config built
      * @param <B> the builder's own type, so that chained setters keep it
      */
-    public abstract static class Builder<C extends FieldTableConfig, B extends Builder<C, B>> {
+    public abstract static class Builder<C extends TrainerConfig, B extends Builder<C, B>> {
         final String configTypeName;
         final String algorithmName;
         final Map<String, ConfigField<?>> byKey = new LinkedHashMap<>();

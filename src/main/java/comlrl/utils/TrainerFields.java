@@ -8,12 +8,14 @@ import static comlrl.utils.ConfigField.nullableAtLeast;
 import static comlrl.utils.ConfigField.nullableNumber;
 import static comlrl.utils.ConfigField.number;
 
+import comlrl.rl.AdvantageMode;
+import comlrl.rl.JointMode;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The config fields that several trainers' field tables share (the actor-critic and the preference
- * configs), each declared once: key, default, range rule and message. A table that needs another
+ * The config fields that several trainers' field tables share (the MA-REINFORCE family, the
+ * actor-critic and the preference configs), each declared once: key, default, range rule and message. A table that needs another
  * default takes the field {@link ConfigField#withDefault with its own default} (the preference
  * configs' {@code num_train_epochs} 20, {@code top_k} 50, ...). The getters of the configs document
  * the fields.
@@ -50,7 +52,7 @@ public final class TrainerFields {
     public static final ConfigField<Integer> NUM_TURNS = atLeast("num_turns", 2, 1, "");
     public static final ConfigField<ParallelTraining> PARALLEL_TRAINING = ConfigField.choice("parallel_training",
             ParallelTraining.NONE, ParallelTraining::parse, ParallelTraining::configName);
-    /** The actor-critic configs' {@code ddp_split} (the MA-REINFORCE configs have it as a record field). */
+    /** {@code ddp_split}: how the processes of a {@code parallel_training: ddp} run divide the work. */
     public static final ConfigField<DdpSplit> DDP_SPLIT = ConfigField.choice("ddp_split", DdpSplit.DATA,
             DdpSplit::parse, DdpSplit::configName);
     public static final ConfigField<List<String>> AGENT_DEVICES = devices("agent_devices");
@@ -68,6 +70,12 @@ public final class TrainerFields {
     public static final ConfigField<Double> REFERENCE_KL_COEF = number("reference_kl_coef", 0.1,
             v -> Double.isFinite(v) && v >= 0, "a finite number >= 0");
     public static final ConfigField<List<String>> REFERENCE_DEVICES = devices("reference_devices");
+    public static final ConfigField<JointMode> JOINT_MODE = ConfigField.choice("joint_mode", JointMode.ALIGNED,
+            JointMode::parse, JointMode::configName);
+    public static final ConfigField<AdvantageMode> ADVANTAGE_MODE = ConfigField.choice("advantage_mode",
+            AdvantageMode.MEAN, AdvantageMode::parse, AdvantageMode::configName);
+    public static final ConfigField<CollaborationMode> COLLABORATION_MODE = ConfigField.choice("collaboration_mode",
+            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
 
     // ours, beyond the reference (as in MAGRPOConfig)
     public static final ConfigField<Long> SEED = integer64("seed", 42);

@@ -95,7 +95,7 @@ class RunConfigTest {
         // --set replaces a key; that is not a duplicate
         RunConfig overridden = load(AGENT + DATASET + REST + LENGTH_RATIO, "dataset.test_size=0.5", "num_generations=4");
         assertThat(overridden.eval.size()).isEqualTo(5);
-        assertThat(overridden.args.numGenerations()).isEqualTo(4);
+        assertThat(((comlrl.trainers.reinforce.MAGRPOConfig) overridden.args).numGenerations()).isEqualTo(4);
     }
 
     @Test
@@ -191,6 +191,28 @@ class RunConfigTest {
                 .hasMessageEndingWith("Remove external_transition.");
         assertThat(load(AGENT + DATASET + REST.replace("num_turns: 1", "num_turns: 2") + LENGTH_RATIO + transition)
                 .numTurns()).isEqualTo(2);
+    }
+
+    @Test
+    void argsNamingModelsAndDirectoriesResolveAgainstTheConfigFile() throws Exception {
+        Files.createDirectories(dir.resolve("rm"));
+        String marlhfIter = "algorithm: marlhf_iter\n" + AGENT + DATASET + LENGTH_RATIO + String.join("\n",
+                "formatters: ['Short: {prompt}', 'Long: {prompt}']",
+                "args: {reward_model_name: ./rm, preference_replay_dir: replay, policy_checkpoint_dir: /abs/ckpt,",
+                "       comparator_policy: model,",
+                "       comparator_agents: [./rm, builtin:tiny]}", "");
+        java.util.Map<String, Object> args = load(marlhfIter).argsMap();
+        assertThat(args.get("reward_model_name")).isEqualTo(dir.resolve("rm").toString());           // a model (exists there)
+        assertThat(args.get("preference_replay_dir")).isEqualTo(dir.resolve("replay").toString());   // a directory
+        assertThat(args.get("policy_checkpoint_dir")).isEqualTo("/abs/ckpt");
+        assertThat(args.get("comparator_agents")).isEqualTo(List.of(dir.resolve("rm").toString(), "builtin:tiny"));
+        // the top-level agent count goes into args where the algorithm counts its agents there (not MAGRPO's)
+        String madpo = "algorithm: madpo\n" + AGENT + "num_agents: 3\n" + DATASET + LENGTH_RATIO + "formatters: 'Q: {prompt}'\n";
+        assertThat(load(madpo).args.numAgents()).isEqualTo(3);
+        RunConfig magrpo = load(AGENT + DATASET + REST.replace("num_agents: 2", "num_agents: 3")
+                .replace("formatters: ['Short: {prompt}', 'Long: {prompt}']", "formatters: 'Q: {prompt}'") + LENGTH_RATIO);
+        assertThat(magrpo.numAgents).isEqualTo(3);
+        assertThat(magrpo.args.numAgents()).isEqualTo(2);
     }
 
     @Test

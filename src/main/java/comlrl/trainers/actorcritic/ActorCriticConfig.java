@@ -4,22 +4,8 @@ import static comlrl.trainers.actorcritic.ActorCriticFields.CRITIC_LEARNING_RATE
 import static comlrl.trainers.actorcritic.ActorCriticFields.CRITIC_TYPE;
 import static comlrl.trainers.actorcritic.ActorCriticFields.DISCOUNT;
 import static comlrl.trainers.actorcritic.ActorCriticFields.NUM_GENERATIONS;
-import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
 import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
 import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.DDP_SPLIT;
-import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
-import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
-import static comlrl.utils.TrainerFields.LOGGING_STEPS;
-import static comlrl.utils.TrainerFields.NUM_AGENTS;
-import static comlrl.utils.TrainerFields.NUM_TRAIN_EPOCHS;
-import static comlrl.utils.TrainerFields.NUM_TURNS;
-import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
-import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
-import static comlrl.utils.TrainerFields.ROLLOUT_BUFFER_SIZE;
-import static comlrl.utils.TrainerFields.TOP_K;
-import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
 import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
 
 import comlrl.utils.ConfigField;
@@ -34,7 +20,15 @@ import java.util.Map;
  * config are in {@link FieldTableConfig}) and the cross-field validation. Immutable. The fields are
  * declared once, in {@code ActorCriticFields} or, when the preference configs have them too, in
  * {@link comlrl.utils.TrainerFields}; the value table, its map form and the builder machinery are
- * {@link FieldTableConfig}'s.
+ * {@link FieldTableConfig}'s. The getters of the fields every trainer has are
+ * {@link comlrl.utils.TrainerConfig}'s; what they mean here: {@code num_turns > 1} requires
+ * {@code num_generations == 1} and an external transition, and an episode stops after a turn whose
+ * mean reward exceeds {@code early_termination_threshold}; {@code advantage_normalization}
+ * z-normalises the advantages of each update group (one agent, one turn) that has more than one
+ * sample; with {@code parallel_training: "none"} every model sits on the first of
+ * {@code agent_devices}, else of {@code critic_devices}; with {@code ddp_split: agents} agent i's
+ * actor (IAC: with its critic or value head) lives on process {@code i mod W} only, MAAC's shared
+ * critic on every process. Defaults: {@code docs/CONFIG.md}.
  */
 public abstract sealed class ActorCriticConfig extends FieldTableConfig permits IACConfig, MAACConfig {
 
@@ -72,47 +66,12 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         return get(CRITIC_LEARNING_RATE);
     }
 
-    /** {@code rollout_buffer_size} (default 8, ≥ 1): samples collected per agent before its update. */
-    public int rolloutBufferSize() {
-        return get(ROLLOUT_BUFFER_SIZE);
-    }
-
-    /**
-     * {@code train_batch_size} (default null → {@link #rolloutBufferSize()}, ≥ 1): samples per
-     * minibatch (one optimizer step each) in an update. Returns the resolved value.
-     */
-    public int trainBatchSize() {
-        return get(TRAIN_BATCH_SIZE);
-    }
-
     /**
      * {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the critic's loss,
      * {@code value_loss_coef · mean((y − V)²)}.
      */
     public double valueLossCoef() {
         return get(VALUE_LOSS_COEF);
-    }
-
-    /**
-     * {@code advantage_normalization} (default true): z-normalise the advantages of each update group
-     * (one agent, one turn) when it has more than one sample, {@code Â = (A − mean A) / max(std_pop A, 1e-6)}.
-     */
-    public boolean advantageNormalization() {
-        return get(ADVANTAGE_NORMALIZATION);
-    }
-
-    /**
-     * {@code top_k} (default null, ≥ 0): top-k filtering, 0 disables it. Null leaves it out of the
-     * generate call as the reference does, so the model's {@code generation_config.json} value
-     * applies, else transformers' default of 50.
-     */
-    public Integer topK() {
-        return get(TOP_K);
-    }
-
-    /** {@code num_train_epochs} (default 40, ≥ 1): passes over the training task items. */
-    public int numTrainEpochs() {
-        return get(NUM_TRAIN_EPOCHS);
     }
 
     /**
@@ -131,44 +90,6 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
      */
     public Integer criticValueHeadHiddenDim() {
         return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
-    }
-
-    /** {@code num_agents} (default 2, ≥ 1): the number of actors (the trainer's agent count). */
-    public int numAgents() {
-        return get(NUM_AGENTS);
-    }
-
-    /**
-     * {@code num_turns} (default 2, ≥ 1): turns per episode; more than one requires
-     * {@code num_generations == 1} here and an external transition in the trainer. The default
-     * {@link #earlyTerminationThreshold()} of −0.2 ends an episode after any turn whose mean reward
-     * exceeds −0.2.
-     */
-    public int numTurns() {
-        return get(NUM_TURNS);
-    }
-
-    /**
-     * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
-     * device, the first of {@code agent_devices}, else of {@code critic_devices}, else automatic;
-     * "mp" places each model on its own device (agent_devices and critic_devices required) and runs
-     * per-agent work on threads; "ddp" trains with several processes, dividing the work as
-     * {@link #ddpSplit()} says. "auto" and anything else are rejected.
-     */
-    public ParallelTraining parallelTraining() {
-        return get(PARALLEL_TRAINING);
-    }
-
-    /**
-     * {@code ddp_split} (default "data"; used with {@code parallel_training: ddp}): "data" — every
-     * process holds every model, a minibatch's samples are divided between the processes and the
-     * gradients summed before each step; "agents" — agent i's actor (IAC: with its critic or value
-     * head) lives on process i mod W only, which samples, values and updates it, and the completions,
-     * log-probabilities and values are exchanged; MAAC's shared critic is on every process, each
-     * taking the same critic steps. Either way the run trains as one process does with the same seed.
-     */
-    public comlrl.utils.DdpSplit ddpSplit() {
-        return get(DDP_SPLIT);
     }
 
     /**
@@ -190,44 +111,6 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
     /** {@code num_generations} (default 1, ≥ 1): samples per agent per prompt (G). */
     public int numGenerations() {
         return get(NUM_GENERATIONS);
-    }
-
-    /**
-     * {@code eval_interval} (default 16, ≥ 0): evaluate before training item b of each epoch when
-     * {@code b % eval_interval == 0}; 0 = manual evaluation only.
-     */
-    public int evalInterval() {
-        return get(EVAL_INTERVAL);
-    }
-
-    /**
-     * {@code early_termination_threshold} (default −0.2, or null = never): in multi-turn training an
-     * episode stops after a turn whose mean reward is greater than this.
-     */
-    public Double earlyTerminationThreshold() {
-        return get(EARLY_TERMINATION_THRESHOLD);
-    }
-
-    /** {@code logging_steps} (default 1, ≥ 1): minimum env_step gap between training log entries. */
-    public int loggingSteps() {
-        return get(LOGGING_STEPS);
-    }
-
-    /**
-     * {@code reference_kl_enabled} (default false): shape each sample's reward with a KL penalty
-     * against a frozen copy of its initial actor, {@code r' = r − β·KL}.
-     */
-    public boolean referenceKlEnabled() {
-        return get(REFERENCE_KL_ENABLED);
-    }
-
-    /**
-     * {@code reference_devices} (default null = the actors' devices): where the frozen references
-     * live; same forms as {@link #agentDevices()}, and with reference KL on a list must have 1 or
-     * {@code num_agents} entries.
-     */
-    public List<String> referenceDevices() {
-        return get(REFERENCE_DEVICES);
     }
 
     /**

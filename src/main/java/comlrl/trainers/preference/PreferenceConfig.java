@@ -4,26 +4,12 @@ import static comlrl.trainers.preference.PreferenceFields.ADVANTAGE_MODE;
 import static comlrl.trainers.preference.PreferenceFields.COLLABORATION_MODE;
 import static comlrl.trainers.preference.PreferenceFields.DISCOUNT;
 import static comlrl.trainers.preference.PreferenceFields.DPO_BETA;
-import static comlrl.trainers.preference.PreferenceFields.EARLY_TERMINATION_THRESHOLD;
 import static comlrl.trainers.preference.PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR;
 import static comlrl.trainers.preference.PreferenceFields.JOINT_MODE;
-import static comlrl.trainers.preference.PreferenceFields.LOGGING_STEPS;
-import static comlrl.trainers.preference.PreferenceFields.NUM_TRAIN_EPOCHS;
-import static comlrl.trainers.preference.PreferenceFields.NUM_TURNS;
 import static comlrl.trainers.preference.PreferenceFields.PAIR_SELECTION;
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_NUM_CANDIDATES;
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE;
-import static comlrl.trainers.preference.PreferenceFields.ROLLOUT_BUFFER_SIZE;
-import static comlrl.trainers.preference.PreferenceFields.TOP_K;
 import static comlrl.trainers.preference.PreferenceFields.USE_ENVIRONMENT_STEP;
-import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
-import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
-import static comlrl.utils.TrainerFields.NUM_AGENTS;
-import static comlrl.utils.TrainerFields.DDP_SPLIT;
-import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
-import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
-import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
@@ -40,7 +26,12 @@ import java.util.Map;
  * and ours, and the cross-field validation. Immutable. The fields are declared once, in
  * {@code PreferenceFields} or, when the actor-critic configs have them too, in
  * {@link comlrl.utils.TrainerFields}; the getters that mean the same in every trainer config, the
- * value table, its map form and the builder machinery are {@link FieldTableConfig}'s.
+ * value table, its map form and the builder machinery are {@link FieldTableConfig}'s (the getters
+ * of the fields every trainer has: {@link comlrl.utils.TrainerConfig}). Here {@code num_turns} must
+ * be 1 (the reference's preference trainers are single-turn); {@code num_train_epochs} counts MADPO's
+ * passes over the preference pairs (each shuffled into batches of {@code train_batch_size}), or
+ * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
+ * {@code i mod W}, which samples, scores and steps it. Defaults: {@code docs/CONFIG.md}.
  *
  * <p>Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
  * {@code joint_mode} must be aligned when the config is built (the reference fails later, when
@@ -82,28 +73,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     abstract boolean usesReferenceModels();
 
     /**
-     * {@code num_train_epochs} (default 20, ≥ 1): MADPO's passes over the preference pairs (each
-     * epoch shuffles them into batches of {@link #trainBatchSize()}); MARLHF's RL phase passes over
-     * the training task items.
-     */
-    public int numTrainEpochs() {
-        return get(NUM_TRAIN_EPOCHS);
-    }
-
-    /** {@code logging_steps} (default 50, ≥ 1): minimum env_step gap between training log entries. */
-    public int loggingSteps() {
-        return get(LOGGING_STEPS);
-    }
-
-    /**
-     * {@code num_agents} (default 2, ≥ 1): the number of agents; in centralized mode the number of
-     * roles that the one actor writes.
-     */
-    public int numAgents() {
-        return get(NUM_AGENTS);
-    }
-
-    /**
      * {@code collaboration_mode} (default "decentralized"): one actor per agent, or
      * {@link CollaborationMode#CENTRALIZED}: one actor writes every role's response in one joint
      * completion (reference §7.5).
@@ -115,44 +84,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     /** The number of actor models: 1 in centralized mode, else {@link #numAgents()}. */
     public int actorCount() {
         return collaborationMode() == CollaborationMode.CENTRALIZED ? 1 : numAgents();
-    }
-
-    /**
-     * {@code parallel_training} (default "none"): "none" (or "null"/null) puts every model on one
-     * device; "mp" places each agent on its own device ({@code agent_devices} required) and runs
-     * per-agent work on threads; "ddp" trains with several processes, dividing the work as
-     * {@link #ddpSplit()} says. "auto" and anything else are rejected.
-     */
-    public ParallelTraining parallelTraining() {
-        return get(PARALLEL_TRAINING);
-    }
-
-    /**
-     * {@code ddp_split} (default "data"): with {@code parallel_training: ddp}, "data" divides each
-     * group of candidates and each DPO batch's pairs between the processes, every process holding
-     * every agent; "agents" puts agent i on process i mod W only, which samples its candidates (and,
-     * in the iterative trainers, its comparator's, except an API comparator's, which rank 0 asks),
-     * scores them under its policy (and frozen reference) and steps it, the sequence
-     * log-probabilities and token ids exchanged.
-     */
-    public comlrl.utils.DdpSplit ddpSplit() {
-        return get(DDP_SPLIT);
-    }
-
-    /**
-     * {@code top_k} (default 50, ≥ 0, or null): top-k filtering, 0 disables it; null leaves it out of
-     * the generate call, so the model's {@code generation_config.json} value applies, else 50.
-     */
-    public Integer topK() {
-        return get(TOP_K);
-    }
-
-    /**
-     * {@code num_turns} (default 1): must be 1 — the reference's preference trainers are single-turn
-     * ("MADPO currently supports num_turns=1 only").
-     */
-    public int numTurns() {
-        return get(NUM_TURNS);
     }
 
     /**
@@ -172,72 +103,11 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     }
 
     /**
-     * {@code early_termination_threshold} (default null = never): kept for compatibility; with one
-     * turn there is nothing to terminate early.
-     */
-    public Double earlyTerminationThreshold() {
-        return get(EARLY_TERMINATION_THRESHOLD);
-    }
-
-    /**
-     * {@code eval_interval} (default 16, ≥ 0): MADPO evaluates before update batch u when
-     * {@code u % eval_interval == 0} (u counts DPO updates over all epochs, from 0); MARLHF's RL
-     * phase counts training task items as its backend does. 0 = manual evaluation only.
-     */
-    public int evalInterval() {
-        return get(EVAL_INTERVAL);
-    }
-
-    /**
-     * {@code rollout_buffer_size} (default 2, ≥ 1): the default of {@link #trainBatchSize()}; MARLHF
-     * passes it to its RL backend.
-     */
-    public int rolloutBufferSize() {
-        return get(ROLLOUT_BUFFER_SIZE);
-    }
-
-    /**
-     * {@code train_batch_size} (default null → {@link #rolloutBufferSize()}, ≥ 1): MADPO's DPO batch
-     * size in preference pairs (one optimizer step per agent per batch); MARLHF's RL backend's
-     * minibatch size. Returns the resolved value.
-     */
-    public int trainBatchSize() {
-        return get(TRAIN_BATCH_SIZE);
-    }
-
-    /**
-     * {@code advantage_normalization} (default true): kept for compatibility by MADPO (its loss has
-     * no advantages); MARLHF passes it to its RL backend.
-     */
-    public boolean advantageNormalization() {
-        return get(ADVANTAGE_NORMALIZATION);
-    }
-
-    /**
      * {@code advantage_mode} (default "mean"): kept for compatibility by MADPO (its loss has no
      * advantages). {@link MARLHFConfig#advantageMode()} resolves it from {@code rl_algorithm}.
      */
     public AdvantageMode advantageMode() {
         return get(ADVANTAGE_MODE);
-    }
-
-    /**
-     * {@code reference_kl_enabled} (default false): shape rewards with a KL penalty against frozen
-     * copies of the initial agents (§2.6). MARLHF's RL phase uses it; MADPO's DPO loss does not (as in
-     * the reference, §14 item 7) — for a DPO loss anchored to the initial policy use
-     * {@link MADPOConfig#dpoReference()} "frozen_initial".
-     */
-    public boolean referenceKlEnabled() {
-        return get(REFERENCE_KL_ENABLED);
-    }
-
-    /**
-     * {@code reference_devices} (default null = the agents' devices): where the frozen references
-     * live; same forms as {@link #agentDevices()}, and when references are loaded a list must have 1
-     * or {@link #actorCount()} entries.
-     */
-    public List<String> referenceDevices() {
-        return get(REFERENCE_DEVICES);
     }
 
     /**

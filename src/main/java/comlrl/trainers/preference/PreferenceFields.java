@@ -58,19 +58,16 @@ final class PreferenceFields {
     // ------------------------------------------------------------------ MADPOConfig (§7.1)
     static final ConfigField<Integer> NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(20);
     static final ConfigField<Integer> LOGGING_STEPS = TrainerFields.LOGGING_STEPS.withDefault(50);
-    static final ConfigField<CollaborationMode> COLLABORATION_MODE = choice("collaboration_mode",
-            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
+    static final ConfigField<CollaborationMode> COLLABORATION_MODE = TrainerFields.COLLABORATION_MODE;
     static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
     static final ConfigField<Integer> NUM_TURNS = TrainerFields.NUM_TURNS.withDefault(1);
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, v -> v >= 0 && v <= 1,
             "in [0, 1] (kept for compatibility: with one turn nothing is discounted)");
-    static final ConfigField<JointMode> JOINT_MODE = choice("joint_mode", JointMode.ALIGNED, JointMode::parse,
-            JointMode::configName);
+    static final ConfigField<JointMode> JOINT_MODE = TrainerFields.JOINT_MODE;
     static final ConfigField<Double> EARLY_TERMINATION_THRESHOLD =
             TrainerFields.EARLY_TERMINATION_THRESHOLD.withDefault(null);
     static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
-    static final ConfigField<AdvantageMode> ADVANTAGE_MODE = choice("advantage_mode", AdvantageMode.MEAN,
-            AdvantageMode::parse, AdvantageMode::configName);
+    static final ConfigField<AdvantageMode> ADVANTAGE_MODE = TrainerFields.ADVANTAGE_MODE;
     static final ConfigField<Integer> PREFERENCE_NUM_CANDIDATES = atLeast("preference_num_candidates", 80, 2,
             " (pairs are formed among one item's candidates)");
     static final ConfigField<Integer> PREFERENCE_PAIRS_PER_SAMPLE = nullableAtLeast("preference_pairs_per_sample", 16,
@@ -89,10 +86,12 @@ final class PreferenceFields {
     static final ConfigField<AdvantageMode> OPTIONAL_ADVANTAGE_MODE = new ConfigField<>("advantage_mode", null,
             (owner, key, raw) -> ConfigMaps.isNullLike(raw) ? null
                     : AdvantageMode.parse(ConfigMaps.toStr(owner, key, raw)),
-            v -> null, AdvantageMode::configName, null);
+            v -> null, AdvantageMode::configName, null).described("string or null",
+            "\"mean\", \"raw\", \"max\", \"rloo\"; null follows rl_algorithm");
     static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 1, "");
     static final ConfigField<String> REWARD_MODEL_NAME = text("reward_model_name", null,
-            "null to use the first agent's model");
+            "null to use the first agent's model")
+            .naming(ConfigField.PathKind.MODEL);
     static final ConfigField<String> REWARD_MODEL_DEVICE = text("reward_model_device", "cuda:0",
             "null for the trainer's device");
     static final ConfigField<Double> REWARD_LEARNING_RATE = number("reward_learning_rate", 1e-5,
@@ -103,7 +102,8 @@ final class PreferenceFields {
             " (or null to score the whole joint text)");
     static final ConfigField<Boolean> REWARD_FREEZE_BACKBONE = flag("reward_freeze_backbone", false);
     static final ConfigField<String> CRITIC_MODEL_NAME = text("critic_model_name", null,
-            "null to use the first agent's model");
+            "null to use the first agent's model")
+            .naming(ConfigField.PathKind.MODEL);
     static final ConfigField<Double> CRITIC_LEARNING_RATE = nullableNumber("critic_learning_rate", null,
             v -> Double.isFinite(v) && v > 0, "a finite number > 0, or null to use agent_learning_rate")
             .orElse(AGENT_LEARNING_RATE);
@@ -126,10 +126,12 @@ final class PreferenceFields {
     static final ConfigField<Integer> PREFERENCE_REPLAY_SAMPLE_SIZE = nullableAtLeast("preference_replay_sample_size",
             null, 1, " (or null for the current iteration's pair count)");
     static final ConfigField<String> PREFERENCE_REPLAY_DIR = text("preference_replay_dir", null,
-            "null for <output_dir>/preference_replay");
+            "null for <output_dir>/preference_replay")
+            .naming(ConfigField.PathKind.DIRECTORY);
     static final ConfigField<Boolean> LOG_REWARD_DISTRIBUTION = flag("log_reward_distribution", false);
     static final ConfigField<String> POLICY_CHECKPOINT_DIR = text("policy_checkpoint_dir", null,
-            "null for <output_dir>/policy_checkpoints (written for comparator_policy history)");
+            "null for <output_dir>/policy_checkpoints (written for comparator_policy history)")
+            .naming(ConfigField.PathKind.DIRECTORY);
     static final ConfigField<ComparatorPolicy> COMPARATOR_POLICY = choice("comparator_policy", ComparatorPolicy.CURRENT,
             ComparatorPolicy::parse, ComparatorPolicy::configName);
     static final ConfigField<CollaborationMode> COMPARATOR_GENERATION_MODE = choice("comparator_generation_mode",
@@ -137,10 +139,13 @@ final class PreferenceFields {
     static final ConfigField<Integer> COMPARATOR_CENTRALIZED_AGENT_INDEX = atLeast("comparator_centralized_agent_index",
             0, 0, "");
     static final ConfigField<String> COMPARATOR_MODEL_NAME = text("comparator_model_name", null,
-            "null unless comparator_policy is model");
+            "null unless comparator_policy is model")
+            .naming(ConfigField.PathKind.MODEL);
     static final ConfigField<List<String>> COMPARATOR_AGENTS = new ConfigField<>("comparator_agents", null,
             ConfigMaps::toNullableStringList, v -> v == null || v.stream().noneMatch(x -> x == null || x.isBlank())
-                    ? null : "comparator_agents must list model ids or directories, got " + v, v -> v, null);
+                    ? null : "comparator_agents must list model ids or directories, got " + v, v -> v, null)
+            .described("list of strings or null", "model ids or directories, one per agent")
+            .naming(ConfigField.PathKind.MODEL_LIST);
     static final ConfigField<List<String>> COMPARATOR_DEVICES = ConfigField.devices("comparator_devices");
     static final ConfigField<Integer> COMPARATOR_NUM_CANDIDATES = nullableAtLeast("comparator_num_candidates", null, 1,
             " (or null for preference_num_candidates)");
@@ -160,12 +165,13 @@ final class PreferenceFields {
     static final ConfigField<String> COMPARATOR_API_KEY = new ConfigField<>("comparator_api_key", null,
             (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, k, raw),
             v -> v == null || !v.isBlank() ? null : "comparator_api_key must not be blank; use null",
-            v -> "***", null);
+            v -> "***", null).described("string or null", "non-blank; written out as \"***\"");
     static final ConfigField<String> COMPARATOR_API_KEY_ENV = text("comparator_api_key_env", null, "null");
     static final ConfigField<String> COMPARATOR_API_KEY_HEADER = text("comparator_api_key_header", "Authorization",
             "the header's name");
     static final ConfigField<String> COMPARATOR_API_KEY_PREFIX = new ConfigField<>("comparator_api_key_prefix", "Bearer",
-            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? "" : ConfigMaps.toStr(owner, k, raw), v -> null, v -> v, null);
+            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? "" : ConfigMaps.toStr(owner, k, raw), v -> null, v -> v, null)
+            .described("string", "any text; null = none");
     static final ConfigField<String> COMPARATOR_API_RESPONSE_FIELD = text("comparator_api_response_field", "completions",
             "a dotted field path such as data.completions");
     static final ConfigField<Map<String, Object>> COMPARATOR_API_EXTRA_BODY = ConfigField.mapping(
@@ -177,7 +183,8 @@ final class PreferenceFields {
     /** Ours: the largest comparator answer read, in bytes (8 MiB); a larger one is an error, not retried. */
     static final ConfigField<Long> COMPARATOR_API_MAX_RESPONSE_BYTES = new ConfigField<>(
             "comparator_api_max_response_bytes", 8L << 20, ConfigMaps::toLong,
-            v -> v >= 1 ? null : "comparator_api_max_response_bytes must be a number of bytes >= 1, got " + v, v -> v, null);
+            v -> v >= 1 ? null : "comparator_api_max_response_bytes must be a number of bytes >= 1, got " + v, v -> v, null)
+            .described("int", "a number of bytes >= 1");
 
     /** The comparator_api_* fields, in the reference's order, then ours. */
     static final List<ConfigField<?>> COMPARATOR_API = List.of(COMPARATOR_API_URL, COMPARATOR_API_FORMAT,
@@ -295,7 +302,7 @@ final class PreferenceFields {
         return new ConfigField<>(key, defaultValue,
                 (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, k, raw),
                 v -> v == null || !v.isBlank() ? null : key + " must not be blank; use " + nullMeaning,
-                v -> v, null);
+                v -> v, null).described("string or null", "non-blank; " + nullMeaning);
     }
 
     @SafeVarargs

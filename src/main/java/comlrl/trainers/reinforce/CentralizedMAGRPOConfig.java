@@ -13,7 +13,9 @@ import java.util.Map;
  */
 public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
     /** {@code collaboration_mode}: always {@link CollaborationMode#CENTRALIZED}. */
-    CollaborationMode collaborationMode();
+    default CollaborationMode collaborationMode() {
+        return get(comlrl.utils.TrainerFields.COLLABORATION_MODE);
+    }
 
     @Override
     Builder<CentralizedMAGRPOConfig> toBuilder();
@@ -30,6 +32,6 @@ public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
 
     /** The snake_case keys, in field order. */
     static List<String> keys() {
-        return BaseReinforceConfig.keys(ReinforceAlgorithm.CENTRALIZED_MAGRPO);
+        return ReinforceAlgorithm.CENTRALIZED_MAGRPO.keys();
     }
 }

@@ -24,6 +24,6 @@ public interface MAREINFORCEConfig extends MAGRPOConfig {
 
     /** The snake_case keys, in field order. */
     static List<String> keys() {
-        return BaseReinforceConfig.keys(ReinforceAlgorithm.MAREINFORCE);
+        return ReinforceAlgorithm.MAREINFORCE.keys();
     }
 }

@@ -24,6 +24,6 @@ public interface MARLOOConfig extends MAGRPOConfig {
 
     /** The snake_case keys, in field order. */
     static List<String> keys() {
-        return BaseReinforceConfig.keys(ReinforceAlgorithm.MARLOO);
+        return ReinforceAlgorithm.MARLOO.keys();
     }
 }

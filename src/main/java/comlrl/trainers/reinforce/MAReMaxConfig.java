@@ -24,6 +24,6 @@ public interface MAReMaxConfig extends MAGRPOConfig {
 
     /** The snake_case keys, in field order. */
     static List<String> keys() {
-        return BaseReinforceConfig.keys(ReinforceAlgorithm.MAREMAX);
+        return ReinforceAlgorithm.MAREMAX.keys();
     }
 }

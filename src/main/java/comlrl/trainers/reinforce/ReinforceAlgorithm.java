@@ -79,6 +79,11 @@ public enum ReinforceAlgorithm {
         }
     }
 
+    /** The snake_case keys of this algorithm's config, in field order. */
+    public java.util.List<String> keys() {
+        return ReinforceFields.of(this).stream().map(f -> f.key).toList();
+    }
+
     /** This algorithm's config from snake_case keys; see {@link MAGRPOConfig#fromMap(Map)}. */
     public MAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();

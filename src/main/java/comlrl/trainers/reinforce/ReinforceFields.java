@@ -1,0 +1,90 @@
+package comlrl.trainers.reinforce;
+
+import static comlrl.utils.ConfigField.atLeast;
+import static comlrl.utils.ConfigField.number;
+import static comlrl.utils.TrainerFields.ADVANTAGE_MODE;
+import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
+import static comlrl.utils.TrainerFields.AGENT_DEVICES;
+import static comlrl.utils.TrainerFields.AGENT_LEARNING_RATE;
+import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
+import static comlrl.utils.TrainerFields.DDP_SPLIT;
+import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
+import static comlrl.utils.TrainerFields.EVAL_BATCH_SIZE;
+import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
+import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
+import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
+import static comlrl.utils.TrainerFields.JOINT_MODE;
+import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
+import static comlrl.utils.TrainerFields.NUM_AGENTS;
+import static comlrl.utils.TrainerFields.NUM_TURNS;
+import static comlrl.utils.TrainerFields.OURS;
+import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
+import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
+import static comlrl.utils.TrainerFields.REFERENCE_KL_COEF;
+import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
+import static comlrl.utils.TrainerFields.TEMPERATURE;
+import static comlrl.utils.TrainerFields.TOP_P;
+import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
+
+import comlrl.utils.CollaborationMode;
+import comlrl.utils.ConfigField;
+import comlrl.utils.TrainerFields;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The table of the MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own fields
+ * declared here, the others taken from {@link TrainerFields} (with MAGRPO's default where it
+ * differs); then each algorithm's field list, the same list with its own defaults. The getters of
+ * {@link MAGRPOConfig} and {@link comlrl.utils.TrainerConfig} document the fields.
+ */
+final class ReinforceFields {
+    private ReinforceFields() {
+    }
+
+    static final ConfigField<Integer> NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(20);
+    static final ConfigField<Integer> LOGGING_STEPS = TrainerFields.LOGGING_STEPS.withDefault(50);
+    static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
+    static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
+    static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 2,
+            ": the group baseline requires multiple samples per agent");
+    static final ConfigField<Double> DISCOUNT = number("discount", 1.0, Double::isFinite,
+            "a finite number (MAGRPO keeps it for compatibility and does not use it)");
+
+    /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
+    static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
+            + "this config are always decentralized. For one actor playing every role use CentralizedMAGRPOConfig "
+            + "(algorithm: centralized_magrpo)";
+    static final Map<String, String> HINTS = Map.of(
+            "learning_rate", "use 'agent_learning_rate' (older docs call it learning_rate).",
+            "termination_threshold", "use 'early_termination_threshold'.",
+            "weight_decay", "not configurable: AdamW weight decay is fixed at 0.01, as in the reference.",
+            "dataloader_drop_last", "not supported: training reads task items in order, one per step.",
+            "dataloader_num_workers", "not supported: training reads task items in order, one per step.",
+            "model", "the model is a trainer argument (agent_model / agents), not a config field.",
+            "per_device_train_batch_size", "not a config field; see rollout_buffer_size and train_batch_size.",
+            "collaboration_mode", CENTRALIZED_ONLY + ".");
+
+    /**
+     * {@code algorithm}'s fields: §3.1 in the reference's order, then ours; the variants differ only
+     * in defaults ({@code advantage_mode}; the centralized one: {@code num_turns} 1 and
+     * {@code collaboration_mode} "centralized", which only it has).
+     */
+    static List<ConfigField<?>> of(ReinforceAlgorithm algorithm) {
+        boolean centralized = algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO;
+        List<ConfigField<?>> fields = new ArrayList<>(List.of(NUM_TRAIN_EPOCHS, AGENT_LEARNING_RATE, LOGGING_STEPS,
+                NUM_AGENTS));
+        if (centralized) {
+            fields.add(COLLABORATION_MODE.withDefault(CollaborationMode.CENTRALIZED));
+        }
+        fields.addAll(List.of(PARALLEL_TRAINING, AGENT_DEVICES, DDP_SPLIT, NUM_GENERATIONS, MAX_NEW_TOKENS, TEMPERATURE,
+                TOP_P, TOP_K, NUM_TURNS.withDefault(algorithm.defaultNumTurns()), DISCOUNT, JOINT_MODE,
+                EARLY_TERMINATION_THRESHOLD, EXTERNAL_PROMPT_PASSTHROUGH, EVAL_INTERVAL, EVAL_NUM_SAMPLES,
+                EVAL_BATCH_SIZE, ROLLOUT_BUFFER_SIZE, TRAIN_BATCH_SIZE,
+                ADVANTAGE_NORMALIZATION, ADVANTAGE_MODE.withDefault(algorithm.defaultAdvantageMode()),
+                REFERENCE_KL_ENABLED, REFERENCE_KL_COEF, REFERENCE_DEVICES));
+        fields.addAll(OURS);
+        return List.copyOf(fields);
+    }
+}
