@@ -89,6 +89,7 @@ class DpoReferenceWiringTest {
         assertThat(seen).anyMatch(s -> s.round() == 2);
         assertThat(rows).hasSize(seen.size());
         double moved = 0;
+        int accuraciesChecked = 0;
         for (int k = 0; k < seen.size(); k++) {
             Scored s = seen.get(k);
             for (int i = 0; i < s.live().length; i++) {
@@ -103,7 +104,7 @@ class DpoReferenceWiringTest {
                         }
                     }
                 }
-                checkRewards(mode, s, i, rows.get(k));
+                accuraciesChecked += checkRewards(mode, s, i, rows.get(k)) ? 1 : 0;
             }
             if (!mode.needsReference()) {
                 assertThat(s.carried()).isNull();
@@ -111,14 +112,16 @@ class DpoReferenceWiringTest {
         }
         // the policy of round 2 is not the initial one: a reference scored with it would fail above
         assertThat(moved).isGreaterThan(100 * BOUND);
+        assertThat(accuraciesChecked).as("batches whose accuracy was checked").isPositive();
     }
 
     /**
      * The logged {@code agent_i/rewards/*} against r_w,b = β·(s_π(w_b) − s_ref(w_b)), r_l,b likewise,
      * from the test's scores: each s within {@link #BOUND} of the trainer's, so each mean within 2β·BOUND
-     * (4β·BOUND for the margin); the accuracy exactly where no pair's r_w − r_l is that close to 0.
+     * (4β·BOUND for the margin); the accuracy exactly where no pair's r_w − r_l is that close to 0
+     * (returns whether it was checked).
      */
-    private static void checkRewards(DpoReference mode, Scored s, int agent, Map<String, Double> row) {
+    private static boolean checkRewards(DpoReference mode, Scored s, int agent, Map<String, Double> row) {
         int pairs = s.live()[agent][0].length;
         double chosen = 0;
         double rejected = 0;
@@ -139,6 +142,7 @@ class DpoReferenceWiringTest {
         if (decided) {
             assertThat(row.get(p + "accuracies")).as(p + "accuracies").isEqualTo((double) right / pairs);
         }
+        return decided;
     }
 
     private static Scored score(IntSupplier round, List<PreferencePair> batch, List<CausalLm> live, List<CausalLm> initial) {
