@@ -17,7 +17,7 @@ import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * What the DPO update of MADPO and MADPOIter measures its log-ratios against, by value: each batch's
@@ -42,14 +42,22 @@ class DpoReferenceWiringTest {
     private record Scored(int round, double[][][] live, double[][][] initial, double[][][] carried) {
     }
 
+    /**
+     * Two iterations; with LoRA agents the reference is the frozen base under the fresh adapter
+     * (B = 0), which the initial agents equal.
+     */
     @ParameterizedTest
-    @ValueSource(strings = {"frozen_initial", "none"})
-    void madpoIterScoresTheReferenceWithTheInitialPolicyInEveryIteration(String mode, @TempDir Path dir) {
+    @CsvSource({"frozen_initial, false", "none, false", "frozen_initial, true"})
+    void madpoIterScoresTheReferenceWithTheInitialPolicyInEveryIteration(String mode, boolean lora, @TempDir Path dir) {
         MADPOTrainerTest.writeAgentsIfNeeded();
         List<Scored> seen = new ArrayList<>();
         List<CausalLm> initial = List.of(TinyAgents.load(MADPOTrainerTest.agent), TinyAgents.load(MADPOTrainerTest.other));
-        try (MADPOIterTrainer t = MADPOIterTrainerTest.trainer(MADPOIterTrainerTest.config().dpoReference(mode)
-                .dpoBeta(BETA).agentLearningRate(1e-2).build(), dir.resolve("run")).build()) {
+        MADPOIterTrainer.Builder builder = MADPOIterTrainerTest.trainer(MADPOIterTrainerTest.config().dpoReference(mode)
+                .dpoBeta(BETA).agentLearningRate(1e-2).build(), dir.resolve("run"));
+        if (lora) {
+            builder.lora(new comlrl.model.LoraConfig(4, 16, 0, List.of("all-linear"), false));
+        }
+        try (MADPOIterTrainer t = builder.build()) {
             MADPOTrainer dpo = (MADPOTrainer) t.stage();
             dpo.observeBatches(batch -> seen.add(score(() -> t.iterationsDone() + 1, batch, dpo.agents(), initial)));
             t.train();
