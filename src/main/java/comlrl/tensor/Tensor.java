@@ -490,6 +490,16 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(torch.log(handle));
     }
 
+    /**
+     * {@code log σ(x) = −softplus(−x) = min(x, 0) − log1p(e^{−|x|})} (libtorch's {@code log_sigmoid}),
+     * elementwise: finite for every finite x in any float type, where {@code −log(1 + e^{−x})}
+     * overflows to −inf once e^{−x} does (x &lt; −88 in float32). Its gradient {@code σ(−x)} is finite
+     * too (the naive form's is inf/inf = NaN there).
+     */
+    public Tensor logSigmoid() {
+        return new Tensor(torch.log_sigmoid(handle));
+    }
+
     public Tensor cos() {
         return new Tensor(torch.cos(handle));
     }

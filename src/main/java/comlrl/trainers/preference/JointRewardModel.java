@@ -154,12 +154,17 @@ public final class JointRewardModel implements AutoCloseable {
     }
 
     /**
-     * The Bradley–Terry loss of one batch, {@code −mean log σ(s(w) − s(l)) = mean softplus(s(l) − s(w))},
-     * differentiable in the model's parameters.
+     * The Bradley–Terry loss of one batch, differentiable in the model's parameters:
+     * <pre>
+     *   z_b = s(w_b) − s(l_b)
+     *   L   = −(1/|B|) Σ_b log σ(z_b)              log σ stable ({@link Tensor#logSigmoid}): finite for any z
+     *   ∂L/∂s(w_b) = −σ(−z_b) / |B| = −∂L/∂s(l_b)
+     * </pre>
+     * (the naive {@code log(1 + e^{−z})} overflows in float32 once −z &gt; 88, and its gradient is NaN).
      */
     static Tensor bradleyTerry(Tensor winnerScores, Tensor loserScores) {
-        Tensor d = loserScores.sub(winnerScores);            // −(s_w − s_l)
-        return d.exp().add(1.0).log().mean();                 // softplus(−(s_w − s_l)), averaged
+        Tensor margins = winnerScores.sub(loserScores);      // z_b = s(w_b) − s(l_b)   [B]
+        return margins.logSigmoid().mean().neg();            // −mean log σ(z_b)
     }
 
     /**
@@ -215,15 +220,12 @@ public final class JointRewardModel implements AutoCloseable {
         return epochLoss;
     }
 
-    /** The fraction of pairs whose winner scores above its loser. */
+    /**
+     * The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]}: the fraction of pairs whose winner
+     * scores strictly above its loser ({@link PreferenceMetrics#pairAccuracy}).
+     */
     public double accuracy(List<String> winners, List<String> losers, int batchSize) {
-        double[] w = score(winners, batchSize);
-        double[] l = score(losers, batchSize);
-        int right = 0;
-        for (int i = 0; i < w.length; i++) {
-            right += w[i] > l[i] ? 1 : 0;
-        }
-        return (double) right / w.length;
+        return PreferenceMetrics.pairAccuracy(score(winners, batchSize), score(losers, batchSize));
     }
 
     /** Its AdamW (the trained parameters' moments and step counts). */

@@ -56,6 +56,9 @@ import java.util.Random;
  * </ol>
  * Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen}); {@code env_step}
  * advances by {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
+ * Each batch logs, per agent i, {@code agent_i/dpo_loss} and TRL's implicit-reward health metrics
+ * {@code agent_i/rewards/chosen|rejected|accuracies|margins} ({@link PreferenceMetrics.DpoRewards},
+ * from the log-probabilities before the batch's steps), and {@code dpo_loss}, the agents' mean.
  */
 public final class MADPOTrainer implements Trainer {
     /** The reference's algorithm name. */
@@ -89,6 +92,9 @@ public final class MADPOTrainer implements Trainer {
     private final boolean verbose;
     /** Sees each agent's gradients just before its optimizer step (tests). */
     private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+
+    /** Sees each DPO batch, with its pairs' frozen reference log-probabilities, before its updates (tests). */
+    private java.util.function.Consumer<List<PreferencePair>> batchObserver;
 
     private List<PreferencePair> pairs; // null until built (or restored)
     private final PreferenceCollector collector;
@@ -346,6 +352,11 @@ public final class MADPOTrainer implements Trainer {
         return epochsDone;
     }
 
+    /** Sets what sees each DPO batch before its updates (tests); null for nothing. */
+    void observeBatches(java.util.function.Consumer<List<PreferencePair>> observer) {
+        this.batchObserver = observer;
+    }
+
     /** The preference-set builder over this trainer's agents, sampling and task reward. */
     PreferenceCollector collector() {
         return collector;
@@ -356,6 +367,9 @@ public final class MADPOTrainer implements Trainer {
      * agent's step on its loss with the other agents' Δ as constants.
      */
     private void trainBatch(List<PreferencePair> batch) {
+        if (batchObserver != null) {
+            batchObserver.accept(batch);
+        }
         int n = batch.size();
         double[][] deltas = new double[numAgents][];
         // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
@@ -384,16 +398,16 @@ public final class MADPOTrainer implements Trainer {
         });
         // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
         List<double[]> summed = scored.stream().map(work::sum).toList();
-        List<double[]> computed = executor.map(i -> {
+        PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
+        for (int i = 0; i < numAgents; i++) {
+            int agent = i;
             MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
                     java.util.Arrays.copyOfRange(summed.get(i), 0, n), java.util.Arrays.copyOfRange(summed.get(i), n, 2 * n));
             MADPOLoss.SequenceLogprobs frozen = reference == null ? null : new MADPOLoss.SequenceLogprobs(
-                    batch.stream().mapToDouble(p -> p.referenceWinners()[i]).toArray(),
-                    batch.stream().mapToDouble(p -> p.referenceLosers()[i]).toArray());
-            return MADPOLoss.deltas(args.dpoReference(), policy, frozen);
-        });
-        for (int i = 0; i < numAgents; i++) {
-            deltas[i] = computed.get(i);
+                    batch.stream().mapToDouble(p -> p.referenceWinners()[agent]).toArray(),
+                    batch.stream().mapToDouble(p -> p.referenceLosers()[agent]).toArray());
+            deltas[i] = MADPOLoss.deltas(args.dpoReference(), policy, frozen);
+            rewards[i] = PreferenceMetrics.DpoRewards.of(args.dpoBeta(), policy, frozen);
         }
         double[] losses = new double[numAgents];
         executor.map(i -> {
@@ -449,6 +463,7 @@ public final class MADPOTrainer implements Trainer {
         double lossMean = 0;
         for (int i = 0; i < numAgents; i++) {
             metrics.put("agent_" + i + "/dpo_loss", losses[i]);
+            rewards[i].putInto(metrics, "agent_" + i + "/");
             lossMean += losses[i] / numAgents;
         }
         metrics.put("dpo_loss", lossMean);

@@ -476,6 +476,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         return pairs == null ? 0 : pairs.size();
     }
 
+    /** The preference pairs (null before {@link #train()} builds them). */
+    List<PreferencePair> preferencePairs() {
+        return pairs;
+    }
+
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
     public Path outputDir() {
         return output.dir();
@@ -520,7 +525,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         trainRewardModel(pairs);
     }
 
-    /** The Bradley–Terry stage on {@code set}'s joint texts (MARLHFIter: each iteration's training pairs). */
+    /**
+     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHFIter: each iteration's training pairs).
+     * Logs {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the
+     * trained model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
+     */
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
         List<String> losers = set.stream().map(PreferencePair::loserJointText).toList();

@@ -40,6 +40,35 @@ class JointRewardModelTest {
         }
     }
 
+    /**
+     * Margins z = s_w − s_l of ±100 and ±1000 in float32: the loss is mean softplus(−z) =
+     * (e^−100 + 100 + 0 + 1000)/4 = 275 (e^−100 ≈ 4e−44 is lost in the sum), and ∂L/∂s_w = −σ(−z)/4,
+     * finite: (−σ(−100)/4 ≈ −9e−45, −1/4, 0, −1/4). The naive log(1 + e^−z) is inf at z = −100 and
+     * its gradient inf/inf = NaN.
+     */
+    @Test
+    void bradleyTerryIsFiniteAndExactForLargeMarginsInFloat32() {
+        double[] z = {100, -100, 1000, -1000};
+        try (Scope s = Scope.open()) {
+            Tensor w = Tensor.ofDoubles(z, Device.CPU).toFloat().requiresGrad(true);
+            Tensor l = Tensor.ofDoubles(new double[4], Device.CPU).toFloat().requiresGrad(true);
+            Tensor loss = JointRewardModel.bradleyTerry(w, l);
+            assertThat(loss.item()).isEqualTo(275.0);
+            loss.backward();
+            double[] gw = w.grad().toDoubleArray();
+            double[] gl = l.grad().toDoubleArray();
+            for (int b = 0; b < z.length; b++) {
+                double want = -sigmoid(-z[b]) / z.length;
+                assertThat(gw[b]).as("∂L/∂s_w at z = %s", z[b]).isFinite().isCloseTo(want, within(1e-7));
+                assertThat(gl[b]).as("∂L/∂s_l at z = %s", z[b]).isFinite().isCloseTo(-want, within(1e-7));
+            }
+        }
+    }
+
+    private static double sigmoid(double x) {
+        return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
+    }
+
     @Test
     void trainingRanksWinnersAboveLosersAndTheSavedModelScoresTheSame(@TempDir Path dir) {
         Path base = TinyAgents.create(dir.resolve("base"), 5);

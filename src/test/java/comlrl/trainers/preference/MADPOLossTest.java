@@ -98,6 +98,16 @@ class MADPOLossTest {
         AgentLoss losing = MADPOLoss.agentLoss(0, new double[][] {{-5000}}, BETA);
         assertThat(losing.loss()).isCloseTo(500, within(1e-9));
         assertThat(losing.gradient()[0]).isCloseTo(-BETA, within(1e-12));
+        // z = ±100, ±1000 in one batch of 4 (Δ = z/β): L = (e^−100 + 100 + e^−1000 + 1000)/4 = 275 up to
+        // rounding, ∂L/∂Δ_b = −β·σ(−z_b)/4; the naive log(1 + e^−z) is inf at z = −1000 in double precision
+        double[] z = {100, -100, 1000, -1000};
+        AgentLoss batch = MADPOLoss.agentLoss(0, new double[][] {java.util.Arrays.stream(z).map(v -> v / BETA).toArray()},
+                BETA);
+        assertThat(batch.loss()).isCloseTo(275, within(1e-12));
+        for (int b = 0; b < z.length; b++) {
+            double sigmaMinusZ = z[b] > 0 ? Math.exp(-z[b]) / (1 + Math.exp(-z[b])) : 1 / (1 + Math.exp(z[b]));
+            assertThat(batch.gradient()[b]).isFinite().isCloseTo(-BETA * sigmaMinusZ / 4, within(1e-15));
+        }
     }
 
     @Test

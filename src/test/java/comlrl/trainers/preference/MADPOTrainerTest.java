@@ -96,6 +96,14 @@ class MADPOTrainerTest {
             assertThat(t.updatesSeen()).isEqualTo(2L * ((pairs + 1) / 2)); // two epochs over the same pairs
             assertThat(t.envStep()).isEqualTo(2L * 2 * pairs); // environment_steps_per_pair = 2
             assertThat(t.logHistory()).anyMatch(e -> e.containsKey("turn_1/reward_mean") && e.containsKey("agent_1/dpo_loss"));
+            // TRL's DPO health metrics per agent, beside the loss (their values: DpoReferenceWiringTest)
+            assertThat(t.logHistory()).filteredOn(e -> e.containsKey("dpo_loss")).isNotEmpty().allSatisfy(e -> {
+                for (int i = 0; i < 2; i++) {
+                    assertThat(e).containsKeys("agent_" + i + "/rewards/chosen", "agent_" + i + "/rewards/rejected",
+                            "agent_" + i + "/rewards/accuracies", "agent_" + i + "/rewards/margins");
+                    assertThat(e.get("agent_" + i + "/rewards/accuracies")).isBetween(0.0, 1.0);
+                }
+            });
             assertThat(t.evaluate()).containsKeys("eval/turn_1/reward_mean", "eval/turn_1/expected_return");
         }
     }

@@ -81,6 +81,30 @@ class MARLHFTrainerTest {
         assertThat(dir.resolve("run/metrics.jsonl")).exists();
     }
 
+    /**
+     * The logged {@code reward_model/accuracy} is the trained reward model's pair accuracy on the
+     * preference set: the fraction of pairs whose winner's joint text scores strictly above its
+     * loser's, counted here from the model's scores (the RL stage leaves the reward model as it is).
+     */
+    @Test
+    void theLoggedPairAccuracyIsTheTrainedRewardModelsOnThePreferenceSet() {
+        try (MARLHFTrainer t = trainer(config().rewardNumTrainEpochs(3).rewardLearningRate(1e-2).build()).build()) {
+            t.train();
+            List<PreferencePair> pairs = t.preferencePairs();
+            int batch = t.args().rewardTrainBatchSize();
+            double[] winners = t.rewardModel().score(pairs.stream().map(PreferencePair::winnerJointText).toList(), batch);
+            double[] losers = t.rewardModel().score(pairs.stream().map(PreferencePair::loserJointText).toList(), batch);
+            int right = 0;
+            for (int b = 0; b < pairs.size(); b++) {
+                right += winners[b] > losers[b] ? 1 : 0;
+            }
+            double logged = t.logHistory().stream().filter(e -> e.containsKey("reward_model/accuracy")).findFirst()
+                    .orElseThrow().get("reward_model/accuracy");
+            assertThat(logged).isEqualTo((double) right / pairs.size());
+            assertThat(logged).as("an accuracy a swapped winner and loser would change").isNotEqualTo(0.5);
+        }
+    }
+
     @Test
     void theLearnedRewardScoresTheJointTextOfEachAlignedResponse() {
         Formatters f = Formatters.fromArgument(List.of((comlrl.utils.Formatter) item -> "A: " + item.getString("prompt"),
