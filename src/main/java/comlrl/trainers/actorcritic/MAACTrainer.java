@@ -52,8 +52,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                     + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
         requireCommon(b, ALGORITHM_NAME);
-        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
-                b.criticModel, b.critics);
+        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(),
+                b.criticModel(), b.critics());
         b.requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
