@@ -917,9 +917,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         /** {@code metrics_callback(rollouts)}. */
         public static final TrainerSettings.Key<MetricsCallback> METRICS_CALLBACK =
                 TrainerSettings.key("metrics_callback", null);
+        /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
+        public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
+                TrainerSettings.key("critic_value_head_hidden_dim", null);
         private final Function<Builder<T>, T> factory;
         ActorCriticConfig args;
-        Integer criticValueHeadHiddenDim;
         /** Sees gradients before each optimizer step (tests). */
         UpdateObserver observer;
 
@@ -1004,7 +1006,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
             Object hd = modelConfig.get("critic_value_head_hidden_dim");
             if (hd instanceof Number num) {
-                this.criticValueHeadHiddenDim = num.intValue();
+                set(CRITIC_VALUE_HEAD_HIDDEN_DIM, num.intValue());
             } else if (hd != null) {
                 throw new IllegalArgumentException("model_config.critic_value_head_hidden_dim must be an integer, got " + hd);
             }
