@@ -437,7 +437,8 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     }
 
     public PrintStream console() {
-        return settings.get(TrainerSettings.CONSOLE);
+        PrintStream console = settings.get(TrainerSettings.CONSOLE);
+        return console != null ? console : System.err;
     }
 
     public List<MetricSink> sinks() {

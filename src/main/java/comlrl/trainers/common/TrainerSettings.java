@@ -95,7 +95,8 @@ public final class TrainerSettings {
     // output
     public static final Key<Path> OUTPUT_DIR = key("output_dir", null);
     public static final Key<Boolean> VERBOSE = key("verbose", true);
-    public static final Key<PrintStream> CONSOLE = key("console", System.err);
+    /** Null: {@code System.err} as it is when the trainer is built (a test may have replaced it). */
+    public static final Key<PrintStream> CONSOLE = key("console", null);
     public static final Key<List<MetricSink>> SINKS = key("metric_sinks", List.of());
     public static final Key<Integer> LOG_HISTORY_LIMIT = key("log_history_limit", 1000);
     public static final Key<Map<String, ?>> WANDB_CONFIG = key("wandb_config", null);
