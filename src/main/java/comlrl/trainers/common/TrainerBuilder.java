@@ -36,8 +36,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * says (torchrun's variables, set by {@code bin/comlrl launch}) and closes that context itself.
      */
     public B distributed(comlrl.distributed.DistributedContext context) {
-        set(TrainerSettings.DISTRIBUTED, context);
-        return self();
+        return set(TrainerSettings.DISTRIBUTED, context);
     }
 
     /** The context given to {@link #distributed}, or null. */
@@ -50,8 +49,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * ({@link LoraAgents}); null (the default) trains full models.
      */
     public B lora(comlrl.model.LoraConfig lora) {
-        set(TrainerSettings.LORA, lora);
-        return self();
+        return set(TrainerSettings.LORA, lora);
     }
 
     /**
@@ -59,20 +57,18 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * for the team); null (default) shares when every agent names the same base on the same device.
      */
     public B agentsShareBase(Boolean share) {
-        set(TrainerSettings.AGENTS_SHARE_BASE, share);
-        return self();
+        return set(TrainerSettings.AGENTS_SHARE_BASE, share);
     }
 
     /** LoRA agents start from these PEFT adapter directories (agent i from entry i; a null entry: fresh). */
     public B loraAdapters(List<Path> adapters) {
-        set(TrainerSettings.LORA_ADAPTERS, adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
-        return self();
+        return set(TrainerSettings.LORA_ADAPTERS,
+                adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
     }
 
     /** {@code save_model} writes LoRA agents as full models with their adapters folded in ({@code --merge}). */
     public B mergeAdaptersOnSave(boolean merge) {
-        set(TrainerSettings.MERGE_ADAPTERS, merge);
-        return self();
+        return set(TrainerSettings.MERGE_ADAPTERS, merge);
     }
 
     /**
@@ -81,8 +77,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * base when the critic names the same model on the same device; null trains full critics.
      */
     public B criticLora(comlrl.model.LoraConfig lora) {
-        set(TrainerSettings.CRITIC_LORA, lora);
-        return self();
+        return set(TrainerSettings.CRITIC_LORA, lora);
     }
 
     /** The critics' LoRA settings, or null for full critics. */
@@ -108,25 +103,21 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
     public B agents(List<?> agents) {
-        set(TrainerSettings.AGENTS, agents);
-        return self();
+        return set(TrainerSettings.AGENTS, agents);
     }
 
     /** One formatter for all agents. */
     public B formatters(Formatter formatter) {
-        set(TrainerSettings.FORMATTERS, formatter);
-        return self();
+        return set(TrainerSettings.FORMATTERS, formatter);
     }
 
     /** One formatter per agent, in actor order. */
     public B formatters(List<? extends Formatter> formatters) {
-        set(TrainerSettings.FORMATTERS, formatters);
-        return self();
+        return set(TrainerSettings.FORMATTERS, formatters);
     }
 
     public B rewardFunc(RewardFunction rewardFunc) {
-        set(TrainerSettings.REWARD_FUNC, rewardFunc);
-        return self();
+        return set(TrainerSettings.REWARD_FUNC, rewardFunc);
     }
 
     /**
@@ -134,13 +125,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * reward model, evaluating on the task reward); default: {@code rewardFunc}.
      */
     public B evalRewardFunc(RewardFunction evalRewardFunc) {
-        set(TrainerSettings.EVAL_REWARD_FUNC, evalRewardFunc);
-        return self();
+        return set(TrainerSettings.EVAL_REWARD_FUNC, evalRewardFunc);
     }
 
     public B rewardProcessor(RewardProcessor rewardProcessor) {
-        set(TrainerSettings.REWARD_PROCESSOR, rewardProcessor);
-        return self();
+        return set(TrainerSettings.REWARD_PROCESSOR, rewardProcessor);
     }
 
     /**
@@ -148,19 +137,16 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * learned reward is used raw, the task reward of evaluation processed); default: {@code rewardProcessor}.
      */
     public B evalRewardProcessor(RewardProcessor evalRewardProcessor) {
-        set(TrainerSettings.EVAL_REWARD_PROCESSOR, evalRewardProcessor);
-        return self();
+        return set(TrainerSettings.EVAL_REWARD_PROCESSOR, evalRewardProcessor);
     }
 
     /** The training task items: a {@link Dataset}, or a streaming set such as {@code JsonlStream}. */
     public B trainDataset(TaskSet trainDataset) {
-        set(TrainerSettings.TRAIN_DATASET, trainDataset);
-        return self();
+        return set(TrainerSettings.TRAIN_DATASET, trainDataset);
     }
 
     public B evalDataset(Dataset evalDataset) {
-        set(TrainerSettings.EVAL_DATASET, evalDataset);
-        return self();
+        return set(TrainerSettings.EVAL_DATASET, evalDataset);
     }
 
     /**
@@ -197,20 +183,17 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
     public B dtype(DType dtype) {
-        set(TrainerSettings.DTYPE, dtype);
-        return self();
+        return set(TrainerSettings.DTYPE, dtype);
     }
 
     /** Run directory: {@code metrics.jsonl} is appended there. */
     public B outputDir(Path outputDir) {
-        set(TrainerSettings.OUTPUT_DIR, outputDir);
-        return self();
+        return set(TrainerSettings.OUTPUT_DIR, outputDir);
     }
 
     /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
     public B verbose(boolean verbose) {
-        set(TrainerSettings.VERBOSE, verbose);
-        return self();
+        return set(TrainerSettings.VERBOSE, verbose);
     }
 
     /**
@@ -234,27 +217,23 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      */
     public B chatTemplate(boolean apply, String systemPrompt) {
         set(TrainerSettings.CHAT_TEMPLATE, apply);
-        set(TrainerSettings.SYSTEM_PROMPT, systemPrompt);
-        return self();
+        return set(TrainerSettings.SYSTEM_PROMPT, systemPrompt);
     }
 
     public B console(PrintStream console) {
-        set(TrainerSettings.CONSOLE, console);
-        return self();
+        return set(TrainerSettings.CONSOLE, console);
     }
 
     /** How many of the latest logged events the trainer's log history keeps (default 1000; 0 keeps none). */
     public B logHistoryLimit(int limit) {
-        set(TrainerSettings.LOG_HISTORY_LIMIT, limit);
-        return self();
+        return set(TrainerSettings.LOG_HISTORY_LIMIT, limit);
     }
 
     /** An extra metric sink (TensorBoard, W&amp;B, ...). */
     public B metricSink(MetricSink sink) {
         List<MetricSink> all = new ArrayList<>(settings.get(TrainerSettings.SINKS));
         all.add(sink);
-        set(TrainerSettings.SINKS, List.copyOf(all));
-        return self();
+        return set(TrainerSettings.SINKS, List.copyOf(all));
     }
 
     /**
@@ -263,14 +242,12 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * then unused for metrics). This trainer releases it on close; the caller closes it too.
      */
     public B sharedLogger(MetricsLogger logger) {
-        set(TrainerSettings.SHARED_LOGGER, logger);
-        return self();
+        return set(TrainerSettings.SHARED_LOGGER, logger);
     }
 
     /** For a trainer that runs this one as a stage: what it adds to every checkpoint this one writes. */
     public B checkpointExtension(TrainerCheckpoint.Extension extension) {
-        set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
-        return self();
+        return set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
     }
 
     /**
@@ -361,8 +338,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * metric key, step = env_step ({@code tensorboard --logdir RUN_DIR}).
      */
     public B tensorboard(boolean write) {
-        set(TrainerSettings.TENSORBOARD, write);
-        return self();
+        return set(TrainerSettings.TENSORBOARD, write);
     }
 
     /**
@@ -370,8 +346,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * with the bundled {@code wandb_bridge.py}); a stand-in speaking its protocol in tests.
      */
     public B wandbBridge(List<String> command) {
-        set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
-        return self();
+        return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
 
     /** The {@code wandb_config} given, or null. */
