@@ -27,6 +27,7 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
@@ -75,6 +76,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     protected final ActorCriticConfig args;
+    /** What the builder was given besides {@code args}. */
+    private final TrainerSettings settings;
     protected final String algorithmName;
     protected final int numAgents;
     private final AgentSet actorSet;
@@ -138,6 +141,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work) {
         this.work = work;
         this.args = args;
+        this.settings = b.settings();
         this.algorithmName = algorithmName;
         this.numAgents = args.numAgents();
         this.formatters = Formatters.fromArgument(b.formatters(), numAgents);
@@ -150,9 +154,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition;
+        this.externalTransition = b.externalTransition();
         this.transitions = new Transitions(externalTransition, numAgents);
-        this.metricsCallback = b.metricsCallback;
+        this.metricsCallback = b.metricsCallback();
         this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.outputDir = b.outputDir();
         this.verbose = b.verbose();
@@ -209,6 +213,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return work.longsFromOwners(models, f);
     }
 
+    /** The builder's settings as this trainer received them. */
+    public final TrainerSettings settings() {
+        return settings;
+    }
+
     /** Agent {@code i}'s pad id, known to every process. */
     protected final long padId(int i) {
         return padIds[i];
@@ -222,7 +231,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        if (b.args.numTurns() > 1 && b.externalTransition == null) {
+        if (b.args.numTurns() > 1 && b.externalTransition() == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
         if (b.logHistoryLimit() < 0) {
@@ -905,15 +914,14 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * {@code metrics_callback}, {@code external_transition}).
      */
     public static final class Builder<T extends ActorCriticTrainerBase> extends TrainerBuilder<Builder<T>> {
+        /** {@code metrics_callback(rollouts)}. */
+        public static final TrainerSettings.Key<MetricsCallback> METRICS_CALLBACK =
+                TrainerSettings.key("metrics_callback", null);
+        /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
+        public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
+                TrainerSettings.key("critic_value_head_hidden_dim", null);
         private final Function<Builder<T>, T> factory;
-        Object agentModel;
-        Object criticModel;
-        List<?> critics;
-        List<Tokenizer> tokenizers;
-        ExternalTransition externalTransition;
-        MetricsCallback metricsCallback;
         ActorCriticConfig args;
-        Integer criticValueHeadHiddenDim;
         /** Sees gradients before each optimizer step (tests). */
         UpdateObserver observer;
 
@@ -928,43 +936,52 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
         /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
         public Builder<T> agentModel(Object agentModel) {
-            this.agentModel = agentModel;
-            return this;
+            return set(TrainerSettings.AGENT_MODEL, agentModel);
         }
 
         /** The critic: a model id or directory (IAC: one copy per agent; MAAC: the shared critic). */
         public Builder<T> criticModel(Object criticModel) {
-            this.criticModel = criticModel;
-            return this;
+            return set(TrainerSettings.CRITIC_MODEL, criticModel);
         }
 
         /** Critics: IAC one per agent; MAAC a one-element list. */
         public Builder<T> critics(List<?> critics) {
-            this.critics = critics;
-            return this;
+            return set(TrainerSettings.CRITICS, critics);
         }
 
         /** One tokenizer for every agent (replacing the agents' own). */
         public Builder<T> tokenizer(Tokenizer tokenizer) {
-            this.tokenizers = tokenizer == null ? null : List.of(tokenizer);
-            return this;
+            return set(TrainerSettings.TOKENIZERS, tokenizer == null ? null : List.of(tokenizer));
         }
 
         /** One tokenizer per agent. */
         public Builder<T> tokenizers(List<Tokenizer> tokenizers) {
-            this.tokenizers = tokenizers;
-            return this;
+            return set(TrainerSettings.TOKENIZERS, tokenizers);
         }
 
         public Builder<T> externalTransition(ExternalTransition externalTransition) {
-            this.externalTransition = externalTransition;
-            return this;
+            return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
         }
 
         /** {@code metrics_callback(rollouts)}: logged at rollout time in training, averaged under {@code eval/}. */
         public Builder<T> metricsCallback(MetricsCallback metricsCallback) {
-            this.metricsCallback = metricsCallback;
-            return this;
+            return set(METRICS_CALLBACK, metricsCallback);
+        }
+
+        public Object criticModel() {
+            return get(TrainerSettings.CRITIC_MODEL);
+        }
+
+        public List<?> critics() {
+            return get(TrainerSettings.CRITICS);
+        }
+
+        public List<Tokenizer> tokenizers() {
+            return get(TrainerSettings.TOKENIZERS);
+        }
+
+        public MetricsCallback metricsCallback() {
+            return get(METRICS_CALLBACK);
         }
 
         public Builder<T> args(ActorCriticConfig args) {
@@ -989,7 +1006,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
             Object hd = modelConfig.get("critic_value_head_hidden_dim");
             if (hd instanceof Number num) {
-                this.criticValueHeadHiddenDim = num.intValue();
+                set(CRITIC_VALUE_HEAD_HIDDEN_DIM, num.intValue());
             } else if (hd != null) {
                 throw new IllegalArgumentException("model_config.critic_value_head_hidden_dim must be an integer, got " + hd);
             }
@@ -1005,6 +1022,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             if (args == null) {
                 throw new IllegalArgumentException("args must be provided (an IACConfig or MAACConfig)");
             }
+            settings().refuse(args.getClass().getSimpleName().replace("Config", ""),
+                    "evaluation reports the reward and metrics_callback's metrics",
+                    TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR);
             return factory.apply(this);
         }
     }

@@ -67,8 +67,8 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but use_separate_critic "
                     + "is false (the value head sits on each actor); set use_separate_critic: true or remove critic_lora");
         }
-        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel, b.agents(), b.tokenizers,
-                b.criticModel, b.critics);
+        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel(), b.agents(), b.tokenizers(),
+                b.criticModel(), b.critics());
         b.requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {

@@ -52,8 +52,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                     + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
         requireCommon(b, ALGORITHM_NAME);
-        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel, b.agents(), b.tokenizers,
-                b.criticModel, b.critics);
+        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(),
+                b.criticModel(), b.critics());
         b.requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
         try {
@@ -79,7 +79,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                         + loaded.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
                         + (vocab - 1) + "; give a critic of agent 0's model family (critic_model)");
             }
-            Integer width = b.criticValueHeadHiddenDim != null ? b.criticValueHeadHiddenDim : c.criticValueHeadHiddenDim();
+            Integer width = b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM) != null
+                    ? b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM) : c.criticValueHeadHiddenDim();
             try (Rng rng = new Rng(c.seed() ^ 0x5EEDC0FFEEL)) {
                 made = ValueHead.forBackbone(loaded.get(0).model(), width == null ? 0 : width, rng);
             }

@@ -17,37 +17,16 @@ import java.util.Map;
 
 /**
  * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards,
- * datasets, dtype, the run directory and console, metric sinks. Setters return the concrete builder
- * ({@code B}); the trainers read the values through the getters of the same name.
+ * datasets, dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every
+ * setter writes one key of a single immutable {@link TrainerSettings} ({@link #settings()}); setters
+ * return the concrete builder ({@code B}); the trainers read the values through the getters of the
+ * same name. A trainer that builds another as a stage hands it {@link #settings()} whole
+ * ({@link #settings(TrainerSettings)}) and replaces only what the stage must see differently, so a
+ * setting added here reaches every stage without a line of copying.
  */
 public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
-    private List<?> agents;
-    private Object formatters;
-    private RewardFunction rewardFunc;
-    private RewardFunction evalRewardFunc;
-    private RewardProcessor rewardProcessor;
-    private RewardProcessor evalRewardProcessor;
-    private TaskSet trainDataset;
-    private Dataset evalDataset;
-    private DType dtype;
-    private Path outputDir;
-    private boolean verbose = true;
-    private boolean chatTemplate;
-    private String systemPrompt;
-    private PrintStream console = System.err;
-    private final List<MetricSink> sinks = new ArrayList<>();
-    private int logHistoryLimit = 1000;
-    private MetricsLogger sharedLogger;
-    private Map<String, ?> wandbConfig;
-    private TrainerCheckpoint.Extension checkpointExtension;
-    private comlrl.model.LoraConfig lora;
-    private Boolean agentsShareBase;
-    private List<Path> loraAdapters;
-    private boolean mergeAdapters;
-    private comlrl.model.LoraConfig criticLora;
-    private List<String> wandbBridge;
-    private boolean tensorboard;
-    private comlrl.distributed.DistributedContext distributed;
+    /** Every setting given so far: the one object a trainer receives whole ({@link #settings()}). */
+    private TrainerSettings settings = TrainerSettings.defaults();
 
     protected abstract B self();
 
@@ -57,13 +36,12 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * says (torchrun's variables, set by {@code bin/comlrl launch}) and closes that context itself.
      */
     public B distributed(comlrl.distributed.DistributedContext context) {
-        this.distributed = context;
-        return self();
+        return set(TrainerSettings.DISTRIBUTED, context);
     }
 
     /** The context given to {@link #distributed}, or null. */
     public comlrl.distributed.DistributedContext distributed() {
-        return distributed;
+        return settings.get(TrainerSettings.DISTRIBUTED);
     }
 
     /**
@@ -71,8 +49,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * ({@link LoraAgents}); null (the default) trains full models.
      */
     public B lora(comlrl.model.LoraConfig lora) {
-        this.lora = lora;
-        return self();
+        return set(TrainerSettings.LORA, lora);
     }
 
     /**
@@ -80,20 +57,18 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * for the team); null (default) shares when every agent names the same base on the same device.
      */
     public B agentsShareBase(Boolean share) {
-        this.agentsShareBase = share;
-        return self();
+        return set(TrainerSettings.AGENTS_SHARE_BASE, share);
     }
 
     /** LoRA agents start from these PEFT adapter directories (agent i from entry i; a null entry: fresh). */
     public B loraAdapters(List<Path> adapters) {
-        this.loraAdapters = adapters;
-        return self();
+        return set(TrainerSettings.LORA_ADAPTERS,
+                adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
     }
 
     /** {@code save_model} writes LoRA agents as full models with their adapters folded in ({@code --merge}). */
     public B mergeAdaptersOnSave(boolean merge) {
-        this.mergeAdapters = merge;
-        return self();
+        return set(TrainerSettings.MERGE_ADAPTERS, merge);
     }
 
     /**
@@ -102,17 +77,20 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * base when the critic names the same model on the same device; null trains full critics.
      */
     public B criticLora(comlrl.model.LoraConfig lora) {
-        this.criticLora = lora;
-        return self();
+        return set(TrainerSettings.CRITIC_LORA, lora);
     }
 
     /** The critics' LoRA settings, or null for full critics. */
     public LoraAgents criticLoraAgents() {
+        comlrl.model.LoraConfig criticLora = settings.get(TrainerSettings.CRITIC_LORA);
         return criticLora == null ? null : new LoraAgents(criticLora, null, null, false);
     }
 
     /** The LoRA settings of the agents, or null for full models. */
     public LoraAgents loraAgents() {
+        comlrl.model.LoraConfig lora = settings.get(TrainerSettings.LORA);
+        List<Path> loraAdapters = settings.get(TrainerSettings.LORA_ADAPTERS);
+        Boolean agentsShareBase = settings.get(TrainerSettings.AGENTS_SHARE_BASE);
         if (lora == null && loraAdapters == null) {
             if (agentsShareBase != null && agentsShareBase) {
                 throw new IllegalArgumentException("agents_share_base: true needs LoRA agents (a lora section, or "
@@ -120,30 +98,26 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
             }
             return null;
         }
-        return new LoraAgents(lora, agentsShareBase, loraAdapters, mergeAdapters);
+        return new LoraAgents(lora, agentsShareBase, loraAdapters, settings.get(TrainerSettings.MERGE_ADAPTERS));
     }
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
     public B agents(List<?> agents) {
-        this.agents = agents;
-        return self();
+        return set(TrainerSettings.AGENTS, agents);
     }
 
     /** One formatter for all agents. */
     public B formatters(Formatter formatter) {
-        this.formatters = formatter;
-        return self();
+        return set(TrainerSettings.FORMATTERS, formatter);
     }
 
     /** One formatter per agent, in actor order. */
     public B formatters(List<? extends Formatter> formatters) {
-        this.formatters = formatters;
-        return self();
+        return set(TrainerSettings.FORMATTERS, formatters);
     }
 
     public B rewardFunc(RewardFunction rewardFunc) {
-        this.rewardFunc = rewardFunc;
-        return self();
+        return set(TrainerSettings.REWARD_FUNC, rewardFunc);
     }
 
     /**
@@ -151,13 +125,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * reward model, evaluating on the task reward); default: {@code rewardFunc}.
      */
     public B evalRewardFunc(RewardFunction evalRewardFunc) {
-        this.evalRewardFunc = evalRewardFunc;
-        return self();
+        return set(TrainerSettings.EVAL_REWARD_FUNC, evalRewardFunc);
     }
 
     public B rewardProcessor(RewardProcessor rewardProcessor) {
-        this.rewardProcessor = rewardProcessor;
-        return self();
+        return set(TrainerSettings.REWARD_PROCESSOR, rewardProcessor);
     }
 
     /**
@@ -165,19 +137,16 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * learned reward is used raw, the task reward of evaluation processed); default: {@code rewardProcessor}.
      */
     public B evalRewardProcessor(RewardProcessor evalRewardProcessor) {
-        this.evalRewardProcessor = evalRewardProcessor;
-        return self();
+        return set(TrainerSettings.EVAL_REWARD_PROCESSOR, evalRewardProcessor);
     }
 
     /** The training task items: a {@link Dataset}, or a streaming set such as {@code JsonlStream}. */
     public B trainDataset(TaskSet trainDataset) {
-        this.trainDataset = trainDataset;
-        return self();
+        return set(TrainerSettings.TRAIN_DATASET, trainDataset);
     }
 
     public B evalDataset(Dataset evalDataset) {
-        this.evalDataset = evalDataset;
-        return self();
+        return set(TrainerSettings.EVAL_DATASET, evalDataset);
     }
 
     /**
@@ -190,16 +159,17 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
         // one formatter per role: a centralized actor has one model but every role's formatter
+        Object formatters = formatters();
         int roles = formatters instanceof List<?> list ? list.size() : 1;
         for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, roles).requiredFields()
                 .entrySet()) {
             fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
         }
-        if (trainDataset != null) {
-            requireRows(trainDataset, "the training set", fields);
+        if (trainDataset() != null) {
+            requireRows(trainDataset(), "the training set", fields);
         }
-        if (evalDataset != null) {
-            requireRows(evalDataset, "the evaluation set", fields);
+        if (evalDataset() != null) {
+            requireRows(evalDataset(), "the evaluation set", fields);
         }
     }
 
@@ -213,20 +183,17 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
     public B dtype(DType dtype) {
-        this.dtype = dtype;
-        return self();
+        return set(TrainerSettings.DTYPE, dtype);
     }
 
     /** Run directory: {@code metrics.jsonl} is appended there. */
     public B outputDir(Path outputDir) {
-        this.outputDir = outputDir;
-        return self();
+        return set(TrainerSettings.OUTPUT_DIR, outputDir);
     }
 
     /** Progress output on the console ({@code config_sections.output.verbose}); default true. */
     public B verbose(boolean verbose) {
-        this.verbose = verbose;
-        return self();
+        return set(TrainerSettings.VERBOSE, verbose);
     }
 
     /**
@@ -235,10 +202,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * {@code config_sections.output.verbose} switches the progress output. Null (default): no W&amp;B.
      */
     public B wandbConfig(Map<String, ?> wandbConfig) {
-        this.wandbConfig = wandbConfig == null ? null : Collections.unmodifiableMap(new java.util.LinkedHashMap<>(wandbConfig));
+        set(TrainerSettings.WANDB_CONFIG, wandbConfig == null ? null
+                : Collections.unmodifiableMap(new java.util.LinkedHashMap<>(wandbConfig)));
         if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
                 && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
-            this.verbose = Boolean.parseBoolean(String.valueOf(output.get("verbose")));
+            set(TrainerSettings.VERBOSE, Boolean.parseBoolean(String.valueOf(output.get("verbose"))));
         }
         return self();
     }
@@ -248,26 +216,24 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * {@code chat_template}) as a user message, after {@code systemPrompt} when not null.
      */
     public B chatTemplate(boolean apply, String systemPrompt) {
-        this.chatTemplate = apply;
-        this.systemPrompt = systemPrompt;
-        return self();
+        set(TrainerSettings.CHAT_TEMPLATE, apply);
+        return set(TrainerSettings.SYSTEM_PROMPT, systemPrompt);
     }
 
     public B console(PrintStream console) {
-        this.console = console;
-        return self();
+        return set(TrainerSettings.CONSOLE, console);
     }
 
     /** How many of the latest logged events the trainer's log history keeps (default 1000; 0 keeps none). */
     public B logHistoryLimit(int limit) {
-        this.logHistoryLimit = limit;
-        return self();
+        return set(TrainerSettings.LOG_HISTORY_LIMIT, limit);
     }
 
     /** An extra metric sink (TensorBoard, W&amp;B, ...). */
     public B metricSink(MetricSink sink) {
-        this.sinks.add(sink);
-        return self();
+        List<MetricSink> all = new ArrayList<>(settings.get(TrainerSettings.SINKS));
+        all.add(sink);
+        return set(TrainerSettings.SINKS, List.copyOf(all));
     }
 
     /**
@@ -276,32 +242,40 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * then unused for metrics). This trainer releases it on close; the caller closes it too.
      */
     public B sharedLogger(MetricsLogger logger) {
-        this.sharedLogger = logger;
-        return self();
+        return set(TrainerSettings.SHARED_LOGGER, logger);
     }
 
     /** For a trainer that runs this one as a stage: what it adds to every checkpoint this one writes. */
     public B checkpointExtension(TrainerCheckpoint.Extension extension) {
-        this.checkpointExtension = extension;
-        return self();
+        return set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
     }
 
     /**
-     * Sets every shared value of this builder on {@code target} (agents, formatters, rewards,
-     * datasets, dtype, output directory, console, chat template, history limit, sinks, LoRA settings; not the
-     * stage hooks), for a trainer that builds another as a stage; returns {@code target}.
+     * Every setting given so far, as one immutable value: what the trainer keeps, and what a trainer
+     * that builds another as a stage (or a wrapper such as centralization) passes on whole.
      */
-    public <C extends TrainerBuilder<C>> C copyInto(C target) {
-        target.agents(agents).rewardFunc(rewardFunc).evalRewardFunc(evalRewardFunc).rewardProcessor(rewardProcessor)
-                .evalRewardProcessor(evalRewardProcessor)
-                .trainDataset(trainDataset).evalDataset(evalDataset).dtype(dtype).outputDir(outputDir).verbose(verbose)
-                .chatTemplate(chatTemplate, systemPrompt).console(console).logHistoryLimit(logHistoryLimit);
-        target.wandbConfig(wandbConfig).wandbBridge(wandbBridge).tensorboard(tensorboard).distributed(distributed);
-        target.lora(lora).agentsShareBase(agentsShareBase).loraAdapters(loraAdapters).mergeAdaptersOnSave(mergeAdapters)
-                .criticLora(criticLora);
-        ((TrainerBuilder<C>) target).formatters = formatters;
-        sinks.forEach(target::metricSink);
-        return target;
+    public TrainerSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Replaces every setting with {@code settings} (a stage receives its parent's whole, then replaces
+     * what it means to replace with the setters).
+     */
+    public B settings(TrainerSettings settings) {
+        this.settings = java.util.Objects.requireNonNull(settings, "settings");
+        return self();
+    }
+
+    /** Sets one setting; the family builders' setters use it for their keys. */
+    protected final <T> B set(TrainerSettings.Key<T> key, T value) {
+        settings = settings.with(key, value);
+        return self();
+    }
+
+    /** The value of one setting (its default when not set). */
+    public final <T> T get(TrainerSettings.Key<T> key) {
+        return settings.get(key);
     }
 
     /** The metrics logger a trainer built from this builder logs into: the shared one, or a new one. */
@@ -323,24 +297,26 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * TensorBoard) but keeps the log gate, so that every rank decides alike.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
+        MetricsLogger sharedLogger = settings.get(TrainerSettings.SHARED_LOGGER);
         if (sharedLogger != null) {
             return sharedLogger.retain();
         }
         if (!main) {
-            return new MetricsLogger(null, List.of(), loggingSteps, logHistoryLimit);
+            return new MetricsLogger(null, List.of(), loggingSteps, logHistoryLimit());
         }
-        List<MetricSink> all = new ArrayList<>(sinks);
-        if (tensorboard && outputDir != null) {
-            all.add(new comlrl.logging.TensorBoardSink(outputDir, console));
+        List<MetricSink> all = new ArrayList<>(sinks());
+        if (settings.get(TrainerSettings.TENSORBOARD) && outputDir() != null) {
+            all.add(new comlrl.logging.TensorBoardSink(outputDir(), console()));
         }
-        if (wandbConfig != null) {
-            comlrl.logging.WandbSettings settings = comlrl.logging.WandbSettings.of(wandbConfig, algorithm, runConfig);
-            List<String> command = wandbBridge != null ? wandbBridge
+        if (wandbConfig() != null) {
+            comlrl.logging.WandbSettings wandb = comlrl.logging.WandbSettings.of(wandbConfig(), algorithm, runConfig);
+            List<String> bridge = settings.get(TrainerSettings.WANDB_BRIDGE);
+            List<String> command = bridge != null ? bridge
                     : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
-            all.add(new comlrl.logging.WandbSink(command, settings.initKwargs(), settings.initTimeout(),
-                    settings.finishTimeout(), settings.stallTimeout(), console));
+            all.add(new comlrl.logging.WandbSink(command, wandb.initKwargs(), wandb.initTimeout(),
+                    wandb.finishTimeout(), wandb.stallTimeout(), console()));
         }
-        return new MetricsLogger(outputDir, all, loggingSteps, logHistoryLimit);
+        return new MetricsLogger(outputDir(), all, loggingSteps, logHistoryLimit());
     }
 
     /**
@@ -362,8 +338,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * metric key, step = env_step ({@code tensorboard --logdir RUN_DIR}).
      */
     public B tensorboard(boolean write) {
-        this.tensorboard = write;
-        return self();
+        return set(TrainerSettings.TENSORBOARD, write);
     }
 
     /**
@@ -371,81 +346,103 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * with the bundled {@code wandb_bridge.py}); a stand-in speaking its protocol in tests.
      */
     public B wandbBridge(List<String> command) {
-        this.wandbBridge = command == null ? null : List.copyOf(command);
-        return self();
+        return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
 
     /** The {@code wandb_config} given, or null. */
     public Map<String, ?> wandbConfig() {
-        return wandbConfig;
+        return settings.get(TrainerSettings.WANDB_CONFIG);
     }
 
     public TrainerCheckpoint.Extension checkpointExtension() {
-        return checkpointExtension;
+        return settings.get(TrainerSettings.CHECKPOINT_EXTENSION);
     }
 
     public List<?> agents() {
-        return agents;
+        return settings.get(TrainerSettings.AGENTS);
     }
 
     /** Null, one {@link Formatter}, or a list of them ({@code comlrl.utils.Formatters#fromArgument}). */
     public Object formatters() {
-        return formatters;
+        return settings.get(TrainerSettings.FORMATTERS);
     }
 
     public RewardFunction rewardFunc() {
-        return rewardFunc;
+        return settings.get(TrainerSettings.REWARD_FUNC);
     }
 
     public RewardFunction evalRewardFunc() {
-        return evalRewardFunc;
+        return settings.get(TrainerSettings.EVAL_REWARD_FUNC);
     }
 
     public RewardProcessor rewardProcessor() {
-        return rewardProcessor;
+        return settings.get(TrainerSettings.REWARD_PROCESSOR);
     }
 
     public RewardProcessor evalRewardProcessor() {
-        return evalRewardProcessor;
+        return settings.get(TrainerSettings.EVAL_REWARD_PROCESSOR);
     }
 
     public TaskSet trainDataset() {
-        return trainDataset;
+        return settings.get(TrainerSettings.TRAIN_DATASET);
     }
 
     public Dataset evalDataset() {
-        return evalDataset;
+        return settings.get(TrainerSettings.EVAL_DATASET);
     }
 
     public DType dtype() {
-        return dtype;
+        return settings.get(TrainerSettings.DTYPE);
     }
 
     public Path outputDir() {
-        return outputDir;
+        return settings.get(TrainerSettings.OUTPUT_DIR);
     }
 
     public boolean verbose() {
-        return verbose;
+        return settings.get(TrainerSettings.VERBOSE);
     }
 
     public boolean chatTemplate() {
-        return chatTemplate;
+        return settings.get(TrainerSettings.CHAT_TEMPLATE);
     }
 
     public String systemPrompt() {
-        return systemPrompt;
+        return settings.get(TrainerSettings.SYSTEM_PROMPT);
     }
 
     public PrintStream console() {
-        return console;
+        PrintStream console = settings.get(TrainerSettings.CONSOLE);
+        return console != null ? console : System.err;
     }
 
     public List<MetricSink> sinks() {
-        return Collections.unmodifiableList(sinks);
+        return settings.get(TrainerSettings.SINKS);
     }
 
     public int logHistoryLimit() {
-        return logHistoryLimit;
+        return settings.get(TrainerSettings.LOG_HISTORY_LIMIT);
+    }
+
+    /** {@code agent_model}, or null. */
+    public Object agentModel() {
+        return settings.get(TrainerSettings.AGENT_MODEL);
+    }
+
+    /** {@code num_agents} as given to the builder, or null. */
+    public Integer numAgents() {
+        return settings.get(TrainerSettings.NUM_AGENTS);
+    }
+
+    public comlrl.trainers.ExternalTransition externalTransition() {
+        return settings.get(TrainerSettings.EXTERNAL_TRANSITION);
+    }
+
+    public comlrl.trainers.EvalLogger evalLogger() {
+        return settings.get(TrainerSettings.EVAL_LOGGER);
+    }
+
+    public comlrl.trainers.EvalAggregator evalAggregator() {
+        return settings.get(TrainerSettings.EVAL_AGGREGATOR);
     }
 }

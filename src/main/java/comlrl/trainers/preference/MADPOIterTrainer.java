@@ -2,6 +2,8 @@ package comlrl.trainers.preference;
 
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerSettings;
+import comlrl.trainers.reinforce.Centralization;
 import comlrl.utils.CollaborationMode;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,6 +49,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
     private static final Set<String> NOT_MAPPED = Set.of("pair_selection", "preference_pairs_per_sample");
 
     private final MADPOIterConfig args;
+    /** What the builder was given besides {@code args}. */
+    private final TrainerSettings settings;
     private final MADPOTrainer dpo;
     private final MetricsLogger logger;
     private final ResumeOutput output;
@@ -61,6 +65,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
             throw new IllegalArgumentException("args (a MADPOIterConfig) must be provided");
         }
         this.args = b.args;
+        this.settings = b.settings();
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
@@ -68,8 +73,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
         this.console = b.console();
         this.output = new ResumeOutput(b.outputDir());
         this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
-        if (b.centralizedAdapter != null) {
-            rounds.centralizedAdapter(b.centralizedAdapter);
+        if (b.get(Centralization.ADAPTER) != null) {
+            rounds.centralizedAdapter(b.get(Centralization.ADAPTER));
         }
         // every check that can fail without a model has run; join the other processes (ddp)
         b.requireTaskData();
@@ -78,14 +83,15 @@ public final class MADPOIterTrainer extends StagedTrainer {
         rounds.in(work);
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel))), work.isMain());
+                        String.valueOf(b.agentModel()))), work.isMain());
         MADPOTrainer inner = null;
         try {
             // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's
-            MADPOTrainer.Builder builder = b.copyPreferenceInto(MADPOTrainer.builder()).outputDir(null).args(dpoConfig(args))
-                    .distributed(work.context()); // the DPO trainer joins the same processes
-            inner = builder.sharedLogger(logger).checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone))
-                    .build();
+            // the DPO stage receives this builder's settings whole: it logs into this trainer's logger, joins the same
+            // processes, and the output directory (and its resume-* rule) is this trainer's
+            inner = MADPOTrainer.builder().settings(b.settings()).outputDir(null).args(dpoConfig(args))
+                    .distributed(work.context()).sharedLogger(logger)
+                    .checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone)).build();
             rounds.loadFixedComparators(inner.policies(), b.dtype());
         } catch (RuntimeException | Error e) {
             if (inner != null) {
@@ -111,6 +117,10 @@ public final class MADPOIterTrainer extends StagedTrainer {
 
     public MADPOIterConfig args() {
         return args;
+    }
+
+    public TrainerSettings settings() {
+        return settings;
     }
 
     /** Iterations completed (restored by a resume). */
@@ -210,6 +220,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
         }
 
         public MADPOIterTrainer build() {
+            settings().refuse(ALGORITHM_NAME, "it is not run as another trainer's stage; its checkpoints hold its "
+                    + "own rounds", TrainerSettings.CHECKPOINT_EXTENSION);
             return new MADPOIterTrainer(this);
         }
     }

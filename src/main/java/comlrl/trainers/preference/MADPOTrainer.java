@@ -28,6 +28,7 @@ import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
@@ -65,6 +66,8 @@ public final class MADPOTrainer implements Trainer {
     public static final String ALGORITHM_NAME = "MADPO";
 
     private final MADPOConfig args;
+    /** What the builder was given besides {@code args} (a centralized actor's, after the wrapper). */
+    private final TrainerSettings settings;
     private final int numAgents;
     private final AgentSet actors;
     private final List<CausalLm> agents;
@@ -114,23 +117,16 @@ public final class MADPOTrainer implements Trainer {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
+        this.settings = b.settings();
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
-        int count = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
+        // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
+        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
         this.numAgents = count;
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents(), count,
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
-        EvalLogger evalLogger = b.evalLogger;
-        if (centralized) {
-            // one actor writes every role's answer: the adapter builds its prompt from the roles' prompts,
-            // the task reward scores the roles' parts of its completion (reference §7.5)
-            CentralizedRoles roles = CentralizedRoles.of(b.centralizedAdapter, b.formatters(), args.numAgents());
-            this.formatters = roles.actorFormatters();
-            this.rewardFunc = roles.reward(b.rewardFunc());
-            evalLogger = roles.evalLogger(b.evalLogger);
-        } else {
-            this.formatters = Formatters.fromArgument(b.formatters(), count);
-            this.rewardFunc = b.rewardFunc();
-        }
+        EvalLogger evalLogger = b.evalLogger();
+        this.formatters = Formatters.fromArgument(b.formatters(), count);
+        this.rewardFunc = b.rewardFunc();
         this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
@@ -188,7 +184,7 @@ public final class MADPOTrainer implements Trainer {
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference).in(work);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
-                new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator, 1, args.evalBatchSize(),
+                new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator(), 1, args.evalBatchSize(),
                 false).in(work);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < count; i++) {
@@ -225,6 +221,10 @@ public final class MADPOTrainer implements Trainer {
 
     public MADPOConfig args() {
         return args;
+    }
+
+    public TrainerSettings settings() {
+        return settings;
     }
 
     /** Each agent; in a ddp run with the agents split, null for the agents other processes hold. */
@@ -561,7 +561,12 @@ public final class MADPOTrainer implements Trainer {
         }
 
         public MADPOTrainer build() {
-            return new MADPOTrainer(this);
+            settings().refuse(ALGORITHM_NAME, "it evaluates with reward_func and its processor, trains no critic and "
+                    + "is single-turn", TrainerSettings.EVAL_REWARD_FUNC, TrainerSettings.EVAL_REWARD_PROCESSOR,
+                    TrainerSettings.EXTERNAL_TRANSITION, TrainerSettings.CRITIC_MODEL, TrainerSettings.CRITICS,
+                    TrainerSettings.CRITIC_LORA, TrainerSettings.TOKENIZERS,
+                    comlrl.trainers.actorcritic.ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
+            return build(args, (centralization, actor) -> actor, () -> new MADPOTrainer(this));
         }
     }
 }

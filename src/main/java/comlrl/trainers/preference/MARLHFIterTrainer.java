@@ -4,6 +4,8 @@ import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
+import comlrl.trainers.reinforce.Centralization;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -34,6 +36,8 @@ public final class MARLHFIterTrainer extends StagedTrainer {
     public static final String ALGORITHM_NAME = "MARLHFIter";
 
     private final MARLHFIterConfig args;
+    /** What the builder was given besides {@code args}. */
+    private final TrainerSettings settings;
     private final MARLHFTrainer marlhf;
     private final IterationRounds rounds;
     private final TaskSet trainDataset;
@@ -45,18 +49,21 @@ public final class MARLHFIterTrainer extends StagedTrainer {
             throw new IllegalArgumentException("args (a MARLHFIterConfig) must be provided");
         }
         this.args = b.args;
+        this.settings = b.settings();
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.trainDataset = b.trainDataset();
         this.console = b.console();
         this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
-        if (b.centralizedAdapter != null) {
-            rounds.centralizedAdapter(b.centralizedAdapter);
+        if (b.get(Centralization.ADAPTER) != null) {
+            rounds.centralizedAdapter(b.get(Centralization.ADAPTER));
         }
         MARLHFTrainer inner = null;
         try {
-            inner = b.copyRlhfInto(MARLHFTrainer.builder()).args(args.marlhf()).checkpointExtension(extension()).build();
+            // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
+            inner = MARLHFTrainer.builder().settings(b.settings()).args(args.marlhf()).checkpointExtension(extension())
+                    .build();
             rounds.in(inner.work()).loadFixedComparators(inner.policies(), b.dtype()); // a ddp run: MARLHF's processes
         } catch (RuntimeException | Error e) {
             if (inner != null) {
@@ -92,6 +99,10 @@ public final class MARLHFIterTrainer extends StagedTrainer {
 
     public MARLHFIterConfig args() {
         return args;
+    }
+
+    public TrainerSettings settings() {
+        return settings;
     }
 
     public int iterationsDone() {
@@ -180,6 +191,8 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         }
 
         public MARLHFIterTrainer build() {
+            settings().refuse(ALGORITHM_NAME, "it is not run as another trainer's stage; its checkpoints hold its "
+                    + "own rounds", TrainerSettings.CHECKPOINT_EXTENSION);
             return new MARLHFIterTrainer(this);
         }
     }

@@ -14,7 +14,6 @@ import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.actorcritic.MAACTrainer;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.JointRewarder;
@@ -24,6 +23,7 @@ import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.CollaborationMode;
@@ -83,6 +83,8 @@ public final class MARLHFTrainer extends StagedTrainer {
     }
 
     private final MARLHFConfig args;
+    /** What the builder was given besides {@code args} (a centralized actor's, after the wrapper). */
+    private final TrainerSettings settings;
     private final int numAgents;
     private final Trainer rl;
     private JointRewardModel rewardModel;
@@ -121,9 +123,10 @@ public final class MARLHFTrainer extends StagedTrainer {
         this.args = b.args;
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
-        this.numAgents = centralized ? 1 : b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size()
+        this.settings = b.settings();
+        this.numAgents = centralized ? 1 : b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size()
                 : args.numAgents();
-        this.rewardSource = rewardModelSource(args, b.agentModel, b.agents());
+        this.rewardSource = rewardModelSource(args, b.agentSource(), b.agents());
         this.dtype = b.dtype();
         this.outerExtension = b.checkpointExtension();
         Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
@@ -137,25 +140,21 @@ public final class MARLHFTrainer extends StagedTrainer {
         this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        CentralizedRoles roles = centralized ? CentralizedRoles.of(b.centralizedAdapter, b.formatters(), args.numAgents())
-                : null;
-        Formatters formatters = centralized ? roles.actorFormatters() : Formatters.fromArgument(b.formatters(), numAgents);
-        RewardFunction userTask = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
-        RewardFunction taskReward = centralized ? roles.reward(b.rewardFunc()) : b.rewardFunc();
-        RewardFunction evalReward = centralized ? roles.reward(userTask) : userTask;
-        EvalLogger evalLogger = centralized ? roles.evalLogger(b.evalLogger) : b.evalLogger;
+        // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
+        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        RewardFunction taskReward = b.rewardFunc();
+        RewardFunction evalReward = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
+        RewardProcessor evalProcessor = b.evalRewardProcessor() != null ? b.evalRewardProcessor() : processor;
         RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
                 args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel))), work.isMain());
+                        String.valueOf(b.agentModel()))), work.isMain());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
-            inner = buildBackend(b, new Backend(learned, evalReward, processor, formatters, evalLogger,
-                    centralized && b.metricsCallback != null ? perRole(b.metricsCallback, roles) : null),
-                    checkpointExtension());
+            inner = buildBackend(b, new Backend(learned, evalReward, evalProcessor, formatters), checkpointExtension());
             List<CausalLm> policies = inner.policies(); // null for other processes' agents (the agents split)
             Device rd = requested != null ? requested : policies.stream().filter(java.util.Objects::nonNull)
                     .findFirst().map(p -> p.model().device()).orElse(Device.CPU);
@@ -294,8 +293,7 @@ public final class MARLHFTrainer extends StagedTrainer {
      * trainer's logger and checkpointing this trainer's state with its own.
      */
     /** What the backend trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
-    private record Backend(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters,
-            EvalLogger evalLogger, ActorCriticTrainerBase.MetricsCallback metricsCallback) {
+    private record Backend(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters) {
         /** The agents' formatters as the backend's builder takes them. */
         List<comlrl.utils.Formatter> formatterList(int count) {
             List<comlrl.utils.Formatter> out = new ArrayList<>();
@@ -313,7 +311,7 @@ public final class MARLHFTrainer extends StagedTrainer {
      * and its part of the completion ({@code parse_completion}; "" when it cannot be parsed).
      */
     private static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
-            CentralizedRoles centralized) {
+            comlrl.trainers.reinforce.Centralization centralized) {
         comlrl.trainers.reinforce.CentralizedAdapter adapter = centralized.adapter();
         Formatters perRole = centralized.roleFormatters();
         int roles = centralized.roles();
@@ -339,24 +337,30 @@ public final class MARLHFTrainer extends StagedTrainer {
     }
 
 
+    /**
+     * The RL stage: the {@code rl_algorithm} trainer built from this builder's settings whole, with only
+     * what the stage sees differently replaced: its agents' prompts and count, the learned reward (raw)
+     * for training and the task reward (processed) for evaluation, this run's processes, logger and
+     * checkpoint extension, and (IAC/MAAC) the critics' default model.
+     */
     private Trainer buildBackend(Builder b, Backend backend, TrainerCheckpoint.Extension extension) {
         RlAlgorithm algorithm = args.rlAlgorithm();
+        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatterList(numAgents))
+                .with(TrainerSettings.NUM_AGENTS, numAgents)
+                .with(TrainerSettings.REWARD_FUNC, backend.learned())
+                .with(TrainerSettings.REWARD_PROCESSOR, RewardProcessors.identity())
+                .with(TrainerSettings.EVAL_REWARD_FUNC, backend.task())
+                .with(TrainerSettings.EVAL_REWARD_PROCESSOR, backend.processor())
+                .with(TrainerSettings.DISTRIBUTED, work.context()) // the RL stage's trainer joins the same processes
+                .with(TrainerSettings.SHARED_LOGGER, logger)
+                .with(TrainerSettings.CHECKPOINT_EXTENSION, extension);
         if (!algorithm.isActorCritic()) {
+            stage.refuse(ALGORITHM_NAME + " with rl_algorithm " + algorithm.configName(), "only the IAC/MAAC "
+                    + "backends take it", ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
             ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
             Map<String, Object> fields = backendFields(reinforce.fromMap(Map.of()).toMap().keySet());
             fields.put("num_agents", numAgents);
-            MAGRPOTrainer.Builder inner = b.copyInto(MAGRPOTrainer.builderFor(reinforce)).args(reinforce.fromMap(fields))
-                    .numAgents(numAgents).formatters(backend.formatterList(numAgents))
-                    .distributed(work.context()); // the RL stage's trainer joins the same processes
-            if (b.agentModel != null) {
-                inner.agentModel(b.agentModel);
-            }
-            if (backend.evalLogger() != null) {
-                inner.evalLogger(backend.evalLogger()).evalAggregator(b.evalAggregator);
-            }
-            return inner.rewardFunc(backend.learned()).rewardProcessor(RewardProcessors.identity())
-                    .evalRewardFunc(backend.task()).evalRewardProcessor(backend.processor()).sharedLogger(logger)
-                    .checkpointExtension(extension).build();
+            return MAGRPOTrainer.builderFor(reinforce).settings(stage).args(reinforce.fromMap(fields)).build();
         }
         Map<String, Object> fields = backendFields(algorithm == RlAlgorithm.IAC ? IACConfig.keys() : MAACConfig.keys());
         fields.put("critic_learning_rate", args.criticLearningRate());
@@ -364,33 +368,15 @@ public final class MARLHFTrainer extends StagedTrainer {
             fields.put("critic_devices", args.agentDevices());
         }
         fields.put("num_agents", numAgents);
-        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
-                ? b.copyInto(IACTrainer.builder()).args(IACConfig.fromMap(fields))
-                : b.copyInto(MAACTrainer.builder()).args(MAACConfig.fromMap(fields));
-        inner.formatters(backend.formatterList(numAgents)).distributed(work.context()); // joins the same processes
-        if (b.agentModel != null) {
-            inner.agentModel(b.agentModel);
-        }
         // critics: the builder's, else critic_model_name, else the first actor's model (reference §7.3)
-        Object criticModel = b.criticModel != null ? b.criticModel : b.critics != null ? null
-                : args.criticModelName() != null ? args.criticModelName() : firstActorSource(b.agentModel, b.agents());
-        if (criticModel != null) {
-            inner.criticModel(criticModel);
+        if (stage.get(TrainerSettings.CRITIC_MODEL) == null && stage.get(TrainerSettings.CRITICS) == null) {
+            Object criticModel = args.criticModelName() != null ? args.criticModelName()
+                    : firstActorSource(b.agentSource(), b.agents());
+            stage = stage.with(TrainerSettings.CRITIC_MODEL, criticModel);
         }
-        if (b.critics != null) {
-            inner.critics(b.critics);
-        }
-        if (b.tokenizers != null) {
-            inner.tokenizers(b.tokenizers);
-        } else if (b.tokenizer != null) {
-            inner.tokenizer(b.tokenizer);
-        }
-        if (b.metricsCallback != null) {
-            inner.metricsCallback(backend.metricsCallback() != null ? backend.metricsCallback() : b.metricsCallback);
-        }
-        return inner.rewardFunc(backend.learned()).rewardProcessor(RewardProcessors.identity())
-                .evalRewardFunc(backend.task()).evalRewardProcessor(backend.processor()).sharedLogger(logger)
-                .checkpointExtension(extension).build();
+        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
+                ? IACTrainer.builder().args(IACConfig.fromMap(fields)) : MAACTrainer.builder().args(MAACConfig.fromMap(fields));
+        return inner.settings(stage).build();
     }
 
     /** This config's values of the backend config's {@code keys} (the reference runs the backend on the MARLHF config). */
@@ -459,6 +445,10 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     public MARLHFConfig args() {
         return args;
+    }
+
+    public TrainerSettings settings() {
+        return settings;
     }
 
     /** The policy-learning trainer ({@code rl_algorithm}). */
@@ -608,8 +598,17 @@ public final class MARLHFTrainer extends StagedTrainer {
             return this;
         }
 
+        /**
+         * Builds the trainer; with {@code collaboration_mode: centralized} it sees the one actor's
+         * settings ({@link comlrl.trainers.reinforce.Centralization}), its metrics callback seeing one
+         * sample per role.
+         */
         public MARLHFTrainer build() {
-            return new MARLHFTrainer(this);
+            return build(args, (centralization, actor) -> {
+                ActorCriticTrainerBase.MetricsCallback callback = actor.get(ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
+                return callback == null ? actor : actor.with(ActorCriticTrainerBase.Builder.METRICS_CALLBACK,
+                        perRole(callback, centralization));
+            }, () -> new MARLHFTrainer(this));
         }
     }
 }

@@ -5,46 +5,42 @@ import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.CentralizedAdapter;
+import comlrl.trainers.reinforce.Centralization;
+import comlrl.utils.CollaborationMode;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
 
 /**
  * What the preference trainers' builders take beyond {@link TrainerBuilder}: the homogeneous agent
  * shortcut, the agent count, MAGRPO-style evaluation metrics and the centralized adapter; the
  * RLHF builders ({@link Rlhf}) also take the critics of IAC/MAAC backends. Names follow the
- * reference's constructor keywords.
+ * reference's constructor keywords. Every value is a key of the one {@link TrainerSettings}.
  */
 public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends TrainerBuilder<B> {
-    String agentModel;
-    Integer numAgents;
-    EvalLogger evalLogger;
-    EvalAggregator evalAggregator;
-    CentralizedAdapter centralizedAdapter;
 
     PreferenceBuilder() {
     }
 
     /** One model id or directory for every agent ({@code agent_model}). */
     public B agentModel(String agentModel) {
-        this.agentModel = agentModel;
-        return self();
+        return set(TrainerSettings.AGENT_MODEL, agentModel);
     }
 
     public B numAgents(int numAgents) {
-        this.numAgents = numAgents;
-        return self();
+        return set(TrainerSettings.NUM_AGENTS, numAgents);
     }
 
     /** Custom evaluation metrics (given with {@link #evalAggregator}). */
     public B evalLogger(EvalLogger evalLogger) {
-        this.evalLogger = evalLogger;
-        return self();
+        return set(TrainerSettings.EVAL_LOGGER, evalLogger);
     }
 
     public B evalAggregator(EvalAggregator evalAggregator) {
-        this.evalAggregator = evalAggregator;
-        return self();
+        return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
     }
 
     /**
@@ -53,70 +49,62 @@ public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends 
      * {@link comlrl.trainers.reinforce.TaggedCentralizedAdapter}).
      */
     public B centralizedAdapter(CentralizedAdapter adapter) {
-        this.centralizedAdapter = Objects.requireNonNull(adapter, "centralized adapter");
-        return self();
+        return set(Centralization.ADAPTER, Objects.requireNonNull(adapter, "centralized adapter"));
     }
 
-    /** Sets this builder's values (these and {@link TrainerBuilder}'s) on {@code target}, a stage's builder. */
-    <C extends PreferenceBuilder<C>> C copyPreferenceInto(C target) {
-        copyInto(target);
-        target.agentModel = agentModel;
-        target.numAgents = numAgents;
-        target.evalLogger = evalLogger;
-        target.evalAggregator = evalAggregator;
-        target.centralizedAdapter = centralizedAdapter;
-        return target;
+    /** {@code agent_model} when it is a model id or directory, else null. */
+    String agentSource() {
+        return agentModel() instanceof String source ? source : null;
+    }
+
+    /**
+     * {@code construct}s the trainer; with {@code collaboration_mode: centralized} it sees, for the
+     * time of the call, the one actor's settings ({@link Centralization#actorSettings}, then
+     * {@code more}) instead of the roles' (reference §7.5).
+     */
+    <T> T build(PreferenceConfig args, BiFunction<Centralization, TrainerSettings, TrainerSettings> more,
+            Supplier<T> construct) {
+        if (args == null || args.collaborationMode() != CollaborationMode.CENTRALIZED) {
+            return construct.get();
+        }
+        TrainerSettings given = settings();
+        Centralization centralization = Centralization.of(given, args.numAgents());
+        settings(more.apply(centralization, centralization.actorSettings(given)));
+        try {
+            return construct.get();
+        } finally {
+            settings(given);
+        }
     }
 
     /** The RLHF builders: plus the critics, tokenizers and metrics callback of IAC/MAAC backends. */
     public abstract static class Rlhf<B extends Rlhf<B>> extends PreferenceBuilder<B> {
-        Object criticModel;
-        List<?> critics;
-        Tokenizer tokenizer;
-        List<Tokenizer> tokenizers;
-        ActorCriticTrainerBase.MetricsCallback metricsCallback;
 
         Rlhf() {
         }
 
         /** IAC/MAAC backends: the model of every critic (default {@code critic_model_name}, else the first actor's). */
         public B criticModel(Object criticModel) {
-            this.criticModel = criticModel;
-            return self();
+            return set(TrainerSettings.CRITIC_MODEL, criticModel);
         }
 
         /** IAC/MAAC backends: one critic model per critic. */
         public B critics(List<?> critics) {
-            this.critics = critics;
-            return self();
+            return set(TrainerSettings.CRITICS, critics);
         }
 
         /** IAC/MAAC backends with an {@code agents} list: the tokenizer of every actor. */
         public B tokenizer(Tokenizer tokenizer) {
-            this.tokenizer = tokenizer;
-            return self();
+            return set(TrainerSettings.TOKENIZERS, tokenizer == null ? null : List.of(tokenizer));
         }
 
         public B tokenizers(List<Tokenizer> tokenizers) {
-            this.tokenizers = tokenizers;
-            return self();
+            return set(TrainerSettings.TOKENIZERS, tokenizers);
         }
 
         /** IAC/MAAC backends: {@code metrics_callback(rollouts)}. */
         public B metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
-            this.metricsCallback = metricsCallback;
-            return self();
-        }
-
-        /** {@link #copyPreferenceInto}, with the critics' values. */
-        <C extends Rlhf<C>> C copyRlhfInto(C target) {
-            copyPreferenceInto(target);
-            target.criticModel = criticModel;
-            target.critics = critics;
-            target.tokenizer = tokenizer;
-            target.tokenizers = tokenizers;
-            target.metricsCallback = metricsCallback;
-            return target;
+            return set(ActorCriticTrainerBase.Builder.METRICS_CALLBACK, metricsCallback);
         }
     }
 }

@@ -9,15 +9,13 @@ import comlrl.tensor.DType;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Centralized MAGRPO (reference §3.7): one actor model writes every role's response in a single
@@ -33,6 +31,9 @@ import java.util.Objects;
  * </ul>
  * Evaluation splits each joint completion into roles before the {@code eval_logger}, which therefore
  * sees N "agents" as with decentralized training. Metrics keep MAGRPO's keys ({@code agent_0} is the actor).
+ * The builder is MAGRPO's with the roles' settings; {@link Builder#build()} turns them into the actor's
+ * with {@link Centralization} (the wrapper the preference trainers use too), every other setting
+ * (LoRA, trackers, processes, ...) passing through whole.
  *
  * <pre>{@code
  * try (CentralizedMAGRPOTrainer trainer = CentralizedMAGRPOTrainer.builder()
@@ -47,13 +48,11 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
     /** The reference's {@code algorithm_name}. */
     public static final String ALGORITHM_NAME = "CentralizedMAGRPO";
 
-    private final CentralizedAdapter adapter;
-    private final int numRoles;
+    private final Centralization centralization;
 
-    private CentralizedMAGRPOTrainer(MAGRPOTrainer.Builder actor, CentralizedAdapter adapter, int numRoles) {
+    private CentralizedMAGRPOTrainer(MAGRPOTrainer.Builder actor, Centralization centralization) {
         super(actor, ALGORITHM_NAME);
-        this.adapter = adapter;
-        this.numRoles = numRoles;
+        this.centralization = centralization;
     }
 
     public static Builder builder() {
@@ -62,51 +61,55 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
 
     /** N, the number of roles the actor plays (the config's {@code num_agents}). */
     public int numRoles() {
-        return numRoles;
+        return centralization.roles();
     }
 
     public CentralizedAdapter adapter() {
-        return adapter;
+        return centralization.adapter();
     }
 
     /**
      * The role outputs of one joint completion: {@code adapter.parseCompletion(...)}, or N empty
-     * strings when the adapter throws (the completion did not follow the format).
+     * strings when the adapter throws ({@link Centralization#splitRoles}).
      *
      * @throws IllegalStateException when the adapter returns null or not exactly N outputs
      */
     public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int numRoles) {
-        List<String> roles;
-        try {
-            roles = adapter.parseCompletion(completion, item, numRoles);
-        } catch (RuntimeException parseError) {
-            return Collections.nCopies(numRoles, "");
-        }
-        if (roles == null || roles.size() != numRoles || roles.stream().anyMatch(Objects::isNull)) {
-            throw new IllegalStateException("The centralized adapter must return " + numRoles + " role outputs (no "
-                    + "nulls) from parseCompletion, got " + roles + "; throw from parseCompletion for an "
-                    + "unparsable completion instead");
-        }
-        return List.copyOf(roles);
+        return splitter(adapter, numRoles).splitRoles(completion, item);
+    }
+
+    /** The actor's reward: the task reward of each joint completion's role outputs ({@link Centralization#jointReward}). */
+    public static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
+        return splitter(adapter, roles).jointReward(task);
+    }
+
+    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
+    public static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
+            List<TaskItem> items, int roles) {
+        return splitter(adapter, roles).splitEval(joint, items);
+    }
+
+    /** A centralization that only splits completions (its role formatters are never called). */
+    private static Centralization splitter(CentralizedAdapter adapter, int roles) {
+        return new Centralization(adapter, Formatters.build((Formatter) item -> "", roles), roles);
     }
 
     /**
      * Builds a {@link CentralizedMAGRPOTrainer}; the names follow the reference's keywords. Here
      * {@code numAgents} is the number of roles, {@code formatters} are the roles' formatters,
      * {@code rewardFunc} is the task reward over the roles' outputs and {@code evalLogger} receives
-     * role outputs; the trainer derives the single actor's from them. Every check that needs no model
-     * runs in {@link #build()} before the actor loads.
+     * role outputs; {@link #build()} derives the single actor's settings from them
+     * ({@link Centralization#actorSettings}). Every check that needs no model runs before the actor
+     * loads. The overrides below only narrow the return type for chaining.
      */
     public static final class Builder extends MAGRPOTrainer.Builder {
-        private CentralizedAdapter adapter = new TaggedCentralizedAdapter();
-
         private Builder() {
             super(null); // build() is overridden
         }
 
         /** {@code centralized_adapter}: joint prompt and role parsing (default {@link TaggedCentralizedAdapter}). */
         public Builder centralizedAdapter(CentralizedAdapter adapter) {
-            this.adapter = adapter;
+            set(Centralization.ADAPTER, adapter);
             return this;
         }
 
@@ -237,108 +240,34 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
                         + "(num_turns 1, collaboration_mode \"centralized\"), got a " + args.algorithm().configTypeName()
                         + "; build one with CentralizedMAGRPOConfig.builder()");
             }
-            if (adapter == null) {
+            if (settings().keys().contains(Centralization.ADAPTER) && get(Centralization.ADAPTER) == null) {
                 throw new IllegalArgumentException("centralized_adapter must be provided: a CentralizedAdapter with "
                         + "buildPrompt(item, agentPrompts) and parseCompletion(completion, item, numAgents)");
             }
             if (rewardFunc() == null) {
                 throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
             }
-            if (externalTransition != null) {
+            if (externalTransition() != null) {
                 throw new IllegalArgumentException("Centralized MAGRPO is single-turn (num_turns=1): remove the "
                         + "external_transition");
             }
-            int roles = numAgents != null ? numAgents : args.numAgents();
+            int roles = numAgents() != null ? numAgents() : args.numAgents();
             if (roles != args.numAgents()) {
                 throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
                         + "args.num_agents (" + args.numAgents() + ")");
             }
-            if (agents() != null && agents().size() != 1) {
-                throw new IllegalArgumentException("Centralized MAGRPO trains one actor model: agents must hold exactly "
-                        + "1 model, got " + agents().size());
-            }
-            if ((evalLogger == null) != (evalAggregator == null)) {
+            if ((evalLogger() == null) != (evalAggregator() == null)) {
                 throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
             }
-            Formatters roleFormatters = Formatters.fromArgument(formatters(), roles);
-            CentralizedAdapter a = adapter;
-            MAGRPOTrainer.Builder actor = new MAGRPOTrainer.Builder(null);
-            actor.agentModel = agentModel;
-            actor.agents(agents());
-            actor.numAgents = 1;
-            actor.formatters((Formatter) item -> {
-                List<String> prompts = new ArrayList<>(roles);
-                for (int r = 0; r < roles; r++) {
-                    prompts.add(roleFormatters.format(r, item));
-                }
-                return Objects.requireNonNull(a.buildPrompt(item, List.copyOf(prompts)),
-                        "the centralized adapter's buildPrompt returned null");
-            });
-            actor.rewardFunc(jointReward(a, rewardFunc(), roles));
-            if (evalRewardFunc() != null) {
-                actor.evalRewardFunc(jointReward(a, evalRewardFunc(), roles));
-            }
-            actor.rewardProcessor(rewardProcessor());
-            actor.trainDataset(trainDataset());
-            actor.evalDataset(evalDataset());
-            if (evalLogger != null) {
-                EvalLogger logger = evalLogger;
-                actor.evalLogger = (completions, items, prompts) -> logger.log(splitEval(a, completions, items, roles),
-                        items, prompts);
-                actor.evalAggregator = evalAggregator;
-            }
-            actor.args = args;
-            actor.dtype(dtype());
-            actor.outputDir(outputDir());
-            actor.verbose(verbose());
-            actor.console(console());
-            actor.chatTemplate(chatTemplate(), systemPrompt());
-            sinks().forEach(actor::metricSink);
-            return new CentralizedMAGRPOTrainer(actor, a, roles);
-        }
-    }
-
-    /** The actor's reward: the task reward of each joint completion's role outputs. */
-    public static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
-        return (completions, items) -> {
-            List<String> joint = completions.get(0);                   // [K] joint completions
-            List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
-            for (int r = 0; r < roles; r++) {
-                perRole.add(new ArrayList<>(joint.size()));
-            }
-            for (int k = 0; k < joint.size(); k++) {
-                TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
-                List<String> outputs = splitRoles(adapter, joint.get(k), item, roles);
-                for (int r = 0; r < roles; r++) {
-                    perRole.get(r).add(outputs.get(r));
-                }
-            }
-            List<List<String>> frozen = new ArrayList<>(roles);
-            perRole.forEach(p -> frozen.add(List.copyOf(p)));
-            return task.score(List.copyOf(frozen), items);
-        };
-    }
-
-    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
-    public static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
-            List<TaskItem> items, int roles) {
-        List<List<List<String>>> out = new ArrayList<>(roles);
-        for (int r = 0; r < roles; r++) {
-            List<List<String>> perItem = new ArrayList<>();
-            for (int j = 0; j < items.size(); j++) {
-                perItem.add(new ArrayList<>());
-            }
-            out.add(perItem);
-        }
-        List<List<String>> actor = joint.get(0);
-        for (int j = 0; j < actor.size(); j++) {
-            for (String completion : actor.get(j)) {
-                List<String> outputs = splitRoles(adapter, completion, items.get(j), roles);
-                for (int r = 0; r < roles; r++) {
-                    out.get(r).get(j).add(outputs.get(r));
-                }
+            refuseCritics();
+            Centralization centralization = Centralization.of(settings(), roles);
+            TrainerSettings given = settings();
+            settings(centralization.actorSettings(given)); // the actor's settings, for the constructor only
+            try {
+                return new CentralizedMAGRPOTrainer(this, centralization);
+            } finally {
+                settings(given);
             }
         }
-        return out;
     }
 }

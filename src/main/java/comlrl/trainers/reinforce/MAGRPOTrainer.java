@@ -38,6 +38,7 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
@@ -68,6 +69,8 @@ import java.util.TreeMap;
  */
 public class MAGRPOTrainer implements Trainer {
     protected final MAGRPOConfig args;
+    /** What the builder was given besides {@code args} (as this trainer took it). */
+    private final TrainerSettings settings;
     private final String algorithmName;
     private final AgentSet actors;
     private final List<CausalLm> agents; // actors.models()
@@ -119,31 +122,32 @@ public class MAGRPOTrainer implements Trainer {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         this.args = b.args;
+        this.settings = b.settings();
         this.algorithmName = algorithmName;
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
-        int count = b.numAgents != null ? b.numAgents : b.agents() != null ? b.agents().size() : args.numAgents();
+        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
         if (count < 1) {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
         this.numAgents = count;
-        if (args.numTurns() > 1 && b.externalTransition == null) {
+        if (args.numTurns() > 1 && b.externalTransition() == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
-        if ((b.evalLogger == null) != (b.evalAggregator == null)) {
+        if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
         this.formatters = Formatters.fromArgument(b.formatters(), count);
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel, b.agents(), count, "num_agents");
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
         this.rewardFunc = b.rewardFunc();
         this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition;
+        this.externalTransition = b.externalTransition();
         this.transitions = new Transitions(externalTransition, count);
-        this.evalLogger = b.evalLogger;
-        this.evalAggregator = b.evalAggregator;
+        this.evalLogger = b.evalLogger();
+        this.evalAggregator = b.evalAggregator();
         this.outputDir = b.outputDir();
         this.verbose = b.verbose();
         this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
@@ -274,6 +278,11 @@ public class MAGRPOTrainer implements Trainer {
 
     public MAGRPOConfig args() {
         return args;
+    }
+
+    /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
+    public TrainerSettings settings() {
+        return settings;
     }
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
@@ -872,11 +881,6 @@ public class MAGRPOTrainer implements Trainer {
      */
     public static class Builder extends TrainerBuilder<Builder> {
         private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
-        String agentModel;
-        Integer numAgents;
-        ExternalTransition externalTransition;
-        EvalLogger evalLogger;
-        EvalAggregator evalAggregator;
         MAGRPOConfig args;
         java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
@@ -891,28 +895,23 @@ public class MAGRPOTrainer implements Trainer {
 
         /** Homogeneous agents: one model id or directory, loaded once per agent. */
         public Builder agentModel(String agentModel) {
-            this.agentModel = agentModel;
-            return this;
+            return set(TrainerSettings.AGENT_MODEL, agentModel);
         }
 
         public Builder numAgents(int numAgents) {
-            this.numAgents = numAgents;
-            return this;
+            return set(TrainerSettings.NUM_AGENTS, numAgents);
         }
 
         public Builder externalTransition(ExternalTransition externalTransition) {
-            this.externalTransition = externalTransition;
-            return this;
+            return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
         }
 
         public Builder evalLogger(EvalLogger evalLogger) {
-            this.evalLogger = evalLogger;
-            return this;
+            return set(TrainerSettings.EVAL_LOGGER, evalLogger);
         }
 
         public Builder evalAggregator(EvalAggregator evalAggregator) {
-            this.evalAggregator = evalAggregator;
-            return this;
+            return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
         }
 
         public Builder args(MAGRPOConfig args) {
@@ -927,7 +926,15 @@ public class MAGRPOTrainer implements Trainer {
         }
 
         public MAGRPOTrainer build() {
+            refuseCritics();
             return factory.apply(this);
+        }
+
+        /** The MAGRPO family trains no critic and uses its agents' own tokenizers. */
+        void refuseCritics() {
+            settings().refuse("The MAGRPO family", "it trains no critic and uses each agent's own tokenizer",
+                    TrainerSettings.CRITIC_MODEL, TrainerSettings.CRITICS, TrainerSettings.CRITIC_LORA,
+                    TrainerSettings.TOKENIZERS);
         }
     }
 }

@@ -1,0 +1,158 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.data.TaskItem;
+import comlrl.reward.RewardFunction;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.common.TrainerSettings;
+import comlrl.utils.Formatter;
+import comlrl.utils.Formatters;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Centralized collaboration (reference §3.7, §7.5) as one transformation of a trainer's settings,
+ * used by every family that offers it (centralized MAGRPO, MADPO, MARLHF and through them the
+ * iterative trainers): the N roles' settings become those of one actor that answers every role in a
+ * single joint completion.
+ * <ul>
+ *   <li>{@code formatters}: the actor's one prompt
+ *       {@code adapter.buildPrompt(item, [formatter_0(item), …, formatter_{N−1}(item)])};</li>
+ *   <li>{@code reward_func}, {@code eval_reward_func}: the task reward of the role outputs
+ *       {@code adapter.parseCompletion(joint, item, N)} (every role {@code ""} when the completion
+ *       cannot be parsed), scored as N agents' joint response;</li>
+ *   <li>{@code eval_logger}: receives role outputs {@code [role][item][turn]};</li>
+ *   <li>{@code num_agents}: 1 (the actor); {@code agents}, when given, must hold exactly one model.</li>
+ * </ul>
+ * Every other setting passes through unchanged: the wrapped settings are the same object with these
+ * keys replaced ({@link TrainerSettings#with}).
+ *
+ * @param adapter how prompts are joined and completions split ({@link #ADAPTER}, default {@link TaggedCentralizedAdapter})
+ * @param roleFormatters the roles' formatters, in role order
+ * @param roles N, the number of roles the actor plays
+ */
+public record Centralization(CentralizedAdapter adapter, Formatters roleFormatters, int roles) {
+    /** {@code centralized_adapter}: null means the {@link TaggedCentralizedAdapter}. */
+    public static final TrainerSettings.Key<CentralizedAdapter> ADAPTER = TrainerSettings.key("centralized_adapter", null);
+
+    public Centralization {
+        Objects.requireNonNull(adapter, "centralized adapter");
+        Objects.requireNonNull(roleFormatters, "role formatters");
+    }
+
+    /**
+     * The centralization of {@code settings}' roles: its adapter (or the tagged one) and its
+     * formatters for {@code roles} roles.
+     *
+     * @throws IllegalArgumentException when the formatters do not fit {@code roles}
+     */
+    public static Centralization of(TrainerSettings settings, int roles) {
+        CentralizedAdapter adapter = settings.get(ADAPTER);
+        return new Centralization(adapter != null ? adapter : new TaggedCentralizedAdapter(),
+                Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), roles), roles);
+    }
+
+    /**
+     * The one actor's settings: {@code settings} with the formatters, rewards, evaluation logger and
+     * agent count replaced as the class describes.
+     *
+     * @throws IllegalArgumentException when {@code agents} holds other than one model
+     */
+    public TrainerSettings actorSettings(TrainerSettings settings) {
+        List<?> agents = settings.get(TrainerSettings.AGENTS);
+        if (agents != null && agents.size() != 1) {
+            throw new IllegalArgumentException("Centralized collaboration trains one actor model: agents must hold "
+                    + "exactly 1 model, got " + agents.size());
+        }
+        RewardFunction reward = settings.get(TrainerSettings.REWARD_FUNC);
+        RewardFunction evalReward = settings.get(TrainerSettings.EVAL_REWARD_FUNC);
+        EvalLogger logger = settings.get(TrainerSettings.EVAL_LOGGER);
+        return settings.with(TrainerSettings.FORMATTERS, actorFormatter())
+                .with(TrainerSettings.REWARD_FUNC, reward == null ? null : jointReward(reward))
+                .with(TrainerSettings.EVAL_REWARD_FUNC, evalReward == null ? null : jointReward(evalReward))
+                .with(TrainerSettings.EVAL_LOGGER, logger == null ? null : evalLogger(logger))
+                .with(TrainerSettings.NUM_AGENTS, 1);
+    }
+
+    /** The actor's formatter: {@code build_prompt(item, [formatter_r(item)]_r)}. */
+    public Formatter actorFormatter() {
+        return item -> {
+            List<String> prompts = new ArrayList<>(roles);
+            for (int r = 0; r < roles; r++) {
+                prompts.add(roleFormatters.format(r, item));
+            }
+            return Objects.requireNonNull(adapter.buildPrompt(item, List.copyOf(prompts)),
+                    "the centralized adapter's buildPrompt returned null");
+        };
+    }
+
+    /** {@code task} over the roles' parts of each joint completion ({@code completions = [1][K]}). */
+    public RewardFunction jointReward(RewardFunction task) {
+        return (completions, items) -> {
+            List<String> joint = completions.get(0);                   // [K] joint completions
+            List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
+            for (int r = 0; r < roles; r++) {
+                perRole.add(new ArrayList<>(joint.size()));
+            }
+            for (int k = 0; k < joint.size(); k++) {
+                TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
+                List<String> outputs = splitRoles(joint.get(k), item);
+                for (int r = 0; r < roles; r++) {
+                    perRole.get(r).add(outputs.get(r));
+                }
+            }
+            List<List<String>> frozen = new ArrayList<>(roles);
+            perRole.forEach(p -> frozen.add(List.copyOf(p)));
+            return task.score(List.copyOf(frozen), items);
+        };
+    }
+
+    /** {@code logger} over the roles' parts: {@code [1][item][turn]} joint → {@code [role][item][turn]}. */
+    public EvalLogger evalLogger(EvalLogger logger) {
+        return (completions, items, prompts) -> logger.log(splitEval(completions, items), items, prompts);
+    }
+
+    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
+    public List<List<List<String>>> splitEval(List<List<List<String>>> joint, List<TaskItem> items) {
+        List<List<List<String>>> out = new ArrayList<>(roles);
+        for (int r = 0; r < roles; r++) {
+            List<List<String>> perItem = new ArrayList<>();
+            for (int j = 0; j < items.size(); j++) {
+                perItem.add(new ArrayList<>());
+            }
+            out.add(perItem);
+        }
+        List<List<String>> actor = joint.get(0);
+        for (int j = 0; j < actor.size(); j++) {
+            for (String completion : actor.get(j)) {
+                List<String> outputs = splitRoles(completion, items.get(j));
+                for (int r = 0; r < roles; r++) {
+                    out.get(r).get(j).add(outputs.get(r));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The role outputs of one joint completion: {@code adapter.parseCompletion(...)}, or N empty
+     * strings when the adapter throws (the completion did not follow the format).
+     *
+     * @throws IllegalStateException when the adapter returns null or not exactly N outputs
+     */
+    public List<String> splitRoles(String completion, TaskItem item) {
+        List<String> outputs;
+        try {
+            outputs = adapter.parseCompletion(completion, item, roles);
+        } catch (RuntimeException parseError) {
+            return Collections.nCopies(roles, "");
+        }
+        if (outputs == null || outputs.size() != roles || outputs.stream().anyMatch(Objects::isNull)) {
+            throw new IllegalStateException("The centralized adapter must return " + roles + " role outputs (no "
+                    + "nulls) from parseCompletion, got " + outputs + "; throw from parseCompletion for an "
+                    + "unparsable completion instead");
+        }
+        return List.copyOf(outputs);
+    }
+}
