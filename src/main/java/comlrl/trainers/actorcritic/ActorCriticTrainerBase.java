@@ -778,7 +778,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             Collections.shuffle(normalized, shuffle);
             int mb = args.trainBatchSize();
             for (int start = 0; start < normalized.size(); start += mb) {
-                UpdateResult r = update(agent, normalized.subList(start, Math.min(normalized.size(), start + mb)));
+                List<RolloutSample> minibatch = normalized.subList(start, Math.min(normalized.size(), start + mb));
+                if (observer != null) {
+                    observer.minibatch(agent, minibatch);
+                }
+                UpdateResult r = update(agent, minibatch);
                 st.policyLoss += r.policyLoss();
                 st.valueLoss += r.valueLoss();
                 st.minibatches++;
@@ -867,9 +871,13 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         opt.zeroGrad();
     }
 
-    /** Sees the gradients just before each optimizer step (tests). */
+    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
     interface UpdateObserver {
         void beforeStep(int agent, String which, List<comlrl.tensor.Tensor> parameters);
+
+        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
+        default void minibatch(int agent, List<RolloutSample> minibatch) {
+        }
     }
 
     /** The error that stops training when a loss or gradient is not finite, before any step uses it. */
