@@ -223,4 +223,96 @@ class ActorCriticWiringTest {
             assertThat(s.normalizedAdvantage()).isCloseTo(expectedAdvantage.get(key(s)), within(1e-6));
         }
     }
+
+    /** Each agent's minibatch samples, by agent. */
+    private static Map<Integer, List<RolloutSample>> byAgent(List<RolloutSample> samples) {
+        Map<Integer, List<RolloutSample>> out = new java.util.TreeMap<>();
+        samples.forEach(s -> out.computeIfAbsent(s.agentIdx(), i -> new ArrayList<>()).add(s));
+        return out;
+    }
+
+    /** {@link ActorCriticLoss#explainedVariance} of what an update read: its targets y and old values V_old. */
+    private static double explainedVariance(List<RolloutSample> samples) {
+        return ActorCriticLoss.explainedVariance(samples.stream().mapToDouble(RolloutSample::valueTarget).toArray(),
+                samples.stream().mapToDouble(RolloutSample::oldValue).toArray());
+    }
+
+    /** The one training event that holds {@code key}. */
+    private static Map<String, Double> eventWith(List<Map<String, Double>> log, String key) {
+        List<Map<String, Double>> events = log.stream().filter(e -> e.containsKey(key)).toList();
+        assertThat(events).hasSize(1);
+        return events.get(0);
+    }
+
+    /**
+     * IAC logs each agent's explained variance of its update (one turn group of G = 4 samples) and
+     * their mean; the same sums in another order (the shuffle) agree to double rounding (1e-12).
+     */
+    @Test
+    void iacLogsEachAgentsExplainedVarianceOfTheTargetsItsUpdateRead() {
+        Minibatches updates = new Minibatches();
+        IACConfig config = IACConfig.builder().numAgents(2).numTurns(1).numTrainEpochs(1).numGenerations(4)
+                .maxNewTokens(6).temperature(1.0).topP(1.0).topK(0).rolloutBufferSize(4).trainBatchSize(2).evalInterval(0)
+                .seed(3).build();
+        List<Map<String, Double>> log;
+        try (IACTrainer t = IACTrainer.builder().agents(List.of(agent.toString(), other.toString()))
+                .critics(List.of(agent.toString(), other.toString())).rewardFunc(ActorCriticTrainerTest.lengthDifference())
+                .trainDataset(tasks(1)).args(config).verbose(false).observer(updates).build()) {
+            t.train();
+            log = t.logHistory();
+        }
+        Map<Integer, List<RolloutSample>> seen = byAgent(updates.seen);
+        Map<String, Double> event = eventWith(log, "turn_1/explained_variance");
+        double ev0 = explainedVariance(seen.get(0));
+        double ev1 = explainedVariance(seen.get(1));
+        assertThat(ev0).isNotNaN().isNotEqualTo(ev1);
+        assertThat(event.get("agent_0/turn_1/explained_variance")).isCloseTo(ev0, within(1e-12));
+        assertThat(event.get("agent_1/turn_1/explained_variance")).isCloseTo(ev1, within(1e-12));
+        assertThat(event.get("turn_1/explained_variance")).isCloseTo((ev0 + ev1) / 2, within(1e-12));
+    }
+
+    /**
+     * MAAC's one critic: {@code turn_1/explained_variance} over every sample of the agents updated
+     * together (its whole batch), the per-agent values beside it. The agents' targets differ through
+     * their reference KLs after the first update (the second item's event), so the batch's value is
+     * not the mean of the agents'. Absent where Var[y] = 0 (groups of one sample: two turns of G = 1,
+     * one item per update).
+     */
+    @Test
+    void maacLogsTheCriticsExplainedVarianceOverEveryAgentsSamples() {
+        Minibatches updates = new Minibatches();
+        MAACConfig config = MAACConfig.builder().numAgents(2).numTurns(1).numTrainEpochs(1).numGenerations(4)
+                .maxNewTokens(6).temperature(1.0).topP(1.0).topK(0).rolloutBufferSize(4).trainBatchSize(4).evalInterval(0)
+                .agentLearningRate(2e-2).referenceKlEnabled(true).referenceKlCoef(BETA).criticType("q").seed(5).build();
+        List<Map<String, Double>> log;
+        try (MAACTrainer t = MAACTrainer.builder().agents(List.of(agent.toString(), other.toString()))
+                .criticModel(other.toString()).rewardFunc(ActorCriticTrainerTest.lengthDifference())
+                .trainDataset(tasks(2)).args(config).verbose(false).observer(updates).build()) {
+            t.train();
+            log = t.logHistory();
+        }
+        List<Map<String, Double>> events = log.stream().filter(e -> e.containsKey("turn_1/explained_variance")).toList();
+        assertThat(events).hasSize(2);
+        Map<String, Double> second = events.get(1);
+        List<RolloutSample> batch = updates.seen.subList(8, 16); // the second item: 4 samples of each agent
+        Map<Integer, List<RolloutSample>> seen = byAgent(batch);
+        double pooled = explainedVariance(batch);
+        double ev0 = explainedVariance(seen.get(0));
+        double ev1 = explainedVariance(seen.get(1));
+        assertThat(Math.abs(pooled - (ev0 + ev1) / 2)).isGreaterThan(1e-6);
+        assertThat(second.get("turn_1/explained_variance")).isCloseTo(pooled, within(1e-12));
+        assertThat(second.get("agent_0/turn_1/explained_variance")).isCloseTo(ev0, within(1e-12));
+        assertThat(second.get("agent_1/turn_1/explained_variance")).isCloseTo(ev1, within(1e-12));
+
+        MAACConfig single = config.toBuilder().numTurns(2).numGenerations(1).rolloutBufferSize(2).trainBatchSize(1)
+                .earlyTerminationThreshold(null).referenceKlEnabled(false).build();
+        try (MAACTrainer t = MAACTrainer.builder().agents(List.of(agent.toString(), other.toString()))
+                .criticModel(other.toString()).rewardFunc(ActorCriticTrainerTest.lengthDifference())
+                .externalTransition((TransitionContext c) -> c.agentCompletions()).trainDataset(tasks(1)).args(single)
+                .verbose(false).build()) {
+            t.train();
+            assertThat(t.logHistory()).anySatisfy(e -> assertThat(e).containsKey("turn_2/value_loss"))
+                    .allSatisfy(e -> assertThat(e.keySet()).noneMatch(k -> k.contains("explained_variance")));
+        }
+    }
 }
