@@ -1,11 +1,9 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.generation.CausalLm;
-import comlrl.generation.Scorer;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;
-import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.RankWork;
@@ -119,25 +117,9 @@ final class CentralCritic implements Critic {
         // the agents split: only the actor's owner steps it (the others' actor_loss is not used)
         double actorLoss = actor == null ? Double.NaN
                 : steps.actorStep(agent, actor, mb, actorOptimizer, config.gradientCheckpointing());
-        int n = mb.size();
-        List<RolloutSample> mine = steps.local(mb); // a ddp process's share; every sample in one process
-        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        double coef = config.valueLossCoef();
-        optimizer.zeroGrad();
-        double valueLoss;
-        try (Scope s = Scope.open()) {
-            double loss = mine.isEmpty() ? 0 : Scorer.backward(model.get(0).model(),
-                    mine.stream().map(RolloutSample::jointInputIds).toList(), Collections.nCopies(mine.size(), new long[0]),
-                    actors.padIds()[0], false, sc -> {
-                        long len = sc.hidden().size(1);
-                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
-                        return steps.meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, null, null), n).mul(coef);
-                    }, config.gradientCheckpointing());
-            loss = steps.sumOverRanks(loss);
-            MinibatchSteps.requireFinite(loss, "the critic loss", mb, optimizer);
-            valueLoss = loss / coef;
-        }
-        steps.step(agent, "critic", optimizer, mb);
+        double valueLoss = steps.criticStep(agent, model.get(0).model(), head, actors.padIds()[0],
+                RolloutSample::jointInputIds, s -> new long[0], mb, optimizer, config.valueLossCoef(),
+                config.gradientCheckpointing());
         return new Losses(actorLoss, valueLoss);
     }
 

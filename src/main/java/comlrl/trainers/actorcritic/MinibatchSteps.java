@@ -2,12 +2,15 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.generation.CausalLm;
 import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
+import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.RankWork;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * The optimizer steps of one minibatch, in one process or across the processes of a ddp run
@@ -49,6 +52,37 @@ final class MinibatchSteps {
         }
         step(agent, "actor", opt, mb);
         return loss;
+    }
+
+    /**
+     * The critic's step of {@code agent}'s minibatch on
+     * <pre>
+     *   value_loss_coef · value_loss,   value_loss = (1/|B|) Σ_j (y_j − V_j)²     (no clipping)
+     *   V_j = head(critic(row_j))[last token],   row_j = prompt(s_j) ⊕ response(s_j)
+     * </pre>
+     * returns value_loss.
+     */
+    double criticStep(int agent, DecoderLm critic, ValueHead head, long pad, Function<RolloutSample, long[]> prompt,
+            Function<RolloutSample, long[]> response, List<RolloutSample> mb, AdamW opt, double coef,
+            boolean checkpointing) {
+        int n = mb.size();
+        List<RolloutSample> mine = local(mb);
+        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        opt.zeroGrad();
+        double valueLoss;
+        try (Scope s = Scope.open()) {
+            double loss = mine.isEmpty() ? 0 : Scorer.backward(critic, mine.stream().map(prompt).toList(),
+                    mine.stream().map(response).toList(), pad, false, sc -> {
+                        long len = sc.hidden().size(1);
+                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
+                        return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, null, null), n).mul(coef);
+                    }, checkpointing);
+            loss = sumOverRanks(loss);
+            requireFinite(loss, "the critic loss", mb, opt);
+            valueLoss = loss / coef;
+        }
+        step(agent, "critic", opt, mb);
+        return valueLoss;
     }
 
     /** The samples of minibatch {@code mb} this process computes: all in one process, its share in a ddp run. */

@@ -1,10 +1,8 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.generation.CausalLm;
-import comlrl.generation.Scorer;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.TrainerCheckpoint;
@@ -103,29 +101,9 @@ final class SeparateCritics extends PerAgentCritics {
         MinibatchSteps steps = actors.steps();
         double actorLoss = steps.actorStep(agent, actors.lms().get(agent), mb, actorOptimizer, config.gradientCheckpointing());
         boolean q = config.criticType().readsResponse();
-        List<RolloutSample> mine = steps.local(mb); // a ddp process's share; every sample in one process
-        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        int n = mb.size();
-        double coef = config.valueLossCoef();
-        ValueHead head = heads.get(agent);
-        AdamW opt = optimizers.get(agent);
-        opt.zeroGrad();
-        double valueLoss;
-        try (Scope s = Scope.open()) {
-            List<long[]> prompts = mine.stream().map(RolloutSample::promptIds).toList();
-            List<long[]> responses = q ? mine.stream().map(RolloutSample::responseIds).toList()
-                    : Collections.nCopies(mine.size(), new long[0]);
-            double loss = mine.isEmpty() ? 0 : Scorer.backward(models.get(agent).model(), prompts, responses,
-                    actors.padIds()[agent], false, sc -> {
-                        long len = sc.hidden().size(1);
-                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
-                        return steps.meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, null, null), n).mul(coef);
-                    }, config.gradientCheckpointing());
-            loss = steps.sumOverRanks(loss);
-            MinibatchSteps.requireFinite(loss, "the critic loss", mb, opt);
-            valueLoss = loss / coef;
-        }
-        steps.step(agent, "critic", opt, mb);
+        double valueLoss = steps.criticStep(agent, models.get(agent).model(), heads.get(agent), actors.padIds()[agent],
+                RolloutSample::promptIds, s -> q ? s.responseIds() : new long[0], mb, optimizers.get(agent),
+                config.valueLossCoef(), config.gradientCheckpointing());
         return new Losses(actorLoss, valueLoss);
     }
 
