@@ -8,7 +8,6 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -104,16 +103,7 @@ final class ActorValueHeads extends PerAgentCritics {
     }
 
     @Override
-    public List<CausalLmWithValueHead> views() {
-        return List.of();
-    }
-
-    @Override
-    public List<TrainerCheckpoint.ShapeGroup> shapes() {
-        return List.of();
-    }
-
-    @Override
     public void requireOutside(Path dir, String what) {
+        // no models of its own
     }
 }

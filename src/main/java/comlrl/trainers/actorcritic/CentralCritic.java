@@ -138,11 +138,6 @@ final class CentralCritic implements Critic {
         return List.of(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", List.of(model.get(0).model())));
     }
 
-    @Override
-    public Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
-        return Map.of();
-    }
-
     /** Every process holds the same critic: rank 0 writes it, every process restores it. */
     @Override
     public Map<String, TrainerCheckpoint.Part> sharedParts() {

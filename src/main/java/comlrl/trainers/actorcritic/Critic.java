@@ -76,14 +76,20 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
      */
     boolean sharedByAgents();
 
-    /** The critics with their value heads, for {@code critics()} (null for other processes' agents). */
-    List<CausalLmWithValueHead> views();
+    /** The critic models with their value heads, for {@code critics()} (null for other processes' agents). */
+    default List<CausalLmWithValueHead> views() {
+        return List.of();
+    }
 
-    /** The checkpoint's shape records of the critic models (none for heads on the actors). */
-    List<TrainerCheckpoint.ShapeGroup> shapes();
+    /** The checkpoint's shape records of the critic models. */
+    default List<TrainerCheckpoint.ShapeGroup> shapes() {
+        return List.of();
+    }
 
     /** The checkpoint parts that belong with agent {@code agent} (only called for the agents this process holds). */
-    Map<String, TrainerCheckpoint.Part> agentParts(int agent);
+    default Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
+        return Map.of();
+    }
 
     /** The checkpoint parts of a critic every agent shares. */
     default Map<String, TrainerCheckpoint.Part> sharedParts() {
