@@ -54,7 +54,7 @@ import java.util.function.Function;
  *              multi-turn episodes continue through the external transition until num_turns or
  *              early termination
  *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss})
- *     env_step += K;  metrics_callback(rollouts) logged
+ *     env_step += the joint samples (K per executed turn);  metrics_callback(rollouts) logged
  *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
  *              ({@link AgentUpdates}: Â per turn group, shuffled minibatches, {@link Critic#update})
  *   end of epoch: update every agent from what its buffer still holds; evaluate every eval_interval
