@@ -26,6 +26,14 @@ import comlrl.tensor.Tensor;
  * </pre>
  * A separate critic steps on {@code value_loss_coef · value_loss} and the actor on {@code actor_loss};
  * a shared backbone takes one step on {@code actor_loss + value_loss_coef · value_loss}.
+ *
+ * <p>The critic's health over an update group (cleanrl's {@code explained_variance}), with population
+ * variances:
+ * <pre>
+ *   EV = 1 − Var[y − V_old] / Var[y]      (undefined, NaN, when Var[y] = 0)
+ * </pre>
+ * 1 when the old values predict the targets exactly, 0 when they do no better than the targets' mean,
+ * negative when they do worse.
  */
 public final class ActorCriticLoss {
     /** The floor of the advantage standard deviation. */
@@ -96,6 +104,33 @@ public final class ActorCriticLoss {
         Tensor clipped = old.add(v.sub(old).clampMin(-clipRange).clampMax(clipRange));
         Tensor dc = y.sub(clipped);
         return plain.maximum(dc.mul(dc));
+    }
+
+    /**
+     * {@code 1 − Var[y − v] / Var[y]} of {@code targets} y and {@code values} v (population variances);
+     * NaN when {@code Var[y] = 0} (one sample, or equal targets), where it is undefined.
+     */
+    public static double explainedVariance(double[] targets, double[] values) {
+        double[] residuals = new double[targets.length];
+        for (int j = 0; j < targets.length; j++) {
+            residuals[j] = targets[j] - values[j];
+        }
+        double varY = variance(targets);
+        return varY == 0 ? Double.NaN : 1 - variance(residuals) / varY;
+    }
+
+    /** The population variance {@code (1/n) Σ (x − mean x)²}. */
+    private static double variance(double[] x) {
+        double mean = 0;
+        for (double v : x) {
+            mean += v;
+        }
+        mean /= x.length;
+        double sum = 0;
+        for (double v : x) {
+            sum += (v - mean) * (v - mean);
+        }
+        return sum / x.length;
     }
 
     /** {@link #valueErrors} on plain numbers (for metrics and tests). */

@@ -6,30 +6,31 @@ import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
-import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
+import comlrl.model.ValueHead;
 import comlrl.reward.RewardFunction;
 import comlrl.rl.ReferenceKl;
+import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
+import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
-import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
@@ -41,18 +42,30 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * The loop IAC and MAAC share (reference §5.7): per task item, roll every agent out (one turn, or
- * up to {@code num_turns} with the external transition and early termination), score, record the
- * critic's old values, compute targets; advance {@code env_step} by the joint samples; log the
- * {@code metrics_callback} values; buffer each agent's samples and update an agent whose buffer holds
- * {@code rollout_buffer_size} of them (per turn group: normalised advantages, shuffled minibatches
- * of {@code train_batch_size}, one actor and one critic step each). The subclasses give the critic:
- * its old values ({@link #criticValues}), the update ({@link #update}), saving and checkpoint parts.
+ * The loop IAC and MAAC share (reference §5.7), top to bottom:
+ * <pre>
+ *   for each epoch, for each task item:
+ *     rollout  (collect): per turn t, every agent samples K completions; the critic records V_old;
+ *              the reward function scores the turn; r'_t = r_t − β·KL_t (reference KL, when enabled);
+ *              multi-turn episodes continue through the external transition until num_turns or
+ *              early termination
+ *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss})
+ *     env_step += the joint samples (K per executed turn);  metrics_callback(rollouts) logged
+ *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
+ *              ({@link AgentUpdates}: Â per turn group, shuffled minibatches, {@link Critic#update})
+ *   end of epoch: update every agent from what its buffer still holds; evaluate every eval_interval
+ * </pre>
+ * The critic is a strategy ({@link Critic}): a separate model per agent, a value head on each actor,
+ * or MAAC's centralised critic. Logged per update event, per agent under {@code agent_i/} and averaged
+ * over the agents updated together without it ({@link TurnMetrics}): {@code turn_t/reward_mean},
+ * {@code expected_return}, {@code reference_kl_mean}, {@code reference_kl_penalty_mean},
+ * {@code policy_loss}, {@code value_loss} and {@code explained_variance}
+ * ({@code 1 − Var[y − V_old] / Var[y]}, absent when {@code Var[y] = 0}).
  *
  * <p>Differences from the reference, on purpose: {@code metrics_callback} values are logged once, at
  * rollout time (bug 14.15); evaluation with {@code num_generations > 1} rolls out one generation per
@@ -68,56 +81,23 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     /** The old values of one turn and, for a joint critic, its input ids per joint action. */
-    protected record CriticValues(double[][] values, List<long[]> jointIds) {
+    record CriticValues(double[][] values, List<long[]> jointIds) {
     }
 
-    /** The losses of one minibatch update. */
-    protected record UpdateResult(double policyLoss, double valueLoss) {
-    }
-
-    protected final ActorCriticConfig args;
     /** What the builder was given besides {@code args}. */
     private final TrainerSettings settings;
-    protected final String algorithmName;
-    protected final int numAgents;
-    private final AgentSet actorSet;
-
     /**
-     * Loads the separate critics (LoRA critics, {@code criticLora}, on the actors' shared base when they
-     * name the same model on the same device), those {@code include} accepts (null for the others).
+     * What distinguishes the algorithms beside their critic: the name, whether logged returns are
+     * discounted ({@code G_t = r'_t + γ·G_{t+1}}, IAC) or suffix sums (MAAC), and whether a run of one
+     * agent saves it at the save directory itself (IAC) rather than in {@code agent_0/}.
      */
-    protected AgentSet loadCritics(Builder<?> b, List<Object> sources, List<comlrl.tensor.Device> devices,
-            java.util.function.IntPredicate include) {
-        return AgentSet.load("critic", sources, b.dtype(), devices, b.criticLoraAgents(), args.seed() ^ 0xC0FFEEL,
-                actorSet, include);
+    record Algorithm(String name, boolean discountedReturns, boolean oneAgentAtRoot) {
     }
 
-    /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
-    protected final List<CausalLm> agents = new ArrayList<>();
-    protected final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    /** Each agent's pad id (given by its owner in the agents split). */
-    private final long[] padIds;
-    protected final Formatters formatters;
-    protected final RewardFunction rewardFunc;
-    protected final RewardProcessor rewardProcessor;
-    private final JointRewarder rewarder;
-    private final JointRewarder evalRewarder;
-    protected final TaskSet trainDataset;
-    protected final Dataset evalDataset;
-    private final ExternalTransition externalTransition;
-    private final Transitions transitions;
-    private final MetricsCallback metricsCallback;
-    protected final PromptEncoder promptEncoder;
-    protected final ReferencePolicy references; // null when reference KL is off
-    protected final AgentExecutor executor;
-    protected final SeedStream seeds;
-    protected final MetricsLogger logger;
-    protected final Path outputDir;
-    private final boolean verbose;
-    protected final PrintStream console;
-    private TrainerCheckpoint checkpoint;
-    private final TrainerCheckpoint.Extension checkpointExtension;
-    private final UpdateObserver observer;
+    private final ActorCriticConfig args;
+    private final Algorithm algorithm;
+    private final String algorithmName;
+    private final int numAgents;
     /**
      * This process's share of a ddp run ({@link RankWork}). Data split: every model on every process;
      * a minibatch's samples are divided between the processes and the gradients summed. Agents split:
@@ -125,24 +105,53 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * values and updates it; every process gets every agent's completions, prompt ids, reference KLs
      * and old values, so every process holds the same rollouts and buffers.
      */
-    protected final RankWork work;
+    private final RankWork work;
+    private final AgentSet actorSet;
+    /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
+    private final List<CausalLm> agents = new ArrayList<>();
+    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    /** Each agent's pad id (given by its owner in the agents split). */
+    private final long[] padIds;
+    private final Formatters formatters;
+    private final RewardFunction rewardFunc;
+    private final RewardProcessor rewardProcessor;
+    private final JointRewarder rewarder;
+    private final JointRewarder evalRewarder;
+    private final TaskSet trainDataset;
+    private final Dataset evalDataset;
+    private final ExternalTransition externalTransition;
+    private final Transitions transitions;
+    private final MetricsCallback metricsCallback;
+    private final PromptEncoder promptEncoder;
+    private final ReferencePolicy references; // null when reference KL is off
+    private final AgentExecutor executor;
+    private final SeedStream seeds;
+    private final MetricsLogger logger;
+    private final Path outputDir;
+    private final boolean verbose;
+    private final PrintStream console;
+    private final Critic critic;
+    /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
+    private final List<AdamW> actorOptimizers = new ArrayList<>();
+    private final AgentUpdates updates;
+    private final TrainerCheckpoint checkpoint;
 
     private long envStep;
     private int epochsDone;
     private String itemLabel = "a task item";
-    private final List<List<RolloutSample>> buffers = new ArrayList<>();
     private long skipped;
 
     /**
-     * Loads the actors and everything that is not the critic; subclasses then load their critics and
-     * call {@link #initCheckpoint}. On a failure the subclass calls {@link #close()}.
+     * Loads the actors (and their references), then the critic {@code critic} makes for them, then
+     * the actors' optimizers; frees what it loaded when any of it fails.
      */
-    protected ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, String algorithmName,
-            ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work) {
+    ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, Algorithm algorithm, ActorCriticSources.Sources sources,
+            ActorCriticSources.Placement placement, RankWork work, Function<Critic.Actors, Critic> critic) {
         this.work = work;
         this.args = args;
         this.settings = b.settings();
-        this.algorithmName = algorithmName;
+        this.algorithm = algorithm;
+        this.algorithmName = algorithm.name();
         this.numAgents = args.numAgents();
         this.formatters = Formatters.fromArgument(b.formatters(), numAgents);
         this.rewardFunc = b.rewardFunc();
@@ -161,8 +170,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.outputDir = b.outputDir();
         this.verbose = b.verbose();
         this.console = b.console();
-        this.observer = b.observer;
-        this.checkpointExtension = b.checkpointExtension();
         this.seeds = new SeedStream(args.seed());
         this.logger = b.metricsLogger(args.loggingSteps(), algorithmName,
                 TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain());
@@ -170,6 +177,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 placement.agents()));
         AgentSet loaded = null;
         ReferencePolicy refs = null;
+        Critic made = null;
         try {
             loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed(),
                     null, work::ownsAgent);
@@ -177,7 +185,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 CausalLm lm = loaded.get(i);
                 Tokenizer tok = sources.tokenizers().get(i);
                 agents.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
-                buffers.add(new ArrayList<>());
             }
             for (int i = 0; i < numAgents; i++) {
                 generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
@@ -189,7 +196,27 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
+            this.padIds = work.longsFromOwners(agents, CausalLm::padId);
+            MinibatchSteps steps = new MinibatchSteps(work, b.observer);
+            made = critic.apply(new Critic.Actors(Collections.unmodifiableList(agents), loaded, padIds, work, executor,
+                    steps));
+            made.requireOutside(outputDir, "output_dir");
+            for (int i = 0; i < numAgents; i++) { // null for another process's agent (the agents split)
+                ValueHead head = made.headOnActor(i);
+                List<Tensor> params = new ArrayList<>();
+                if (agents.get(i) != null) {
+                    params.addAll(agents.get(i).model().parameters());
+                    params.addAll(head == null ? List.of() : head.parameters());
+                }
+                actorOptimizers.add(agents.get(i) == null ? null : work.adamW(params, args.agentLearningRate(), 0.01));
+            }
+            this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
+            this.checkpoint = checkpoint(made, b.checkpointExtension());
         } catch (RuntimeException | Error e) {
+            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+            if (made != null) {
+                made.close();
+            }
             if (refs != null) {
                 refs.close();
             }
@@ -202,25 +229,35 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
         this.actorSet = loaded;
         this.references = refs;
-        this.padIds = fromOwners(agents, CausalLm::padId);
+        this.critic = made;
     }
 
-    /**
-     * {@code f} of each of {@code models}, every process getting every model's value from the process
-     * that holds it (in the agents split {@code models} holds nulls for the others' models).
-     */
-    protected final long[] fromOwners(List<CausalLm> models, java.util.function.ToLongFunction<CausalLm> f) {
-        return work.longsFromOwners(models, f);
+    /** The checkpoint of the whole trainer: actors, their optimizers, the critic's parts, progress, seeds. */
+    private TrainerCheckpoint checkpoint(Critic critic, TrainerCheckpoint.Extension extension) {
+        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels(), work));
+        shapes.addAll(critic.shapes());
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue; // the agents split: its owner writes and restores it
+            }
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
+                    actorOptimizers.get(i)));
+            parts.putAll(critic.agentParts(i));
+        }
+        parts.putAll(critic.sharedParts());
+        return new TrainerCheckpoint(algorithmName, numAgents, args.numTrainEpochs(), args.saveTotalLimit(),
+                shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
+                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
+                        externalTransition, "metrics_callback", metricsCallback), seeds, logger)
+                .in(work).extendedBy(extension);
     }
 
     /** The builder's settings as this trainer received them. */
     public final TrainerSettings settings() {
         return settings;
-    }
-
-    /** Agent {@code i}'s pad id, known to every process. */
-    protected final long padId(int i) {
-        return padIds[i];
     }
 
     /** Checks a builder's common arguments before any model loads. */
@@ -238,42 +275,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
         }
     }
-
-    /** Call once at the end of the subclass constructor: the checkpoint contract of the whole trainer. */
-    protected final void initCheckpoint(List<TrainerCheckpoint.ShapeGroup> shapes, Map<String, TrainerCheckpoint.Part> parts) {
-        this.checkpoint = new TrainerCheckpoint(algorithmName, numAgents, args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "metrics_callback", metricsCallback), seeds, logger)
-                .in(work).extendedBy(checkpointExtension);
-    }
-
-    // ------------------------------------------------------------------ what the critic does
-
-    /**
-     * The critic's values of one turn without gradients: {@code values[i][k]} for agent i's
-     * generation k, from the prompts and the responses (cut at their first pad id).
-     */
-    protected abstract CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
-            List<List<long[]>> responses, List<List<String>> texts);
-
-    /** One minibatch update of agent {@code agent} (actor and critic steps); samples carry {@code Â}. */
-    protected abstract UpdateResult update(int agent, List<RolloutSample> minibatch);
-
-    /** Whether different agents' buffers may be updated at the same time (their models are disjoint). */
-    protected abstract boolean parallelUpdates();
-
-    /**
-     * Whether, in the agents split, every process runs every agent's minibatch updates (a critic every
-     * process holds takes its steps on every agent's samples; only an actor's owner steps the actor)
-     * rather than only its own agents'.
-     */
-    protected boolean updatesEveryAgent() {
-        return false;
-    }
-
-    /** Whether logged returns are discounted ({@code G_t = r'_t + γ G_{t+1}}) or suffix sums. */
-    protected abstract boolean discountedReturns();
 
     // ------------------------------------------------------------------ public API
 
@@ -301,6 +302,20 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     @Override
     public List<CausalLm> policies() {
         return Collections.unmodifiableList(agents);
+    }
+
+    /** The actors, each with the value head on it (null without one); null for other processes' agents. */
+    List<CausalLmWithValueHead> actorsWithHeads() {
+        List<CausalLmWithValueHead> views = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            views.add(agents.get(i) == null ? null : new CausalLmWithValueHead(agents.get(i), critic.headOnActor(i)));
+        }
+        return Collections.unmodifiableList(views);
+    }
+
+    /** The critics with their value heads ({@link Critic#views}). */
+    List<CausalLmWithValueHead> criticViews() {
+        return critic.views();
     }
 
     @Override
@@ -345,23 +360,12 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
                 checkpointInterval, epochs, checkpoint, () -> envStep);
-        requireOutsideModels(checkpointDir, "checkpoint directory");
+        actorSet.requireOutside(checkpointDir, "checkpoint directory");
         EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
                 logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);
-                }, this::flushAll, epochDone));
-    }
-
-    /** Updates every agent from what its buffer still holds (end of an epoch). */
-    private void flushAll() {
-        List<Integer> all = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (!buffers.get(i).isEmpty()) {
-                all.add(i);
-            }
-        }
-        drain(all);
+                }, () -> drain(updates.nonEmpty()), epochDone));
     }
 
     /** Restores a checkpoint written by this kind of trainer (see {@link TrainerCheckpoint#restore}). */
@@ -372,81 +376,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         envStep = p.envStep();
     }
 
-    /**
-     * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument): one generation per agent per turn, no updates. Returns
-     * {@code eval/turn_t/reward_mean} (raw rewards), {@code eval/turn_t/expected_return},
-     * {@code eval/turn_t/reference_kl_mean}, {@code eval/turn_t/reference_kl_penalty_mean} and
-     * {@code eval/<key>}, the mean over items of {@code metrics_callback}; {@code {}} without an
-     * evaluation set. Logged at the current {@code env_step}.
-     */
-    @Override
-    public Map<String, Double> evaluate() {
-        if (evalDataset == null) {
-            return Map.of();
-        }
-        int n = Math.min(args.evalNumSamples(), evalDataset.size());
-        Map<Integer, double[]> perTurn = new TreeMap<>(); // turn -> [reward, return, kl, penalty, count]
-        Map<String, double[]> custom = new LinkedHashMap<>(); // key -> [sum, count]
-        for (int j = 0; j < n; j++) {
-            itemLabel = "eval item " + j;
-            List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            for (RolloutSample s : rollouts) {
-                double[] acc = perTurn.computeIfAbsent(s.turnIdx(), t -> new double[5]);
-                acc[0] += s.reward();
-                acc[1] += s.returns();
-                acc[2] += s.referenceKl();
-                acc[3] += s.referenceKlPenalty();
-                acc[4] += 1;
-            }
-            if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-                callback(rollouts).forEach((k, v) -> {
-                    double[] acc = custom.computeIfAbsent(k, x -> new double[2]);
-                    acc[0] += v;
-                    acc[1] += 1;
-                });
-            }
-        }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        perTurn.forEach((t, acc) -> {
-            String p = "eval/turn_" + (t + 1) + "/";
-            metrics.put(p + "reward_mean", acc[0] / acc[4]);
-            metrics.put(p + "expected_return", acc[1] / acc[4]);
-            metrics.put(p + "reference_kl_mean", acc[2] / acc[4]);
-            metrics.put(p + "reference_kl_penalty_mean", acc[3] / acc[4]);
-        });
-        custom.forEach((k, acc) -> metrics.put("eval/" + k, acc[0] / acc[1]));
-        logger.log(envStep, metrics);
-        return metrics;
-    }
-
-    /** Saves the actors, critics and value heads in the reference's layout (reference §11). */
-    @Override
-    public abstract void saveModel(Path dir);
-
-    /** Fails when {@code dir} is, or lies inside, a directory a model was loaded from. */
-    protected void requireOutsideModels(Path dir, String what) {
-        actorSet.requireOutside(dir, what);
-    }
-
-    @Override
-    public void close() {
-        executor.close();
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            if (references != null) {
-                references.close();
-            }
-            if (actorSet != null) {
-                actorSet.close();
-            }
-            work.close();
-        }
-    }
-
-    // ------------------------------------------------------------------ rollouts
-
+    /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
     private void trainItem(TaskItem item) {
         List<RolloutSample> rollouts = collect(item, false);
         envStep += rollouts.size() / numAgents;
@@ -462,13 +392,18 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 skipped++; // only reached with skip_nonfinite_samples (JointRewarder stops the run otherwise)
                 continue;
             }
-            List<RolloutSample> buffer = buffers.get(s.agentIdx());
-            buffer.add(s);
-            if (buffer.size() >= args.rolloutBufferSize() && !full.contains(s.agentIdx())) {
+            if (updates.add(s) && !full.contains(s.agentIdx())) {
                 full.add(s.agentIdx());
             }
         }
         drain(full);
+    }
+
+    /** Updates {@code agentIds} from their buffers and logs their metrics as one event. */
+    private void drain(List<Integer> agentIds) {
+        if (!agentIds.isEmpty()) {
+            logger.logTrain(envStep, updates.drain(agentIds, seeds));
+        }
     }
 
     private Map<String, Double> callback(List<RolloutSample> rollouts) {
@@ -653,255 +588,111 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return sum / Math.max(count, 1);
     }
 
-    // ------------------------------------------------------------------ updates
-
-    /** Per turn: sums of what an agent's drained samples logged. */
-    private static final class TurnStats {
-        double reward;
-        double returns;
-        double kl;
-        double penalty;
-        double policyLoss;
-        double valueLoss;
-        int samples;
-        int minibatches;
-
-        void put(Map<String, Double> m, String prefix, int turn) {
-            String p = prefix + "turn_" + (turn + 1) + "/";
-            m.put(p + "reward_mean", reward / samples);
-            m.put(p + "expected_return", returns / samples);
-            m.put(p + "reference_kl_mean", kl / samples);
-            m.put(p + "reference_kl_penalty_mean", penalty / samples);
-            m.put(p + "policy_loss", policyLoss / Math.max(minibatches, 1));
-            m.put(p + "value_loss", valueLoss / Math.max(minibatches, 1));
-        }
+    /** The critic's old values of one turn ({@link Critic#values}). */
+    private CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
+            List<List<long[]>> responses, List<List<String>> texts) {
+        return critic.values(turn, prompts, promptIds, responses, texts);
     }
 
-    /** An agent's drain statistics by turn. */
-    private static final RankWork.Codec<Map<Integer, TurnStats>> TURN_STATS = new RankWork.Codec<>() {
-        @Override
-        public void write(java.io.DataOutputStream out, Map<Integer, TurnStats> byTurn) throws java.io.IOException {
-            out.writeInt(byTurn.size());
-            for (Map.Entry<Integer, TurnStats> e : byTurn.entrySet()) {
-                TurnStats st = e.getValue();
-                out.writeInt(e.getKey());
-                RankWork.DOUBLES.write(out, new double[] {st.reward, st.returns, st.kl, st.penalty, st.policyLoss,
-                    st.valueLoss});
-                out.writeInt(st.samples);
-                out.writeInt(st.minibatches);
-            }
-        }
+    /** Whether logged returns are discounted ({@code G_t = r'_t + γ G_{t+1}}) or suffix sums. */
+    private boolean discountedReturns() {
+        return algorithm.discountedReturns();
+    }
 
-        @Override
-        public Map<Integer, TurnStats> read(java.io.DataInputStream in) throws java.io.IOException {
-            Map<Integer, TurnStats> byTurn = new TreeMap<>();
-            for (int n = in.readInt(); n > 0; n--) {
-                TurnStats st = new TurnStats();
-                int turn = in.readInt();
-                double[] v = RankWork.DOUBLES.read(in);
-                st.reward = v[0];
-                st.returns = v[1];
-                st.kl = v[2];
-                st.penalty = v[3];
-                st.policyLoss = v[4];
-                st.valueLoss = v[5];
-                st.samples = in.readInt();
-                st.minibatches = in.readInt();
-                byTurn.put(turn, st);
-            }
-            return byTurn;
-        }
-    };
+    // ------------------------------------------------------------------ evaluation, saving
 
     /**
-     * Updates the given agents from their buffers (concurrently on their own threads when the
-     * subclass allows it and agents run in parallel), then logs one event: per-agent keys and their
-     * mean over the agents as the aggregate keys.
+     * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
+     * no argument): one generation per agent per turn, no updates. Returns
+     * {@code eval/turn_t/reward_mean} (raw rewards), {@code eval/turn_t/expected_return},
+     * {@code eval/turn_t/reference_kl_mean}, {@code eval/turn_t/reference_kl_penalty_mean} and
+     * {@code eval/<key>}, the mean over items of {@code metrics_callback}; {@code {}} without an
+     * evaluation set. Logged at the current {@code env_step}.
      */
-    private void drain(List<Integer> agentIds) {
-        if (agentIds.isEmpty()) {
-            return;
+    @Override
+    public Map<String, Double> evaluate() {
+        if (evalDataset == null) {
+            return Map.of();
         }
-        Map<Integer, List<RolloutSample>> taken = new TreeMap<>();
-        Map<Integer, Long> shuffleSeeds = new TreeMap<>();
-        for (int i : agentIds.stream().sorted().toList()) {
-            taken.put(i, new ArrayList<>(buffers.get(i)));
-            buffers.get(i).clear();
-            shuffleSeeds.put(i, seeds.next());
-        }
-        List<Integer> order = new ArrayList<>(taken.keySet());
-        // the agents split: each process updates its agents (and MAAC's every process its critic copy)
-        List<Integer> here = updatesEveryAgent() ? order : order.stream().filter(work::ownsAgent).toList();
-        Function<Integer, Map<Integer, TurnStats>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
-        List<Map<Integer, TurnStats>> computed = parallelUpdates() && executor.parallel()
-                ? executor.map(here, update::apply) : here.stream().map(update).toList();
-        List<Map<Integer, TurnStats>> mine = new ArrayList<>(Collections.nCopies(numAgents, null));
-        for (int j = 0; j < here.size(); j++) {
-            mine.set(here.get(j), computed.get(j));
-        }
-        List<Map<Integer, TurnStats>> byAgent = work.fromOwners(mine, TURN_STATS); // the owners' statistics
-        List<Map<Integer, TurnStats>> results = order.stream().map(byAgent::get).toList();
-        Map<String, Double> perAgent = new LinkedHashMap<>();
-        Map<String, List<Double>> aggregate = new LinkedHashMap<>();
-        for (int j = 0; j < order.size(); j++) {
-            int agent = order.get(j);
-            for (Map.Entry<Integer, TurnStats> e : results.get(j).entrySet()) {
-                Map<String, Double> own = new LinkedHashMap<>();
-                e.getValue().put(own, "", e.getKey());
-                own.forEach((key, v) -> {
-                    perAgent.put("agent_" + agent + "/" + key, v);
-                    aggregate.computeIfAbsent(key, x -> new ArrayList<>()).add(v);
-                });
+        int n = Math.min(args.evalNumSamples(), evalDataset.size());
+        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
+        Map<String, List<Double>> custom = new LinkedHashMap<>();
+        for (int j = 0; j < n; j++) {
+            itemLabel = "eval item " + j;
+            List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
+            for (RolloutSample s : rollouts) {
+                byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);
+            }
+            if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
+                callback(rollouts).forEach((k, v) -> custom.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
             }
         }
         Map<String, Double> metrics = new LinkedHashMap<>();
-        aggregate.forEach((key, vs) -> metrics.put(key, vs.stream().mapToDouble(Double::doubleValue).average().orElse(0)));
-        metrics.putAll(perAgent);
-        logger.logTrain(envStep, metrics);
-    }
-
-    /** One agent's buffer: per turn group, {@code Â}, a seeded shuffle, minibatch updates. */
-    private Map<Integer, TurnStats> updateAgent(int agent, List<RolloutSample> buffer, long shuffleSeed) {
-        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
-        for (RolloutSample s : buffer) {
-            byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);
-        }
-        Random shuffle = new Random(shuffleSeed);
-        Map<Integer, TurnStats> stats = new TreeMap<>();
-        for (Map.Entry<Integer, List<RolloutSample>> e : byTurn.entrySet()) {
-            List<RolloutSample> group = e.getValue();
-            double[] targets = group.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-            double[] old = group.stream().mapToDouble(RolloutSample::oldValue).toArray();
-            double[] a = ActorCriticLoss.advantages(targets, old, args.advantageNormalization());
-            List<RolloutSample> normalized = new ArrayList<>();
-            TurnStats st = new TurnStats();
-            for (int j = 0; j < group.size(); j++) {
-                RolloutSample s = group.get(j);
-                normalized.add(s.withNormalizedAdvantage(a[j]));
-                st.reward += s.reward();
-                st.returns += s.returns();
-                st.kl += s.referenceKl();
-                st.penalty += s.referenceKlPenalty();
-                st.samples++;
+        byTurn.forEach((t, samples) -> TurnMetrics.ofRollouts(samples).putInto(metrics, "eval/", t));
+        custom.forEach((k, values) -> {
+            double sum = 0;
+            for (double v : values) {
+                sum += v;
             }
-            Collections.shuffle(normalized, shuffle);
-            int mb = args.trainBatchSize();
-            for (int start = 0; start < normalized.size(); start += mb) {
-                UpdateResult r = update(agent, normalized.subList(start, Math.min(normalized.size(), start + mb)));
-                st.policyLoss += r.policyLoss();
-                st.valueLoss += r.valueLoss();
-                st.minibatches++;
-            }
-            stats.put(e.getKey(), st);
-        }
-        return stats;
+            metrics.put("eval/" + k, sum / values.size());
+        });
+        logger.log(envStep, metrics);
+        return metrics;
     }
 
     /**
-     * The actor's step of agent {@code agent} on {@code actor_loss = (1/|B|) Σ_j −Â_j · log π_j}
-     * (each completion's Σ_t log π weighted by {@code −Â_j/|B|}); returns actor_loss.
+     * Saves the actors, critics and value heads in the reference's layout (§11): agent i in
+     * {@code dir/agent_i/} (IAC with one agent: {@code dir} itself), its critic or head beside it
+     * ({@link Critic#save}). In a ddp run rank 0 writes every agent (data split), or each process its
+     * own (agents split).
      */
-    protected final double actorStep(int agent, List<RolloutSample> mb, comlrl.tensor.AdamW opt) {
-        int n = mb.size();
-        List<RolloutSample> mine = local(mb);
-        double[] w = new double[mine.size()];
-        for (int j = 0; j < w.length; j++) {
-            w[j] = -mine.get(j).normalizedAdvantage() / n;
-        }
-        opt.zeroGrad();
-        double loss = 0;
-        try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open()) {
-            if (!mine.isEmpty()) {
-                loss = comlrl.generation.Scorer.backwardWeighted(agents.get(agent).model(),
-                        mine.stream().map(RolloutSample::promptIds).toList(),
-                        mine.stream().map(RolloutSample::responseIds).toList(), agents.get(agent).padId(), w,
-                        args.gradientCheckpointing());
+    @Override
+    public void saveModel(Path dir) {
+        actorSet.requireOutside(dir, "the save directory");
+        critic.requireOutside(dir, "the save directory");
+        boolean writes = work.isMain() || !work.splitsRows();
+        for (int i = 0; i < numAgents && writes; i++) {
+            if (agents.get(i) != null) {
+                agents.get(i).save(actorDir(dir, i));
             }
-            loss = sumOverRanks(loss);
-            requireFinite(loss, "the actor loss", mb, opt);
         }
-        step(agent, "actor", opt, mb);
-        return loss;
+        critic.save(dir, i -> actorDir(dir, i), writes);
+        work.barrier();
+        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
-    /**
-     * The samples of minibatch {@code mb} this process computes: all in one process; in a ddp run,
-     * those at positions {@code j ≡ rank (mod W)}. A loss over the minibatch is a sum over its samples
-     * (each divided by |mb|), so each process adds its samples' gradients and the processes' sums
-     * ({@link #sumOverRanks}, and the gradients in {@link #step}) are the one-process values.
-     */
-    protected final List<RolloutSample> local(List<RolloutSample> mb) {
-        return work.splitsRows() ? Arrays.stream(work.localRows(mb.size())).mapToObj(mb::get).toList() : mb;
+    /** Restores the value heads {@link #saveModel} wrote under {@code savedDir} ({@link Critic#loadValueHeads}). */
+    void restoreValueHeads(Path savedDir) {
+        critic.loadValueHeads(savedDir, i -> actorDir(savedDir, i));
     }
 
-    /** {@code value} summed over the processes of a ddp run (itself in one process). */
-    protected final double sumOverRanks(double value) {
-        return sumOverRanks(new double[] {value})[0];
+    private Path actorDir(Path dir, int agent) {
+        return algorithm.oneAgentAtRoot() && numAgents == 1 ? dir : dir.resolve("agent_" + agent);
     }
 
-    /** Each of {@code values} summed over the processes of a ddp run. */
-    protected final double[] sumOverRanks(double[] values) {
-        return work.splitsRows() ? work.sum(values) : values;
-    }
-
-    /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples when the rows are this process's share. */
-    protected final comlrl.tensor.Tensor meanOverMinibatch(comlrl.tensor.Tensor perRow, int n) {
-        return work.splitsRows() ? perRow.sum().div(n) : perRow.mean();
-    }
-
-    /** Fails, dropping the gradients, when a minibatch's loss is not finite. */
-    protected static void requireFinite(double loss, String what, List<RolloutSample> mb, comlrl.tensor.AdamW opt) {
-        if (!Double.isFinite(loss)) {
-            opt.zeroGrad();
-            throw nonFinite(what + " is " + loss + " for " + describe(mb));
+    @Override
+    public void close() {
+        executor.close();
+        try {
+            logger.close(); // throws when a sink could not write (after the models are freed below)
+        } finally {
+            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+            critic.close();
+            if (references != null) {
+                references.close();
+            }
+            actorSet.close();
+            work.close();
         }
     }
 
-    /**
-     * One optimizer step after its gradients were checked to be finite (the observer of the tests sees
-     * them first); the gradients are freed afterwards.
-     */
-    protected final void step(int agent, String which, comlrl.tensor.AdamW opt, List<RolloutSample> mb) {
-        if (work.splitsRows()) {
-            work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
-        }
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
-            throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
-        }
-        if (observer != null) {
-            observer.beforeStep(agent, which, opt.parameters());
-        }
-        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-        opt.zeroGrad();
-    }
-
-    /** Sees the gradients just before each optimizer step (tests). */
+    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
     interface UpdateObserver {
         void beforeStep(int agent, String which, List<comlrl.tensor.Tensor> parameters);
-    }
 
-    /** The error that stops training when a loss or gradient is not finite, before any step uses it. */
-    protected static IllegalStateException nonFinite(String detail) {
-        return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
-                + "and the last checkpoint are intact; check the rewards (and their scale), the learning rates and "
-                + "value_loss_coef.");
-    }
-
-    /** A description of a minibatch for messages. */
-    protected static String describe(List<RolloutSample> minibatch) {
-        RolloutSample s = minibatch.get(0);
-        return minibatch.size() + " samples of agent " + s.agentIdx() + ", turn " + (s.turnIdx() + 1);
-    }
-
-    /** The position of each sample's critic value: the last prompt token (V) or the last token (Q). */
-    protected static long[] valuePositions(List<RolloutSample> samples, long rowLength, boolean q, boolean withResponses) {
-        long[] pos = new long[samples.size()];
-        for (int j = 0; j < pos.length; j++) {
-            int len = withResponses ? samples.get(j).responseLen() : 0;
-            pos[j] = q ? rowLength - 1 : rowLength - 1 - len;
+        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
+        default void minibatch(int agent, List<RolloutSample> minibatch) {
         }
-        return pos;
     }
 
     // ------------------------------------------------------------------ builder
@@ -1030,12 +821,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     /** Each actor's model (null for the agents other processes hold). */
-    protected final List<DecoderLm> actorModels() {
-        return modelsOf(agents);
-    }
-
-    /** Each of {@code lms}' models, null for a null. */
-    protected static List<DecoderLm> modelsOf(List<CausalLm> lms) {
-        return lms.stream().map(a -> a == null ? null : a.model()).toList();
+    private List<DecoderLm> actorModels() {
+        return agents.stream().map(a -> a == null ? null : a.model()).toList();
     }
 }

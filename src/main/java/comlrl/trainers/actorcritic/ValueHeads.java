@@ -1,26 +1,68 @@
 package comlrl.trainers.actorcritic;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
 import comlrl.model.ValueHead;
 import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.TrainerCheckpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * {@code value_head.json} beside a saved head: what the head's numbers mean in the run that made
- * them ({@code critic_type}, widths, algorithm), so that restoring it into a run with another
- * {@code critic_type} fails instead of training from values of another quantity.
+ * What the critics do with their value heads outside the updates: the values of rows without
+ * gradients, the checkpoint part of a head, and {@code value_head.json} beside a saved head: what the
+ * head's numbers mean in the run that made them ({@code critic_type}, widths, algorithm), so that
+ * restoring it into a run with another {@code critic_type} fails instead of training from values of
+ * another quantity.
  */
 final class ValueHeads {
     static final String INFO_FILE = "value_head.json";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ValueHeads() {
+    }
+
+    /**
+     * {@code V = head(model(prompt ⊕ response))[last token]} of each row without gradients; one row
+     * broadcast to {@code k} values when given one (a V critic's one value for K generations).
+     */
+    static double[] values(DecoderLm model, ValueHead head, List<long[]> prompts, List<long[]> responses, long pad, int k) {
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Tensor hidden = Scorer.hidden(model, prompts, responses, pad); // [B, S, E]
+            double[] values = head.forward(hidden).select(1, hidden.size(1) - 1).toFloat().toDoubleArray(); // [B]
+            if (values.length == k) {
+                return values;
+            }
+            double[] out = new double[k];
+            Arrays.fill(out, values[0]);
+            return out;
+        }
+    }
+
+    /** A value head in {@code checkpoint/dirName/}. */
+    static TrainerCheckpoint.Part checkpointPart(String dirName, ValueHead head) {
+        return new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                head.save(dir.resolve(dirName));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                head.restore(dir.resolve(dirName));
+            }
+        };
     }
 
     /**

@@ -42,6 +42,22 @@ class ActorCriticLossTest {
     }
 
     @Test
+    void explainedVarianceIsOneMinusTheResidualVarianceOverTheTargetVariance() {
+        double[] y = {1, 2, 3, 4}; // mean 2.5, Var[y] = (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25
+        // V = [1.5, 1.5, 3.5, 3.5]: y − V = [−0.5, 0.5, −0.5, 0.5], Var = 0.25: EV = 1 − 0.25/1.25 = 0.8
+        assertThat(ActorCriticLoss.explainedVariance(y, new double[] {1.5, 1.5, 3.5, 3.5})).isCloseTo(0.8, within(1e-15));
+        // V = y: a perfect critic explains everything
+        assertThat(ActorCriticLoss.explainedVariance(y, y.clone())).isEqualTo(1.0);
+        // V = a constant: y − V has y's variance, EV = 0 (a shift does not count against it)
+        assertThat(ActorCriticLoss.explainedVariance(y, new double[] {7, 7, 7, 7})).isCloseTo(0.0, within(1e-15));
+        // V reversed = [4, 3, 2, 1]: y − V = [−3, −1, 1, 3], Var = 5: EV = 1 − 5/1.25 = −3 (worse than the mean)
+        assertThat(ActorCriticLoss.explainedVariance(y, new double[] {4, 3, 2, 1})).isCloseTo(-3.0, within(1e-15));
+        // Var[y] = 0 (equal targets, or one sample): undefined
+        assertThat(ActorCriticLoss.explainedVariance(new double[] {2, 2}, new double[] {1, 3})).isNaN();
+        assertThat(ActorCriticLoss.explainedVariance(new double[] {2}, new double[] {1})).isNaN();
+    }
+
+    @Test
     void valueClippingTakesTheLargerErrorAroundTheOldValue() {
         // y = 1, V = 0.5, V_old = 0, ε = 0.2: plain (0.5)² = 0.25; V_clip = 0.2, (0.8)² = 0.64 → 0.64
         assertThat(ActorCriticLoss.valueError(1, 0.5, 0, 0.2)).isCloseTo(0.64, within(1e-12));

@@ -1,0 +1,109 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.DType;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * IAC with {@code use_separate_critic: false}: a value head on each actor's own backbone, stepped by
+ * the actor's optimizer. One minibatch update of agent i is one step on
+ * <pre>
+ *   loss       = actor_loss + value_loss_coef · value_loss
+ *   value_loss = (1/|B|) Σ_j max((y_j − V_j)², (y_j − V_clip_j)²),
+ *   V_clip_j   = V_old_j + clamp(V_j − V_old_j, −ε, ε)                (ε = value_clip_range; none when null)
+ * </pre>
+ * with V read at the prompt's last token ({@code critic_type: v}) or the response's ({@code q}) of
+ * the actor's own forward pass.
+ */
+final class ActorValueHeads extends PerAgentCritics {
+    private ActorValueHeads(IACConfig config, Actors actors, List<ValueHead> heads) {
+        super(config, actors, heads);
+    }
+
+    /** One head per actor ({@code value_head_hidden_dim}). */
+    static ActorValueHeads create(IACConfig c, Actors actors) {
+        return new ActorValueHeads(c, actors, drawHeads(actors.lms(), c.valueHeadHiddenDim(), actors, c.seed()));
+    }
+
+    @Override
+    CausalLm backbone(int i) {
+        return actors.lms().get(i);
+    }
+
+    @Override
+    Path headDir(Path actorDir) {
+        return actorDir;
+    }
+
+    @Override
+    String widthField() {
+        return "value_head_hidden_dim";
+    }
+
+    @Override
+    public ValueHead headOnActor(int agent) {
+        return heads.get(agent);
+    }
+
+    @Override
+    public Losses update(int agent, List<RolloutSample> mb, AdamW opt) {
+        MinibatchSteps steps = actors.steps();
+        boolean q = config.criticType().readsResponse();
+        DecoderLm actor = actors.lms().get(agent).model();
+        ValueHead head = heads.get(agent);
+        List<RolloutSample> mine = steps.local(mb); // a ddp process's share; every sample in one process
+        double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
+        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
+        int n = mb.size();
+        double[] parts = new double[2]; // actor_loss, value_loss of this process's rows
+        opt.zeroGrad();
+        try (Scope s = Scope.open()) {
+            double total = 0;
+            if (!mine.isEmpty()) {
+                Tensor a = Tensor.ofDoubles(adv, actor.device()).to(DType.F32); // [B] Â
+                total = Scorer.backward(actor, mine.stream().map(RolloutSample::promptIds).toList(),
+                        mine.stream().map(RolloutSample::responseIds).toList(), actors.padIds()[agent], true, sc -> {
+                            Tensor actorLoss = steps.meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
+                            long[] pos = valuePositions(mine, sc.hidden().size(1), q);
+                            Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat(); // [B]
+                            Tensor valueLoss = steps.meanOverMinibatch(
+                                    ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()), n);
+                            parts[0] = actorLoss.item();
+                            parts[1] = valueLoss.item();
+                            return actorLoss.add(valueLoss.mul(config.valueLossCoef()));
+                        }, config.gradientCheckpointing());
+            }
+            double[] sums = steps.sumOverRanks(new double[] {total, parts[0], parts[1]});
+            parts[0] = sums[1];
+            parts[1] = sums[2];
+            MinibatchSteps.requireFinite(sums[0], "the loss (actor_loss + value_loss_coef * value_loss)", mb, opt);
+        }
+        steps.step(agent, "shared", opt, mb);
+        return new Losses(parts[0], parts[1]);
+    }
+
+    /**
+     * The position of each sample's value in rows of {@code rowLength} (prompt ⊕ response, right-aligned
+     * responses): the last token (Q) or the prompt's last token (V).
+     */
+    static long[] valuePositions(List<RolloutSample> samples, long rowLength, boolean q) {
+        long[] pos = new long[samples.size()];
+        for (int j = 0; j < pos.length; j++) {
+            pos[j] = q ? rowLength - 1 : rowLength - 1 - samples.get(j).responseLen();
+        }
+        return pos;
+    }
+
+    @Override
+    public void requireOutside(Path dir, String what) {
+        // no models of its own
+    }
+}

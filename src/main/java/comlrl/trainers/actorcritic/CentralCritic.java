@@ -1,0 +1,183 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Rng;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * MAAC's one centralised critic (reference §5.6): a model with a value head that values the joint
+ * input ({@link MAACTrainer#criticInput}), tokenised with agent 0's tokenizer, at its last token (V:
+ * one value shared by every generation; Q: one per aligned joint action k), the same value for every
+ * agent. Every agent's minibatch takes a critic step on
+ * <pre>
+ *   value_loss_coef · value_loss,   value_loss = (1/|B|) Σ_j (y_j − V(joint_j))²     (no clipping)
+ * </pre>
+ * after the actor's step, so the critic steps once per agent minibatch; in the agents split every
+ * process holds the critic and steps its copy on every agent's minibatches.
+ */
+final class CentralCritic implements Critic {
+    private final MAACConfig config;
+    private final Actors actors;
+    private final AgentSet model;
+    private final ValueHead head;
+    private final AdamW optimizer;
+
+    private CentralCritic(MAACConfig config, Actors actors, AgentSet model, ValueHead head, AdamW optimizer) {
+        this.config = config;
+        this.actors = actors;
+        this.model = model;
+        this.head = head;
+        this.optimizer = optimizer;
+    }
+
+    /**
+     * Takes the critic {@code model} (on every process) and gives it a head of {@code width} (null or 0:
+     * one linear layer) and an optimizer.
+     */
+    static CentralCritic create(MAACConfig c, Actors actors, AgentSet model, Integer width) {
+        ValueHead head = null;
+        try {
+            long vocab = actors.work().longsFromOwners(actors.lms(), lm -> lm.tokenizer().vocabSize())[0];
+            if (model.get(0).model().config().vocabSize() < vocab) {
+                throw new IllegalArgumentException("The MAAC critic (" + model.get(0).source() + ") has vocab_size "
+                        + model.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
+                        + (vocab - 1) + "; give a critic of agent 0's model family (critic_model)");
+            }
+            try (Rng rng = new Rng(c.seed() ^ PerAgentCritics.HEAD_SEED)) {
+                head = ValueHead.forBackbone(model.get(0).model(), width == null ? 0 : width, rng);
+            }
+            List<Tensor> params = new ArrayList<>(model.get(0).model().parameters());
+            params.addAll(head.parameters());
+            return new CentralCritic(c, actors, model, head, actors.work().adamW(params, c.criticLearningRate(), 0.01));
+        } catch (RuntimeException | Error e) {
+            if (head != null) {
+                head.close();
+            }
+            model.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public ActorCriticTrainerBase.CriticValues values(int turn, List<String> prompts, List<long[]> promptIds,
+            List<List<long[]>> responses, List<List<String>> texts) {
+        boolean q = config.criticType().readsResponse();
+        int k = texts.get(0).size();
+        RankWork work = actors.work();
+        // agent 0's tokenizer encodes the critic's input; in the agents split rank 0 (agent 0's) encodes it for all
+        List<long[]> joint = actors.lms().get(0) != null && (!work.distributed() || work.splitsRows())
+                ? jointIds(prompts, texts, q, k) : work.onMain("encoding the critic's input of a turn",
+                        () -> jointIds(prompts, texts, q, k), RankWork.listOf(RankWork.LONGS));
+        int rows = q ? k : 1;
+        double[] v = ValueHeads.values(model.get(0).model(), head, joint.subList(0, rows),
+                Collections.nCopies(rows, new long[0]), actors.padIds()[0], k);
+        double[][] values = new double[actors.size()][];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = v.clone();
+        }
+        List<long[]> perGeneration = new ArrayList<>();
+        for (int g = 0; g < k; g++) {
+            perGeneration.add(joint.get(q ? g : 0));
+        }
+        return new ActorCriticTrainerBase.CriticValues(values, perGeneration);
+    }
+
+    /** The critic's input ids per generation g (agent 0's tokenizer). */
+    private List<long[]> jointIds(List<String> prompts, List<List<String>> texts, boolean q, int k) {
+        List<long[]> joint = new ArrayList<>();
+        for (int g = 0; g < k; g++) {
+            List<String> actions = null;
+            if (q) {
+                actions = new ArrayList<>();
+                for (List<String> agentTexts : texts) {
+                    actions.add(agentTexts.get(g));
+                }
+            }
+            joint.add(actors.lms().get(0).encode(MAACTrainer.criticInput(prompts, actions)));
+        }
+        return joint;
+    }
+
+    @Override
+    public Losses update(int agent, List<RolloutSample> mb, AdamW actorOptimizer) {
+        MinibatchSteps steps = actors.steps();
+        CausalLm actor = actors.lms().get(agent);
+        // the agents split: only the actor's owner steps it (the others' actor_loss is not used)
+        double actorLoss = actor == null ? Double.NaN
+                : steps.actorStep(agent, actor, mb, actorOptimizer, config.gradientCheckpointing());
+        double valueLoss = steps.criticStep(agent, model.get(0).model(), head, actors.padIds()[0],
+                RolloutSample::jointInputIds, s -> new long[0], mb, optimizer, config.valueLossCoef(),
+                config.gradientCheckpointing());
+        return new Losses(actorLoss, valueLoss);
+    }
+
+    @Override
+    public boolean sharedByAgents() {
+        return true;
+    }
+
+    @Override
+    public List<CausalLmWithValueHead> views() {
+        return List.of(new CausalLmWithValueHead(model.get(0), head));
+    }
+
+    @Override
+    public List<TrainerCheckpoint.ShapeGroup> shapes() {
+        return List.of(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", List.of(model.get(0).model())));
+    }
+
+    /** Every process holds the same critic: rank 0 writes it, every process restores it. */
+    @Override
+    public Map<String, TrainerCheckpoint.Part> sharedParts() {
+        RankWork work = actors.work();
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("critic", TrainerCheckpoint.writtenByMain(
+                TrainerCheckpoint.weights("critic", "the critic", model.get(0)), work));
+        parts.put("critic_optimizer", TrainerCheckpoint.writtenByMain(
+                TrainerCheckpoint.optimizer("critic_optimizer.safetensors", optimizer), work));
+        parts.put("value_head", TrainerCheckpoint.writtenByMain(ValueHeads.checkpointPart("value_head", head), work));
+        return parts;
+    }
+
+    /** {@code dir/critic/}: the backbone with {@code value_head.safetensors}, {@code .pt} and {@code .json} (rank 0). */
+    @Override
+    public void save(Path dir, IntFunction<Path> actorDirs, boolean writes) {
+        if (actors.work().isMain()) {
+            Path criticDir = dir.resolve("critic");
+            model.get(0).save(criticDir);
+            ValueHeads.save(criticDir, head, config.criticType(), MAACTrainer.ALGORITHM_NAME);
+        }
+    }
+
+    /** Restores {@code critic/value_head.*}; fails on another width or {@code critic_type}. */
+    @Override
+    public void loadValueHeads(Path savedDir, IntFunction<Path> actorDirs) {
+        Path dir = savedDir.resolve("critic");
+        ValueHeads.requireInfo(dir, config.criticType(), "critic_value_head_hidden_dim");
+        head.restore(dir);
+    }
+
+    @Override
+    public void requireOutside(Path dir, String what) {
+        model.requireOutside(dir, what);
+    }
+
+    @Override
+    public void close() {
+        optimizer.close();
+        head.close();
+        model.close();
+    }
+}

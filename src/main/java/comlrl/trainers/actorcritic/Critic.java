@@ -1,0 +1,114 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Device;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
+
+/**
+ * How an actor-critic trainer values its samples and learns the values: a separate critic model per
+ * agent ({@link SeparateCritics}, IAC {@code use_separate_critic: true}), a value head on each actor's
+ * backbone ({@link ActorValueHeads}, IAC false) or one centralised critic of the joint input
+ * ({@link CentralCritic}, MAAC). The trainer calls, in this order: {@link #values} once per rollout
+ * turn (without gradients, the {@code V_old} of the targets), {@link #update} once per minibatch (the
+ * actor's and the critic's steps), {@link #save}/{@link #loadValueHeads} and the checkpoint parts when
+ * asked, {@link #close} once.
+ */
+sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCritic {
+
+    /**
+     * The actors a critic serves, as the trainer loaded them: models (null for the agents other
+     * processes hold in the agents split), their set (LoRA critics share its base), every agent's pad
+     * id, this process's share of the run, the agents' executor and the steps of a minibatch.
+     */
+    record Actors(List<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
+            MinibatchSteps steps) {
+        int size() {
+            return lms.size();
+        }
+    }
+
+    /**
+     * Loads critic models (LoRA critics, {@code critic_lora}, on the actors' shared base when they name
+     * the same model on the same device), those {@code include} accepts (null for the others).
+     */
+    static AgentSet loadModels(ActorCriticTrainerBase.Builder<?> b, long seed, List<Object> sources, List<Device> devices,
+            Actors actors, IntPredicate include) {
+        return AgentSet.load("critic", sources, b.dtype(), devices, b.criticLoraAgents(), seed ^ 0xC0FFEEL, actors.set(),
+                include);
+    }
+
+    /** The losses of one minibatch update. */
+    record Losses(double policyLoss, double valueLoss) {
+    }
+
+    /**
+     * The critic's values of one turn without gradients: {@code values[i][k]} for agent i's generation
+     * k, from the prompts and the responses (cut at their first pad id).
+     */
+    ActorCriticTrainerBase.CriticValues values(int turn, List<String> prompts, List<long[]> promptIds,
+            List<List<long[]>> responses, List<List<String>> texts);
+
+    /**
+     * One minibatch update of {@code agent}, whose samples carry {@code y}, {@code V_old} and
+     * {@code Â}: the actor's step on {@code actorOptimizer} and the critic's (one step of both with a
+     * value head on the actor).
+     */
+    Losses update(int agent, List<RolloutSample> minibatch, AdamW actorOptimizer);
+
+    /** The value head on agent {@code agent}'s actor, stepped with it; null when the critic is a model of its own. */
+    default ValueHead headOnActor(int agent) {
+        return null;
+    }
+
+    /**
+     * Whether one critic serves every agent: then agents are updated one after the other, and in the
+     * agents split every process steps its copy of the critic on every agent's minibatches.
+     */
+    boolean sharedByAgents();
+
+    /** The critic models with their value heads, for {@code critics()} (null for other processes' agents). */
+    default List<CausalLmWithValueHead> views() {
+        return List.of();
+    }
+
+    /** The checkpoint's shape records of the critic models. */
+    default List<TrainerCheckpoint.ShapeGroup> shapes() {
+        return List.of();
+    }
+
+    /** The checkpoint parts that belong with agent {@code agent} (only called for the agents this process holds). */
+    default Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
+        return Map.of();
+    }
+
+    /** The checkpoint parts of a critic every agent shares. */
+    default Map<String, TrainerCheckpoint.Part> sharedParts() {
+        return Map.of();
+    }
+
+    /**
+     * Saves the critics and heads in the reference's layout (§11) under {@code dir}, agent i's beside
+     * its actor's directory {@code actorDirs.apply(i)}; {@code writes} tells whether this process writes
+     * its agents' files.
+     */
+    void save(Path dir, IntFunction<Path> actorDirs, boolean writes);
+
+    /** Restores the value heads {@link #save} wrote (after checking their {@code critic_type}). */
+    void loadValueHeads(Path savedDir, IntFunction<Path> actorDirs);
+
+    /** Fails when {@code dir} is, or lies inside, a directory a critic was loaded from. */
+    void requireOutside(Path dir, String what);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,154 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.Scorer;
+import comlrl.model.DecoderLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.RankWork;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * The optimizer steps of one minibatch, in one process or across the processes of a ddp run
+ * ({@link RankWork}). Data split: each process computes the samples at positions
+ * {@code j ≡ rank (mod W)} ({@link #local}); a loss over the minibatch is a sum over its samples, each
+ * divided by |B|, so the processes' sums of losses ({@link #sumOverRanks}) and of gradients (in
+ * {@link #step}) are the one-process values. Every step checks that its loss and gradients are
+ * finite before it uses them.
+ */
+final class MinibatchSteps {
+    private final RankWork work;
+    private final ActorCriticTrainerBase.UpdateObserver observer;
+
+    MinibatchSteps(RankWork work, ActorCriticTrainerBase.UpdateObserver observer) {
+        this.work = work;
+        this.observer = observer;
+    }
+
+    /**
+     * The actor's step of {@code agent} on
+     * <pre>
+     *   actor_loss = (1/|B|) Σ_j −Â_j · log π_j,    log π_j = Σ_t log π(y_{j,t} | x_j, y_{j,&lt;t})
+     * </pre>
+     * (each completion's Σ_t log π weighted by {@code −Â_j/|B|}); returns actor_loss.
+     */
+    double actorStep(int agent, CausalLm actor, List<RolloutSample> mb, AdamW opt, boolean checkpointing) {
+        int n = mb.size();
+        List<RolloutSample> mine = local(mb);
+        double[] weights = mine.stream().mapToDouble(s -> -s.normalizedAdvantage() / n).toArray();
+        opt.zeroGrad();
+        double loss = 0;
+        try (Scope s = Scope.open()) {
+            if (!mine.isEmpty()) {
+                loss = Scorer.backwardWeighted(actor.model(), mine.stream().map(RolloutSample::promptIds).toList(),
+                        mine.stream().map(RolloutSample::responseIds).toList(), actor.padId(), weights, checkpointing);
+            }
+            loss = sumOverRanks(loss);
+            requireFinite(loss, "the actor loss", mb, opt);
+        }
+        step(agent, "actor", opt, mb);
+        return loss;
+    }
+
+    /**
+     * The critic's step of {@code agent}'s minibatch on
+     * <pre>
+     *   value_loss_coef · value_loss,   value_loss = (1/|B|) Σ_j (y_j − V_j)²     (no clipping)
+     *   V_j = head(critic(row_j))[last token],   row_j = prompt(s_j) ⊕ response(s_j)
+     * </pre>
+     * returns value_loss.
+     */
+    double criticStep(int agent, DecoderLm critic, ValueHead head, long pad, Function<RolloutSample, long[]> prompt,
+            Function<RolloutSample, long[]> response, List<RolloutSample> mb, AdamW opt, double coef,
+            boolean checkpointing) {
+        int n = mb.size();
+        List<RolloutSample> mine = local(mb);
+        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+        opt.zeroGrad();
+        double valueLoss;
+        try (Scope s = Scope.open()) {
+            double loss = mine.isEmpty() ? 0 : Scorer.backward(critic, mine.stream().map(prompt).toList(),
+                    mine.stream().map(response).toList(), pad, false, sc -> {
+                        long len = sc.hidden().size(1);
+                        Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
+                        return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, null, null), n).mul(coef);
+                    }, checkpointing);
+            loss = sumOverRanks(loss);
+            requireFinite(loss, "the critic loss", mb, opt);
+            valueLoss = loss / coef;
+        }
+        step(agent, "critic", opt, mb);
+        return valueLoss;
+    }
+
+    /** The samples of minibatch {@code mb} this process computes: all in one process, its share in a ddp run. */
+    List<RolloutSample> local(List<RolloutSample> mb) {
+        return work.splitsRows() ? Arrays.stream(work.localRows(mb.size())).mapToObj(mb::get).toList() : mb;
+    }
+
+    /** {@code value} summed over the processes of a ddp run (itself in one process). */
+    double sumOverRanks(double value) {
+        return sumOverRanks(new double[] {value})[0];
+    }
+
+    /** Each of {@code values} summed over the processes of a ddp run. */
+    double[] sumOverRanks(double[] values) {
+        return work.splitsRows() ? work.sum(values) : values;
+    }
+
+    /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples when the rows are this process's share. */
+    Tensor meanOverMinibatch(Tensor perRow, int n) {
+        return work.splitsRows() ? perRow.sum().div(n) : perRow.mean();
+    }
+
+    /**
+     * One optimizer step after its gradients were checked to be finite (the observer of the tests sees
+     * them first); the gradients are freed afterwards.
+     */
+    void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
+        if (work.splitsRows()) {
+            work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
+        }
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
+        }
+        if (observer != null) {
+            observer.beforeStep(agent, which, opt.parameters());
+        }
+        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+        opt.zeroGrad();
+    }
+
+    /** Tells the observer of the tests which samples one minibatch update reads. */
+    void seen(int agent, List<RolloutSample> minibatch) {
+        if (observer != null) {
+            observer.minibatch(agent, minibatch);
+        }
+    }
+
+    /** Fails, dropping the gradients, when a minibatch's loss is not finite. */
+    static void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
+        if (!Double.isFinite(loss)) {
+            opt.zeroGrad();
+            throw nonFinite(what + " is " + loss + " for " + describe(mb));
+        }
+    }
+
+    /** The error that stops training when a loss or gradient is not finite, before any step uses it. */
+    static IllegalStateException nonFinite(String detail) {
+        return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
+                + "and the last checkpoint are intact; check the rewards (and their scale), the learning rates and "
+                + "value_loss_coef.");
+    }
+
+    /** A description of a minibatch for messages. */
+    static String describe(List<RolloutSample> minibatch) {
+        RolloutSample s = minibatch.get(0);
+        return minibatch.size() + " samples of agent " + s.agentIdx() + ", turn " + (s.turnIdx() + 1);
+    }
+}

@@ -1,0 +1,147 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.model.ValueHead;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Tensor;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * IAC with {@code use_separate_critic: true}: agent i's critic is a model of its own with a value
+ * head, fed its actor's token ids, with its own optimizer. One minibatch update of agent i:
+ * <pre>
+ *   actor  ← AdamW(∇ actor_loss)                               (lr agent_learning_rate)
+ *   critic ← AdamW(∇ value_loss_coef · value_loss)             (lr critic_learning_rate, no clipping)
+ *   value_loss = (1/|B|) Σ_j (y_j − V_j)²
+ * </pre>
+ */
+final class SeparateCritics extends PerAgentCritics {
+    private final AgentSet models;
+    private final List<AdamW> optimizers;
+    private final List<CausalLmWithValueHead> views;
+
+    private SeparateCritics(IACConfig config, Actors actors, AgentSet models, List<ValueHead> heads,
+            List<AdamW> optimizers) {
+        super(config, actors, heads);
+        this.models = models;
+        this.optimizers = optimizers;
+        this.views = new ArrayList<>();
+        for (int i = 0; i < actors.size(); i++) {
+            views.add(models.get(i) == null ? null : new CausalLmWithValueHead(models.get(i), heads.get(i)));
+        }
+    }
+
+    /** Takes {@code models} (one per agent, null for other processes' agents) and gives each a head and an optimizer. */
+    static SeparateCritics create(IACConfig c, Actors actors, AgentSet models) {
+        List<ValueHead> heads = null;
+        List<AdamW> optimizers = new ArrayList<>();
+        try {
+            for (int i = 0; i < actors.size(); i++) {
+                if (models.get(i) != null) {
+                    requireVocabulary(i, actors.lms().get(i), models.get(i));
+                }
+            }
+            heads = drawHeads(models.models(), c.criticValueHeadHiddenDim(), actors, c.seed());
+            for (int i = 0; i < actors.size(); i++) {
+                if (models.get(i) == null) {
+                    optimizers.add(null); // the agents split: another process's critic
+                    continue;
+                }
+                List<Tensor> params = new ArrayList<>(models.get(i).model().parameters());
+                params.addAll(heads.get(i).parameters());
+                optimizers.add(actors.work().adamW(params, c.criticLearningRate(), 0.01));
+            }
+            return new SeparateCritics(c, actors, models, heads, optimizers);
+        } catch (RuntimeException | Error e) {
+            optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+            if (heads != null) {
+                heads.stream().filter(Objects::nonNull).forEach(ValueHead::close);
+            }
+            models.close();
+            throw e;
+        }
+    }
+
+    /** A separate critic reads its actor's token ids, so its vocabulary must cover them. */
+    private static void requireVocabulary(int i, CausalLm actor, CausalLm critic) {
+        long actorVocab = actor.tokenizer().vocabSize();
+        long criticVocab = critic.model().config().vocabSize();
+        if (criticVocab < actorVocab) {
+            throw new IllegalArgumentException("critic " + i + " (" + critic.source() + ") has vocab_size " + criticVocab
+                    + " but agent " + i + "'s tokenizer makes ids up to " + (actorVocab - 1) + ": a separate critic reads "
+                    + "its actor's token ids; give it a critic of the actor's model family (critic_model/critics)");
+        }
+    }
+
+    @Override
+    CausalLm backbone(int i) {
+        return models.get(i);
+    }
+
+    @Override
+    Path headDir(Path actorDir) {
+        return actorDir.resolve("critic");
+    }
+
+    @Override
+    String widthField() {
+        return "critic_value_head_hidden_dim";
+    }
+
+    @Override
+    public Losses update(int agent, List<RolloutSample> mb, AdamW actorOptimizer) {
+        MinibatchSteps steps = actors.steps();
+        double actorLoss = steps.actorStep(agent, actors.lms().get(agent), mb, actorOptimizer, config.gradientCheckpointing());
+        boolean q = config.criticType().readsResponse();
+        double valueLoss = steps.criticStep(agent, models.get(agent).model(), heads.get(agent), actors.padIds()[agent],
+                RolloutSample::promptIds, s -> q ? s.responseIds() : new long[0], mb, optimizers.get(agent),
+                config.valueLossCoef(), config.gradientCheckpointing());
+        return new Losses(actorLoss, valueLoss);
+    }
+
+    @Override
+    public List<CausalLmWithValueHead> views() {
+        return Collections.unmodifiableList(views);
+    }
+
+    @Override
+    public List<TrainerCheckpoint.ShapeGroup> shapes() {
+        return List.of(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic",
+                models.models().stream().map(m -> m == null ? null : m.model()).toList(), actors.work()));
+    }
+
+    @Override
+    public Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("critic_" + agent, TrainerCheckpoint.weights("critic_" + agent, "critic " + agent, models.get(agent)));
+        parts.put("critic_optimizer_" + agent, TrainerCheckpoint.optimizer("critic_optimizer_" + agent + ".safetensors",
+                optimizers.get(agent)));
+        parts.putAll(super.agentParts(agent));
+        return parts;
+    }
+
+    @Override
+    void saveBackbone(int i, Path actorDir) {
+        models.get(i).save(actorDir.resolve("critic"));
+    }
+
+    @Override
+    public void requireOutside(Path dir, String what) {
+        models.requireOutside(dir, what);
+    }
+
+    @Override
+    public void close() {
+        optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        super.close();
+        models.close();
+    }
+}
