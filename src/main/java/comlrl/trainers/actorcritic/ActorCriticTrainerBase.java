@@ -377,6 +377,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             return Map.of();
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
+        evalSeeds = seeds.evaluation();
         Map<Integer, double[]> perTurn = new TreeMap<>(); // turn -> [reward, return, kl, penalty, count]
         Map<String, double[]> custom = new LinkedHashMap<>(); // key -> [sum, count]
         for (int j = 0; j < n; j++) {
@@ -478,7 +479,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         int k = eval ? 1 : args.numGenerations();
         Double threshold = args.earlyTerminationThreshold();
         List<JointRollout.Scored<double[][]>> episode = rollout().rollout(List.of(rollout().start(item, itemLabel)),
-                seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
+                eval ? evalSeeds : seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
                 rewards -> threshold != null && mean(rewards) > threshold).get(0);
         List<Turn> turns = new ArrayList<>();
         for (JointRollout.Scored<double[][]> scored : episode) {
@@ -497,6 +498,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     private JointRollout rollout;
+    /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
+    private SeedStream evalSeeds;
 
     /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
     private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,

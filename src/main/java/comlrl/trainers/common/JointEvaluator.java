@@ -19,7 +19,8 @@ import java.util.Map;
  * n evaluation items, one completion per agent per turn, every turn run (the external transition
  * between turns), the joint reward of each turn; {@code eval/turn_t/reward_mean} and
  * {@code eval/turn_t/expected_return} (the undiscounted suffix sum) averaged over items, and the
- * custom metrics of {@code eval_logger} + {@code eval_aggregator}.
+ * custom metrics of {@code eval_logger} + {@code eval_aggregator}. Each evaluation samples with its own
+ * seeds ({@link SeedStream#evaluation()}), none drawn from training's stream.
  */
 public final class JointEvaluator {
     private final Dataset evalDataset;
@@ -76,6 +77,7 @@ public final class JointEvaluator {
             throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
+        SeedStream evalSeeds = seeds.evaluation(); // the same seeds at every evaluation, none of training's
         int turns = numTurns;
         double[] rewardSums = new double[turns];
         double[] returnSums = new double[turns];
@@ -86,7 +88,7 @@ public final class JointEvaluator {
             for (int j = start; j < end; j++) {
                 items.add(evalDataset.get(j));
             }
-            Batch batch = batch(items, start);
+            Batch batch = batch(items, start, evalSeeds);
             for (int j = 0; j < items.size(); j++) {
                 double[] suffix = Returns.suffixSums(batch.rewards[j]);
                 for (int t = 0; t < turns; t++) {
@@ -112,12 +114,12 @@ public final class JointEvaluator {
 
 
     /** One completion per agent per turn for each item, all items sampled together turn by turn. */
-    private Batch batch(List<TaskItem> items, int firstIndex) {
+    private Batch batch(List<TaskItem> items, int firstIndex, SeedStream evalSeeds) {
         List<JointRollout.TurnState> starts = new ArrayList<>();
         for (int j = 0; j < items.size(); j++) {
             starts.add(rollout.start(items.get(j), "eval item " + (firstIndex + j)));
         }
-        List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, seeds, 1,
+        List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, evalSeeds, 1,
                 JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
         double[][] rewards = new double[items.size()][numTurns];
         List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
