@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.generation.Completion;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.ReferenceKl;
@@ -15,7 +16,7 @@ import java.util.List;
  * Frozen copies of the actors at the start of training, for reference-KL shaping (reference §2.6):
  * per completion {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log p_ref(y_t) − log p_pol(y_t)}
  * over the tokens before the first pad id ({@link ReferenceKl#responseLength}), computed without
- * gradients; trainers shape rewards with {@code r' = r − β·KL}.
+ * gradients, {@code log p_pol} as sampling recorded it; trainers shape rewards with {@code r' = r − β·KL}.
  */
 public final class ReferencePolicy implements AutoCloseable {
     private final List<DecoderLm> references = new ArrayList<>();
@@ -48,25 +49,33 @@ public final class ReferencePolicy implements AutoCloseable {
         return references.get(agent);
     }
 
-    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} under {@code policy}. */
-    public double[] kls(int agent, DecoderLm policy, long[] promptIds, List<long[]> completions, long pad) {
-        return kls(policy, references.get(agent), promptIds, completions, pad);
+    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} ({@link #kls(DecoderLm, long[], List, long)}). */
+    public double[] kls(int agent, long[] promptIds, List<Completion> completions, long pad) {
+        return kls(references.get(agent), promptIds, completions, pad);
     }
 
-    /** The k3 KL of each completion of {@code promptIds} between {@code policy} and {@code reference}. */
-    public static double[] kls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
-            long pad) {
+    /**
+     * The k3 KL of each completion of {@code promptIds} between the policy that sampled it and
+     * {@code reference}. The policy's side is what sampling recorded, {@link Completion#logprobs()}:
+     * {@code log π(y_t) = z_{y_t} − logsumexp(z)} on the raw logits at temperature 1, before any
+     * logits processing or top-k/top-p truncation, the same quantity a scoring pass computes (to
+     * float32 rounding: the decode step's KV cache against one full forward). Only the reference runs.
+     */
+    public static double[] kls(DecoderLm reference, long[] promptIds, List<Completion> completions, long pad) {
         double[] kls = new double[completions.size()];
+        if (kls.length == 0) {
+            return kls;
+        }
+        List<long[]> ys = completions.stream().map(Completion::tokenIds).toList();
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
-            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            int t = pol.length / completions.size();
+            List<long[]> prompts = Collections.nCopies(ys.size(), promptIds);
+            double[] ref = Scorer.score(reference, prompts, ys, pad).tokenLogprobs().toDoubleArray();
+            int t = ref.length / ys.size();
             for (int k = 0; k < kls.length; k++) {
-                long[] y = completions.get(k);
+                long[] y = ys.get(k);
                 int first = k * t + t - y.length; // completion tokens are right-aligned in each row
                 int window = ReferenceKl.responseLength(y, pad);
-                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOfRange(pol, first, first + window),
+                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOf(completions.get(k).logprobs(), window),
                         Arrays.copyOfRange(ref, first, first + window));
             }
         }

@@ -164,6 +164,58 @@ class JointRolloutTest {
         assertThat(calls).isEmpty();
     }
 
+    /**
+     * The reference KL from the log-probabilities sampling recorded equals the KL with the policy
+     * scored again, to float32 rounding, though sampling ran at temperature 0.5 with top-p 0.9: the
+     * recorded values are log π at temperature 1 on the raw logits. Agent i's reference here is the
+     * other agent, so every d_t is far from 0. Per token, each computation of a log-probability is off
+     * by at most {@code 2·forwardBound + u·m} (m = ln V + 2·max|z|, {@link comlrl.tensor.Rounding#logprobSumBound}),
+     * so d_t moves by at most δ = twice that for each side, and the k3 term {@code e^d − d − 1} by at most
+     * {@code |e^d − 1|·δ + e^{d+δ}·δ²/2}.
+     */
+    @Test
+    void theReferenceKlReusesTheSamplingLogprobsAtTemperatureOne() {
+        List<GenerationSettings.Resolved> warm = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            warm.add(AgentGeneration.resolve(i, agents.get(i), Map.of(), 0.5, 0.9, 0, 5, 2));
+        }
+        try (ReferencePolicy crossed = new ReferencePolicy(List.of(agents.get(1).model(), agents.get(0).model()),
+                List.of(Device.CPU, Device.CPU))) {
+            JointRollout engine = JointRollout.of(agents, warm, FORMATTERS, PromptEncoder.plain(), executor)
+                    .withReferences(crossed);
+            JointRollout.Turn turn = engine.sample(engine.start(TaskItem.of(Map.of("prompt", "Say hello.")), "item 0"),
+                    new SeedStream(3), 2);
+            double m = Math.log(515) + 2 * 1.0; // the tiny agents: V = 515, logits below 1
+            double delta = 2 * 2 * (2 * comlrl.tensor.Rounding.forwardBound(64, 2, 1.0) + comlrl.tensor.Rounding.U * m);
+            for (int i = 0; i < 2; i++) {
+                long pad = agents.get(i).padId();
+                for (int k = 0; k < 2; k++) {
+                    long[] y = turn.completions().get(i).get(k).tokenIds();
+                    int window = comlrl.rl.ReferenceKl.responseLength(y, pad);
+                    double[] pol = scores(agents.get(i), turn.promptIds().get(i), y);
+                    double[] ref = scores(agents.get(1 - i), turn.promptIds().get(i), y);
+                    double want = 0;
+                    double bound = 0;
+                    for (int t = 0; t < window; t++) {
+                        double d = ref[t] - pol[t];
+                        want += Math.exp(d) - d - 1;
+                        bound += Math.abs(Math.exp(d) - 1) * delta + Math.exp(d + delta) * delta * delta / 2;
+                    }
+                    assertThat(want).as("agent %d completion %d differs from its reference", i, k).isGreaterThan(100 * bound);
+                    assertThat(turn.referenceKls()[i][k]).isCloseTo(want, org.assertj.core.api.Assertions.within(bound));
+                }
+            }
+        }
+    }
+
+    /** log π(y_t) of each token of {@code y} after {@code prompt}, {@code lm} scoring y alone. */
+    static double[] scores(CausalLm lm, long[] prompt, long[] y) {
+        try (comlrl.tensor.Scope s = comlrl.tensor.Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            return comlrl.generation.Scorer.score(lm.model(), List.of(prompt), List.of(y), 0).tokenLogprobs()
+                    .toDoubleArray();
+        }
+    }
+
     @Test
     void anEvaluationStreamIsApartFromTrainingAndStartsAfreshEachTime() {
         SeedStream training = new SeedStream(7);
