@@ -27,9 +27,8 @@ import java.util.function.Predicate;
  *       run, every process getting every completion;</li>
  *   <li>reference KL, when shaping is on: per completion
  *       {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log π_ref(y_t) − log π(y_t)} over the tokens
- *       before the first pad id ({@link ReferencePolicy#kls}), {@code log π} the log-probabilities
- *       sampling recorded, only the reference scoring; each row scored by the process that owns it and
- *       the values summed over the processes (each is non-zero on one only);</li>
+ *       before the first pad id ({@link ReferencePolicy#kls}), each row scored by the process that owns
+ *       it and the values summed over the processes (each is non-zero on one only);</li>
  *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} and the processor
  *       ({@link JointRewarder}), its value given to every process;</li>
  *   <li>next turn: the chosen completions appended to the histories, the external transition called on
@@ -328,11 +327,11 @@ public final class JointRollout {
             if (agent == null || rows.length == 0) {
                 continue;
             }
-            List<Completion> ys = new ArrayList<>();
+            List<long[]> ys = new ArrayList<>();
             for (int r : rows) {
-                ys.add(completions.get(i).get(r));
+                ys.add(completions.get(i).get(r).tokenIds());
             }
-            double[] kl = references.kls(i, promptIds.get(i), ys, agent.padId());
+            double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
             for (int r = 0; r < rows.length; r++) {
                 flat[i * g + rows[r]] = kl[r];
             }

@@ -1,6 +1,5 @@
 package comlrl.trainers.common;
 
-import comlrl.generation.Completion;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.ReferenceKl;
@@ -16,7 +15,15 @@ import java.util.List;
  * Frozen copies of the actors at the start of training, for reference-KL shaping (reference §2.6):
  * per completion {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log p_ref(y_t) − log p_pol(y_t)}
  * over the tokens before the first pad id ({@link ReferenceKl#responseLength}), computed without
- * gradients, {@code log p_pol} as sampling recorded it; trainers shape rewards with {@code r' = r − β·KL}.
+ * gradients; trainers shape rewards with {@code r' = r − β·KL}.
+ *
+ * <p>The policy is scored again here although sampling recorded {@code log π(y_t)}
+ * ({@link comlrl.generation.Completion#logprobs()}: the same quantity, temperature 1 on the raw logits).
+ * The recorded values depend on how sampling was batched: a team generation on a shared LoRA base,
+ * each agent's own generation, or the rows one process samples alone in the data split give the same
+ * tokens but log-probabilities that differ in float32 rounding. Scoring the policy here keeps the KL,
+ * and so training, independent of that placement (team generation = per-agent generation, the agents
+ * split = one process, to the bit).
  */
 public final class ReferencePolicy implements AutoCloseable {
     private final List<DecoderLm> references = new ArrayList<>();
@@ -49,33 +56,25 @@ public final class ReferencePolicy implements AutoCloseable {
         return references.get(agent);
     }
 
-    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} ({@link #kls(DecoderLm, long[], List, long)}). */
-    public double[] kls(int agent, long[] promptIds, List<Completion> completions, long pad) {
-        return kls(references.get(agent), promptIds, completions, pad);
+    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} under {@code policy}. */
+    public double[] kls(int agent, DecoderLm policy, long[] promptIds, List<long[]> completions, long pad) {
+        return kls(policy, references.get(agent), promptIds, completions, pad);
     }
 
-    /**
-     * The k3 KL of each completion of {@code promptIds} between the policy that sampled it and
-     * {@code reference}. The policy's side is what sampling recorded, {@link Completion#logprobs()}:
-     * {@code log π(y_t) = z_{y_t} − logsumexp(z)} on the raw logits at temperature 1, before any
-     * logits processing or top-k/top-p truncation, the same quantity a scoring pass computes (to
-     * float32 rounding: the decode step's KV cache against one full forward). Only the reference runs.
-     */
-    public static double[] kls(DecoderLm reference, long[] promptIds, List<Completion> completions, long pad) {
+    /** The k3 KL of each completion of {@code promptIds} between {@code policy} and {@code reference}. */
+    public static double[] kls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
+            long pad) {
         double[] kls = new double[completions.size()];
-        if (kls.length == 0) {
-            return kls;
-        }
-        List<long[]> ys = completions.stream().map(Completion::tokenIds).toList();
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            List<long[]> prompts = Collections.nCopies(ys.size(), promptIds);
-            double[] ref = Scorer.score(reference, prompts, ys, pad).tokenLogprobs().toDoubleArray();
-            int t = ref.length / ys.size();
+            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
+            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
+            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
+            int t = pol.length / completions.size();
             for (int k = 0; k < kls.length; k++) {
-                long[] y = ys.get(k);
+                long[] y = completions.get(k);
                 int first = k * t + t - y.length; // completion tokens are right-aligned in each row
                 int window = ReferenceKl.responseLength(y, pad);
-                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOf(completions.get(k).logprobs(), window),
+                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOfRange(pol, first, first + window),
                         Arrays.copyOfRange(ref, first, first + window));
             }
         }

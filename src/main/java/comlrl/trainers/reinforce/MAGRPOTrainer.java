@@ -480,6 +480,12 @@ public class MAGRPOTrainer implements Trainer {
         return promptEncoder.encode(agents.get(agent), text);
     }
 
+    /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
+    static double[] referenceKls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
+            long pad) {
+        return ReferencePolicy.kls(policy, reference, promptIds, completions, pad);
+    }
+
     private RolloutNode toRolloutNode(Node n) {
         List<RolloutNode> children = new ArrayList<>();
         for (Node c : n.children()) {

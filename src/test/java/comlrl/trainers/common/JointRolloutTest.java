@@ -165,16 +165,16 @@ class JointRolloutTest {
     }
 
     /**
-     * The reference KL from the log-probabilities sampling recorded equals the KL with the policy
-     * scored again, to float32 rounding, though sampling ran at temperature 0.5 with top-p 0.9: the
-     * recorded values are log π at temperature 1 on the raw logits. Agent i's reference here is the
-     * other agent, so every d_t is far from 0. Per token, each computation of a log-probability is off
-     * by at most {@code 2·forwardBound + u·m} (m = ln V + 2·max|z|, {@link comlrl.tensor.Rounding#logprobSumBound}),
-     * so d_t moves by at most δ = twice that for each side, and the k3 term {@code e^d − d − 1} by at most
-     * {@code |e^d − 1|·δ + e^{d+δ}·δ²/2}.
+     * The reference KL of each completion, {@code Σ_t (e^{d_t} − d_t − 1)} with
+     * {@code d_t = log π_ref(y_t) − log π(y_t)} at temperature 1 though sampling ran at temperature 0.5
+     * with top-p 0.9, against the two models scoring each completion alone. Agent i's reference here is
+     * the other agent, so every d_t is far from 0. The engine scores the group as one padded batch: per
+     * token each log-probability is off by at most {@code 2·forwardBound + u·m} (m = ln V + 2·max|z|,
+     * {@link comlrl.tensor.Rounding#logprobSumBound}), so d_t moves by at most δ = twice that for each
+     * side, and the k3 term {@code e^d − d − 1} by at most {@code |e^d − 1|·δ + e^{d+δ}·δ²/2}.
      */
     @Test
-    void theReferenceKlReusesTheSamplingLogprobsAtTemperatureOne() {
+    void theReferenceKlComparesThePolicyAndTheReferenceAtTemperatureOne() {
         List<GenerationSettings.Resolved> warm = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             warm.add(AgentGeneration.resolve(i, agents.get(i), Map.of(), 0.5, 0.9, 0, 5, 2));

@@ -4,13 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
-import comlrl.generation.FinishReason;
 import comlrl.generation.Scorer;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.trainers.TinyAgents;
-import comlrl.trainers.common.ReferencePolicy;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
  *   KL_k = Σ_{t &lt; n_k} (e^{d_t} − d_t − 1),   d_t = log p_ref(y_t) − log p_pol(y_t)
  *   n_k  = position of the first pad token in y_k (a final EOS that is the pad token is not counted)
  * </pre>
- * The policy's side is the completion's recorded log-probabilities (here the policy's scores of y alone).
  */
 class ReferenceKlWindowTest {
     @TempDir
@@ -52,25 +48,13 @@ class ReferenceKlWindowTest {
         }
     }
 
-    /** {@code y} as if the policy sampled it: its log-probabilities the policy's scores of y alone. */
-    private static Completion sampled(long[] prompt, long[] y) {
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            double[] pol = Scorer.score(policy.model(), List.of(prompt), List.of(y), 0).tokenLogprobs().toDoubleArray();
-            return new Completion(prompt, y, "", pol, FinishReason.EOS);
-        }
-    }
-
-    private static double[] kls(long[] prompt, List<long[]> group, long pad) {
-        return ReferencePolicy.kls(reference.model(), prompt, group.stream().map(y -> sampled(prompt, y)).toList(), pad);
-    }
-
     @Test
     void klCoversTheTokensBeforeThePadTokenOfEachCompletion() {
         long eos = policy.padId(); // the tiny tokenizer's pad is its eos, as in most instruct models
         long[] prompt = policy.encode("Describe the sea.");
         List<long[]> group = List.of(new long[] {40, 41, 42, eos}, new long[] {43, eos}, new long[] {44, 45, 46, 47, 48},
                 new long[] {eos});
-        double[] kls = kls(prompt, group, eos);
+        double[] kls = MAGRPOTrainer.referenceKls(policy.model(), reference.model(), prompt, group, eos);
         assertThat(kls[0]).isCloseTo(byHand(prompt, group.get(0), 3), within(1e-6));
         assertThat(kls[1]).isCloseTo(byHand(prompt, group.get(1), 1), within(1e-6));
         assertThat(kls[2]).as("no EOS: every token").isCloseTo(byHand(prompt, group.get(2), 5), within(1e-6));
@@ -78,7 +62,7 @@ class ReferenceKlWindowTest {
         assertThat(kls[0]).as("the EOS term would change the value").isNotCloseTo(byHand(prompt, group.get(0), 4),
                 within(1e-6));
         // with a pad token that is not the eos, the EOS is part of the response
-        double[] distinctPad = kls(prompt, group, 7);
+        double[] distinctPad = MAGRPOTrainer.referenceKls(policy.model(), reference.model(), prompt, group, 7);
         assertThat(distinctPad[0]).isCloseTo(byHand(prompt, group.get(0), 4), within(1e-6));
         assertThat(distinctPad[3]).isCloseTo(byHand(prompt, group.get(3), 1), within(1e-6));
     }
