@@ -18,13 +18,13 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
-import comlrl.trainers.common.Rollouts;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
@@ -420,72 +420,50 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     protected final List<RolloutSample> collect(TaskItem item, boolean eval) {
         int k = eval ? 1 : args.numGenerations();
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        List<String> historyPrompts = prompts;
-        List<List<String>> promptHistory = transitions.emptyHistories();
-        List<List<String>> responseHistory = transitions.emptyHistories();
+        Double threshold = args.earlyTerminationThreshold();
+        List<JointRollout.Scored<double[][]>> episode = rollout().rollout(List.of(rollout().start(item, itemLabel)),
+                eval ? evalSeeds : seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
+                rewards -> threshold != null && mean(rewards) > threshold).get(0);
         List<Turn> turns = new ArrayList<>();
-        for (int t = 0; t < args.numTurns(); t++) {
-            Turn turn = rolloutTurn(t, item, prompts, k, eval);
-            turns.add(turn);
-            Double threshold = args.earlyTerminationThreshold();
-            if (t == args.numTurns() - 1 || (threshold != null && mean(turn.rewards) > threshold)) {
-                break;
-            }
-            List<String> chosen = new ArrayList<>();
-            List<List<String>> ph = new ArrayList<>();
-            List<List<String>> rh = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                chosen.add(turn.texts.get(i).get(0));
-                ph.add(Transitions.append(promptHistory.get(i), historyPrompts.get(i)));
-                rh.add(Transitions.append(responseHistory.get(i), turn.texts.get(i).get(0)));
-            }
-            promptHistory = ph;
-            responseHistory = rh;
-            List<String> next = work.onMain("running the external transition of " + itemLabel,
-                    () -> transitions.next(item, chosen, ph, rh), RankWork.STRINGS);
-            List<String> formatted = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
-            }
-            prompts = formatted;
-            historyPrompts = List.copyOf(next);
+        for (JointRollout.Scored<double[][]> scored : episode) {
+            turns.add(withCritic(scored.turn(), scored.rewards()));
         }
         return samples(item, turns, k);
     }
 
-    /** What one turn produced: per agent i and generation g. */
+    /** The rollout engine of this trainer's actors (built on first use, once every part is loaded). */
+    private JointRollout rollout() {
+        if (rollout == null) {
+            rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
+        }
+        return rollout;
+    }
+
+    private JointRollout rollout;
+    /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
+    private SeedStream evalSeeds;
+
+    /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
     private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
             List<List<String>> texts, double[][] logprobs, double[][] kls, CriticValues critic, double[][] rewards) {
     }
 
-    private Turn rolloutTurn(int t, TaskItem item, List<String> prompts, int k, boolean eval) {
-        long[] rowSeeds = new long[numAgents];
-        for (int i = 0; i < numAgents; i++) {
-            rowSeeds[i] = seeds.next();
-        }
-        List<long[]> promptIds = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            promptIds.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), prompts.get(i)));
-        }
-        List<List<Completion>> outs = Rollouts.generateOne(agents, executor, promptIds,
-                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds, work);
+    /**
+     * A sampled turn with the critic's old values: responses cut at the first pad id
+     * ({@code Σ_t log π(y_t)} of the sampling over the same tokens), KLs 0 when shaping is off; in the
+     * agents split every agent's values from its owner.
+     */
+    private Turn withCritic(JointRollout.Turn turn, double[][] rewards) {
+        int k = turn.completions().get(0).size();
         List<List<long[]>> responses = new ArrayList<>();
-        List<List<String>> texts = new ArrayList<>();
         double[][] logprobs = new double[numAgents][k];
-        double[][] kls = new double[numAgents][k];
         for (int i = 0; i < numAgents; i++) {
-            long pad = padIds[i];
             List<long[]> ys = new ArrayList<>();
-            List<String> ts = new ArrayList<>();
             for (int g = 0; g < k; g++) {
-                Completion c = outs.get(i).get(g);
-                int len = ReferenceKl.responseLength(c.tokenIds(), pad);
+                Completion c = turn.completions().get(i).get(g);
+                int len = ReferenceKl.responseLength(c.tokenIds(), padIds[i]);
                 ys.add(Arrays.copyOf(c.tokenIds(), len));
-                ts.add(c.text());
                 double sum = 0;
                 for (int j = 0; j < len; j++) {
                     sum += c.logprobs()[j];
@@ -493,48 +471,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 logprobs[i][g] = sum;
             }
             responses.add(ys);
-            texts.add(ts);
-            if (references != null && agents.get(i) != null) {
-                kls[i] = references.kls(i, agents.get(i).model(), promptIds.get(i), ys, pad);
-            }
         }
-        CriticValues critic = criticValues(t, prompts, promptIds, responses, texts);
-        if (work.distributed() && !work.splitsRows()) { // agents split: every agent's rows from its owner
-            List<OwnedRow> mine = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                mine.add(agents.get(i) == null ? null : new OwnedRow(promptIds.get(i), kls[i], critic.values()[i]));
-            }
-            List<OwnedRow> all = work.fromOwners(mine, OWNED_ROW);
-            double[][] values = new double[numAgents][];
-            for (int i = 0; i < numAgents; i++) {
-                promptIds.set(i, all.get(i).promptIds());
-                kls[i] = all.get(i).kls();
-                values[i] = all.get(i).values();
-            }
-            critic = new CriticValues(values, critic.jointIds());
-        }
-        double[][] rewards = work.onMain("computing the rewards of " + itemLabel,
-                () -> (eval ? evalRewarder : rewarder).rewardMatrix(item, texts, itemLabel), RankWork.DOUBLE_MATRIX);
-        return new Turn(prompts, promptIds, responses, texts, logprobs, kls, critic, rewards);
+        List<String> prompts = turn.state().prompts();
+        List<List<String>> texts = turn.texts();
+        CriticValues critic = criticValues(turn.state().turn(), prompts, turn.promptIds(), responses, texts);
+        List<double[]> values = work.fromOwners(Arrays.asList(critic.values()), RankWork.DOUBLES);
+        double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
+        return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
+                new CriticValues(values.toArray(new double[0][]), critic.jointIds()), rewards);
     }
-
-    /** What an agent's owner alone computes of a turn (the agents split). */
-    private record OwnedRow(long[] promptIds, double[] kls, double[] values) {
-    }
-
-    private static final RankWork.Codec<OwnedRow> OWNED_ROW = new RankWork.Codec<>() {
-        @Override
-        public void write(java.io.DataOutputStream out, OwnedRow r) throws java.io.IOException {
-            RankWork.LONGS.write(out, r.promptIds());
-            RankWork.DOUBLES.write(out, r.kls());
-            RankWork.DOUBLES.write(out, r.values());
-        }
-
-        @Override
-        public OwnedRow read(java.io.DataInputStream in) throws java.io.IOException {
-            return new OwnedRow(RankWork.LONGS.read(in), RankWork.DOUBLES.read(in), RankWork.DOUBLES.read(in));
-        }
-    };
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss}). */
     private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
@@ -615,6 +560,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             return Map.of();
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
+        evalSeeds = seeds.evaluation();
         Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
         Map<String, List<Double>> custom = new LinkedHashMap<>();
         for (int j = 0; j < n; j++) {

@@ -16,6 +16,14 @@ import java.util.List;
  * per completion {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log p_ref(y_t) − log p_pol(y_t)}
  * over the tokens before the first pad id ({@link ReferenceKl#responseLength}), computed without
  * gradients; trainers shape rewards with {@code r' = r − β·KL}.
+ *
+ * <p>The policy is scored again here although sampling recorded {@code log π(y_t)}
+ * ({@link comlrl.generation.Completion#logprobs()}: the same quantity, temperature 1 on the raw logits).
+ * The recorded values depend on how sampling was batched: a team generation on a shared LoRA base,
+ * each agent's own generation, or the rows one process samples alone in the data split give the same
+ * tokens but log-probabilities that differ in float32 rounding. Scoring the policy here keeps the KL,
+ * and so training, independent of that placement (team generation = per-agent generation, the agents
+ * split = one process, to the bit).
  */
 public final class ReferencePolicy implements AutoCloseable {
     private final List<DecoderLm> references = new ArrayList<>();

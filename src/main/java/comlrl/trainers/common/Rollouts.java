@@ -15,9 +15,10 @@ import java.util.function.IntFunction;
  * The agents' sampling for one step: each agent's own generation (on its thread in "mp" mode), or,
  * for LoRA agents on one shared base that sample alike, one batched team generation
  * ({@link TeamGenerator}: the base read once per token step for the whole team). Both give each
- * agent the completions its own {@code generate(prompts, sampling, seed)} would give.
+ * agent the completions its own {@code generate(prompts, sampling, seed)} would give. The sampling
+ * step of {@link JointRollout}.
  */
-public final class Rollouts {
+final class Rollouts {
     private Rollouts() {
     }
 
@@ -27,7 +28,7 @@ public final class Rollouts {
      * @param seeds agent i's seed
      * @return per agent, per prompt, its completions
      */
-    public static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
+    static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
             List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
         return sample(java.util.stream.IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
                 sampling, seeds);
@@ -49,20 +50,6 @@ public final class Rollouts {
         return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i), seeds[i]));
     }
 
-    /** {@link #generate} with one prompt per agent: per agent, that prompt's completions. */
-    public static List<List<Completion>> generateOne(List<CausalLm> agents, AgentExecutor executor,
-            List<long[]> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
-        return generateOne(agents, executor, prompts, sampling, seeds, null);
-    }
-
-    /** {@link #generate(List, AgentExecutor, List, IntFunction, long[], RankWork)} with one prompt per agent. */
-    public static List<List<Completion>> generateOne(List<CausalLm> agents, AgentExecutor executor,
-            List<long[]> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
-        List<List<long[]>> each = new ArrayList<>();
-        prompts.forEach(p -> each.add(java.util.Collections.singletonList(p)));
-        return generate(agents, executor, each, sampling, seeds, work).stream().map(groups -> groups.get(0)).toList();
-    }
-
     /**
      * {@link #generate(List, AgentExecutor, List, IntFunction, long[])} in a run of several processes:
      * every rank gets every agent's completions, the same ones one process samples.
@@ -75,7 +62,7 @@ public final class Rollouts {
      *       may hold nulls for the agents of other ranks.</li>
      * </ul>
      */
-    public static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
+    static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
             List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
         if (work == null || !work.distributed()) {
             return generate(agents, executor, prompts, sampling, seeds);

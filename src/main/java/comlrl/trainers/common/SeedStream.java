@@ -15,6 +15,19 @@ public final class SeedStream {
         this.seed = seed;
     }
 
+    /**
+     * A fresh stream for one evaluation, apart from this one: seeded {@code seed ^ EVALUATION_SALT},
+     * at position 0. An evaluation draws from it only, so evaluating (and how often,
+     * {@code eval_interval}) never changes which samples training draws, and two evaluations of the
+     * same weights sample the same completions.
+     */
+    public SeedStream evaluation() {
+        return new SeedStream(seed ^ EVALUATION_SALT);
+    }
+
+    /** What sets an evaluation's seeds apart from training's ("eval" in ASCII). */
+    static final long EVALUATION_SALT = 0x6576616CL;
+
     /** The next seed. */
     public synchronized long next() {
         return Generator.rowSeed(seed, (int) (counter >>> 20), (int) (counter++ & 0xFFFFF));

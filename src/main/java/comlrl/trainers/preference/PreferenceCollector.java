@@ -3,14 +3,14 @@ package comlrl.trainers.preference;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
+import comlrl.rl.JointMode;
 import comlrl.generation.GenerationSettings;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.Rollouts;
+import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.SeedStream;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;
@@ -33,12 +33,11 @@ import java.util.stream.IntStream;
 final class PreferenceCollector {
     private final PreferenceConfig args;
     private final List<CausalLm> agents;
-    private final List<GenerationSettings.Resolved> generation;
-    private final Formatters formatters;
     private final PromptEncoder promptEncoder;
     private final JointRewarder rewarder;
-    private final AgentExecutor executor;
     private final SeedStream seeds;
+    /** The candidates' rollout: one turn, {@code preference_num_candidates} completions per agent. */
+    private JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
     private RankWork work = RankWork.single(0);
@@ -54,25 +53,23 @@ final class PreferenceCollector {
             SeedStream seeds, ReferencePolicy reference) {
         this.args = args;
         this.agents = agents;
-        this.generation = generation;
-        this.formatters = formatters;
         this.promptEncoder = promptEncoder;
         this.rewarder = rewarder;
-        this.executor = executor;
         this.seeds = seeds;
+        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor);
         this.reference = reference;
         this.padIds = agents.stream().mapToLong(a -> a == null ? -1 : a.padId()).toArray();
     }
 
     /**
-     * This collection as run by the processes of a ddp run: candidates sampled as
-     * {@link Rollouts#generateOne(List, AgentExecutor, List, java.util.function.IntFunction, long[], RankWork)}
+     * This collection as run by the processes of a ddp run: candidates sampled as {@link JointRollout}
      * does, rewards on rank 0; in the agents split ({@code agents} null for the agents other
      * processes hold) each agent's prompt ids, pad id and frozen-reference log-probabilities come from
      * its owner, so every process builds the same pairs. Returns this.
      */
     PreferenceCollector in(RankWork work) {
         this.work = work;
+        this.rollout = rollout.in(work);
         this.padIds = work.longsFromOwners(agents, CausalLm::padId);
         return this;
     }
@@ -88,30 +85,14 @@ final class PreferenceCollector {
      * @throws IllegalStateException when no item yields a pair (every candidate tied)
      */
     List<PreferencePair> collect(TaskSet items) {
-        int numAgents = agents.size();
         List<PreferencePair> out = new ArrayList<>();
+        int c = args.preferenceNumCandidates();
         long b = 0;
         for (TaskItem item : items) {
-            String label = "preference item " + b++;
-            List<String> promptTexts = new ArrayList<>();
-            List<long[]> prompts = new ArrayList<>();
-            long[] rowSeeds = new long[numAgents];
-            for (int i = 0; i < numAgents; i++) {
-                promptTexts.add(formatters.format(i, item));
-                prompts.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), promptTexts.get(i)));
-                rowSeeds[i] = seeds.next();
-            }
-            List<List<Completion>> candidates = Rollouts.generateOne(agents, executor, prompts,
-                    i -> generation.get(i).sampling(), rowSeeds, work);
-            prompts = work.fromOwners(prompts, RankWork.LONGS);
-            int c = args.preferenceNumCandidates();
-            double[] rewards = work.onMain("computing the rewards of " + label, () -> {
-                double[] r = new double[c];
-                for (int k = 0; k < c; k++) {
-                    r[k] = rewarder.reward(item, joint(candidates, k), label);
-                }
-                return r;
-            }, RankWork.DOUBLES);
+            JointRollout.Scored<double[]> scored = rollout.expand(rollout.start(item, "preference item " + b++), seeds,
+                    c, JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED));
+            double[] rewards = scored.rewards();
+            JointRollout.Turn candidates = scored.turn();
             int[] kept = IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
             skippedCandidates += c - kept.length;
             double[] finite = Arrays.stream(kept).mapToDouble(k -> rewards[k]).toArray();
@@ -124,7 +105,7 @@ final class PreferenceCollector {
                     args.preferencePairsPerSample(), pairSeed)) {
                 int winner = kept[ranked.winner()];
                 int loser = kept[ranked.loser()];
-                out.add(pair(promptTexts, prompts, candidates, winner, loser, rewards[winner], rewards[loser], mean));
+                out.add(pair(candidates, winner, loser, rewards[winner], rewards[loser], mean));
             }
         }
         if (out.isEmpty()) {
@@ -161,20 +142,16 @@ final class PreferenceCollector {
         long b = 0;
         for (TaskItem item : items) {
             String label = "preference item " + b++;
-            List<String> promptTexts = new ArrayList<>();
-            List<long[]> prompts = new ArrayList<>();
-            long[] rowSeeds = new long[numAgents];
+            JointRollout.TurnState start = rollout.start(item, label);
+            List<String> promptTexts = start.prompts();
             long[] comparatorRowSeeds = new long[numAgents];
-            for (int i = 0; i < numAgents; i++) { // (the agents split: this process's agents' prompt ids)
-                promptTexts.add(formatters.format(i, item));
-                prompts.add(agents.get(i) == null ? null : promptEncoder.encode(agents.get(i), promptTexts.get(i)));
-                rowSeeds[i] = seeds.next();
-            }
+            JointRollout.Turn current = rollout.sample(start, seeds, args.preferenceNumCandidates());
             for (int i = 0; i < numAgents; i++) {
                 comparatorRowSeeds[i] = comparatorSeeds.next();
             }
-            List<List<Completion>> current = Rollouts.generateOne(agents, executor, prompts,
-                    i -> generation.get(i).sampling(), rowSeeds, work);
+            // the comparator sees this process's agents' prompt ids (the agents split: null for the others')
+            List<long[]> prompts = IntStream.range(0, numAgents)
+                    .mapToObj(i -> agents.get(i) == null ? null : current.promptIds().get(i)).toList();
             // a ddp run: the comparator runs once, on rank 0 (or, per process, for the agents it holds),
             // and the task reward on rank 0
             List<List<String>> others = comparator.perProcess()
@@ -192,7 +169,7 @@ final class PreferenceCollector {
                 r[2] = new double[comparatorCount];
                 r[3] = new double[comparatorCount];
                 for (int k = 0; k < c; k++) {
-                    JointRewarder.Scored one = rewarder.score(item, joint(current, k), label + " (current)");
+                    JointRewarder.Scored one = rewarder.score(item, current.joint(k), label + " (current)");
                     r[0][k] = one.processed();
                     r[1][k] = one.raw();
                 }
@@ -222,7 +199,7 @@ final class PreferenceCollector {
                 int k = kept[p.index()];
                 selectedCurrent.add(curRaw[k]);
                 selectedComparator.add(cmpRaw[k]);
-                List<String> currentTexts = joint(current, k);
+                List<String> currentTexts = current.joint(k);
                 List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
@@ -329,22 +306,18 @@ final class PreferenceCollector {
         return new double[][] {refW, refL};
     }
 
-    private static List<String> joint(List<List<Completion>> candidates, int k) {
-        return candidates.stream().map(agent -> agent.get(k).text()).toList();
-    }
-
-    private PreferencePair pair(List<String> promptTexts, List<long[]> prompts, List<List<Completion>> candidates,
-            int winner, int loser, double winnerReward, double loserReward, double mean) {
+    private PreferencePair pair(JointRollout.Turn candidates, int winner, int loser, double winnerReward,
+            double loserReward, double mean) {
         int numAgents = agents.size();
         List<long[]> w = new ArrayList<>();
         List<long[]> l = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
             long pad = padIds[i];
-            w.add(MADPOLoss.completionTokens(candidates.get(i).get(winner).tokenIds(), pad));
-            l.add(MADPOLoss.completionTokens(candidates.get(i).get(loser).tokenIds(), pad));
+            w.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(winner).tokenIds(), pad));
+            l.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(loser).tokenIds(), pad));
         }
-        double[][] ref = referenceLogprobs(prompts, w, l);
-        return new PreferencePair(List.copyOf(promptTexts), joint(candidates, winner), joint(candidates, loser),
-                prompts, w, l, winnerReward, loserReward, mean, ref[0], ref[1]);
+        double[][] ref = referenceLogprobs(candidates.promptIds(), w, l);
+        return new PreferencePair(candidates.state().prompts(), candidates.joint(winner), candidates.joint(loser),
+                candidates.promptIds(), w, l, winnerReward, loserReward, mean, ref[0], ref[1]);
     }
 }

@@ -26,7 +26,7 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.Rollouts;
+import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
@@ -98,6 +98,8 @@ public class MAGRPOTrainer implements Trainer {
     private final int numAgents;
     private final TrainerCheckpoint checkpoint;
     private final JointEvaluator evaluator;
+    /** The rollout engine: each tree node expanded by it. */
+    private final JointRollout rollout;
     /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
     private final RankWork work;
 
@@ -210,6 +212,8 @@ public class MAGRPOTrainer implements Trainer {
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
                 executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
                 args.externalPromptPassthrough()).in(work);
+        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(shapes),
                 checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
@@ -434,24 +438,12 @@ public class MAGRPOTrainer implements Trainer {
 
     // ------------------------------------------------------------------ rollout tree
 
-    /** A node of the rollout tree as built: per-agent prompts and completions, joint rewards. */
-    private static final class Node {
-        int turn;
-        List<String> historyPrompts;        // [N] prompt recorded in histories (raw external after turn 1)
-        List<long[]> promptIds;             // [N]
-        List<List<Completion>> completions; // [N][G]
-        double[][] referenceKls;            // [N][G] or null
-        double[] rewards;                   // [K]
-        long envStep;
-        List<Node> children = List.of();    // [] or [K]
+    /** A node of the rollout tree: the turn sampled and scored ({@code [K]} joint rewards), its children ({@code [] or [K]}). */
+    private record Node(JointRollout.Turn turn, double[] rewards, long envStep, List<Node> children) {
     }
 
     private void trainItem(TaskItem item) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        Node root = buildNode(0, item, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
+        Node root = buildNode(rollout.start(item, itemLabel));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
@@ -467,114 +459,34 @@ public class MAGRPOTrainer implements Trainer {
         flushMetrics();
     }
 
-    private Node buildNode(int turn, TaskItem item, List<String> prompts, List<String> historyPrompts,
-            List<List<String>> promptHistory, List<List<String>> responseHistory) {
-        Node node = new Node();
-        node.turn = turn;
-        node.historyPrompts = historyPrompts;
-        int g = args.numGenerations();
-        long[] rowSeeds = new long[numAgents];
-        for (int i = 0; i < numAgents; i++) {
-            rowSeeds[i] = seeds.next();
-        }
-        node.promptIds = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            node.promptIds.add(agents.get(i) == null ? null : encodePrompt(i, prompts.get(i)));
-        }
-        node.completions = Rollouts.generateOne(agents, executor, node.promptIds, i -> generation.get(i).sampling(),
-                rowSeeds, work);
-        if (args.referenceKlEnabled()) {
-            node.referenceKls = referenceKls(node.promptIds, node.completions);
-        }
+    /**
+     * Expands the node of {@code state} ({@link JointRollout#expand}: G completions per agent, the K
+     * joint actions' rewards), then, below the last turn and unless the node's mean reward exceeds
+     * {@code early_termination_threshold}, one child per joint action, depth first.
+     */
+    private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
-        int k = mode.numJointActions(g, numAgents);
-        node.rewards = work.onMain("computing the rewards of " + itemLabel, () -> {
-            double[] rewards = new double[k];
-            for (int j = 0; j < k; j++) {
-                rewards[j] = jointReward(item, node.completions, mode.completionIndices(j, g, numAgents));
-            }
-            return rewards;
-        }, RankWork.DOUBLES);
-        envStep += k;
-        node.envStep = envStep;
+        int g = args.numGenerations();
+        JointRollout.Scored<double[]> node = rollout.expand(state, seeds, g,
+                JointRollout.Scoring.jointActions(rewarder, mode));
+        envStep += node.rewards().length;
+        long step = envStep;
         Double threshold = args.earlyTerminationThreshold();
-        boolean terminated = threshold != null && Stats.mean(node.rewards) > threshold;
-        if (turn < args.numTurns() - 1 && !terminated) {
-            List<Node> children = new ArrayList<>();
-            for (int j = 0; j < k; j++) {
-                int[] idx = mode.completionIndices(j, g, numAgents);
-                List<String> chosen = new ArrayList<>();
-                List<List<String>> ph = new ArrayList<>();
-                List<List<String>> rh = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    String c = node.completions.get(i).get(idx[i]).text();
-                    chosen.add(c);
-                    ph.add(Transitions.append(promptHistory.get(i), historyPrompts.get(i)));
-                    rh.add(Transitions.append(responseHistory.get(i), c));
-                }
-                List<String> next = work.onMain("running the external transition of " + itemLabel,
-                        () -> transitions.next(item, chosen, ph, rh), RankWork.STRINGS);
-                List<String> formatted = new ArrayList<>();
-                for (int i = 0; i < numAgents; i++) {
-                    formatted.add(formatters.turnPrompt(i, item, next.get(i), args.externalPromptPassthrough()));
-                }
-                children.add(buildNode(turn + 1, item, formatted, List.copyOf(next), ph, rh));
+        boolean terminated = threshold != null && Stats.mean(node.rewards()) > threshold;
+        List<Node> children = new ArrayList<>();
+        if (state.turn() < args.numTurns() - 1 && !terminated) {
+            for (int j = 0; j < node.rewards().length; j++) {
+                children.add(buildNode(rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
             }
-            node.children = children;
         }
-        return node;
+        return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
     }
 
     /**
-     * Token ids of agent {@code agent}'s prompt: the formatted text as is ({@code tokenizer(text)},
-     * default special tokens), or, with the chat template on, the agent's chat template applied to
-     * an optional system message and the text as the user message, with the generation prompt
-     * (no special tokens added again, so templates that start with BOS do not get two).
+     * Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}).
      */
     long[] encodePrompt(int agent, String text) {
         return promptEncoder.encode(agents.get(agent), text);
-    }
-
-    /** The reward of joint action {@code idx}: one completion per agent picked from {@code completions}. */
-    private double jointReward(TaskItem item, List<List<Completion>> completions, int[] idx) {
-        List<String> joint = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            joint.add(completions.get(i).get(idx[i]).text());
-        }
-        return rewarder.reward(item, joint, itemLabel);
-    }
-
-    /**
-     * Per agent, the reference KL of each of its completions ({@link ReferencePolicy#kls}); in a ddp run
-     * each process scores its rows (data split) or its agents (agents split) and the values are summed
-     * across processes (each is non-zero on one process only).
-     */
-    private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
-        int g = completions.get(0).size();
-        double[] flat = new double[numAgents * g];
-        int[] rows = work.localRows(g);
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue;
-            }
-            List<long[]> ys = new ArrayList<>();
-            for (int r : rows) {
-                ys.add(completions.get(i).get(r).tokenIds());
-            }
-            if (ys.isEmpty()) {
-                continue;
-            }
-            double[] kl = references.kls(i, agents.get(i).model(), promptIds.get(i), ys, agents.get(i).padId());
-            for (int r = 0; r < rows.length; r++) {
-                flat[i * g + rows[r]] = kl[r];
-            }
-        }
-        flat = work.sum(flat);
-        double[][] out = new double[numAgents][];
-        for (int i = 0; i < numAgents; i++) {
-            out[i] = java.util.Arrays.copyOfRange(flat, i * g, i * g + g);
-        }
-        return out;
     }
 
     /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
@@ -585,22 +497,23 @@ public class MAGRPOTrainer implements Trainer {
 
     private RolloutNode toRolloutNode(Node n) {
         List<RolloutNode> children = new ArrayList<>();
-        for (Node c : n.children) {
+        for (Node c : n.children()) {
             children.add(toRolloutNode(c));
         }
-        return RolloutNode.of(n.rewards, children);
+        return RolloutNode.of(n.rewards(), children);
     }
 
     private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
         double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), numAgents);
+        JointRollout.Turn turn = n.turn();
         for (int i = 0; i < numAgents; i++) {
-            List<long[]> ys = n.completions.get(i).stream().map(Completion::tokenIds).toList();
-            out.add(new NodeSample(i, n.turn, n.promptIds.get(i), ys, perAgent[i],
-                    n.referenceKls == null ? null : n.referenceKls[i], Stats.mean(n.rewards), r.meanReturn(), n.envStep,
-                    itemLabel));
+            List<long[]> ys = turn.completions().get(i).stream().map(Completion::tokenIds).toList();
+            out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
+                    turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
+                    n.envStep(), turn.state().label()));
         }
-        for (int c = 0; c < n.children.size(); c++) {
-            collectSamples(n.children.get(c), r.children().get(c), out);
+        for (int c = 0; c < n.children().size(); c++) {
+            collectSamples(n.children().get(c), r.children().get(c), out);
         }
     }
 

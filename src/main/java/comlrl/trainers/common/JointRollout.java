@@ -1,0 +1,346 @@
+package comlrl.trainers.common;
+
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.generation.SamplingConfig;
+import comlrl.rl.JointMode;
+import comlrl.utils.Formatters;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.IntFunction;
+import java.util.function.Predicate;
+
+/**
+ * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
+ * scored turns. One turn of a batch of items, in this order:
+ * <ol>
+ *   <li>prompts: on turn 1 each agent's formatter of the item; later each agent's turn prompt of what
+ *       the external transition returned ({@link Formatters#turnPrompt});</li>
+ *   <li>seeds: one per agent, drawn from the caller's {@link SeedStream} in agent order;</li>
+ *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split,
+ *       then given to every process);</li>
+ *   <li>sampling: {@link Rollouts#generate(List, AgentExecutor, List, IntFunction, long[], RankWork)}: one
+ *       team generation on a shared LoRA base, or each agent's own, split over the processes of a ddp
+ *       run, every process getting every completion;</li>
+ *   <li>reference KL, when shaping is on: per completion
+ *       {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log π_ref(y_t) − log π(y_t)} over the tokens
+ *       before the first pad id ({@link ReferencePolicy#kls}), each row scored by the process that owns
+ *       it and the values summed over the processes (each is non-zero on one only);</li>
+ *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} and the processor
+ *       ({@link JointRewarder}), its value given to every process;</li>
+ *   <li>next turn: the chosen completions appended to the histories, the external transition called on
+ *       rank 0 ({@link Transitions#next}), its prompts formatted.</li>
+ * </ol>
+ * Per item the reward of a turn is computed before its transition, item after item, as the Python
+ * trainers call them. {@link #expand} (sample + score) is the node expansion of MAGRPO's rollout
+ * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
+ * evaluation). Every process gets the same records.
+ */
+public final class JointRollout {
+    private final List<CausalLm> agents;
+    private final List<GenerationSettings.Resolved> generation;
+    private final Formatters formatters;
+    private final PromptEncoder encoder;
+    private final AgentExecutor executor;
+    private final Transitions transitions;
+    private final boolean passthrough;
+    private final ReferencePolicy references;
+    private final RankWork work;
+
+    private JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
+            PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
+            ReferencePolicy references, RankWork work) {
+        this.agents = agents;
+        this.generation = generation;
+        this.formatters = formatters;
+        this.encoder = encoder;
+        this.executor = executor;
+        this.transitions = transitions;
+        this.passthrough = passthrough;
+        this.references = references;
+        this.work = work;
+    }
+
+    /**
+     * Single-turn rollouts of {@code agents} (null for the agents other processes hold in the agents
+     * split), each sampling with its resolved generation settings; no reference KL, one process.
+     */
+    public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
+            Formatters formatters, PromptEncoder encoder, AgentExecutor executor) {
+        return new JointRollout(agents, generation, formatters, encoder, executor,
+                new Transitions(null, agents.size()), false, null, RankWork.single(agents.size()));
+    }
+
+    /** Multi-turn: {@code transitions} between turns, external prompts formatted with {@code passthrough}. */
+    public JointRollout withTransitions(Transitions transitions, boolean passthrough) {
+        return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
+                work);
+    }
+
+    /** Each turn with its reference KL against {@code references} (null: none). */
+    public JointRollout withReferences(ReferencePolicy references) {
+        return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
+                work);
+    }
+
+    /** As run by the processes of a ddp run ({@link RankWork}). */
+    public JointRollout in(RankWork work) {
+        return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
+                work);
+    }
+
+    public int numAgents() {
+        return agents.size();
+    }
+
+    // ---------------------------------------------------------------- records
+
+    /**
+     * Where one item's rollout stands before a turn.
+     *
+     * @param label the item in messages ("train item 3 of epoch 1")
+     * @param turn 0-based
+     * @param prompts {@code [N]} the prompts the agents see (formatted)
+     * @param historyPrompts {@code [N]} what the histories record of them: the formatted prompt on turn 1,
+     *        the external transition's raw prompt later
+     * @param promptHistory {@code [N][turn]} earlier turns' history prompts
+     * @param responseHistory {@code [N][turn]} earlier turns' chosen completions
+     */
+    public record TurnState(TaskItem item, String label, int turn, List<String> prompts, List<String> historyPrompts,
+            List<List<String>> promptHistory, List<List<String>> responseHistory) {
+    }
+
+    /**
+     * One sampled turn of one item, the same on every process.
+     *
+     * @param promptIds {@code [N]} each agent's prompt ids
+     * @param completions {@code [N][K]} each agent's K completions with their sampling log-probabilities
+     * @param referenceKls {@code [N][K]} each completion's reference KL, or null when shaping is off
+     */
+    public record Turn(TurnState state, List<long[]> promptIds, List<List<Completion>> completions,
+            double[][] referenceKls) {
+        /** {@code [N][K]} the completions' texts. */
+        public List<List<String>> texts() {
+            return completions.stream().map(agent -> agent.stream().map(Completion::text).toList()).toList();
+        }
+
+        /** The joint response that takes completion {@code idx[i]} of each agent i. */
+        public List<String> joint(int[] idx) {
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < completions.size(); i++) {
+                out.add(completions.get(i).get(idx[i]).text());
+            }
+            return out;
+        }
+
+        /** The aligned joint response k: every agent's completion k. */
+        public List<String> joint(int k) {
+            return completions.stream().map(agent -> agent.get(k).text()).toList();
+        }
+    }
+
+    /** A turn with its rewards (of the {@link Scoring}'s shape). */
+    public record Scored<R>(Turn turn, R rewards) {
+    }
+
+    /** How a turn is scored: run on rank 0, its value given to every process. */
+    public interface Scoring<R> {
+        R score(Turn turn);
+
+        RankWork.Codec<R> codec();
+
+        /**
+         * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
+         * joint action j ({@code mode.completionIndices(j, K, N)}), one call each, {@code j < mode.numJointActions(K, N)}.
+         */
+        static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
+            return of(turn -> {
+                int n = turn.completions().size();
+                int g = turn.completions().get(0).size();
+                double[] r = new double[mode.numJointActions(g, n)];
+                for (int j = 0; j < r.length; j++) {
+                    r[j] = rewarder.reward(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
+                            turn.state().label());
+                }
+                return r;
+            }, RankWork.DOUBLES);
+        }
+
+        /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
+        static Scoring<double[][]> perAgent(JointRewarder rewarder) {
+            return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
+                    RankWork.DOUBLE_MATRIX);
+        }
+
+        static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, RankWork.Codec<R> codec) {
+            return new Scoring<>() {
+                @Override
+                public R score(Turn turn) {
+                    return score.apply(turn);
+                }
+
+                @Override
+                public RankWork.Codec<R> codec() {
+                    return codec;
+                }
+            };
+        }
+    }
+
+    // ---------------------------------------------------------------- steps
+
+    /** Turn 1 of {@code item}: each agent's formatted prompt, empty histories. */
+    public TurnState start(TaskItem item, String label) {
+        List<String> prompts = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            prompts.add(formatters.format(i, item));
+        }
+        return new TurnState(item, label, 0, List.copyOf(prompts), List.copyOf(prompts), transitions.emptyHistories(),
+                transitions.emptyHistories());
+    }
+
+    /** {@link #sample(List, SeedStream, int)} of one item. */
+    public Turn sample(TurnState state, SeedStream seeds, int k) {
+        return sample(List.of(state), seeds, k).get(0);
+    }
+
+    /**
+     * One turn of the items {@code states} (all at the same turn or not: each has its own prompts):
+     * {@code k} completions per agent and item from one generate call per agent, seeded by one seed
+     * per agent from {@code seeds}.
+     */
+    public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
+        int n = agents.size();
+        long[] rowSeeds = new long[n];
+        for (int i = 0; i < n; i++) {
+            rowSeeds[i] = seeds.next();
+        }
+        List<List<long[]>> ids = new ArrayList<>(); // [N][B], null for the agents other processes hold
+        for (int i = 0; i < n; i++) {
+            CausalLm agent = agents.get(i);
+            int at = i;
+            ids.add(agent == null ? null : states.stream().map(s -> encoder.encode(agent, s.prompts().get(at))).toList());
+        }
+        ids = work.fromOwners(ids, RankWork.listOf(RankWork.LONGS));
+        List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
+        List<Turn> out = new ArrayList<>();
+        for (int b = 0; b < states.size(); b++) {
+            List<long[]> promptIds = new ArrayList<>();
+            List<List<Completion>> completions = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                promptIds.add(ids.get(i).get(b));
+                completions.add(sampled.get(i).get(b));
+            }
+            out.add(new Turn(states.get(b), List.copyOf(promptIds), List.copyOf(completions),
+                    references == null ? null : referenceKls(promptIds, completions)));
+        }
+        return out;
+    }
+
+    private IntFunction<SamplingConfig> samplingOf(int k) {
+        return i -> generation.get(i).sampling().withNumReturnSequences(k);
+    }
+
+    /** The turn's rewards, computed on rank 0 ({@link Scoring}). */
+    public <R> R score(Turn turn, Scoring<R> scoring) {
+        return work.onMain("computing the rewards of " + turn.state().label(), () -> scoring.score(turn),
+                scoring.codec());
+    }
+
+    /** One node of a rollout tree: the turn sampled ({@code k} per agent) and scored. */
+    public <R> Scored<R> expand(TurnState state, SeedStream seeds, int k, Scoring<R> scoring) {
+        Turn turn = sample(state, seeds, k);
+        return new Scored<>(turn, score(turn, scoring));
+    }
+
+    /**
+     * The state after {@code turn} when each agent i continues with its completion {@code chosen[i]}:
+     * histories appended, the external transition run on rank 0, its prompts formatted.
+     */
+    public TurnState next(Turn turn, int[] chosen) {
+        TurnState s = turn.state();
+        List<String> joint = turn.joint(chosen);
+        List<List<String>> ph = new ArrayList<>();
+        List<List<String>> rh = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            ph.add(Transitions.append(s.promptHistory().get(i), s.historyPrompts().get(i)));
+            rh.add(Transitions.append(s.responseHistory().get(i), joint.get(i)));
+        }
+        List<String> external = work.onMain("running the external transition of " + s.label(),
+                () -> transitions.next(s.item(), joint, ph, rh), RankWork.STRINGS);
+        List<String> formatted = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            formatted.add(formatters.turnPrompt(i, s.item(), external.get(i), passthrough));
+        }
+        return new TurnState(s.item(), s.label(), s.turn() + 1, List.copyOf(formatted), List.copyOf(external),
+                List.copyOf(ph), List.copyOf(rh));
+    }
+
+    /**
+     * Linear episodes of the items {@code starts}, sampled together turn by turn: {@code k}
+     * completions per agent, scored; an item continues with every agent's first completion until
+     * {@code numTurns} or until {@code terminates} accepts its rewards. Per item, its turns.
+     */
+    public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
+            int numTurns, Predicate<R> terminates) {
+        List<List<Scored<R>>> episodes = new ArrayList<>();
+        starts.forEach(s -> episodes.add(new ArrayList<>()));
+        List<Integer> active = new ArrayList<>();
+        List<TurnState> states = new ArrayList<>(starts);
+        for (int b = 0; b < starts.size(); b++) {
+            active.add(b);
+        }
+        int[] first = new int[agents.size()];
+        for (int t = 0; t < numTurns && !active.isEmpty(); t++) {
+            List<Turn> turns = sample(states, seeds, k);
+            List<Integer> nextActive = new ArrayList<>();
+            List<TurnState> nextStates = new ArrayList<>();
+            for (int b = 0; b < turns.size(); b++) {
+                R rewards = score(turns.get(b), scoring);
+                episodes.get(active.get(b)).add(new Scored<>(turns.get(b), rewards));
+                if (t < numTurns - 1 && !terminates.test(rewards)) {
+                    nextStates.add(next(turns.get(b), first));
+                    nextActive.add(active.get(b));
+                }
+            }
+            active = nextActive;
+            states = nextStates;
+        }
+        return episodes;
+    }
+
+    /**
+     * Per agent, the reference KL of each of its completions ({@link ReferencePolicy#kls}); in a ddp run
+     * each process scores its rows (data split) or its agents (agents split) and the values are summed
+     * across processes (each is non-zero on one process only).
+     */
+    private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
+        int n = agents.size();
+        int g = completions.get(0).size();
+        double[] flat = new double[n * g];
+        int[] rows = work.localRows(g);
+        for (int i = 0; i < n; i++) {
+            CausalLm agent = agents.get(i);
+            if (agent == null || rows.length == 0) {
+                continue;
+            }
+            List<long[]> ys = new ArrayList<>();
+            for (int r : rows) {
+                ys.add(completions.get(i).get(r).tokenIds());
+            }
+            double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
+            for (int r = 0; r < rows.length; r++) {
+                flat[i * g + rows[r]] = kl[r];
+            }
+        }
+        flat = work.sum(flat);
+        double[][] out = new double[n][];
+        for (int i = 0; i < n; i++) {
+            out[i] = Arrays.copyOfRange(flat, i * g, i * g + g);
+        }
+        return out;
+    }
+}
