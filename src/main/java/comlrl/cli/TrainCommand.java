@@ -170,9 +170,9 @@ final class TrainCommand implements Callable<Integer> {
                 writeResolvedConfig(run, outputs, trainer.generationSettings());
                 writeSplits(run, outputs);
             }
-            // a run that continues from a checkpoint is not evaluated first: evaluation draws seeds and logs
-            // rows, and the resumed run must draw and log what the uninterrupted run did (a resumed
-            // preference-learning run too, though its outputs go to a resume-* directory)
+            // a run that continues from a checkpoint is not evaluated first: evaluation logs rows, and the
+            // resumed run must log what the uninterrupted run did (a resumed preference-learning run too,
+            // though its outputs go to a resume-* directory); evaluation's seeds are its own (SeedStream)
             Double before = run.eval == null || resumeFrom != null ? null : meanEval(trainer, run.evalRepeats);
             if (main) {
                 requireEvalReward(before, "before training");
