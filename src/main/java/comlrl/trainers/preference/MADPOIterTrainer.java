@@ -167,9 +167,9 @@ public final class MADPOIterTrainer extends StagedTrainer {
         rounds.finish(iteration, it, logger, dpo.envStep(), console, output.dir(), dpo);
     }
 
-    /** See {@link IterationRounds#historyDirectory}. */
+    /** See {@link IterationComparators.historyDirectory}. */
     static Path historyDirectory(Path policyDir, int iteration, int k) {
-        return IterationRounds.historyDirectory(policyDir, iteration, k);
+        return IterationComparators.historyDirectory(policyDir, iteration, k);
     }
 
     /**
