@@ -1,5 +1,7 @@
 package comlrl.trainers.preference.comparator;
 
+import static comlrl.trainers.preference.comparator.ApiComparatorSettings.check;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -385,12 +387,6 @@ public final class ApiComparator implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(codec.where() + ": interrupted while waiting to retry");
-        }
-    }
-
-    private static void check(boolean ok, String message) {
-        if (!ok) {
-            throw new IllegalArgumentException(message);
         }
     }
 }
