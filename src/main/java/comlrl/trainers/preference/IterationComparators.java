@@ -66,16 +66,9 @@ final class IterationComparators implements AutoCloseable {
         List<Device> devices = args.comparatorDevices() != null
                 ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
                 : agents.stream().map(a -> a == null ? null : a.model().device()).toList();
-        List<CausalLm> out = new ArrayList<>();
-        try {
-            for (int i = 0; i < sources.size(); i++) { // the agents split: the comparators of this process's agents
-                out.add(byAgent() && !work.ownsAgent(i) ? null : CausalLm.load(sources.get(i), dtype, devices.get(i)));
-            }
-        } catch (RuntimeException | Error e) {
-            closeAll(out);
-            throw e;
-        }
-        this.fixedComparators = out;
+        // the agents split: the comparators of this process's agents
+        this.fixedComparators = loadAll(sources.size(), i -> byAgent() && !work.ownsAgent(i) ? null
+                : CausalLm.load(sources.get(i), dtype, devices.get(i)));
     }
 
     /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
@@ -227,11 +220,17 @@ final class IterationComparators implements AutoCloseable {
      */
     private List<CausalLm> loadHistory(int iteration, List<CausalLm> agents) {
         Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
+        // each process the agents it holds (it saved them)
+        return loadAll(agents.size(), i -> agents.get(i) == null ? null : CausalLm.load(
+                dir.resolve("agent_" + i).toString(), agents.get(i).model().dtype(), agents.get(i).model().device()));
+    }
+
+    /** Models 0 .. count−1 by {@code load} (null where it gives null); when one fails, those loaded are closed. */
+    private static List<CausalLm> loadAll(int count, java.util.function.IntFunction<CausalLm> load) {
         List<CausalLm> out = new ArrayList<>();
         try {
-            for (int i = 0; i < agents.size(); i++) { // each process the agents it holds (it saved them)
-                out.add(agents.get(i) == null ? null : CausalLm.load(dir.resolve("agent_" + i).toString(),
-                        agents.get(i).model().dtype(), agents.get(i).model().device()));
+            for (int i = 0; i < count; i++) {
+                out.add(load.apply(i));
             }
         } catch (RuntimeException | Error e) {
             closeAll(out);
