@@ -236,7 +236,7 @@ final class IterationRounds implements AutoCloseable {
             return;
         }
         if (done == 0) {
-            saveInitial(trainer);
+            savePolicies(trainer, "initial"); // the initial policy, when policy checkpoints are written
         }
         for (int i = done + 1; i <= args.numIterations(); i++) {
             iteration.accept(i);
@@ -244,11 +244,6 @@ final class IterationRounds implements AutoCloseable {
                 trainer.saveCheckpoint(checkpointDir);
             }
         }
-    }
-
-    /** Before iteration 1: the initial policy, when policy checkpoints are written. */
-    void saveInitial(Trainer trainer) {
-        savePolicies(trainer, "initial");
     }
 
     private void savePolicies(Trainer trainer, String name) {

@@ -327,7 +327,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
         }
         if (stage == Stage.PREFERENCES) {
-            trainRewardModel();
+            trainRewardModel(pairs);
             stage = Stage.REWARD_MODEL;
             if (checkpointDir != null) {
                 rl.saveCheckpoint(checkpointDir);
@@ -336,15 +336,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         rl.train(checkpointDir, checkpointInterval, null);
     }
 
-    /** The Bradley–Terry stage on the preference set's joint texts; the model is saved in the output directory. */
-    private void trainRewardModel() {
-        trainRewardModel(pairs);
-    }
-
     /**
-     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHFIter: each iteration's training pairs).
-     * Logs {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the
-     * trained model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
+     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHF: the preference set; MARLHFIter: each
+     * iteration's training pairs); the model is then saved in the output directory. Logs
+     * {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the trained
+     * model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
      */
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
