@@ -159,7 +159,7 @@ public final class HubCache {
             throw new HubException(HubException.Kind.INVALID_ID, "HF_ENDPOINT=" + endpoint
                     + " is not an http(s) URL; set it to e.g. " + DEFAULT_ENDPOINT + " or unset it");
         }
-        boolean allowHttp = isTrue(env.get(ALLOW_HTTP_VARIABLE)) || isTrue(System.getProperty(ALLOW_HTTP_PROPERTY));
+        boolean allowHttp = allowsHttp(env);
         if (endpoint.startsWith("http://") && !allowHttp) {
             throw new HubException(HubException.Kind.INVALID_ID, "HF_ENDPOINT=" + endpoint + " is plain http: "
                     + "downloads could be altered on the way and a token read. Use an https:// endpoint, or, for a "
@@ -239,6 +239,14 @@ public final class HubCache {
     HubCache withoutSymlinks() {
         return new HubCache(cacheDir, endpoint, token, offlineVariable, timeout, httpClient, progress, false,
                 allowHttp);
+    }
+
+    /**
+     * Whether {@code env}'s {@value #ALLOW_HTTP_VARIABLE} (or the system property
+     * {@value #ALLOW_HTTP_PROPERTY}) allows plain http.
+     */
+    public static boolean allowsHttp(Map<String, String> env) {
+        return isTrue(env.get(ALLOW_HTTP_VARIABLE)) || isTrue(System.getProperty(ALLOW_HTTP_PROPERTY));
     }
 
     /** Interprets an offline flag the way {@code huggingface_hub} does: 1, true, yes, on (any case). */
@@ -495,7 +503,7 @@ public final class HubCache {
     }
 
     /** 127.x.x.x, ::1 or localhost, judged from the text alone (no name lookup). */
-    static boolean isLoopback(String host) {
+    public static boolean isLoopback(String host) {
         if (host == null) {
             return false;
         }

@@ -1,22 +1,14 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
-import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
-import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.DType;
-import comlrl.tensor.Device;
-import comlrl.trainers.Devices;
-import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import comlrl.trainers.preference.comparator.ApiComparator;
-import comlrl.trainers.preference.comparator.ApiComparatorSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -35,13 +27,8 @@ import java.util.function.IntSupplier;
  * §7.4): the comparator of each iteration ({@code comparator_policy}), the current-vs-comparator
  * pairs, the replay shards and the training pairs sampled from them, the {@code iter/*} metrics and
  * reward histograms, the policy checkpoints, and the checkpoint state of all of it (the shards
- * written so far and the comparator's and replay's seed streams).
- *
- * <p>Comparators: {@code current} samples the live agents from the comparator's own seed stream;
- * {@code current_copy} the same agents (frozen copies on {@code comparator_devices} when those
- * differ from the agents' devices); {@code model} frozen models loaded once; {@code history} the
- * policy saved after iteration {@code idx − comparator_history_k} (the newest earlier one saved,
- * else the initial policy); {@code api} an HTTP service ({@link ApiComparator}).
+ * written so far and the comparator's and replay's seed streams). The comparators themselves are
+ * {@link IterationComparators}'.
  */
 final class IterationRounds implements AutoCloseable {
     private final IterativePreferenceConfig args;
@@ -50,15 +37,11 @@ final class IterationRounds implements AutoCloseable {
     private final Path policyDir;
     private final SeedStream comparatorSeeds;
     private final SeedStream replaySeeds;
-    private final ApiComparator api;
+    private final IterationComparators comparators;
     private final double[] rewardRange;
-    private List<CausalLm> fixedComparators = List.of();
-    private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
     /**
-     * This process's share of a ddp run: the comparator generates on rank 0 (once, as in one process:
-     * an API comparator is called once per prompt), or in the agents split each process generates the
-     * comparator candidates of the agents it holds (an API comparator still on rank 0); only rank 0
-     * writes the replay shards, reward histograms and prints; every process keeps the shards.
+     * This process's share of a ddp run: only rank 0 writes the replay shards, reward histograms and
+     * prints; every process keeps the shards (where the comparator generates: {@link IterationComparators}).
      */
     private comlrl.trainers.common.RankWork work = comlrl.trainers.common.RankWork.single(0);
     /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
@@ -89,8 +72,7 @@ final class IterationRounds implements AutoCloseable {
                 : base != null ? base.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
         this.comparatorSeeds = new SeedStream(-args.seed());
         this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
-        this.api = args.comparatorPolicy() == ComparatorPolicy.API
-                ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
+        this.comparators = new IterationComparators(args, policyDir);
     }
 
     /**
@@ -133,47 +115,18 @@ final class IterationRounds implements AutoCloseable {
     /** The processes of a ddp run (see {@link #work}); call before {@link #loadFixedComparators}. Returns this. */
     IterationRounds in(comlrl.trainers.common.RankWork work) {
         this.work = work;
+        comparators.in(work);
         return this;
     }
 
-    /**
-     * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
-     * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
-     * split each process those of its agents).
-     */
+    /** See {@link IterationComparators#loadFixedComparators}. */
     void loadFixedComparators(List<CausalLm> agents, DType dtype) {
-        if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
-            return;
-        }
-        List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
-                : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
-        List<Device> devices = args.comparatorDevices() != null
-                ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
-                : agents.stream().map(a -> a == null ? null : a.model().device()).toList();
-        List<CausalLm> out = new ArrayList<>();
-        try {
-            for (int i = 0; i < sources.size(); i++) { // the agents split: the comparators of this process's agents
-                out.add(byAgent() && !work.ownsAgent(i) ? null : CausalLm.load(sources.get(i), dtype, devices.get(i)));
-            }
-        } catch (RuntimeException | Error e) {
-            closeAll(out);
-            throw e;
-        }
-        this.fixedComparators = out;
+        comparators.loadFixedComparators(agents, dtype);
     }
 
-    /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
-    private boolean byAgent() {
-        return work.distributed() && !work.splitsRows();
-    }
-
-    private static void closeAll(List<CausalLm> models) {
-        models.stream().filter(java.util.Objects::nonNull).forEach(CausalLm::close);
-    }
-
-    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
+    /** See {@link IterationComparators#centralizedAdapter}. */
     void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-        this.adapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
+        comparators.centralizedAdapter(adapter);
     }
 
     /**
@@ -204,10 +157,7 @@ final class IterationRounds implements AutoCloseable {
      */
     Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
-        // a ddp run: the comparator is rank 0's (the collector asks it there and sends its candidates), or
-        // with the agents split every process's, for the agents it holds (an API comparator: rank 0's)
-        boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
-        try (ComparatorSource comparator = here ? comparatorFor(iteration, agents) : ELSEWHERE) {
+        try (ComparatorSource comparator = comparators.forIteration(iteration, agents)) {
             // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
             round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds,
                     args.pairSelection(), args.preferencePairsPerSample());
@@ -263,7 +213,7 @@ final class IterationRounds implements AutoCloseable {
                     + "on %d%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
                     mean(round.comparatorRewards()), it.training().size());
         }
-        savePolicies(trainer, iterationName(iteration));
+        savePolicies(trainer, IterationComparators.snapshotName(iteration));
     }
 
     /**
@@ -286,7 +236,7 @@ final class IterationRounds implements AutoCloseable {
             return;
         }
         if (done == 0) {
-            saveInitial(trainer);
+            savePolicies(trainer, "initial"); // the initial policy, when policy checkpoints are written
         }
         for (int i = done + 1; i <= args.numIterations(); i++) {
             iteration.accept(i);
@@ -296,19 +246,10 @@ final class IterationRounds implements AutoCloseable {
         }
     }
 
-    /** Before iteration 1: the initial policy, when policy checkpoints are written. */
-    void saveInitial(Trainer trainer) {
-        savePolicies(trainer, "initial");
-    }
-
     private void savePolicies(Trainer trainer, String name) {
         if (policyDir != null) {
             trainer.saveModel(policyDir.resolve(name));
         }
-    }
-
-    private static String iterationName(int iteration) {
-        return PreferenceReplay.shardName(iteration).replace(".json", "");
     }
 
     private static double[] doubles(List<Double> values) {
@@ -317,215 +258,6 @@ final class IterationRounds implements AutoCloseable {
 
     private static double mean(List<Double> values) {
         return values.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).average().orElse(0);
-    }
-
-    /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
-    private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
-        throw new IllegalStateException("the comparator generates on rank 0");
-    };
-
-    /** The comparator of iteration {@code iteration} (1-based). */
-    ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
-        ComparatorSource source = switch (args.comparatorPolicy()) {
-            case CURRENT -> frozen(agents, false, true);
-            case CURRENT_COPY -> currentCopy(agents);
-            case MODEL -> frozen(fixedComparators, false, false);
-            case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
-            case API -> apiSource();
-        };
-        // with centralized collaboration the one actor's prompt is already the adapter's joint prompt
-        boolean jointPrompt = args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED
-                && args.collaborationMode() != comlrl.utils.CollaborationMode.CENTRALIZED;
-        return jointPrompt ? centralized(source) : source;
-    }
-
-    /**
-     * Centralized comparator generation (reference §7.4, §7.5): agent
-     * {@code comparator_centralized_agent_index} of {@code perAgent} answers the adapter's joint prompt
-     * {@code build_prompt(item, [formatter_i(item)])} {@code n} times; each completion is split by
-     * {@code parse_completion} into the N roles' outputs (exactly N; a completion the adapter cannot
-     * parse gives N empty outputs).
-     */
-    private ComparatorSource centralized(ComparatorSource perAgent) {
-        int j = args.comparatorCentralizedAgentIndex();
-        return new ComparatorSource() {
-            @Override
-            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
-                    long[] seeds) {
-                int roles = promptTexts.size();
-                if (perAgent.perProcess() && !work.ownsAgent(j)) { // the agents split: agent j's process answers
-                    return java.util.Collections.nCopies(roles, null);
-                }
-                String prompt = adapter.buildPrompt(item, List.copyOf(promptTexts));
-                List<String> joint = perAgent.generateOne(j, item, prompt, n, seeds[j]);
-                List<List<String>> out = new ArrayList<>();
-                for (int r = 0; r < roles; r++) {
-                    out.add(new ArrayList<>());
-                }
-                for (String completion : joint) {
-                    List<String> parts;
-                    try {
-                        parts = adapter.parseCompletion(completion, item, roles);
-                    } catch (RuntimeException e) {
-                        parts = java.util.Collections.nCopies(roles, "");
-                    }
-                    if (parts == null || parts.size() != roles) {
-                        throw new IllegalArgumentException("the centralized adapter split a comparator completion into "
-                                + (parts == null ? "null" : parts.size() + " parts") + "; it must return exactly " + roles
-                                + " strings (one per role)");
-                    }
-                    for (int r = 0; r < roles; r++) {
-                        out.get(r).add(parts.get(r));
-                    }
-                }
-                return out;
-            }
-
-            @Override
-            public boolean perProcess() {
-                return perAgent.perProcess();
-            }
-
-            @Override
-            public void close() {
-                perAgent.close();
-            }
-        };
-    }
-
-    /**
-     * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
-     * item's fields and this config's sampling settings (the service's own randomness is not ours to seed).
-     */
-    private ComparatorSource apiSource() {
-        ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
-                args.topK());
-        return new ComparatorSource() {
-            @Override
-            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
-                    long[] seeds) {
-                List<List<String>> out = new ArrayList<>();
-                for (int i = 0; i < promptTexts.size(); i++) {
-                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
-                }
-                return out;
-            }
-
-            @Override
-            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-                return api.generate(prompt, agent, n, item.asMap(), sampling);
-            }
-        };
-    }
-
-    /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */
-    private ComparatorSource currentCopy(List<CausalLm> agents) {
-        if (args.comparatorDevices() == null) {
-            return frozen(agents, false, true);
-        }
-        List<Device> devices = Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
-        boolean same = true;
-        for (int i = 0; i < agents.size(); i++) {
-            same &= agents.get(i) == null || agents.get(i).model().device().equals(devices.get(i));
-        }
-        if (same) {
-            return frozen(agents, false, true);
-        }
-        List<CausalLm> copies = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) { // null for another process's agent (the agents split)
-            CausalLm a = agents.get(i);
-            copies.add(a == null ? null
-                    : new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
-        }
-        return frozen(copies, true, true);
-    }
-
-    /**
-     * The policy saved after iteration {@code iteration − comparator_history_k}; when that one is
-     * missing, the newest saved before it; else the initial policy.
-     */
-    private List<CausalLm> loadHistory(int iteration, List<CausalLm> agents) {
-        Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
-        List<CausalLm> out = new ArrayList<>();
-        try {
-            for (int i = 0; i < agents.size(); i++) { // each process the agents it holds (it saved them)
-                out.add(agents.get(i) == null ? null : CausalLm.load(dir.resolve("agent_" + i).toString(),
-                        agents.get(i).model().dtype(), agents.get(i).model().device()));
-            }
-        } catch (RuntimeException | Error e) {
-            closeAll(out);
-            throw e;
-        }
-        return out;
-    }
-
-    /**
-     * The history comparator's directory for {@code iteration}: {@code iteration_(idx−k)}, else the
-     * newest existing {@code iteration_j} with j &lt; idx − k, else {@code initial}.
-     */
-    static Path historyDirectory(Path policyDir, int iteration, int k) {
-        for (int j = iteration - k; j >= 1; j--) {
-            Path d = policyDir.resolve(PreferenceReplay.shardName(j).replace(".json", ""));
-            if (Files.isDirectory(d)) {
-                return d;
-            }
-        }
-        return policyDir.resolve("initial");
-    }
-
-    /**
-     * A comparator sampling {@code models} with their generation settings for comparator_num_candidates.
-     *
-     * @param agentsTokens whether the models read the agents' prompt ids (copies and earlier states of
-     *        the agents); else each encodes the prompt text with its own tokenizer
-     */
-    private ComparatorSource frozen(List<CausalLm> models, boolean owned, boolean agentsTokens) {
-        int n = args.comparatorNumCandidates();
-        List<GenerationSettings.Resolved> settings = new ArrayList<>();
-        for (int i = 0; i < models.size(); i++) {
-            settings.add(models.get(i) == null ? null : AgentGeneration.resolve(i, models.get(i), args.generationKwargs(),
-                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n));
-        }
-        return new ComparatorSource() {
-            @Override
-            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int count,
-                    long[] seeds) {
-                List<List<String>> out = new ArrayList<>();
-                for (int i = 0; i < models.size(); i++) {
-                    if (models.get(i) == null) { // the agents split: another process's agent
-                        out.add(null);
-                        continue;
-                    }
-                    // a comparator model of its own may have another tokenizer: it encodes the prompt itself
-                    long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
-                    List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
-                            seeds[i]).get(0);
-                    out.add(c.stream().map(Completion::text).toList());
-                }
-                return out;
-            }
-
-            @Override
-            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-                CausalLm model = models.get(agent);
-                GenerationSettings.Resolved joint = AgentGeneration.resolve(agent, model, args.generationKwargs(),
-                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n);
-                return model.generator().generate(List.of(model.encode(prompt)), joint.sampling(), seed).get(0).stream()
-                        .map(Completion::text).toList();
-            }
-
-            @Override
-            public boolean perProcess() {
-                return byAgent();
-            }
-
-            @Override
-            public void close() {
-                if (owned) {
-                    closeAll(models);
-                }
-            }
-        };
     }
 
     // ------------------------------------------------------------------ checkpoints
@@ -593,7 +325,7 @@ final class IterationRounds implements AutoCloseable {
     /**
      * The policy snapshots that the history comparator of the iterations after the checkpoint reads
      * and that were saved before it: iteration i &gt; done compares against
-     * {@link #historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
+     * {@link IterationComparators#historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
      * (at most k snapshots; {@code initial} among them while done &lt; k). Stored as
      * {@code policy_history/<snapshot>/agent_j/}, and written back into the policy directory on
      * restore, so a resumed run compares against the same policies wherever its policy directory is
@@ -610,7 +342,7 @@ final class IterationRounds implements AutoCloseable {
                 int done = iterationsDone.getAsInt();
                 java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
                 for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
-                    needed.add(historyDirectory(policyDir, i, args.comparatorHistoryK()));
+                    needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
                 }
                 for (Path snapshot : needed) {
                     for (Path agent : agentDirs(snapshot)) {
@@ -654,9 +386,6 @@ final class IterationRounds implements AutoCloseable {
 
     @Override
     public void close() {
-        closeAll(fixedComparators);
-        if (api != null) {
-            api.close();
-        }
+        comparators.close();
     }
 }

@@ -12,6 +12,9 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.utils.Formatters;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Supplier;
 
 /**
  * MARLHF's joint reward model (reference §6.4): a causal LM backbone with a scalar head
@@ -121,6 +125,77 @@ public final class JointRewardModel implements AutoCloseable {
             parts.add("Agent " + (i + 1) + " response:\n" + responses.get(i));
         }
         return String.join("\n\n", parts);
+    }
+
+    /**
+     * MARLHF's learned reward of K aligned joint responses of one item: this model's score of
+     * {@link #jointTexts} (unprocessed).
+     */
+    List<Double> scoreAligned(Formatters formatters, List<List<String>> completions, List<comlrl.data.TaskItem> items) {
+        if (items.size() != 1) {
+            throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
+        }
+        List<String> texts = jointTexts(formatters, completions, items.get(0));
+        List<Double> out = new ArrayList<>(texts.size());
+        for (double s : score(texts, texts.size())) {
+            out.add(s);
+        }
+        return out;
+    }
+
+    /**
+     * The joint text of each aligned joint response k:
+     * {@code jointText([formatter_i(item)]_i, [c_i^k]_i)} ({@link #jointText}).
+     */
+    static List<String> jointTexts(Formatters formatters, List<List<String>> completions, comlrl.data.TaskItem item) {
+        List<String> prompts = new ArrayList<>();
+        for (int i = 0; i < completions.size(); i++) {
+            prompts.add(formatters.format(i, item));
+        }
+        int k = completions.get(0).size();
+        List<String> texts = new ArrayList<>(k);
+        for (int j = 0; j < k; j++) {
+            int joint = j;
+            texts.add(jointText(prompts, completions.stream().map(c -> c.get(joint)).toList()));
+        }
+        return texts;
+    }
+
+    /**
+     * The checkpoint parts of the reward model that {@code model} supplies (the current one: MARLHFIter
+     * replaces it each iteration): its weights as {@code <dirName>/} ({@link #save}) and its AdamW as
+     * {@code reward_optimizer.safetensors}.
+     */
+    static Map<String, TrainerCheckpoint.Part> checkpointParts(Supplier<JointRewardModel> model, String dirName) {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put(dirName, new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                model.get().save(dir.resolve(dirName));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path d = dir.resolve(dirName);
+                if (!Files.isDirectory(d)) {
+                    throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
+                            + "reward model of a MARLHF run)");
+                }
+                model.get().loadWeights(d);
+            }
+        });
+        parts.put("reward_optimizer", new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", model.get().optimizer()).save(dir);
+            }
+
+            @Override
+            public void restore(Path dir) {
+                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", model.get().optimizer()).restore(dir);
+            }
+        });
+        return parts;
     }
 
     public SequenceClassifier classifier() {

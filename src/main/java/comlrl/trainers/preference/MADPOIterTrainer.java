@@ -39,7 +39,6 @@ import java.util.Set;
  * With {@code collaboration_mode: centralized} the DPO trainer has one actor answering the adapter's
  * joint prompt (as {@link MADPOTrainer}); the comparator answers the same prompt, the replay
  * stores it and the joint completions, and the task reward scores the roles' parts.
-
  */
 public final class MADPOIterTrainer extends StagedTrainer {
     /** The reference's algorithm name. */
@@ -86,7 +85,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
                         String.valueOf(b.agentModel()))), work.isMain());
         MADPOTrainer inner = null;
         try {
-            // the DPO stage logs into this trainer's logger; the output directory (and its resume-* rule) is this trainer's
             // the DPO stage receives this builder's settings whole: it logs into this trainer's logger, joins the same
             // processes, and the output directory (and its resume-* rule) is this trainer's
             inner = MADPOTrainer.builder().settings(b.settings()).outputDir(null).args(dpoConfig(args))
@@ -104,7 +102,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
         }
         this.dpo = inner;
     }
-
 
     /** MADPO's config for the per-iteration DPO epochs: this config's values of MADPO's fields. */
     static MADPOConfig dpoConfig(MADPOIterConfig args) {
@@ -167,9 +164,9 @@ public final class MADPOIterTrainer extends StagedTrainer {
         rounds.finish(iteration, it, logger, dpo.envStep(), console, output.dir(), dpo);
     }
 
-    /** See {@link IterationRounds#historyDirectory}. */
+    /** See {@link IterationComparators.historyDirectory}. */
     static Path historyDirectory(Path policyDir, int iteration, int k) {
-        return IterationRounds.historyDirectory(policyDir, iteration, k);
+        return IterationComparators.historyDirectory(policyDir, iteration, k);
     }
 
     /**
@@ -182,7 +179,6 @@ public final class MADPOIterTrainer extends StagedTrainer {
         rounds.followOutput(output.dir());
         dpo.resumeFrom(checkpoint);
     }
-
 
     @Override
     Trainer stage() {

@@ -2,15 +2,11 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Dataset;
 import comlrl.data.Stateful;
-import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
-import comlrl.logging.MetricSink;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.DType;
-import comlrl.tensor.Scope;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.EvalLogger;
@@ -78,13 +74,8 @@ public final class MADPOTrainer implements Trainer {
      */
     private final RankWork work;
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    private final Formatters formatters;
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor rewardProcessor;
-    private final JointRewarder rewarder;
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
-    private final PromptEncoder promptEncoder;
     private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
@@ -93,8 +84,7 @@ public final class MADPOTrainer implements Trainer {
     private final TrainerCheckpoint checkpoint;
     private final PrintStream console;
     private final boolean verbose;
-    /** Sees each agent's gradients just before its optimizer step (tests). */
-    private final java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+    private final MADPOStep step;
 
     /** Sees each DPO batch, with its pairs' frozen reference log-probabilities, before its updates (tests). */
     private java.util.function.Consumer<List<PreferencePair>> batchObserver;
@@ -125,17 +115,16 @@ public final class MADPOTrainer implements Trainer {
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
         EvalLogger evalLogger = b.evalLogger();
-        this.formatters = Formatters.fromArgument(b.formatters(), count);
-        this.rewardFunc = b.rewardFunc();
-        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
+        Formatters formatters = Formatters.fromArgument(b.formatters(), count);
+        RewardFunction rewardFunc = b.rewardFunc();
+        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        JointRewarder rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.console = b.console();
         this.verbose = b.verbose();
-        this.observer = b.observer;
         this.output = new ResumeOutput(b.outputDir());
 
         this.seeds = new SeedStream(args.seed());
@@ -181,6 +170,7 @@ public final class MADPOTrainer implements Trainer {
         }
         this.reference = refs;
         this.logger = metrics;
+        this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference).in(work);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
@@ -362,111 +352,16 @@ public final class MADPOTrainer implements Trainer {
         return collector;
     }
 
-    /**
-     * One DPO batch ({@link MADPOLoss}): every agent's Δ over the batch first (no gradients), then each
-     * agent's step on its loss with the other agents' Δ as constants.
-     */
+    /** One DPO batch ({@link MADPOStep}), counted as an update, its metrics logged at the env step after it. */
     private void trainBatch(List<PreferencePair> batch) {
         if (batchObserver != null) {
             batchObserver.accept(batch);
         }
-        int n = batch.size();
-        double[][] deltas = new double[numAgents][];
-        // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
-        int[] local = work.localRows(n);
-        List<PreferencePair> mine = java.util.Arrays.stream(local).mapToObj(batch::get).toList();
-        List<List<long[]>> prompts = new ArrayList<>();
-        List<List<long[]>> winners = new ArrayList<>();
-        List<List<long[]>> losers = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            int agent = i;
-            prompts.add(mine.stream().map(p -> p.prompts().get(agent)).toList());
-            winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
-            losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
-        }
-        List<double[]> scored = executor.map(i -> {
-            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs (or agents) filled in
-            if (!mine.isEmpty() && agents.get(i) != null) {
-                MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
-                        losers.get(i), agents.get(i).padId());
-                for (int k = 0; k < local.length; k++) {
-                    both[local[k]] = s.winners()[k];
-                    both[n + local[k]] = s.losers()[k];
-                }
-            }
-            return both;
-        });
-        // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
-        List<double[]> summed = scored.stream().map(work::sum).toList();
-        PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
-        for (int i = 0; i < numAgents; i++) {
-            int agent = i;
-            MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
-                    java.util.Arrays.copyOfRange(summed.get(i), 0, n), java.util.Arrays.copyOfRange(summed.get(i), n, 2 * n));
-            MADPOLoss.SequenceLogprobs frozen = reference == null ? null : new MADPOLoss.SequenceLogprobs(
-                    batch.stream().mapToDouble(p -> p.referenceWinners()[agent]).toArray(),
-                    batch.stream().mapToDouble(p -> p.referenceLosers()[agent]).toArray());
-            deltas[i] = MADPOLoss.deltas(args.dpoReference(), policy, frozen);
-            rewards[i] = PreferenceMetrics.DpoRewards.of(args.dpoBeta(), policy, frozen);
-        }
-        double[] losses = new double[numAgents];
-        executor.map(i -> {
-            MADPOLoss.AgentLoss loss;
-            try {
-                loss = MADPOLoss.agentLoss(i, deltas, args.dpoBeta());
-            } catch (MADPOLoss.NonFiniteDeltaException e) {
-                throw new IllegalStateException("Training stopped: " + e.getMessage() + " in a batch of " + n
-                        + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
-                        + "intact; lower agent_learning_rate or dpo_beta.", e);
-            }
-            losses[i] = loss.loss();
-            AdamW opt = optimizers.get(i);
-            if (opt == null) {
-                return null; // the agents split: its owner steps it (the loss is the same everywhere)
-            }
-            opt.zeroGrad();
-            double[] all = MADPOLoss.weights(loss); // winners' then losers'
-            double[] weights = new double[2 * local.length];
-            for (int k = 0; k < local.length; k++) {
-                weights[k] = all[local[k]];
-                weights[local.length + k] = all[n + local[k]];
-            }
-            if (!mine.isEmpty()) {
-                try (Scope s = Scope.open()) {
-                    MADPOLoss.backward(agents.get(i).model(), prompts.get(i), winners.get(i), losers.get(i),
-                            agents.get(i).padId(), weights, args.gradientCheckpointing());
-                }
-            }
-            if (work.splitsRows()) {
-                work.sumGradients(opt.parameters()); // the whole batch's gradient on every process
-            }
-            if (!opt.gradientsFinite()) {
-                opt.zeroGrad();
-                throw new IllegalStateException("Training stopped: agent " + i + "'s DPO gradient is not finite. No "
-                        + "optimizer step used it; lower agent_learning_rate.");
-            }
-            if (observer != null) {
-                observer.accept(i, opt.parameters());
-            }
-            work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-            opt.zeroGrad();
-            return null;
-        });
+        Map<String, Double> metrics = step.train(batch);
         updatesSeen++;
         if (args.useEnvironmentStep()) {
-            envStep += (long) args.environmentStepsPerPair() * n;
+            envStep += (long) args.environmentStepsPerPair() * batch.size();
         }
-        double mean = batch.stream().mapToDouble(PreferencePair::candidateRewardMean).average().orElse(0);
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        metrics.put("turn_1/reward_mean", mean);
-        metrics.put("turn_1/expected_return", mean);
-        double lossMean = 0;
-        for (int i = 0; i < numAgents; i++) {
-            metrics.put("agent_" + i + "/dpo_loss", losses[i]);
-            rewards[i].putInto(metrics, "agent_" + i + "/");
-            lossMean += losses[i] / numAgents;
-        }
-        metrics.put("dpo_loss", lossMean);
         logger.logTrain(envStep, metrics);
     }
 

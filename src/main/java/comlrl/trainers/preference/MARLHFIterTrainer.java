@@ -161,7 +161,6 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         marlhf.resumeFrom(checkpoint);
     }
 
-
     @Override
     Trainer stage() {
         return marlhf;

@@ -1,8 +1,6 @@
 package comlrl.trainers.preference;
 
-import comlrl.data.Dataset;
 import comlrl.data.Stateful;
-import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
@@ -10,10 +8,6 @@ import comlrl.reward.RewardFunction;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
-import comlrl.trainers.actorcritic.IACConfig;
-import comlrl.trainers.actorcritic.IACTrainer;
-import comlrl.trainers.actorcritic.MAACConfig;
-import comlrl.trainers.actorcritic.MAACTrainer;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.JointRewarder;
@@ -24,15 +18,12 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.reinforce.MAGRPOTrainer;
-import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.Formatters;
 import comlrl.utils.ParallelTraining;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -145,7 +136,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction taskReward = b.rewardFunc();
         RewardFunction evalReward = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
         RewardProcessor evalProcessor = b.evalRewardProcessor() != null ? b.evalRewardProcessor() : processor;
-        RewardFunction learned = (completions, items) -> learnedReward(rewardModel, formatters, completions, items);
+        RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
@@ -154,7 +145,8 @@ public final class MARLHFTrainer extends StagedTrainer {
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
-            inner = buildBackend(b, new Backend(learned, evalReward, evalProcessor, formatters), checkpointExtension());
+            inner = MARLHFBackend.build(args, b, numAgents, work, logger,
+                    new MARLHFBackend.Rewards(learned, evalReward, evalProcessor, formatters), checkpointExtension());
             List<CausalLm> policies = inner.policies(); // null for other processes' agents (the agents split)
             Device rd = requested != null ? requested : policies.stream().filter(java.util.Objects::nonNull)
                     .findFirst().map(p -> p.model().device()).orElse(Device.CPU);
@@ -237,184 +229,18 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (args.rewardModelName() != null) {
             return args.rewardModelName();
         }
-        String first = firstActorSource(agentModel, agents);
+        String first = MARLHFBackend.firstActorSource(agentModel, agents);
         if (first == null) {
             throw new IllegalArgumentException("reward_model_name must be provided when agent models are objects.");
         }
         return first;
     }
 
-    /** The first actor's model id or directory, or null when the actors are model objects. */
-    private static String firstActorSource(String agentModel, List<?> agents) {
-        if (agentModel != null) {
-            return agentModel;
-        }
-        return agents != null && !agents.isEmpty() && agents.get(0) instanceof String first ? first : null;
-    }
-
-    /**
-     * The learned reward of K aligned joint responses of one item: the reward model's score of
-     * {@link #jointTexts} (unprocessed).
-     */
-    private static List<Double> learnedReward(JointRewardModel model, Formatters formatters,
-            List<List<String>> completions, List<TaskItem> items) {
-        if (items.size() != 1) {
-            throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
-        }
-        List<String> texts = jointTexts(formatters, completions, items.get(0));
-        List<Double> out = new ArrayList<>(texts.size());
-        for (double s : model.score(texts, texts.size())) {
-            out.add(s);
-        }
-        return out;
-    }
-
-    /**
-     * The joint text of each aligned joint response k:
-     * {@code jointText([formatter_i(item)]_i, [c_i^k]_i)} ({@link JointRewardModel#jointText}).
-     */
-    static List<String> jointTexts(Formatters formatters, List<List<String>> completions, TaskItem item) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < completions.size(); i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        int k = completions.get(0).size();
-        List<String> texts = new ArrayList<>(k);
-        for (int j = 0; j < k; j++) {
-            int joint = j;
-            texts.add(JointRewardModel.jointText(prompts, completions.stream().map(c -> c.get(joint)).toList()));
-        }
-        return texts;
-    }
-
-    /**
-     * The RL backend: the {@code rl_algorithm} trainer on the same agents and data, trained on
-     * {@code learned} (raw), evaluated on the task reward through {@code processor}, logging into this
-     * trainer's logger and checkpointing this trainer's state with its own.
-     */
-    /** What the backend trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
-    private record Backend(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters) {
-        /** The agents' formatters as the backend's builder takes them. */
-        List<comlrl.utils.Formatter> formatterList(int count) {
-            List<comlrl.utils.Formatter> out = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                int agent = i;
-                out.add(item -> formatters.format(agent, item));
-            }
-            return out;
-        }
-    }
-
-    /**
-     * Centralized collaboration's metrics callback (§7.5 {@code wrap_metrics_callback}): each rollout
-     * of the one actor becomes one sample per role, with the role's prompt ({@code formatter_r(item)})
-     * and its part of the completion ({@code parse_completion}; "" when it cannot be parsed).
-     */
-    private static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
-            comlrl.trainers.reinforce.Centralization centralized) {
-        comlrl.trainers.reinforce.CentralizedAdapter adapter = centralized.adapter();
-        Formatters perRole = centralized.roleFormatters();
-        int roles = centralized.roles();
-        return rollouts -> {
-            List<comlrl.trainers.actorcritic.RolloutSample> expanded = new ArrayList<>();
-            for (comlrl.trainers.actorcritic.RolloutSample r : rollouts) {
-                List<String> parts;
-                try {
-                    parts = adapter.parseCompletion(r.completion(), r.item(), roles);
-                } catch (RuntimeException e) {
-                    parts = java.util.Collections.nCopies(roles, "");
-                }
-                for (int role = 0; role < roles; role++) {
-                    expanded.add(new comlrl.trainers.actorcritic.RolloutSample(role, perRole.format(role, r.item()),
-                            role < parts.size() ? parts.get(role) : "", r.fullInputIds(), r.promptLen(), r.responseLen(),
-                            r.oldLogprob(), r.oldValue(), r.reward(), r.returns(), r.advantage(), r.normalizedAdvantage(),
-                            r.turnIdx(), r.referenceKl(), r.referenceKlPenalty(), r.valueTarget(), r.generationIdx(),
-                            r.jointInputIds(), r.item()));
-                }
-            }
-            return callback.apply(expanded);
-        };
-    }
-
-
-    /**
-     * The RL stage: the {@code rl_algorithm} trainer built from this builder's settings whole, with only
-     * what the stage sees differently replaced: its agents' prompts and count, the learned reward (raw)
-     * for training and the task reward (processed) for evaluation, this run's processes, logger and
-     * checkpoint extension, and (IAC/MAAC) the critics' default model.
-     */
-    private Trainer buildBackend(Builder b, Backend backend, TrainerCheckpoint.Extension extension) {
-        RlAlgorithm algorithm = args.rlAlgorithm();
-        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatterList(numAgents))
-                .with(TrainerSettings.NUM_AGENTS, numAgents)
-                .with(TrainerSettings.REWARD_FUNC, backend.learned())
-                .with(TrainerSettings.REWARD_PROCESSOR, RewardProcessors.identity())
-                .with(TrainerSettings.EVAL_REWARD_FUNC, backend.task())
-                .with(TrainerSettings.EVAL_REWARD_PROCESSOR, backend.processor())
-                .with(TrainerSettings.DISTRIBUTED, work.context()) // the RL stage's trainer joins the same processes
-                .with(TrainerSettings.SHARED_LOGGER, logger)
-                .with(TrainerSettings.CHECKPOINT_EXTENSION, extension);
-        if (!algorithm.isActorCritic()) {
-            stage.refuse(ALGORITHM_NAME + " with rl_algorithm " + algorithm.configName(), "only the IAC/MAAC "
-                    + "backends take it", ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
-            ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
-            Map<String, Object> fields = backendFields(reinforce.fromMap(Map.of()).toMap().keySet());
-            fields.put("num_agents", numAgents);
-            return MAGRPOTrainer.builderFor(reinforce).settings(stage).args(reinforce.fromMap(fields)).build();
-        }
-        Map<String, Object> fields = backendFields(algorithm == RlAlgorithm.IAC ? IACConfig.keys() : MAACConfig.keys());
-        fields.put("critic_learning_rate", args.criticLearningRate());
-        if (args.criticDevices() == null && args.parallelTraining() == ParallelTraining.MP) {
-            fields.put("critic_devices", args.agentDevices());
-        }
-        fields.put("num_agents", numAgents);
-        // critics: the builder's, else critic_model_name, else the first actor's model (reference §7.3)
-        if (stage.get(TrainerSettings.CRITIC_MODEL) == null && stage.get(TrainerSettings.CRITICS) == null) {
-            Object criticModel = args.criticModelName() != null ? args.criticModelName()
-                    : firstActorSource(b.agentSource(), b.agents());
-            stage = stage.with(TrainerSettings.CRITIC_MODEL, criticModel);
-        }
-        ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC
-                ? IACTrainer.builder().args(IACConfig.fromMap(fields)) : MAACTrainer.builder().args(MAACConfig.fromMap(fields));
-        return inner.settings(stage).build();
-    }
-
-    /** This config's values of the backend config's {@code keys} (the reference runs the backend on the MARLHF config). */
-    private Map<String, Object> backendFields(java.util.Collection<String> keys) {
-        return new LinkedHashMap<>(args.valuesOf(keys, java.util.Set.of()));
-    }
-
     /** The preference set, the reward model with its optimizer, and the stage, in every checkpoint. */
     private TrainerCheckpoint.Extension checkpointExtension() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
-        parts.put(REWARD_MODEL_DIR, new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                rewardModel.save(dir.resolve(REWARD_MODEL_DIR));
-            }
-
-            @Override
-            public void restore(Path dir) {
-                Path d = dir.resolve(REWARD_MODEL_DIR);
-                if (!Files.isDirectory(d)) {
-                    throw new IllegalArgumentException(dir + " has no " + REWARD_MODEL_DIR + "/ directory (the "
-                            + "reward model of a MARLHF run)");
-                }
-                rewardModel.loadWeights(d);
-            }
-        });
-        parts.put("reward_optimizer", new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", rewardModel.optimizer()).save(dir);
-            }
-
-            @Override
-            public void restore(Path dir) {
-                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", rewardModel.optimizer()).restore(dir);
-            }
-        });
+        parts.putAll(JointRewardModel.checkpointParts(() -> rewardModel, REWARD_MODEL_DIR));
         Stateful progress = new Stateful() {
             @Override
             public Map<String, Object> stateDict() {
@@ -501,7 +327,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
         }
         if (stage == Stage.PREFERENCES) {
-            trainRewardModel();
+            trainRewardModel(pairs);
             stage = Stage.REWARD_MODEL;
             if (checkpointDir != null) {
                 rl.saveCheckpoint(checkpointDir);
@@ -510,15 +336,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         rl.train(checkpointDir, checkpointInterval, null);
     }
 
-    /** The Bradley–Terry stage on the preference set's joint texts; the model is saved in the output directory. */
-    private void trainRewardModel() {
-        trainRewardModel(pairs);
-    }
-
     /**
-     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHFIter: each iteration's training pairs).
-     * Logs {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the
-     * trained model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
+     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHF: the preference set; MARLHFIter: each
+     * iteration's training pairs); the model is then saved in the output directory. Logs
+     * {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the trained
+     * model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
      */
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
@@ -607,7 +429,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             return build(args, (centralization, actor) -> {
                 ActorCriticTrainerBase.MetricsCallback callback = actor.get(ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
                 return callback == null ? actor : actor.with(ActorCriticTrainerBase.Builder.METRICS_CALLBACK,
-                        perRole(callback, centralization));
+                        MARLHFBackend.perRole(callback, centralization));
             }, () -> new MARLHFTrainer(this));
         }
     }

@@ -1,10 +1,9 @@
 package comlrl.trainers.preference.comparator;
 
+import static comlrl.trainers.preference.comparator.ApiComparatorSettings.check;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import comlrl.net.BodyTimeoutException;
 import comlrl.net.BodyTooLargeException;
@@ -91,16 +90,11 @@ public final class ApiComparator implements AutoCloseable {
     /** The Messages API version sent to anthropic endpoints. */
     public static final String ANTHROPIC_VERSION = "2023-06-01";
 
-    private static final List<String> FALLBACK_FIELDS = List.of("completions", "responses", "outputs", "choices");
-    private static final List<String> TEXT_FIELDS = List.of("text", "content", "completion", "output");
     private static final int STATUS_EXCERPT = 500;
     /** How much of an error status's body is read, for its excerpt. */
     static final int ERROR_BODY_BYTES = 64 << 10;
     /** The longest wait a {@code Retry-After} header gets (and never longer than comparator_api_timeout). */
     public static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(60);
-    private static final int RESPONSE_EXCERPT = 200;
-    private static final ObjectMapper JSON =
-            new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     /**
      * The sampling settings sent with each request.
@@ -121,7 +115,7 @@ public final class ApiComparator implements AutoCloseable {
 
     private final ApiComparatorSettings settings;
     private final String apiKey;
-    private final ObjectNode extraBody;
+    private final ApiCodec codec;
     private final int perRequest;
     private final ExecutorService executor;
     private final HttpClient client;
@@ -157,7 +151,7 @@ public final class ApiComparator implements AutoCloseable {
                     + "a control or non-ASCII character); check it was copied whole and alone");
         }
         Secrets.register(apiKey);
-        this.extraBody = JSON.valueToTree(settings.extraBody());
+        this.codec = new ApiCodec(settings, this::scrub);
         Integer cap = settings.maxNPerRequest();
         boolean deepseek = settings.uri().getHost().toLowerCase(Locale.ROOT).contains("deepseek");
         this.perRequest = switch (settings.format()) {
@@ -207,10 +201,10 @@ public final class ApiComparator implements AutoCloseable {
         List<String> completions = new ArrayList<>(numCandidates);
         while (completions.size() < numCandidates) {
             int n = Math.min(numCandidates - completions.size(), perRequest);
-            List<String> received = completions(post(payload(prompt, agentIndex, n, batchItem, sampling)));
+            List<String> received = codec.completions(post(codec.payload(prompt, agentIndex, n, batchItem, sampling)));
             if (received.size() < n) {
-                throw new IllegalArgumentException(where() + " returned " + received.size() + " completion(s) for a "
-                        + "request of " + n + " (" + completions.size() + " of " + numCandidates + " collected "
+                throw new IllegalArgumentException(codec.where() + " returned " + received.size() + " completion(s) "
+                        + "for a request of " + n + " (" + completions.size() + " of " + numCandidates + " collected "
                         + "before it); if the server caps n, set " + ApiComparatorSettings.MAX_N_PER_REQUEST);
             }
             // a server that echoes the request's headers must not carry the key into the rollouts
@@ -224,73 +218,6 @@ public final class ApiComparator implements AutoCloseable {
     public void close() {
         closed = true;
         executor.shutdownNow();
-    }
-
-    // ------------------------------------------------------------------ request
-
-    /** The JSON body of one request for {@code n} completions (see the class docs). */
-    ObjectNode payload(String prompt, int agentIndex, int n, Map<String, Object> batchItem, Sampling s) {
-        ObjectNode body = JSON.createObjectNode();
-        switch (settings.format()) {
-            case GENERIC -> {
-                body.put("prompt", prompt);
-                body.put("agent_idx", agentIndex);
-                body.put("num_return_sequences", n);
-                body.put("max_new_tokens", s.maxNewTokens());
-                body.put("temperature", s.temperature());
-                body.put("top_p", s.topP());
-                body.put("top_k", s.topK());
-                body.set("batch_item", batchItemJson(batchItem));
-                if (settings.model() != null) {
-                    body.put("model", settings.model());
-                }
-            }
-            case OPENAI_CHAT -> {
-                body.put("model", settings.model());
-                body.set("messages", userMessage(prompt));
-                body.put("n", n);
-                body.put("max_tokens", s.maxNewTokens());
-                body.put("temperature", s.temperature());
-                body.put("top_p", s.topP());
-            }
-            case ANTHROPIC -> {
-                body.put("model", settings.model());
-                body.put("max_tokens", s.maxNewTokens());
-                body.set("messages", userMessage(prompt));
-                body.put("temperature", s.temperature());
-                body.put("top_p", s.topP());
-            }
-            case OPENAI_RESPONSES -> {
-                body.put("model", settings.model());
-                body.put("input", prompt);
-                body.put("max_output_tokens", s.maxNewTokens());
-                body.put("temperature", s.temperature());
-                body.put("top_p", s.topP());
-            }
-        }
-        extraBody.fields().forEachRemaining(field -> {
-            if (field.getValue().isNull()) {
-                body.remove(field.getKey());
-            } else {
-                body.set(field.getKey(), field.getValue().deepCopy());
-            }
-        });
-        return body;
-    }
-
-    private static ArrayNode userMessage(String prompt) {
-        ArrayNode messages = JSON.createArrayNode();
-        messages.addObject().put("role", "user").put("content", prompt);
-        return messages;
-    }
-
-    private static JsonNode batchItemJson(Map<String, Object> batchItem) {
-        try {
-            return JSON.valueToTree(batchItem);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("the batch item cannot be sent as JSON (batch_item of the generic "
-                    + "comparator API): " + e.getMessage(), e);
-        }
     }
 
     private HttpRequest request(ObjectNode body) {
@@ -308,7 +235,7 @@ public final class ApiComparator implements AutoCloseable {
         }
         settings.headers().forEach(request::setHeader);
         try {
-            return request.POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body),
+            return request.POST(HttpRequest.BodyPublishers.ofString(ApiCodec.JSON.writeValueAsString(body),
                     StandardCharsets.UTF_8)).build();
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("the comparator API request cannot be written as JSON: "
@@ -327,8 +254,9 @@ public final class ApiComparator implements AutoCloseable {
                 failure = e;
             }
             if (attempt >= settings.retries()) {
-                throw new IllegalStateException(where() + " " + failure.getMessage() + "; gave up after " + (attempt + 1)
-                        + " attempt(s) (" + ApiComparatorSettings.RETRIES + "=" + settings.retries() + ")");
+                throw new IllegalStateException(codec.where() + " " + failure.getMessage() + "; gave up after "
+                        + (attempt + 1) + " attempt(s) (" + ApiComparatorSettings.RETRIES + "=" + settings.retries()
+                        + ")");
             }
             sleep(retryWait(attempt, failure.serverWait));
         }
@@ -362,13 +290,13 @@ public final class ApiComparator implements AutoCloseable {
             throw new Retryable("could not be reached (" + scrub(e.toString()) + ")", null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(where() + ": interrupted while waiting for the response");
+            throw new IllegalStateException(codec.where() + ": interrupted while waiting for the response");
         }
         int status = response.statusCode();
         try {
             if (status >= 200 && status < 300) {
                 byte[] bytes = ResponseBodies.readAtMost(response, settings.maxResponseBytes());
-                return parse(new String(bytes, StandardCharsets.UTF_8));
+                return codec.parse(new String(bytes, StandardCharsets.UTF_8));
             }
             String text = errorBody(response);
             if (status != 429 && status < 500) {
@@ -376,9 +304,9 @@ public final class ApiComparator implements AutoCloseable {
             }
             Duration serverWait = RetryAfter.parse(response.headers().firstValue("Retry-After").orElse(null),
                     clock.instant()).orElse(null);
-            throw new Retryable("answered HTTP " + status + ": " + excerpt(text, STATUS_EXCERPT), serverWait);
+            throw new Retryable("answered HTTP " + status + ": " + codec.excerpt(text, STATUS_EXCERPT), serverWait);
         } catch (BodyTooLargeException e) {
-            throw new IllegalArgumentException(where() + " answered with more than " + e.limit() + " bytes ("
+            throw new IllegalArgumentException(codec.where() + " answered with more than " + e.limit() + " bytes ("
                     + ApiComparatorSettings.MAX_RESPONSE_BYTES + "=" + settings.maxResponseBytes() + "; "
                     + scrub(e.getMessage()) + "); check the endpoint, or raise "
                     + ApiComparatorSettings.MAX_RESPONSE_BYTES + " if its answers really are that large");
@@ -388,7 +316,7 @@ public final class ApiComparator implements AutoCloseable {
                     + e.getMessage(), null);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(where() + ": interrupted while reading the response");
+            throw new IllegalStateException(codec.where() + ": interrupted while reading the response");
         } catch (IOException e) {
             throw new Retryable("broke off while sending its answer (" + scrub(e.toString()) + ")", null);
         }
@@ -418,9 +346,9 @@ public final class ApiComparator implements AutoCloseable {
     }
 
     private RuntimeException statusError(int status, HttpResponse<?> response, String text) {
-        String body = excerpt(text, STATUS_EXCERPT);
+        String body = codec.excerpt(text, STATUS_EXCERPT);
         if (status == 402) {
-            return new IllegalStateException(where() + " answered payment required (402): check the "
+            return new IllegalStateException(codec.where() + " answered payment required (402): check the "
                     + "account's credit for this API key (server said: " + body + ")");
         }
         String hint = switch (status) {
@@ -433,143 +361,11 @@ public final class ApiComparator implements AutoCloseable {
             default -> "the server rejected the request; check " + ApiComparatorSettings.MODEL + " and "
                     + ApiComparatorSettings.EXTRA_BODY;
         };
-        return new IllegalArgumentException(where() + " answered HTTP " + status + " (" + hint + "): " + body);
-    }
-
-    private JsonNode parse(String body) {
-        try {
-            JsonNode root = JSON.readTree(body);
-            if (root != null && !root.isMissingNode()) {
-                return root;
-            }
-            throw malformed("an empty body", body);
-        } catch (JsonProcessingException e) {
-            // the parser's own message is scrubbed and its exception not chained: both may quote the body
-            throw malformed("a body that is not JSON (" + scrub(e.getOriginalMessage()) + ")", body);
-        }
-    }
-
-    // ------------------------------------------------------------------ response
-
-    /** The completions of one parsed 2xx response (see the class docs). */
-    List<String> completions(JsonNode root) {
-        return switch (settings.format()) {
-            case GENERIC -> genericCompletions(root);
-            case OPENAI_CHAT -> {
-                JsonNode choices = root.path("choices");
-                if (!choices.isArray()) {
-                    throw malformed("no \"choices\" list", root.toString());
-                }
-                yield texts(choices, "choices", root);
-            }
-            case ANTHROPIC -> {
-                JsonNode content = root.path("content");
-                if (!content.isArray()) {
-                    throw malformed("no \"content\" list", root.toString());
-                }
-                StringBuilder text = new StringBuilder();
-                content.forEach(block -> {
-                    if ("text".equals(block.path("type").asText()) && block.path("text").isTextual()) {
-                        text.append(block.path("text").asText());
-                    }
-                });
-                yield List.of(text.toString());
-            }
-            case OPENAI_RESPONSES -> {
-                if (root.path("output_text").isTextual()) {
-                    yield List.of(root.path("output_text").asText());
-                }
-                JsonNode output = root.path("output");
-                if (!output.isArray()) {
-                    throw malformed("neither \"output_text\" nor an \"output\" list", root.toString());
-                }
-                StringBuilder text = new StringBuilder();
-                output.forEach(item -> item.path("content").forEach(part -> {
-                    if (part.path("text").isTextual()) {
-                        text.append(part.path("text").asText());
-                    }
-                }));
-                yield List.of(text.toString());
-            }
-        };
-    }
-
-    private List<String> genericCompletions(JsonNode root) {
-        String field = settings.responseField();
-        JsonNode value = root;
-        for (String segment : field.split("\\.")) {
-            value = value.isArray() && segment.matches("\\d+") ? value.path(Integer.parseInt(segment))
-                    : value.path(segment);
-        }
-        for (int i = 0; i < FALLBACK_FIELDS.size() && (value.isMissingNode() || value.isNull()); i++) {
-            field = FALLBACK_FIELDS.get(i);
-            value = root.path(field);
-        }
-        if (value.isMissingNode() || value.isNull()) {
-            throw malformed("no field \"" + settings.responseField() + "\" nor any of "
-                    + String.join(", ", FALLBACK_FIELDS) + " at the top", root.toString());
-        }
-        if (value.isTextual()) {
-            return List.of(value.asText());
-        }
-        if (!value.isArray()) {
-            throw malformed("\"" + field + "\" holding " + value.getNodeType().name().toLowerCase(Locale.ROOT)
-                    + ", not a list of completions or a string", root.toString());
-        }
-        return texts(value, field, root);
-    }
-
-    /** Each element's text: a string, or an object's text/content/completion/output/message.content. */
-    private List<String> texts(JsonNode list, String field, JsonNode root) {
-        List<String> texts = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            JsonNode element = list.get(i);
-            String text = element.isTextual() ? element.asText() : null;
-            for (int f = 0; f < TEXT_FIELDS.size() && text == null; f++) {
-                JsonNode candidate = element.path(TEXT_FIELDS.get(f));
-                text = candidate.isTextual() ? candidate.asText() : null;
-            }
-            if (text == null && element.path("message").path("content").isTextual()) {
-                text = element.path("message").path("content").asText();
-            }
-            if (text == null) {
-                throw malformed(field + "[" + i + "] without text (expected a string, or an object with "
-                        + String.join(", ", TEXT_FIELDS) + " or message.content)", root.toString());
-            }
-            texts.add(text);
-        }
-        return texts;
-    }
-
-    /** Where the completions were expected, for messages. */
-    private String expected() {
-        return switch (settings.format()) {
-            case GENERIC -> "\"" + settings.responseField() + "\" (" + ApiComparatorSettings.RESPONSE_FIELD + ")";
-            case OPENAI_CHAT -> "choices[i].message.content";
-            case ANTHROPIC -> "content[*].text";
-            case OPENAI_RESPONSES -> "output_text or output[*].content[*].text";
-        };
-    }
-
-    private IllegalArgumentException malformed(String what, String body) {
-        return new IllegalArgumentException(where() + " answered with " + what + "; expected the completions in "
-                + expected() + ". Response: " + excerpt(body, RESPONSE_EXCERPT));
+        return new IllegalArgumentException(codec.where() + " answered HTTP " + status + " (" + hint + "): " + body);
     }
 
     // ------------------------------------------------------------------ helpers
 
-    private String where() {
-        return "comparator API (" + settings.format().configName() + ", POST " + settings.url() + ")";
-    }
-
-    /** {@code text} with the key scrubbed, then cut to {@code max} characters. */
-    private String excerpt(String text, int max) {
-        String clean = scrub(text == null ? "" : text.strip());
-        if (clean.isEmpty()) {
-            return "(empty body)";
-        }
-        return clean.length() <= max ? clean : clean.substring(0, max) + "...";
-    }
 
     /** {@code text} with the key (however short) and every other registered secret replaced by {@code ***}. */
     private String scrub(String text) {
@@ -590,13 +386,7 @@ public final class ApiComparator implements AutoCloseable {
             sleeper.sleep(wait);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(where() + ": interrupted while waiting to retry");
-        }
-    }
-
-    private static void check(boolean ok, String message) {
-        if (!ok) {
-            throw new IllegalArgumentException(message);
+            throw new IllegalStateException(codec.where() + ": interrupted while waiting to retry");
         }
     }
 }

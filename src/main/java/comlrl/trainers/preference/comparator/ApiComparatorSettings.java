@@ -1,10 +1,7 @@
 package comlrl.trainers.preference.comparator;
 
-import static comlrl.utils.ConfigMaps.isNullLike;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.model.io.HubCache;
-import comlrl.utils.ConfigMaps;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpRequest;
@@ -57,7 +54,6 @@ public final class ApiComparatorSettings {
             KEY_ENV, KEY_HEADER, KEY_PREFIX, RESPONSE_FIELD, EXTRA_BODY, RETRIES, BACKOFF, MAX_RESPONSE_BYTES);
 
     static final String HIDDEN = comlrl.net.Secrets.HIDDEN;
-    private static final String OWNER = "comparator";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String url;
@@ -131,70 +127,7 @@ public final class ApiComparatorSettings {
      * @throws IllegalArgumentException naming the key whose value is missing or invalid
      */
     public static ApiComparatorSettings fromMap(Map<String, ?> config) {
-        Objects.requireNonNull(config, "config");
-        for (String key : config.keySet()) {
-            if (key.startsWith("comparator_api_") && !KEYS.contains(key)) {
-                throw new IllegalArgumentException("Unknown " + OWNER + " key '" + key + "'; did you mean '"
-                        + ConfigMaps.closest(key, KEYS) + "'? Valid keys: " + String.join(", ", KEYS));
-            }
-        }
-        Object url = config.get(URL);
-        Builder b = builder(isNullLike(url) ? null : ConfigMaps.toStr(OWNER, URL, url));
-        if (set(config, FORMAT)) {
-            b.format(ApiFormat.parse(ConfigMaps.toStr(OWNER, FORMAT, config.get(FORMAT))));
-        }
-        if (set(config, MODEL)) {
-            b.model(ConfigMaps.toStr(OWNER, MODEL, config.get(MODEL)));
-        }
-        b.maxNPerRequest(ConfigMaps.toNullableInt(OWNER, MAX_N_PER_REQUEST, config.get(MAX_N_PER_REQUEST)));
-        if (set(config, TIMEOUT)) {
-            b.timeoutSeconds(ConfigMaps.toDouble(OWNER, TIMEOUT, config.get(TIMEOUT)));
-        }
-        if (set(config, HEADERS)) {
-            Map<String, String> headers = new LinkedHashMap<>();
-            mapping(config.get(HEADERS), HEADERS, "{X-Org: my-org}").forEach((name, value) -> {
-                if (!(value instanceof String || value instanceof Number || value instanceof Boolean)) {
-                    throw new IllegalArgumentException(OWNER + " key '" + HEADERS + "' must map header names to "
-                            + "strings; header '" + name + "' has a " + typeName(value));
-                }
-                headers.put(name, String.valueOf(value));
-            });
-            b.headers(headers);
-        }
-        if (set(config, KEY)) {
-            if (!(config.get(KEY) instanceof String key)) {
-                // the value is not shown: it may be a mistyped key
-                throw new IllegalArgumentException(OWNER + " key '" + KEY + "' must be a string (got a "
-                        + typeName(config.get(KEY)) + "; quote it in YAML)");
-            }
-            b.apiKey(key);
-        }
-        if (set(config, KEY_ENV)) {
-            b.apiKeyEnv(ConfigMaps.toStr(OWNER, KEY_ENV, config.get(KEY_ENV)));
-        }
-        if (set(config, KEY_HEADER)) {
-            b.apiKeyHeader(ConfigMaps.toStr(OWNER, KEY_HEADER, config.get(KEY_HEADER)));
-        }
-        if (config.containsKey(KEY_PREFIX)) {
-            Object prefix = config.get(KEY_PREFIX);
-            b.apiKeyPrefix(isNullLike(prefix) ? "" : ConfigMaps.toStr(OWNER, KEY_PREFIX, prefix));
-        }
-        if (set(config, RESPONSE_FIELD)) {
-            b.responseField(ConfigMaps.toStr(OWNER, RESPONSE_FIELD, config.get(RESPONSE_FIELD)));
-        }
-        if (set(config, EXTRA_BODY)) {
-            b.extraBody(mapping(config.get(EXTRA_BODY), EXTRA_BODY, "{reasoning_effort: low}"));
-        }
-        if (set(config, RETRIES)) {
-            b.retries(ConfigMaps.toInt(OWNER, RETRIES, config.get(RETRIES)));
-        }
-        if (set(config, BACKOFF)) {
-            b.backoffSeconds(ConfigMaps.toDouble(OWNER, BACKOFF, config.get(BACKOFF)));
-        }
-        if (set(config, MAX_RESPONSE_BYTES)) {
-            b.maxResponseBytes(ConfigMaps.toLong(OWNER, MAX_RESPONSE_BYTES, config.get(MAX_RESPONSE_BYTES)));
-        }
-        return b.build();
+        return ApiSettingsReader.read(config);
     }
 
     /** {@code comparator_api_url}: the endpoint every request is POSTed to. Required. */
@@ -388,31 +321,12 @@ public final class ApiComparatorSettings {
             throw new IllegalArgumentException(URL + " must be an http:// or https:// URL with a host, e.g. "
                     + "https://api.openai.com/v1/chat/completions (got " + url + ")");
         }
-        if (scheme.equals("http") && !isLoopback(uri.getHost()) && !allowHttp(environment)) {
+        if (scheme.equals("http") && !HubCache.isLoopback(uri.getHost()) && !HubCache.allowsHttp(environment)) {
             throw new IllegalArgumentException(URL + " is plain http to " + uri.getHost() + ": prompts, completions "
                     + "and the API key would cross the network unencrypted. Use https://, or, for a server you trust, "
                     + "set " + HubCache.ALLOW_HTTP_VARIABLE + "=1");
         }
         return uri;
-    }
-
-    /** 127.x.x.x, ::1 or localhost, judged from the text alone (no name lookup). */
-    static boolean isLoopback(String host) {
-        String h = host.toLowerCase(Locale.ROOT);
-        if (h.startsWith("[") && h.endsWith("]")) {
-            h = h.substring(1, h.length() - 1);
-        }
-        return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
-                || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
-    }
-
-    private static boolean allowHttp(Map<String, String> environment) {
-        return isTrue(environment.get(HubCache.ALLOW_HTTP_VARIABLE))
-                || isTrue(System.getProperty(HubCache.ALLOW_HTTP_PROPERTY));
-    }
-
-    private static boolean isTrue(String value) {
-        return value != null && List.of("1", "true", "yes", "on").contains(value.trim().toLowerCase(Locale.ROOT));
     }
 
     /** A header the HTTP client accepts (not a restricted one such as Host or Content-Length). */
@@ -436,23 +350,8 @@ public final class ApiComparatorSettings {
         }
     }
 
-    private static Map<String, Object> mapping(Object value, String key, String example) {
-        if (!(value instanceof Map<?, ?> map)) {
-            throw new IllegalArgumentException(OWNER + " key '" + key + "' must be a mapping such as " + example
-                    + ", got a " + typeName(value));
-        }
-        return ConfigMaps.stringKeys(OWNER + " key '" + key + "'", map);
-    }
-
-    private static boolean set(Map<String, ?> config, String key) {
-        return !isNullLike(config.get(key));
-    }
-
-    private static String typeName(Object value) {
-        return value == null ? "null" : value.getClass().getSimpleName();
-    }
-
-    private static void check(boolean ok, String message) {
+    /** @throws IllegalArgumentException with {@code message} unless {@code ok} */
+    static void check(boolean ok, String message) {
         if (!ok) {
             throw new IllegalArgumentException(message);
         }

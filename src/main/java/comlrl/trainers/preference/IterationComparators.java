@@ -1,0 +1,323 @@
+package comlrl.trainers.preference;
+
+import comlrl.data.TaskItem;
+import comlrl.generation.CausalLm;
+import comlrl.generation.Completion;
+import comlrl.generation.GenerationSettings;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.trainers.Devices;
+import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.preference.comparator.ApiComparator;
+import comlrl.trainers.preference.comparator.ApiComparatorSettings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The comparator of each iteration of an iterative trainer (reference §7.4, {@code comparator_policy}),
+ * as a {@link ComparatorSource}: {@code current} samples the live agents from the comparator's own
+ * seed stream; {@code current_copy} the same agents (frozen copies on {@code comparator_devices} when
+ * those differ from the agents' devices); {@code model} frozen models loaded once; {@code history}
+ * the policy saved after iteration {@code idx − comparator_history_k} (the newest earlier one saved,
+ * else the initial policy); {@code api} an HTTP service ({@link ApiComparator}). With
+ * {@code comparator_generation_mode: centralized} one of them answers the adapter's joint prompt.
+ */
+final class IterationComparators implements AutoCloseable {
+    private final IterativePreferenceConfig args;
+    /** Where the policies are saved (the history comparator reads them); null when none are. */
+    private final Path policyDir;
+    private final ApiComparator api;
+    private List<CausalLm> fixedComparators = List.of();
+    private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
+    /**
+     * This process's share of a ddp run: the comparator generates on rank 0 (an API comparator is
+     * called once per prompt), or in the agents split each process generates the comparator
+     * candidates of the agents it holds (an API comparator still on rank 0).
+     */
+    private RankWork work = RankWork.single(0);
+
+    /** Checks the API comparator's settings and key (before any model loads). */
+    IterationComparators(IterativePreferenceConfig args, Path policyDir) {
+        this.args = args;
+        this.policyDir = policyDir;
+        this.api = args.comparatorPolicy() == ComparatorPolicy.API
+                ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
+    }
+
+    /** The processes of a ddp run; call before {@link #loadFixedComparators}. */
+    void in(RankWork work) {
+        this.work = work;
+    }
+
+    /**
+     * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
+     * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
+     * split each process those of its agents).
+     */
+    void loadFixedComparators(List<CausalLm> agents, DType dtype) {
+        if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
+            return;
+        }
+        List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
+                : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
+        List<Device> devices = args.comparatorDevices() != null
+                ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
+                : agents.stream().map(a -> a == null ? null : a.model().device()).toList();
+        // the agents split: the comparators of this process's agents
+        this.fixedComparators = loadAll(sources.size(), i -> byAgent() && !work.ownsAgent(i) ? null
+                : CausalLm.load(sources.get(i), dtype, devices.get(i)));
+    }
+
+    /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
+    private boolean byAgent() {
+        return work.distributed() && !work.splitsRows();
+    }
+
+    private static void closeAll(List<CausalLm> models) {
+        models.stream().filter(java.util.Objects::nonNull).forEach(CausalLm::close);
+    }
+
+    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
+    void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
+        this.adapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
+    }
+    /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
+    private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
+        throw new IllegalStateException("the comparator generates on rank 0");
+    };
+
+    /**
+     * The comparator of iteration {@code iteration} (1-based) in this process. A ddp run: the
+     * comparator is rank 0's (the collector asks it there and sends its candidates), or with the
+     * agents split every process's, for the agents it holds (an API comparator: rank 0's).
+     */
+    ComparatorSource forIteration(int iteration, List<CausalLm> agents) {
+        boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
+        return here ? comparatorFor(iteration, agents) : ELSEWHERE;
+    }
+
+    private ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
+        ComparatorSource source = switch (args.comparatorPolicy()) {
+            case CURRENT -> frozen(agents, false, true);
+            case CURRENT_COPY -> currentCopy(agents);
+            case MODEL -> frozen(fixedComparators, false, false);
+            case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
+            case API -> apiSource();
+        };
+        // with centralized collaboration the one actor's prompt is already the adapter's joint prompt
+        boolean jointPrompt = args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED
+                && args.collaborationMode() != comlrl.utils.CollaborationMode.CENTRALIZED;
+        return jointPrompt ? centralized(source) : source;
+    }
+
+    /**
+     * Centralized comparator generation (reference §7.4, §7.5): agent
+     * {@code comparator_centralized_agent_index} of {@code perAgent} answers the adapter's joint prompt
+     * {@code build_prompt(item, [formatter_i(item)])} {@code n} times; each completion is split by
+     * {@code parse_completion} into the N roles' outputs (exactly N; a completion the adapter cannot
+     * parse gives N empty outputs).
+     */
+    private ComparatorSource centralized(ComparatorSource perAgent) {
+        int j = args.comparatorCentralizedAgentIndex();
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
+                    long[] seeds) {
+                int roles = promptTexts.size();
+                if (perAgent.perProcess() && !work.ownsAgent(j)) { // the agents split: agent j's process answers
+                    return java.util.Collections.nCopies(roles, null);
+                }
+                String prompt = adapter.buildPrompt(item, List.copyOf(promptTexts));
+                List<String> joint = perAgent.generateOne(j, item, prompt, n, seeds[j]);
+                List<List<String>> out = new ArrayList<>();
+                for (int r = 0; r < roles; r++) {
+                    out.add(new ArrayList<>());
+                }
+                for (String completion : joint) {
+                    List<String> parts;
+                    try {
+                        parts = adapter.parseCompletion(completion, item, roles);
+                    } catch (RuntimeException e) {
+                        parts = java.util.Collections.nCopies(roles, "");
+                    }
+                    if (parts == null || parts.size() != roles) {
+                        throw new IllegalArgumentException("the centralized adapter split a comparator completion into "
+                                + (parts == null ? "null" : parts.size() + " parts") + "; it must return exactly " + roles
+                                + " strings (one per role)");
+                    }
+                    for (int r = 0; r < roles; r++) {
+                        out.get(r).add(parts.get(r));
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public boolean perProcess() {
+                return perAgent.perProcess();
+            }
+
+            @Override
+            public void close() {
+                perAgent.close();
+            }
+        };
+    }
+
+    /**
+     * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
+     * item's fields and this config's sampling settings (the service's own randomness is not ours to seed).
+     */
+    private ComparatorSource apiSource() {
+        ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
+                args.topK());
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
+                    long[] seeds) {
+                List<List<String>> out = new ArrayList<>();
+                for (int i = 0; i < promptTexts.size(); i++) {
+                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+                }
+                return out;
+            }
+
+            @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                return api.generate(prompt, agent, n, item.asMap(), sampling);
+            }
+        };
+    }
+
+    /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */
+    private ComparatorSource currentCopy(List<CausalLm> agents) {
+        if (args.comparatorDevices() == null) {
+            return frozen(agents, false, true);
+        }
+        List<Device> devices = Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
+        boolean same = true;
+        for (int i = 0; i < agents.size(); i++) {
+            same &= agents.get(i) == null || agents.get(i).model().device().equals(devices.get(i));
+        }
+        if (same) {
+            return frozen(agents, false, true);
+        }
+        List<CausalLm> copies = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) { // null for another process's agent (the agents split)
+            CausalLm a = agents.get(i);
+            copies.add(a == null ? null
+                    : new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
+        }
+        return frozen(copies, true, true);
+    }
+
+    /**
+     * The policy saved after iteration {@code iteration − comparator_history_k}; when that one is
+     * missing, the newest saved before it; else the initial policy.
+     */
+    private List<CausalLm> loadHistory(int iteration, List<CausalLm> agents) {
+        Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
+        // each process the agents it holds (it saved them)
+        return loadAll(agents.size(), i -> agents.get(i) == null ? null : CausalLm.load(
+                dir.resolve("agent_" + i).toString(), agents.get(i).model().dtype(), agents.get(i).model().device()));
+    }
+
+    /** Models 0 .. count−1 by {@code load} (null where it gives null); when one fails, those loaded are closed. */
+    private static List<CausalLm> loadAll(int count, java.util.function.IntFunction<CausalLm> load) {
+        List<CausalLm> out = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                out.add(load.apply(i));
+            }
+        } catch (RuntimeException | Error e) {
+            closeAll(out);
+            throw e;
+        }
+        return out;
+    }
+
+    /**
+     * The history comparator's directory for {@code iteration}: {@code iteration_(idx−k)}, else the
+     * newest existing {@code iteration_j} with j &lt; idx − k, else {@code initial}.
+     */
+    static Path historyDirectory(Path policyDir, int iteration, int k) {
+        for (int j = iteration - k; j >= 1; j--) {
+            Path d = policyDir.resolve(snapshotName(j));
+            if (Files.isDirectory(d)) {
+                return d;
+            }
+        }
+        return policyDir.resolve("initial");
+    }
+
+    /** The directory name of the policy saved after iteration {@code iteration}: {@code iteration_NNNN}. */
+    static String snapshotName(int iteration) {
+        return PreferenceReplay.shardName(iteration).replace(".json", "");
+    }
+
+    /**
+     * A comparator sampling {@code models} with their generation settings for comparator_num_candidates.
+     *
+     * @param agentsTokens whether the models read the agents' prompt ids (copies and earlier states of
+     *        the agents); else each encodes the prompt text with its own tokenizer
+     */
+    private ComparatorSource frozen(List<CausalLm> models, boolean owned, boolean agentsTokens) {
+        int n = args.comparatorNumCandidates();
+        List<GenerationSettings.Resolved> settings = new ArrayList<>();
+        for (int i = 0; i < models.size(); i++) {
+            settings.add(models.get(i) == null ? null : AgentGeneration.resolve(i, models.get(i), args.generationKwargs(),
+                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n));
+        }
+        return new ComparatorSource() {
+            @Override
+            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int count,
+                    long[] seeds) {
+                List<List<String>> out = new ArrayList<>();
+                for (int i = 0; i < models.size(); i++) {
+                    if (models.get(i) == null) { // the agents split: another process's agent
+                        out.add(null);
+                        continue;
+                    }
+                    // a comparator model of its own may have another tokenizer: it encodes the prompt itself
+                    long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
+                    List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
+                            seeds[i]).get(0);
+                    out.add(c.stream().map(Completion::text).toList());
+                }
+                return out;
+            }
+
+            @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                CausalLm model = models.get(agent);
+                GenerationSettings.Resolved joint = AgentGeneration.resolve(agent, model, args.generationKwargs(),
+                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n);
+                return model.generator().generate(List.of(model.encode(prompt)), joint.sampling(), seed).get(0).stream()
+                        .map(Completion::text).toList();
+            }
+
+            @Override
+            public boolean perProcess() {
+                return byAgent();
+            }
+
+            @Override
+            public void close() {
+                if (owned) {
+                    closeAll(models);
+                }
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        closeAll(fixedComparators);
+        if (api != null) {
+            api.close();
+        }
+    }
+}

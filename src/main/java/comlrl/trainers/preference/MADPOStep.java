@@ -1,0 +1,145 @@
+package comlrl.trainers.preference;
+
+import comlrl.generation.CausalLm;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Scope;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.RankWork;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * One DPO batch of {@link MADPOTrainer} ({@link MADPOLoss}): every agent's Δ over the batch first
+ * (no gradients), then each agent's step on its loss with the other agents' Δ as constants; in a ddp
+ * run this process scores and backpropagates the pairs at positions j ≡ rank (mod W), or the agents
+ * it holds. Returns the batch's metrics: {@code turn_1/reward_mean} and {@code turn_1/expected_return}
+ * (the pairs' candidate reward mean), per agent i {@code agent_i/dpo_loss} and the implicit-reward
+ * metrics {@code agent_i/rewards/*} ({@link PreferenceMetrics.DpoRewards}, before the steps), and
+ * {@code dpo_loss}, the agents' mean.
+ */
+final class MADPOStep {
+    private final MADPOConfig args;
+    private final int numAgents;
+    /** Each agent; null for the agents other processes hold (the agents split). */
+    private final List<CausalLm> agents;
+    private final List<AdamW> optimizers;
+    private final AgentExecutor executor;
+    private final RankWork work;
+    /** Whether Δ is relative to the pairs' frozen reference log-probabilities ({@code dpo_reference: frozen_initial}). */
+    private final boolean withReference;
+    /** Sees each agent's gradients just before its optimizer step (tests); may be null. */
+    private final BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+
+    MADPOStep(MADPOConfig args, List<CausalLm> agents, List<AdamW> optimizers, AgentExecutor executor, RankWork work,
+            boolean withReference, BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer) {
+        this.args = args;
+        this.numAgents = agents.size();
+        this.agents = agents;
+        this.optimizers = optimizers;
+        this.executor = executor;
+        this.work = work;
+        this.withReference = withReference;
+        this.observer = observer;
+    }
+
+    /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */
+    Map<String, Double> train(List<PreferencePair> batch) {
+        int n = batch.size();
+        double[][] deltas = new double[numAgents][];
+        // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
+        int[] local = work.localRows(n);
+        List<PreferencePair> mine = java.util.Arrays.stream(local).mapToObj(batch::get).toList();
+        List<List<long[]>> prompts = new ArrayList<>();
+        List<List<long[]>> winners = new ArrayList<>();
+        List<List<long[]>> losers = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            int agent = i;
+            prompts.add(mine.stream().map(p -> p.prompts().get(agent)).toList());
+            winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
+            losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
+        }
+        List<double[]> scored = executor.map(i -> {
+            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs (or agents) filled in
+            if (!mine.isEmpty() && agents.get(i) != null) {
+                MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
+                        losers.get(i), agents.get(i).padId());
+                for (int k = 0; k < local.length; k++) {
+                    both[local[k]] = s.winners()[k];
+                    both[n + local[k]] = s.losers()[k];
+                }
+            }
+            return both;
+        });
+        // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
+        List<double[]> summed = scored.stream().map(work::sum).toList();
+        PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
+        for (int i = 0; i < numAgents; i++) {
+            int agent = i;
+            MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
+                    java.util.Arrays.copyOfRange(summed.get(i), 0, n), java.util.Arrays.copyOfRange(summed.get(i), n, 2 * n));
+            MADPOLoss.SequenceLogprobs frozen = !withReference ? null : new MADPOLoss.SequenceLogprobs(
+                    batch.stream().mapToDouble(p -> p.referenceWinners()[agent]).toArray(),
+                    batch.stream().mapToDouble(p -> p.referenceLosers()[agent]).toArray());
+            deltas[i] = MADPOLoss.deltas(args.dpoReference(), policy, frozen);
+            rewards[i] = PreferenceMetrics.DpoRewards.of(args.dpoBeta(), policy, frozen);
+        }
+        double[] losses = new double[numAgents];
+        executor.map(i -> {
+            MADPOLoss.AgentLoss loss;
+            try {
+                loss = MADPOLoss.agentLoss(i, deltas, args.dpoBeta());
+            } catch (MADPOLoss.NonFiniteDeltaException e) {
+                throw new IllegalStateException("Training stopped: " + e.getMessage() + " in a batch of " + n
+                        + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
+                        + "intact; lower agent_learning_rate or dpo_beta.", e);
+            }
+            losses[i] = loss.loss();
+            AdamW opt = optimizers.get(i);
+            if (opt == null) {
+                return null; // the agents split: its owner steps it (the loss is the same everywhere)
+            }
+            opt.zeroGrad();
+            double[] all = MADPOLoss.weights(loss); // winners' then losers'
+            double[] weights = new double[2 * local.length];
+            for (int k = 0; k < local.length; k++) {
+                weights[k] = all[local[k]];
+                weights[local.length + k] = all[n + local[k]];
+            }
+            if (!mine.isEmpty()) {
+                try (Scope s = Scope.open()) {
+                    MADPOLoss.backward(agents.get(i).model(), prompts.get(i), winners.get(i), losers.get(i),
+                            agents.get(i).padId(), weights, args.gradientCheckpointing());
+                }
+            }
+            if (work.splitsRows()) {
+                work.sumGradients(opt.parameters()); // the whole batch's gradient on every process
+            }
+            if (!opt.gradientsFinite()) {
+                opt.zeroGrad();
+                throw new IllegalStateException("Training stopped: agent " + i + "'s DPO gradient is not finite. No "
+                        + "optimizer step used it; lower agent_learning_rate.");
+            }
+            if (observer != null) {
+                observer.accept(i, opt.parameters());
+            }
+            work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+            opt.zeroGrad();
+            return null;
+        });
+        double mean = batch.stream().mapToDouble(PreferencePair::candidateRewardMean).average().orElse(0);
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("turn_1/reward_mean", mean);
+        metrics.put("turn_1/expected_return", mean);
+        double lossMean = 0;
+        for (int i = 0; i < numAgents; i++) {
+            metrics.put("agent_" + i + "/dpo_loss", losses[i]);
+            rewards[i].putInto(metrics, "agent_" + i + "/");
+            lossMean += losses[i] / numAgents;
+        }
+        metrics.put("dpo_loss", lossMean);
+        return metrics;
+    }
+}
