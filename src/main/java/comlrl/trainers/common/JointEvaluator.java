@@ -19,8 +19,8 @@ import java.util.Map;
  * n evaluation items, one completion per agent per turn, every turn run (the external transition
  * between turns), the joint reward of each turn; {@code eval/turn_t/reward_mean} and
  * {@code eval/turn_t/expected_return} (the undiscounted suffix sum) averaged over items, and the
- * custom metrics of {@code eval_logger} + {@code eval_aggregator}. Each evaluation samples with its own
- * seeds ({@link SeedStream#evaluation()}), none drawn from training's stream.
+ * custom metrics of {@code eval_logger} + {@code eval_aggregator}. Evaluations sample from their own
+ * stream ({@link SeedStream#evaluation()}), none drawn from training's.
  */
 public final class JointEvaluator {
     private final Dataset evalDataset;
@@ -77,7 +77,7 @@ public final class JointEvaluator {
             throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
-        SeedStream evalSeeds = seeds.evaluation(); // the same seeds at every evaluation, none of training's
+        SeedStream evalSeeds = seeds.evaluation(); // the evaluations' own stream, none of training's
         int turns = numTurns;
         double[] rewardSums = new double[turns];
         double[] returnSums = new double[turns];

@@ -16,13 +16,29 @@ public final class SeedStream {
     }
 
     /**
-     * A fresh stream for one evaluation, apart from this one: seeded {@code seed ^ EVALUATION_SALT},
-     * at position 0. An evaluation draws from it only, so evaluating (and how often,
-     * {@code eval_interval}) never changes which samples training draws, and two evaluations of the
-     * same weights sample the same completions.
+     * The evaluation's stream, apart from this one: seeded {@code seed ^ EVALUATION_SALT}, created once
+     * and advancing over all of a run's evaluations. Evaluations draw from it only, so evaluating (and
+     * how often, {@code eval_interval}) never changes which samples training draws, while repeated
+     * evaluations ({@code eval_repeats}) sample anew. Its position is checkpointed beside this one's
+     * ({@link #evaluationPosition()}), so a resumed run evaluates on the uninterrupted run's seeds.
      */
-    public SeedStream evaluation() {
-        return new SeedStream(seed ^ EVALUATION_SALT);
+    public synchronized SeedStream evaluation() {
+        if (evaluation == null) {
+            evaluation = new SeedStream(seed ^ EVALUATION_SALT);
+        }
+        return evaluation;
+    }
+
+    private SeedStream evaluation;
+
+    /** How many seeds evaluations drew (the checkpointed position of {@link #evaluation()}). */
+    public long evaluationPosition() {
+        return evaluation().position();
+    }
+
+    /** Restores {@link #evaluation()}'s position. */
+    public void restoreEvaluation(long position) {
+        evaluation().restore(position);
     }
 
     /** What sets an evaluation's seeds apart from training's ("eval" in ASCII). */

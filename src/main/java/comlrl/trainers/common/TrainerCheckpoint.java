@@ -22,7 +22,7 @@ import java.util.Map;
  *   <li>{@linkplain Part parts}: model weights, optimizer moments, value heads (files in the
  *       {@code checkpoint-N} directory);</li>
  *   <li>progress ({@link Progress}: completed epochs, {@code env_step}), the {@link SeedStream}
- *       position, the log position ({@link MetricsLogger}), and the user's {@link Stateful} parts,
+ *       positions (training's {@code seed_counter}, the evaluations' {@code eval_seed_counter}), the log position ({@link MetricsLogger}), and the user's {@link Stateful} parts,
  *       in {@code metadata.json};</li>
  *   <li>the shape of every model, checked before anything is restored.</li>
  * </ul>
@@ -171,6 +171,7 @@ public final class TrainerCheckpoint {
             meta.put("num_train_epochs", numTrainEpochs);
             meta.put("env_step", progress.envStep());
             meta.put("seed_counter", seeds.position());
+            meta.put("eval_seed_counter", seeds.evaluationPosition());
             meta.put("last_logged_step", logger.lastLoggedStep());
             meta.put("num_agents", numAgents);
             for (ShapeGroup g : shapes) {
@@ -222,6 +223,8 @@ public final class TrainerCheckpoint {
         }
         parts.values().forEach(p -> p.restore(checkpoint));
         seeds.restore(seedPosition);
+        // checkpoints written before evaluation had its own stream hold none: its start
+        seeds.restoreEvaluation(meta.get("eval_seed_counter") instanceof Number n ? n.longValue() : 0);
         Long lines = meta.get("metrics_lines") instanceof Number n ? n.longValue() : null;
         Long last = meta.get("last_logged_step") instanceof Number n ? n.longValue() : null;
         logger.restore(lines, last, steps);

@@ -217,7 +217,7 @@ class JointRolloutTest {
     }
 
     @Test
-    void anEvaluationStreamIsApartFromTrainingAndStartsAfreshEachTime() {
+    void anEvaluationStreamIsApartFromTrainingAndGoesOnAcrossEvaluations() {
         SeedStream training = new SeedStream(7);
         training.next();
         training.next();
@@ -226,6 +226,12 @@ class JointRolloutTest {
         assertThat(eval.next()).isEqualTo(Generator.rowSeed(7L ^ 0x6576616CL, 0, 0));
         assertThat(eval.next()).isEqualTo(Generator.rowSeed(7L ^ 0x6576616CL, 0, 1));
         assertThat(training.position()).isEqualTo(2); // evaluation drew none of training's seeds
-        assertThat(training.evaluation().next()).isEqualTo(Generator.rowSeed(7L ^ 0x6576616CL, 0, 0));
+        // the next evaluation continues the stream (repeated evaluations sample anew), and its position is
+        // what a checkpoint keeps beside training's
+        assertThat(training.evaluation().next()).isEqualTo(Generator.rowSeed(7L ^ 0x6576616CL, 0, 2));
+        assertThat(training.evaluationPosition()).isEqualTo(3);
+        training.restoreEvaluation(1);
+        assertThat(training.evaluation().next()).isEqualTo(Generator.rowSeed(7L ^ 0x6576616CL, 0, 1));
+        assertThat(training.position()).isEqualTo(2);
     }
 }

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Evaluation samples from its own seeds: how often a run evaluates ({@code eval_interval}) does not
- * change what training samples, and two evaluations of the same weights give the same metrics.
+ * change what training samples; repeated evaluations sample anew, and a checkpoint keeps the
+ * evaluations' position.
  */
 class EvaluationSeedsTest {
     @TempDir
@@ -63,11 +64,22 @@ class EvaluationSeedsTest {
     }
 
     @Test
-    void twoEvaluationsOfTheSameWeightsAgree() {
+    void repeatedEvaluationsSampleAnewAndAResumedRunEvaluatesOnTheStraightRunsSeeds(@TempDir Path tmp) {
+        Map<String, Double> first;
+        Map<String, Double> third;
+        Path checkpoint;
         try (MAGRPOTrainer t = trainer(0)) {
-            Map<String, Double> first = t.evaluate(2);
+            first = t.evaluate(2);
             assertThat(first).containsKey("eval/turn_1/reward_mean");
-            assertThat(t.evaluate(2)).isEqualTo(first);
+            Map<String, Double> second = t.evaluate(2);
+            assertThat(second).as("eval_repeats average different samples").isNotEqualTo(first);
+            checkpoint = t.saveCheckpoint(tmp); // keeps the evaluations' position: two evaluations drawn
+            third = t.evaluate(2);
+        }
+        try (MAGRPOTrainer t = trainer(0)) {
+            t.resumeFrom(checkpoint);
+            Map<String, Double> resumed = t.evaluate(2);
+            assertThat(resumed).as("the straight run's third evaluation").isEqualTo(third).isNotEqualTo(first);
         }
     }
 }
