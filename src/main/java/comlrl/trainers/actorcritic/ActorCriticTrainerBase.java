@@ -4,12 +4,10 @@ import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.model.ValueHead;
 import comlrl.reward.RewardFunction;
-import comlrl.rl.ReferenceKl;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
@@ -36,7 +34,6 @@ import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -109,8 +106,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
     private final List<CausalLm> agents = new ArrayList<>();
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    /** Each agent's pad id (given by its owner in the agents split). */
-    private final long[] padIds;
     private final Formatters formatters;
     private final RewardFunction rewardFunc;
     private final RewardProcessor rewardProcessor;
@@ -133,6 +128,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
     private final List<AdamW> actorOptimizers = new ArrayList<>();
     private final AgentUpdates updates;
+    /** Turns an item's scored turns into samples with targets, returns and advantages. */
+    private final EpisodeSamples episodes;
     private final TrainerCheckpoint checkpoint;
 
     private long envStep;
@@ -195,7 +192,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
-            this.padIds = work.longsFromOwners(agents, CausalLm::padId);
+            long[] padIds = work.longsFromOwners(agents, CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
             made = critic.apply(new Critic.Actors(Collections.unmodifiableList(agents), loaded, padIds, work, executor,
                     steps));
@@ -210,6 +207,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 actorOptimizers.add(agents.get(i) == null ? null : work.adamW(params, args.agentLearningRate(), 0.01));
             }
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
+            this.episodes = new EpisodeSamples(numAgents, padIds, made, work,
+                    args.referenceKlEnabled() ? args.referenceKlCoef() : 0, args.discount(),
+                    algorithm.discountedReturns() ? args.discount() : 1.0);
             this.checkpoint = checkpoint(made, b.checkpointExtension());
         } catch (RuntimeException | Error e) {
             actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
@@ -407,11 +407,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         List<JointRollout.Scored<double[][]>> episode = rollout().rollout(List.of(rollout().start(item, itemLabel)),
                 eval ? evalSeeds : seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
                 rewards -> threshold != null && mean(rewards) > threshold).get(0);
-        List<Turn> turns = new ArrayList<>();
-        for (JointRollout.Scored<double[][]> scored : episode) {
-            turns.add(withCritic(scored.turn(), scored.rewards()));
-        }
-        return samples(item, turns, k);
+        return episodes.samples(item, episode, k);
     }
 
     /** The rollout engine of this trainer's actors (built on first use, once every part is loaded). */
@@ -427,83 +423,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
     private SeedStream evalSeeds;
 
-    /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
-    private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
-            List<List<String>> texts, double[][] logprobs, double[][] kls, CriticValues critic, double[][] rewards) {
-    }
-
-    /**
-     * A sampled turn with the critic's old values: responses cut at the first pad id
-     * ({@code Σ_t log π(y_t)} of the sampling over the same tokens), KLs 0 when shaping is off; in the
-     * agents split every agent's values from its owner.
-     */
-    private Turn withCritic(JointRollout.Turn turn, double[][] rewards) {
-        int k = turn.completions().get(0).size();
-        List<List<long[]>> responses = new ArrayList<>();
-        double[][] logprobs = new double[numAgents][k];
-        for (int i = 0; i < numAgents; i++) {
-            List<long[]> ys = new ArrayList<>();
-            for (int g = 0; g < k; g++) {
-                Completion c = turn.completions().get(i).get(g);
-                int len = ReferenceKl.responseLength(c.tokenIds(), padIds[i]);
-                ys.add(Arrays.copyOf(c.tokenIds(), len));
-                double sum = 0;
-                for (int j = 0; j < len; j++) {
-                    sum += c.logprobs()[j];
-                }
-                logprobs[i][g] = sum;
-            }
-            responses.add(ys);
-        }
-        List<String> prompts = turn.state().prompts();
-        List<List<String>> texts = turn.texts();
-        CriticValues critic = criticValues(turn.state().turn(), prompts, turn.promptIds(), responses, texts);
-        List<double[]> values = work.fromOwners(Arrays.asList(critic.values()), RankWork.DOUBLES);
-        double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
-        return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
-                new CriticValues(values.toArray(new double[0][]), critic.jointIds()), rewards);
-    }
-
-    /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss}). */
-    private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
-        double beta = args.referenceKlEnabled() ? args.referenceKlCoef() : 0;
-        int n = turns.size();
-        RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
-        for (int i = 0; i < numAgents; i++) {
-            for (int g = 0; g < k; g++) {
-                double[] shaped = new double[n];
-                double[] old = new double[n];
-                for (int t = 0; t < n; t++) {
-                    Turn turn = turns.get(t);
-                    shaped[t] = turn.rewards[i][g] - beta * turn.kls[i][g];
-                    old[t] = turn.critic.values()[i][g];
-                }
-                double[] y = ActorCriticLoss.tdTargets(shaped, old, args.discount());
-                double[] returns = ActorCriticLoss.discountedReturns(shaped, discountedReturns() ? args.discount() : 1.0);
-                for (int t = 0; t < n; t++) {
-                    Turn turn = turns.get(t);
-                    long[] p = turn.promptIds.get(i);
-                    long[] r = turn.responses.get(i).get(g);
-                    long[] full = new long[p.length + r.length];
-                    System.arraycopy(p, 0, full, 0, p.length);
-                    System.arraycopy(r, 0, full, p.length, r.length);
-                    double a = y[t] - old[t];
-                    List<long[]> joint = turn.critic.jointIds();
-                    out[t][i][g] = new RolloutSample(i, turn.prompts.get(i), turn.texts.get(i).get(g), full, p.length,
-                            r.length, turn.logprobs[i][g], old[t], turn.rewards[i][g], returns[t], a, a, t,
-                            turn.kls[i][g], beta * turn.kls[i][g], y[t], g, joint == null ? null : joint.get(g), item);
-                }
-            }
-        }
-        List<RolloutSample> flat = new ArrayList<>();
-        for (RolloutSample[][] turn : out) {
-            for (RolloutSample[] agent : turn) {
-                flat.addAll(Arrays.asList(agent));
-            }
-        }
-        return flat;
-    }
-
     private static double mean(double[][] values) {
         double sum = 0;
         int count = 0;
@@ -514,17 +433,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
         }
         return sum / Math.max(count, 1);
-    }
-
-    /** The critic's old values of one turn ({@link Critic#values}). */
-    private CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
-            List<List<long[]>> responses, List<List<String>> texts) {
-        return critic.values(turn, prompts, promptIds, responses, texts);
-    }
-
-    /** Whether logged returns are discounted ({@code G_t = r'_t + γ G_{t+1}}) or suffix sums. */
-    private boolean discountedReturns() {
-        return algorithm.discountedReturns();
     }
 
     // ------------------------------------------------------------------ evaluation, saving
