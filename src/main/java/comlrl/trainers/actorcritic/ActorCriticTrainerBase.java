@@ -210,7 +210,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             this.episodes = new EpisodeSamples(numAgents, padIds, made, work,
                     args.referenceKlEnabled() ? args.referenceKlCoef() : 0, args.discount(),
                     algorithm.discountedReturns() ? args.discount() : 1.0);
-            this.checkpoint = checkpoint(made, b.checkpointExtension());
+            this.checkpoint = ActorCriticCheckpoint.of(algorithmName, args, agents, actorOptimizers, made, work,
+                    TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
+                            "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
+                            externalTransition, "metrics_callback", metricsCallback), seeds, logger,
+                    b.checkpointExtension());
         } catch (RuntimeException | Error e) {
             actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
             if (made != null) {
@@ -229,29 +233,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.actorSet = loaded;
         this.references = refs;
         this.critic = made;
-    }
-
-    /** The checkpoint of the whole trainer: actors, their optimizers, the critic's parts, progress, seeds. */
-    private TrainerCheckpoint checkpoint(Critic critic, TrainerCheckpoint.Extension extension) {
-        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
-        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels(), work));
-        shapes.addAll(critic.shapes());
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue; // the agents split: its owner writes and restores it
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
-                    actorOptimizers.get(i)));
-            parts.putAll(critic.agentParts(i));
-        }
-        parts.putAll(critic.sharedParts());
-        return new TrainerCheckpoint(algorithmName, numAgents, args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "metrics_callback", metricsCallback), seeds, logger)
-                .in(work).extendedBy(extension);
     }
 
     /** The builder's settings as this trainer received them. */
