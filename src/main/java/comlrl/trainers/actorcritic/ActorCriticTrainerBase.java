@@ -6,7 +6,6 @@ import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
-import comlrl.model.ValueHead;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Tensor;
@@ -35,11 +34,9 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -197,15 +194,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             made = critic.apply(new Critic.Actors(Collections.unmodifiableList(agents), loaded, padIds, work, executor,
                     steps));
             made.requireOutside(outputDir, "output_dir");
-            for (int i = 0; i < numAgents; i++) { // null for another process's agent (the agents split)
-                ValueHead head = made.headOnActor(i);
-                List<Tensor> params = new ArrayList<>();
-                if (agents.get(i) != null) {
-                    params.addAll(agents.get(i).model().parameters());
-                    params.addAll(head == null ? List.of() : head.parameters());
-                }
-                actorOptimizers.add(agents.get(i) == null ? null : work.adamW(params, args.agentLearningRate(), 0.01));
-            }
+            AgentUpdates.addActorOptimizers(actorOptimizers, agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
             this.episodes = new EpisodeSamples(numAgents, padIds, made, work,
                     args.referenceKlEnabled() ? args.referenceKlCoef() : 0, args.discount(),
@@ -433,27 +422,16 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
         evalSeeds = seeds.evaluation();
-        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
-        Map<String, List<Double>> custom = new LinkedHashMap<>();
+        EvaluationMetrics gathered = new EvaluationMetrics();
         for (int j = 0; j < n; j++) {
             itemLabel = "eval item " + j;
             List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            for (RolloutSample s : rollouts) {
-                byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);
-            }
+            gathered.addRollouts(rollouts);
             if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-                callback(rollouts).forEach((k, v) -> custom.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+                gathered.addCallback(callback(rollouts));
             }
         }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.forEach((t, samples) -> TurnMetrics.ofRollouts(samples).putInto(metrics, "eval/", t));
-        custom.forEach((k, values) -> {
-            double sum = 0;
-            for (double v : values) {
-                sum += v;
-            }
-            metrics.put("eval/" + k, sum / values.size());
-        });
+        Map<String, Double> metrics = gathered.metrics();
         logger.log(envStep, metrics);
         return metrics;
     }
@@ -506,7 +484,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
     interface UpdateObserver {
-        void beforeStep(int agent, String which, List<comlrl.tensor.Tensor> parameters);
+        void beforeStep(int agent, String which, List<Tensor> parameters);
 
         /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
         default void minibatch(int agent, List<RolloutSample> minibatch) {
