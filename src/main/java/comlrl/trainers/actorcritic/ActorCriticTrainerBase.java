@@ -103,7 +103,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
     private final List<CausalLm> agents = new ArrayList<>();
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    private final Formatters formatters;
     private final RewardFunction rewardFunc;
     private final RewardProcessor rewardProcessor;
     private final JointRewarder rewarder;
@@ -111,9 +110,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final ExternalTransition externalTransition;
-    private final Transitions transitions;
     private final MetricsCallback metricsCallback;
-    private final PromptEncoder promptEncoder;
     private final ReferencePolicy references; // null when reference KL is off
     private final AgentExecutor executor;
     private final SeedStream seeds;
@@ -146,7 +143,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.algorithm = algorithm;
         this.algorithmName = algorithm.name();
         this.numAgents = args.numAgents();
-        this.formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
         this.rewardFunc = b.rewardFunc();
         this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
@@ -157,9 +154,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
         this.externalTransition = b.externalTransition();
-        this.transitions = new Transitions(externalTransition, numAgents);
+        Transitions transitions = new Transitions(externalTransition, numAgents);
         this.metricsCallback = b.metricsCallback();
-        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.outputDir = b.outputDir();
         this.verbose = b.verbose();
         this.console = b.console();
@@ -196,9 +193,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             made.requireOutside(outputDir, "output_dir");
             AgentUpdates.addActorOptimizers(actorOptimizers, agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            this.episodes = new EpisodeSamples(numAgents, padIds, made, work,
-                    args.referenceKlEnabled() ? args.referenceKlCoef() : 0, args.discount(),
-                    algorithm.discountedReturns() ? args.discount() : 1.0);
+            JointRollout rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(refs).in(work);
+            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
             this.checkpoint = ActorCriticCheckpoint.of(algorithmName, args, agents, actorOptimizers, made, work,
                     TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
                             "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
@@ -372,38 +369,12 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * {@code early_termination_threshold}. Targets and returns follow {@link ActorCriticLoss}.
      */
     protected final List<RolloutSample> collect(TaskItem item, boolean eval) {
-        int k = eval ? 1 : args.numGenerations();
-        Double threshold = args.earlyTerminationThreshold();
-        List<JointRollout.Scored<double[][]>> episode = rollout().rollout(List.of(rollout().start(item, itemLabel)),
-                eval ? evalSeeds : seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
-                rewards -> threshold != null && mean(rewards) > threshold).get(0);
-        return episodes.samples(item, episode, k);
+        return eval ? episodes.collect(item, itemLabel, evalSeeds, evalRewarder, 1)
+                : episodes.collect(item, itemLabel, seeds, rewarder, args.numGenerations());
     }
 
-    /** The rollout engine of this trainer's actors (built on first use, once every part is loaded). */
-    private JointRollout rollout() {
-        if (rollout == null) {
-            rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
-        }
-        return rollout;
-    }
-
-    private JointRollout rollout;
     /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
     private SeedStream evalSeeds;
-
-    private static double mean(double[][] values) {
-        double sum = 0;
-        int count = 0;
-        for (double[] row : values) {
-            for (double v : row) {
-                sum += v;
-                count++;
-            }
-        }
-        return sum / Math.max(count, 1);
-    }
 
     // ------------------------------------------------------------------ evaluation, saving
 

@@ -3,20 +3,28 @@ package comlrl.trainers.actorcritic;
 import comlrl.data.TaskItem;
 import comlrl.generation.Completion;
 import comlrl.rl.ReferenceKl;
+import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.SeedStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * The samples of one task item's episode: each sampled turn with the critic's old values, then per
+ * The samples of one task item's episode: the actors' joint rollout ({@link JointRollout}), each
+ * sampled turn with the critic's old values, then per
  * agent and generation the numbers of {@link ActorCriticLoss#episode} (shaped rewards
  * {@code r'_t = r_t − β·KL_t}, targets {@code y_t}, returns {@code G_t}, advantages
  * {@code A_t = y_t − V_old_t}), in (turn, agent, generation) order.
  */
 final class EpisodeSamples {
+    /** The actors' rollout engine (their generation, prompts, transitions and reference KLs). */
+    private final JointRollout rollout;
     private final int numAgents;
+    private final int numTurns;
+    /** {@code early_termination_threshold} (null: none). */
+    private final Double threshold;
     /** Each agent's pad id (given by its owner in the agents split). */
     private final long[] padIds;
     private final Critic critic;
@@ -28,15 +36,43 @@ final class EpisodeSamples {
     /** {@code γ} of the logged returns: γ (discounted, IAC) or 1 (suffix sums, MAAC). */
     private final double returnGamma;
 
-    EpisodeSamples(int numAgents, long[] padIds, Critic critic, RankWork work, double beta, double gamma,
-            double returnGamma) {
-        this.numAgents = numAgents;
+    EpisodeSamples(ActorCriticConfig args, boolean discountedReturns, JointRollout rollout, long[] padIds,
+            Critic critic, RankWork work) {
+        this.rollout = rollout;
+        this.numAgents = args.numAgents();
+        this.numTurns = args.numTurns();
+        this.threshold = args.earlyTerminationThreshold();
         this.padIds = padIds;
         this.critic = critic;
         this.work = work;
-        this.beta = beta;
-        this.gamma = gamma;
-        this.returnGamma = returnGamma;
+        this.beta = args.referenceKlEnabled() ? args.referenceKlCoef() : 0;
+        this.gamma = args.discount();
+        this.returnGamma = discountedReturns ? args.discount() : 1.0;
+    }
+
+    /**
+     * One item's rollouts, in (turn, agent, generation) order. Per turn: every agent samples
+     * {@code k} responses with {@code seeds}, the critic records its values, {@code rewarder} scores
+     * the turn once; multi-turn episodes continue through the external transition until
+     * {@code num_turns} or until the turn's mean reward exceeds {@code early_termination_threshold}.
+     */
+    List<RolloutSample> collect(TaskItem item, String label, SeedStream seeds, JointRewarder rewarder, int k) {
+        List<JointRollout.Scored<double[][]>> episode = rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
+                JointRollout.Scoring.perAgent(rewarder), numTurns,
+                rewards -> threshold != null && mean(rewards) > threshold).get(0);
+        return samples(item, episode, k);
+    }
+
+    private static double mean(double[][] values) {
+        double sum = 0;
+        int count = 0;
+        for (double[] row : values) {
+            for (double v : row) {
+                sum += v;
+                count++;
+            }
+        }
+        return sum / Math.max(count, 1);
     }
 
     /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
@@ -46,7 +82,7 @@ final class EpisodeSamples {
     }
 
     /** The samples of an episode's scored turns, {@code k} generations per agent per turn. */
-    List<RolloutSample> samples(TaskItem item, List<JointRollout.Scored<double[][]>> episode, int k) {
+    private List<RolloutSample> samples(TaskItem item, List<JointRollout.Scored<double[][]>> episode, int k) {
         List<Turn> turns = new ArrayList<>();
         for (JointRollout.Scored<double[][]> scored : episode) {
             turns.add(withCritic(scored.turn(), scored.rewards()));
