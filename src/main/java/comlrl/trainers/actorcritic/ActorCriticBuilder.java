@@ -2,6 +2,7 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.generation.CausalLm;
 import comlrl.tensor.DType;
+import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.TrainerBuilder;
@@ -26,10 +27,19 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
     public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
             TrainerSettings.key("critic_value_head_hidden_dim", null);
+    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
+    interface UpdateObserver {
+        void beforeStep(int agent, String which, List<Tensor> parameters);
+
+        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
+        default void minibatch(int agent, List<RolloutSample> minibatch) {
+        }
+    }
+
     private final Function<ActorCriticTrainerBase.Builder<T>, T> factory;
     ActorCriticConfig args;
     /** Sees gradients before each optimizer step (tests). */
-    ActorCriticTrainerBase.UpdateObserver observer;
+    UpdateObserver observer;
 
     ActorCriticBuilder(Function<ActorCriticTrainerBase.Builder<T>, T> factory) {
         this.factory = factory;
@@ -114,7 +124,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return self();
     }
 
-    ActorCriticTrainerBase.Builder<T> observer(ActorCriticTrainerBase.UpdateObserver observer) {
+    ActorCriticTrainerBase.Builder<T> observer(UpdateObserver observer) {
         this.observer = observer;
         return self();
     }

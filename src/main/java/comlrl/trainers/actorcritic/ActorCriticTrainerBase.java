@@ -8,7 +8,6 @@ import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
@@ -103,19 +102,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
     private final List<CausalLm> agents = new ArrayList<>();
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor rewardProcessor;
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
-    private final ExternalTransition externalTransition;
     private final MetricsCallback metricsCallback;
     private final ReferencePolicy references; // null when reference KL is off
     private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
-    private final Path outputDir;
     private final boolean verbose;
     private final PrintStream console;
     private final Critic critic;
@@ -144,8 +139,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.algorithmName = algorithm.name();
         this.numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
-        this.rewardFunc = b.rewardFunc();
-        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        RewardFunction rewardFunc = b.rewardFunc();
+        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
         this.evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
@@ -153,11 +148,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition();
+        ExternalTransition externalTransition = b.externalTransition();
         Transitions transitions = new Transitions(externalTransition, numAgents);
         this.metricsCallback = b.metricsCallback();
         PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.outputDir = b.outputDir();
+        Path outputDir = b.outputDir();
         this.verbose = b.verbose();
         this.console = b.console();
         this.seeds = new SeedStream(args.seed());
@@ -202,16 +197,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                             externalTransition, "metrics_callback", metricsCallback), seeds, logger,
                     b.checkpointExtension());
         } catch (RuntimeException | Error e) {
-            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
-            if (made != null) {
-                made.close();
-            }
-            if (refs != null) {
-                refs.close();
-            }
-            if (loaded != null) {
-                loaded.close();
-            }
+            freeModels(made, refs, loaded);
             executor.close();
             logger.close();
             throw e;
@@ -443,22 +429,22 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         try {
             logger.close(); // throws when a sink could not write (after the models are freed below)
         } finally {
-            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
-            critic.close();
-            if (references != null) {
-                references.close();
-            }
-            actorSet.close();
+            freeModels(critic, references, actorSet);
             work.close();
         }
     }
 
-    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
-    interface UpdateObserver {
-        void beforeStep(int agent, String which, List<Tensor> parameters);
-
-        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
-        default void minibatch(int agent, List<RolloutSample> minibatch) {
+    /** Frees the actors' optimizers, then the critic, the references and the actors (each when made). */
+    private void freeModels(Critic madeCritic, ReferencePolicy refs, AgentSet actors) {
+        actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        if (madeCritic != null) {
+            madeCritic.close();
+        }
+        if (refs != null) {
+            refs.close();
+        }
+        if (actors != null) {
+            actors.close();
         }
     }
 
