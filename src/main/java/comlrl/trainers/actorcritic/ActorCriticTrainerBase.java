@@ -8,7 +8,6 @@ import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
-import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
@@ -72,10 +71,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         Map<String, Double> apply(List<RolloutSample> rollouts);
     }
 
-    /** The old values of one turn and, for a joint critic, its input ids per joint action. */
-    record CriticValues(double[][] values, List<long[]> jointIds) {
-    }
-
     /** What the builder was given besides {@code args}. */
     private final TrainerSettings settings;
     /**
@@ -117,7 +112,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
     private final List<AdamW> actorOptimizers = new ArrayList<>();
     private final AgentUpdates updates;
-    /** Turns an item's scored turns into samples with targets, returns and advantages. */
+    /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
     private final TrainerCheckpoint checkpoint;
 
@@ -166,11 +161,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         try {
             loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed(),
                     null, work::ownsAgent);
-            for (int i = 0; i < numAgents; i++) {
-                CausalLm lm = loaded.get(i);
-                Tokenizer tok = sources.tokenizers().get(i);
-                agents.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
-            }
+            agents.addAll(sources.withTokenizers(loaded));
             for (int i = 0; i < numAgents; i++) {
                 generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
                         args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),

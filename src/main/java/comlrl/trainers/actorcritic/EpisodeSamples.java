@@ -77,7 +77,7 @@ final class EpisodeSamples {
 
     /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
     private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
-            List<List<String>> texts, double[][] logprobs, double[][] kls, ActorCriticTrainerBase.CriticValues critic,
+            List<List<String>> texts, double[][] logprobs, double[][] kls, Critic.Values critic,
             double[][] rewards) {
     }
 
@@ -115,12 +115,12 @@ final class EpisodeSamples {
         }
         List<String> prompts = turn.state().prompts();
         List<List<String>> texts = turn.texts();
-        ActorCriticTrainerBase.CriticValues values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
+        Critic.Values values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
                 responses, texts);
         List<double[]> owned = work.fromOwners(Arrays.asList(values.values()), RankWork.DOUBLES);
         double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
         return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
-                new ActorCriticTrainerBase.CriticValues(owned.toArray(new double[0][]), values.jointIds()), rewards);
+                new Critic.Values(owned.toArray(new double[0][]), values.jointIds()), rewards);
     }
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */
