@@ -45,11 +45,13 @@ import java.util.function.Function;
  *              the reward function scores the turn; r'_t = r_t − β·KL_t (reference KL, when enabled);
  *              multi-turn episodes continue through the external transition until num_turns or
  *              early termination
- *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss})
+ *              ({@link EpisodeSamples})
+ *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss#episode})
  *     env_step += the joint samples (K per executed turn);  metrics_callback(rollouts) logged
  *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
  *              ({@link AgentUpdates}: Â per turn group, shuffled minibatches, {@link Critic#update})
  *   end of epoch: update every agent from what its buffer still holds; evaluate every eval_interval
+ *              ({@link EvaluationMetrics}); checkpoint every checkpoint_interval ({@link ActorCriticCheckpoint})
  * </pre>
  * The critic is a strategy ({@link Critic}): a separate model per agent, a value head on each actor,
  * or MAAC's centralised critic. Logged per update event, per agent under {@code agent_i/} and averaged
