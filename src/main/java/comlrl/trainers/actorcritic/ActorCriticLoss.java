@@ -63,6 +63,34 @@ public final class ActorCriticLoss {
         return g;
     }
 
+    /**
+     * The numbers of one agent's episode (one generation, T executed turns): shaped rewards
+     * {@code r'_t = r_t − β·KL_t}, targets {@code y_t} ({@link #tdTargets}), logged returns {@code G_t}
+     * ({@link #discountedReturns}) and raw advantages {@code A_t = y_t − V_old_t}.
+     */
+    public record Episode(double[] shapedRewards, double[] targets, double[] returns, double[] advantages) {
+    }
+
+    /**
+     * {@link Episode} of rewards {@code r_t}, reference KLs {@code KL_t} and old values {@code V_old_t}
+     * (same length T ≥ 1): targets discounted by {@code gamma}, returns by {@code returnGamma}
+     * (γ for IAC's discounted returns, 1 for MAAC's suffix sums).
+     */
+    public static Episode episode(double[] rewards, double[] kls, double[] oldValues, double beta, double gamma,
+            double returnGamma) {
+        int n = rewards.length;
+        double[] shaped = new double[n];
+        for (int t = 0; t < n; t++) {
+            shaped[t] = rewards[t] - beta * kls[t];
+        }
+        double[] y = tdTargets(shaped, oldValues, gamma);
+        double[] a = new double[n];
+        for (int t = 0; t < n; t++) {
+            a[t] = y[t] - oldValues[t];
+        }
+        return new Episode(shaped, y, discountedReturns(shaped, returnGamma), a);
+    }
+
     /** {@code A = y − V_old}, normalised over the group when asked and the group has more than one sample. */
     public static double[] advantages(double[] targets, double[] oldValues, boolean normalize) {
         int n = targets.length;

@@ -5,6 +5,7 @@ import comlrl.tensor.Device;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
+import comlrl.trainers.common.AgentSet;
 import comlrl.utils.ParallelTraining;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -43,6 +44,20 @@ public final class ActorCriticSources {
             actors = List.copyOf(actors);
             tokenizers = Collections.unmodifiableList(new ArrayList<>(tokenizers));
             critics = List.copyOf(critics);
+        }
+
+        /**
+         * The loaded actors, each with its tokenizer where one was given apart from the model (null
+         * stays null: an agent another process holds).
+         */
+        List<CausalLm> withTokenizers(AgentSet loaded) {
+            List<CausalLm> out = new ArrayList<>();
+            for (int i = 0; i < actors.size(); i++) {
+                CausalLm lm = loaded.get(i);
+                Tokenizer tok = tokenizers.get(i);
+                out.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
+            }
+            return out;
         }
     }
 

@@ -4,16 +4,10 @@ import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
-import comlrl.model.ValueHead;
 import comlrl.reward.RewardFunction;
-import comlrl.rl.ReferenceKl;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.DType;
-import comlrl.tensor.Tensor;
-import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
@@ -37,13 +31,10 @@ import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -54,11 +45,13 @@ import java.util.function.Function;
  *              the reward function scores the turn; r'_t = r_t − β·KL_t (reference KL, when enabled);
  *              multi-turn episodes continue through the external transition until num_turns or
  *              early termination
- *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss})
+ *              ({@link EpisodeSamples})
+ *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss#episode})
  *     env_step += the joint samples (K per executed turn);  metrics_callback(rollouts) logged
  *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
  *              ({@link AgentUpdates}: Â per turn group, shuffled minibatches, {@link Critic#update})
  *   end of epoch: update every agent from what its buffer still holds; evaluate every eval_interval
+ *              ({@link EvaluationMetrics}); checkpoint every checkpoint_interval ({@link ActorCriticCheckpoint})
  * </pre>
  * The critic is a strategy ({@link Critic}): a separate model per agent, a value head on each actor,
  * or MAAC's centralised critic. Logged per update event, per agent under {@code agent_i/} and averaged
@@ -78,10 +71,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     @FunctionalInterface
     public interface MetricsCallback {
         Map<String, Double> apply(List<RolloutSample> rollouts);
-    }
-
-    /** The old values of one turn and, for a joint critic, its input ids per joint action. */
-    record CriticValues(double[][] values, List<long[]> jointIds) {
     }
 
     /** What the builder was given besides {@code args}. */
@@ -110,30 +99,23 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
     private final List<CausalLm> agents = new ArrayList<>();
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    /** Each agent's pad id (given by its owner in the agents split). */
-    private final long[] padIds;
-    private final Formatters formatters;
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor rewardProcessor;
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
-    private final ExternalTransition externalTransition;
-    private final Transitions transitions;
     private final MetricsCallback metricsCallback;
-    private final PromptEncoder promptEncoder;
     private final ReferencePolicy references; // null when reference KL is off
     private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
-    private final Path outputDir;
     private final boolean verbose;
     private final PrintStream console;
     private final Critic critic;
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
     private final List<AdamW> actorOptimizers = new ArrayList<>();
     private final AgentUpdates updates;
+    /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
+    private final EpisodeSamples episodes;
     private final TrainerCheckpoint checkpoint;
 
     private long envStep;
@@ -153,9 +135,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.algorithm = algorithm;
         this.algorithmName = algorithm.name();
         this.numAgents = args.numAgents();
-        this.formatters = Formatters.fromArgument(b.formatters(), numAgents);
-        this.rewardFunc = b.rewardFunc();
-        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        RewardFunction rewardFunc = b.rewardFunc();
+        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
         this.evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
@@ -163,11 +145,11 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                 b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition();
-        this.transitions = new Transitions(externalTransition, numAgents);
+        ExternalTransition externalTransition = b.externalTransition();
+        Transitions transitions = new Transitions(externalTransition, numAgents);
         this.metricsCallback = b.metricsCallback();
-        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.outputDir = b.outputDir();
+        PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        Path outputDir = b.outputDir();
         this.verbose = b.verbose();
         this.console = b.console();
         this.seeds = new SeedStream(args.seed());
@@ -181,11 +163,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         try {
             loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed(),
                     null, work::ownsAgent);
-            for (int i = 0; i < numAgents; i++) {
-                CausalLm lm = loaded.get(i);
-                Tokenizer tok = sources.tokenizers().get(i);
-                agents.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
-            }
+            agents.addAll(sources.withTokenizers(loaded));
             for (int i = 0; i < numAgents; i++) {
                 generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
                         args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
@@ -196,33 +174,23 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
-            this.padIds = work.longsFromOwners(agents, CausalLm::padId);
+            long[] padIds = work.longsFromOwners(agents, CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
             made = critic.apply(new Critic.Actors(Collections.unmodifiableList(agents), loaded, padIds, work, executor,
                     steps));
             made.requireOutside(outputDir, "output_dir");
-            for (int i = 0; i < numAgents; i++) { // null for another process's agent (the agents split)
-                ValueHead head = made.headOnActor(i);
-                List<Tensor> params = new ArrayList<>();
-                if (agents.get(i) != null) {
-                    params.addAll(agents.get(i).model().parameters());
-                    params.addAll(head == null ? List.of() : head.parameters());
-                }
-                actorOptimizers.add(agents.get(i) == null ? null : work.adamW(params, args.agentLearningRate(), 0.01));
-            }
+            AgentUpdates.addActorOptimizers(actorOptimizers, agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            this.checkpoint = checkpoint(made, b.checkpointExtension());
+            JointRollout rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(refs).in(work);
+            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
+            this.checkpoint = ActorCriticCheckpoint.of(algorithmName, args, agents, actorOptimizers, made, work,
+                    TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
+                            "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
+                            externalTransition, "metrics_callback", metricsCallback), seeds, logger,
+                    b.checkpointExtension());
         } catch (RuntimeException | Error e) {
-            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
-            if (made != null) {
-                made.close();
-            }
-            if (refs != null) {
-                refs.close();
-            }
-            if (loaded != null) {
-                loaded.close();
-            }
+            freeModels(made, refs, loaded);
             executor.close();
             logger.close();
             throw e;
@@ -232,48 +200,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.critic = made;
     }
 
-    /** The checkpoint of the whole trainer: actors, their optimizers, the critic's parts, progress, seeds. */
-    private TrainerCheckpoint checkpoint(Critic critic, TrainerCheckpoint.Extension extension) {
-        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
-        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", actorModels(), work));
-        shapes.addAll(critic.shapes());
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue; // the agents split: its owner writes and restores it
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
-                    actorOptimizers.get(i)));
-            parts.putAll(critic.agentParts(i));
-        }
-        parts.putAll(critic.sharedParts());
-        return new TrainerCheckpoint(algorithmName, numAgents, args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "metrics_callback", metricsCallback), seeds, logger)
-                .in(work).extendedBy(extension);
-    }
-
     /** The builder's settings as this trainer received them. */
     public final TrainerSettings settings() {
         return settings;
-    }
-
-    /** Checks a builder's common arguments before any model loads. */
-    static void requireCommon(Builder<?> b, String algorithmName) {
-        if (b.rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-        if (b.args.numTurns() > 1 && b.externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
-        if (b.logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
-        }
     }
 
     // ------------------------------------------------------------------ public API
@@ -419,130 +348,12 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      * {@code early_termination_threshold}. Targets and returns follow {@link ActorCriticLoss}.
      */
     protected final List<RolloutSample> collect(TaskItem item, boolean eval) {
-        int k = eval ? 1 : args.numGenerations();
-        Double threshold = args.earlyTerminationThreshold();
-        List<JointRollout.Scored<double[][]>> episode = rollout().rollout(List.of(rollout().start(item, itemLabel)),
-                eval ? evalSeeds : seeds, k, JointRollout.Scoring.perAgent(eval ? evalRewarder : rewarder), args.numTurns(),
-                rewards -> threshold != null && mean(rewards) > threshold).get(0);
-        List<Turn> turns = new ArrayList<>();
-        for (JointRollout.Scored<double[][]> scored : episode) {
-            turns.add(withCritic(scored.turn(), scored.rewards()));
-        }
-        return samples(item, turns, k);
+        return eval ? episodes.collect(item, itemLabel, evalSeeds, evalRewarder, 1)
+                : episodes.collect(item, itemLabel, seeds, rewarder, args.numGenerations());
     }
 
-    /** The rollout engine of this trainer's actors (built on first use, once every part is loaded). */
-    private JointRollout rollout() {
-        if (rollout == null) {
-            rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
-        }
-        return rollout;
-    }
-
-    private JointRollout rollout;
     /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
     private SeedStream evalSeeds;
-
-    /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
-    private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
-            List<List<String>> texts, double[][] logprobs, double[][] kls, CriticValues critic, double[][] rewards) {
-    }
-
-    /**
-     * A sampled turn with the critic's old values: responses cut at the first pad id
-     * ({@code Σ_t log π(y_t)} of the sampling over the same tokens), KLs 0 when shaping is off; in the
-     * agents split every agent's values from its owner.
-     */
-    private Turn withCritic(JointRollout.Turn turn, double[][] rewards) {
-        int k = turn.completions().get(0).size();
-        List<List<long[]>> responses = new ArrayList<>();
-        double[][] logprobs = new double[numAgents][k];
-        for (int i = 0; i < numAgents; i++) {
-            List<long[]> ys = new ArrayList<>();
-            for (int g = 0; g < k; g++) {
-                Completion c = turn.completions().get(i).get(g);
-                int len = ReferenceKl.responseLength(c.tokenIds(), padIds[i]);
-                ys.add(Arrays.copyOf(c.tokenIds(), len));
-                double sum = 0;
-                for (int j = 0; j < len; j++) {
-                    sum += c.logprobs()[j];
-                }
-                logprobs[i][g] = sum;
-            }
-            responses.add(ys);
-        }
-        List<String> prompts = turn.state().prompts();
-        List<List<String>> texts = turn.texts();
-        CriticValues critic = criticValues(turn.state().turn(), prompts, turn.promptIds(), responses, texts);
-        List<double[]> values = work.fromOwners(Arrays.asList(critic.values()), RankWork.DOUBLES);
-        double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
-        return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
-                new CriticValues(values.toArray(new double[0][]), critic.jointIds()), rewards);
-    }
-
-    /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss}). */
-    private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
-        double beta = args.referenceKlEnabled() ? args.referenceKlCoef() : 0;
-        int n = turns.size();
-        RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
-        for (int i = 0; i < numAgents; i++) {
-            for (int g = 0; g < k; g++) {
-                double[] shaped = new double[n];
-                double[] old = new double[n];
-                for (int t = 0; t < n; t++) {
-                    Turn turn = turns.get(t);
-                    shaped[t] = turn.rewards[i][g] - beta * turn.kls[i][g];
-                    old[t] = turn.critic.values()[i][g];
-                }
-                double[] y = ActorCriticLoss.tdTargets(shaped, old, args.discount());
-                double[] returns = ActorCriticLoss.discountedReturns(shaped, discountedReturns() ? args.discount() : 1.0);
-                for (int t = 0; t < n; t++) {
-                    Turn turn = turns.get(t);
-                    long[] p = turn.promptIds.get(i);
-                    long[] r = turn.responses.get(i).get(g);
-                    long[] full = new long[p.length + r.length];
-                    System.arraycopy(p, 0, full, 0, p.length);
-                    System.arraycopy(r, 0, full, p.length, r.length);
-                    double a = y[t] - old[t];
-                    List<long[]> joint = turn.critic.jointIds();
-                    out[t][i][g] = new RolloutSample(i, turn.prompts.get(i), turn.texts.get(i).get(g), full, p.length,
-                            r.length, turn.logprobs[i][g], old[t], turn.rewards[i][g], returns[t], a, a, t,
-                            turn.kls[i][g], beta * turn.kls[i][g], y[t], g, joint == null ? null : joint.get(g), item);
-                }
-            }
-        }
-        List<RolloutSample> flat = new ArrayList<>();
-        for (RolloutSample[][] turn : out) {
-            for (RolloutSample[] agent : turn) {
-                flat.addAll(Arrays.asList(agent));
-            }
-        }
-        return flat;
-    }
-
-    private static double mean(double[][] values) {
-        double sum = 0;
-        int count = 0;
-        for (double[] row : values) {
-            for (double v : row) {
-                sum += v;
-                count++;
-            }
-        }
-        return sum / Math.max(count, 1);
-    }
-
-    /** The critic's old values of one turn ({@link Critic#values}). */
-    private CriticValues criticValues(int turn, List<String> prompts, List<long[]> promptIds,
-            List<List<long[]>> responses, List<List<String>> texts) {
-        return critic.values(turn, prompts, promptIds, responses, texts);
-    }
-
-    /** Whether logged returns are discounted ({@code G_t = r'_t + γ G_{t+1}}) or suffix sums. */
-    private boolean discountedReturns() {
-        return algorithm.discountedReturns();
-    }
 
     // ------------------------------------------------------------------ evaluation, saving
 
@@ -561,27 +372,16 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
         evalSeeds = seeds.evaluation();
-        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
-        Map<String, List<Double>> custom = new LinkedHashMap<>();
+        EvaluationMetrics gathered = new EvaluationMetrics();
         for (int j = 0; j < n; j++) {
             itemLabel = "eval item " + j;
             List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            for (RolloutSample s : rollouts) {
-                byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);
-            }
+            gathered.addRollouts(rollouts);
             if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-                callback(rollouts).forEach((k, v) -> custom.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+                gathered.addCallback(callback(rollouts));
             }
         }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.forEach((t, samples) -> TurnMetrics.ofRollouts(samples).putInto(metrics, "eval/", t));
-        custom.forEach((k, values) -> {
-            double sum = 0;
-            for (double v : values) {
-                sum += v;
-            }
-            metrics.put("eval/" + k, sum / values.size());
-        });
+        Map<String, Double> metrics = gathered.metrics();
         logger.log(envStep, metrics);
         return metrics;
     }
@@ -622,147 +422,37 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         try {
             logger.close(); // throws when a sink could not write (after the models are freed below)
         } finally {
-            actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
-            critic.close();
-            if (references != null) {
-                references.close();
-            }
-            actorSet.close();
+            freeModels(critic, references, actorSet);
             work.close();
         }
     }
 
-    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
-    interface UpdateObserver {
-        void beforeStep(int agent, String which, List<comlrl.tensor.Tensor> parameters);
-
-        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
-        default void minibatch(int agent, List<RolloutSample> minibatch) {
+    /** Frees the actors' optimizers, then the critic, the references and the actors (each when made). */
+    private void freeModels(Critic madeCritic, ReferencePolicy refs, AgentSet actors) {
+        actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        if (madeCritic != null) {
+            madeCritic.close();
+        }
+        if (refs != null) {
+            refs.close();
+        }
+        if (actors != null) {
+            actors.close();
         }
     }
 
-    // ------------------------------------------------------------------ builder
-
     /**
-     * Builds an IAC or MAAC trainer; names follow the reference's constructor keywords
-     * ({@code agent_model}, {@code agents}, {@code critic_model}, {@code critics}, {@code tokenizer},
-     * {@code reward_func}, {@code reward_processor}, {@code formatters}, {@code args},
-     * {@code train_dataset}, {@code eval_dataset}, {@code model_config}, {@code wandb_config},
-     * {@code metrics_callback}, {@code external_transition}).
+     * Builds an IAC or MAAC trainer ({@link ActorCriticBuilder}: the setters, named after the reference's
+     * constructor keywords, and the checks).
      */
-    public static final class Builder<T extends ActorCriticTrainerBase> extends TrainerBuilder<Builder<T>> {
-        /** {@code metrics_callback(rollouts)}. */
-        public static final TrainerSettings.Key<MetricsCallback> METRICS_CALLBACK =
-                TrainerSettings.key("metrics_callback", null);
-        /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
-        public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
-                TrainerSettings.key("critic_value_head_hidden_dim", null);
-        private final Function<Builder<T>, T> factory;
-        ActorCriticConfig args;
-        /** Sees gradients before each optimizer step (tests). */
-        UpdateObserver observer;
-
+    public static final class Builder<T extends ActorCriticTrainerBase> extends ActorCriticBuilder<T> {
         Builder(Function<Builder<T>, T> factory) {
-            this.factory = factory;
+            super(factory);
         }
 
         @Override
         protected Builder<T> self() {
             return this;
-        }
-
-        /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
-        public Builder<T> agentModel(Object agentModel) {
-            return set(TrainerSettings.AGENT_MODEL, agentModel);
-        }
-
-        /** The critic: a model id or directory (IAC: one copy per agent; MAAC: the shared critic). */
-        public Builder<T> criticModel(Object criticModel) {
-            return set(TrainerSettings.CRITIC_MODEL, criticModel);
-        }
-
-        /** Critics: IAC one per agent; MAAC a one-element list. */
-        public Builder<T> critics(List<?> critics) {
-            return set(TrainerSettings.CRITICS, critics);
-        }
-
-        /** One tokenizer for every agent (replacing the agents' own). */
-        public Builder<T> tokenizer(Tokenizer tokenizer) {
-            return set(TrainerSettings.TOKENIZERS, tokenizer == null ? null : List.of(tokenizer));
-        }
-
-        /** One tokenizer per agent. */
-        public Builder<T> tokenizers(List<Tokenizer> tokenizers) {
-            return set(TrainerSettings.TOKENIZERS, tokenizers);
-        }
-
-        public Builder<T> externalTransition(ExternalTransition externalTransition) {
-            return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-        }
-
-        /** {@code metrics_callback(rollouts)}: logged at rollout time in training, averaged under {@code eval/}. */
-        public Builder<T> metricsCallback(MetricsCallback metricsCallback) {
-            return set(METRICS_CALLBACK, metricsCallback);
-        }
-
-        public Object criticModel() {
-            return get(TrainerSettings.CRITIC_MODEL);
-        }
-
-        public List<?> critics() {
-            return get(TrainerSettings.CRITICS);
-        }
-
-        public List<Tokenizer> tokenizers() {
-            return get(TrainerSettings.TOKENIZERS);
-        }
-
-        public MetricsCallback metricsCallback() {
-            return get(METRICS_CALLBACK);
-        }
-
-        public Builder<T> args(ActorCriticConfig args) {
-            this.args = args;
-            return this;
-        }
-
-        /**
-         * The reference's {@code model_config}: {@code torch_dtype}/{@code dtype} (top level or in
-         * {@code model_kwargs}), and MAAC's {@code critic_value_head_hidden_dim}.
-         */
-        public Builder<T> modelConfig(Map<String, ?> modelConfig) {
-            if (modelConfig == null) {
-                return this;
-            }
-            Object dt = modelConfig.get("torch_dtype") != null ? modelConfig.get("torch_dtype") : modelConfig.get("dtype");
-            if (dt == null && modelConfig.get("model_kwargs") instanceof Map<?, ?> kw) {
-                dt = kw.get("torch_dtype") != null ? kw.get("torch_dtype") : kw.get("dtype");
-            }
-            if (dt != null) {
-                dtype(DType.fromTorchName(String.valueOf(dt).replace("torch.", "")));
-            }
-            Object hd = modelConfig.get("critic_value_head_hidden_dim");
-            if (hd instanceof Number num) {
-                set(CRITIC_VALUE_HEAD_HIDDEN_DIM, num.intValue());
-            } else if (hd != null) {
-                throw new IllegalArgumentException("model_config.critic_value_head_hidden_dim must be an integer, got " + hd);
-            }
-            return this;
-        }
-
-        Builder<T> observer(UpdateObserver observer) {
-            this.observer = observer;
-            return this;
-        }
-
-        public T build() {
-            if (args == null) {
-                throw new IllegalArgumentException("args must be provided (an IACConfig or MAACConfig)");
-            }
-            settings().refuse(args.getClass().getSimpleName().replace("Config", ""),
-                    "evaluation reports the reward and metrics_callback's metrics",
-                    TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR);
-            return factory.apply(this);
         }
     }
 

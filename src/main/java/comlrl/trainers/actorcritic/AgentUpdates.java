@@ -1,6 +1,9 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.generation.CausalLm;
+import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
+import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
@@ -34,6 +37,24 @@ final class AgentUpdates {
     private final RankWork work;
     private final MinibatchSteps steps;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
+
+    /**
+     * Adds to {@code into}, per agent, the actor's optimizer (AdamW, weight decay 0.01) over its model's
+     * parameters and those of the value head on it, if any; null for another process's agent (the
+     * agents split). What it added before a failure is in {@code into}, for the caller to close.
+     */
+    static void addActorOptimizers(List<AdamW> into, List<CausalLm> agents, Critic critic, RankWork work,
+            double learningRate) {
+        for (int i = 0; i < agents.size(); i++) {
+            ValueHead head = critic.headOnActor(i);
+            List<Tensor> params = new ArrayList<>();
+            if (agents.get(i) != null) {
+                params.addAll(agents.get(i).model().parameters());
+                params.addAll(head == null ? List.of() : head.parameters());
+            }
+            into.add(agents.get(i) == null ? null : work.adamW(params, learningRate, 0.01));
+        }
+    }
 
     AgentUpdates(ActorCriticConfig args, Critic critic, List<AdamW> actorOptimizers, AgentExecutor executor,
             RankWork work, MinibatchSteps steps) {

@@ -71,7 +71,7 @@ final class CentralCritic implements Critic {
     }
 
     @Override
-    public ActorCriticTrainerBase.CriticValues values(int turn, List<String> prompts, List<long[]> promptIds,
+    public Critic.Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts) {
         boolean q = config.criticType().readsResponse();
         int k = texts.get(0).size();
@@ -91,7 +91,7 @@ final class CentralCritic implements Critic {
         for (int g = 0; g < k; g++) {
             perGeneration.add(joint.get(q ? g : 0));
         }
-        return new ActorCriticTrainerBase.CriticValues(values, perGeneration);
+        return new Critic.Values(values, perGeneration);
     }
 
     /** The critic's input ids per generation g (agent 0's tokenizer). */

@@ -25,6 +25,10 @@ import java.util.function.IntPredicate;
  */
 sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCritic {
 
+    /** The old values of one turn and, for a joint critic, its input ids per joint action. */
+    record Values(double[][] values, List<long[]> jointIds) {
+    }
+
     /**
      * The actors a critic serves, as the trainer loaded them: models (null for the agents other
      * processes hold in the agents split), their set (LoRA critics share its base), every agent's pad
@@ -55,7 +59,7 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
      * The critic's values of one turn without gradients: {@code values[i][k]} for agent i's generation
      * k, from the prompts and the responses (cut at their first pad id).
      */
-    ActorCriticTrainerBase.CriticValues values(int turn, List<String> prompts, List<long[]> promptIds,
+    Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts);
 
     /**

@@ -44,7 +44,7 @@ public final class IACTrainer extends ActorCriticTrainerBase {
             throw new IllegalArgumentException("args must be an IACConfig (IACConfig.builder()...build() or "
                     + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
-        requireCommon(b, ALGORITHM_NAME);
+        b.requireCommon(ALGORITHM_NAME);
         if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
             throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but use_separate_critic "
                     + "is false (the value head sits on each actor); set use_separate_critic: true or remove critic_lora");

@@ -35,7 +35,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             throw new IllegalArgumentException("args must be a MAACConfig (MAACConfig.builder()...build() or "
                     + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
         }
-        requireCommon(b, ALGORITHM_NAME);
+        b.requireCommon(ALGORITHM_NAME);
         ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(),
                 b.criticModel(), b.critics());
         b.requireTaskData();

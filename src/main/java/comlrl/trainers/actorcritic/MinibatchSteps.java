@@ -22,9 +22,9 @@ import java.util.function.Function;
  */
 final class MinibatchSteps {
     private final RankWork work;
-    private final ActorCriticTrainerBase.UpdateObserver observer;
+    private final ActorCriticBuilder.UpdateObserver observer;
 
-    MinibatchSteps(RankWork work, ActorCriticTrainerBase.UpdateObserver observer) {
+    MinibatchSteps(RankWork work, ActorCriticBuilder.UpdateObserver observer) {
         this.work = work;
         this.observer = observer;
     }

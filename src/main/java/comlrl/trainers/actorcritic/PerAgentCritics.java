@@ -67,7 +67,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     abstract Path headDir(Path actorDir);
 
     @Override
-    public ActorCriticTrainerBase.CriticValues values(int turn, List<String> prompts, List<long[]> promptIds,
+    public Critic.Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts) {
         boolean q = config.criticType().readsResponse();
         List<double[]> values = actors.executor().map(i -> {
@@ -88,7 +88,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
             return ValueHeads.values(backbone(i).model(), heads.get(i), Collections.nCopies(q ? k : 1, promptIds.get(i)),
                     q ? responses.get(i) : Collections.nCopies(1, new long[0]), actors.padIds()[i], k);
         });
-        return new ActorCriticTrainerBase.CriticValues(values.toArray(new double[0][]), null);
+        return new Critic.Values(values.toArray(new double[0][]), null);
     }
 
     private static String abbreviate(String text) {

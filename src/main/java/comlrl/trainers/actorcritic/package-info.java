@@ -8,6 +8,7 @@
  * a trainer uses, without loading anything. The loop both trainers share is
  * {@link comlrl.trainers.actorcritic.ActorCriticTrainerBase}; the critic is a strategy (a separate
  * model per agent, a value head on each actor, or one centralised critic), the buffers and minibatch
- * updates live in one class, the formulas in {@link comlrl.trainers.actorcritic.ActorCriticLoss}.
+ * updates live in one class, the formulas in {@link comlrl.trainers.actorcritic.ActorCriticLoss}, the
+ * builder's setters in {@link comlrl.trainers.actorcritic.ActorCriticBuilder}.
  */
 package comlrl.trainers.actorcritic;

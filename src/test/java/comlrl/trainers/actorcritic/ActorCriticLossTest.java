@@ -30,6 +30,25 @@ class ActorCriticLossTest {
     }
 
     @Test
+    void anEpisodeShapesRewardsByTheKlPenaltyBeforeTargetsReturnsAndAdvantages() {
+        // β = 0.5: r' = (1 − 0.5·0.4, 0.5 − 0.5·0.2, 2 − 0.5·0) = (0.8, 0.4, 2)
+        // y = (0.8 + 0.9·0.4, 0.4 + 0.9·0.6, 2) = (1.16, 0.94, 2);  A = y − V_old = (0.96, 0.54, 1.4)
+        // G (γ = 0.9) = (0.8 + 0.9·2.2, 0.4 + 0.9·2, 2) = (2.78, 2.2, 2);  G (γ = 1) = (3.2, 2.4, 2)
+        // each value is at most five operations on numbers below 4: error below 5·4·2⁻⁵³ < 1e-14
+        double[] rewards = {1, 0.5, 2};
+        double[] kls = {0.4, 0.2, 0};
+        double[] old = {0.2, 0.4, 0.6};
+        ActorCriticLoss.Episode iac = ActorCriticLoss.episode(rewards, kls, old, 0.5, 0.9, 0.9);
+        assertThat(iac.shapedRewards()).containsExactly(new double[] {0.8, 0.4, 2}, within(1e-14));
+        assertThat(iac.targets()).containsExactly(new double[] {1.16, 0.94, 2}, within(1e-14));
+        assertThat(iac.advantages()).containsExactly(new double[] {0.96, 0.54, 1.4}, within(1e-14));
+        assertThat(iac.returns()).containsExactly(new double[] {2.78, 2.2, 2}, within(1e-14));
+        ActorCriticLoss.Episode maac = ActorCriticLoss.episode(rewards, kls, old, 0.5, 0.9, 1.0);
+        assertThat(maac.targets()).containsExactly(new double[] {1.16, 0.94, 2}, within(1e-14));
+        assertThat(maac.returns()).containsExactly(new double[] {3.2, 2.4, 2}, within(1e-14));
+    }
+
+    @Test
     void advantagesAreNormalisedOverTheGroup() {
         // A = y − V_old = [1, 2, 3, 4]: mean 2.5, std_pop = sqrt(1.25) = 1.1180340
         double[] a = ActorCriticLoss.advantages(new double[] {1, 2, 3, 6}, new double[] {0, 0, 0, 2}, true);

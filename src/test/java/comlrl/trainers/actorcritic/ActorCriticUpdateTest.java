@@ -52,7 +52,7 @@ class ActorCriticUpdateTest {
     }
 
     /** What the observer saw: per step kind, a host copy of each parameter's gradient, in optimizer order. */
-    static final class Grads implements ActorCriticTrainerBase.UpdateObserver {
+    static final class Grads implements ActorCriticBuilder.UpdateObserver {
         final Map<String, List<float[]>> byStep = new LinkedHashMap<>();
 
         @Override

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * </pre>
  * The rollout-time quantities are read in {@code metrics_callback} (called after the rollout, before
  * any update of that item's samples), the update's inputs through {@link
- * ActorCriticTrainerBase.UpdateObserver#minibatch}.
+ * ActorCriticBuilder.UpdateObserver#minibatch}.
  */
 class ActorCriticWiringTest {
     private static final double BETA = 2.0;
@@ -62,7 +62,7 @@ class ActorCriticWiringTest {
     }
 
     /** Records every minibatch an update received. */
-    private static final class Minibatches implements ActorCriticTrainerBase.UpdateObserver {
+    private static final class Minibatches implements ActorCriticBuilder.UpdateObserver {
         final List<RolloutSample> seen = new ArrayList<>();
 
         @Override

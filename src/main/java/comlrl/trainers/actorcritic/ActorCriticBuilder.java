@@ -1,0 +1,157 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.generation.CausalLm;
+import comlrl.tensor.DType;
+import comlrl.tensor.Tensor;
+import comlrl.tokenizer.Tokenizer;
+import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.TrainerSettings;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The setters of {@link ActorCriticTrainerBase.Builder}, which builds an IAC or MAAC trainer; names
+ * follow the reference's constructor keywords ({@code agent_model}, {@code agents},
+ * {@code critic_model}, {@code critics}, {@code tokenizer}, {@code reward_func},
+ * {@code reward_processor}, {@code formatters}, {@code args}, {@code train_dataset},
+ * {@code eval_dataset}, {@code model_config}, {@code wandb_config}, {@code metrics_callback},
+ * {@code external_transition}).
+ */
+public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase>
+        extends TrainerBuilder<ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
+    /** {@code metrics_callback(rollouts)}. */
+    public static final TrainerSettings.Key<ActorCriticTrainerBase.MetricsCallback> METRICS_CALLBACK =
+            TrainerSettings.key("metrics_callback", null);
+    /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
+    public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
+            TrainerSettings.key("critic_value_head_hidden_dim", null);
+    /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
+    interface UpdateObserver {
+        void beforeStep(int agent, String which, List<Tensor> parameters);
+
+        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
+        default void minibatch(int agent, List<RolloutSample> minibatch) {
+        }
+    }
+
+    private final Function<ActorCriticTrainerBase.Builder<T>, T> factory;
+    ActorCriticConfig args;
+    /** Sees gradients before each optimizer step (tests). */
+    UpdateObserver observer;
+
+    ActorCriticBuilder(Function<ActorCriticTrainerBase.Builder<T>, T> factory) {
+        this.factory = factory;
+    }
+
+    /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
+    public ActorCriticTrainerBase.Builder<T> agentModel(Object agentModel) {
+        return set(TrainerSettings.AGENT_MODEL, agentModel);
+    }
+
+    /** The critic: a model id or directory (IAC: one copy per agent; MAAC: the shared critic). */
+    public ActorCriticTrainerBase.Builder<T> criticModel(Object criticModel) {
+        return set(TrainerSettings.CRITIC_MODEL, criticModel);
+    }
+
+    /** Critics: IAC one per agent; MAAC a one-element list. */
+    public ActorCriticTrainerBase.Builder<T> critics(List<?> critics) {
+        return set(TrainerSettings.CRITICS, critics);
+    }
+
+    /** One tokenizer for every agent (replacing the agents' own). */
+    public ActorCriticTrainerBase.Builder<T> tokenizer(Tokenizer tokenizer) {
+        return set(TrainerSettings.TOKENIZERS, tokenizer == null ? null : List.of(tokenizer));
+    }
+
+    /** One tokenizer per agent. */
+    public ActorCriticTrainerBase.Builder<T> tokenizers(List<Tokenizer> tokenizers) {
+        return set(TrainerSettings.TOKENIZERS, tokenizers);
+    }
+
+    public ActorCriticTrainerBase.Builder<T> externalTransition(ExternalTransition externalTransition) {
+        return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
+    }
+
+    /** {@code metrics_callback(rollouts)}: logged at rollout time in training, averaged under {@code eval/}. */
+    public ActorCriticTrainerBase.Builder<T> metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
+        return set(METRICS_CALLBACK, metricsCallback);
+    }
+
+    public Object criticModel() {
+        return get(TrainerSettings.CRITIC_MODEL);
+    }
+
+    public List<?> critics() {
+        return get(TrainerSettings.CRITICS);
+    }
+
+    public List<Tokenizer> tokenizers() {
+        return get(TrainerSettings.TOKENIZERS);
+    }
+
+    public ActorCriticTrainerBase.MetricsCallback metricsCallback() {
+        return get(METRICS_CALLBACK);
+    }
+
+    public ActorCriticTrainerBase.Builder<T> args(ActorCriticConfig args) {
+        this.args = args;
+        return self();
+    }
+
+    /**
+     * The reference's {@code model_config}: {@code torch_dtype}/{@code dtype} (top level or in
+     * {@code model_kwargs}), and MAAC's {@code critic_value_head_hidden_dim}.
+     */
+    public ActorCriticTrainerBase.Builder<T> modelConfig(Map<String, ?> modelConfig) {
+        if (modelConfig == null) {
+            return self();
+        }
+        Object dt = modelConfig.get("torch_dtype") != null ? modelConfig.get("torch_dtype") : modelConfig.get("dtype");
+        if (dt == null && modelConfig.get("model_kwargs") instanceof Map<?, ?> kw) {
+            dt = kw.get("torch_dtype") != null ? kw.get("torch_dtype") : kw.get("dtype");
+        }
+        if (dt != null) {
+            dtype(DType.fromTorchName(String.valueOf(dt).replace("torch.", "")));
+        }
+        Object hd = modelConfig.get("critic_value_head_hidden_dim");
+        if (hd instanceof Number num) {
+            set(CRITIC_VALUE_HEAD_HIDDEN_DIM, num.intValue());
+        } else if (hd != null) {
+            throw new IllegalArgumentException("model_config.critic_value_head_hidden_dim must be an integer, got " + hd);
+        }
+        return self();
+    }
+
+    ActorCriticTrainerBase.Builder<T> observer(UpdateObserver observer) {
+        this.observer = observer;
+        return self();
+    }
+
+    public T build() {
+        if (args == null) {
+            throw new IllegalArgumentException("args must be provided (an IACConfig or MAACConfig)");
+        }
+        settings().refuse(args.getClass().getSimpleName().replace("Config", ""),
+                "evaluation reports the reward and metrics_callback's metrics",
+                TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR);
+        return factory.apply(self());
+    }
+
+    /** Checks the common arguments before any model loads. */
+    void requireCommon(String algorithmName) {
+        if (rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        if (args.numTurns() > 1 && externalTransition() == null) {
+            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
+        }
+        if (logHistoryLimit() < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + logHistoryLimit());
+        }
+    }
+}

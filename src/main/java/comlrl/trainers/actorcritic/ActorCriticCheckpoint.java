@@ -1,0 +1,48 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.data.Stateful;
+import comlrl.generation.CausalLm;
+import comlrl.model.DecoderLm;
+import comlrl.tensor.AdamW;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The checkpoint of a whole actor-critic trainer: per agent {@code agent_i} (its weights) and
+ * {@code optimizer_i.safetensors}, then the critic's parts of that agent ({@link Critic#agentParts}),
+ * then the critic's shared parts; the model shapes of the actors and the critic; progress, seeds and
+ * the stateful parts. In the agents split each process writes and restores the agents it owns.
+ */
+final class ActorCriticCheckpoint {
+    private ActorCriticCheckpoint() {
+    }
+
+    /** {@code agents} and {@code optimizers} hold null for the agents other processes own. */
+    static TrainerCheckpoint of(String algorithmName, ActorCriticConfig args, List<CausalLm> agents,
+            List<AdamW> optimizers, Critic critic, RankWork work, Map<String, Stateful> stateful, SeedStream seeds,
+            MetricsLogger logger, TrainerCheckpoint.Extension extension) {
+        List<DecoderLm> models = agents.stream().map(a -> a == null ? null : a.model()).toList();
+        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", models, work));
+        shapes.addAll(critic.shapes());
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < agents.size(); i++) {
+            if (agents.get(i) == null) {
+                continue; // the agents split: its owner writes and restores it
+            }
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
+                    optimizers.get(i)));
+            parts.putAll(critic.agentParts(i));
+        }
+        parts.putAll(critic.sharedParts());
+        return new TrainerCheckpoint(algorithmName, agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
+                shapes, parts, stateful, seeds, logger).in(work).extendedBy(extension);
+    }
+}

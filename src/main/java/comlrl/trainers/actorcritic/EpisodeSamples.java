@@ -1,0 +1,165 @@
+package comlrl.trainers.actorcritic;
+
+import comlrl.data.TaskItem;
+import comlrl.generation.Completion;
+import comlrl.rl.ReferenceKl;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.JointRollout;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.SeedStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The samples of one task item's episode: the actors' joint rollout ({@link JointRollout}), each
+ * sampled turn with the critic's old values, then per
+ * agent and generation the numbers of {@link ActorCriticLoss#episode} (shaped rewards
+ * {@code r'_t = r_t − β·KL_t}, targets {@code y_t}, returns {@code G_t}, advantages
+ * {@code A_t = y_t − V_old_t}), in (turn, agent, generation) order.
+ */
+final class EpisodeSamples {
+    /** The actors' rollout engine (their generation, prompts, transitions and reference KLs). */
+    private final JointRollout rollout;
+    private final int numAgents;
+    private final int numTurns;
+    /** {@code early_termination_threshold} (null: none). */
+    private final Double threshold;
+    /** Each agent's pad id (given by its owner in the agents split). */
+    private final long[] padIds;
+    private final Critic critic;
+    private final RankWork work;
+    /** {@code β}: {@code reference_kl_coef} when reference KL is on, else 0. */
+    private final double beta;
+    /** {@code γ} of the targets. */
+    private final double gamma;
+    /** {@code γ} of the logged returns: γ (discounted, IAC) or 1 (suffix sums, MAAC). */
+    private final double returnGamma;
+
+    EpisodeSamples(ActorCriticConfig args, boolean discountedReturns, JointRollout rollout, long[] padIds,
+            Critic critic, RankWork work) {
+        this.rollout = rollout;
+        this.numAgents = args.numAgents();
+        this.numTurns = args.numTurns();
+        this.threshold = args.earlyTerminationThreshold();
+        this.padIds = padIds;
+        this.critic = critic;
+        this.work = work;
+        this.beta = args.referenceKlEnabled() ? args.referenceKlCoef() : 0;
+        this.gamma = args.discount();
+        this.returnGamma = discountedReturns ? args.discount() : 1.0;
+    }
+
+    /**
+     * One item's rollouts, in (turn, agent, generation) order. Per turn: every agent samples
+     * {@code k} responses with {@code seeds}, the critic records its values, {@code rewarder} scores
+     * the turn once; multi-turn episodes continue through the external transition until
+     * {@code num_turns} or until the turn's mean reward exceeds {@code early_termination_threshold}.
+     */
+    List<RolloutSample> collect(TaskItem item, String label, SeedStream seeds, JointRewarder rewarder, int k) {
+        List<JointRollout.Scored<double[][]>> episode = rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
+                JointRollout.Scoring.perAgent(rewarder), numTurns,
+                rewards -> threshold != null && mean(rewards) > threshold).get(0);
+        return samples(item, episode, k);
+    }
+
+    private static double mean(double[][] values) {
+        double sum = 0;
+        int count = 0;
+        for (double[] row : values) {
+            for (double v : row) {
+                sum += v;
+                count++;
+            }
+        }
+        return sum / Math.max(count, 1);
+    }
+
+    /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
+    private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
+            List<List<String>> texts, double[][] logprobs, double[][] kls, Critic.Values critic,
+            double[][] rewards) {
+    }
+
+    /** The samples of an episode's scored turns, {@code k} generations per agent per turn. */
+    private List<RolloutSample> samples(TaskItem item, List<JointRollout.Scored<double[][]>> episode, int k) {
+        List<Turn> turns = new ArrayList<>();
+        for (JointRollout.Scored<double[][]> scored : episode) {
+            turns.add(withCritic(scored.turn(), scored.rewards()));
+        }
+        return flatSamples(item, turns, k);
+    }
+
+    /**
+     * A sampled turn with the critic's old values: responses cut at the first pad id
+     * ({@code Σ_t log π(y_t)} of the sampling over the same tokens), KLs 0 when shaping is off; in the
+     * agents split every agent's values from its owner.
+     */
+    private Turn withCritic(JointRollout.Turn turn, double[][] rewards) {
+        int k = turn.completions().get(0).size();
+        List<List<long[]>> responses = new ArrayList<>();
+        double[][] logprobs = new double[numAgents][k];
+        for (int i = 0; i < numAgents; i++) {
+            List<long[]> ys = new ArrayList<>();
+            for (int g = 0; g < k; g++) {
+                Completion c = turn.completions().get(i).get(g);
+                int len = ReferenceKl.responseLength(c.tokenIds(), padIds[i]);
+                ys.add(Arrays.copyOf(c.tokenIds(), len));
+                double sum = 0;
+                for (int j = 0; j < len; j++) {
+                    sum += c.logprobs()[j];
+                }
+                logprobs[i][g] = sum;
+            }
+            responses.add(ys);
+        }
+        List<String> prompts = turn.state().prompts();
+        List<List<String>> texts = turn.texts();
+        Critic.Values values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
+                responses, texts);
+        List<double[]> owned = work.fromOwners(Arrays.asList(values.values()), RankWork.DOUBLES);
+        double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
+        return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
+                new Critic.Values(owned.toArray(new double[0][]), values.jointIds()), rewards);
+    }
+
+    /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */
+    private List<RolloutSample> flatSamples(TaskItem item, List<Turn> turns, int k) {
+        int n = turns.size();
+        RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
+        for (int i = 0; i < numAgents; i++) {
+            for (int g = 0; g < k; g++) {
+                double[] rewards = new double[n];
+                double[] kls = new double[n];
+                double[] old = new double[n];
+                for (int t = 0; t < n; t++) {
+                    Turn turn = turns.get(t);
+                    rewards[t] = turn.rewards[i][g];
+                    kls[t] = turn.kls[i][g];
+                    old[t] = turn.critic.values()[i][g];
+                }
+                ActorCriticLoss.Episode e = ActorCriticLoss.episode(rewards, kls, old, beta, gamma, returnGamma);
+                for (int t = 0; t < n; t++) {
+                    Turn turn = turns.get(t);
+                    long[] p = turn.promptIds.get(i);
+                    long[] r = turn.responses.get(i).get(g);
+                    long[] full = new long[p.length + r.length];
+                    System.arraycopy(p, 0, full, 0, p.length);
+                    System.arraycopy(r, 0, full, p.length, r.length);
+                    double a = e.advantages()[t];
+                    List<long[]> joint = turn.critic.jointIds();
+                    out[t][i][g] = new RolloutSample(i, turn.prompts.get(i), turn.texts.get(i).get(g), full, p.length,
+                            r.length, turn.logprobs[i][g], old[t], rewards[t], e.returns()[t], a, a, t, kls[t],
+                            beta * kls[t], e.targets()[t], g, joint == null ? null : joint.get(g), item);
+                }
+            }
+        }
+        List<RolloutSample> flat = new ArrayList<>();
+        for (RolloutSample[][] turn : out) {
+            for (RolloutSample[] agent : turn) {
+                flat.addAll(Arrays.asList(agent));
+            }
+        }
+        return flat;
+    }
+}
