@@ -109,7 +109,10 @@ public class MAGRPOTrainer implements Trainer {
     private int epochsDone;
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
-    private final List<List<NodeSample>> buffers = new ArrayList<>();
+    /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
+    private final AgentBuffers buffers;
+    /** The metrics of the updates since the last log event. */
+    private final UpdateMetrics updateMetrics;
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
@@ -180,9 +183,6 @@ public class MAGRPOTrainer implements Trainer {
         MetricsLogger metrics = null;
         TrainerCheckpoint.ShapeGroup shapes = null;
         try {
-            for (int i = 0; i < count; i++) {
-                buffers.add(new ArrayList<>());
-            }
             if (args.referenceKlEnabled()) {
                 references = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
             }
@@ -220,6 +220,9 @@ public class MAGRPOTrainer implements Trainer {
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
                         externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
                 seeds, logger).in(work).extendedBy(b.checkpointExtension());
+        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), console, work.isMain());
+        this.buffers = new AgentBuffers(count, args.rolloutBufferSize(), args.trainBatchSize(), seeds, executor, work,
+                this::step, updateMetrics);
     }
 
     /**
@@ -369,14 +372,8 @@ public class MAGRPOTrainer implements Trainer {
 
     /** Updates every agent from what its buffer still holds (end of an epoch). */
     private void flushAll() {
-        List<Drain> rest = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (!buffers.get(i).isEmpty()) {
-                rest.add(takeDrain(i));
-            }
-        }
-        runDrains(rest);
-        flushMetrics();
+        buffers.drainAll();
+        updateMetrics.flush(logger);
     }
 
     /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
@@ -448,15 +445,8 @@ public class MAGRPOTrainer implements Trainer {
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
         samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
-        List<Drain> drains = new ArrayList<>();
-        for (NodeSample s : samples) {
-            buffers.get(s.agent()).add(s);
-            if (buffers.get(s.agent()).size() >= args.rolloutBufferSize()) {
-                drains.add(takeDrain(s.agent()));
-            }
-        }
-        runDrains(drains);
-        flushMetrics();
+        buffers.add(samples);
+        updateMetrics.flush(logger);
     }
 
     /**
@@ -518,116 +508,6 @@ public class MAGRPOTrainer implements Trainer {
     }
 
     // ------------------------------------------------------------------ updates
-
-    /** Drained since the last flush: agent -> turn -> stats of the drained NodeSamples. */
-    private final Map<Integer, Map<Integer, TurnStats>> pending = new TreeMap<>();
-    private long pendingStep = -1;
-    /** Per agent: mean completion length of its first log windows (for the reference-KL collapse warning). */
-    private final Map<Integer, Double> initialLength = new TreeMap<>();
-    private final Map<Integer, java.util.ArrayDeque<Double>> recentLengths = new TreeMap<>();
-    private final java.util.Set<Integer> collapseWarned = new java.util.TreeSet<>();
-
-    /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
-    private record Drain(int agent, List<NodeSample> samples, long shuffleSeed) {
-    }
-
-    /** Per turn: the stats of the drain's samples. */
-    private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
-    }
-
-    private static final RankWork.Codec<DrainResult> DRAIN_RESULT = new RankWork.Codec<>() {
-        @Override
-        public void write(java.io.DataOutputStream out, DrainResult r) throws java.io.IOException {
-            out.writeInt(r.agent());
-            out.writeLong(r.maxEnvStep());
-            out.writeInt(r.stats().size());
-            for (Map.Entry<Integer, TurnStats> e : r.stats().entrySet()) {
-                out.writeInt(e.getKey());
-                e.getValue().write(out);
-            }
-        }
-
-        @Override
-        public DrainResult read(java.io.DataInputStream in) throws java.io.IOException {
-            int agent = in.readInt();
-            long step = in.readLong();
-            int n = in.readInt();
-            Map<Integer, TurnStats> stats = new TreeMap<>();
-            for (int i = 0; i < n; i++) {
-                stats.put(in.readInt(), TurnStats.read(in));
-            }
-            return new DrainResult(agent, stats, step);
-        }
-    };
-
-    /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
-    private Drain takeDrain(int agent) {
-        List<NodeSample> buffer = buffers.get(agent);
-        Drain d = new Drain(agent, new ArrayList<>(buffer), seeds.next());
-        buffer.clear();
-        return d;
-    }
-
-    /**
-     * Runs drains: each agent's in order; different agents' concurrently on their own threads in
-     * "mp" mode (separate models and optimizers), then merges their metrics in agent order.
-     */
-    private void runDrains(List<Drain> drains) {
-        if (drains.isEmpty()) {
-            return;
-        }
-        Map<Integer, List<Drain>> byAgent = new TreeMap<>();
-        for (Drain d : drains) {
-            byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
-        }
-        List<List<DrainResult>> results = executor.map(work.ownedAgents(), i -> {
-            List<DrainResult> out = new ArrayList<>();
-            for (Drain d : byAgent.getOrDefault(i, List.of())) {
-                out.add(drain(d));
-            }
-            return out;
-        });
-        if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
-            List<DrainResult> mine = new ArrayList<>();
-            results.forEach(mine::addAll);
-            List<List<DrainResult>> byRank = work.gather(mine, RankWork.listOf(DRAIN_RESULT));
-            List<DrainResult> all = new ArrayList<>();
-            byRank.forEach(all::addAll);
-            all.sort(java.util.Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order
-            results = List.of(all);
-        }
-        for (List<DrainResult> agentResults : results) {
-            for (DrainResult r : agentResults) {
-                // several drains of one (agent, turn) before a flush add up
-                r.stats().forEach((turn, st) -> pending.computeIfAbsent(r.agent(), a -> new TreeMap<>())
-                        .computeIfAbsent(turn, t -> new TurnStats()).merge(st));
-                pendingStep = Math.max(pendingStep, r.maxEnvStep());
-            }
-        }
-    }
-
-    /** Updates the drain's agent from its samples: per turn, shuffled minibatches, one AdamW step each. */
-    private DrainResult drain(Drain d) {
-        Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
-        for (NodeSample s : d.samples()) {
-            byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
-        }
-        Random shuffle = new Random(d.shuffleSeed());
-        Map<Integer, TurnStats> stats = new TreeMap<>();
-        long maxStep = 0;
-        for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
-            List<NodeSample> group = new ArrayList<>(e.getValue());
-            Collections.shuffle(group, shuffle);
-            TurnStats st = new TurnStats();
-            int mbSize = args.trainBatchSize();
-            for (int start = 0; start < group.size(); start += mbSize) {
-                step(d.agent(), group.subList(start, Math.min(group.size(), start + mbSize)), st);
-            }
-            stats.put(e.getKey(), st);
-            maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
-        }
-        return new DrainResult(d.agent(), stats, maxStep);
-    }
 
     /**
      * One optimizer step on a minibatch of NodeSamples: ∇ L_B accumulated sample by sample
@@ -697,77 +577,6 @@ public class MAGRPOTrainer implements Trainer {
                 + "and the last checkpoint are intact; fix the reward or its processor, or set "
                 + "skip_nonfinite_samples: true to leave such samples out of the update.");
     }
-
-    /** Logs the metrics of the drains since the last flush as one event, through the log gate. */
-    private void flushMetrics() {
-        if (pending.isEmpty()) {
-            return;
-        }
-        Map<String, Double> perAgent = new LinkedHashMap<>();
-        Map<Integer, List<TurnStats>> byTurn = new TreeMap<>();
-        for (Map.Entry<Integer, Map<Integer, TurnStats>> a : pending.entrySet()) {
-            for (Map.Entry<Integer, TurnStats> t : a.getValue().entrySet()) {
-                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(t.getValue());
-                t.getValue().put(perAgent, "agent_" + a.getKey() + "/", t.getKey(), args.referenceKlCoef(),
-                        args.referenceKlEnabled());
-            }
-            checkLengthCollapse(a.getKey(), a.getValue(), perAgent);
-        }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.forEach((turn, stats) -> TurnStats.meanOf(stats).put(metrics, "", turn, args.referenceKlCoef(),
-                args.referenceKlEnabled()));
-        metrics.putAll(perAgent);
-        long step = pendingStep;
-        pending.clear();
-        pendingStep = -1;
-        logger.logTrain(step, metrics);
-    }
-
-    /**
-     * Under reference-KL shaping an empty answer pays no KL, so agents can learn to answer nothing.
-     * Warns once per agent (console and {@code agent_i/warnings/completion_length_collapse}) when the
-     * mean completion length of its last {@value #LENGTH_WINDOW} log windows falls below
-     * {@value #LENGTH_COLLAPSE_FRACTION} of that of its first {@value #LENGTH_WINDOW}.
-     */
-    private void checkLengthCollapse(int agent, Map<Integer, TurnStats> stats, Map<String, Double> metrics) {
-        if (!args.referenceKlEnabled() || collapseWarned.contains(agent)) {
-            return;
-        }
-        TurnStats all = new TurnStats();
-        stats.values().forEach(all::merge);
-        if (all.count() == 0) {
-            return;
-        }
-        java.util.ArrayDeque<Double> recent = recentLengths.computeIfAbsent(agent, a -> new java.util.ArrayDeque<>());
-        recent.addLast(all.meanCompletionLength());
-        if (recent.size() > LENGTH_WINDOW) {
-            recent.removeFirst();
-        }
-        if (recent.size() < LENGTH_WINDOW) {
-            return;
-        }
-        double now = recent.stream().mapToDouble(Double::doubleValue).average().orElse(0);
-        Double first = initialLength.putIfAbsent(agent, now);
-        if (first != null && first >= 2 && now < LENGTH_COLLAPSE_FRACTION * first) {
-            collapseWarned.add(agent);
-            metrics.put("agent_" + agent + "/warnings/completion_length_collapse", 1.0);
-            if (work.isMain()) {
-                console.printf(java.util.Locale.ROOT, "warning: agent %d's mean completion length fell from %.1f to %.1f "
-                        + "tokens under reference-KL shaping (reference_kl_coef %s): an empty answer pays no KL penalty; "
-                        + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
-            }
-        }
-    }
-
-    /** {@link #checkLengthCollapse}: log windows averaged at the start and at each check. */
-    static final int LENGTH_WINDOW = 4;
-
-    /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
-    static final double LENGTH_COLLAPSE_FRACTION = 0.25;
-
-    // ------------------------------------------------------------------ evaluation rollouts
-
-    // ------------------------------------------------------------------ helpers
 
     // ------------------------------------------------------------------ checkpoints
 
