@@ -1,58 +1,35 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.checkpoint.Checkpoints;
-import comlrl.data.Dataset;
-import comlrl.data.TaskSet;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
-import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
-import comlrl.reward.RewardFunction;
 import comlrl.rl.JointMode;
 import comlrl.rl.Returns;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.DType;
-import comlrl.tensor.Device;
-import comlrl.trainers.AgentSources;
-import comlrl.trainers.Devices;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import comlrl.trainers.ExternalTransition;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.AgentGeneration;
-import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochLoop;
-import comlrl.trainers.common.JointEvaluator;
-import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
-import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.Transitions;
-import comlrl.utils.Formatter;
-import comlrl.utils.Formatters;
-import comlrl.utils.RewardProcessor;
-import comlrl.utils.RewardProcessors;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
 
 /**
  * Multi-Agent Group Relative Policy Optimisation: N agents, each sampling G completions per
@@ -69,43 +46,16 @@ import java.util.TreeMap;
  */
 public class MAGRPOTrainer implements Trainer {
     protected final MAGRPOConfig args;
-    /** What the builder was given besides {@code args} (as this trainer took it). */
-    private final TrainerSettings settings;
     private final String algorithmName;
-    private final AgentSet actors;
-    private final List<CausalLm> agents; // actors.models()
-    /** Frozen references for reference-KL shaping, or null when it is off. */
-    private ReferencePolicy references;
-    private final List<AdamW> optimizers;
-    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
-    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    private final Formatters formatters;
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor rewardProcessor;
-    private final JointRewarder rewarder;
-    private final TaskSet trainDataset;
-    private final Dataset evalDataset;
-    private final ExternalTransition externalTransition;
-    private final Transitions transitions;
-    private final EvalLogger evalLogger;
-    private final EvalAggregator evalAggregator;
-    private final MetricsLogger logger;
-    private final Path outputDir;
-    private final boolean verbose;
-    private final PromptEncoder promptEncoder;
-    private final PrintStream console;
-    private final AgentExecutor executor;
+    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
+    private final MAGRPOParts run;
+    private final List<CausalLm> agents; // run.agents: in the agents split, null for the agents of other processes
     private final int numAgents;
-    private final TrainerCheckpoint checkpoint;
-    private final JointEvaluator evaluator;
-    /** The rollout engine: each tree node expanded by it. */
-    private final JointRollout rollout;
-    /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
     private final RankWork work;
+    private final MetricsLogger logger;
 
     // training state (saved in checkpoints)
     private long envStep;
-    private final SeedStream seeds;
     private int epochsDone;
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
@@ -113,138 +63,19 @@ public class MAGRPOTrainer implements Trainer {
     private final AgentBuffers buffers;
     /** The metrics of the updates since the last log event. */
     private final UpdateMetrics updateMetrics;
-    /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
-    private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
     protected MAGRPOTrainer(Builder b, String algorithmName) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
-        }
-        if (b.rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-        this.args = b.args;
-        this.settings = b.settings();
+        this.run = new MAGRPOParts(b, algorithmName);
+        this.args = run.args;
         this.algorithmName = algorithmName;
-        // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
-        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
-        if (count < 1) {
-            throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
-        }
-        this.numAgents = count;
-        if (args.numTurns() > 1 && b.externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
-        if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
-            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
-        }
-        this.formatters = Formatters.fromArgument(b.formatters(), count);
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
-        this.rewardFunc = b.rewardFunc();
-        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
-                args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset();
-        this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition();
-        this.transitions = new Transitions(externalTransition, count);
-        this.evalLogger = b.evalLogger();
-        this.evalAggregator = b.evalAggregator();
-        this.outputDir = b.outputDir();
-        this.verbose = b.verbose();
-        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.console = b.console();
-        this.gradientObserver = b.gradientObserver;
-        if (b.logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
-        }
-        this.seeds = new SeedStream(args.seed());
-        // every check that can fail without a model has run; join the other processes (ddp), then load
-        // (and free what was loaded on failure)
-        b.requireTaskData();
-        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                work.device());
-        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
-                ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-        try {
-            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
-                    work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
-        this.agents = actors.models(); // in the agents split, null for the agents of other processes
-        this.optimizers = new ArrayList<>();
-        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
-        MetricsLogger metrics = null;
-        TrainerCheckpoint.ShapeGroup shapes = null;
-        try {
-            if (args.referenceKlEnabled()) {
-                references = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
-            }
-            for (int i = 0; i < count; i++) {
-                generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
-            }
-            for (CausalLm a : agents) {
-                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-            }
-            actors.requireOutside(outputDir, "output_dir");
-            List<Object> described = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                described.add(agents.get(i) != null ? agents.get(i) : sources.get(i));
-            }
-            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
-                    described), work.isMain());
-            shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
-                    agents.stream().map(a -> a == null ? null : a.model()).toList(), work);
-        } catch (RuntimeException | Error e) {
-            closeModels();
-            throw e;
-        }
-        this.logger = metrics;
-        JointRewarder evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
-                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
-                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
-                executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
-                args.externalPromptPassthrough()).in(work);
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
-        this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(shapes),
-                checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
-                seeds, logger).in(work).extendedBy(b.checkpointExtension());
-        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), console, work.isMain());
-        this.buffers = new AgentBuffers(count, args.rolloutBufferSize(), args.trainBatchSize(), seeds, executor, work,
-                this::step, updateMetrics);
-    }
-
-    /**
-     * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
-     * in the agents split, of this process's agents.
-     */
-    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue;
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
-        }
-        return parts;
-    }
-
-    /** Agent {@code i}'s rollout settings ({@link AgentGeneration}). */
-    private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
-        return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
-                args.maxNewTokens(), args.numGenerations());
+        this.agents = run.agents;
+        this.numAgents = run.numAgents;
+        this.work = run.work;
+        this.logger = run.logger;
+        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
+                work.isMain());
+        this.buffers = new AgentBuffers(numAgents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
+                run.executor, work, this::step, updateMetrics);
     }
 
     public static Builder builder() {
@@ -289,7 +120,7 @@ public class MAGRPOTrainer implements Trainer {
 
     /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
     public TrainerSettings settings() {
-        return settings;
+        return run.settings;
     }
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
@@ -308,7 +139,7 @@ public class MAGRPOTrainer implements Trainer {
 
     @Override
     public Path saveCheckpoint(Path root) {
-        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+        return run.checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
     }
 
     @Override
@@ -326,7 +157,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(generation);
+        return Collections.unmodifiableList(run.generation);
     }
 
     /**
@@ -361,10 +192,10 @@ public class MAGRPOTrainer implements Trainer {
     @Override
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, epochs, checkpoint, () -> envStep);
-        actors.requireOutside(checkpointDir, "checkpoint directory");
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
-                logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                checkpointInterval, epochs, run.checkpoint, () -> envStep);
+        run.actors.requireOutside(checkpointDir, "checkpoint directory");
+        EpochLoop.run(run.trainDataset, run.evalDataset != null, args.evalInterval(), epochsDone, epochs, run.console,
+                logger, run.verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);
                 }, this::flushAll, epochDone));
@@ -388,7 +219,7 @@ public class MAGRPOTrainer implements Trainer {
      * and the custom metrics; {@code {}} without an evaluation set.
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
+        Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
             logger.log(envStep, metrics);
         }
@@ -402,7 +233,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void saveModel(Path dir) {
-        actors.requireOutside(dir, "the save directory");
+        run.actors.requireOutside(dir, "the save directory");
         // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
         boolean writes = work.isMain() || !work.splitsRows();
         for (int i = 0; i < numAgents; i++) {
@@ -419,18 +250,8 @@ public class MAGRPOTrainer implements Trainer {
         try {
             logger.close(); // throws when a sink could not write (after the models are freed below)
         } finally {
-            closeModels();
+            run.close();
         }
-    }
-
-    private void closeModels() {
-        executor.close();
-        optimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
-        if (references != null) {
-            references.close();
-        }
-        actors.close(); // the models loaded here; models passed in belong to the caller
-        work.close();
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -440,7 +261,7 @@ public class MAGRPOTrainer implements Trainer {
     }
 
     private void trainItem(TaskItem item) {
-        Node root = buildNode(rollout.start(item, itemLabel));
+        Node root = buildNode(run.rollout.start(item, itemLabel));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
@@ -457,8 +278,8 @@ public class MAGRPOTrainer implements Trainer {
     private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
         int g = args.numGenerations();
-        JointRollout.Scored<double[]> node = rollout.expand(state, seeds, g,
-                JointRollout.Scoring.jointActions(rewarder, mode));
+        JointRollout.Scored<double[]> node = run.rollout.expand(state, run.seeds, g,
+                JointRollout.Scoring.jointActions(run.rewarder, mode));
         envStep += node.rewards().length;
         long step = envStep;
         Double threshold = args.earlyTerminationThreshold();
@@ -466,7 +287,7 @@ public class MAGRPOTrainer implements Trainer {
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
             for (int j = 0; j < node.rewards().length; j++) {
-                children.add(buildNode(rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
+                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
             }
         }
         return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
@@ -476,7 +297,7 @@ public class MAGRPOTrainer implements Trainer {
      * Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}).
      */
     long[] encodePrompt(int agent, String text) {
-        return promptEncoder.encode(agents.get(agent), text);
+        return run.promptEncoder.encode(agents.get(agent), text);
     }
 
     /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
@@ -519,7 +340,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     private void step(int agent, List<NodeSample> minibatch, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
-        AdamW opt = optimizers.get(agent);
+        AdamW opt = run.optimizers.get(agent);
         long pad = agents.get(agent).padId();
         List<NodeSample> kept = new ArrayList<>();
         for (NodeSample s : minibatch) {
@@ -562,8 +383,8 @@ public class MAGRPOTrainer implements Trainer {
             kept.forEach(s -> stats.skip());
             return;
         }
-        if (gradientObserver != null) {
-            gradientObserver.accept(agent, model);
+        if (run.gradientObserver != null) {
+            run.gradientObserver.accept(agent, model);
         }
         work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
@@ -590,7 +411,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        TrainerCheckpoint.Progress p = this.checkpoint.restore(checkpoint);
+        TrainerCheckpoint.Progress p = run.checkpoint.restore(checkpoint);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
     }
