@@ -12,9 +12,6 @@ import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
-import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.MetricsLogger;
@@ -22,7 +19,6 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
@@ -95,21 +91,6 @@ public class MAGRPOTrainer implements Trainer {
             case MARLOO -> MARLOOTrainer.builder();
             case CENTRALIZED_MAGRPO -> CentralizedMAGRPOTrainer.builder(); // tagged adapter unless replaced
         };
-    }
-
-    /**
-     * For the variants' constructors: fails unless {@code b}'s args are of the variant's config type
-     * (a null args fails later with the common message).
-     */
-    static Builder requireConfig(Builder b, Class<? extends MAGRPOConfig> type, ReinforceAlgorithm algorithm) {
-        if (b.args != null && !type.isInstance(b.args)) {
-            String name = algorithm.configTypeName();
-            throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name
-                    + " (advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default), got a "
-                    + b.args.algorithm().configTypeName() + "; build one with " + name + ".builder() or "
-                    + name + ".fromMap(...)");
-        }
-        return b;
     }
 
     // ------------------------------------------------------------------ public API
@@ -419,13 +400,11 @@ public class MAGRPOTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /**
-     * Builds a trainer; the names follow the reference's constructor keywords. Extended only in this
-     * package ({@link CentralizedMAGRPOTrainer.Builder}).
+     * Builds a trainer; the names follow the reference's constructor keywords (the setters of the
+     * family, {@link ReinforceBuilder}). Extended only in this package ({@link CentralizedMAGRPOTrainer.Builder}).
      */
-    public static class Builder extends TrainerBuilder<Builder> {
+    public static class Builder extends ReinforceBuilder<Builder> {
         private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
-        MAGRPOConfig args;
-        java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
         Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
@@ -436,48 +415,9 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
-        /** Homogeneous agents: one model id or directory, loaded once per agent. */
-        public Builder agentModel(String agentModel) {
-            return set(TrainerSettings.AGENT_MODEL, agentModel);
-        }
-
-        public Builder numAgents(int numAgents) {
-            return set(TrainerSettings.NUM_AGENTS, numAgents);
-        }
-
-        public Builder externalTransition(ExternalTransition externalTransition) {
-            return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-        }
-
-        public Builder evalLogger(EvalLogger evalLogger) {
-            return set(TrainerSettings.EVAL_LOGGER, evalLogger);
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
-        }
-
-        public Builder args(MAGRPOConfig args) {
-            this.args = args;
-            return this;
-        }
-
-        /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
-        Builder gradientObserver(java.util.function.BiConsumer<Integer, DecoderLm> observer) {
-            this.gradientObserver = observer;
-            return this;
-        }
-
         public MAGRPOTrainer build() {
             refuseCritics();
             return factory.apply(this);
-        }
-
-        /** The MAGRPO family trains no critic and uses its agents' own tokenizers. */
-        void refuseCritics() {
-            settings().refuse("The MAGRPO family", "it trains no critic and uses each agent's own tokenizer",
-                    TrainerSettings.CRITIC_MODEL, TrainerSettings.CRITICS, TrainerSettings.CRITIC_LORA,
-                    TrainerSettings.TOKENIZERS);
         }
     }
 }
