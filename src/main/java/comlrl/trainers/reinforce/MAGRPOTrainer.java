@@ -1,13 +1,11 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.checkpoint.Checkpoints;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.rl.JointMode;
-import comlrl.rl.Returns;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
@@ -17,7 +15,6 @@ import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
@@ -241,6 +238,16 @@ public class MAGRPOTrainer implements Trainer {
     private record Node(JointRollout.Turn turn, double[] rewards, long envStep, List<Node> children) {
     }
 
+    /**
+     * Trains on one task item: its rollout tree ({@link #buildNode}), the returns of every joint action
+     * (post-order, undiscounted, {@link TreeReturns}), each agent's returns per completion, buffered for
+     * the updates ({@link AgentBuffers}, {@link #step}):
+     * <pre>
+     *   leaf:      R_k = r_k
+     *   internal:  R_k = r_k + mean_l( R^{child k}_l )
+     *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
+     * </pre>
+     */
     private void trainItem(TaskItem item) {
         Node root = buildNode(run.rollout.start(item, itemLabel));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
@@ -281,12 +288,6 @@ public class MAGRPOTrainer implements Trainer {
         return run.promptEncoder.encode(agents.get(agent), text);
     }
 
-    /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
-    static double[] referenceKls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
-            long pad) {
-        return ReferencePolicy.kls(policy, reference, promptIds, completions, pad);
-    }
-
     private RolloutNode toRolloutNode(Node n) {
         List<RolloutNode> children = new ArrayList<>();
         for (Node c : n.children()) {
@@ -312,8 +313,13 @@ public class MAGRPOTrainer implements Trainer {
     // ------------------------------------------------------------------ updates
 
     /**
-     * One optimizer step on a minibatch of NodeSamples: ∇ L_B accumulated sample by sample
-     * ({@link MAGRPOLoss}, formula there), then one AdamW step.
+     * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
+     * AdamW step ({@link MAGRPOLoss}, where each symbol is defined):
+     * <pre>
+     *   A    = baseline(R − β·KL), optionally normalised       (advantage_mode, advantage_normalization)
+     *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})
+     *   L_B  = (1/|B|) Σ_{s∈B} L_s
+     * </pre>
      *
      * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
      * minibatch whose accumulated gradient is not finite, stops training with an error before the
