@@ -1,58 +1,28 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.checkpoint.Checkpoints;
-import comlrl.data.Dataset;
-import comlrl.data.TaskSet;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
-import comlrl.logging.MetricSink;
 import comlrl.model.DecoderLm;
-import comlrl.reward.RewardFunction;
 import comlrl.rl.JointMode;
-import comlrl.rl.Returns;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.DType;
-import comlrl.tensor.Device;
-import comlrl.trainers.AgentSources;
-import comlrl.trainers.Devices;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
-import comlrl.trainers.ExternalTransition;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.AgentGeneration;
-import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochLoop;
-import comlrl.trainers.common.JointEvaluator;
-import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
-import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.Transitions;
-import comlrl.utils.Formatter;
-import comlrl.utils.Formatters;
-import comlrl.utils.RewardProcessor;
-import comlrl.utils.RewardProcessors;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
 
 /**
  * Multi-Agent Group Relative Policy Optimisation: N agents, each sampling G completions per
@@ -69,179 +39,36 @@ import java.util.TreeMap;
  */
 public class MAGRPOTrainer implements Trainer {
     protected final MAGRPOConfig args;
-    /** What the builder was given besides {@code args} (as this trainer took it). */
-    private final TrainerSettings settings;
     private final String algorithmName;
-    private final AgentSet actors;
-    private final List<CausalLm> agents; // actors.models()
-    /** Frozen references for reference-KL shaping, or null when it is off. */
-    private ReferencePolicy references;
-    private final List<AdamW> optimizers;
-    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
-    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
-    private final Formatters formatters;
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor rewardProcessor;
-    private final JointRewarder rewarder;
-    private final TaskSet trainDataset;
-    private final Dataset evalDataset;
-    private final ExternalTransition externalTransition;
-    private final Transitions transitions;
-    private final EvalLogger evalLogger;
-    private final EvalAggregator evalAggregator;
-    private final MetricsLogger logger;
-    private final Path outputDir;
-    private final boolean verbose;
-    private final PromptEncoder promptEncoder;
-    private final PrintStream console;
-    private final AgentExecutor executor;
+    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
+    private final MAGRPOParts run;
+    private final List<CausalLm> agents; // run.agents: in the agents split, null for the agents of other processes
     private final int numAgents;
-    private final TrainerCheckpoint checkpoint;
-    private final JointEvaluator evaluator;
-    /** The rollout engine: each tree node expanded by it. */
-    private final JointRollout rollout;
-    /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
     private final RankWork work;
+    private final MetricsLogger logger;
 
     // training state (saved in checkpoints)
     private long envStep;
-    private final SeedStream seeds;
     private int epochsDone;
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
-    private final List<List<NodeSample>> buffers = new ArrayList<>();
-    /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
-    private final java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
+    /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
+    private final AgentBuffers buffers;
+    /** The metrics of the updates since the last log event. */
+    private final UpdateMetrics updateMetrics;
 
     protected MAGRPOTrainer(Builder b, String algorithmName) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
-        }
-        if (b.rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-        this.args = b.args;
-        this.settings = b.settings();
+        this.run = new MAGRPOParts(b, algorithmName);
+        this.args = run.args;
         this.algorithmName = algorithmName;
-        // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
-        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
-        if (count < 1) {
-            throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
-        }
-        this.numAgents = count;
-        if (args.numTurns() > 1 && b.externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
-        if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
-            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
-        }
-        this.formatters = Formatters.fromArgument(b.formatters(), count);
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
-        this.rewardFunc = b.rewardFunc();
-        this.rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
-                args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset();
-        this.evalDataset = b.evalDataset();
-        this.externalTransition = b.externalTransition();
-        this.transitions = new Transitions(externalTransition, count);
-        this.evalLogger = b.evalLogger();
-        this.evalAggregator = b.evalAggregator();
-        this.outputDir = b.outputDir();
-        this.verbose = b.verbose();
-        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.console = b.console();
-        this.gradientObserver = b.gradientObserver;
-        if (b.logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
-        }
-        this.seeds = new SeedStream(args.seed());
-        // every check that can fail without a model has run; join the other processes (ddp), then load
-        // (and free what was loaded on failure)
-        b.requireTaskData();
-        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                work.device());
-        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
-                ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-        try {
-            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
-                    work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
-        this.agents = actors.models(); // in the agents split, null for the agents of other processes
-        this.optimizers = new ArrayList<>();
-        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
-        MetricsLogger metrics = null;
-        TrainerCheckpoint.ShapeGroup shapes = null;
-        try {
-            for (int i = 0; i < count; i++) {
-                buffers.add(new ArrayList<>());
-            }
-            if (args.referenceKlEnabled()) {
-                references = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
-            }
-            for (int i = 0; i < count; i++) {
-                generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
-            }
-            for (CausalLm a : agents) {
-                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-            }
-            actors.requireOutside(outputDir, "output_dir");
-            List<Object> described = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                described.add(agents.get(i) != null ? agents.get(i) : sources.get(i));
-            }
-            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
-                    described), work.isMain());
-            shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
-                    agents.stream().map(a -> a == null ? null : a.model()).toList(), work);
-        } catch (RuntimeException | Error e) {
-            closeModels();
-            throw e;
-        }
-        this.logger = metrics;
-        JointRewarder evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
-                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
-                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder, transitions,
-                executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
-                args.externalPromptPassthrough()).in(work);
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
-        this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(shapes),
-                checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                        externalTransition, "eval_logger", evalLogger, "eval_aggregator", evalAggregator),
-                seeds, logger).in(work).extendedBy(b.checkpointExtension());
-    }
-
-    /**
-     * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
-     * in the agents split, of this process's agents.
-     */
-    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue;
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
-        }
-        return parts;
-    }
-
-    /** Agent {@code i}'s rollout settings ({@link AgentGeneration}). */
-    private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
-        return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
-                args.maxNewTokens(), args.numGenerations());
+        this.agents = run.agents;
+        this.numAgents = run.numAgents;
+        this.work = run.work;
+        this.logger = run.logger;
+        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
+                work.isMain());
+        this.buffers = new AgentBuffers(numAgents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
+                run.executor, work, this::step, updateMetrics);
     }
 
     public static Builder builder() {
@@ -263,21 +90,6 @@ public class MAGRPOTrainer implements Trainer {
         };
     }
 
-    /**
-     * For the variants' constructors: fails unless {@code b}'s args are of the variant's config type
-     * (a null args fails later with the common message).
-     */
-    static Builder requireConfig(Builder b, Class<? extends MAGRPOConfig> type, ReinforceAlgorithm algorithm) {
-        if (b.args != null && !type.isInstance(b.args)) {
-            String name = algorithm.configTypeName();
-            throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name
-                    + " (advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default), got a "
-                    + b.args.algorithm().configTypeName() + "; build one with " + name + ".builder() or "
-                    + name + ".fromMap(...)");
-        }
-        return b;
-    }
-
     // ------------------------------------------------------------------ public API
 
     public MAGRPOConfig args() {
@@ -286,7 +98,7 @@ public class MAGRPOTrainer implements Trainer {
 
     /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
     public TrainerSettings settings() {
-        return settings;
+        return run.settings;
     }
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
@@ -305,7 +117,7 @@ public class MAGRPOTrainer implements Trainer {
 
     @Override
     public Path saveCheckpoint(Path root) {
-        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+        return run.checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
     }
 
     @Override
@@ -323,7 +135,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(generation);
+        return Collections.unmodifiableList(run.generation);
     }
 
     /**
@@ -358,10 +170,10 @@ public class MAGRPOTrainer implements Trainer {
     @Override
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, epochs, checkpoint, () -> envStep);
-        actors.requireOutside(checkpointDir, "checkpoint directory");
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
-                logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
+                checkpointInterval, epochs, run.checkpoint, () -> envStep);
+        run.actors.requireOutside(checkpointDir, "checkpoint directory");
+        EpochLoop.run(run.trainDataset, run.evalDataset != null, args.evalInterval(), epochsDone, epochs, run.console,
+                logger, run.verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
                     itemLabel = label;
                     trainItem(item);
                 }, this::flushAll, epochDone));
@@ -369,14 +181,8 @@ public class MAGRPOTrainer implements Trainer {
 
     /** Updates every agent from what its buffer still holds (end of an epoch). */
     private void flushAll() {
-        List<Drain> rest = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (!buffers.get(i).isEmpty()) {
-                rest.add(takeDrain(i));
-            }
-        }
-        runDrains(rest);
-        flushMetrics();
+        buffers.drainAll();
+        updateMetrics.flush(logger);
     }
 
     /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
@@ -391,7 +197,7 @@ public class MAGRPOTrainer implements Trainer {
      * and the custom metrics; {@code {}} without an evaluation set.
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
+        Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
             logger.log(envStep, metrics);
         }
@@ -405,7 +211,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void saveModel(Path dir) {
-        actors.requireOutside(dir, "the save directory");
+        run.actors.requireOutside(dir, "the save directory");
         // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
         boolean writes = work.isMain() || !work.splitsRows();
         for (int i = 0; i < numAgents; i++) {
@@ -422,18 +228,8 @@ public class MAGRPOTrainer implements Trainer {
         try {
             logger.close(); // throws when a sink could not write (after the models are freed below)
         } finally {
-            closeModels();
+            run.close();
         }
-    }
-
-    private void closeModels() {
-        executor.close();
-        optimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
-        if (references != null) {
-            references.close();
-        }
-        actors.close(); // the models loaded here; models passed in belong to the caller
-        work.close();
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -442,21 +238,24 @@ public class MAGRPOTrainer implements Trainer {
     private record Node(JointRollout.Turn turn, double[] rewards, long envStep, List<Node> children) {
     }
 
+    /**
+     * Trains on one task item: its rollout tree ({@link #buildNode}), the returns of every joint action
+     * (post-order, undiscounted, {@link TreeReturns}), each agent's returns per completion, buffered for
+     * the updates ({@link AgentBuffers}, {@link #step}):
+     * <pre>
+     *   leaf:      R_k = r_k
+     *   internal:  R_k = r_k + mean_l( R^{child k}_l )
+     *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
+     * </pre>
+     */
     private void trainItem(TaskItem item) {
-        Node root = buildNode(rollout.start(item, itemLabel));
+        Node root = buildNode(run.rollout.start(item, itemLabel));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
         samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
-        List<Drain> drains = new ArrayList<>();
-        for (NodeSample s : samples) {
-            buffers.get(s.agent()).add(s);
-            if (buffers.get(s.agent()).size() >= args.rolloutBufferSize()) {
-                drains.add(takeDrain(s.agent()));
-            }
-        }
-        runDrains(drains);
-        flushMetrics();
+        buffers.add(samples);
+        updateMetrics.flush(logger);
     }
 
     /**
@@ -467,8 +266,8 @@ public class MAGRPOTrainer implements Trainer {
     private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
         int g = args.numGenerations();
-        JointRollout.Scored<double[]> node = rollout.expand(state, seeds, g,
-                JointRollout.Scoring.jointActions(rewarder, mode));
+        JointRollout.Scored<double[]> node = run.rollout.expand(state, run.seeds, g,
+                JointRollout.Scoring.jointActions(run.rewarder, mode));
         envStep += node.rewards().length;
         long step = envStep;
         Double threshold = args.earlyTerminationThreshold();
@@ -476,7 +275,7 @@ public class MAGRPOTrainer implements Trainer {
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
             for (int j = 0; j < node.rewards().length; j++) {
-                children.add(buildNode(rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
+                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
             }
         }
         return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
@@ -486,13 +285,7 @@ public class MAGRPOTrainer implements Trainer {
      * Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}).
      */
     long[] encodePrompt(int agent, String text) {
-        return promptEncoder.encode(agents.get(agent), text);
-    }
-
-    /** {@link ReferencePolicy#kls(DecoderLm, DecoderLm, long[], List, long)}. */
-    static double[] referenceKls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
-            long pad) {
-        return ReferencePolicy.kls(policy, reference, promptIds, completions, pad);
+        return run.promptEncoder.encode(agents.get(agent), text);
     }
 
     private RolloutNode toRolloutNode(Node n) {
@@ -519,119 +312,14 @@ public class MAGRPOTrainer implements Trainer {
 
     // ------------------------------------------------------------------ updates
 
-    /** Drained since the last flush: agent -> turn -> stats of the drained NodeSamples. */
-    private final Map<Integer, Map<Integer, TurnStats>> pending = new TreeMap<>();
-    private long pendingStep = -1;
-    /** Per agent: mean completion length of its first log windows (for the reference-KL collapse warning). */
-    private final Map<Integer, Double> initialLength = new TreeMap<>();
-    private final Map<Integer, java.util.ArrayDeque<Double>> recentLengths = new TreeMap<>();
-    private final java.util.Set<Integer> collapseWarned = new java.util.TreeSet<>();
-
-    /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
-    private record Drain(int agent, List<NodeSample> samples, long shuffleSeed) {
-    }
-
-    /** Per turn: the stats of the drain's samples. */
-    private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
-    }
-
-    private static final RankWork.Codec<DrainResult> DRAIN_RESULT = new RankWork.Codec<>() {
-        @Override
-        public void write(java.io.DataOutputStream out, DrainResult r) throws java.io.IOException {
-            out.writeInt(r.agent());
-            out.writeLong(r.maxEnvStep());
-            out.writeInt(r.stats().size());
-            for (Map.Entry<Integer, TurnStats> e : r.stats().entrySet()) {
-                out.writeInt(e.getKey());
-                e.getValue().write(out);
-            }
-        }
-
-        @Override
-        public DrainResult read(java.io.DataInputStream in) throws java.io.IOException {
-            int agent = in.readInt();
-            long step = in.readLong();
-            int n = in.readInt();
-            Map<Integer, TurnStats> stats = new TreeMap<>();
-            for (int i = 0; i < n; i++) {
-                stats.put(in.readInt(), TurnStats.read(in));
-            }
-            return new DrainResult(agent, stats, step);
-        }
-    };
-
-    /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
-    private Drain takeDrain(int agent) {
-        List<NodeSample> buffer = buffers.get(agent);
-        Drain d = new Drain(agent, new ArrayList<>(buffer), seeds.next());
-        buffer.clear();
-        return d;
-    }
-
     /**
-     * Runs drains: each agent's in order; different agents' concurrently on their own threads in
-     * "mp" mode (separate models and optimizers), then merges their metrics in agent order.
-     */
-    private void runDrains(List<Drain> drains) {
-        if (drains.isEmpty()) {
-            return;
-        }
-        Map<Integer, List<Drain>> byAgent = new TreeMap<>();
-        for (Drain d : drains) {
-            byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
-        }
-        List<List<DrainResult>> results = executor.map(work.ownedAgents(), i -> {
-            List<DrainResult> out = new ArrayList<>();
-            for (Drain d : byAgent.getOrDefault(i, List.of())) {
-                out.add(drain(d));
-            }
-            return out;
-        });
-        if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
-            List<DrainResult> mine = new ArrayList<>();
-            results.forEach(mine::addAll);
-            List<List<DrainResult>> byRank = work.gather(mine, RankWork.listOf(DRAIN_RESULT));
-            List<DrainResult> all = new ArrayList<>();
-            byRank.forEach(all::addAll);
-            all.sort(java.util.Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order
-            results = List.of(all);
-        }
-        for (List<DrainResult> agentResults : results) {
-            for (DrainResult r : agentResults) {
-                // several drains of one (agent, turn) before a flush add up
-                r.stats().forEach((turn, st) -> pending.computeIfAbsent(r.agent(), a -> new TreeMap<>())
-                        .computeIfAbsent(turn, t -> new TurnStats()).merge(st));
-                pendingStep = Math.max(pendingStep, r.maxEnvStep());
-            }
-        }
-    }
-
-    /** Updates the drain's agent from its samples: per turn, shuffled minibatches, one AdamW step each. */
-    private DrainResult drain(Drain d) {
-        Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
-        for (NodeSample s : d.samples()) {
-            byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
-        }
-        Random shuffle = new Random(d.shuffleSeed());
-        Map<Integer, TurnStats> stats = new TreeMap<>();
-        long maxStep = 0;
-        for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
-            List<NodeSample> group = new ArrayList<>(e.getValue());
-            Collections.shuffle(group, shuffle);
-            TurnStats st = new TurnStats();
-            int mbSize = args.trainBatchSize();
-            for (int start = 0; start < group.size(); start += mbSize) {
-                step(d.agent(), group.subList(start, Math.min(group.size(), start + mbSize)), st);
-            }
-            stats.put(e.getKey(), st);
-            maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
-        }
-        return new DrainResult(d.agent(), stats, maxStep);
-    }
-
-    /**
-     * One optimizer step on a minibatch of NodeSamples: ∇ L_B accumulated sample by sample
-     * ({@link MAGRPOLoss}, formula there), then one AdamW step.
+     * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
+     * AdamW step ({@link MAGRPOLoss}, where each symbol is defined):
+     * <pre>
+     *   A    = baseline(R − β·KL), optionally normalised       (advantage_mode, advantage_normalization)
+     *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})
+     *   L_B  = (1/|B|) Σ_{s∈B} L_s
+     * </pre>
      *
      * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
      * minibatch whose accumulated gradient is not finite, stops training with an error before the
@@ -639,7 +327,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     private void step(int agent, List<NodeSample> minibatch, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
-        AdamW opt = optimizers.get(agent);
+        AdamW opt = run.optimizers.get(agent);
         long pad = agents.get(agent).padId();
         List<NodeSample> kept = new ArrayList<>();
         for (NodeSample s : minibatch) {
@@ -682,8 +370,8 @@ public class MAGRPOTrainer implements Trainer {
             kept.forEach(s -> stats.skip());
             return;
         }
-        if (gradientObserver != null) {
-            gradientObserver.accept(agent, model);
+        if (run.gradientObserver != null) {
+            run.gradientObserver.accept(agent, model);
         }
         work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
@@ -698,77 +386,6 @@ public class MAGRPOTrainer implements Trainer {
                 + "skip_nonfinite_samples: true to leave such samples out of the update.");
     }
 
-    /** Logs the metrics of the drains since the last flush as one event, through the log gate. */
-    private void flushMetrics() {
-        if (pending.isEmpty()) {
-            return;
-        }
-        Map<String, Double> perAgent = new LinkedHashMap<>();
-        Map<Integer, List<TurnStats>> byTurn = new TreeMap<>();
-        for (Map.Entry<Integer, Map<Integer, TurnStats>> a : pending.entrySet()) {
-            for (Map.Entry<Integer, TurnStats> t : a.getValue().entrySet()) {
-                byTurn.computeIfAbsent(t.getKey(), x -> new ArrayList<>()).add(t.getValue());
-                t.getValue().put(perAgent, "agent_" + a.getKey() + "/", t.getKey(), args.referenceKlCoef(),
-                        args.referenceKlEnabled());
-            }
-            checkLengthCollapse(a.getKey(), a.getValue(), perAgent);
-        }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.forEach((turn, stats) -> TurnStats.meanOf(stats).put(metrics, "", turn, args.referenceKlCoef(),
-                args.referenceKlEnabled()));
-        metrics.putAll(perAgent);
-        long step = pendingStep;
-        pending.clear();
-        pendingStep = -1;
-        logger.logTrain(step, metrics);
-    }
-
-    /**
-     * Under reference-KL shaping an empty answer pays no KL, so agents can learn to answer nothing.
-     * Warns once per agent (console and {@code agent_i/warnings/completion_length_collapse}) when the
-     * mean completion length of its last {@value #LENGTH_WINDOW} log windows falls below
-     * {@value #LENGTH_COLLAPSE_FRACTION} of that of its first {@value #LENGTH_WINDOW}.
-     */
-    private void checkLengthCollapse(int agent, Map<Integer, TurnStats> stats, Map<String, Double> metrics) {
-        if (!args.referenceKlEnabled() || collapseWarned.contains(agent)) {
-            return;
-        }
-        TurnStats all = new TurnStats();
-        stats.values().forEach(all::merge);
-        if (all.count() == 0) {
-            return;
-        }
-        java.util.ArrayDeque<Double> recent = recentLengths.computeIfAbsent(agent, a -> new java.util.ArrayDeque<>());
-        recent.addLast(all.meanCompletionLength());
-        if (recent.size() > LENGTH_WINDOW) {
-            recent.removeFirst();
-        }
-        if (recent.size() < LENGTH_WINDOW) {
-            return;
-        }
-        double now = recent.stream().mapToDouble(Double::doubleValue).average().orElse(0);
-        Double first = initialLength.putIfAbsent(agent, now);
-        if (first != null && first >= 2 && now < LENGTH_COLLAPSE_FRACTION * first) {
-            collapseWarned.add(agent);
-            metrics.put("agent_" + agent + "/warnings/completion_length_collapse", 1.0);
-            if (work.isMain()) {
-                console.printf(java.util.Locale.ROOT, "warning: agent %d's mean completion length fell from %.1f to %.1f "
-                        + "tokens under reference-KL shaping (reference_kl_coef %s): an empty answer pays no KL penalty; "
-                        + "lower reference_kl_coef or reward non-empty answers%n", agent, first, now, args.referenceKlCoef());
-            }
-        }
-    }
-
-    /** {@link #checkLengthCollapse}: log windows averaged at the start and at each check. */
-    static final int LENGTH_WINDOW = 4;
-
-    /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
-    static final double LENGTH_COLLAPSE_FRACTION = 0.25;
-
-    // ------------------------------------------------------------------ evaluation rollouts
-
-    // ------------------------------------------------------------------ helpers
-
     // ------------------------------------------------------------------ checkpoints
 
     /**
@@ -781,7 +398,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        TrainerCheckpoint.Progress p = this.checkpoint.restore(checkpoint);
+        TrainerCheckpoint.Progress p = run.checkpoint.restore(checkpoint);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
     }
@@ -789,13 +406,11 @@ public class MAGRPOTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /**
-     * Builds a trainer; the names follow the reference's constructor keywords. Extended only in this
-     * package ({@link CentralizedMAGRPOTrainer.Builder}).
+     * Builds a trainer; the names follow the reference's constructor keywords (the setters of the
+     * family, {@link ReinforceBuilder}). Extended only in this package ({@link CentralizedMAGRPOTrainer.Builder}).
      */
-    public static class Builder extends TrainerBuilder<Builder> {
+    public static class Builder extends ReinforceBuilder<Builder> {
         private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
-        MAGRPOConfig args;
-        java.util.function.BiConsumer<Integer, DecoderLm> gradientObserver;
 
         Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
@@ -806,48 +421,9 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
-        /** Homogeneous agents: one model id or directory, loaded once per agent. */
-        public Builder agentModel(String agentModel) {
-            return set(TrainerSettings.AGENT_MODEL, agentModel);
-        }
-
-        public Builder numAgents(int numAgents) {
-            return set(TrainerSettings.NUM_AGENTS, numAgents);
-        }
-
-        public Builder externalTransition(ExternalTransition externalTransition) {
-            return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-        }
-
-        public Builder evalLogger(EvalLogger evalLogger) {
-            return set(TrainerSettings.EVAL_LOGGER, evalLogger);
-        }
-
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
-        }
-
-        public Builder args(MAGRPOConfig args) {
-            this.args = args;
-            return this;
-        }
-
-        /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
-        Builder gradientObserver(java.util.function.BiConsumer<Integer, DecoderLm> observer) {
-            this.gradientObserver = observer;
-            return this;
-        }
-
         public MAGRPOTrainer build() {
             refuseCritics();
             return factory.apply(this);
-        }
-
-        /** The MAGRPO family trains no critic and uses its agents' own tokenizers. */
-        void refuseCritics() {
-            settings().refuse("The MAGRPO family", "it trains no critic and uses each agent's own tokenizer",
-                    TrainerSettings.CRITIC_MODEL, TrainerSettings.CRITICS, TrainerSettings.CRITIC_LORA,
-                    TrainerSettings.TOKENIZERS);
         }
     }
 }

@@ -18,7 +18,7 @@ public class MAREINFORCETrainer extends MAGRPOTrainer {
     public static final String ALGORITHM_NAME = "MAREINFORCE";
 
     protected MAREINFORCETrainer(Builder b) {
-        super(requireConfig(b, MAREINFORCEConfig.class, ReinforceAlgorithm.MAREINFORCE), ALGORITHM_NAME);
+        super(b.requireConfig(MAREINFORCEConfig.class, ReinforceAlgorithm.MAREINFORCE), ALGORITHM_NAME);
     }
 
     /** A builder whose {@code build()} returns a {@code MAREINFORCETrainer}; {@code args} must be a {@link MAREINFORCEConfig}. */

@@ -18,7 +18,7 @@ public class MARLOOTrainer extends MAGRPOTrainer {
     public static final String ALGORITHM_NAME = "MARLOO";
 
     protected MARLOOTrainer(Builder b) {
-        super(requireConfig(b, MARLOOConfig.class, ReinforceAlgorithm.MARLOO), ALGORITHM_NAME);
+        super(b.requireConfig(MARLOOConfig.class, ReinforceAlgorithm.MARLOO), ALGORITHM_NAME);
     }
 
     /** A builder whose {@code build()} returns a {@code MARLOOTrainer}; {@code args} must be a {@link MARLOOConfig}. */

@@ -18,7 +18,7 @@ public class MAReMaxTrainer extends MAGRPOTrainer {
     public static final String ALGORITHM_NAME = "MAReMax";
 
     protected MAReMaxTrainer(Builder b) {
-        super(requireConfig(b, MAReMaxConfig.class, ReinforceAlgorithm.MAREMAX), ALGORITHM_NAME);
+        super(b.requireConfig(MAReMaxConfig.class, ReinforceAlgorithm.MAREMAX), ALGORITHM_NAME);
     }
 
     /** A builder whose {@code build()} returns a {@code MAReMaxTrainer}; {@code args} must be a {@link MAReMaxConfig}. */

@@ -8,6 +8,7 @@ import comlrl.generation.Scorer;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.trainers.TinyAgents;
+import comlrl.trainers.common.ReferencePolicy;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,7 +55,7 @@ class ReferenceKlWindowTest {
         long[] prompt = policy.encode("Describe the sea.");
         List<long[]> group = List.of(new long[] {40, 41, 42, eos}, new long[] {43, eos}, new long[] {44, 45, 46, 47, 48},
                 new long[] {eos});
-        double[] kls = MAGRPOTrainer.referenceKls(policy.model(), reference.model(), prompt, group, eos);
+        double[] kls = ReferencePolicy.kls(policy.model(), reference.model(), prompt, group, eos);
         assertThat(kls[0]).isCloseTo(byHand(prompt, group.get(0), 3), within(1e-6));
         assertThat(kls[1]).isCloseTo(byHand(prompt, group.get(1), 1), within(1e-6));
         assertThat(kls[2]).as("no EOS: every token").isCloseTo(byHand(prompt, group.get(2), 5), within(1e-6));
@@ -62,7 +63,7 @@ class ReferenceKlWindowTest {
         assertThat(kls[0]).as("the EOS term would change the value").isNotCloseTo(byHand(prompt, group.get(0), 4),
                 within(1e-6));
         // with a pad token that is not the eos, the EOS is part of the response
-        double[] distinctPad = MAGRPOTrainer.referenceKls(policy.model(), reference.model(), prompt, group, 7);
+        double[] distinctPad = ReferencePolicy.kls(policy.model(), reference.model(), prompt, group, 7);
         assertThat(distinctPad[0]).isCloseTo(byHand(prompt, group.get(0), 4), within(1e-6));
         assertThat(distinctPad[3]).isCloseTo(byHand(prompt, group.get(3), 1), within(1e-6));
     }

@@ -1,0 +1,174 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.SeedStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+/**
+ * The agents' rollout buffers and how they are drained into updates. Each agent buffers its
+ * NodeSamples; a buffer holding {@code rollout_buffer_size} samples (or any samples at the end of an
+ * epoch) is drained: per turn, its samples shuffled (the drain's own seed from the run's
+ * {@link SeedStream}, drawn when the buffer is emptied, in sample order) and cut into minibatches of
+ * {@code train_batch_size}, each one optimizer step ({@link MinibatchStep}).
+ *
+ * <p>Different agents' drains run concurrently on their own threads in "mp" mode (separate models
+ * and optimizers); each agent's in order. In the agents split of a ddp run every process receives
+ * every agent's stats, in agent order, so all log the same events. Stats go to {@link UpdateMetrics}.
+ */
+final class AgentBuffers {
+    /** One optimizer step of agent {@code agent} on a minibatch, its samples' stats added to {@code stats}. */
+    interface MinibatchStep {
+        void step(int agent, List<NodeSample> minibatch, TurnStats stats);
+    }
+
+    private final List<List<NodeSample>> buffers = new ArrayList<>();
+    private final int bufferSize;
+    private final int batchSize;
+    private final SeedStream seeds;
+    private final AgentExecutor executor;
+    private final RankWork work;
+    private final MinibatchStep step;
+    private final UpdateMetrics metrics;
+
+    AgentBuffers(int numAgents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor, RankWork work,
+            MinibatchStep step, UpdateMetrics metrics) {
+        for (int i = 0; i < numAgents; i++) {
+            buffers.add(new ArrayList<>());
+        }
+        this.bufferSize = bufferSize;
+        this.batchSize = batchSize;
+        this.seeds = seeds;
+        this.executor = executor;
+        this.work = work;
+        this.step = step;
+        this.metrics = metrics;
+    }
+
+    /** Buffers {@code samples} in order, draining each agent's buffer as it fills. */
+    void add(List<NodeSample> samples) {
+        List<Drain> drains = new ArrayList<>();
+        for (NodeSample s : samples) {
+            buffers.get(s.agent()).add(s);
+            if (buffers.get(s.agent()).size() >= bufferSize) {
+                drains.add(takeDrain(s.agent()));
+            }
+        }
+        runDrains(drains);
+    }
+
+    /** Drains what every agent's buffer still holds (end of an epoch). */
+    void drainAll() {
+        List<Drain> rest = new ArrayList<>();
+        for (int i = 0; i < buffers.size(); i++) {
+            if (!buffers.get(i).isEmpty()) {
+                rest.add(takeDrain(i));
+            }
+        }
+        runDrains(rest);
+    }
+
+    /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
+    private record Drain(int agent, List<NodeSample> samples, long shuffleSeed) {
+    }
+
+    /** Per turn: the stats of the drain's samples. */
+    private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
+    }
+
+    private static final RankWork.Codec<DrainResult> DRAIN_RESULT = new RankWork.Codec<>() {
+        @Override
+        public void write(DataOutputStream out, DrainResult r) throws IOException {
+            out.writeInt(r.agent());
+            out.writeLong(r.maxEnvStep());
+            out.writeInt(r.stats().size());
+            for (Map.Entry<Integer, TurnStats> e : r.stats().entrySet()) {
+                out.writeInt(e.getKey());
+                e.getValue().write(out);
+            }
+        }
+
+        @Override
+        public DrainResult read(DataInputStream in) throws IOException {
+            int agent = in.readInt();
+            long step = in.readLong();
+            int n = in.readInt();
+            Map<Integer, TurnStats> stats = new TreeMap<>();
+            for (int i = 0; i < n; i++) {
+                stats.put(in.readInt(), TurnStats.read(in));
+            }
+            return new DrainResult(agent, stats, step);
+        }
+    };
+
+    /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
+    private Drain takeDrain(int agent) {
+        List<NodeSample> buffer = buffers.get(agent);
+        Drain d = new Drain(agent, new ArrayList<>(buffer), seeds.next());
+        buffer.clear();
+        return d;
+    }
+
+    /** Runs drains (each agent's in order, agents concurrently in "mp" mode), then records their stats in agent order. */
+    private void runDrains(List<Drain> drains) {
+        if (drains.isEmpty()) {
+            return;
+        }
+        Map<Integer, List<Drain>> byAgent = new TreeMap<>();
+        for (Drain d : drains) {
+            byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
+        }
+        List<List<DrainResult>> results = executor.map(work.ownedAgents(), i -> {
+            List<DrainResult> out = new ArrayList<>();
+            for (Drain d : byAgent.getOrDefault(i, List.of())) {
+                out.add(drain(d));
+            }
+            return out;
+        });
+        if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
+            List<DrainResult> mine = new ArrayList<>();
+            results.forEach(mine::addAll);
+            List<List<DrainResult>> byRank = work.gather(mine, RankWork.listOf(DRAIN_RESULT));
+            List<DrainResult> all = new ArrayList<>();
+            byRank.forEach(all::addAll);
+            all.sort(Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order
+            results = List.of(all);
+        }
+        for (List<DrainResult> agentResults : results) {
+            for (DrainResult r : agentResults) {
+                metrics.record(r.agent(), r.stats(), r.maxEnvStep());
+            }
+        }
+    }
+
+    /** Updates the drain's agent from its samples: per turn, shuffled minibatches, one step each. */
+    private DrainResult drain(Drain d) {
+        Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
+        for (NodeSample s : d.samples()) {
+            byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
+        }
+        Random shuffle = new Random(d.shuffleSeed());
+        Map<Integer, TurnStats> stats = new TreeMap<>();
+        long maxStep = 0;
+        for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
+            List<NodeSample> group = new ArrayList<>(e.getValue());
+            Collections.shuffle(group, shuffle);
+            TurnStats st = new TurnStats();
+            for (int start = 0; start < group.size(); start += batchSize) {
+                step.step(d.agent(), group.subList(start, Math.min(group.size(), start + batchSize)), st);
+            }
+            stats.put(e.getKey(), st);
+            maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
+        }
+        return new DrainResult(d.agent(), stats, maxStep);
+    }
+}

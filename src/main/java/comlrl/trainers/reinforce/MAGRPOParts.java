@@ -1,0 +1,222 @@
+package comlrl.trainers.reinforce;
+
+import comlrl.data.Dataset;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.model.DecoderLm;
+import comlrl.reward.RewardFunction;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Device;
+import comlrl.trainers.AgentSources;
+import comlrl.trainers.Devices;
+import comlrl.trainers.EvalAggregator;
+import comlrl.trainers.EvalLogger;
+import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.JointEvaluator;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.JointRollout;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.PromptEncoder;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.ReferencePolicy;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
+import comlrl.trainers.common.Transitions;
+import comlrl.utils.Formatters;
+import comlrl.utils.RewardProcessor;
+import comlrl.utils.RewardProcessors;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+
+/**
+ * What a MAGRPO-family trainer runs on, assembled from its builder: the checks that need no model,
+ * then (after joining the other processes of a ddp run) the agents, their optimizers and reference
+ * policies, the metrics logger, the rollout engine, the evaluator and the checkpoint. Owns the native
+ * memory it loaded ({@link #close()}); what fails half way is freed before the error leaves.
+ */
+final class MAGRPOParts implements AutoCloseable {
+    final MAGRPOConfig args;
+    /** What the builder was given besides {@code args} (as the trainer took it). */
+    final TrainerSettings settings;
+    final int numAgents;
+    final AgentSet actors;
+    /** {@code actors.models()}: in the agents split, null for the agents of other processes. */
+    final List<CausalLm> agents;
+    /** Frozen references for reference-KL shaping, or null when it is off. */
+    final ReferencePolicy references;
+    final List<AdamW> optimizers = new ArrayList<>();
+    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
+    final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    final JointRewarder rewarder;
+    final TaskSet trainDataset;
+    final Dataset evalDataset;
+    final boolean verbose;
+    final PromptEncoder promptEncoder;
+    final PrintStream console;
+    final AgentExecutor executor;
+    /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
+    final RankWork work;
+    final SeedStream seeds;
+    final MetricsLogger logger;
+    final JointEvaluator evaluator;
+    /** The rollout engine: each tree node expanded by it. */
+    final JointRollout rollout;
+    final TrainerCheckpoint checkpoint;
+    /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
+    final BiConsumer<Integer, DecoderLm> gradientObserver;
+
+    MAGRPOParts(MAGRPOTrainer.Builder b, String algorithmName) {
+        if (b.args == null) {
+            throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
+        }
+        if (b.rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (b.trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+        this.args = b.args;
+        this.settings = b.settings();
+        // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
+        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
+        if (count < 1) {
+            throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
+        }
+        this.numAgents = count;
+        if (args.numTurns() > 1 && b.externalTransition() == null) {
+            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
+        }
+        if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
+            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
+        }
+        Formatters formatters = Formatters.fromArgument(b.formatters(), count);
+        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
+        RewardFunction rewardFunc = b.rewardFunc();
+        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
+                args.skipNonfiniteSamples());
+        this.trainDataset = b.trainDataset();
+        this.evalDataset = b.evalDataset();
+        ExternalTransition externalTransition = b.externalTransition();
+        Transitions transitions = new Transitions(externalTransition, count);
+        EvalLogger evalLogger = b.evalLogger();
+        EvalAggregator evalAggregator = b.evalAggregator();
+        this.verbose = b.verbose();
+        this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+        this.console = b.console();
+        this.gradientObserver = b.gradientObserver;
+        if (b.logHistoryLimit() < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
+        }
+        this.seeds = new SeedStream(args.seed());
+        // every check that can fail without a model has run; join the other processes (ddp), then load
+        // (and free what was loaded on failure)
+        b.requireTaskData();
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
+                work.device());
+        List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
+                ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
+        try {
+            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
+                    work::ownsAgent);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+        this.agents = actors.models();
+        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
+        ReferencePolicy refs = null;
+        MetricsLogger metrics = null;
+        TrainerCheckpoint.ShapeGroup shapes = null;
+        try {
+            if (args.referenceKlEnabled()) {
+                refs = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
+            }
+            for (int i = 0; i < count; i++) {
+                generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
+            }
+            for (CausalLm a : agents) {
+                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+            }
+            actors.requireOutside(b.outputDir(), "output_dir");
+            List<Object> described = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                described.add(agents.get(i) != null ? agents.get(i) : sources.get(i));
+            }
+            metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
+                    described), work.isMain());
+            shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
+                    agents.stream().map(a -> a == null ? null : a.model()).toList(), work);
+        } catch (RuntimeException | Error e) {
+            closeModels(refs);
+            throw e;
+        }
+        this.references = refs;
+        this.logger = metrics;
+        JointRewarder evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
+                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
+                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(),
+                algorithmName, args.skipNonfiniteSamples());
+        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder,
+                transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
+                args.externalPromptPassthrough()).in(work);
+        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
+        this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
+                List.of(shapes), checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset,
+                        "eval_dataset", evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor,
+                        "external_transition", externalTransition, "eval_logger", evalLogger, "eval_aggregator",
+                        evalAggregator),
+                seeds, logger).in(work).extendedBy(b.checkpointExtension());
+    }
+
+    /** Agent {@code i}'s rollout settings ({@link AgentGeneration}). */
+    private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
+        return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
+                args.maxNewTokens(), args.numGenerations());
+    }
+
+    /**
+     * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
+     * in the agents split, of this process's agents.
+     */
+    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) == null) {
+                continue;
+            }
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
+            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
+        }
+        return parts;
+    }
+
+    /** Frees the models, optimizers and references loaded here (not the logger: the trainer closes it first). */
+    @Override
+    public void close() {
+        closeModels(references);
+    }
+
+    private void closeModels(ReferencePolicy refs) {
+        executor.close();
+        optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        if (refs != null) {
+            refs.close();
+        }
+        actors.close(); // the models loaded here; models passed in belong to the caller
+        work.close();
+    }
+}
