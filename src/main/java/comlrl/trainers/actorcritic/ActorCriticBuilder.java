@@ -141,12 +141,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
 
     /** Checks the common arguments before any model loads. */
     void requireCommon(String algorithmName) {
-        if (rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
+        requireRewardAndTrainData();
         if (args.numTurns() > 1 && externalTransition() == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }

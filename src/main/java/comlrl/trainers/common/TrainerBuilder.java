@@ -156,6 +156,24 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * up front and each later row as training reads it). Every trainer calls it first; the command
      * line has checked the reward's fields too by then.
      */
+    /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
+    public void requireRewardAndTrainData() {
+        if (rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+    }
+
+    /**
+     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
+     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
+     */
+    public int resolvedNumAgents(int configured) {
+        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
+    }
+
     public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
         // one formatter per role: a centralized actor has one model but every role's formatter

@@ -100,17 +100,12 @@ public final class MADPOTrainer implements Trainer {
         if (b.args == null) {
             throw new IllegalArgumentException("args (a MADPOConfig) must be provided");
         }
-        if (b.rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
+        b.requireRewardAndTrainData();
         this.args = b.args;
         this.settings = b.settings();
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
-        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
+        int count = b.resolvedNumAgents(args.numAgents());
         this.numAgents = count;
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");

@@ -80,16 +80,11 @@ final class MAGRPOParts implements AutoCloseable {
         if (b.args == null) {
             throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
         }
-        if (b.rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
+        b.requireRewardAndTrainData();
         this.args = b.args;
         this.settings = b.settings();
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
-        int count = b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size() : args.numAgents();
+        int count = b.resolvedNumAgents(args.numAgents());
         if (count < 1) {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
