@@ -24,14 +24,9 @@ import org.junit.jupiter.api.Test;
 class MADPOLearningTest {
     @Test
     void madpoLearnsTheLengthRatioTask() {
-        double before = 0;
-        double after = 0;
-        long[] seeds = {42, 1, 2};
-        for (long seed : seeds) {
-            double[] run = run(seed);
-            before += run[0] / seeds.length;
-            after += run[1] / seeds.length;
-        }
+        double[] mean = EvalRewards.overSeeds(seed -> run(seed), 42, 1, 2);
+        double before = mean[0];
+        double after = mean[1];
         assertThat(before).isLessThan(0.6);
         assertThat(after - before).as("mean eval reward after training %.3f, before %.3f", after, before)
                 .isGreaterThan(0.25);

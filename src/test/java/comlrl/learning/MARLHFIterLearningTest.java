@@ -27,14 +27,9 @@ class MARLHFIterLearningTest {
     @ParameterizedTest
     @ValueSource(strings = {"current", "history"})
     void marlhfIterImprovesTheLengthRatioEvaluationReward(String comparator) {
-        double before = 0;
-        double after = 0;
-        long[] seeds = {42, 1, 2};
-        for (long seed : seeds) {
-            double[] run = run(comparator, seed);
-            before += run[0] / seeds.length;
-            after += run[1] / seeds.length;
-        }
+        double[] mean = EvalRewards.overSeeds(seed -> run(comparator, seed), 42, 1, 2);
+        double before = mean[0];
+        double after = mean[1];
         assertThat(after).as("%s comparator: mean eval reward after 3 iterations (before: %.3f)", comparator, before)
                 .isGreaterThan(before + 0.1);
     }

@@ -38,14 +38,9 @@ class MARLHFLearningTest {
     @ParameterizedTest
     @ValueSource(strings = {"magrpo", "iac"})
     void marlhfRaisesTheLengthRatioEvaluationReward(String rl) {
-        double before = 0;
-        double after = 0;
-        long[] seeds = {42, 1, 2, 3, 4};
-        for (long seed : seeds) {
-            double[] run = run(rl, seed);
-            before += run[0] / seeds.length;
-            after += run[1] / seeds.length;
-        }
+        double[] mean = EvalRewards.overSeeds(seed -> run(rl, seed), 42, 1, 2, 3, 4);
+        double before = mean[0];
+        double after = mean[1];
         assertThat(after).as("%s: mean eval reward after training (before: %.3f)", rl, before)
                 .isGreaterThan(before + 0.1);
     }
