@@ -129,6 +129,9 @@ final class ConfigDocs implements Callable<Integer> {
         if (written instanceof Map<?, ?> m && m.isEmpty()) {
             return "{}";
         }
+        if (written instanceof Double d && d != Math.rint(d) && Double.isFinite(d)) {
+            return new java.math.BigDecimal(d.toString()).stripTrailingZeros().toPlainString(); // 5e-6 as 0.000005, not 5.0E-6
+        }
         return Objects.toString(written);
     }
 

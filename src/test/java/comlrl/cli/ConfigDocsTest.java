@@ -52,5 +52,7 @@ class ConfigDocsTest {
         // MAGRPO's num_generations (>= 2) and the actor-critic one (>= 1) are different rules: two rows
         assertThat(md).contains("| `num_generations` | int | 4 | >= 2: the group baseline requires multiple samples per "
                 + "agent | magrpo, mareinforce, maremax, marloo, centralized_magrpo |");
+        // a fractional default as a user writes it in YAML, not in Java's exponent form
+        assertThat(md).contains("| `reward_learning_rate` | float | 0.00001 |").doesNotContain("E-");
     }
 }
