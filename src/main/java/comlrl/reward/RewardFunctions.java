@@ -12,7 +12,7 @@ import java.util.TreeSet;
 
 /** Reward functions from config files, and helpers shared by the built-in rewards. */
 public final class RewardFunctions {
-    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model");
+    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model", "writing");
     /** The keys of a {@code type: reward_model} section. */
     static final List<String> REWARD_MODEL_KEYS = List.of("type", "model", "template", "label", "device", "dtype",
             "batch_size", "max_length");
@@ -32,6 +32,8 @@ public final class RewardFunctions {
      *       {@code model} required; a relative directory is resolved against {@code baseDirectory};
      *       the values and, for a directory, the checkpoint's config, labels and {@code score.weight}
      *       are checked here; the weights load at the first call).</li>
+     *   <li>{@code {type: writing, task: tldr|arxiv}} → {@link WritingReward}, the level rewards of
+     *       two-agent collaborative writing.</li>
      * </ul>
      * The result may be {@link AutoCloseable} (the command and reward-model rewards): close it when
      * training ends.
@@ -63,6 +65,14 @@ public final class RewardFunctions {
             }
             case "reward_model":
                 return rewardModel(map, baseDirectory);
+            case "writing": {
+                ConfigMaps.requireKnownKeys("reward writing", map, List.of("type", "task"), Map.of());
+                if (ConfigMaps.isNullLike(map.get("task"))) {
+                    throw new IllegalArgumentException("reward writing needs 'task': tldr (summary + elaboration) or "
+                            + "arxiv (two halves of an introduction)");
+                }
+                return WritingReward.forTask(ConfigMaps.toStr("reward writing", "task", map.get("task")));
+            }
             default:
                 throw new IllegalArgumentException("Unknown reward type '" + typeName + "'; did you mean '"
                         + ConfigMaps.closest(type, TYPES) + "'? Valid types: " + new TreeSet<>(TYPES));
