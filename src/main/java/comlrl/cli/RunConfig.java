@@ -105,6 +105,8 @@ final class RunConfig {
             "agent_model", "one model for every agent: a model directory, a hub id (Qwen/Qwen2.5-0.5B) or builtin:tiny",
             "agents", "one model source per agent, instead of agent_model",
             "num_agents", "the agent count (default: args.num_agents, or the length of agents)",
+            "environment", "{type: writing, task: tldr|arxiv}: a built-in environment's dataset, formatters, reward "
+                    + "and agent count, for those of these keys the config leaves out",
             "dtype", "weights dtype override (float32, bfloat16, ...)",
             "dataset", "{train: FILE|builtin:NAME, eval: FILE, test_size, split_seed, shuffle_seed, streaming}, or "
                     + "{hub: ID, config, split, revision, eval_split}, or {from_disk: DIR, split, eval_split}",
@@ -213,6 +215,7 @@ final class RunConfig {
         }
         this.raw = map;
         ConfigMaps.requireKnownKeys(file.toString(), map, KEYS, Map.of());
+        comlrl.env.Environments.expand(map); // the dataset, formatters and reward it stands for, where not given
         this.algorithm = Algorithms.parse(String.valueOf(map.getOrDefault("algorithm", "magrpo")));
         Map<String, Object> argsMap = map.get("args") == null ? Map.of() : asMap(map.get("args"), "args");
         this.agentModel = map.get("agent_model") == null ? null : String.valueOf(map.get("agent_model"));

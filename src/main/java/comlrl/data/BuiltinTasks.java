@@ -8,6 +8,8 @@ import java.util.Map;
 /** Task sets that ship with the library, named {@code builtin:NAME} in config files. */
 public final class BuiltinTasks {
     public static final String PREFIX = "builtin:";
+    /** The built-in task sets, as config files name them. */
+    public static final List<String> NAMES = List.of("builtin:length-ratio", "builtin:writing-tldr", "builtin:writing-arxiv");
 
     private BuiltinTasks() {
     }
@@ -34,6 +36,31 @@ public final class BuiltinTasks {
         return Dataset.fromColumns(columns);
     }
 
+    /**
+     * Writing tasks of this library's own for the offline writing examples: {@code writing-tldr},
+     * twelve short posts (column {@code prompt}, as the TL;DR set names it) to summarize and
+     * elaborate; {@code writing-arxiv}, eight abstracts (column {@code abstract_text}) to expand
+     * into an introduction. All invented for this library.
+     */
+    public static Dataset writing(String task) {
+        String resource = "/comlrl/data/writing-" + task + ".jsonl";
+        try (java.io.InputStream in = BuiltinTasks.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalArgumentException("no built-in writing task set '" + task + "'");
+            }
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            List<Map<String, Object>> rows = new java.util.ArrayList<>();
+            for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                if (!line.isBlank()) {
+                    rows.add(json.readValue(line, new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() {}));
+                }
+            }
+            return Dataset.fromRows(rows);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     public static boolean isBuiltin(String source) {
         return source != null && source.startsWith(PREFIX);
     }
@@ -41,9 +68,12 @@ public final class BuiltinTasks {
     /** The built-in task set {@code builtin:NAME}; fails listing the available names. */
     public static Dataset load(String source) {
         String name = source.substring(PREFIX.length());
-        if (name.equals("length-ratio")) {
-            return lengthRatio();
-        }
-        throw new IllegalArgumentException("Unknown built-in task set '" + source + "'; available: builtin:length-ratio");
+        return switch (name) {
+            case "length-ratio" -> lengthRatio();
+            case "writing-tldr" -> writing("tldr");
+            case "writing-arxiv" -> writing("arxiv");
+            default -> throw new IllegalArgumentException("Unknown built-in task set '" + source + "'; available: "
+                    + String.join(", ", NAMES));
+        };
     }
 }

@@ -1,0 +1,64 @@
+package comlrl.env;
+
+import comlrl.utils.ConfigMaps;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The {@code environment:} section of a run config. {@code environment: {type: writing, task: tldr}}
+ * stands for the dataset, formatters, reward and agent count of that environment
+ * ({@link WritingEnvironment}); each of {@code dataset}, {@code formatters}, {@code reward},
+ * {@code num_agents} and {@code args} field that the config gives itself is kept, so an offline run names its own task set:
+ * <pre>{@code
+ * environment: {type: writing, task: tldr}
+ * dataset: {train: builtin:writing-tldr, test_size: 0.25}   # instead of the hub's trl-lib/tldr
+ * }</pre>
+ */
+public final class Environments {
+    /** The environment types. */
+    public static final List<String> TYPES = List.of("writing");
+
+    private Environments() {}
+
+    /**
+     * Fills {@code config}'s missing {@code dataset}, {@code formatters}, {@code reward},
+     * {@code num_agents} and {@code args} fields (such as {@code num_turns}) from its {@code environment} section (in place); a config without one is
+     * unchanged.
+     *
+     * @throws IllegalArgumentException naming the key when the section is malformed
+     */
+    @SuppressWarnings("unchecked")
+    public static void expand(Map<String, Object> config) {
+        Object section = config.get("environment");
+        if (section == null) {
+            return;
+        }
+        if (!(section instanceof String || section instanceof Map<?, ?>)) {
+            throw new IllegalArgumentException("environment must be a mapping such as {type: writing, task: tldr}, got "
+                    + section);
+        }
+        Map<String, Object> env = section instanceof String s ? Map.of("type", s)
+                : new LinkedHashMap<>(ConfigMaps.stringKeys("environment", (Map<?, ?>) section));
+        Object type = env.get("type");
+        if (!(type instanceof String name) || name.isBlank()) {
+            throw new IllegalArgumentException("environment needs a 'type': one of " + TYPES + ", e.g. environment: "
+                    + "{type: writing, task: tldr}");
+        }
+        Map<String, Object> defaults = switch (name.trim().toLowerCase(Locale.ROOT)) {
+            case "writing" -> WritingEnvironment.defaults(env);
+            default -> throw new IllegalArgumentException("environment: unknown type '" + name + "'; did you mean '"
+                    + ConfigMaps.closest(name, new java.util.TreeSet<>(TYPES)) + "'? Types: " + TYPES);
+        };
+        defaults.forEach((key, value) -> {
+            if (key.equals("args") && config.get("args") instanceof Map<?, ?> given) {
+                Map<String, Object> args = new LinkedHashMap<>(ConfigMaps.stringKeys("args", given));
+                ((Map<String, Object>) value).forEach(args::putIfAbsent); // the config's own args fields win
+                config.put("args", args);
+            } else {
+                config.putIfAbsent(key, value);
+            }
+        });
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * Built-in environments: what a team is trained on, as one {@code environment:} section of a run
+ * config (its task set, its agents' prompts and its reward). {@link comlrl.env.Environments#expand}
+ * fills the parts a config leaves out; a part the config gives is kept. Depends on
+ * {@code comlrl.reward} and {@code comlrl.utils}; the CLI depends on it.
+ */
+package comlrl.env;
