@@ -66,7 +66,8 @@ public enum Isolation {
     PROCESS {
         @Override
         List<String> command(HostTools tools, SandboxConfig config, List<String> interpreterCommand) {
-            List<String> command = new ArrayList<>(List.of(tools.setsid(), tools.sh(), "-c", "\"$@\"; exit $?", "comlrl-sandbox"));
+            List<String> command = new ArrayList<>(List.of(tools.setsid(), tools.sh(), "-c", "unset PWD OLDPWD; \"$@\"; exit $?",
+                    "comlrl-sandbox"));
             command.addAll(interpreterCommand);
             return command;
         }

@@ -9,11 +9,12 @@ _nonce = _request["nonce"]
 _main_pid = os.getpid()
 _verdict_fd = os.dup(2)
 _limits = _request["limits"]
+# soft = hard, except CPU: SIGXCPU at the limit (reported as a timeout), SIGKILL one second later
 for _name, _key in (("RLIMIT_CPU", "cpu_s"), ("RLIMIT_AS", "memory_bytes"), ("RLIMIT_NPROC", "processes"),
                     ("RLIMIT_NOFILE", "open_files"), ("RLIMIT_FSIZE", "file_bytes"), ("RLIMIT_CORE", None)):
     _value = 0 if _key is None else _limits.get(_key)
     if _value is not None:
-        resource.setrlimit(getattr(resource, _name), (_value, _value))
+        resource.setrlimit(getattr(resource, _name), (_value, _value + (_key == "cpu_s")))
 
 
 def _report(status, passed, total, message, final):

@@ -8,6 +8,7 @@ shift 3
 # every mount read-only, a private size-limited /tmp (working directory /tmp/sandbox) and /dev/shm
 "$1" -I -S -c "$mounts" "$scratch" || exit 125
 cd /tmp/sandbox || { echo "comlrl-sandbox: cannot enter the working directory" >&2; exit 125; }
+unset PWD OLDPWD  # the environment stays PATH, HOME and LANG
 # No capability survives into the program (it cannot remount what was made read-only), nor can it gain one.
 # The shell stays the program's parent (PID 1 here, which the program cannot kill) and waits for it.
 "$setpriv" --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"
