@@ -112,8 +112,10 @@ class HostileCodeTest {
     @Test
     void aForkBombIsContainedAndNothingOfItIsLeft() throws Exception {
         String marker = marker();
-        ExecutionResult r = sandbox.run(nameSelf(marker) + "import os\nwhile True:\n    os.fork()\n", "assert True\n");
-        assertThat(r.status()).isIn(Status.RUNTIME_ERROR, Status.TIMEOUT);
+        // every process forks for ever and survives its failed forks: the process limit holds it, the timeout ends it
+        String bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n";
+        ExecutionResult r = sandbox.run(nameSelf(marker) + bomb, "assert True\n");
+        assertThat(r.status()).isEqualTo(Status.TIMEOUT);
         assertThat(r.testsPassed()).isZero();
         assertThat(processesWith(marker)).isEmpty();
     }
