@@ -187,14 +187,13 @@ final class Execution {
     }
 
     /**
-     * Kills the run: SIGKILL to the process started here ({@code setsid}'s, then {@code unshare}'s), whose death
-     * takes the namespace's PID 1 and with it every process of the run; in the process mode, the group too.
+     * Kills the run: SIGKILL to its process group and to the process started here ({@code setsid}'s, then
+     * {@code unshare}'s), whose death takes the namespace's PID 1 and with it every process of the run (also
+     * those that left the group).
      */
     private void kill(Process process) {
+        killGroup(process.pid());
         process.destroyForcibly();
-        if (config.isolation() == Isolation.PROCESS) {
-            killGroup(process.pid());
-        }
     }
 
     /** SIGKILL to process group {@code pgid} (the run's: {@code setsid} made the started process its leader). */
