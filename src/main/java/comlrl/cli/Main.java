@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code bin/comlrl}: the command-line entry point. The only place that prints for humans or exits. */
 @Command(name = "comlrl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Cooperative multi-LLM reinforcement learning on the JVM.",
-        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class,
+        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class, SandboxCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 

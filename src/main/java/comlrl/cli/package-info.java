@@ -1,4 +1,4 @@
 /**
- * The {@code bin/comlrl} commands (init-model, generate, train, bench, report, launch). The only package that prints for humans or exits.
+ * The {@code bin/comlrl} commands (init-model, generate, train, bench, report, launch, sandbox). The only package that prints for humans or exits.
  */
 package comlrl.cli;
