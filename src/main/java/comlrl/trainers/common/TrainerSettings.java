@@ -78,6 +78,11 @@ public final class TrainerSettings {
     public static final Key<ExternalTransition> EXTERNAL_TRANSITION = key("external_transition", null);
     public static final Key<EvalLogger> EVAL_LOGGER = key("eval_logger", null);
     public static final Key<EvalAggregator> EVAL_AGGREGATOR = key("eval_aggregator", null);
+    /**
+     * Centralized collaboration: the number of roles the one actor plays, set by the wrapper that makes
+     * the actor's settings (no setter); null for decentralized agents.
+     */
+    public static final Key<Integer> NUM_ROLES = key("num_roles", null);
     // models
     public static final Key<DType> DTYPE = key("dtype", null);
     public static final Key<Boolean> CHAT_TEMPLATE = key("chat_template", false);
@@ -257,7 +262,8 @@ public final class TrainerSettings {
      * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained;
      * a stage logs into its parent's), else one that writes {@code metrics.jsonl} in {@code output_dir},
      * to the {@code metric_sinks}, to TensorBoard ({@code tensorboard}) and to a W&amp;B run named for
-     * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}). A process other
+     * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}; a centralized actor's
+     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7). A process other
      * than rank 0 of a ddp run ({@code main} false) gets a logger that writes nowhere but keeps the log
      * gate, so that every rank decides alike.
      */
@@ -275,8 +281,12 @@ public final class TrainerSettings {
             all.add(new comlrl.logging.TensorBoardSink(outputDir, console()));
         }
         if (get(WANDB_CONFIG) != null) {
-            comlrl.logging.WandbSettings wandb = comlrl.logging.WandbSettings.of(get(WANDB_CONFIG), algorithm,
-                    runConfig);
+            Map<String, Object> tracked = new LinkedHashMap<>(runConfig);
+            if (get(NUM_ROLES) != null) {
+                tracked.put("num_roles", get(NUM_ROLES));
+                tracked.put("num_actor_models", 1);
+            }
+            comlrl.logging.WandbSettings wandb = comlrl.logging.WandbSettings.of(get(WANDB_CONFIG), algorithm, tracked);
             List<String> command = get(WANDB_BRIDGE) != null ? get(WANDB_BRIDGE)
                     : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
             all.add(new comlrl.logging.WandbSink(command, wandb.initKwargs(), wandb.initTimeout(),
