@@ -201,8 +201,8 @@ class CentralizedMAGRPOTrainerTest {
         JsonNode config = init.get("kwargs").get("config");
         assertThat(config.get("algorithm").asText()).isEqualTo(CentralizedMAGRPOTrainer.ALGORITHM_NAME);
         assertThat(config.get("collaboration_mode").asText()).isEqualTo("centralized");
-        assertThat(config.get("num_roles").asInt()).isEqualTo(2);
-        assertThat(config.get("num_actor_models").asInt()).isEqualTo(1);
+        assertThat(config.path("num_roles").asInt(-1)).isEqualTo(2);
+        assertThat(config.path("num_actor_models").asInt(-1)).isEqualTo(1);
         List<String> keys = new ArrayList<>();
         config.fieldNames().forEachRemaining(keys::add);
         assertThat(keys).noneMatch(k -> k.startsWith("comparator"));
