@@ -266,8 +266,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     /**
-     * Trains epochs {@code done+1 .. epochs} (a trainer that runs this one in stages, such as an
-     * iterative one, passes its own total), with checkpoints as {@link #train(Path, int, Path)}.
+     * Trains epochs {@code done+1 .. epochs}, with checkpoints as {@link #train(Path, int, Path)}: MARLHFIter
+     * runs its RL stage so, {@code num_train_epochs} more each iteration.
      */
     @Override
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
