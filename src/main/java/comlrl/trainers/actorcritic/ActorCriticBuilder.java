@@ -45,6 +45,12 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         this.factory = factory;
     }
 
+    /** This builder: the sealed hierarchy has the one concrete class. */
+    @Override
+    protected final ActorCriticTrainerBase.Builder<T> self() {
+        return (ActorCriticTrainerBase.Builder<T>) this;
+    }
+
     /** Homogeneous actors: one model id or directory (a loaded {@link CausalLm} for one agent). */
     public ActorCriticTrainerBase.Builder<T> agentModel(Object agentModel) {
         return set(TrainerSettings.AGENT_MODEL, agentModel);
@@ -142,6 +148,10 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     /** Checks the common arguments before any model loads. */
     void requireCommon(String algorithmName) {
         requireRewardAndTrainData();
+        if (numAgents() != null && numAgents() != args.numAgents()) {
+            throw new IllegalArgumentException("num_agents given to the builder (" + numAgents() + ") must equal "
+                    + "args.num_agents (" + args.numAgents() + "); set it in the config");
+        }
         if (args.numTurns() > 1 && externalTransition() == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }

@@ -5,15 +5,13 @@ import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
-import comlrl.model.DecoderLm;
-import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
-import comlrl.trainers.common.EpochLoop;
+import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
@@ -26,9 +24,6 @@ import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
-import comlrl.utils.RewardProcessor;
-import comlrl.utils.RewardProcessors;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -85,7 +80,6 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     private final ActorCriticConfig args;
     private final Algorithm algorithm;
-    private final String algorithmName;
     private final int numAgents;
     /**
      * This process's share of a ddp run ({@link RankWork}). Data split: every model on every process;
@@ -101,25 +95,21 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
-    private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final MetricsCallback metricsCallback;
     private final ReferencePolicy references; // null when reference KL is off
     private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
-    private final boolean verbose;
-    private final PrintStream console;
     private final Critic critic;
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
     private final List<AdamW> actorOptimizers = new ArrayList<>();
     private final AgentUpdates updates;
     /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
-    private final TrainerCheckpoint checkpoint;
-
-    private long envStep;
-    private int epochsDone;
+    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
+    private final EpochProgress progress;
+    /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
     private long skipped;
 
@@ -133,27 +123,20 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         this.args = args;
         this.settings = b.settings();
         this.algorithm = algorithm;
-        this.algorithmName = algorithm.name();
         this.numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
-        RewardFunction rewardFunc = b.rewardFunc();
-        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, numAgents, args.numGenerations(), algorithmName,
+        TrainerSettings.Rewarders rewarders = settings.rewarders(numAgents, args.numGenerations(), algorithm.name(),
                 args.skipNonfiniteSamples());
-        this.evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
-                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
-                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), numAgents, args.numGenerations(), algorithmName, args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset();
+        this.rewarder = rewarders.training();
+        this.evalRewarder = rewarders.evaluation();
+        TaskSet trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
         ExternalTransition externalTransition = b.externalTransition();
-        Transitions transitions = new Transitions(externalTransition, numAgents);
         this.metricsCallback = b.metricsCallback();
         PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         Path outputDir = b.outputDir();
-        this.verbose = b.verbose();
-        this.console = b.console();
         this.seeds = new SeedStream(args.seed());
-        this.logger = b.metricsLogger(args.loggingSteps(), algorithmName,
+        this.logger = b.metricsLogger(args.loggingSteps(), algorithm.name(),
                 TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain());
         this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
                 placement.agents()));
@@ -161,8 +144,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         ReferencePolicy refs = null;
         Critic made = null;
         try {
-            loaded = AgentSet.load("agent", sources.actors(), b.dtype(), placement.agents(), b.loraAgents(), args.seed(),
-                    null, work::ownsAgent);
+            loaded = AgentSet.loadActors(sources.actors(), settings, placement.agents(), args.seed(), work);
             agents.addAll(sources.withTokenizers(loaded));
             for (int i = 0; i < numAgents; i++) {
                 generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
@@ -170,7 +152,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                         args.numGenerations()));
             }
             if (args.referenceKlEnabled()) {
-                refs = new ReferencePolicy(actorModels(), placement.references().isEmpty()
+                refs = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(),
+                        placement.references().isEmpty()
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
@@ -182,13 +165,17 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             AgentUpdates.addActorOptimizers(actorOptimizers, agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
             JointRollout rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(refs).in(work);
+                    .withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
+                    .withReferences(refs).in(work);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
-            this.checkpoint = ActorCriticCheckpoint.of(algorithmName, args, agents, actorOptimizers, made, work,
-                    TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset", evalDataset,
-                            "reward_func", rewardFunc, "reward_processor", rewardProcessor, "external_transition",
-                            externalTransition, "metrics_callback", metricsCallback), seeds, logger,
-                    b.checkpointExtension());
+            TrainerCheckpoint checkpoint = ActorCriticCheckpoint.of(algorithm.name(), args, agents, actorOptimizers,
+                    made, work, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset",
+                            evalDataset, "reward_func", b.rewardFunc(), "reward_processor", settings.rewardProcessor(),
+                            "external_transition", externalTransition, "metrics_callback", metricsCallback),
+                    seeds, logger, b.checkpointExtension());
+            this.progress = new EpochProgress(new EpochProgress.Loop(trainDataset, evalDataset != null,
+                    args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()), checkpoint, loaded,
+                    this::evaluate, this::trainItem, () -> drain(updates.nonEmpty()));
         } catch (RuntimeException | Error e) {
             freeModels(made, refs, loaded);
             executor.close();
@@ -212,7 +199,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     public String algorithmName() {
-        return algorithmName;
+        return algorithm.name();
     }
 
     public int numAgents() {
@@ -221,7 +208,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     @Override
     public long envStep() {
-        return envStep;
+        return progress.envStep();
     }
 
     /**
@@ -249,7 +236,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     @Override
     public Path saveCheckpoint(Path root) {
-        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+        return progress.save(root);
     }
 
     /** Each agent's generate settings with the source of every value. */
@@ -275,40 +262,29 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (resumeFromCheckpoint != null) {
-            resumeFrom(resumeFromCheckpoint);
-        }
-        trainUntil(args.numTrainEpochs(), checkpointDir, checkpointInterval);
+        progress.train(resumeFromCheckpoint, args.numTrainEpochs(), checkpointDir, checkpointInterval);
     }
 
     /**
-     * Trains epochs {@code done+1 .. epochs} (a trainer that runs this one in stages, such as an
-     * iterative one, passes its own total), with checkpoints as {@link #train(Path, int, Path)}.
+     * Trains epochs {@code done+1 .. epochs}, with checkpoints as {@link #train(Path, int, Path)}: MARLHFIter
+     * runs its RL stage so, {@code num_train_epochs} more each iteration.
      */
     @Override
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, epochs, checkpoint, () -> envStep);
-        actorSet.requireOutside(checkpointDir, "checkpoint directory");
-        EpochLoop.run(trainDataset, evalDataset != null, args.evalInterval(), epochsDone, epochs, console,
-                logger, verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
-                    itemLabel = label;
-                    trainItem(item);
-                }, () -> drain(updates.nonEmpty()), epochDone));
+        progress.trainUntil(epochs, checkpointDir, checkpointInterval);
     }
 
     /** Restores a checkpoint written by this kind of trainer (see {@link TrainerCheckpoint#restore}). */
     @Override
     public void resumeFrom(Path checkpointPath) {
-        TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
-        epochsDone = p.epochsDone();
-        envStep = p.envStep();
+        progress.resume(checkpointPath);
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
-    private void trainItem(TaskItem item) {
+    private void trainItem(TaskItem item, String label) {
+        itemLabel = label;
         List<RolloutSample> rollouts = collect(item, false);
-        envStep += rollouts.size() / numAgents;
+        long envStep = progress.advance(rollouts.size() / numAgents);
         if (metricsCallback != null && work.isMain()) {
             Map<String, Double> extra = callback(rollouts);
             if (!extra.isEmpty()) {
@@ -331,7 +307,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** Updates {@code agentIds} from their buffers and logs their metrics as one event. */
     private void drain(List<Integer> agentIds) {
         if (!agentIds.isEmpty()) {
-            logger.logTrain(envStep, updates.drain(agentIds, seeds));
+            logger.logTrain(progress.envStep(), updates.drain(agentIds, seeds));
         }
     }
 
@@ -382,7 +358,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             }
         }
         Map<String, Double> metrics = gathered.metrics();
-        logger.log(envStep, metrics);
+        logger.log(progress.envStep(), metrics);
         return metrics;
     }
 
@@ -449,15 +425,5 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         Builder(Function<Builder<T>, T> factory) {
             super(factory);
         }
-
-        @Override
-        protected Builder<T> self() {
-            return this;
-        }
-    }
-
-    /** Each actor's model (null for the agents other processes hold). */
-    private List<DecoderLm> actorModels() {
-        return agents.stream().map(a -> a == null ? null : a.model()).toList();
     }
 }

@@ -64,6 +64,23 @@ public final class AgentSet implements AutoCloseable {
     }
 
     /**
+     * A trainer's actors: {@code sources} loaded with the settings' {@code dtype} and LoRA agents
+     * ({@link TrainerSettings#loraAgents}), A of fresh adapters from {@code seed}; only the agents this
+     * process holds ({@link RankWork#ownsAgent}). On a failure {@code work} is closed too: the trainer
+     * joined the processes for these agents and holds nothing else yet.
+     */
+    public static AgentSet loadActors(List<Object> sources, TrainerSettings settings, List<Device> devices, long seed,
+            RankWork work) {
+        try {
+            return load("agent", sources, settings.get(TrainerSettings.DTYPE), devices, settings.loraAgents(), seed,
+                    null, work::ownsAgent);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+    }
+
+    /**
      * As {@link #load(String, List, DType, List, LoraAgents, long, AgentSet)}, loading only the models
      * {@code include} accepts (another process holds the others: {@code ddp_split: agents}); the
      * others are null in {@link #models()}. Each model loaded is what it is in the full set (a fresh

@@ -1,7 +1,6 @@
 package comlrl.trainers.common;
 
 import comlrl.data.Dataset;
-import comlrl.data.RequiredFields;
 import comlrl.data.TaskSet;
 import comlrl.logging.MetricSink;
 import comlrl.reward.RewardFunction;
@@ -80,30 +79,39 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.CRITIC_LORA, lora);
     }
 
-    /** The critics' LoRA settings, or null for full critics. */
+    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
     public LoraAgents criticLoraAgents() {
-        comlrl.model.LoraConfig criticLora = settings.get(TrainerSettings.CRITIC_LORA);
-        return criticLora == null ? null : new LoraAgents(criticLora, null, null, false);
+        return settings.criticLoraAgents();
     }
 
-    /** The LoRA settings of the agents, or null for full models. */
+    /** The LoRA settings of the agents, or null for full models ({@link TrainerSettings#loraAgents}). */
     public LoraAgents loraAgents() {
-        comlrl.model.LoraConfig lora = settings.get(TrainerSettings.LORA);
-        List<Path> loraAdapters = settings.get(TrainerSettings.LORA_ADAPTERS);
-        Boolean agentsShareBase = settings.get(TrainerSettings.AGENTS_SHARE_BASE);
-        if (lora == null && loraAdapters == null) {
-            if (agentsShareBase != null && agentsShareBase) {
-                throw new IllegalArgumentException("agents_share_base: true needs LoRA agents (a lora section, or "
-                        + "lora_adapters): full agents each hold their own weights");
-            }
-            return null;
-        }
-        return new LoraAgents(lora, agentsShareBase, loraAdapters, settings.get(TrainerSettings.MERGE_ADAPTERS));
+        return settings.loraAgents();
     }
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
     public B agents(List<?> agents) {
         return set(TrainerSettings.AGENTS, agents);
+    }
+
+    /** Homogeneous agents ({@code agent_model}): one model id or directory, loaded once per agent. */
+    public B agentModel(String agentModel) {
+        return set(TrainerSettings.AGENT_MODEL, agentModel);
+    }
+
+    /** {@code num_agents}: the number of agents (centralized trainers: of roles); default the config's. */
+    public B numAgents(int numAgents) {
+        return set(TrainerSettings.NUM_AGENTS, numAgents);
+    }
+
+    /** Custom evaluation metrics: {@code eval_logger}, given with {@link #evalAggregator}. */
+    public B evalLogger(comlrl.trainers.EvalLogger evalLogger) {
+        return set(TrainerSettings.EVAL_LOGGER, evalLogger);
+    }
+
+    /** {@code eval_aggregator}: the evaluation rows of {@link #evalLogger} turned into scalars. */
+    public B evalAggregator(comlrl.trainers.EvalAggregator evalAggregator) {
+        return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
     }
 
     /** One formatter for all agents. */
@@ -149,13 +157,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.EVAL_DATASET, evalDataset);
     }
 
-    /**
-     * Fails, before any model loads, when the training set (or the evaluation set, when given) has no
-     * rows or a row lacks a field the formatters read, holds null there or a non-string, naming the
-     * set's file, the row and the field ({@link TaskSet#requireRows}; a stream checks what it can read
-     * up front and each later row as training reads it). Every trainer calls it first; the command
-     * line has checked the reward's fields too by then.
-     */
     /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
     public void requireRewardAndTrainData() {
         if (rewardFunc() == null) {
@@ -174,29 +175,9 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
     }
 
+    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
     public void requireTaskData() {
-        RequiredFields fields = RequiredFields.none();
-        // one formatter per role: a centralized actor has one model but every role's formatter
-        Object formatters = formatters();
-        int roles = formatters instanceof List<?> list ? list.size() : 1;
-        for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, roles).requiredFields()
-                .entrySet()) {
-            fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
-        }
-        if (trainDataset() != null) {
-            requireRows(trainDataset(), "the training set", fields);
-        }
-        if (evalDataset() != null) {
-            requireRows(evalDataset(), "the evaluation set", fields);
-        }
-    }
-
-    private static void requireRows(TaskSet tasks, String which, RequiredFields fields) {
-        try {
-            tasks.requireRows(fields);
-        } catch (comlrl.data.DatasetException e) {
-            throw new IllegalArgumentException(which + ": " + e.getMessage(), e);
-        }
+        settings.requireTaskData();
     }
 
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
@@ -315,26 +296,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      * TensorBoard) but keeps the log gate, so that every rank decides alike.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
-        MetricsLogger sharedLogger = settings.get(TrainerSettings.SHARED_LOGGER);
-        if (sharedLogger != null) {
-            return sharedLogger.retain();
-        }
-        if (!main) {
-            return new MetricsLogger(null, List.of(), loggingSteps, logHistoryLimit());
-        }
-        List<MetricSink> all = new ArrayList<>(sinks());
-        if (settings.get(TrainerSettings.TENSORBOARD) && outputDir() != null) {
-            all.add(new comlrl.logging.TensorBoardSink(outputDir(), console()));
-        }
-        if (wandbConfig() != null) {
-            comlrl.logging.WandbSettings wandb = comlrl.logging.WandbSettings.of(wandbConfig(), algorithm, runConfig);
-            List<String> bridge = settings.get(TrainerSettings.WANDB_BRIDGE);
-            List<String> command = bridge != null ? bridge
-                    : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
-            all.add(new comlrl.logging.WandbSink(command, wandb.initKwargs(), wandb.initTimeout(),
-                    wandb.finishTimeout(), wandb.stallTimeout(), console()));
-        }
-        return new MetricsLogger(outputDir(), all, loggingSteps, logHistoryLimit());
+        return settings.metricsLogger(loggingSteps, algorithm, runConfig, main);
     }
 
     /**
@@ -430,8 +392,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     }
 
     public PrintStream console() {
-        PrintStream console = settings.get(TrainerSettings.CONSOLE);
-        return console != null ? console : System.err;
+        return settings.console();
     }
 
     public List<MetricSink> sinks() {

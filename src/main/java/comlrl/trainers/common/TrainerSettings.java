@@ -1,6 +1,7 @@
 package comlrl.trainers.common;
 
 import comlrl.data.Dataset;
+import comlrl.data.RequiredFields;
 import comlrl.data.TaskSet;
 import comlrl.distributed.DistributedContext;
 import comlrl.logging.MetricSink;
@@ -77,6 +78,11 @@ public final class TrainerSettings {
     public static final Key<ExternalTransition> EXTERNAL_TRANSITION = key("external_transition", null);
     public static final Key<EvalLogger> EVAL_LOGGER = key("eval_logger", null);
     public static final Key<EvalAggregator> EVAL_AGGREGATOR = key("eval_aggregator", null);
+    /**
+     * Centralized collaboration: the number of roles the one actor plays, set by the wrapper that makes
+     * the actor's settings (no setter); null for decentralized agents.
+     */
+    public static final Key<Integer> NUM_ROLES = key("num_roles", null);
     // models
     public static final Key<DType> DTYPE = key("dtype", null);
     public static final Key<Boolean> CHAT_TEMPLATE = key("chat_template", false);
@@ -157,6 +163,136 @@ public final class TrainerSettings {
             throw new IllegalArgumentException(trainer + " does not take " + String.join(", ", given) + " (" + why
                     + "); remove " + (given.size() == 1 ? "it" : "them"));
         }
+    }
+
+    // ------------------------------------------------------------------ what the values resolve to
+
+    /** {@code console}, or {@code System.err} as it is now (a test may have replaced it). */
+    public PrintStream console() {
+        PrintStream console = get(CONSOLE);
+        return console != null ? console : System.err;
+    }
+
+    /** {@code reward_processor}, or the identity when none is given. */
+    public RewardProcessor rewardProcessor() {
+        RewardProcessor processor = get(REWARD_PROCESSOR);
+        return processor != null ? processor : comlrl.utils.RewardProcessors.identity();
+    }
+
+    /** A trainer's rewards: training's, and evaluation's (the same object when evaluation adds nothing). */
+    public record Rewarders(JointRewarder training, JointRewarder evaluation) {
+    }
+
+    /**
+     * Training's rewarder ({@code reward_func} with {@link #rewardProcessor()}) and evaluation's:
+     * {@code eval_reward_func} and {@code eval_reward_processor} in place of training's where given,
+     * training's own rewarder when neither is.
+     *
+     * @param generations the samples each agent draws per prompt (K)
+     */
+    public Rewarders rewarders(int agents, int generations, String algorithm, boolean skipNonfinite) {
+        RewardFunction reward = get(REWARD_FUNC);
+        JointRewarder training = new JointRewarder(reward, rewardProcessor(), agents, generations, algorithm,
+                skipNonfinite);
+        RewardFunction evalReward = get(EVAL_REWARD_FUNC);
+        RewardProcessor evalProcessor = get(EVAL_REWARD_PROCESSOR);
+        return new Rewarders(training, evalReward == null && evalProcessor == null ? training
+                : new JointRewarder(evalReward != null ? evalReward : reward,
+                        evalProcessor != null ? evalProcessor : rewardProcessor(), agents, generations, algorithm,
+                        skipNonfinite));
+    }
+
+    /**
+     * The agents' LoRA settings ({@code lora}, {@code lora_adapters}, {@code agents_share_base},
+     * {@code merge_adapters}), or null for full models.
+     *
+     * @throws IllegalArgumentException when {@code agents_share_base: true} is given for full agents
+     */
+    public LoraAgents loraAgents() {
+        LoraConfig lora = get(LORA);
+        List<Path> adapters = get(LORA_ADAPTERS);
+        Boolean shareBase = get(AGENTS_SHARE_BASE);
+        if (lora == null && adapters == null) {
+            if (shareBase != null && shareBase) {
+                throw new IllegalArgumentException("agents_share_base: true needs LoRA agents (a lora section, or "
+                        + "lora_adapters): full agents each hold their own weights");
+            }
+            return null;
+        }
+        return new LoraAgents(lora, shareBase, adapters, get(MERGE_ADAPTERS));
+    }
+
+    /** The critics' LoRA settings ({@code critic_lora}), or null for full critics. */
+    public LoraAgents criticLoraAgents() {
+        LoraConfig criticLora = get(CRITIC_LORA);
+        return criticLora == null ? null : new LoraAgents(criticLora, null, null, false);
+    }
+
+    /**
+     * Fails, before any model loads, when the training set (or the evaluation set, when given) has no
+     * rows or a row lacks a field the formatters read, holds null there or a non-string, naming the
+     * set's file, the row and the field ({@link TaskSet#requireRows}; a stream checks what it can read
+     * up front and each later row as training reads it). Every trainer calls it first; the command
+     * line has checked the reward's fields too by then.
+     */
+    public void requireTaskData() {
+        RequiredFields fields = RequiredFields.none();
+        // one formatter per role: a centralized actor has one model but every role's formatter
+        Object formatters = get(FORMATTERS);
+        int roles = formatters instanceof List<?> list ? list.size() : 1;
+        for (Map.Entry<String, String> e : comlrl.utils.Formatters.fromArgument(formatters, roles).requiredFields()
+                .entrySet()) {
+            fields = fields.and(e.getKey(), RequiredFields.Kind.TEXT, e.getValue());
+        }
+        requireRows(get(TRAIN_DATASET), "the training set", fields);
+        requireRows(get(EVAL_DATASET), "the evaluation set", fields);
+    }
+
+    private static void requireRows(TaskSet tasks, String which, RequiredFields fields) {
+        try {
+            if (tasks != null) {
+                tasks.requireRows(fields);
+            }
+        } catch (comlrl.data.DatasetException e) {
+            throw new IllegalArgumentException(which + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained;
+     * a stage logs into its parent's), else one that writes {@code metrics.jsonl} in {@code output_dir},
+     * to the {@code metric_sinks}, to TensorBoard ({@code tensorboard}) and to a W&amp;B run named for
+     * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}; a centralized actor's
+     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7). A process other
+     * than rank 0 of a ddp run ({@code main} false) gets a logger that writes nowhere but keeps the log
+     * gate, so that every rank decides alike.
+     */
+    public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
+        MetricsLogger shared = get(SHARED_LOGGER);
+        if (shared != null) {
+            return shared.retain();
+        }
+        if (!main) {
+            return new MetricsLogger(null, List.of(), loggingSteps, get(LOG_HISTORY_LIMIT));
+        }
+        Path outputDir = get(OUTPUT_DIR);
+        List<MetricSink> all = new java.util.ArrayList<>(get(SINKS));
+        if (get(TENSORBOARD) && outputDir != null) {
+            all.add(new comlrl.logging.TensorBoardSink(outputDir, console()));
+        }
+        if (get(WANDB_CONFIG) != null) {
+            Map<String, Object> tracked = new LinkedHashMap<>(runConfig);
+            if (get(NUM_ROLES) != null) {
+                tracked.put("num_roles", get(NUM_ROLES));
+                tracked.put("num_actor_models", 1);
+            }
+            comlrl.logging.WandbSettings wandb = comlrl.logging.WandbSettings.of(get(WANDB_CONFIG), algorithm, tracked);
+            List<String> command = get(WANDB_BRIDGE) != null ? get(WANDB_BRIDGE)
+                    : comlrl.logging.WandbSink.pythonCommand(comlrl.generation.BuiltinModels.home().resolve("bridge"));
+            all.add(new comlrl.logging.WandbSink(command, wandb.initKwargs(), wandb.initTimeout(),
+                    wandb.finishTimeout(), wandb.stallTimeout(), console()));
+        }
+        return new MetricsLogger(outputDir, all, loggingSteps, get(LOG_HISTORY_LIMIT));
     }
 
     @Override

@@ -127,13 +127,7 @@ public final class MADPOTrainer implements Trainer {
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
                 work.device());
-        try {
-            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
-                    work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
+        this.actors = AgentSet.loadActors(sources, settings, devices, args.seed(), work);
         this.agents = actors.models(); // in the agents split, null for the agents of other processes
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;

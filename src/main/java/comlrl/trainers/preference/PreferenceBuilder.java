@@ -1,8 +1,6 @@
 package comlrl.trainers.preference;
 
 import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
@@ -15,32 +13,13 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * What the preference trainers' builders take beyond {@link TrainerBuilder}: the homogeneous agent
- * shortcut, the agent count, MAGRPO-style evaluation metrics and the centralized adapter; the
+ * What the preference trainers' builders take beyond {@link TrainerBuilder}: the centralized adapter; the
  * RLHF builders ({@link Rlhf}) also take the critics of IAC/MAAC backends. Names follow the
  * reference's constructor keywords. Every value is a key of the one {@link TrainerSettings}.
  */
 public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends TrainerBuilder<B> {
 
     PreferenceBuilder() {
-    }
-
-    /** One model id or directory for every agent ({@code agent_model}). */
-    public B agentModel(String agentModel) {
-        return set(TrainerSettings.AGENT_MODEL, agentModel);
-    }
-
-    public B numAgents(int numAgents) {
-        return set(TrainerSettings.NUM_AGENTS, numAgents);
-    }
-
-    /** Custom evaluation metrics (given with {@link #evalAggregator}). */
-    public B evalLogger(EvalLogger evalLogger) {
-        return set(TrainerSettings.EVAL_LOGGER, evalLogger);
-    }
-
-    public B evalAggregator(EvalAggregator evalAggregator) {
-        return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
     }
 
     /**

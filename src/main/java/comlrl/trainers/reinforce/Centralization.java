@@ -23,7 +23,8 @@ import java.util.Objects;
  *       {@code adapter.parseCompletion(joint, item, N)} (every role {@code ""} when the completion
  *       cannot be parsed), scored as N agents' joint response;</li>
  *   <li>{@code eval_logger}: receives role outputs {@code [role][item][turn]};</li>
- *   <li>{@code num_agents}: 1 (the actor); {@code agents}, when given, must hold exactly one model.</li>
+ *   <li>{@code num_agents}: 1 (the actor); {@code agents}, when given, must hold exactly one model;</li>
+ *   <li>{@code num_roles}: N (in the W&amp;B run's config, with {@code num_actor_models} 1).</li>
  * </ul>
  * Every other setting passes through unchanged: the wrapped settings are the same object with these
  * keys replaced ({@link TrainerSettings#with}).
@@ -72,7 +73,8 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
                 .with(TrainerSettings.REWARD_FUNC, reward == null ? null : jointReward(reward))
                 .with(TrainerSettings.EVAL_REWARD_FUNC, evalReward == null ? null : jointReward(evalReward))
                 .with(TrainerSettings.EVAL_LOGGER, logger == null ? null : evalLogger(logger))
-                .with(TrainerSettings.NUM_AGENTS, 1);
+                .with(TrainerSettings.NUM_AGENTS, 1)
+                .with(TrainerSettings.NUM_ROLES, roles);
     }
 
     /** The actor's formatter: {@code build_prompt(item, [formatter_r(item)]_r)}. */

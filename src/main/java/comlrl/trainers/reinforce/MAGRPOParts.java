@@ -30,7 +30,6 @@ import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
-import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -98,9 +97,10 @@ final class MAGRPOParts implements AutoCloseable {
         Formatters formatters = Formatters.fromArgument(b.formatters(), count);
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
         RewardFunction rewardFunc = b.rewardFunc();
-        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
-        this.rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.numGenerations(), algorithmName,
+        RewardProcessor rewardProcessor = settings.rewardProcessor();
+        TrainerSettings.Rewarders rewarders = settings.rewarders(count, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
+        this.rewarder = rewarders.training();
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
         ExternalTransition externalTransition = b.externalTransition();
@@ -123,13 +123,7 @@ final class MAGRPOParts implements AutoCloseable {
                 work.device());
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
                 ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-        try {
-            this.actors = AgentSet.load("agent", sources, b.dtype(), devices, b.loraAgents(), args.seed(), null,
-                    work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
+        this.actors = AgentSet.loadActors(sources, settings, devices, args.seed(), work);
         this.agents = actors.models();
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         ReferencePolicy refs = null;
@@ -160,13 +154,9 @@ final class MAGRPOParts implements AutoCloseable {
         }
         this.references = refs;
         this.logger = metrics;
-        JointRewarder evalRewarder = b.evalRewardFunc() == null && b.evalRewardProcessor() == null ? rewarder
-                : new JointRewarder(b.evalRewardFunc() == null ? rewardFunc : b.evalRewardFunc(),
-                b.evalRewardProcessor() == null ? rewardProcessor : b.evalRewardProcessor(), count, args.numGenerations(),
-                algorithmName, args.skipNonfiniteSamples());
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, evalRewarder,
-                transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(), args.evalBatchSize(),
-                args.externalPromptPassthrough()).in(work);
+        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder,
+                rewarders.evaluation(), transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(),
+                args.evalBatchSize(), args.externalPromptPassthrough()).in(work);
         this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),

@@ -11,12 +11,11 @@ import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.JointRollout;
-import comlrl.trainers.common.EpochLoop;
+import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,11 +46,8 @@ public class MAGRPOTrainer implements Trainer {
     private final RankWork work;
     private final MetricsLogger logger;
 
-    // training state (saved in checkpoints)
-    private long envStep;
-    private int epochsDone;
-    /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
-    private String itemLabel = "a task item";
+    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
+    private final EpochProgress progress;
     /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
     private final AgentBuffers buffers;
     /** The metrics of the updates since the last log event. */
@@ -69,6 +65,9 @@ public class MAGRPOTrainer implements Trainer {
                 work.isMain());
         this.buffers = new AgentBuffers(numAgents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
                 run.executor, work, this::step, updateMetrics);
+        this.progress = new EpochProgress(new EpochProgress.Loop(run.trainDataset, run.evalDataset != null,
+                args.evalInterval(), run.console, logger, run.verbose && work.isMain()), run.checkpoint, run.actors,
+                this::evaluate, this::trainItem, this::flushAll);
     }
 
     public static Builder builder() {
@@ -117,12 +116,12 @@ public class MAGRPOTrainer implements Trainer {
 
     @Override
     public Path saveCheckpoint(Path root) {
-        return run.checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+        return progress.save(root);
     }
 
     @Override
     public long envStep() {
-        return envStep;
+        return progress.envStep();
     }
 
     public String algorithmName() {
@@ -157,10 +156,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (resumeFromCheckpoint != null) {
-            resumeFrom(resumeFromCheckpoint);
-        }
-        trainUntil(args.numTrainEpochs(), checkpointDir, checkpointInterval);
+        progress.train(resumeFromCheckpoint, args.numTrainEpochs(), checkpointDir, checkpointInterval);
     }
 
     /**
@@ -169,14 +165,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, epochs, run.checkpoint, () -> envStep);
-        run.actors.requireOutside(checkpointDir, "checkpoint directory");
-        EpochLoop.run(run.trainDataset, run.evalDataset != null, args.evalInterval(), epochsDone, epochs, run.console,
-                logger, run.verbose && work.isMain(), EpochLoop.Body.of(this::evaluate, (item, label) -> {
-                    itemLabel = label;
-                    trainItem(item);
-                }, this::flushAll, epochDone));
+        progress.trainUntil(epochs, checkpointDir, checkpointInterval);
     }
 
     /** Updates every agent from what its buffer still holds (end of an epoch). */
@@ -199,7 +188,7 @@ public class MAGRPOTrainer implements Trainer {
     public Map<String, Double> evaluate(int numEvalSamples) {
         Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
-            logger.log(envStep, metrics);
+            logger.log(progress.envStep(), metrics);
         }
         return metrics;
     }
@@ -248,8 +237,8 @@ public class MAGRPOTrainer implements Trainer {
      *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
      * </pre>
      */
-    private void trainItem(TaskItem item) {
-        Node root = buildNode(run.rollout.start(item, itemLabel));
+    private void trainItem(TaskItem item, String label) {
+        Node root = buildNode(run.rollout.start(item, label));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
@@ -268,8 +257,7 @@ public class MAGRPOTrainer implements Trainer {
         int g = args.numGenerations();
         JointRollout.Scored<double[]> node = run.rollout.expand(state, run.seeds, g,
                 JointRollout.Scoring.jointActions(run.rewarder, mode));
-        envStep += node.rewards().length;
-        long step = envStep;
+        long step = progress.advance(node.rewards().length);
         Double threshold = args.earlyTerminationThreshold();
         boolean terminated = threshold != null && Stats.mean(node.rewards()) > threshold;
         List<Node> children = new ArrayList<>();
@@ -398,9 +386,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        TrainerCheckpoint.Progress p = run.checkpoint.restore(checkpoint);
-        epochsDone = p.epochsDone();
-        envStep = p.envStep();
+        progress.resume(checkpoint);
     }
 
     // ------------------------------------------------------------------ builder

@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.model.DecoderLm;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
@@ -10,9 +8,9 @@ import java.util.function.BiConsumer;
 
 /**
  * What the MAGRPO family's builders ({@link MAGRPOTrainer.Builder}) take beyond {@link TrainerBuilder}:
- * the homogeneous agent shortcut, the agent count, the external transition, custom evaluation metrics
- * and the run config. Names follow the reference's constructor keywords; every value but {@code args}
- * is a key of the one {@link TrainerSettings}.
+ * the external transition and the run config (the setters every family shares are {@link TrainerBuilder}'s).
+ * Names follow the reference's constructor keywords; every value but {@code args} is a key of the one
+ * {@link TrainerSettings}.
  */
 public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends TrainerBuilder<B> {
     MAGRPOConfig args;
@@ -21,25 +19,9 @@ public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends Tr
     ReinforceBuilder() {
     }
 
-    /** Homogeneous agents: one model id or directory, loaded once per agent. */
-    public B agentModel(String agentModel) {
-        return set(TrainerSettings.AGENT_MODEL, agentModel);
-    }
-
-    public B numAgents(int numAgents) {
-        return set(TrainerSettings.NUM_AGENTS, numAgents);
-    }
-
+    /** {@code external_transition}: the next turn's prompts (required when {@code num_turns > 1}). */
     public B externalTransition(ExternalTransition externalTransition) {
         return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-    }
-
-    public B evalLogger(EvalLogger evalLogger) {
-        return set(TrainerSettings.EVAL_LOGGER, evalLogger);
-    }
-
-    public B evalAggregator(EvalAggregator evalAggregator) {
-        return set(TrainerSettings.EVAL_AGGREGATOR, evalAggregator);
     }
 
     public B args(MAGRPOConfig args) {

@@ -181,16 +181,23 @@ class BuilderSettingsTest {
     }
 
     @Test
-    void iacAndMaacKeepEverySettingTheyTake() {
-        ActorCriticTrainerBase.Builder<IACTrainer> iac = given(IACTrainer.builder().args(iac()), Set.of());
+    void iacAndMaacKeepEverySettingTheyTakeAndRefuseCustomEvaluationMetrics() {
+        Set<String> refused = Set.of("evalLogger", "evalAggregator"); // evaluation reports rewards and metrics_callback's
+        ActorCriticTrainerBase.Builder<IACTrainer> iac = given(IACTrainer.builder().args(iac()), refused);
         try (IACTrainer t = iac.build()) {
             assertSame(t.settings(), iac.settings(), Map.of());
         }
-        ActorCriticTrainerBase.Builder<MAACTrainer> maac = given(MAACTrainer.builder().args(maac()), Set.of());
+        assertRefused(() -> IACTrainer.builder().args(iac()), refused);
+        ActorCriticTrainerBase.Builder<MAACTrainer> maac = given(MAACTrainer.builder().args(maac()), refused);
         maac.critics(List.of(agent));
         try (MAACTrainer t = maac.build()) {
             assertSame(t.settings(), maac.settings(), Map.of());
         }
+        assertRefused(() -> MAACTrainer.builder().args(maac()), refused);
+        // num_agents is taken when it agrees with the config's (as MARLHF's RL stage gives it), refused otherwise
+        assertThatThrownBy(() -> IACTrainer.builder().args(iac()).numAgents(3).agentModel(agent).rewardFunc(REWARD)
+                .trainDataset(train).build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("num_agents given to the builder (3) must equal args.num_agents (2)");
     }
 
     @Test

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
@@ -13,6 +15,7 @@ import comlrl.generation.Completion;
 import comlrl.generation.Generator;
 import comlrl.generation.SamplingConfig;
 import comlrl.generation.Scorer;
+import comlrl.logging.WandbStandIn;
 import comlrl.reward.RewardFunction;
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.Advantages;
@@ -20,6 +23,7 @@ import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.trainers.TinyAgents;
 import comlrl.utils.Formatter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -174,6 +178,34 @@ class CentralizedMAGRPOTrainerTest {
             }
             assertThat(firstLoss).isCloseTo(loss, within(MAGRPOUpdateTest.LOSS_TOLERANCE)); // 8-token completions
         }
+    }
+
+    /**
+     * Reference §3.7: the centralized run's W&amp;B config adds {@code collaboration_mode},
+     * {@code num_roles} (N) and {@code num_actor_models} (1) to MAGRPO's, and carries no comparator field.
+     */
+    @Test
+    void theWandbRunRecordsTheRolesAndTheOneActorModel(@TempDir Path tmp) throws Exception {
+        Path received = tmp.resolve("received.jsonl");
+        List<String> standIn = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), WandbStandIn.class.getName(), received.toString(), "ok");
+        CentralizedMAGRPOTrainer.Builder b = CentralizedMAGRPOTrainer.builder();
+        b.wandbConfig(Map.of("project", "centralized", "finish_timeout_s", 20)).wandbBridge(standIn);
+        try (CentralizedMAGRPOTrainer t = b.centralizedAdapter(new HalvesAdapter()).agentModel(actor.toString())
+                .formatters(ROLES).rewardFunc(new RoleReward()).trainDataset(tasks(1)).args(config())
+                .outputDir(tmp.resolve("run")).verbose(false).build()) {
+            assertThat(t.numRoles()).isEqualTo(2);
+        }
+        JsonNode init = new ObjectMapper().readTree(Files.readAllLines(received).get(0));
+        assertThat(init.get("op").asText()).isEqualTo("init");
+        JsonNode config = init.get("kwargs").get("config");
+        assertThat(config.get("algorithm").asText()).isEqualTo(CentralizedMAGRPOTrainer.ALGORITHM_NAME);
+        assertThat(config.get("collaboration_mode").asText()).isEqualTo("centralized");
+        assertThat(config.path("num_roles").asInt(-1)).isEqualTo(2);
+        assertThat(config.path("num_actor_models").asInt(-1)).isEqualTo(1);
+        List<String> keys = new ArrayList<>();
+        config.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys).noneMatch(k -> k.startsWith("comparator"));
     }
 
     @Test
