@@ -62,11 +62,6 @@ public final class MADPOConfig extends PreferenceConfig {
         return get(DPO_REFERENCE);
     }
 
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled() || dpoReference().needsReference();
-    }
-
     /** Builds a {@link MADPOConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
     public static final class Builder extends PreferenceConfig.Builder<MADPOConfig, Builder> {
         private Builder() {

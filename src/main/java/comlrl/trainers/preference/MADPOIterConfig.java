@@ -50,11 +50,6 @@ public final class MADPOIterConfig extends IterativePreferenceConfig {
         return get(DPO_REFERENCE);
     }
 
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled() || dpoReference().needsReference();
-    }
-
     /** Builds a {@link MADPOIterConfig}. */
     public static final class Builder extends IterativePreferenceConfig.Builder<MADPOIterConfig, Builder> {
         private Builder() {
