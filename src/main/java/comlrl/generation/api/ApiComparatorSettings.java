@@ -280,6 +280,7 @@ public final class ApiComparatorSettings {
             return this;
         }
 
+        // each setter sets its key; the getter of the same name says what it means
         public Builder format(ApiFormat format) { return set(FORMAT, format); }
         public Builder model(String model) { return set(MODEL, model); }
         public Builder maxNPerRequest(Integer maxNPerRequest) { return set(MAX_N_PER_REQUEST, maxNPerRequest); }
@@ -294,6 +295,7 @@ public final class ApiComparatorSettings {
         public Builder retries(int retries) { return set(RETRIES, retries); }
         public Builder backoffSeconds(double backoffSeconds) { return set(BACKOFF, backoffSeconds); }
         public Builder maxResponseBytes(long maxResponseBytes) { return set(MAX_RESPONSE_BYTES, maxResponseBytes); }
+
         /** The environment read for the key variable and the plain-http switch (tests); default {@link System#getenv()}. */
         Builder environment(Map<String, String> environment) {
             this.environment = environment;
