@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.utils.ConfigNames;
 import java.util.List;
 
 /**

@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.utils.ConfigNames;
 /**
  * {@code dpo_reference}: what each agent's DPO log-ratio Δ is measured against. Not in the
  * reference, whose MADPO loss is reference-free (§7.2, §14 item 7).

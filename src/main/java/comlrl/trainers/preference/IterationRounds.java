@@ -298,19 +298,8 @@ final class IterationRounds implements AutoCloseable {
                 }
             }
         };
-        Stateful progress = new Stateful() {
-            @Override
-            public Map<String, Object> stateDict() {
-                return Map.of("comparator_seed_position", comparatorSeeds.position(), "replay_seed_position",
-                        replaySeeds.position());
-            }
-
-            @Override
-            public void loadStateDict(Map<String, ?> state) {
-                comparatorSeeds.restore(((Number) state.get("comparator_seed_position")).longValue());
-                replaySeeds.restore(((Number) state.get("replay_seed_position")).longValue());
-            }
-        };
+        Stateful progress = Counters.of("comparator_seed_position", comparatorSeeds::position, comparatorSeeds::restore)
+                .and("replay_seed_position", replaySeeds::position, replaySeeds::restore);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         parts.put("preference_replay", replay);
         if (args.comparatorPolicy() == ComparatorPolicy.HISTORY) {

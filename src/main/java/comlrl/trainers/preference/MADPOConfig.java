@@ -19,7 +19,7 @@ import java.util.Map;
  * MADPOConfig fromYaml = MADPOConfig.fromMap(Map.of("pair_selection", "all", "preference_pairs_per_sample", "null"));
  * }</pre>
  */
-public final class MADPOConfig extends PreferenceConfig {
+public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
 
     private MADPOConfig(Builder b) {
         super(b);
@@ -51,24 +51,9 @@ public final class MADPOConfig extends PreferenceConfig {
         return b;
     }
 
-    /**
-     * {@code dpo_reference} (default "none"): what each agent's log-ratio Δ is measured against.
-     * {@link DpoReference#NONE} is the reference's reference-free loss,
-     * {@code Δ = log π(w) − log π(l)}; {@link DpoReference#FROZEN_INITIAL} is standard DPO against a
-     * frozen copy of the agent's initial policy (placed by {@code reference_devices}),
-     * {@code Δ = (log π(w) − log π_ref(w)) − (log π(l) − log π_ref(l))}. Not in the reference.
-     */
-    public DpoReference dpoReference() {
-        return get(DPO_REFERENCE);
-    }
-
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled() || dpoReference().needsReference();
-    }
-
     /** Builds a {@link MADPOConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
-    public static final class Builder extends PreferenceConfig.Builder<MADPOConfig, Builder> {
+    public static final class Builder extends PreferenceConfig.Builder<MADPOConfig, Builder>
+            implements DpoConfig.Builder<Builder> {
         private Builder() {
             super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
         }
@@ -78,14 +63,9 @@ public final class MADPOConfig extends PreferenceConfig {
             return this;
         }
 
-        /** Null = NONE. See {@link MADPOConfig#dpoReference()}. */
+        /** Null = NONE. See {@link DpoConfig#dpoReference()}. */
         public Builder dpoReference(DpoReference dpoReference) {
             return put(DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
-        }
-
-        /** "none" or "frozen_initial" (any case); null = "none". */
-        public Builder dpoReference(String dpoReference) {
-            return put(DPO_REFERENCE, DpoReference.parse(dpoReference));
         }
 
         @Override

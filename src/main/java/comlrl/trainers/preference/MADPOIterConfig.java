@@ -1,7 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.DPO_REFERENCE;
-
 import java.util.List;
 import java.util.Map;
 
@@ -19,7 +17,7 @@ import java.util.Map;
  *         "preference_replay_lambda", 0.5));
  * }</pre>
  */
-public final class MADPOIterConfig extends IterativePreferenceConfig {
+public final class MADPOIterConfig extends IterativePreferenceConfig implements DpoConfig {
 
     private MADPOIterConfig(Builder b) {
         super(b);
@@ -45,18 +43,9 @@ public final class MADPOIterConfig extends IterativePreferenceConfig {
         return b;
     }
 
-    /** {@code dpo_reference} (default "none"): as {@link MADPOConfig#dpoReference()}. */
-    public DpoReference dpoReference() {
-        return get(DPO_REFERENCE);
-    }
-
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled() || dpoReference().needsReference();
-    }
-
     /** Builds a {@link MADPOIterConfig}. */
-    public static final class Builder extends IterativePreferenceConfig.Builder<MADPOIterConfig, Builder> {
+    public static final class Builder extends IterativePreferenceConfig.Builder<MADPOIterConfig, Builder>
+            implements DpoConfig.Builder<Builder> {
         private Builder() {
             super("MADPOIterConfig", "MADPOIter", PreferenceFields.MADPO_ITER, PreferenceFields.MADPO_HINTS);
         }
@@ -64,11 +53,6 @@ public final class MADPOIterConfig extends IterativePreferenceConfig {
         @Override
         protected Builder self() {
             return this;
-        }
-
-        /** "none" or "frozen_initial"; null = "none". */
-        public Builder dpoReference(String dpoReference) {
-            return put(DPO_REFERENCE, DpoReference.parse(dpoReference));
         }
 
         @Override

@@ -2,9 +2,6 @@ package comlrl.trainers.preference;
 
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.reinforce.Centralization;
-import comlrl.utils.CollaborationMode;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -40,41 +37,22 @@ import java.util.Set;
  * joint prompt (as {@link MADPOTrainer}); the comparator answers the same prompt, the replay
  * stores it and the joint completions, and the task reward scores the roles' parts.
  */
-public final class MADPOIterTrainer extends StagedTrainer {
+public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPOIter";
 
     /** The MADPO fields the per-iteration DPO training takes from this config (not the pair selection: that is aligned here). */
     private static final Set<String> NOT_MAPPED = Set.of("pair_selection", "preference_pairs_per_sample");
 
-    private final MADPOIterConfig args;
-    /** What the builder was given besides {@code args}. */
-    private final TrainerSettings settings;
     private final MADPOTrainer dpo;
     private final MetricsLogger logger;
     private final ResumeOutput output;
-    private final IterationRounds rounds;
-    private final comlrl.data.TaskSet trainDataset;
-    private final java.io.PrintStream console;
     /** The processes of a ddp run, which the DPO trainer joins. */
     private final comlrl.trainers.common.RankWork work;
 
     private MADPOIterTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MADPOIterConfig) must be provided");
-        }
-        this.args = b.args;
-        this.settings = b.settings();
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
+        super(b.args, "MADPOIterConfig", b);
         this.output = new ResumeOutput(b.outputDir());
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
-        if (b.get(Centralization.ADAPTER) != null) {
-            rounds.centralizedAdapter(b.get(Centralization.ADAPTER));
-        }
         // every check that can fail without a model has run; join the other processes (ddp)
         b.requireTaskData();
         this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
@@ -112,22 +90,9 @@ public final class MADPOIterTrainer extends StagedTrainer {
         return new Builder();
     }
 
-    public MADPOIterConfig args() {
-        return args;
-    }
-
-    public TrainerSettings settings() {
-        return settings;
-    }
-
-    /** Iterations completed (restored by a resume). */
+    @Override
     public int iterationsDone() {
         return dpo.progress();
-    }
-
-    /** Where the replay shards are. */
-    public Path replayDir() {
-        return rounds.replayDir();
     }
 
     /** Where the policy checkpoints are (null when none are written). */
@@ -146,19 +111,8 @@ public final class MADPOIterTrainer extends StagedTrainer {
 
     // ------------------------------------------------------------------ training
 
-    /**
-     * Runs iterations {@code done+1 .. num_iterations}, writing {@code checkpoint-N} every
-     * {@code checkpointInterval} iterations and after the last.
-     */
     @Override
-    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (resumeFromCheckpoint != null) {
-            resumeFrom(resumeFromCheckpoint);
-        }
-        rounds.runIterations(iterationsDone(), checkpointDir, checkpointInterval, console, this, this::runIteration);
-    }
-
-    private void runIteration(int iteration) {
+    void runIteration(int iteration) {
         IterationRounds.Iteration it = rounds.collect(iteration, dpo.policies(), dpo.collector(), trainDataset);
         dpo.trainOn(it.training(), iteration);
         rounds.finish(iteration, it, logger, dpo.envStep(), console, output.dir(), dpo);
@@ -216,8 +170,7 @@ public final class MADPOIterTrainer extends StagedTrainer {
         }
 
         public MADPOIterTrainer build() {
-            settings().refuse(ALGORITHM_NAME, "it is not run as another trainer's stage; its checkpoints hold its "
-                    + "own rounds", TrainerSettings.CHECKPOINT_EXTENSION);
+            refuseExtension(settings(), ALGORITHM_NAME);
             return new MADPOIterTrainer(this);
         }
     }

@@ -5,6 +5,7 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.TrainerCheckpoint;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +33,8 @@ final class MADPOStep {
     private final boolean withReference;
     /** Sees each agent's gradients just before its optimizer step (tests); may be null. */
     private final BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+    /** Sees each batch (with its pairs' frozen reference log-probabilities) before its updates (tests); may be null. */
+    private java.util.function.Consumer<List<PreferencePair>> batchObserver;
 
     MADPOStep(MADPOConfig args, List<CausalLm> agents, List<AdamW> optimizers, AgentExecutor executor, RankWork work,
             boolean withReference, BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer) {
@@ -45,8 +48,33 @@ final class MADPOStep {
         this.observer = observer;
     }
 
+    /** Sets what sees each batch before its updates (tests); null for nothing. */
+    void observeBatches(java.util.function.Consumer<List<PreferencePair>> batchObserver) {
+        this.batchObserver = batchObserver;
+    }
+
+    /**
+     * What a checkpoint holds of the agents this step trains: per agent its weights
+     * ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}); in the agents split, of
+     * this process's agents only (each owner writes and restores its own).
+     */
+    Map<String, TrainerCheckpoint.Part> checkpointParts() {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < numAgents; i++) {
+            if (agents.get(i) != null) {
+                parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
+                parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
+                        optimizers.get(i)));
+            }
+        }
+        return parts;
+    }
+
     /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */
     Map<String, Double> train(List<PreferencePair> batch) {
+        if (batchObserver != null) {
+            batchObserver.accept(batch);
+        }
         int n = batch.size();
         double[][] deltas = new double[numAgents][];
         // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)

@@ -1,7 +1,6 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Dataset;
-import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
@@ -9,7 +8,6 @@ import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
-import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
@@ -33,7 +31,6 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -68,10 +65,7 @@ public final class MADPOTrainer implements Trainer {
     private final AgentSet actors;
     private final List<CausalLm> agents;
     private final List<AdamW> optimizers = new ArrayList<>();
-    /**
-     * This process's share of a ddp run: the data split (pairs of a batch divided, gradients summed)
-     * or the agents split (each agent's sequence log-probabilities and step on its owner).
-     */
+    /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
     private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
     private final TaskSet trainDataset;
@@ -85,9 +79,6 @@ public final class MADPOTrainer implements Trainer {
     private final PrintStream console;
     private final boolean verbose;
     private final MADPOStep step;
-
-    /** Sees each DPO batch, with its pairs' frozen reference log-probabilities, before its updates (tests). */
-    private java.util.function.Consumer<List<PreferencePair>> batchObserver;
 
     private List<PreferencePair> pairs; // null until built (or restored)
     private final PreferenceCollector collector;
@@ -109,7 +100,6 @@ public final class MADPOTrainer implements Trainer {
         this.numAgents = count;
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
-        EvalLogger evalLogger = b.evalLogger();
         Formatters formatters = Formatters.fromArgument(b.formatters(), count);
         RewardFunction rewardFunc = b.rewardFunc();
         RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
@@ -121,7 +111,6 @@ public final class MADPOTrainer implements Trainer {
         this.console = b.console();
         this.verbose = b.verbose();
         this.output = new ResumeOutput(b.outputDir());
-
         this.seeds = new SeedStream(args.seed());
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
@@ -163,34 +152,17 @@ public final class MADPOTrainer implements Trainer {
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference).in(work);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
-                new Transitions(null, count), executor, seeds, evalLogger, b.evalAggregator(), 1, args.evalBatchSize(),
+                new Transitions(null, count), executor, seeds, b.evalLogger(), b.evalAggregator(), 1, args.evalBatchSize(),
                 false).in(work);
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < count; i++) {
-            if (agents.get(i) == null) {
-                continue; // the agents split: its owner writes and restores it
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
-        }
+        Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
         parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(
                 PreferenceSetFile.part(() -> pairs, restored -> pairs = restored), work));
-        Stateful progress = new Stateful() {
-            @Override
-            public Map<String, Object> stateDict() {
-                return Map.of("updates_seen", updatesSeen);
-            }
-
-            @Override
-            public void loadStateDict(Map<String, ?> state) {
-                updatesSeen = ((Number) state.get("updates_seen")).longValue();
-            }
-        };
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", models(), work)), parts,
-                TrainerCheckpoint.statefulParts("madpo_progress", progress, "train_dataset", trainDataset, "eval_dataset",
-                        evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
+                TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
+                        seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
+                        "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
                 .in(work).extendedBy(b.checkpointExtension());
     }
 
@@ -317,12 +289,10 @@ public final class MADPOTrainer implements Trainer {
      * carry (the iterations done).
      */
     void trainOn(List<PreferencePair> set, int progress) {
-        if (set.isEmpty()) {
-            epochsDone = progress;
-            return;
+        if (!set.isEmpty()) {
+            pairs = set;
+            runEpochs(set, 0, args.numTrainEpochs(), done -> { });
         }
-        pairs = set;
-        runEpochs(set, 0, args.numTrainEpochs(), done -> { });
         epochsDone = progress;
     }
 
@@ -333,7 +303,7 @@ public final class MADPOTrainer implements Trainer {
 
     /** Sets what sees each DPO batch before its updates (tests); null for nothing. */
     void observeBatches(java.util.function.Consumer<List<PreferencePair>> observer) {
-        this.batchObserver = observer;
+        step.observeBatches(observer);
     }
 
     /** The preference-set builder over this trainer's agents, sampling and task reward. */
@@ -343,9 +313,6 @@ public final class MADPOTrainer implements Trainer {
 
     /** One DPO batch ({@link MADPOStep}), counted as an update, its metrics logged at the env step after it. */
     private void trainBatch(List<PreferencePair> batch) {
-        if (batchObserver != null) {
-            batchObserver.accept(batch);
-        }
         Map<String, Double> metrics = step.train(batch);
         updatesSeen++;
         if (args.useEnvironmentStep()) {

@@ -228,11 +228,6 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(VALUE_HEAD_HIDDEN_DIM);
     }
 
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled();
-    }
-
     /** Builds a {@link MARLHFConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
     public static final class Builder extends PreferenceConfig.Builder<MARLHFConfig, Builder> {
         private Builder() {

@@ -88,11 +88,6 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
         return field == PreferenceFields.OPTIONAL_ADVANTAGE_MODE ? get(field) : super.resolved(field);
     }
 
-    @Override
-    boolean usesReferenceModels() {
-        return referenceKlEnabled();
-    }
-
     /** Builds a {@link MARLHFIterConfig}; MARLHF's own fields are set by key ({@link #set}) or {@link #apply}. */
     public static final class Builder extends IterativePreferenceConfig.Builder<MARLHFIterConfig, Builder> {
         private Builder() {

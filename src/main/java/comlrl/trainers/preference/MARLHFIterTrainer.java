@@ -1,12 +1,8 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
-import comlrl.data.TaskSet;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.reinforce.Centralization;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,34 +27,15 @@ import java.util.Map;
  * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt (as in
  * {@link MARLHFTrainer}).
  */
-public final class MARLHFIterTrainer extends StagedTrainer {
+public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MARLHFIter";
 
-    private final MARLHFIterConfig args;
-    /** What the builder was given besides {@code args}. */
-    private final TrainerSettings settings;
     private final MARLHFTrainer marlhf;
-    private final IterationRounds rounds;
-    private final TaskSet trainDataset;
-    private final PrintStream console;
     private int iterationsDone;
 
     private MARLHFIterTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MARLHFIterConfig) must be provided");
-        }
-        this.args = b.args;
-        this.settings = b.settings();
-        if (b.trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig()); // checks before any model loads
-        if (b.get(Centralization.ADAPTER) != null) {
-            rounds.centralizedAdapter(b.get(Centralization.ADAPTER));
-        }
+        super(b.args, "MARLHFIterConfig", b);
         MARLHFTrainer inner = null;
         try {
             // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
@@ -79,17 +56,8 @@ public final class MARLHFIterTrainer extends StagedTrainer {
     private TrainerCheckpoint.Extension extension() {
         TrainerCheckpoint.Extension replay = rounds.extension(ALGORITHM_NAME, () -> iterationsDone);
         Map<String, Stateful> states = new LinkedHashMap<>(replay.states());
-        states.put("marlhf_iter_progress", new Stateful() {
-            @Override
-            public Map<String, Object> stateDict() {
-                return Map.of("iterations_done", iterationsDone);
-            }
-
-            @Override
-            public void loadStateDict(Map<String, ?> state) {
-                iterationsDone = ((Number) state.get("iterations_done")).intValue();
-            }
-        });
+        states.put("marlhf_iter_progress", Counters.of("iterations_done", () -> iterationsDone,
+                done -> iterationsDone = Math.toIntExact(done)));
         return new TrainerCheckpoint.Extension(ALGORITHM_NAME, replay.parts(), states);
     }
 
@@ -97,14 +65,7 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         return new Builder();
     }
 
-    public MARLHFIterConfig args() {
-        return args;
-    }
-
-    public TrainerSettings settings() {
-        return settings;
-    }
-
+    @Override
     public int iterationsDone() {
         return iterationsDone;
     }
@@ -119,10 +80,6 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         return marlhf.rlTrainer();
     }
 
-    public Path replayDir() {
-        return rounds.replayDir();
-    }
-
     public Path outputDir() {
         return marlhf.outputDir();
     }
@@ -131,17 +88,9 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         return marlhf.logHistory();
     }
 
-    /** Runs iterations {@code done+1 .. num_iterations}, checkpointing every {@code checkpointInterval} iterations and after the last. */
-    @Override
-    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        if (resumeFromCheckpoint != null) {
-            resumeFrom(resumeFromCheckpoint);
-        }
-        rounds.runIterations(iterationsDone, checkpointDir, checkpointInterval, console, this, this::runIteration);
-    }
-
     /** One iteration: pairs, a fresh reward model trained on the replayed ones, then the backend's epochs. */
-    private void runIteration(int iteration) {
+    @Override
+    void runIteration(int iteration) {
         boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
         IterationRounds.Iteration it = rounds.collect(iteration, policies(),
                 byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
@@ -190,8 +139,7 @@ public final class MARLHFIterTrainer extends StagedTrainer {
         }
 
         public MARLHFIterTrainer build() {
-            settings().refuse(ALGORITHM_NAME, "it is not run as another trainer's stage; its checkpoints hold its "
-                    + "own rounds", TrainerSettings.CHECKPOINT_EXTENSION);
+            refuseExtension(settings(), ALGORITHM_NAME);
             return new MARLHFIterTrainer(this);
         }
     }

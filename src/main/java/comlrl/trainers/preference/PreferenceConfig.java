@@ -69,8 +69,14 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
                 + "pair_selection \"reward_gap\" or \"random\" to keep the first N" : null);
     }
 
-    /** Whether this config loads a frozen reference model per actor (placed by reference_devices). */
-    abstract boolean usesReferenceModels();
+    /**
+     * Whether this config loads a frozen reference model per actor (placed by reference_devices):
+     * for the reference KL, or, in the DPO configs, for {@code dpo_reference: frozen_initial}.
+     */
+    final boolean usesReferenceModels() {
+        return referenceKlEnabled()
+                || has(PreferenceFields.DPO_REFERENCE) && get(PreferenceFields.DPO_REFERENCE).needsReference();
+    }
 
     /**
      * {@code collaboration_mode} (default "decentralized"): one actor per agent, or

@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.utils.ConfigNames;
 /**
  * {@code preference_scoring_reward} (MARLHFIter): what ranks each iteration's current and
  * comparator candidates — the task reward, or the reward model learned in the previous iteration

@@ -1,6 +1,7 @@
 package comlrl.trainers.preference;
 
 import comlrl.rl.AdvantageMode;
+import comlrl.utils.ConfigNames;
 
 /**
  * {@code rl_algorithm}: the online RL backend that MARLHF runs against its learned joint reward

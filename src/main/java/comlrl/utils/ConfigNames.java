@@ -1,4 +1,4 @@
-package comlrl.trainers.preference;
+package comlrl.utils;
 
 import java.util.Arrays;
 import java.util.List;
@@ -6,8 +6,11 @@ import java.util.Locale;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
-/** Reads the preference enums from their config strings. */
-final class ConfigNames {
+/**
+ * Reads an enum from its config string: each constant has a config name and, optionally, aliases;
+ * the message for an unknown string lists them all.
+ */
+public final class ConfigNames {
     private ConfigNames() {
     }
 
@@ -18,7 +21,7 @@ final class ConfigNames {
      * @param note follows the message, e.g. what the values mean
      * @throws IllegalArgumentException "{@code field} must be one of: a, b, c (got "x")" + note
      */
-    static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
+    public static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
             String note) {
         return parse(field, value, unset, values, name, e -> List.of(), note);
     }
@@ -27,7 +30,7 @@ final class ConfigNames {
      * As {@link #parse(String, String, Enum, Enum[], Function, String)}, also accepting each
      * constant's {@code aliases}; the message lists them: "a (or x, y), b".
      */
-    static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
+    public static <E extends Enum<E>> E parse(String field, String value, E unset, E[] values, Function<E, String> name,
             Function<E, List<String>> aliases, String note) {
         if (value == null) {
             return unset;

@@ -1,4 +1,4 @@
-package comlrl.trainers.preference.comparator;
+package comlrl.generation.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import comlrl.trainers.preference.comparator.ApiComparator.Sampling;
+import comlrl.generation.api.ApiComparator.Sampling;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -799,8 +799,7 @@ class ApiComparatorTest {
             assertThat(ApiFormat.parse(name)).isEqualTo(ApiFormat.OPENAI_RESPONSES);
         }
         assertThatThrownBy(() -> ApiFormat.parse("grpc")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("comparator_api_format must be one of: generic, openai, anthropic, openai_responses "
-                        + "(or the aliases openai_chat, chat, anthropic_messages, messages, responses, codex) "
-                        + "(got \"grpc\")");
+                .hasMessage("comparator_api_format must be one of: generic, openai (or openai_chat, chat), anthropic "
+                        + "(or anthropic_messages, messages), openai_responses (or responses, codex) (got \"grpc\")");
     }
 }

@@ -1,6 +1,4 @@
-package comlrl.trainers.preference.comparator;
-
-import static comlrl.trainers.preference.comparator.ApiComparatorSettings.check;
+package comlrl.generation.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -387,6 +385,13 @@ public final class ApiComparator implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(codec.where() + ": interrupted while waiting to retry");
+        }
+    }
+
+    /** @throws IllegalArgumentException with {@code message} unless {@code ok} */
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
         }
     }
 }

@@ -1,4 +1,4 @@
-package comlrl.trainers.preference.comparator;
+package comlrl.generation.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;

@@ -1,8 +1,7 @@
-package comlrl.trainers.preference.comparator;
+package comlrl.generation.api;
 
-import java.util.ArrayList;
+import comlrl.utils.ConfigNames;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The wire format an {@link ApiComparator} speaks (config key {@code comparator_api_format}). What
@@ -45,25 +44,10 @@ public enum ApiFormat {
      * The format named {@code value} (its config name or an alias; case and surrounding blanks
      * ignored); {@link #GENERIC} when {@code value} is null.
      *
-     * @throws IllegalArgumentException for any other name, listing the valid ones
+     * @throws IllegalArgumentException for any other name, listing the valid ones and their aliases
      */
     public static ApiFormat parse(String value) {
-        if (value == null) {
-            return GENERIC;
-        }
-        String key = value.trim().toLowerCase(Locale.ROOT);
-        for (ApiFormat format : values()) {
-            if (format.configName.equals(key) || format.aliases.contains(key)) {
-                return format;
-            }
-        }
-        List<String> names = new ArrayList<>();
-        List<String> aliases = new ArrayList<>();
-        for (ApiFormat format : values()) {
-            names.add(format.configName);
-            aliases.addAll(format.aliases);
-        }
-        throw new IllegalArgumentException("comparator_api_format must be one of: " + String.join(", ", names)
-                + " (or the aliases " + String.join(", ", aliases) + ") (got \"" + value + "\")");
+        return ConfigNames.parse(ApiComparatorSettings.FORMAT, value, GENERIC, values(), ApiFormat::configName,
+                ApiFormat::aliases, "");
     }
 }
