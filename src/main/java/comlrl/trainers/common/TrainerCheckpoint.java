@@ -2,6 +2,7 @@ package comlrl.trainers.common;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Stateful;
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.model.DecoderLm;
 import comlrl.model.ModelConfig;
@@ -71,7 +72,7 @@ public final class TrainerCheckpoint {
             for (DecoderLm m : models) {
                 mine.add(m == null ? null : shapeOf(m));
             }
-            return new ShapeGroup(key, label, work.fromOwners(mine, RankWork.JSON).stream()
+            return new ShapeGroup(key, label, work.fromOwners(mine, Codecs.JSON).stream()
                     .map(shape -> (Map<String, Object>) shape).toList());
         }
     }
@@ -151,7 +152,7 @@ public final class TrainerCheckpoint {
         }
         if (!work.isMain()) {
             if (eachWritesItsOwn) { // into rank 0's staging directory, then tell rank 0 it is written
-                Path dir = Path.of(work.onMain("preparing " + name, () -> "", RankWork.STRING));
+                Path dir = Path.of(work.onMain("preparing " + name, () -> "", Codecs.STRING));
                 parts.values().forEach(p -> p.save(dir));
                 work.barrier();
             }
@@ -159,7 +160,7 @@ public final class TrainerCheckpoint {
         }
         Path written = Checkpoints.write(root, name, dir -> {
             if (eachWritesItsOwn) {
-                work.onMain("preparing " + name, () -> dir.toAbsolutePath().toString(), RankWork.STRING);
+                work.onMain("preparing " + name, () -> dir.toAbsolutePath().toString(), Codecs.STRING);
             }
             parts.values().forEach(p -> p.save(dir));
             if (eachWritesItsOwn) {
