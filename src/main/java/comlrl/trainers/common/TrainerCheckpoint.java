@@ -75,6 +75,13 @@ public final class TrainerCheckpoint {
             return new ShapeGroup(key, label, work.fromOwners(mine, Codecs.JSON).stream()
                     .map(shape -> (Map<String, Object>) shape).toList());
         }
+
+        /** The shapes of the agents' {@code models}, each given by the process holding it. */
+        @SuppressWarnings("unchecked")
+        public static ShapeGroup of(String key, String label, HeldAgents<DecoderLm> models) {
+            return new ShapeGroup(key, label, models.map(TrainerCheckpoint::shapeOf)
+                    .fromOwners(Codecs.JSON.as(shape -> (Map<String, Object>) shape, shape -> shape)));
+        }
     }
 
     /**
