@@ -139,7 +139,7 @@ final class TrainCommand implements Callable<Integer> {
     private static double[] statedRange(comlrl.distributed.DistributedContext processes, RewardFunction reward) {
         double[] range = comlrl.trainers.common.RankWork.of(processes, comlrl.utils.DdpSplit.DATA, 1).onMain(
                 "stating the reward's range", () -> reward.rewardRange() == null ? new double[0] : reward.rewardRange(),
-                comlrl.trainers.common.RankWork.DOUBLES);
+                comlrl.distributed.Codecs.DOUBLES);
         return range.length == 0 ? null : range;
     }
 

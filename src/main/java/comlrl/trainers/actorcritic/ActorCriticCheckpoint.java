@@ -2,8 +2,8 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.data.Stateful;
 import comlrl.generation.CausalLm;
-import comlrl.model.DecoderLm;
 import comlrl.tensor.AdamW;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
@@ -27,16 +27,13 @@ final class ActorCriticCheckpoint {
     static TrainerCheckpoint of(String algorithmName, ActorCriticConfig args, List<CausalLm> agents,
             List<AdamW> optimizers, Critic critic, RankWork work, Map<String, Stateful> stateful, SeedStream seeds,
             MetricsLogger logger, TrainerCheckpoint.Extension extension) {
-        List<DecoderLm> models = agents.stream().map(a -> a == null ? null : a.model()).toList();
+        HeldAgents<CausalLm> held = HeldAgents.of(agents, work);
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
-        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", models, work));
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", held.map(CausalLm::model)));
         shapes.addAll(critic.shapes());
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < agents.size(); i++) {
-            if (agents.get(i) == null) {
-                continue; // the agents split: its owner writes and restores it
-            }
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
+        for (int i : held.indices()) { // the agents split: each agent's owner writes and restores it
+            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, held.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
                     optimizers.get(i)));
             parts.putAll(critic.agentParts(i));

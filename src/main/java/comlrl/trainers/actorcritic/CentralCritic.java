@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
@@ -79,7 +80,7 @@ final class CentralCritic implements Critic {
         // agent 0's tokenizer encodes the critic's input; in the agents split rank 0 (agent 0's) encodes it for all
         List<long[]> joint = actors.lms().get(0) != null && (!work.distributed() || work.splitsRows())
                 ? jointIds(prompts, texts, q, k) : work.onMain("encoding the critic's input of a turn",
-                        () -> jointIds(prompts, texts, q, k), RankWork.listOf(RankWork.LONGS));
+                        () -> jointIds(prompts, texts, q, k), Codecs.listOf(Codecs.LONGS));
         int rows = q ? k : 1;
         double[] v = ValueHeads.values(model.get(0).model(), head, joint.subList(0, rows),
                 Collections.nCopies(rows, new long[0]), actors.padIds()[0], k);

@@ -1,6 +1,7 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
+import comlrl.distributed.Codecs;
 import comlrl.generation.Completion;
 import comlrl.rl.ReferenceKl;
 import comlrl.trainers.common.JointRewarder;
@@ -117,7 +118,7 @@ final class EpisodeSamples {
         List<List<String>> texts = turn.texts();
         Critic.Values values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
                 responses, texts);
-        List<double[]> owned = work.fromOwners(Arrays.asList(values.values()), RankWork.DOUBLES);
+        List<double[]> owned = work.fromOwners(Arrays.asList(values.values()), Codecs.DOUBLES);
         double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
         return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
                 new Critic.Values(owned.toArray(new double[0][]), values.jointIds()), rewards);

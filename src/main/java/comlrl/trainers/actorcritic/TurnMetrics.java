@@ -1,9 +1,7 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.RankWork;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import java.util.List;
 import java.util.Map;
 
@@ -62,27 +60,17 @@ record TurnMetrics(double rewardMean, double expectedReturn, double referenceKlM
     }
 
     /** Sends one agent's metrics by turn between processes (the agents split: from each agent's owner). */
-    static final RankWork.Codec<Map<Integer, TurnMetrics>> BY_TURN = new RankWork.Codec<>() {
-        @Override
-        public void write(DataOutputStream out, Map<Integer, TurnMetrics> byTurn) throws IOException {
-            out.writeInt(byTurn.size());
-            for (Map.Entry<Integer, TurnMetrics> e : byTurn.entrySet()) {
-                TurnMetrics m = e.getValue();
-                out.writeInt(e.getKey());
-                RankWork.DOUBLES.write(out, new double[] {m.rewardMean, m.expectedReturn, m.referenceKlMean,
-                    m.referenceKlPenaltyMean, m.policyLoss, m.valueLoss, m.explainedVariance});
-            }
-        }
+    static final Codec<Map<Integer, TurnMetrics>> BY_TURN =
+            Codecs.mapOf(Codecs.INT, Codecs.DOUBLES.as(TurnMetrics::ofComponents, TurnMetrics::components));
 
-        @Override
-        public Map<Integer, TurnMetrics> read(DataInputStream in) throws IOException {
-            Map<Integer, TurnMetrics> byTurn = new java.util.TreeMap<>();
-            for (int n = in.readInt(); n > 0; n--) {
-                int turn = in.readInt();
-                double[] v = RankWork.DOUBLES.read(in); // in the order of the record's components
-                byTurn.put(turn, new TurnMetrics(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
-            }
-            return byTurn;
-        }
-    };
+    /** The components in declaration order. */
+    double[] components() {
+        return new double[] {rewardMean, expectedReturn, referenceKlMean, referenceKlPenaltyMean, policyLoss, valueLoss,
+            explainedVariance};
+    }
+
+    /** The metrics of {@link #components()}. */
+    static TurnMetrics ofComponents(double[] v) {
+        return new TurnMetrics(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    }
 }

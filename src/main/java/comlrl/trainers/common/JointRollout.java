@@ -1,6 +1,8 @@
 package comlrl.trainers.common;
 
 import comlrl.data.TaskItem;
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
@@ -150,7 +152,7 @@ public final class JointRollout {
     public interface Scoring<R> {
         R score(Turn turn);
 
-        RankWork.Codec<R> codec();
+        Codec<R> codec();
 
         /**
          * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
@@ -166,16 +168,16 @@ public final class JointRollout {
                             turn.state().label());
                 }
                 return r;
-            }, RankWork.DOUBLES);
+            }, Codecs.DOUBLES);
         }
 
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
         static Scoring<double[][]> perAgent(JointRewarder rewarder) {
             return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
-                    RankWork.DOUBLE_MATRIX);
+                    Codecs.DOUBLE_MATRIX);
         }
 
-        static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, RankWork.Codec<R> codec) {
+        static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
             return new Scoring<>() {
                 @Override
                 public R score(Turn turn) {
@@ -183,7 +185,7 @@ public final class JointRollout {
                 }
 
                 @Override
-                public RankWork.Codec<R> codec() {
+                public Codec<R> codec() {
                     return codec;
                 }
             };
@@ -224,7 +226,7 @@ public final class JointRollout {
             int at = i;
             ids.add(agent == null ? null : states.stream().map(s -> encoder.encode(agent, s.prompts().get(at))).toList());
         }
-        ids = work.fromOwners(ids, RankWork.listOf(RankWork.LONGS));
+        ids = work.fromOwners(ids, Codecs.listOf(Codecs.LONGS));
         List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
         List<Turn> out = new ArrayList<>();
         for (int b = 0; b < states.size(); b++) {
@@ -270,7 +272,7 @@ public final class JointRollout {
             rh.add(Transitions.append(s.responseHistory().get(i), joint.get(i)));
         }
         List<String> external = work.onMain("running the external transition of " + s.label(),
-                () -> transitions.next(s.item(), joint, ph, rh), RankWork.STRINGS);
+                () -> transitions.next(s.item(), joint, ph, rh), Codecs.STRINGS);
         List<String> formatted = new ArrayList<>();
         for (int i = 0; i < agents.size(); i++) {
             formatted.add(formatters.turnPrompt(i, s.item(), external.get(i), passthrough));

@@ -1,20 +1,16 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import comlrl.distributed.DistributedContext;
-import comlrl.generation.Completion;
-import comlrl.generation.FinishReason;
+import comlrl.distributed.Exchange;
+import comlrl.distributed.ShardedAdamW;
 import comlrl.model.DecoderLm;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.utils.DdpSplit;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -195,82 +191,19 @@ public final class RankWork implements AutoCloseable {
         return java.util.Arrays.copyOf(out, n);
     }
 
-    // ---------------------------------------------------------------- exchanges
-
-    /** How a value travels between ranks. */
-    public interface Codec<T> {
-        void write(DataOutputStream out, T value) throws IOException;
-
-        T read(DataInputStream in) throws IOException;
-    }
+    // ---------------------------------------------------------------- exchanges (comlrl.distributed's, in one process the identity)
 
     /**
-     * {@code compute} run on rank 0 only, its result given to every rank. When it fails on rank 0,
-     * rank 0 rethrows its exception and the other ranks fail naming rank 0 and {@code what}.
+     * {@code compute} run on rank 0 only, its result given to every rank ({@link Exchange#fromRank0}:
+     * when it fails on rank 0, the other ranks fail naming rank 0 and {@code what}).
      */
     public <T> T onMain(String what, Supplier<T> compute, Codec<T> codec) {
-        if (context == null) {
-            return compute.get();
-        }
-        T value = null;
-        RuntimeException failure = null;
-        byte[] payload = new byte[0];
-        if (isMain()) {
-            try {
-                value = compute.get();
-                T v = value;
-                payload = encode(out -> {
-                    out.writeBoolean(true);
-                    codec.write(out, v);
-                });
-            } catch (RuntimeException e) {
-                failure = e;
-                String message = e.getMessage() == null || e.getMessage().isBlank()
-                        ? comlrl.distributed.DistributedException.describe(e) : e.getMessage();
-                payload = encode(out -> {
-                    out.writeBoolean(false);
-                    writeString(out, message);
-                });
-            } catch (Error e) {
-                payload = encode(out -> {
-                    out.writeBoolean(false);
-                    writeString(out, e.toString());
-                });
-                context.allGatherBytes(payload);
-                throw e;
-            }
-        }
-        byte[] fromMain = context.allGatherBytes(payload).get(0);
-        if (failure != null) {
-            throw failure;
-        }
-        if (isMain()) {
-            return value;
-        }
-        Outcome<T> outcome = decode(fromMain, "rank 0's result of " + what,
-                in -> in.readBoolean() ? new Outcome<>(codec.read(in), null) : new Outcome<>(null, readString(in)));
-        if (outcome.error() != null) {
-            throw new IllegalStateException("rank 0 failed while " + what + ": " + outcome.error()
-                    + " (rank 0's output has the details)");
-        }
-        return outcome.value();
-    }
-
-    /** What rank 0 sends from {@link #onMain}: its value, or the message of its failure. */
-    private record Outcome<T>(T value, String error) {
+        return context == null ? compute.get() : Exchange.fromRank0(context, what, compute, codec);
     }
 
     /** Every rank's {@code mine}, by rank. */
     public <T> List<T> gather(T mine, Codec<T> codec) {
-        if (context == null) {
-            return List.of(mine);
-        }
-        List<T> out = new ArrayList<>();
-        List<byte[]> all = context.allGatherBytes(encode(o -> codec.write(o, mine)));
-        for (int r = 0; r < all.size(); r++) {
-            out.add(decode(all.get(r), "the value rank " + r + " sent", codec::read));
-        }
-        return out;
+        return context == null ? List.of(mine) : Exchange.gather(context, mine, codec);
     }
 
     /**
@@ -282,7 +215,7 @@ public final class RankWork implements AutoCloseable {
         if (context == null || splitsRows()) {
             return mine;
         }
-        List<List<T>> byRank = gather(mine, listOf(nullable(element)));
+        List<List<T>> byRank = gather(mine, Codecs.listOf(Codecs.nullable(element)));
         List<T> out = new ArrayList<>();
         for (int i = 0; i < mine.size(); i++) {
             out.add(byRank.get(ownerOf(i)).get(i));
@@ -295,11 +228,11 @@ public final class RankWork implements AutoCloseable {
      * ({@link #fromOwners}; in the agents split {@code items} holds nulls for the others' agents).
      */
     public <T> long[] longsFromOwners(List<T> items, java.util.function.ToLongFunction<T> f) {
-        List<long[]> mine = new ArrayList<>();
+        List<Long> mine = new ArrayList<>();
         for (T item : items) {
-            mine.add(item == null ? null : new long[] {f.applyAsLong(item)});
+            mine.add(item == null ? null : f.applyAsLong(item));
         }
-        return fromOwners(mine, LONGS).stream().mapToLong(v -> v[0]).toArray();
+        return fromOwners(mine, Codecs.LONG).stream().mapToLong(Long::longValue).toArray();
     }
 
     /**
@@ -351,330 +284,32 @@ public final class RankWork implements AutoCloseable {
 
     /**
      * An AdamW over {@code parameters}: the whole optimizer, or with the data split and
-     * {@code zero_stage: 1} this process's shard of it (ZeRO stage 1, {@link AdamW#shard}): each
-     * parameter is held by one process, chosen so that every process holds about as many elements
-     * (in order, each to the process holding the fewest so far), so each keeps about 1/W of the
-     * moments and float32 masters. {@link #step} then updates the held parameters and sends them.
+     * {@code zero_stage: 1} this process's shard of it ({@link ShardedAdamW}). Step it with
+     * {@link #step}, checkpoint it with {@link #wholeState}.
      */
     public AdamW adamW(List<Tensor> parameters, double lr, double weightDecay) {
-        if (!splitsRows() || context.zeroStage() == 0) {
-            return new AdamW(parameters, lr, weightDecay);
-        }
-        int[] holder = holders(parameters, worldSize());
-        return AdamW.shard(parameters, lr, weightDecay, i -> holder[i] == rank());
+        return splitsRows() ? ShardedAdamW.create(context, parameters, lr, weightDecay)
+                : new AdamW(parameters, lr, weightDecay);
     }
 
-    /** Each parameter's process: in order, to the one holding the fewest elements so far (the lowest rank on a tie). */
-    static int[] holders(List<Tensor> parameters, int worldSize) {
-        long[] load = new long[worldSize];
-        int[] holder = new int[parameters.size()];
-        for (int i = 0; i < holder.length; i++) {
-            int least = 0;
-            for (int r = 1; r < worldSize; r++) {
-                least = load[r] < load[least] ? r : least;
-            }
-            holder[i] = least;
-            load[least] += parameters.get(i).numel();
-        }
-        return holder;
-    }
-
-    /**
-     * One step of {@code opt} (after {@link #sumGradients}): every parameter's update is computed by
-     * the process holding its state ({@link #adamW}) and sent to the others, so every process ends
-     * with the same weights as the unsharded step gives.
-     */
+    /** One step of {@code opt} (after {@link #sumGradients}); a sharded one sends each update from its holder. */
     public void step(AdamW opt) {
-        opt.step();
-        if (!opt.sharded()) {
-            return;
-        }
-        int[] holder = holders(opt.parameters(), worldSize());
-        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            for (int i = 0; i < holder.length; i++) {
-                Tensor p = opt.parameters().get(i);
-                if (p.grad() != null) { // the same on every process after the gradient sum
-                    context.broadcast(p, holder[i]);
-                }
-            }
+        if (opt.sharded()) {
+            ShardedAdamW.step(context, opt);
+        } else {
+            opt.step();
         }
     }
 
-    /**
-     * The whole state of the sharded {@code opt} (as {@link AdamW#state()} of the unsharded
-     * optimizer), on rank 0, in host memory; null on the other ranks, which send their entries.
-     * Every rank calls it. For an unsharded optimizer its own state.
-     */
+    /** {@code opt}'s whole state: its own, or a sharded one's gathered on rank 0 (null on the others; every rank calls it). */
     public java.util.Map<String, Tensor> wholeState(AdamW opt) {
-        if (!opt.sharded()) {
-            return opt.state();
-        }
-        int[] holder = holders(opt.parameters(), worldSize());
-        java.util.Map<String, Tensor> mine = opt.state();
-        java.util.Map<String, Tensor> out = isMain() ? new java.util.LinkedHashMap<>() : null;
-        for (int i = 0; i < holder.length; i++) {
-            Tensor p = opt.parameters().get(i);
-            for (String name : opt.stateKeys(i)) {
-                try (Scope s = Scope.open()) {
-                    Tensor t = holder[i] == rank() ? mine.get(name)
-                            : Tensor.zerosOf(comlrl.tensor.DType.F32, p.device(), p.shape());
-                    context.broadcast(t, holder[i]);
-                    if (out != null) {
-                        out.put(name, t.to(Device.CPU).cloneTensor().keep());
-                    }
-                }
-            }
-        }
-        if (out != null) {
-            out.put("step", mine.get("step"));
-        }
-        return out;
+        return opt.sharded() ? ShardedAdamW.wholeState(context, opt) : opt.state();
     }
 
     /** Waits for every rank. */
     public void barrier() {
         if (context != null) {
             context.barrier();
-        }
-    }
-
-    // ---------------------------------------------------------------- codecs
-
-    /** A double array. */
-    public static final Codec<double[]> DOUBLES = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, double[] v) throws IOException {
-            out.writeInt(v.length);
-            for (double d : v) {
-                out.writeDouble(d);
-            }
-        }
-
-        @Override
-        public double[] read(DataInputStream in) throws IOException {
-            double[] v = new double[length(in, Double.BYTES)];
-            for (int i = 0; i < v.length; i++) {
-                v[i] = in.readDouble();
-            }
-            return v;
-        }
-    };
-
-    /** A matrix of doubles (rows of any length). */
-    public static final Codec<double[][]> DOUBLE_MATRIX = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, double[][] v) throws IOException {
-            out.writeInt(v.length);
-            for (double[] row : v) {
-                DOUBLES.write(out, row);
-            }
-        }
-
-        @Override
-        public double[][] read(DataInputStream in) throws IOException {
-            double[][] v = new double[length(in, Integer.BYTES)][];
-            for (int i = 0; i < v.length; i++) {
-                v[i] = DOUBLES.read(in);
-            }
-            return v;
-        }
-    };
-
-    /** A string. */
-    public static final Codec<String> STRING = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, String v) throws IOException {
-            writeString(out, v);
-        }
-
-        @Override
-        public String read(DataInputStream in) throws IOException {
-            return readString(in);
-        }
-    };
-
-    /** A JSON value (maps, lists, strings, numbers, booleans, null), through Jackson. */
-    public static final Codec<Object> JSON = new Codec<>() {
-        private final com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-
-        @Override
-        public void write(DataOutputStream out, Object v) throws IOException {
-            writeString(out, mapper.writeValueAsString(v));
-        }
-
-        @Override
-        public Object read(DataInputStream in) throws IOException {
-            return mapper.readValue(readString(in), Object.class);
-        }
-    };
-
-    /** A list of strings. */
-    public static final Codec<List<String>> STRINGS = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, List<String> v) throws IOException {
-            out.writeInt(v.size());
-            for (String s : v) {
-                writeString(out, s);
-            }
-        }
-
-        @Override
-        public List<String> read(DataInputStream in) throws IOException {
-            int n = length(in, Integer.BYTES);
-            List<String> v = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                v.add(readString(in));
-            }
-            return v;
-        }
-    };
-
-    /** A long array. */
-    public static final Codec<long[]> LONGS = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, long[] v) throws IOException {
-            writeLongs(out, v);
-        }
-
-        @Override
-        public long[] read(DataInputStream in) throws IOException {
-            return readLongs(in);
-        }
-    };
-
-    /** {@code element}'s values or null. */
-    public static <T> Codec<T> nullable(Codec<T> element) {
-        return new Codec<>() {
-            @Override
-            public void write(DataOutputStream out, T v) throws IOException {
-                out.writeBoolean(v != null);
-                if (v != null) {
-                    element.write(out, v);
-                }
-            }
-
-            @Override
-            public T read(DataInputStream in) throws IOException {
-                return in.readBoolean() ? element.read(in) : null;
-            }
-        };
-    }
-
-    /** A list of values of {@code element}'s kind. */
-    public static <T> Codec<List<T>> listOf(Codec<T> element) {
-        return new Codec<>() {
-            @Override
-            public void write(DataOutputStream out, List<T> v) throws IOException {
-                out.writeInt(v.size());
-                for (T t : v) {
-                    element.write(out, t);
-                }
-            }
-
-            @Override
-            public List<T> read(DataInputStream in) throws IOException {
-                int n = length(in, 1);
-                List<T> v = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    v.add(element.read(in));
-                }
-                return v;
-            }
-        };
-    }
-
-    /** A generated completion, every field. */
-    public static final Codec<Completion> COMPLETION = new Codec<>() {
-        @Override
-        public void write(DataOutputStream out, Completion c) throws IOException {
-            writeLongs(out, c.promptIds());
-            writeLongs(out, c.tokenIds());
-            writeString(out, c.text());
-            DOUBLES.write(out, c.logprobs());
-            out.writeInt(c.finishReason().ordinal());
-        }
-
-        @Override
-        public Completion read(DataInputStream in) throws IOException {
-            long[] prompt = readLongs(in);
-            long[] tokens = readLongs(in);
-            String text = readString(in);
-            double[] logprobs = DOUBLES.read(in);
-            return new Completion(prompt, tokens, text, logprobs, FinishReason.values()[in.readInt()]);
-        }
-    };
-
-    static void writeLongs(DataOutputStream out, long[] v) throws IOException {
-        out.writeInt(v.length);
-        for (long x : v) {
-            out.writeLong(x);
-        }
-    }
-
-    static long[] readLongs(DataInputStream in) throws IOException {
-        long[] v = new long[length(in, Long.BYTES)];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = in.readLong();
-        }
-        return v;
-    }
-
-    /**
-     * A length written before {@code n} items of at least {@code bytesEach} bytes each, checked against
-     * the bytes left: values that another rank did not write as this one reads them (the ranks
-     * exchanging different things) fail here instead of allocating an array of a garbage length.
-     */
-    static int length(DataInputStream in, int bytesEach) throws IOException {
-        int n = in.readInt();
-        int left = in.available(); // exact: the values are decoded from a byte array
-        if (n < 0 || (long) n * bytesEach > left) {
-            throw new IOException("a length of " + n + " where " + left + " bytes remain");
-        }
-        return n;
-    }
-
-    /** UTF-8 with an int length (strings longer than 64 KiB pass). */
-    static void writeString(DataOutputStream out, String s) throws IOException {
-        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    static String readString(DataInputStream in) throws IOException {
-        byte[] b = new byte[length(in, 1)];
-        in.readFully(b);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    interface Writer {
-        void write(DataOutputStream out) throws IOException;
-    }
-
-    interface Reader<T> {
-        T read(DataInputStream in) throws IOException;
-    }
-
-    static byte[] encode(Writer w) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            w.write(out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
-    }
-
-    /**
-     * {@code b} read by {@code r}. Bytes that do not read as expected (the ranks exchanged different
-     * things at the same point) fail naming {@code source} and what went wrong.
-     */
-    static <T> T decode(byte[] b, String source, Reader<T> r) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b))) {
-            return r.read(in);
-        } catch (IOException | RuntimeException | OutOfMemoryError e) { // OutOfMemoryError: one array of a garbage length
-            throw new IllegalStateException("could not read " + source + " (" + b.length + " bytes): "
-                    + comlrl.distributed.DistributedException.describe(e) + "; the ranks exchanged different values at "
-                    + "this point: do all processes run the same code and config?", e);
         }
     }
 

@@ -1,5 +1,7 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.Generator;
@@ -93,7 +95,7 @@ final class Rollouts {
         for (int i = 0; i < n; i++) {
             byAgent.add(new java.util.TreeMap<>());
         }
-        for (List<Row> fromRank : work.gather(rows, RankWork.listOf(ROW))) {
+        for (List<Row> fromRank : work.gather(rows, Codecs.listOf(ROW))) {
             for (Row r : fromRank) {
                 byAgent.get(r.agent()).put(r.row(), r.completion());
             }
@@ -118,19 +120,8 @@ final class Rollouts {
     private record Row(int agent, int row, Completion completion) {
     }
 
-    private static final RankWork.Codec<Row> ROW = new RankWork.Codec<>() {
-        @Override
-        public void write(java.io.DataOutputStream out, Row r) throws java.io.IOException {
-            out.writeInt(r.agent());
-            out.writeInt(r.row());
-            RankWork.COMPLETION.write(out, r.completion());
-        }
-
-        @Override
-        public Row read(java.io.DataInputStream in) throws java.io.IOException {
-            return new Row(in.readInt(), in.readInt(), RankWork.COMPLETION.read(in));
-        }
-    };
+    private static final Codec<Row> ROW =
+            Codecs.fields(Codecs.INT, Row::agent, Codecs.INT, Row::row, Codecs.COMPLETION, Row::completion, Row::new);
 
     /**
      * The rows of {@code agent}'s prompts × G samples that this rank owns, each sampled alone with the

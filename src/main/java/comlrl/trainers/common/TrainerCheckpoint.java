@@ -2,6 +2,7 @@ package comlrl.trainers.common;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Stateful;
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.model.DecoderLm;
 import comlrl.model.ModelConfig;
@@ -71,8 +72,15 @@ public final class TrainerCheckpoint {
             for (DecoderLm m : models) {
                 mine.add(m == null ? null : shapeOf(m));
             }
-            return new ShapeGroup(key, label, work.fromOwners(mine, RankWork.JSON).stream()
+            return new ShapeGroup(key, label, work.fromOwners(mine, Codecs.JSON).stream()
                     .map(shape -> (Map<String, Object>) shape).toList());
+        }
+
+        /** The shapes of the agents' {@code models}, each given by the process holding it. */
+        @SuppressWarnings("unchecked")
+        public static ShapeGroup of(String key, String label, HeldAgents<DecoderLm> models) {
+            return new ShapeGroup(key, label, models.map(TrainerCheckpoint::shapeOf)
+                    .fromOwners(Codecs.JSON.as(shape -> (Map<String, Object>) shape, shape -> shape)));
         }
     }
 
@@ -151,7 +159,7 @@ public final class TrainerCheckpoint {
         }
         if (!work.isMain()) {
             if (eachWritesItsOwn) { // into rank 0's staging directory, then tell rank 0 it is written
-                Path dir = Path.of(work.onMain("preparing " + name, () -> "", RankWork.STRING));
+                Path dir = Path.of(work.onMain("preparing " + name, () -> "", Codecs.STRING));
                 parts.values().forEach(p -> p.save(dir));
                 work.barrier();
             }
@@ -159,7 +167,7 @@ public final class TrainerCheckpoint {
         }
         Path written = Checkpoints.write(root, name, dir -> {
             if (eachWritesItsOwn) {
-                work.onMain("preparing " + name, () -> dir.toAbsolutePath().toString(), RankWork.STRING);
+                work.onMain("preparing " + name, () -> dir.toAbsolutePath().toString(), Codecs.STRING);
             }
             parts.values().forEach(p -> p.save(dir));
             if (eachWritesItsOwn) {

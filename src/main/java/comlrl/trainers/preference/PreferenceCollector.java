@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
+import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
 import comlrl.rl.JointMode;
 import comlrl.generation.GenerationSettings;
@@ -156,10 +157,10 @@ final class PreferenceCollector {
             // and the task reward on rank 0
             List<List<String>> others = comparator.perProcess()
                     ? merged(work.gather(comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
-                            comparatorRowSeeds), RankWork.listOf(RankWork.nullable(RankWork.STRINGS))))
+                            comparatorRowSeeds), Codecs.listOf(Codecs.nullable(Codecs.STRINGS))))
                     : work.onMain("generating the comparator's candidates of " + label,
                             () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
-                                    comparatorRowSeeds), RankWork.listOf(RankWork.STRINGS));
+                                    comparatorRowSeeds), Codecs.listOf(Codecs.STRINGS));
             int c = args.preferenceNumCandidates();
             // per candidate: current processed, current raw, then the comparator's
             double[][] scored = work.onMain("computing the rewards of " + label, () -> {
@@ -181,7 +182,7 @@ final class PreferenceCollector {
                     r[3][k] = one.raw();
                 }
                 return r;
-            }, RankWork.DOUBLE_MATRIX);
+            }, Codecs.DOUBLE_MATRIX);
             double[] cur = scored[0];
             double[] curRaw = scored[1];
             double[] cmp = scored[2];
@@ -258,7 +259,7 @@ final class PreferenceCollector {
             }
             mine.add(ids);
         }
-        List<List<List<long[]>>> all = work.fromOwners(mine, RankWork.listOf(RankWork.listOf(RankWork.LONGS)));
+        List<List<List<long[]>>> all = work.fromOwners(mine, Codecs.listOf(Codecs.listOf(Codecs.LONGS)));
         List<PreferencePair> out = new ArrayList<>();
         for (int k = 0; k < records.size(); k++) {
             PreferenceReplay.ReplayRecord r = records.get(k);
@@ -296,7 +297,7 @@ final class PreferenceCollector {
                     List.of(w.get(i)), List.of(l.get(i)), padIds[i]);
             mine.add(new double[] {r.winners()[0], r.losers()[0]});
         }
-        List<double[]> all = work.fromOwners(mine, RankWork.DOUBLES);
+        List<double[]> all = work.fromOwners(mine, Codecs.DOUBLES);
         double[] refW = new double[numAgents];
         double[] refL = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {

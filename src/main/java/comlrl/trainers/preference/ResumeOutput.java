@@ -49,7 +49,7 @@ final class ResumeOutput {
         String chosen = work.onMain("choosing the resumed run's output directory", () -> {
             onResume(checkpoint, logger);
             return dir == null ? "" : dir.toString();
-        }, comlrl.trainers.common.RankWork.STRING);
+        }, comlrl.distributed.Codecs.STRING);
         if (!work.isMain() && !chosen.isEmpty()) {
             dir = Path.of(chosen);
         }

@@ -1,11 +1,10 @@
 package comlrl.trainers.reinforce;
 
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -85,30 +84,9 @@ final class AgentBuffers {
     private record DrainResult(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
     }
 
-    private static final RankWork.Codec<DrainResult> DRAIN_RESULT = new RankWork.Codec<>() {
-        @Override
-        public void write(DataOutputStream out, DrainResult r) throws IOException {
-            out.writeInt(r.agent());
-            out.writeLong(r.maxEnvStep());
-            out.writeInt(r.stats().size());
-            for (Map.Entry<Integer, TurnStats> e : r.stats().entrySet()) {
-                out.writeInt(e.getKey());
-                e.getValue().write(out);
-            }
-        }
-
-        @Override
-        public DrainResult read(DataInputStream in) throws IOException {
-            int agent = in.readInt();
-            long step = in.readLong();
-            int n = in.readInt();
-            Map<Integer, TurnStats> stats = new TreeMap<>();
-            for (int i = 0; i < n; i++) {
-                stats.put(in.readInt(), TurnStats.read(in));
-            }
-            return new DrainResult(agent, stats, step);
-        }
-    };
+    private static final Codec<DrainResult> DRAIN_RESULT = Codecs.fields(Codecs.INT, DrainResult::agent,
+            Codecs.mapOf(Codecs.INT, TurnStats.CODEC), DrainResult::stats, Codecs.LONG, DrainResult::maxEnvStep,
+            DrainResult::new);
 
     /** Empties agent {@code agent}'s buffer into a drain (seeds drawn here, in sample order). */
     private Drain takeDrain(int agent) {
@@ -137,7 +115,7 @@ final class AgentBuffers {
         if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
             List<DrainResult> mine = new ArrayList<>();
             results.forEach(mine::addAll);
-            List<List<DrainResult>> byRank = work.gather(mine, RankWork.listOf(DRAIN_RESULT));
+            List<List<DrainResult>> byRank = work.gather(mine, Codecs.listOf(DRAIN_RESULT));
             List<DrainResult> all = new ArrayList<>();
             byRank.forEach(all::addAll);
             all.sort(Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order

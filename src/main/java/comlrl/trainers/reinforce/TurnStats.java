@@ -1,5 +1,7 @@
 package comlrl.trainers.reinforce;
 
+import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import java.util.List;
 import java.util.Map;
 
@@ -46,24 +48,19 @@ final class TurnStats {
         skipped += o.skipped;
     }
 
-    /** For exchanging stats between the processes of a ddp run. */
-    void write(java.io.DataOutputStream out) throws java.io.IOException {
-        for (double d : new double[] {reward, ret, loss, kl, length}) {
-            out.writeDouble(d);
-        }
-        out.writeInt(count);
-        out.writeInt(skipped);
-    }
+    /** For exchanging stats between the processes of a ddp run: the sums, then the counts (exact as doubles). */
+    static final Codec<TurnStats> CODEC = Codecs.DOUBLES.as(TurnStats::ofArray,
+            s -> new double[] {s.reward, s.ret, s.loss, s.kl, s.length, s.count, s.skipped});
 
-    static TurnStats read(java.io.DataInputStream in) throws java.io.IOException {
+    private static TurnStats ofArray(double[] v) {
         TurnStats s = new TurnStats();
-        s.reward = in.readDouble();
-        s.ret = in.readDouble();
-        s.loss = in.readDouble();
-        s.kl = in.readDouble();
-        s.length = in.readDouble();
-        s.count = in.readInt();
-        s.skipped = in.readInt();
+        s.reward = v[0];
+        s.ret = v[1];
+        s.loss = v[2];
+        s.kl = v[3];
+        s.length = v[4];
+        s.count = (int) v[5];
+        s.skipped = (int) v[6];
         return s;
     }
 

@@ -1,0 +1,68 @@
+package comlrl.trainers.common;
+
+import comlrl.distributed.Codec;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * One value per agent (its model, optimizer, head), present for the agents this process holds: every
+ * agent in one process and in the data split; in the agents split ({@code ddp_split: agents}) agent
+ * i's only on its owner ({@link RankWork#ownerOf}). Code walks the held ones ({@link #indices},
+ * {@link #map}) and takes what every process needs from the owners ({@link #fromOwners}) instead of
+ * testing for the nulls that stand for another process's agent; {@link #get} of such an agent fails
+ * naming its owner.
+ */
+public final class HeldAgents<T> {
+    private final List<T> values; // null where another process holds the agent
+    private final RankWork work;
+
+    private HeldAgents(List<T> values, RankWork work) {
+        this.values = values;
+        this.work = work;
+    }
+
+    /**
+     * The values of {@code perAgent}, null exactly for the agents {@code work} does not hold.
+     *
+     * @throws IllegalArgumentException when a held agent has no value or another process's one has
+     */
+    public static <T> HeldAgents<T> of(List<T> perAgent, RankWork work) {
+        for (int i = 0; i < perAgent.size(); i++) {
+            if ((perAgent.get(i) != null) != work.ownsAgent(i)) {
+                throw new IllegalArgumentException("agent " + i + (perAgent.get(i) == null ? " has no value" : " has a value")
+                        + " on " + work + ", which holds agents " + work.ownedAgents());
+            }
+        }
+        return new HeldAgents<>(Collections.unmodifiableList(new ArrayList<>(perAgent)), work);
+    }
+
+    /** The agents this process holds, in order. */
+    public List<Integer> indices() {
+        return work.ownedAgents().stream().filter(i -> i < values.size()).toList();
+    }
+
+    /** Agent {@code agent}'s value; it must be held here. */
+    public T get(int agent) {
+        if (!work.ownsAgent(agent)) {
+            throw new IllegalStateException("agent " + agent + " is held by rank " + work.ownerOf(agent) + ", not by "
+                    + work + " (ddp_split: agents)");
+        }
+        return values.get(agent);
+    }
+
+    /** {@code f} of each held value. */
+    public <R> HeldAgents<R> map(Function<? super T, ? extends R> f) {
+        List<R> out = new ArrayList<>(Collections.nCopies(values.size(), null));
+        for (int i : indices()) {
+            out.set(i, f.apply(values.get(i)));
+        }
+        return new HeldAgents<>(Collections.unmodifiableList(out), work);
+    }
+
+    /** Every agent's value, each from its owner (the values must travel by {@code codec}). */
+    public List<T> fromOwners(Codec<T> codec) {
+        return work.fromOwners(values, codec);
+    }
+}
