@@ -23,6 +23,19 @@ public final class Environments {
     private Environments() {}
 
     /**
+     * The evaluation metrics of {@code config}'s environment (for writing, the levels of
+     * {@link comlrl.reward.WritingReward}), or null when it has none or no environment. Read after
+     * {@link #expand}.
+     */
+    public static comlrl.trainers.EvalLogger evalLogger(Map<String, Object> config) {
+        if (config.get("environment") instanceof Map<?, ?> env && env.get("type") instanceof String type
+                && type.trim().equalsIgnoreCase("writing") && env.get("task") != null) {
+            return WritingEnvironment.evalLogger(String.valueOf(env.get("task")));
+        }
+        return null;
+    }
+
+    /**
      * Fills {@code config}'s missing {@code dataset}, {@code formatters}, {@code reward},
      * {@code num_agents} and {@code args} fields (such as {@code num_turns}) from its {@code environment} section (in place); a config without one is
      * unchanged.

@@ -1,6 +1,7 @@
 package comlrl.env;
 
 import comlrl.reward.WritingReward;
+import comlrl.trainers.EvalLogger;
 import comlrl.utils.ConfigMaps;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,6 +45,23 @@ public final class WritingEnvironment {
             "arxiv", List.of("OpenMLRL/arXiv_abstract", "train", "val"));
 
     private WritingEnvironment() {}
+
+    /**
+     * Evaluation metrics of {@code task}: per evaluated task item, {@link WritingReward.Breakdown#metrics()}
+     * of the two agents' last-turn texts (the levels reached and their parts, {@code writing_*}).
+     */
+    public static EvalLogger evalLogger(String task) {
+        WritingReward reward = WritingReward.forTask(task);
+        return (completions, items, prompts) -> {
+            List<Map<String, Double>> rows = new java.util.ArrayList<>();
+            for (int j = 0; j < completions.get(0).size(); j++) {
+                List<String> first = completions.get(0).get(j);
+                List<String> second = completions.get(1).get(j);
+                rows.add(reward.breakdown(first.get(first.size() - 1), second.get(second.size() - 1)).metrics());
+            }
+            return rows;
+        };
+    }
 
     /** The config keys {@code environment: {type: writing, task: T}} stands for. */
     static Map<String, Object> defaults(Map<String, Object> env) {

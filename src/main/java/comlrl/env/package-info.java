@@ -2,6 +2,6 @@
  * Built-in environments: what a team is trained on, as one {@code environment:} section of a run
  * config (its task set, its agents' prompts and its reward). {@link comlrl.env.Environments#expand}
  * fills the parts a config leaves out; a part the config gives is kept. Depends on
- * {@code comlrl.reward} and {@code comlrl.utils}; the CLI depends on it.
+ * {@code comlrl.reward}, {@code comlrl.utils} and the trainers' {@code EvalLogger}; the CLI depends on it.
  */
 package comlrl.env;

@@ -23,5 +23,9 @@ class WritingCliTest {
         JsonNode run = cfg.has("run") ? cfg.get("run") : cfg;
         assertThat(run.toString()).contains("\"type\":\"writing\"").contains("\"task\":\"tldr\"")
                 .contains("Summarize the post below").contains("builtin:writing-tldr");
+        // the environment's evaluation metrics: each writing level's mean over the evaluated items
+        String metrics = java.nio.file.Files.readString(out.resolve("metrics.jsonl"));
+        assertThat(metrics).contains("\"eval/writing_structure\"").contains("\"eval/writing_reward\"")
+                .contains("\"eval/writing_levels_passed\"");
     }
 }
