@@ -309,6 +309,28 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
     }
 
     /**
+     * The unbiased pass@k estimate from n samples of which c solved the task (all tests passed):
+     * <pre>
+     *   pass@k = 1 − C(n − c, k) / C(n, k) = 1 − ∏_{i = n − c + 1}^{n} (1 − k / i)      (1 when n − c < k)
+     * </pre>
+     * (the product form avoids large binomials). The mean over tasks is the set's pass@k; pass@1 = c / n.
+     */
+    public static double passAtK(int n, int c, int k) {
+        if (n < 1 || c < 0 || c > n || k < 1 || k > n) {
+            throw new IllegalArgumentException("pass@k needs 1 <= k <= n and 0 <= c <= n, got n=" + n + ", c=" + c
+                    + ", k=" + k);
+        }
+        if (n - c < k) {
+            return 1.0;
+        }
+        double allFail = 1.0;
+        for (int i = n - c + 1; i <= n; i++) {
+            allFail *= 1.0 - (double) k / i;
+        }
+        return 1.0 - allFail;
+    }
+
+    /**
      * Programs run so far and the wall time spent waiting for them:
      * {@code {executions, sandbox_seconds, executions_per_second}} (cached verdicts count as executions).
      */

@@ -220,4 +220,14 @@ class CodeRewardTest {
         assertThat(CodePrograms.tests(TASK, "add_all")).contains("\ncandidate = add_all\nassert candidate([1, 2]) == 3\n")
                 .doesNotContain("\nassert True");
     }
+
+    @Test
+    void passAtKIsOneMinusTheChanceThatKDrawsAllFail() {
+        assertThat(CodeReward.passAtK(4, 1, 1)).isCloseTo(0.25, within(EPS));            // c / n
+        assertThat(CodeReward.passAtK(4, 1, 2)).isCloseTo(1 - 3.0 / 6, within(EPS));      // 1 − C(3,2)/C(4,2)
+        assertThat(CodeReward.passAtK(5, 2, 2)).isCloseTo(1 - 3.0 / 10, within(EPS));     // 1 − C(3,2)/C(5,2)
+        assertThat(CodeReward.passAtK(3, 2, 2)).isEqualTo(1.0);                            // n − c < k
+        assertThat(CodeReward.passAtK(5, 0, 3)).isZero();
+        assertThatThrownBy(() -> CodeReward.passAtK(2, 1, 3)).hasMessageContaining("1 <= k <= n");
+    }
 }
