@@ -9,7 +9,8 @@ import java.util.Map;
 public final class BuiltinTasks {
     public static final String PREFIX = "builtin:";
     /** The built-in task sets, as config files name them. */
-    public static final List<String> NAMES = List.of("builtin:length-ratio", "builtin:writing-tldr", "builtin:writing-arxiv");
+    public static final List<String> NAMES = List.of("builtin:length-ratio", "builtin:writing-tldr", "builtin:writing-arxiv",
+            "builtin:code-tasks");
 
     private BuiltinTasks() {
     }
@@ -43,10 +44,24 @@ public final class BuiltinTasks {
      * into an introduction. All invented for this library.
      */
     public static Dataset writing(String task) {
-        String resource = "/comlrl/data/writing-" + task + ".jsonl";
+        return jsonl("writing-" + task, "writing task set '" + task + "'");
+    }
+
+    /**
+     * Twenty small Python tasks of this library's own for the offline code example (string, list and number
+     * utilities), with HumanEval's columns: {@code task_id}, {@code prompt} (a signature and docstring),
+     * {@code entry_point} and {@code test} (a {@code check(candidate)} function of asserts).
+     */
+    public static Dataset codeTasks() {
+        return jsonl("code-tasks", "code task set");
+    }
+
+    /** The rows of resource {@code comlrl/data/NAME.jsonl}. */
+    private static Dataset jsonl(String name, String what) {
+        String resource = "/comlrl/data/" + name + ".jsonl";
         try (java.io.InputStream in = BuiltinTasks.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalArgumentException("no built-in writing task set '" + task + "'");
+                throw new IllegalArgumentException("no built-in " + what);
             }
             com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
             List<Map<String, Object>> rows = new java.util.ArrayList<>();
@@ -72,6 +87,7 @@ public final class BuiltinTasks {
             case "length-ratio" -> lengthRatio();
             case "writing-tldr" -> writing("tldr");
             case "writing-arxiv" -> writing("arxiv");
+            case "code-tasks" -> codeTasks();
             default -> throw new IllegalArgumentException("Unknown built-in task set '" + source + "'; available: "
                     + String.join(", ", NAMES));
         };

@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * The {@code environment:} section of a run config. {@code environment: {type: writing, task: tldr}}
  * stands for the dataset, formatters, reward and agent count of that environment
- * ({@link WritingEnvironment}); each of {@code dataset}, {@code formatters}, {@code reward},
+ * ({@link WritingEnvironment}; {@code {type: code, dataset: humaneval}}, {@link CodeEnvironment}); each of {@code dataset}, {@code formatters}, {@code reward},
  * {@code num_agents} and {@code args} field that the config gives itself is kept, so an offline run names its own task set:
  * <pre>{@code
  * environment: {type: writing, task: tldr}
@@ -18,7 +18,7 @@ import java.util.Map;
  */
 public final class Environments {
     /** The environment types. */
-    public static final List<String> TYPES = List.of("writing");
+    public static final List<String> TYPES = List.of("writing", "code");
 
     private Environments() {}
 
@@ -61,6 +61,7 @@ public final class Environments {
         }
         Map<String, Object> defaults = switch (name.trim().toLowerCase(Locale.ROOT)) {
             case "writing" -> WritingEnvironment.defaults(env);
+            case "code" -> CodeEnvironment.defaults(env);
             default -> throw new IllegalArgumentException("environment: unknown type '" + name + "'; did you mean '"
                     + ConfigMaps.closest(name, new java.util.TreeSet<>(TYPES)) + "'? Types: " + TYPES);
         };

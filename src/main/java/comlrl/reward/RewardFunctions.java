@@ -12,7 +12,7 @@ import java.util.TreeSet;
 
 /** Reward functions from config files, and helpers shared by the built-in rewards. */
 public final class RewardFunctions {
-    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model", "writing");
+    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model", "writing", "code");
     /** The keys of a {@code type: reward_model} section. */
     static final List<String> REWARD_MODEL_KEYS = List.of("type", "model", "template", "label", "device", "dtype",
             "batch_size", "max_length");
@@ -34,8 +34,12 @@ public final class RewardFunctions {
      *       are checked here; the weights load at the first call).</li>
      *   <li>{@code {type: writing, task: tldr|arxiv}} → {@link WritingReward}, the level rewards of
      *       two-agent collaborative writing.</li>
+     *   <li>{@code {type: code, weights: {aux_defined: 0.4, ...}, sandbox: {isolation: namespaces,
+     *       timeout_s: 10, memory_mb: 1024, parallelism: CORES}}} → {@link CodeReward}, the level reward
+     *       of aux + main code generation, its programs run in a sandbox (both sections optional; see
+     *       {@link CodeReward#fromConfig}).</li>
      * </ul>
-     * The result may be {@link AutoCloseable} (the command and reward-model rewards): close it when
+     * The result may be {@link AutoCloseable} (the command, reward-model and code rewards): close it when
      * training ends.
      *
      * @param baseDirectory directory relative paths are resolved against; null = the current directory
@@ -73,6 +77,8 @@ public final class RewardFunctions {
                 }
                 return WritingReward.forTask(ConfigMaps.toStr("reward writing", "task", map.get("task")));
             }
+            case "code":
+                return CodeReward.fromConfig(map);
             default:
                 throw new IllegalArgumentException("Unknown reward type '" + typeName + "'; did you mean '"
                         + ConfigMaps.closest(type, TYPES) + "'? Valid types: " + new TreeSet<>(TYPES));
