@@ -116,6 +116,7 @@ final class RunConfig {
             "reward", "{type: length_ratio, ...} or {type: command, run: [...], timeout_s: 60}, ...",
             "reward_processor", "e.g. {type: scale, factor: 10.0}",
             "external_transition", "{type: command, run: [...], working_dir, timeout_s}: next-turn prompts; "
+                    + "{type: level_feedback} with the code reward: the levels it found and the first failing assert; "
                     + "required when num_turns > 1",
             "args", "the algorithm config's snake_case fields (the table below)",
             "output_dir", "the run directory (default runs/<config file name>)",
@@ -349,7 +350,16 @@ final class RunConfig {
                 : withOriginalRun(asMap(map.get("external_transition"), "external_transition"));
         if (transitionSpec != null) {
             map.put("external_transition", transitionSpec);
-            externalTransition(line -> { }); // validates the spec (the process starts lazily)
+            if (levelFeedback()) {
+                ConfigMaps.requireKnownKeys("external_transition level_feedback", transitionSpec, List.of("type"), Map.of());
+                if (!"code".equals(String.valueOf(rewardSpec.get("type")).trim().toLowerCase(java.util.Locale.ROOT))) {
+                    throw new IllegalArgumentException("external_transition level_feedback reports what the code reward "
+                            + "found; it needs reward: {type: code} (or environment: {type: code, ...}), got reward "
+                            + rewardSpec.get("type"));
+                }
+            } else {
+                externalTransition(line -> { }); // validates the spec (the process starts lazily)
+            }
             if (numTurns() == 1) { // it would never be called: say so rather than drop it
                 throw new IllegalArgumentException("external_transition is called between turns, and this "
                         + displayName() + " run has num_turns: 1"
@@ -474,6 +484,29 @@ final class RunConfig {
      */
     ExternalCommandTransition externalTransition(Consumer<String> stderrSink) {
         return transitionSpec == null ? null : ExternalCommandTransition.fromConfig(transitionSpec, baseDir, stderrSink);
+    }
+
+    /** Whether {@code external_transition} is {@code {type: level_feedback}} (the code environment's feedback). */
+    boolean levelFeedback() {
+        return transitionSpec != null && "level_feedback".equals(String.valueOf(transitionSpec.get("type")).trim()
+                .toLowerCase(java.util.Locale.ROOT));
+    }
+
+    /**
+     * The run's transition (null without {@code external_transition}): {@code level_feedback} on the run's
+     * code reward (which answers from its sandbox cache), else the command of {@link #externalTransition}.
+     * A ddp rank other than 0, whose reward is a placeholder, never calls it.
+     */
+    comlrl.trainers.ExternalTransition transition(Consumer<String> stderrSink, RewardFunction reward) {
+        if (!levelFeedback()) {
+            return externalTransition(stderrSink);
+        }
+        if (reward instanceof comlrl.reward.CodeReward code) {
+            return new comlrl.env.CodeLevelFeedback(code);
+        }
+        return context -> {
+            throw new IllegalStateException("level_feedback runs where the code reward does (rank 0)");
+        };
     }
 
     /** The reference's algorithm name ("MAGRPO", "IAC", ...). */

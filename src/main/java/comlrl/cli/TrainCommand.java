@@ -5,7 +5,6 @@ import comlrl.generation.GenerationSettings;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.Algorithms;
-import comlrl.trainers.ExternalCommandTransition;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import java.nio.file.Files;
@@ -153,8 +152,9 @@ final class TrainCommand implements Callable<Integer> {
         }
         // command-backed parts and streams are closed after the trainer (ending their processes);
         // the transition's stderr (its logs) goes to ours
+        comlrl.trainers.ExternalTransition transition = run.transition(System.err::println, reward);
         try (AutoCloseable rewardProcess = closerOf(reward); AutoCloseable trainStream = closerOf(run.train);
-                ExternalCommandTransition transition = run.externalTransition(System.err::println);
+                AutoCloseable transitionProcess = closerOf(transition);
                 Trainer trainer = run.algorithm.trainer().build(run.args, new Algorithms.Parts(run.numAgents,
                         run.agentSource(), run.criticModel, run.critics, transition),
                         builder -> shared(builder, run, reward, processes))) {

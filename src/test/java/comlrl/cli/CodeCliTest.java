@@ -24,4 +24,22 @@ class CodeCliTest {
         assertThat(run.toString()).contains("\"type\":\"code\"").contains("\"run_all\":true")
                 .contains("Write the Python function {entry_point}").contains("builtin:code-tasks");
     }
+
+    @Test
+    void levelFeedbackFeedsTheChecksIntoTheSecondTurn(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        CliTest.Result r = CliTest.run("train", "examples/code-offline.yaml", "--output-dir=" + out,
+                "--set", "num_train_epochs=1", "--set", "eval_repeats=1", "--set", "eval_interval=0",
+                "--set", "max_new_tokens=8", "--set", "num_generations=2", "--set", "num_turns=2",
+                "--set", "external_transition={type: level_feedback}", "--set", "save_model=false");
+        assertThat(r.code()).as(r.err()).isZero();
+        // the second turn was trained: its metrics are logged
+        assertThat(java.nio.file.Files.readString(out.resolve("metrics.jsonl"))).contains("turn_2/reward_mean");
+
+        CliTest.Result wrong = CliTest.run("train", "examples/length-ratio.yaml", "--output-dir=" + tmp.resolve("x"),
+                "--set", "num_turns=2", "--set", "external_transition={type: level_feedback}");
+        assertThat(wrong.code()).isNotZero();
+        assertThat(wrong.err()).contains("level_feedback").contains("needs reward: {type: code}");
+        assertThat(tmp.resolve("x")).doesNotExist();
+    }
 }
