@@ -10,7 +10,9 @@ import java.util.Map;
  * The {@code environment:} section of a run config. {@code environment: {type: writing, task: tldr}}
  * stands for the dataset, formatters, reward and agent count of that environment
  * ({@link WritingEnvironment}; {@code {type: code, dataset: humaneval}}, {@link CodeEnvironment}); each of {@code dataset}, {@code formatters}, {@code reward},
- * {@code num_agents} and {@code args} field that the config gives itself is kept, so an offline run names its own task set:
+ * {@code num_agents} and {@code args} field that the config gives itself is kept (a {@code dataset} without a
+ * source of its own, or a {@code reward} without a type, is completed field by field), so an offline run
+ * names its own task set:
  * <pre>{@code
  * environment: {type: writing, task: tldr}
  * dataset: {train: builtin:writing-tldr, test_size: 0.25}   # instead of the hub's trl-lib/tldr
@@ -66,13 +68,28 @@ public final class Environments {
                     + ConfigMaps.closest(name, new java.util.TreeSet<>(TYPES)) + "'? Types: " + TYPES);
         };
         defaults.forEach((key, value) -> {
-            if (key.equals("args") && config.get("args") instanceof Map<?, ?> given) {
-                Map<String, Object> args = new LinkedHashMap<>(ConfigMaps.stringKeys("args", given));
-                ((Map<String, Object>) value).forEach(args::putIfAbsent); // the config's own args fields win
-                config.put("args", args);
+            if (value instanceof Map<?, ?> envSection && config.get(key) instanceof Map<?, ?> given && completes(key, given)) {
+                Map<String, Object> merged = new LinkedHashMap<>(ConfigMaps.stringKeys(key, given));
+                ((Map<String, Object>) envSection).forEach(merged::putIfAbsent); // the config's own fields win
+                config.put(key, merged);
             } else {
                 config.putIfAbsent(key, value);
             }
         });
+    }
+
+    /**
+     * Whether the config's own {@code given} section of {@code key} is completed field by field from the
+     * environment's: {@code args} always; {@code dataset} when it names no source of its own (no
+     * {@code train}, {@code hub} or {@code from_disk}, e.g. only {@code test_size}); {@code reward} when it
+     * names no other type. Otherwise the config's section replaces the environment's whole.
+     */
+    private static boolean completes(String key, Map<?, ?> given) {
+        return switch (key) {
+            case "args" -> true;
+            case "dataset" -> !given.containsKey("train") && !given.containsKey("hub") && !given.containsKey("from_disk");
+            case "reward" -> given.get("type") == null;
+            default -> false;
+        };
     }
 }

@@ -65,6 +65,28 @@ public final class TestParquet {
         return file;
     }
 
+    /** Rows of string columns (every row holds every column of the first row), Snappy-compressed. */
+    public static Path writeStrings(Path file, List<java.util.Map<String, String>> rows) {
+        StringBuilder schema = new StringBuilder("message task {");
+        rows.get(0).keySet().forEach(c -> schema.append(" required binary ").append(c).append(" (STRING);"));
+        MessageType type = MessageTypeParser.parseMessageType(schema.append(" }").toString());
+        SimpleGroupFactory groups = new SimpleGroupFactory(type);
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            try (ParquetWriter<Group> writer = ExampleParquetWriter.builder(new LocalOutputFile(file)).withType(type)
+                    .withCompressionCodec(CompressionCodecName.SNAPPY).build()) {
+                for (java.util.Map<String, String> row : rows) {
+                    Group g = groups.newGroup();
+                    rows.get(0).keySet().forEach(c -> g.append(c, row.get(c)));
+                    writer.write(g);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return file;
+    }
+
     /**
      * A copy of {@code from} at {@code to} whose first page header (that of the first column chunk
      * of the first row group) and footer were edited: the header re-encoded (the offsets and sizes

@@ -43,6 +43,13 @@ class EnvironmentsTest {
         assertThat(c.get("formatters")).isEqualTo("{prompt}");
         assertThat(c.get("args")).isEqualTo(Map.of("num_turns", 2, "seed", 7));
         assertThat(c.get("reward")).isEqualTo(Map.of("type", "writing", "task", "tldr"));
+        // a section without a source (dataset) or a type (reward) of its own is completed from the environment's
+        Map<String, Object> partial = config("environment", Map.of("type", "writing", "task", "tldr"),
+                "dataset", Map.of("test_size", 1), "reward", Map.of("task", "arxiv"));
+        Environments.expand(partial);
+        assertThat(partial.get("dataset")).isEqualTo(Map.of("hub", "trl-lib/tldr", "split", "train", "eval_split", "test",
+                "test_size", 1));
+        assertThat(partial.get("reward")).isEqualTo(Map.of("type", "writing", "task", "arxiv"));
         Map<String, Object> none = config("algorithm", "magrpo");
         Environments.expand(none);
         assertThat(none).containsOnlyKeys("algorithm");
