@@ -228,7 +228,7 @@ final class TrainCommand implements Callable<Integer> {
         if (run.agents != null) {
             builder.agents(run.agents);
         }
-        comlrl.trainers.EvalLogger environmentMetrics = comlrl.env.Environments.evalLogger(run.raw);
+        comlrl.trainers.EvalLogger environmentMetrics = comlrl.env.Environments.evalLogger(run.raw, reward);
         if (environmentMetrics != null && run.algorithm.family() != Algorithms.Family.ACTOR_CRITIC) {
             // the environment's own evaluation metrics (IAC and MAAC take no eval_logger)
             builder.evalLogger(environmentMetrics).evalAggregator(comlrl.trainers.EvalAggregator.mean());

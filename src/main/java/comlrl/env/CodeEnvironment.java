@@ -55,6 +55,39 @@ public final class CodeEnvironment {
 
     private CodeEnvironment() {}
 
+    /**
+     * Evaluation metrics, per evaluated task item, of the last turn's joint response (scored by the run's
+     * {@code reward}, whose sandbox cache answers for programs it ran): {@code code_reward},
+     * {@code code_levels_passed}, {@code code_tests_passed} (the fraction of asserts), and
+     * {@code code_pass_at_1}, 1 when every test passed, so that its mean over the items is pass@1 of the
+     * team (one sample per task); with several turns also {@code code_pass_at_1_turn_t} for each turn t.
+     */
+    public static comlrl.trainers.EvalLogger evalLogger(CodeReward reward) {
+        return (completions, items, prompts) -> {
+            List<Map<String, Double>> rows = new java.util.ArrayList<>();
+            for (int j = 0; j < completions.get(0).size(); j++) {
+                List<String> aux = completions.get(0).get(j);
+                List<String> main = completions.get(1).get(j);
+                Map<String, Double> row = new LinkedHashMap<>();
+                for (int t = 0; t < aux.size(); t++) {
+                    CodeReward.Breakdown b = reward.breakdowns(List.of(List.of(aux.get(t)), List.of(main.get(t))),
+                            List.of(items.get(j))).get(0);
+                    if (aux.size() > 1) {
+                        row.put("code_pass_at_1_turn_" + (t + 1), b.solved() ? 1.0 : 0.0);
+                    }
+                    if (t == aux.size() - 1) {
+                        row.put("code_reward", b.total());
+                        row.put("code_levels_passed", (double) b.levelsPassed());
+                        row.put("code_tests_passed", b.testsTotal() == 0 ? 0.0 : (double) b.testsPassed() / b.testsTotal());
+                        row.put("code_pass_at_1", b.solved() ? 1.0 : 0.0);
+                    }
+                }
+                rows.add(row);
+            }
+            return rows;
+        };
+    }
+
     /** The config keys {@code environment: {type: code, dataset: D}} stands for. */
     static Map<String, Object> defaults(Map<String, Object> env) {
         ConfigMaps.requireKnownKeys("environment code", env, List.of("type", "dataset", "weights", "sandbox", "run_all"),

@@ -25,16 +25,20 @@ public final class Environments {
     private Environments() {}
 
     /**
-     * The evaluation metrics of {@code config}'s environment (for writing, the levels of
-     * {@link comlrl.reward.WritingReward}), or null when it has none or no environment. Read after
+     * The evaluation metrics of {@code config}'s environment, or null when it has none or no
+     * environment: for writing the levels of {@link comlrl.reward.WritingReward}; for code those of the
+     * run's {@code reward} when it is a {@link comlrl.reward.CodeReward} (pass@1 among them). Read after
      * {@link #expand}.
      */
-    public static comlrl.trainers.EvalLogger evalLogger(Map<String, Object> config) {
-        if (config.get("environment") instanceof Map<?, ?> env && env.get("type") instanceof String type
-                && type.trim().equalsIgnoreCase("writing") && env.get("task") != null) {
-            return WritingEnvironment.evalLogger(String.valueOf(env.get("task")));
+    public static comlrl.trainers.EvalLogger evalLogger(Map<String, Object> config, comlrl.reward.RewardFunction reward) {
+        if (!(config.get("environment") instanceof Map<?, ?> env) || !(env.get("type") instanceof String type)) {
+            return null;
         }
-        return null;
+        return switch (type.trim().toLowerCase(Locale.ROOT)) {
+            case "writing" -> env.get("task") == null ? null : WritingEnvironment.evalLogger(String.valueOf(env.get("task")));
+            case "code" -> reward instanceof comlrl.reward.CodeReward code ? CodeEnvironment.evalLogger(code) : null;
+            default -> null;
+        };
     }
 
     /**

@@ -33,8 +33,10 @@ class CodeCliTest {
                 "--set", "max_new_tokens=8", "--set", "num_generations=2", "--set", "num_turns=2",
                 "--set", "external_transition={type: level_feedback}", "--set", "save_model=false");
         assertThat(r.code()).as(r.err()).isZero();
-        // the second turn was trained: its metrics are logged
-        assertThat(java.nio.file.Files.readString(out.resolve("metrics.jsonl"))).contains("turn_2/reward_mean");
+        // the second turn was trained and evaluated: its metrics are logged, pass@1 per turn among them
+        assertThat(java.nio.file.Files.readString(out.resolve("metrics.jsonl"))).contains("turn_2/reward_mean")
+                .contains("\"eval/code_pass_at_1\"").contains("\"eval/code_pass_at_1_turn_2\"")
+                .contains("\"eval/code_levels_passed\"");
 
         CliTest.Result wrong = CliTest.run("train", "examples/length-ratio.yaml", "--output-dir=" + tmp.resolve("x"),
                 "--set", "num_turns=2", "--set", "external_transition={type: level_feedback}");

@@ -230,4 +230,24 @@ class CodeRewardTest {
         assertThat(CodeReward.passAtK(5, 0, 3)).isZero();
         assertThatThrownBy(() -> CodeReward.passAtK(2, 1, 3)).hasMessageContaining("1 <= k <= n");
     }
+
+    @Test
+    void theCodeEnvironmentsEvaluationMetricsArePassAtOnePerTurn() {
+        // two items: the first solved in turn 2 only, the second never (the wrong sum fails every assert)
+        String wrong = "def add_all(xs: List[int]) -> int:\n    return aux(xs) + 1\n";
+        List<List<List<String>>> completions = List.of(
+                List.of(List.of(AUX, AUX), List.of(AUX, AUX)),
+                List.of(List.of(wrong, MAIN), List.of(wrong, wrong)));
+        List<Map<String, Double>> rows = comlrl.env.CodeEnvironment.evalLogger(reward)
+                .log(completions, List.of(TASK, TASK), List.of("", ""));
+        assertThat(rows.get(0)).containsEntry("code_pass_at_1_turn_1", 0.0).containsEntry("code_pass_at_1_turn_2", 1.0)
+                .containsEntry("code_pass_at_1", 1.0).containsEntry("code_tests_passed", 1.0)
+                .containsEntry("code_reward", 4.0).containsEntry("code_levels_passed", 3.0);
+        // the wrong main still defines, parses and runs: 0.4 + 0.6 + 0.5, no asserts, no bonus
+        assertThat(rows.get(1)).containsEntry("code_pass_at_1_turn_2", 0.0).containsEntry("code_pass_at_1", 0.0)
+                .containsEntry("code_tests_passed", 0.0);
+        assertThat(rows.get(1).get("code_reward")).isCloseTo(1.5, within(EPS));
+        // pass@1 of the team: the mean over the items
+        assertThat(comlrl.trainers.EvalAggregator.mean().aggregate(rows, 2)).containsEntry("code_pass_at_1", 0.5);
+    }
 }
