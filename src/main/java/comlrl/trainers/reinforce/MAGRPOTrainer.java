@@ -10,6 +10,7 @@ import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
@@ -19,7 +20,6 @@ import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -41,7 +41,7 @@ public class MAGRPOTrainer implements Trainer {
     private final String algorithmName;
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
     private final MAGRPOParts run;
-    private final List<CausalLm> agents; // run.agents: in the agents split, null for the agents of other processes
+    private final HeldAgents<CausalLm> agents; // run.agents
     private final int numAgents;
     private final RankWork work;
     private final MetricsLogger logger;
@@ -102,7 +102,7 @@ public class MAGRPOTrainer implements Trainer {
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
     public List<CausalLm> agents() {
-        return Collections.unmodifiableList(agents);
+        return agents.asList();
     }
 
     public int numAgents() {
@@ -134,7 +134,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(run.generation);
+        return run.generation.asList();
     }
 
     /**
@@ -203,10 +203,8 @@ public class MAGRPOTrainer implements Trainer {
         run.actors.requireOutside(dir, "the save directory");
         // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
         boolean writes = work.isMain() || !work.splitsRows();
-        for (int i = 0; i < numAgents; i++) {
-            if (writes && agents.get(i) != null) {
-                agents.get(i).save(dir.resolve("agent_" + i));
-            }
+        for (int i : writes ? agents.indices() : List.<Integer>of()) {
+            agents.get(i).save(dir.resolve("agent_" + i));
         }
         work.barrier(); // every agent is saved when any process returns
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it

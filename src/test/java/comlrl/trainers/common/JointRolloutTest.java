@@ -179,7 +179,7 @@ class JointRolloutTest {
         for (int i = 0; i < 2; i++) {
             warm.add(AgentGeneration.resolve(i, agents.get(i), Map.of(), 0.5, 0.9, 0, 5, 2));
         }
-        try (ReferencePolicy crossed = new ReferencePolicy(List.of(agents.get(1).model(), agents.get(0).model()),
+        try (ReferencePolicy crossed = new ReferencePolicy(HeldAgents.of(List.of(agents.get(1).model(), agents.get(0).model()), RankWork.single(2)),
                 List.of(Device.CPU, Device.CPU))) {
             JointRollout engine = JointRollout.of(agents, warm, FORMATTERS, PromptEncoder.plain(), executor)
                     .withReferences(crossed);
