@@ -1,6 +1,5 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.distributed.Codecs;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
@@ -154,8 +153,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
-            long[] padIds = agents.map(CausalLm::padId).fromOwners(Codecs.LONG).stream().mapToLong(Long::longValue)
-                    .toArray(); // each from its owner (agents split)
+            long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
             made = critic.apply(new Critic.Actors(agents, loaded, padIds, work, executor, steps));
             made.requireOutside(outputDir, "output_dir");

@@ -1,11 +1,13 @@
 package comlrl.trainers.common;
 
 import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * One value per agent (its model, optimizer, head), present for the agents this process holds: every
@@ -117,6 +119,11 @@ public final class HeldAgents<T> {
             out.set(at.get(j), held.get(j));
         }
         return new HeldAgents<>(Collections.unmodifiableList(out), work);
+    }
+
+    /** {@code f} of every agent's value, each computed by its owner ({@link #fromOwners}). */
+    public long[] longsFromOwners(ToLongFunction<? super T> f) {
+        return map(f::applyAsLong).fromOwners(Codecs.LONG).stream().mapToLong(Long::longValue).toArray();
     }
 
     /** Every agent's value, each from its owner (the values must travel by {@code codec}). */
