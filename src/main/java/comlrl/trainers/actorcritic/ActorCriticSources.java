@@ -6,7 +6,6 @@ import comlrl.tensor.Device;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
-import comlrl.trainers.common.AgentSet;
 import comlrl.utils.ParallelTraining;
 import java.util.ArrayList;
 import java.util.Collections;

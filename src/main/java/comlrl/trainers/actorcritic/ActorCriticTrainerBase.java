@@ -27,7 +27,6 @@ import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;

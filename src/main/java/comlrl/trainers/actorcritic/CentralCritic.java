@@ -2,7 +2,6 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.trainers.common.HeldAgents;
 import comlrl.distributed.Codecs;
-import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;

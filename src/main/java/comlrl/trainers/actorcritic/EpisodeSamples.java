@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
-import comlrl.distributed.Codecs;
 import comlrl.generation.Completion;
 import comlrl.rl.ReferenceKl;
 import comlrl.trainers.common.JointRewarder;

@@ -63,8 +63,8 @@ public class MAGRPOTrainer implements Trainer {
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
                 work.isMain());
-        this.buffers = new AgentBuffers(numAgents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.executor, work, this::step, updateMetrics);
+        this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
+                run.executor, this::step, updateMetrics);
         this.progress = new EpochProgress(new EpochProgress.Loop(run.trainDataset, run.evalDataset != null,
                 args.evalInterval(), run.console, logger, run.verbose && work.isMain()), run.checkpoint, run.actors,
                 this::evaluate, this::trainItem, this::flushAll);
