@@ -84,7 +84,7 @@ final class CentralCritic implements Critic {
         int rows = q ? k : 1;
         double[] v = ValueHeads.values(model.get(0).model(), head, joint.subList(0, rows),
                 Collections.nCopies(rows, new long[0]), actors.padIds()[0], k);
-        double[][] values = new double[actors.size()][];
+        double[][] values = new double[actors.lms().size()][];
         for (int i = 0; i < values.length; i++) {
             values[i] = v.clone();
         }

@@ -37,9 +37,6 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
      */
     record Actors(HeldAgents<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
             MinibatchSteps steps) {
-        int size() {
-            return lms.size();
-        }
     }
 
     /**

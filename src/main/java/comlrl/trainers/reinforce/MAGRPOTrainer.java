@@ -42,7 +42,6 @@ public class MAGRPOTrainer implements Trainer {
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
     private final MAGRPOParts run;
     private final HeldAgents<CausalLm> agents; // run.agents
-    private final int numAgents;
     private final RankWork work;
     private final MetricsLogger logger;
 
@@ -58,7 +57,6 @@ public class MAGRPOTrainer implements Trainer {
         this.args = run.args;
         this.algorithmName = algorithmName;
         this.agents = run.agents;
-        this.numAgents = run.numAgents;
         this.work = run.work;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
@@ -106,7 +104,7 @@ public class MAGRPOTrainer implements Trainer {
     }
 
     public int numAgents() {
-        return numAgents;
+        return agents.size();
     }
 
     @Override
@@ -261,7 +259,7 @@ public class MAGRPOTrainer implements Trainer {
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
             for (int j = 0; j < node.rewards().length; j++) {
-                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
+                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
             }
         }
         return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
@@ -283,9 +281,9 @@ public class MAGRPOTrainer implements Trainer {
     }
 
     private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
-        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), numAgents);
+        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
         JointRollout.Turn turn = n.turn();
-        for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < agents.size(); i++) {
             List<long[]> ys = turn.completions().get(i).stream().map(Completion::tokenIds).toList();
             out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
                     turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
