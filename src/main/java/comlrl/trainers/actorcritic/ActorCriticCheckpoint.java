@@ -23,11 +23,10 @@ final class ActorCriticCheckpoint {
     private ActorCriticCheckpoint() {
     }
 
-    /** {@code agents} and {@code optimizers} hold null for the agents other processes own. */
-    static TrainerCheckpoint of(String algorithmName, ActorCriticConfig args, List<CausalLm> agents,
-            List<AdamW> optimizers, Critic critic, RankWork work, Map<String, Stateful> stateful, SeedStream seeds,
+    /** The parts of the agents this process holds ({@code agents}, {@code optimizers}). */
+    static TrainerCheckpoint of(String algorithmName, ActorCriticConfig args, HeldAgents<CausalLm> held,
+            HeldAgents<AdamW> optimizers, Critic critic, RankWork work, Map<String, Stateful> stateful, SeedStream seeds,
             MetricsLogger logger, TrainerCheckpoint.Extension extension) {
-        HeldAgents<CausalLm> held = HeldAgents.of(agents, work);
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
         shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", held.map(CausalLm::model)));
         shapes.addAll(critic.shapes());
@@ -39,7 +38,7 @@ final class ActorCriticCheckpoint {
             parts.putAll(critic.agentParts(i));
         }
         parts.putAll(critic.sharedParts());
-        return new TrainerCheckpoint(algorithmName, agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
+        return new TrainerCheckpoint(algorithmName, held.size(), args.numTrainEpochs(), args.saveTotalLimit(),
                 shapes, parts, stateful, seeds, logger).in(work).extendedBy(extension);
     }
 }

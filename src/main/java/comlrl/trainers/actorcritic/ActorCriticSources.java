@@ -1,11 +1,11 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.tensor.Device;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
-import comlrl.trainers.common.AgentSet;
 import comlrl.utils.ParallelTraining;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -47,17 +47,13 @@ public final class ActorCriticSources {
         }
 
         /**
-         * The loaded actors, each with its tokenizer where one was given apart from the model (null
-         * stays null: an agent another process holds).
+         * The loaded actors, each with its tokenizer where one was given apart from the model.
          */
-        List<CausalLm> withTokenizers(AgentSet loaded) {
-            List<CausalLm> out = new ArrayList<>();
-            for (int i = 0; i < actors.size(); i++) {
-                CausalLm lm = loaded.get(i);
+        HeldAgents<CausalLm> withTokenizers(HeldAgents<CausalLm> loaded) {
+            return loaded.mapIndexed((i, lm) -> {
                 Tokenizer tok = tokenizers.get(i);
-                out.add(lm == null || tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok));
-            }
-            return out;
+                return tok == null || tok == lm.tokenizer() ? lm : lm.withTokenizer(tok);
+            });
         }
     }
 

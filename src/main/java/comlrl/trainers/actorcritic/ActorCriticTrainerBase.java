@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
@@ -26,10 +27,8 @@ import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Function;
 
 /**
@@ -90,9 +89,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     private final RankWork work;
     private final AgentSet actorSet;
-    /** The actors, with the tokenizers they use; in the agents split null for the agents other processes hold. */
-    private final List<CausalLm> agents = new ArrayList<>();
-    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    /** The actors this process holds, with the tokenizers they use. */
+    private final HeldAgents<CausalLm> agents;
+    private final HeldAgents<GenerationSettings.Resolved> generation;
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
     private final Dataset evalDataset;
@@ -103,7 +102,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     private final MetricsLogger logger;
     private final Critic critic;
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
-    private final List<AdamW> actorOptimizers = new ArrayList<>();
+    private HeldAgents<AdamW> actorOptimizers;
     private final AgentUpdates updates;
     /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
@@ -145,26 +144,21 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         Critic made = null;
         try {
             loaded = AgentSet.loadActors(sources.actors(), settings, placement.agents(), args.seed(), work);
-            agents.addAll(sources.withTokenizers(loaded));
-            for (int i = 0; i < numAgents; i++) {
-                generation.add(agents.get(i) == null ? null : AgentGeneration.resolve(i, agents.get(i),
-                        args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
-                        args.numGenerations()));
-            }
+            agents = sources.withTokenizers(loaded.held(work));
+            generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args.generationKwargs(),
+                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), args.numGenerations()));
             if (args.referenceKlEnabled()) {
-                refs = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(),
-                        placement.references().isEmpty()
+                refs = new ReferencePolicy(agents.map(CausalLm::model), placement.references().isEmpty()
                         ? placement.agents() : placement.references());
             }
             loaded.requireOutside(outputDir, "output_dir");
-            long[] padIds = work.longsFromOwners(agents, CausalLm::padId); // each from its owner (agents split)
+            long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
-            made = critic.apply(new Critic.Actors(Collections.unmodifiableList(agents), loaded, padIds, work, executor,
-                    steps));
+            made = critic.apply(new Critic.Actors(agents, loaded, padIds, work, executor, steps));
             made.requireOutside(outputDir, "output_dir");
-            AgentUpdates.addActorOptimizers(actorOptimizers, agents, made, work, args.agentLearningRate());
+            actorOptimizers = AgentUpdates.actorOptimizers(agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            JointRollout rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
                     .withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
                     .withReferences(refs).in(work);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
@@ -217,16 +211,12 @@ public abstract class ActorCriticTrainerBase implements Trainer {
      */
     @Override
     public List<CausalLm> policies() {
-        return Collections.unmodifiableList(agents);
+        return agents.asList();
     }
 
     /** The actors, each with the value head on it (null without one); null for other processes' agents. */
     List<CausalLmWithValueHead> actorsWithHeads() {
-        List<CausalLmWithValueHead> views = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            views.add(agents.get(i) == null ? null : new CausalLmWithValueHead(agents.get(i), critic.headOnActor(i)));
-        }
-        return Collections.unmodifiableList(views);
+        return agents.mapIndexed((i, a) -> new CausalLmWithValueHead(a, critic.headOnActor(i))).asList();
     }
 
     /** The critics with their value heads ({@link Critic#views}). */
@@ -242,7 +232,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     /** Each agent's generate settings with the source of every value. */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(generation);
+        return generation.asList();
     }
 
     /** The latest metric events logged, oldest first (see {@link MetricsLogger#history()}). */
@@ -373,10 +363,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         actorSet.requireOutside(dir, "the save directory");
         critic.requireOutside(dir, "the save directory");
         boolean writes = work.isMain() || !work.splitsRows();
-        for (int i = 0; i < numAgents && writes; i++) {
-            if (agents.get(i) != null) {
-                agents.get(i).save(actorDir(dir, i));
-            }
+        for (int i : writes ? agents.indices() : List.<Integer>of()) {
+            agents.get(i).save(actorDir(dir, i));
         }
         critic.save(dir, i -> actorDir(dir, i), writes);
         work.barrier();
@@ -405,7 +393,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
 
     /** Frees the actors' optimizers, then the critic, the references and the actors (each when made). */
     private void freeModels(Critic madeCritic, ReferencePolicy refs, AgentSet actors) {
-        actorOptimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        if (actorOptimizers != null) {
+            actorOptimizers.values().forEach(AdamW::close);
+        }
         if (madeCritic != null) {
             madeCritic.close();
         }

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
@@ -23,13 +24,13 @@ import java.util.List;
  * the actor's own forward pass.
  */
 final class ActorValueHeads extends PerAgentCritics {
-    private ActorValueHeads(IACConfig config, Actors actors, List<ValueHead> heads) {
+    private ActorValueHeads(IACConfig config, Actors actors, HeldAgents<ValueHead> heads) {
         super(config, actors, heads);
     }
 
     /** One head per actor ({@code value_head_hidden_dim}). */
     static ActorValueHeads create(IACConfig c, Actors actors) {
-        return new ActorValueHeads(c, actors, drawHeads(actors.lms(), c.valueHeadHiddenDim(), actors, c.seed()));
+        return new ActorValueHeads(c, actors, drawHeads(actors.lms(), c.valueHeadHiddenDim(), actors.work(), c.seed()));
     }
 
     @Override
@@ -53,7 +54,8 @@ final class ActorValueHeads extends PerAgentCritics {
     }
 
     @Override
-    public Losses update(int agent, List<RolloutSample> mb, AdamW opt) {
+    public Losses update(int agent, List<RolloutSample> mb, HeldAgents<AdamW> actorOptimizers) {
+        AdamW opt = actorOptimizers.get(agent);
         MinibatchSteps steps = actors.steps();
         boolean q = config.criticType().readsResponse();
         DecoderLm actor = actors.lms().get(agent).model();

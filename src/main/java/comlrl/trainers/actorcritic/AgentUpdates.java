@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
@@ -32,31 +33,27 @@ import java.util.function.Function;
 final class AgentUpdates {
     private final ActorCriticConfig args;
     private final Critic critic;
-    private final List<AdamW> actorOptimizers;
+    private final HeldAgents<AdamW> actorOptimizers;
     private final AgentExecutor executor;
     private final RankWork work;
     private final MinibatchSteps steps;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
 
     /**
-     * Adds to {@code into}, per agent, the actor's optimizer (AdamW, weight decay 0.01) over its model's
-     * parameters and those of the value head on it, if any; null for another process's agent (the
-     * agents split). What it added before a failure is in {@code into}, for the caller to close.
+     * Per held agent, the actor's optimizer (AdamW, weight decay 0.01) over its model's parameters and
+     * those of the value head on it, if any.
      */
-    static void addActorOptimizers(List<AdamW> into, List<CausalLm> agents, Critic critic, RankWork work,
+    static HeldAgents<AdamW> actorOptimizers(HeldAgents<CausalLm> agents, Critic critic, RankWork work,
             double learningRate) {
-        for (int i = 0; i < agents.size(); i++) {
+        return agents.open((i, agent) -> {
             ValueHead head = critic.headOnActor(i);
-            List<Tensor> params = new ArrayList<>();
-            if (agents.get(i) != null) {
-                params.addAll(agents.get(i).model().parameters());
-                params.addAll(head == null ? List.of() : head.parameters());
-            }
-            into.add(agents.get(i) == null ? null : work.adamW(params, learningRate, 0.01));
-        }
+            List<Tensor> params = new ArrayList<>(agent.model().parameters());
+            params.addAll(head == null ? List.of() : head.parameters());
+            return work.adamW(params, learningRate, 0.01);
+        });
     }
 
-    AgentUpdates(ActorCriticConfig args, Critic critic, List<AdamW> actorOptimizers, AgentExecutor executor,
+    AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, AgentExecutor executor,
             RankWork work, MinibatchSteps steps) {
         this.args = args;
         this.critic = critic;
@@ -159,7 +156,7 @@ final class AgentUpdates {
             for (int start = 0; start < normalized.size(); start += args.trainBatchSize()) {
                 List<RolloutSample> mb = normalized.subList(start, Math.min(normalized.size(), start + args.trainBatchSize()));
                 steps.seen(agent, mb);
-                Critic.Losses losses = critic.update(agent, mb, actorOptimizers.get(agent));
+                Critic.Losses losses = critic.update(agent, mb, actorOptimizers);
                 policyLoss += losses.policyLoss();
                 valueLoss += losses.valueLoss();
                 minibatches++;

@@ -1,7 +1,7 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.distributed.Codecs;
-import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;
@@ -50,7 +50,7 @@ final class CentralCritic implements Critic {
     static CentralCritic create(MAACConfig c, Actors actors, AgentSet model, Integer width) {
         ValueHead head = null;
         try {
-            long vocab = actors.work().longsFromOwners(actors.lms(), lm -> lm.tokenizer().vocabSize())[0];
+            int vocab = actors.lms().map(lm -> lm.tokenizer().vocabSize()).fromOwners(Codecs.INT).get(0);
             if (model.get(0).model().config().vocabSize() < vocab) {
                 throw new IllegalArgumentException("The MAAC critic (" + model.get(0).source() + ") has vocab_size "
                         + model.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
@@ -78,13 +78,13 @@ final class CentralCritic implements Critic {
         int k = texts.get(0).size();
         RankWork work = actors.work();
         // agent 0's tokenizer encodes the critic's input; in the agents split rank 0 (agent 0's) encodes it for all
-        List<long[]> joint = actors.lms().get(0) != null && (!work.distributed() || work.splitsRows())
+        List<long[]> joint = !work.distributed() || work.splitsRows()
                 ? jointIds(prompts, texts, q, k) : work.onMain("encoding the critic's input of a turn",
                         () -> jointIds(prompts, texts, q, k), Codecs.listOf(Codecs.LONGS));
         int rows = q ? k : 1;
         double[] v = ValueHeads.values(model.get(0).model(), head, joint.subList(0, rows),
                 Collections.nCopies(rows, new long[0]), actors.padIds()[0], k);
-        double[][] values = new double[actors.size()][];
+        double[][] values = new double[actors.lms().size()][];
         for (int i = 0; i < values.length; i++) {
             values[i] = v.clone();
         }
@@ -112,12 +112,11 @@ final class CentralCritic implements Critic {
     }
 
     @Override
-    public Losses update(int agent, List<RolloutSample> mb, AdamW actorOptimizer) {
+    public Losses update(int agent, List<RolloutSample> mb, HeldAgents<AdamW> actorOptimizers) {
         MinibatchSteps steps = actors.steps();
-        CausalLm actor = actors.lms().get(agent);
         // the agents split: only the actor's owner steps it (the others' actor_loss is not used)
-        double actorLoss = actor == null ? Double.NaN
-                : steps.actorStep(agent, actor, mb, actorOptimizer, config.gradientCheckpointing());
+        double actorLoss = actors.work().ownsAgent(agent) ? steps.actorStep(agent, actors.lms().get(agent), mb,
+                actorOptimizers.get(agent), config.gradientCheckpointing()) : Double.NaN;
         double valueLoss = steps.criticStep(agent, model.get(0).model(), head, actors.padIds()[0],
                 RolloutSample::jointInputIds, s -> new long[0], mb, optimizer, config.valueLossCoef(),
                 config.gradientCheckpointing());

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
@@ -30,15 +31,12 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     }
 
     /**
-     * The actors a critic serves, as the trainer loaded them: models (null for the agents other
-     * processes hold in the agents split), their set (LoRA critics share its base), every agent's pad
-     * id, this process's share of the run, the agents' executor and the steps of a minibatch.
+     * The actors a critic serves, as the trainer loaded them: the models this process holds, their
+     * set (LoRA critics share its base), every agent's pad id, this process's share of the run, the
+     * agents' executor and the steps of a minibatch.
      */
-    record Actors(List<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
+    record Actors(HeldAgents<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
             MinibatchSteps steps) {
-        int size() {
-            return lms.size();
-        }
     }
 
     /**
@@ -56,18 +54,18 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     }
 
     /**
-     * The critic's values of one turn without gradients: {@code values[i][k]} for agent i's generation
-     * k, from the prompts and the responses (cut at their first pad id).
+     * The critic's values of one turn without gradients, the same on every process: {@code values[i][k]}
+     * for agent i's generation k, from the prompts and the responses (cut at their first pad id).
      */
     Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts);
 
     /**
      * One minibatch update of {@code agent}, whose samples carry {@code y}, {@code V_old} and
-     * {@code Â}: the actor's step on {@code actorOptimizer} and the critic's (one step of both with a
+     * {@code Â}: the actor's step on its optimizer (by the agent's owner) and the critic's (one step of both with a
      * value head on the actor).
      */
-    Losses update(int agent, List<RolloutSample> minibatch, AdamW actorOptimizer);
+    Losses update(int agent, List<RolloutSample> minibatch, HeldAgents<AdamW> actorOptimizers);
 
     /** The value head on agent {@code agent}'s actor, stepped with it; null when the critic is a model of its own. */
     default ValueHead headOnActor(int agent) {

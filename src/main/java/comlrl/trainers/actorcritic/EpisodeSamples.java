@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
-import comlrl.distributed.Codecs;
 import comlrl.generation.Completion;
 import comlrl.rl.ReferenceKl;
 import comlrl.trainers.common.JointRewarder;
@@ -118,10 +117,9 @@ final class EpisodeSamples {
         List<List<String>> texts = turn.texts();
         Critic.Values values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
                 responses, texts);
-        List<double[]> owned = work.fromOwners(Arrays.asList(values.values()), Codecs.DOUBLES);
         double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
         return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
-                new Critic.Values(owned.toArray(new double[0][]), values.jointIds()), rewards);
+                values, rewards);
     }
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */

@@ -1,5 +1,8 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.Codecs;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.DType;
@@ -26,30 +29,30 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
 
     final IACConfig config;
     final Actors actors;
-    /** Per agent: its head (null for the agents other processes hold). */
-    final List<ValueHead> heads;
+    /** The heads of the agents this process holds. */
+    final HeldAgents<ValueHead> heads;
 
-    PerAgentCritics(IACConfig config, Actors actors, List<ValueHead> heads) {
+    PerAgentCritics(IACConfig config, Actors actors, HeldAgents<ValueHead> heads) {
         this.config = config;
         this.actors = actors;
         this.heads = heads;
     }
 
     /**
-     * One head per backbone (null backbones: another process's agent, whose draws are made and
-     * dropped so that every process draws the heads in one order), {@code width} 0 or null for one
-     * linear layer.
+     * One head per held backbone, {@code width} 0 or null for one linear layer. Every process draws
+     * every agent's head in agent order (another process's agent's drawn and dropped), so each head
+     * is the one a single process draws.
      */
-    static List<ValueHead> drawHeads(List<CausalLm> backbones, Integer width, Actors actors, long seed) {
-        long[] inputs = actors.work().longsFromOwners(backbones, lm -> lm.model().config().hiddenSize());
+    static HeldAgents<ValueHead> drawHeads(HeldAgents<CausalLm> backbones, Integer width, RankWork work, long seed) {
+        List<Integer> inputs = backbones.map(lm -> lm.model().config().hiddenSize()).fromOwners(Codecs.INT);
         int w = width == null ? 0 : width;
         List<ValueHead> heads = new ArrayList<>();
         try (Rng rng = new Rng(seed ^ HEAD_SEED)) {
-            for (int i = 0; i < backbones.size(); i++) {
-                if (backbones.get(i) != null) {
+            for (int i = 0; i < inputs.size(); i++) {
+                if (work.ownsAgent(i)) {
                     heads.add(ValueHead.forBackbone(backbones.get(i).model(), w, rng));
                 } else {
-                    ValueHead.create((int) inputs[i], w, DType.F32, Device.CPU, rng).close();
+                    ValueHead.create(inputs.get(i), w, DType.F32, Device.CPU, rng).close();
                     heads.add(null);
                 }
             }
@@ -57,7 +60,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
             heads.stream().filter(Objects::nonNull).forEach(ValueHead::close);
             throw e;
         }
-        return heads;
+        return HeldAgents.of(heads, work);
     }
 
     /** The model agent {@code i}'s head reads. */
@@ -70,10 +73,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     public Critic.Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts) {
         boolean q = config.criticType().readsResponse();
-        List<double[]> values = actors.executor().map(i -> {
-            if (actors.lms().get(i) == null) {
-                return null; // the agents split: its owner values it
-            }
+        HeldAgents<double[]> values = actors.lms().mapIndexed(actors.executor(), (i, lm) -> {
             int k = responses.get(i).size();
             if (q) {
                 for (int g = 0; g < k; g++) {
@@ -88,7 +88,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
             return ValueHeads.values(backbone(i).model(), heads.get(i), Collections.nCopies(q ? k : 1, promptIds.get(i)),
                     q ? responses.get(i) : Collections.nCopies(1, new long[0]), actors.padIds()[i], k);
         });
-        return new Critic.Values(values.toArray(new double[0][]), null);
+        return new Critic.Values(values.fromOwners(Codecs.DOUBLES).toArray(new double[0][]), null); // from the owners
     }
 
     private static String abbreviate(String text) {
@@ -108,11 +108,9 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
 
     @Override
     public void save(Path dir, IntFunction<Path> actorDirs, boolean writes) {
-        for (int i = 0; i < heads.size() && writes; i++) {
-            if (heads.get(i) != null) {
-                saveBackbone(i, actorDirs.apply(i));
-                ValueHeads.save(headDir(actorDirs.apply(i)), heads.get(i), config.criticType(), IACTrainer.ALGORITHM_NAME);
-            }
+        for (int i : writes ? heads.indices() : List.<Integer>of()) {
+            saveBackbone(i, actorDirs.apply(i));
+            ValueHeads.save(headDir(actorDirs.apply(i)), heads.get(i), config.criticType(), IACTrainer.ALGORITHM_NAME);
         }
     }
 
@@ -127,10 +125,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
      */
     @Override
     public void loadValueHeads(Path savedDir, IntFunction<Path> actorDirs) {
-        for (int i = 0; i < heads.size(); i++) {
-            if (heads.get(i) == null) {
-                continue; // the agents split: its owner restores it
-            }
+        for (int i : heads.indices()) { // the agents split: each head's owner restores it
             Path headDir = headDir(actorDirs.apply(i));
             ValueHeads.requireInfo(headDir, config.criticType(), widthField());
             heads.get(i).restore(headDir);
@@ -142,6 +137,6 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
 
     @Override
     public void close() {
-        heads.stream().filter(Objects::nonNull).forEach(ValueHead::close);
+        heads.values().forEach(ValueHead::close);
     }
 }

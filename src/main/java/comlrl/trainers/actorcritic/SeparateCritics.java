@@ -5,14 +5,13 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * IAC with {@code use_separate_critic: true}: agent i's critic is a model of its own with a value
@@ -24,46 +23,35 @@ import java.util.Objects;
  * </pre>
  */
 final class SeparateCritics extends PerAgentCritics {
-    private final AgentSet models;
-    private final List<AdamW> optimizers;
-    private final List<CausalLmWithValueHead> views;
+    private final AgentSet models; // loaded for this process's agents: closed here
+    private final HeldAgents<CausalLm> critics;
+    private final HeldAgents<AdamW> optimizers;
 
-    private SeparateCritics(IACConfig config, Actors actors, AgentSet models, List<ValueHead> heads,
-            List<AdamW> optimizers) {
+    private SeparateCritics(IACConfig config, Actors actors, AgentSet models, HeldAgents<CausalLm> critics,
+            HeldAgents<ValueHead> heads, HeldAgents<AdamW> optimizers) {
         super(config, actors, heads);
         this.models = models;
+        this.critics = critics;
         this.optimizers = optimizers;
-        this.views = new ArrayList<>();
-        for (int i = 0; i < actors.size(); i++) {
-            views.add(models.get(i) == null ? null : new CausalLmWithValueHead(models.get(i), heads.get(i)));
-        }
     }
 
-    /** Takes {@code models} (one per agent, null for other processes' agents) and gives each a head and an optimizer. */
+    /** Takes {@code models} (one per agent this process holds) and gives each a head and an optimizer. */
     static SeparateCritics create(IACConfig c, Actors actors, AgentSet models) {
-        List<ValueHead> heads = null;
-        List<AdamW> optimizers = new ArrayList<>();
+        HeldAgents<ValueHead> heads = null;
         try {
-            for (int i = 0; i < actors.size(); i++) {
-                if (models.get(i) != null) {
-                    requireVocabulary(i, actors.lms().get(i), models.get(i));
-                }
-            }
-            heads = drawHeads(models.models(), c.criticValueHeadHiddenDim(), actors, c.seed());
-            for (int i = 0; i < actors.size(); i++) {
-                if (models.get(i) == null) {
-                    optimizers.add(null); // the agents split: another process's critic
-                    continue;
-                }
-                List<Tensor> params = new ArrayList<>(models.get(i).model().parameters());
-                params.addAll(heads.get(i).parameters());
-                optimizers.add(actors.work().adamW(params, c.criticLearningRate(), 0.01));
-            }
-            return new SeparateCritics(c, actors, models, heads, optimizers);
+            HeldAgents<CausalLm> critics = models.held(actors.work());
+            critics.indices().forEach(i -> requireVocabulary(i, actors.lms().get(i), critics.get(i)));
+            HeldAgents<ValueHead> drawn = drawHeads(critics, c.criticValueHeadHiddenDim(), actors.work(), c.seed());
+            heads = drawn;
+            HeldAgents<AdamW> optimizers = critics.open((i, critic) -> {
+                List<Tensor> params = new ArrayList<>(critic.model().parameters());
+                params.addAll(drawn.get(i).parameters());
+                return actors.work().adamW(params, c.criticLearningRate(), 0.01);
+            });
+            return new SeparateCritics(c, actors, models, critics, heads, optimizers);
         } catch (RuntimeException | Error e) {
-            optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
             if (heads != null) {
-                heads.stream().filter(Objects::nonNull).forEach(ValueHead::close);
+                heads.values().forEach(ValueHead::close);
             }
             models.close();
             throw e;
@@ -83,7 +71,7 @@ final class SeparateCritics extends PerAgentCritics {
 
     @Override
     CausalLm backbone(int i) {
-        return models.get(i);
+        return critics.get(i);
     }
 
     @Override
@@ -97,11 +85,12 @@ final class SeparateCritics extends PerAgentCritics {
     }
 
     @Override
-    public Losses update(int agent, List<RolloutSample> mb, AdamW actorOptimizer) {
+    public Losses update(int agent, List<RolloutSample> mb, HeldAgents<AdamW> actorOptimizers) {
         MinibatchSteps steps = actors.steps();
-        double actorLoss = steps.actorStep(agent, actors.lms().get(agent), mb, actorOptimizer, config.gradientCheckpointing());
+        double actorLoss = steps.actorStep(agent, actors.lms().get(agent), mb, actorOptimizers.get(agent),
+                config.gradientCheckpointing());
         boolean q = config.criticType().readsResponse();
-        double valueLoss = steps.criticStep(agent, models.get(agent).model(), heads.get(agent), actors.padIds()[agent],
+        double valueLoss = steps.criticStep(agent, critics.get(agent).model(), heads.get(agent), actors.padIds()[agent],
                 RolloutSample::promptIds, s -> q ? s.responseIds() : new long[0], mb, optimizers.get(agent),
                 config.valueLossCoef(), config.gradientCheckpointing());
         return new Losses(actorLoss, valueLoss);
@@ -109,19 +98,18 @@ final class SeparateCritics extends PerAgentCritics {
 
     @Override
     public List<CausalLmWithValueHead> views() {
-        return Collections.unmodifiableList(views);
+        return critics.mapIndexed((i, critic) -> new CausalLmWithValueHead(critic, heads.get(i))).asList();
     }
 
     @Override
     public List<TrainerCheckpoint.ShapeGroup> shapes() {
-        return List.of(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic",
-                models.models().stream().map(m -> m == null ? null : m.model()).toList(), actors.work()));
+        return List.of(TrainerCheckpoint.ShapeGroup.of("critic_shapes", "critic", critics.map(CausalLm::model)));
     }
 
     @Override
     public Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put("critic_" + agent, TrainerCheckpoint.weights("critic_" + agent, "critic " + agent, models.get(agent)));
+        parts.put("critic_" + agent, TrainerCheckpoint.weights("critic_" + agent, "critic " + agent, critics.get(agent)));
         parts.put("critic_optimizer_" + agent, TrainerCheckpoint.optimizer("critic_optimizer_" + agent + ".safetensors",
                 optimizers.get(agent)));
         parts.putAll(super.agentParts(agent));
@@ -130,7 +118,7 @@ final class SeparateCritics extends PerAgentCritics {
 
     @Override
     void saveBackbone(int i, Path actorDir) {
-        models.get(i).save(actorDir.resolve("critic"));
+        critics.get(i).save(actorDir.resolve("critic"));
     }
 
     @Override
@@ -140,7 +128,7 @@ final class SeparateCritics extends PerAgentCritics {
 
     @Override
     public void close() {
-        optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        optimizers.values().forEach(AdamW::close);
         super.close();
         models.close();
     }

@@ -256,6 +256,11 @@ public final class AgentSet implements AutoCloseable {
         return models.get(i);
     }
 
+    /** The models this process holds ({@code work} the share it loaded them for, {@link #loadActors}). */
+    public HeldAgents<CausalLm> held(RankWork work) {
+        return HeldAgents.of(models, work);
+    }
+
     public List<CausalLm> models() {
         return Collections.unmodifiableList(models);
     }

@@ -1,10 +1,13 @@
 package comlrl.trainers.common;
 
 import comlrl.distributed.Codec;
+import comlrl.distributed.Codecs;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * One value per agent (its model, optimizer, head), present for the agents this process holds: every
@@ -52,13 +55,75 @@ public final class HeldAgents<T> {
         return values.get(agent);
     }
 
+    /** The number of agents (held here or not). */
+    public int size() {
+        return values.size();
+    }
+
+    /**
+     * Every agent's value, null for the agents another process holds: the form of the public
+     * accessors ({@code policies()}) and of the rollout engine's and evaluator's constructors.
+     */
+    public List<T> asList() {
+        return values;
+    }
+
+    /** The held values, in agent order. */
+    public List<T> values() {
+        return indices().stream().map(values::get).toList();
+    }
+
     /** {@code f} of each held value. */
     public <R> HeldAgents<R> map(Function<? super T, ? extends R> f) {
+        return mapIndexed((i, v) -> f.apply(v));
+    }
+
+    /** {@code f(i, value)} of each held agent i, in order. */
+    public <R> HeldAgents<R> mapIndexed(BiFunction<Integer, ? super T, ? extends R> f) {
+        return placed(indices().stream().map(i -> (R) f.apply(i, values.get(i))).toList());
+    }
+
+    /** {@link #mapIndexed} with the agents on {@code executor}'s threads ("mp" mode). */
+    public <R> HeldAgents<R> mapIndexed(AgentExecutor executor, BiFunction<Integer, ? super T, ? extends R> f) {
+        return placed(executor.map(indices(), i -> (R) f.apply(i, values.get(i))));
+    }
+
+    /**
+     * {@link #mapIndexed} for values that own memory (optimizers, heads): when {@code f} fails, those it
+     * opened before are closed.
+     */
+    public <R extends AutoCloseable> HeldAgents<R> open(BiFunction<Integer, ? super T, ? extends R> f) {
+        List<R> made = new ArrayList<>();
+        try {
+            for (int i : indices()) {
+                made.add(f.apply(i, values.get(i)));
+            }
+        } catch (RuntimeException | Error e) {
+            for (R r : made) {
+                try {
+                    r.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+        return placed(made);
+    }
+
+    /** A value per held agent ({@code held.get(j)} of agent {@code indices().get(j)}) placed by agent. */
+    private <R> HeldAgents<R> placed(List<R> held) {
         List<R> out = new ArrayList<>(Collections.nCopies(values.size(), null));
-        for (int i : indices()) {
-            out.set(i, f.apply(values.get(i)));
+        List<Integer> at = indices();
+        for (int j = 0; j < at.size(); j++) {
+            out.set(at.get(j), held.get(j));
         }
         return new HeldAgents<>(Collections.unmodifiableList(out), work);
+    }
+
+    /** {@code f} of every agent's value, each computed by its owner ({@link #fromOwners}). */
+    public long[] longsFromOwners(ToLongFunction<? super T> f) {
+        return map(f::applyAsLong).fromOwners(Codecs.LONG).stream().mapToLong(Long::longValue).toArray();
     }
 
     /** Every agent's value, each from its owner (the values must travel by {@code codec}). */

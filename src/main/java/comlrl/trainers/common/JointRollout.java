@@ -94,6 +94,11 @@ public final class JointRollout {
                 work);
     }
 
+    /** The agents this process holds (all but in the agents split). */
+    private HeldAgents<CausalLm> held() {
+        return HeldAgents.of(agents, work);
+    }
+
     public int numAgents() {
         return agents.size();
     }
@@ -220,13 +225,9 @@ public final class JointRollout {
         for (int i = 0; i < n; i++) {
             rowSeeds[i] = seeds.next();
         }
-        List<List<long[]>> ids = new ArrayList<>(); // [N][B], null for the agents other processes hold
-        for (int i = 0; i < n; i++) {
-            CausalLm agent = agents.get(i);
-            int at = i;
-            ids.add(agent == null ? null : states.stream().map(s -> encoder.encode(agent, s.prompts().get(at))).toList());
-        }
-        ids = work.fromOwners(ids, Codecs.listOf(Codecs.LONGS));
+        List<List<long[]>> ids = held() // [N][B], each agent's by its owner
+                .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
+                .fromOwners(Codecs.listOf(Codecs.LONGS));
         List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
         List<Turn> out = new ArrayList<>();
         for (int b = 0; b < states.size(); b++) {
@@ -324,11 +325,8 @@ public final class JointRollout {
         int g = completions.get(0).size();
         double[] flat = new double[n * g];
         int[] rows = work.localRows(g);
-        for (int i = 0; i < n; i++) {
+        for (int i : rows.length == 0 ? List.<Integer>of() : held().indices()) {
             CausalLm agent = agents.get(i);
-            if (agent == null || rows.length == 0) {
-                continue;
-            }
             List<long[]> ys = new ArrayList<>();
             for (int r : rows) {
                 ys.add(completions.get(i).get(r).tokenIds());

@@ -224,18 +224,6 @@ public final class RankWork implements AutoCloseable {
     }
 
     /**
-     * {@code f} of each of {@code items}, every rank getting every item's value from its owner
-     * ({@link #fromOwners}; in the agents split {@code items} holds nulls for the others' agents).
-     */
-    public <T> long[] longsFromOwners(List<T> items, java.util.function.ToLongFunction<T> f) {
-        List<Long> mine = new ArrayList<>();
-        for (T item : items) {
-            mine.add(item == null ? null : f.applyAsLong(item));
-        }
-        return fromOwners(mine, Codecs.LONG).stream().mapToLong(Long::longValue).toArray();
-    }
-
-    /**
      * Element-wise sums over the ranks (exact where each element is non-zero on one rank only:
      * values filled in by their owner, zeros elsewhere).
      */

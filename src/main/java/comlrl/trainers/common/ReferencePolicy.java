@@ -9,7 +9,9 @@ import comlrl.tensor.Scope;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Frozen copies of the actors at the start of training, for reference-KL shaping (reference §2.6):
@@ -26,25 +28,23 @@ import java.util.List;
  * split = one process, to the bit).
  */
 public final class ReferencePolicy implements AutoCloseable {
-    private final List<DecoderLm> references = new ArrayList<>();
-    private final List<Boolean> owned = new ArrayList<>();
+    private final Map<Integer, DecoderLm> references = new HashMap<>(); // of the agents this process holds
+    private final List<DecoderLm> copies = new ArrayList<>(); // made here, closed here
 
     /**
-     * Frozen copies of {@code policies}, each on its device. A LoRA agent whose adapter is still
-     * fresh (B = 0) on its device needs no copy: its frozen base is the reference.
+     * Frozen copies of {@code policies}, agent i's on {@code devices.get(i)}. A LoRA agent whose
+     * adapter is still fresh (B = 0) on its device needs no copy: its frozen base is the reference.
      */
-    public ReferencePolicy(List<DecoderLm> policies, List<Device> devices) {
+    public ReferencePolicy(HeldAgents<DecoderLm> policies, List<Device> devices) {
         try {
-            for (int i = 0; i < policies.size(); i++) {
+            for (int i : policies.indices()) {
                 DecoderLm p = policies.get(i);
-                if (p == null) { // an agent another process holds (ddp_split: agents)
-                    references.add(null);
-                    owned.add(false);
-                    continue;
-                }
                 boolean free = p.adapter() != null && p.adapter().isIdentity() && p.device().equals(devices.get(i));
-                references.add(free ? p.base() : p.frozenCopy(devices.get(i)));
-                owned.add(!free);
+                DecoderLm ref = free ? p.base() : p.frozenCopy(devices.get(i));
+                references.put(i, ref);
+                if (!free) {
+                    copies.add(ref);
+                }
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -83,10 +83,6 @@ public final class ReferencePolicy implements AutoCloseable {
 
     @Override
     public void close() {
-        for (int i = 0; i < references.size(); i++) {
-            if (owned.get(i)) {
-                references.get(i).close();
-            }
-        }
+        copies.forEach(DecoderLm::close);
     }
 }

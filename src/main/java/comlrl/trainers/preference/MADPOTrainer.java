@@ -131,7 +131,7 @@ public final class MADPOTrainer implements Trainer {
                 described.add(a != null ? a : sources.get(i));
             }
             if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
-                refs = new ReferencePolicy(models(), devices);
+                refs = new ReferencePolicy(comlrl.trainers.common.HeldAgents.of(models(), work), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
             metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(),

@@ -71,7 +71,7 @@ final class PreferenceCollector {
     PreferenceCollector in(RankWork work) {
         this.work = work;
         this.rollout = rollout.in(work);
-        this.padIds = work.longsFromOwners(agents, CausalLm::padId);
+        this.padIds = comlrl.trainers.common.HeldAgents.of(agents, work).longsFromOwners(CausalLm::padId);
         return this;
     }
 

@@ -3,11 +3,10 @@ package comlrl.trainers.reinforce;
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
 import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.SeedStream;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -35,20 +34,21 @@ final class AgentBuffers {
     private final int batchSize;
     private final SeedStream seeds;
     private final AgentExecutor executor;
-    private final RankWork work;
+    private final HeldAgents<?> agents;
     private final MinibatchStep step;
     private final UpdateMetrics metrics;
 
-    AgentBuffers(int numAgents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor, RankWork work,
+    /** {@code agents}: the agents this process holds (it drains their buffers), of every agent's buffer. */
+    AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
             MinibatchStep step, UpdateMetrics metrics) {
-        for (int i = 0; i < numAgents; i++) {
+        this.agents = agents;
+        for (int i = 0; i < agents.size(); i++) {
             buffers.add(new ArrayList<>());
         }
         this.bufferSize = bufferSize;
         this.batchSize = batchSize;
         this.seeds = seeds;
         this.executor = executor;
-        this.work = work;
         this.step = step;
         this.metrics = metrics;
     }
@@ -105,22 +105,13 @@ final class AgentBuffers {
         for (Drain d : drains) {
             byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
         }
-        List<List<DrainResult>> results = executor.map(work.ownedAgents(), i -> {
+        List<List<DrainResult>> results = agents.mapIndexed(executor, (i, agent) -> {
             List<DrainResult> out = new ArrayList<>();
             for (Drain d : byAgent.getOrDefault(i, List.of())) {
                 out.add(drain(d));
             }
             return out;
-        });
-        if (work.distributed() && !work.splitsRows()) { // agents split: every process gets every agent's stats
-            List<DrainResult> mine = new ArrayList<>();
-            results.forEach(mine::addAll);
-            List<List<DrainResult>> byRank = work.gather(mine, Codecs.listOf(DRAIN_RESULT));
-            List<DrainResult> all = new ArrayList<>();
-            byRank.forEach(all::addAll);
-            all.sort(Comparator.comparingInt(DrainResult::agent)); // stable: each agent's drains in order
-            results = List.of(all);
-        }
+        }).fromOwners(Codecs.listOf(DRAIN_RESULT)); // the agents split: every agent's stats from its owner
         for (List<DrainResult> agentResults : results) {
             for (DrainResult r : agentResults) {
                 metrics.record(r.agent(), r.stats(), r.maxEnvStep());

@@ -16,6 +16,7 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
@@ -35,7 +36,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.BiConsumer;
 
 /**
@@ -50,13 +50,13 @@ final class MAGRPOParts implements AutoCloseable {
     final TrainerSettings settings;
     final int numAgents;
     final AgentSet actors;
-    /** {@code actors.models()}: in the agents split, null for the agents of other processes. */
-    final List<CausalLm> agents;
+    /** The agents this process holds (all but in the agents split). */
+    final HeldAgents<CausalLm> agents;
     /** Frozen references for reference-KL shaping, or null when it is off. */
     final ReferencePolicy references;
-    final List<AdamW> optimizers = new ArrayList<>();
+    final HeldAgents<AdamW> optimizers;
     /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
-    final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    final HeldAgents<GenerationSettings.Resolved> generation;
     final JointRewarder rewarder;
     final TaskSet trainDataset;
     final Dataset evalDataset;
@@ -124,40 +124,35 @@ final class MAGRPOParts implements AutoCloseable {
         List<Device> refDevices = !args.referenceKlEnabled() || args.referenceDevices() == null || work.device() != null
                 ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         this.actors = AgentSet.loadActors(sources, settings, devices, args.seed(), work);
-        this.agents = actors.models();
+        this.agents = actors.held(work);
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         ReferencePolicy refs = null;
+        HeldAgents<AdamW> opts = null;
         MetricsLogger metrics = null;
-        TrainerCheckpoint.ShapeGroup shapes = null;
         try {
             if (args.referenceKlEnabled()) {
-                refs = new ReferencePolicy(agents.stream().map(a -> a == null ? null : a.model()).toList(), refDevices);
+                refs = new ReferencePolicy(agents.map(CausalLm::model), refDevices);
             }
-            for (int i = 0; i < count; i++) {
-                generation.add(agents.get(i) == null ? null : resolveGeneration(i, agents.get(i)));
-            }
-            for (CausalLm a : agents) {
-                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-            }
+            this.generation = agents.mapIndexed(this::resolveGeneration);
+            opts = agents.open((i, a) -> work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             actors.requireOutside(b.outputDir(), "output_dir");
-            List<Object> described = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                described.add(agents.get(i) != null ? agents.get(i) : sources.get(i));
-            }
+            List<Object> described = new ArrayList<>(sources);
+            agents.indices().forEach(i -> described.set(i, agents.get(i)));
             metrics = b.metricsLogger(args.loggingSteps(), algorithmName, TrainerBuilder.trackedConfig(args.toMap(),
                     described), work.isMain());
-            shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
-                    agents.stream().map(a -> a == null ? null : a.model()).toList(), work);
         } catch (RuntimeException | Error e) {
-            closeModels(refs);
+            closeModels(refs, opts);
             throw e;
         }
         this.references = refs;
+        this.optimizers = opts;
         this.logger = metrics;
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder,
+        TrainerCheckpoint.ShapeGroup shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
+                agents.map(CausalLm::model));
+        this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarders.evaluation(), transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(),
                 args.evalBatchSize(), args.externalPromptPassthrough()).in(work);
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
+        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(shapes), checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset,
@@ -179,10 +174,7 @@ final class MAGRPOParts implements AutoCloseable {
      */
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                continue;
-            }
+        for (int i : agents.indices()) {
             parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
             parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
         }
@@ -192,12 +184,14 @@ final class MAGRPOParts implements AutoCloseable {
     /** Frees the models, optimizers and references loaded here (not the logger: the trainer closes it first). */
     @Override
     public void close() {
-        closeModels(references);
+        closeModels(references, optimizers);
     }
 
-    private void closeModels(ReferencePolicy refs) {
+    private void closeModels(ReferencePolicy refs, HeldAgents<AdamW> opts) {
         executor.close();
-        optimizers.stream().filter(Objects::nonNull).forEach(AdamW::close);
+        if (opts != null) {
+            opts.values().forEach(AdamW::close);
+        }
         if (refs != null) {
             refs.close();
         }

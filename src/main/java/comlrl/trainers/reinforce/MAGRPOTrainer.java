@@ -10,6 +10,7 @@ import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
@@ -19,7 +20,6 @@ import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -41,8 +41,7 @@ public class MAGRPOTrainer implements Trainer {
     private final String algorithmName;
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
     private final MAGRPOParts run;
-    private final List<CausalLm> agents; // run.agents: in the agents split, null for the agents of other processes
-    private final int numAgents;
+    private final HeldAgents<CausalLm> agents; // run.agents
     private final RankWork work;
     private final MetricsLogger logger;
 
@@ -58,13 +57,12 @@ public class MAGRPOTrainer implements Trainer {
         this.args = run.args;
         this.algorithmName = algorithmName;
         this.agents = run.agents;
-        this.numAgents = run.numAgents;
         this.work = run.work;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
                 work.isMain());
-        this.buffers = new AgentBuffers(numAgents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.executor, work, this::step, updateMetrics);
+        this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
+                run.executor, this::step, updateMetrics);
         this.progress = new EpochProgress(new EpochProgress.Loop(run.trainDataset, run.evalDataset != null,
                 args.evalInterval(), run.console, logger, run.verbose && work.isMain()), run.checkpoint, run.actors,
                 this::evaluate, this::trainItem, this::flushAll);
@@ -102,11 +100,11 @@ public class MAGRPOTrainer implements Trainer {
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
     public List<CausalLm> agents() {
-        return Collections.unmodifiableList(agents);
+        return agents.asList();
     }
 
     public int numAgents() {
-        return numAgents;
+        return agents.size();
     }
 
     @Override
@@ -134,7 +132,7 @@ public class MAGRPOTrainer implements Trainer {
      */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(run.generation);
+        return run.generation.asList();
     }
 
     /**
@@ -203,10 +201,8 @@ public class MAGRPOTrainer implements Trainer {
         run.actors.requireOutside(dir, "the save directory");
         // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
         boolean writes = work.isMain() || !work.splitsRows();
-        for (int i = 0; i < numAgents; i++) {
-            if (writes && agents.get(i) != null) {
-                agents.get(i).save(dir.resolve("agent_" + i));
-            }
+        for (int i : writes ? agents.indices() : List.<Integer>of()) {
+            agents.get(i).save(dir.resolve("agent_" + i));
         }
         work.barrier(); // every agent is saved when any process returns
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
@@ -263,7 +259,7 @@ public class MAGRPOTrainer implements Trainer {
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
             for (int j = 0; j < node.rewards().length; j++) {
-                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, numAgents))));
+                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
             }
         }
         return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
@@ -285,9 +281,9 @@ public class MAGRPOTrainer implements Trainer {
     }
 
     private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
-        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), numAgents);
+        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
         JointRollout.Turn turn = n.turn();
-        for (int i = 0; i < numAgents; i++) {
+        for (int i = 0; i < agents.size(); i++) {
             List<long[]> ys = turn.completions().get(i).stream().map(Completion::tokenIds).toList();
             out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
                     turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),

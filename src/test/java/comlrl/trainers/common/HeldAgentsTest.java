@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import comlrl.distributed.Codecs;
 import comlrl.distributed.TwoRanks;
 import comlrl.utils.DdpSplit;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Future;
@@ -37,9 +38,39 @@ class HeldAgentsTest {
             assertThatThrownBy(() -> held.get(ctx.rank() == 0 ? 1 : 0)).hasMessageStartingWith(other);
             assertThatThrownBy(() -> HeldAgents.of(List.of("a", "bb", "ccc"), work))
                     .hasMessageContaining(" has a value on rank " + ctx.rank());
-            return List.of(held.indices(), held.map(String::length).fromOwners(Codecs.INT));
+            return List.of(held.indices(), held.map(String::length).fromOwners(Codecs.INT), held.values(),
+                    held.mapIndexed((i, s) -> 10 * i + s.length()).fromOwners(Codecs.INT),
+                    Arrays.stream(held.longsFromOwners(s -> 100L * s.length())).boxed().toList());
         });
-        assertThat(ranks.get(0).get()).containsExactly(List.of(0, 2), List.of(1, 2, 3));
-        assertThat(ranks.get(1).get()).containsExactly(List.of(1), List.of(1, 2, 3));
+        assertThat(ranks.get(0).get()).containsExactly(List.of(0, 2), List.of(1, 2, 3), List.of("a", "ccc"),
+                List.of(1, 12, 23), List.of(100L, 200L, 300L));
+        assertThat(ranks.get(1).get()).containsExactly(List.of(1), List.of(1, 2, 3), List.of("bb"), List.of(1, 12, 23),
+                List.of(100L, 200L, 300L));
+    }
+
+    /** mapIndexed passes each agent's index (sequentially and on an executor); values, asList and size follow the agents. */
+    @Test
+    void mapIndexedGivesEachAgentItsIndex() {
+        RankWork one = RankWork.single(3);
+        HeldAgents<String> held = HeldAgents.of(List.of("a", "bb", "ccc"), one);
+        assertThat(held.mapIndexed((i, s) -> s + i).values()).containsExactly("a0", "bb1", "ccc2");
+        try (AgentExecutor executor = AgentExecutor.create(3, true)) {
+            assertThat(held.mapIndexed(executor, (i, s) -> i * 10 + s.length()).asList()).containsExactly(1, 12, 23);
+        }
+        assertThat(held.size()).isEqualTo(3);
+    }
+
+    /** open closes what it opened before a failure, and only that. */
+    @Test
+    void openClosesWhatItOpenedWhenAnAgentFails() {
+        HeldAgents<String> held = HeldAgents.of(List.of("a", "bb", "ccc"), RankWork.single(3));
+        List<String> closed = new ArrayList<>();
+        assertThatThrownBy(() -> held.open((i, s) -> {
+            if (i == 2) {
+                throw new IllegalStateException("no memory for agent 2");
+            }
+            return (AutoCloseable) () -> closed.add(s);
+        })).hasMessage("no memory for agent 2");
+        assertThat(closed).containsExactly("a", "bb");
     }
 }

@@ -7,6 +7,7 @@ import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.Generator;
+import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
 import comlrl.rl.JointMode;
 import comlrl.tensor.Device;
@@ -179,8 +180,9 @@ class JointRolloutTest {
         for (int i = 0; i < 2; i++) {
             warm.add(AgentGeneration.resolve(i, agents.get(i), Map.of(), 0.5, 0.9, 0, 5, 2));
         }
-        try (ReferencePolicy crossed = new ReferencePolicy(List.of(agents.get(1).model(), agents.get(0).model()),
-                List.of(Device.CPU, Device.CPU))) {
+        HeldAgents<DecoderLm> swapped = HeldAgents.of(List.of(agents.get(1).model(), agents.get(0).model()),
+                RankWork.single(2));
+        try (ReferencePolicy crossed = new ReferencePolicy(swapped, List.of(Device.CPU, Device.CPU))) {
             JointRollout engine = JointRollout.of(agents, warm, FORMATTERS, PromptEncoder.plain(), executor)
                     .withReferences(crossed);
             JointRollout.Turn turn = engine.sample(engine.start(TaskItem.of(Map.of("prompt", "Say hello.")), "item 0"),

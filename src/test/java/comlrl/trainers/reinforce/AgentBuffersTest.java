@@ -3,6 +3,7 @@ package comlrl.trainers.reinforce;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
 import java.io.ByteArrayOutputStream;
@@ -27,7 +28,7 @@ class AgentBuffersTest {
         List<String> minibatches = new ArrayList<>();
         SeedStream seeds = new SeedStream(RUN_SEED);
         try (AgentExecutor executor = AgentExecutor.create(1, false)) {
-            AgentBuffers buffers = new AgentBuffers(1, 6, 2, seeds, executor, RankWork.single(1),
+            AgentBuffers buffers = new AgentBuffers(HeldAgents.of(List.of("agent 0"), RankWork.single(1)), 6, 2, seeds, executor,
                     (agent, minibatch, stats) -> minibatches.add(agent + ":" + minibatch.stream()
                             .map(NodeSample::item).toList()),
                     new UpdateMetrics(0.0, false, new PrintStream(new ByteArrayOutputStream()), true));
