@@ -22,10 +22,11 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends Sta
     final PrintStream console;
 
     /**
-     * Checks {@code args} and the training set and sets up the rounds (their checks run before any
+     * Checks {@code b}'s {@code args} and the training set and sets up the rounds (their checks run before any
      * model loads); the subclass then builds its stage, closing {@link #rounds} if that fails.
      */
-    IterativeTrainer(C args, String configName, PreferenceBuilder<?> b) {
+    IterativeTrainer(PreferenceBuilder<C, ?> b, String configName) {
+        C args = b.args;
         if (args == null) {
             throw new IllegalArgumentException("args (a " + configName + ") must be provided");
         }

@@ -153,12 +153,8 @@ public final class MARLHFTrainer extends StagedTrainer {
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
             this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
             this.rewardModel = loadRewardModel(args.seed());
-            List<GenerationSettings.Resolved> generation = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                generation.add(policies.get(i) == null ? null : AgentGeneration.resolve(i, policies.get(i),
-                        args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
-                        args.preferenceNumCandidates()));
-            }
+            List<GenerationSettings.Resolved> generation = AgentGeneration.resolveAll(policies, args,
+                    args.preferenceNumCandidates());
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
                     && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
             JointRewarder taskRewarder = new JointRewarder(taskReward, processor, numAgents,
@@ -404,20 +400,9 @@ public final class MARLHFTrainer extends StagedTrainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends PreferenceBuilder.Rlhf<Builder> {
-        MARLHFConfig args;
+    public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFConfig, Builder> {
 
         private Builder() {
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        public Builder args(MARLHFConfig args) {
-            this.args = args;
-            return this;
         }
 
         /**
@@ -426,7 +411,7 @@ public final class MARLHFTrainer extends StagedTrainer {
          * sample per role.
          */
         public MARLHFTrainer build() {
-            return build(args, (centralization, actor) -> {
+            return build((centralization, actor) -> {
                 ActorCriticTrainerBase.MetricsCallback callback = actor.get(ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
                 return callback == null ? actor : actor.with(ActorCriticTrainerBase.Builder.METRICS_CALLBACK,
                         MARLHFBackend.perRole(callback, centralization));
