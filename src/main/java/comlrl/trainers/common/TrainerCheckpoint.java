@@ -305,11 +305,7 @@ public final class TrainerCheckpoint {
         return shape;
     }
 
-    /**
-     * Per agent i that this process holds (not null): its weights ({@code agent_i/}, {@link #weights})
-     * and AdamW state ({@code optimizer_i.safetensors}); in the agents split each owner writes and
-     * restores its own.
-     */
+    /** {@link #agentParts(int, CausalLm, AdamW)} of each agent this process holds (the agents split: not null). */
     public static Map<String, Part> agentParts(List<CausalLm> agents, List<AdamW> optimizers) {
         Map<String, Part> parts = new LinkedHashMap<>();
         for (int i = 0; i < agents.size(); i++) {
