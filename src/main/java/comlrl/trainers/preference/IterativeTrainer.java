@@ -26,11 +26,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends Sta
      * model loads); the subclass then builds its stage, closing {@link #rounds} if that fails.
      */
     IterativeTrainer(PreferenceBuilder<C, ?> b, String configName) {
-        C args = b.args;
-        if (args == null) {
-            throw new IllegalArgumentException("args (a " + configName + ") must be provided");
-        }
-        this.args = args;
+        this.args = b.requireArgs(configName);
         this.settings = b.settings();
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");

@@ -88,11 +88,8 @@ public final class MADPOTrainer implements Trainer {
     private int epochsDone;
 
     private MADPOTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MADPOConfig) must be provided");
-        }
+        this.args = b.requireArgs("MADPOConfig");
         b.requireRewardAndTrainData();
-        this.args = b.args;
         this.settings = b.settings();
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)

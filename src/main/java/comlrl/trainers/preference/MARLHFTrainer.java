@@ -101,9 +101,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final RankWork work;
 
     private MARLHFTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MARLHFConfig) must be provided");
-        }
+        this.args = b.requireArgs("MARLHFConfig");
         if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
                     + "labels the preference pairs and scores evaluation");
@@ -111,12 +109,10 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        this.args = b.args;
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
         this.settings = b.settings();
-        this.numAgents = centralized ? 1 : b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size()
-                : args.numAgents();
+        this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
         this.rewardSource = rewardModelSource(args, b.agentSource(), b.agents());
         this.dtype = b.dtype();
         this.outerExtension = b.checkpointExtension();

@@ -40,6 +40,14 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
         return set(Centralization.ADAPTER, Objects.requireNonNull(adapter, "centralized adapter"));
     }
 
+    /** The trainer's {@code args}; fails naming {@code configName} when none was given. */
+    C requireArgs(String configName) {
+        if (args == null) {
+            throw new IllegalArgumentException("args (a " + configName + ") must be provided");
+        }
+        return args;
+    }
+
     /** {@code agent_model} when it is a model id or directory, else null. */
     String agentSource() {
         return agentModel() instanceof String source ? source : null;
