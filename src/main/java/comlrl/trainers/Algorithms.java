@@ -189,7 +189,7 @@ public final class Algorithms {
     }
 
     /** The preference builders' agent count and agent model, after the common settings. */
-    private static <B extends PreferenceBuilder<B>> B preference(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
+    private static <B extends PreferenceBuilder<?, B>> B preference(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
         common.accept(builder);
         builder.numAgents(parts.numAgents());
         if (parts.agentModel() != null) {
@@ -199,7 +199,7 @@ public final class Algorithms {
     }
 
     /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
-    private static <B extends PreferenceBuilder.Rlhf<B>> B rlhf(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
+    private static <B extends PreferenceBuilder.Rlhf<?, B>> B rlhf(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
         preference(builder, parts, common);
         if (parts.criticModel() != null) {
             builder.criticModel(parts.criticModel());

@@ -149,9 +149,10 @@ public abstract class FieldTableConfig implements TrainerConfig {
         return Collections.unmodifiableList(keys);
     }
 
-    /** Copies this config's values, unresolved (an unset train_batch_size stays unset), into {@code b}. */
-    protected final void copyInto(Builder<?, ?> b) {
+    /** Copies this config's values, unresolved (an unset train_batch_size stays unset), into {@code b}; returns {@code b}. */
+    protected final <B extends Builder<?, ?>> B copyInto(B b) {
         b.values.putAll(values);
+        return b;
     }
 
     @Override
@@ -200,7 +201,11 @@ public abstract class FieldTableConfig implements TrainerConfig {
             }
         }
 
-        protected abstract B self();
+        /** This builder as its concrete type {@code B} (what {@code B extends Builder<C, B>} promises). */
+        @SuppressWarnings("unchecked")
+        protected B self() {
+            return (B) this;
+        }
 
         /** Validates and builds; fails with a message naming the field and how to fix it. */
         public abstract C build();

@@ -2,6 +2,7 @@ package comlrl.generation.api;
 
 import static comlrl.generation.api.ApiSettingsReader.checkUrl;
 import static comlrl.generation.api.ApiSettingsReader.headerProblem;
+import static comlrl.utils.ConfigMaps.isNullLike;
 
 import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * The settings of an {@link ApiComparator}: the {@code comparator_api_*} keys of an iterative
@@ -51,42 +53,60 @@ public final class ApiComparatorSettings {
     public static final long DEFAULT_MAX_RESPONSE_BYTES = 8L << 20;
 
     static final String HIDDEN = comlrl.net.Secrets.HIDDEN;
+    /** Names the settings in the type errors of {@link #fromMap} and the builder. */
+    static final String OWNER = "comparator";
     /** The rule of a key whose every (cleaned) value is valid. */
     private static final ConfigField.Rule<Object> ANY = v -> null;
 
     /**
-     * Every key, declared once, in the reference's order, then ours: its default, how
-     * {@link #fromMap} reads a config value ({@link ApiSettingsReader}), the rule checked once the
-     * value is cleaned (the URL's and the model's, which need the environment or the format, are
-     * checked by the constructor), and how {@link #toMap()} writes it. Each key's meaning is on its
-     * getter.
+     * Every key, declared once, in the reference's order, then ours: its default, how a config value
+     * is read and cleaned (a null-like value means the default, but no prefix for
+     * {@code comparator_api_key_prefix}; see {@link ApiSettingsReader}), the rule checked on the
+     * cleaned value (the URL's and the model's, which need the environment or the format, are checked
+     * by the constructor), how it is written out, and its type and allowed values for
+     * {@code docs/CONFIG.md}. The iterative preference configs hold these very fields; each key's
+     * meaning is on its getter.
      */
-    static final List<ConfigField<?>> FIELDS = List.of(
-            field(URL, null, ConfigMaps::toStr, ANY),
-            field(FORMAT, ApiFormat.GENERIC, (owner, k, raw) -> ApiFormat.parse(ConfigMaps.toStr(owner, k, raw)), ANY,
-                    ApiFormat::configName),
-            field(MODEL, null, ConfigMaps::toStr, ANY),
+    public static final List<ConfigField<?>> FIELDS = List.of(
+            field(URL, null, (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(), ANY, v -> v, "string or null",
+                    "an http(s) URL (plain http only to a loopback host); required with comparator_policy api"),
+            field(FORMAT, ApiFormat.GENERIC, (o, k, raw) -> raw instanceof ApiFormat f ? f
+                    : ApiFormat.parse(ConfigMaps.toStr(o, k, raw)), ANY, ApiFormat::configName, "string",
+                    String.join(", ", Stream.of(ApiFormat.values()).map(f -> "\"" + f.configName() + "\"").toList())),
+            field(MODEL, null, (o, k, raw) -> blankToNull(ConfigMaps.toStr(o, k, raw)), ANY, v -> v, "string or null",
+                    "a model the API serves; required by every format but generic"),
             field(MAX_N_PER_REQUEST, null, ConfigMaps::toNullableInt,
-                    v -> v == null || v >= 1 ? null : MAX_N_PER_REQUEST + " must be >= 1 or null (got " + v + ")"),
+                    v -> v == null || v >= 1 ? null : MAX_N_PER_REQUEST + " must be >= 1 or null (got " + v + ")",
+                    v -> v, "int or null", ">= 1 (or null for no cap)"),
             field(TIMEOUT, 120.0, ConfigMaps::toDouble, v -> Double.isFinite(v) && v > 0 ? null
-                    : TIMEOUT + " must be a number of seconds > 0 (got " + v + ")"),
+                    : TIMEOUT + " must be a number of seconds > 0 (got " + v + ")", v -> v, "float",
+                    "a number of seconds > 0"),
             field(HEADERS, Map.<String, String>of(), ApiSettingsReader::headers, ApiSettingsReader::headersProblem,
-                    v -> v.isEmpty() ? null : ApiSettingsReader.hidden(v)),
-            field(KEY, null, ApiSettingsReader::key, ANY, v -> HIDDEN),
-            field(KEY_ENV, null, ConfigMaps::toStr, ANY),
-            field(KEY_HEADER, "Authorization", ConfigMaps::toStr, v -> v.isEmpty() ? KEY_HEADER
-                    + " must be a header name, e.g. Authorization or X-Api-Key" : headerProblem(KEY_HEADER, v, "value")),
-            field(KEY_PREFIX, "Bearer", ConfigMaps::toStr, ANY),
-            field(RESPONSE_FIELD, "completions", ConfigMaps::toStr,
+                    ApiSettingsReader::hidden, "mapping", "a mapping of header names to values; written out as \"***\""),
+            field(KEY, null, (o, k, raw) -> blankToNull(ApiSettingsReader.key(o, k, raw)), ANY, v -> HIDDEN,
+                    "string or null", "the API key; written out as \"***\""),
+            field(KEY_ENV, null, (o, k, raw) -> blankToNull(ConfigMaps.toStr(o, k, raw)), ANY, v -> v, "string or null",
+                    "the environment variable holding the key"),
+            field(KEY_HEADER, "Authorization", (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(), v -> v.isEmpty()
+                    ? KEY_HEADER + " must be a header name, e.g. Authorization or X-Api-Key"
+                    : headerProblem(KEY_HEADER, v, "value"), v -> v, "string", "a header name"),
+            new ConfigField<>(KEY_PREFIX, "Bearer", (o, k, raw) -> isNullLike(raw) ? ""
+                    : ConfigMaps.toStr(o, k, raw).strip(), v -> null, v -> v, null)
+                    .described("string", "any text; null = none"),
+            field(RESPONSE_FIELD, "completions", (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(),
                     v -> !v.isEmpty() && !List.of(v.split("\\.", -1)).contains("") ? null : RESPONSE_FIELD
-                            + " must be a field name or a dotted path such as data.outputs (got \"" + v + "\")"),
-            field(EXTRA_BODY, Map.<String, Object>of(), ApiSettingsReader::extraBody, ANY, v -> v.isEmpty() ? null : v),
-            field(RETRIES, 3, ConfigMaps::toInt, v -> v >= 0 ? null : RETRIES + " must be >= 0 (got " + v + ")"),
+                            + " must be a field name or a dotted path such as data.outputs (got \"" + v + "\")",
+                    v -> v, "string", "a field name or a dotted path such as data.outputs"),
+            field(EXTRA_BODY, Map.<String, Object>of(), ApiSettingsReader::extraBody, ANY, v -> v, "mapping",
+                    "a mapping of extra request fields (a null value removes one of ours)"),
+            field(RETRIES, 3, ConfigMaps::toInt, v -> v >= 0 ? null : RETRIES + " must be >= 0 (got " + v + ")",
+                    v -> v, "int", ">= 0"),
             field(BACKOFF, 1.0, ConfigMaps::toDouble, v -> Double.isFinite(v) && v >= 0 ? null
-                    : BACKOFF + " must be a number of seconds >= 0 (got " + v + ")"),
+                    : BACKOFF + " must be a number of seconds >= 0 (got " + v + ")", v -> v, "float",
+                    "a number of seconds >= 0 (the first retry's wait; doubled each time)"),
             field(MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, ConfigMaps::toLong, v -> v >= 1 ? null
                     : MAX_RESPONSE_BYTES + " must be a number of bytes >= 1 (got " + v + "); the default is "
-                    + DEFAULT_MAX_RESPONSE_BYTES));
+                    + DEFAULT_MAX_RESPONSE_BYTES, v -> v, "int", "a number of bytes >= 1"));
 
     /** Every key {@link #fromMap(Map)} reads: the reference's, in its order, then ours. */
     public static final List<String> KEYS = FIELDS.stream().map(f -> f.key).toList();
@@ -98,7 +118,7 @@ public final class ApiComparatorSettings {
 
     private ApiComparatorSettings(Builder b) {
         environment = b.environment != null ? b.environment : System.getenv();
-        Map<String, Object> v = ApiSettingsReader.clean(b.values);
+        Map<String, Object> v = new LinkedHashMap<>(b.values);
         uri = checkUrl((String) v.get(URL), environment);
         ApiFormat format = Objects.requireNonNull((ApiFormat) v.get(FORMAT), FORMAT);
         if (format.requiresModel() && v.get(MODEL) == null) {
@@ -248,15 +268,16 @@ public final class ApiComparatorSettings {
     @Override
     public String toString() { return "ApiComparatorSettings" + toMap(); }
 
-    /** A key written to {@link #toMap()} as it is. */
+    /** A key whose null-like value means {@code defaultValue}; other values are read (and cleaned) by {@code reader}. */
     private static <T> ConfigField<T> field(String key, T defaultValue, ConfigField.Reader<T> reader,
-                                            ConfigField.Rule<? super T> rule) {
-        return field(key, defaultValue, reader, rule, v -> v);
+                                            ConfigField.Rule<? super T> rule, Function<T, Object> writer,
+                                            String type, String allowed) {
+        return new ConfigField<>(key, defaultValue, (o, k, raw) -> isNullLike(raw) ? defaultValue : reader.read(o, k, raw),
+                rule::problem, writer, null).described(type, allowed);
     }
 
-    private static <T> ConfigField<T> field(String key, T defaultValue, ConfigField.Reader<T> reader,
-                                            ConfigField.Rule<? super T> rule, Function<T, Object> writer) {
-        return new ConfigField<>(key, defaultValue, reader, rule::problem, writer, null);
+    private static String blankToNull(String text) {
+        return text.isBlank() ? null : text.strip();
     }
 
     @SuppressWarnings("unchecked")
@@ -272,11 +293,13 @@ public final class ApiComparatorSettings {
 
         private Builder(String url) {
             FIELDS.forEach(field -> values.put(field.key, field.defaultValue));
-            values.put(URL, url);
+            set(URL, url);
         }
 
+        /** Sets {@code key} to {@code value} read and cleaned by its field (null: the default). */
         Builder set(String key, Object value) {
-            values.put(key, value);
+            ConfigField<?> field = FIELDS.stream().filter(f -> f.key.equals(key)).findFirst().orElseThrow();
+            values.put(key, field.read(OWNER, value));
             return this;
         }
 

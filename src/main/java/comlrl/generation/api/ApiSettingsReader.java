@@ -1,22 +1,14 @@
 package comlrl.generation.api;
 
 import static comlrl.generation.api.ApiComparatorSettings.EXTRA_BODY;
-import static comlrl.generation.api.ApiComparatorSettings.FIELDS;
 import static comlrl.generation.api.ApiComparatorSettings.HEADERS;
 import static comlrl.generation.api.ApiComparatorSettings.HIDDEN;
-import static comlrl.generation.api.ApiComparatorSettings.KEY;
 import static comlrl.generation.api.ApiComparatorSettings.KEYS;
-import static comlrl.generation.api.ApiComparatorSettings.KEY_ENV;
-import static comlrl.generation.api.ApiComparatorSettings.KEY_HEADER;
-import static comlrl.generation.api.ApiComparatorSettings.KEY_PREFIX;
-import static comlrl.generation.api.ApiComparatorSettings.MODEL;
-import static comlrl.generation.api.ApiComparatorSettings.RESPONSE_FIELD;
+import static comlrl.generation.api.ApiComparatorSettings.OWNER;
 import static comlrl.generation.api.ApiComparatorSettings.URL;
-import static comlrl.utils.ConfigMaps.isNullLike;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.model.io.HubCache;
-import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -33,15 +25,14 @@ import java.util.Objects;
  * than a number or a string: the URL, the headers, the key and the extra body.
  */
 final class ApiSettingsReader {
-    private static final String OWNER = "comparator";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ApiSettingsReader() {
     }
 
     /**
-     * {@code b} with every key of {@code config} that is set (not null-like) read by its field;
-     * {@code comparator_api_key_prefix} set to null-like means no prefix. See
+     * {@code b} with every key of {@code config} that it holds read by its field (a null-like value
+     * meaning the default; no prefix for {@code comparator_api_key_prefix}). See
      * {@link ApiComparatorSettings#fromMap}.
      */
     static ApiComparatorSettings read(Map<String, ?> config, ApiComparatorSettings.Builder b) {
@@ -52,12 +43,9 @@ final class ApiSettingsReader {
                         + ConfigMaps.closest(key, KEYS) + "'? Valid keys: " + String.join(", ", KEYS));
             }
         }
-        for (ConfigField<?> field : FIELDS) {
-            Object raw = config.get(field.key);
-            if (!isNullLike(raw)) {
-                b.set(field.key, field.read(OWNER, raw));
-            } else if (field.key.equals(KEY_PREFIX) && config.containsKey(KEY_PREFIX)) {
-                b.set(KEY_PREFIX, "");
+        for (String key : KEYS) {
+            if (config.containsKey(key)) {
+                b.set(key, config.get(key));
             }
         }
         return b.build();
@@ -66,14 +54,14 @@ final class ApiSettingsReader {
     /** {@code comparator_api_headers}: a mapping of header names to strings (numbers and booleans as text). */
     static Map<String, String> headers(String owner, String key, Object raw) {
         Map<String, String> headers = new LinkedHashMap<>();
-        mapping(raw, key, "{X-Org: my-org}").forEach((name, value) -> {
+        mapping(owner, raw, key, "{X-Org: my-org}").forEach((name, value) -> {
             if (!(value instanceof String || value instanceof Number || value instanceof Boolean)) {
                 throw new IllegalArgumentException(owner + " key '" + key + "' must map header names to "
                         + "strings; header '" + name + "' has a " + typeName(value));
             }
             headers.put(name, String.valueOf(value));
         });
-        return headers;
+        return Collections.unmodifiableMap(headers);
     }
 
     /** {@code comparator_api_key}: a string; what else was given is named by its type only (it may be a mistyped key). */
@@ -85,16 +73,17 @@ final class ApiSettingsReader {
         return text;
     }
 
+    /** {@code comparator_api_extra_body}: a mapping of JSON values, deep-copied (see {@link #jsonCopy}). */
     static Map<String, Object> extraBody(String owner, String key, Object raw) {
-        return mapping(raw, key, "{reasoning_effort: low}");
+        return jsonCopy(mapping(owner, raw, key, "{reasoning_effort: low}"));
     }
 
-    private static Map<String, Object> mapping(Object value, String key, String example) {
+    private static Map<String, Object> mapping(String owner, Object value, String key, String example) {
         if (!(value instanceof Map<?, ?> map)) {
-            throw new IllegalArgumentException(OWNER + " key '" + key + "' must be a mapping such as " + example
+            throw new IllegalArgumentException(owner + " key '" + key + "' must be a mapping such as " + example
                     + ", got a " + typeName(value));
         }
-        return ConfigMaps.stringKeys(OWNER + " key '" + key + "'", map);
+        return ConfigMaps.stringKeys(owner + " key '" + key + "'", map);
     }
 
     private static String typeName(Object value) {
@@ -109,29 +98,6 @@ final class ApiSettingsReader {
     }
 
     // ------------------------------------------------------------------ checks
-
-    /**
-     * {@code values} cleaned: blanks around strings cut, a blank model, key or key variable null,
-     * a null key header, prefix or response field empty (then refused or meaning no prefix), null
-     * headers or extra body empty; the extra body deep-copied (see {@link #jsonCopy}).
-     */
-    static Map<String, Object> clean(Map<String, Object> values) {
-        Map<String, Object> v = new LinkedHashMap<>(values);
-        v.computeIfPresent(URL, (k, url) -> ((String) url).trim());
-        v.put(MODEL, blankToNull((String) v.get(MODEL)));
-        v.compute(HEADERS, (k, h) -> h == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>((Map<?, ?>) h)));
-        v.put(KEY, v.get(KEY) == null || ((String) v.get(KEY)).isBlank() ? null : ((String) v.get(KEY)).strip());
-        v.put(KEY_ENV, blankToNull((String) v.get(KEY_ENV)));
-        v.compute(KEY_HEADER, (k, h) -> h == null ? "" : ((String) h).trim());
-        v.compute(KEY_PREFIX, (k, p) -> p == null ? "" : ((String) p).strip());
-        v.compute(RESPONSE_FIELD, (k, f) -> f == null ? "" : ((String) f).trim());
-        v.compute(EXTRA_BODY, (k, body) -> body == null ? Map.of() : jsonCopy(ApiComparatorSettings.castMap(body)));
-        return v;
-    }
-
-    private static String blankToNull(String text) {
-        return text == null || text.isBlank() ? null : text.trim();
-    }
 
     static URI checkUrl(String url, Map<String, String> environment) {
         if (url == null || url.isEmpty()) {

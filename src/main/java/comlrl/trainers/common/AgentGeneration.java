@@ -2,7 +2,10 @@ package comlrl.trainers.common;
 
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.utils.TrainerConfig;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -38,5 +41,25 @@ public final class AgentGeneration {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("agent " + agent + " (" + lm.source() + "): " + e.getMessage(), e);
         }
+    }
+
+    /** {@link #resolve} with {@code args}' sampling fields (see {@link #resolveAll}). */
+    public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args, int numReturnSequences) {
+        return resolve(agent, lm, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
+                args.maxNewTokens(), numReturnSequences);
+    }
+
+    /**
+     * {@link #resolve} of each of {@code agents} with {@code args}' sampling fields
+     * ({@code generation_kwargs}, {@code temperature}, {@code top_p}, {@code top_k},
+     * {@code max_new_tokens}); null for a null agent (another process's, in the agents split).
+     */
+    public static List<GenerationSettings.Resolved> resolveAll(List<? extends CausalLm> agents, TrainerConfig args,
+            int numReturnSequences) {
+        List<GenerationSettings.Resolved> settings = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            settings.add(agents.get(i) == null ? null : resolve(i, agents.get(i), args, numReturnSequences));
+        }
+        return settings;
     }
 }

@@ -27,7 +27,11 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     /** Every setting given so far: the one object a trainer receives whole ({@link #settings()}). */
     private TrainerSettings settings = TrainerSettings.defaults();
 
-    protected abstract B self();
+    /** This builder as its concrete type {@code B} (what {@code B extends TrainerBuilder<B>} promises). */
+    @SuppressWarnings("unchecked")
+    protected B self() {
+        return (B) this;
+    }
 
     /**
      * The processes of a {@code parallel_training: ddp} run (one context per process, connected by the

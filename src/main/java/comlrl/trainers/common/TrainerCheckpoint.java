@@ -305,6 +305,25 @@ public final class TrainerCheckpoint {
         return shape;
     }
 
+    /** {@link #agentParts(int, CausalLm, AdamW)} of each agent this process holds (the agents split: not null). */
+    public static Map<String, Part> agentParts(List<CausalLm> agents, List<AdamW> optimizers) {
+        Map<String, Part> parts = new LinkedHashMap<>();
+        for (int i = 0; i < agents.size(); i++) {
+            if (agents.get(i) != null) {
+                parts.putAll(agentParts(i, agents.get(i), optimizers.get(i)));
+            }
+        }
+        return parts;
+    }
+
+    /** Agent {@code i}'s weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}). */
+    public static Map<String, Part> agentParts(int i, CausalLm agent, AdamW optimizer) {
+        Map<String, Part> parts = new LinkedHashMap<>();
+        parts.put("agent_" + i, weights("agent_" + i, "agent " + i, agent));
+        parts.put("optimizer_" + i, optimizer("optimizer_" + i + ".safetensors", optimizer));
+        return parts;
+    }
+
     /**
      * The weights of {@code lm} in {@code checkpoint/dirName/}: a model directory of safetensors shards,
      * or for a LoRA agent its adapter ({@link #adapter}).

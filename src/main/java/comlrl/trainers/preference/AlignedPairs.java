@@ -49,13 +49,7 @@ public final class AlignedPairs {
      */
     public static List<Pair> select(double[] current, double[] comparator, PairSelection selection, Integer limit,
             long seed) {
-        if (limit != null && !selection.takesLimit()) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
-                    + "got " + limit);
-        }
-        if (limit != null && limit < 1) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
-        }
+        selection.requireLimit(limit);
         requireFinite("current", current);
         requireFinite("comparator", comparator);
         List<Pair> pairs = new ArrayList<>();

@@ -266,11 +266,7 @@ final class IterationComparators implements AutoCloseable {
      */
     private ComparatorSource frozen(List<CausalLm> models, boolean owned, boolean agentsTokens) {
         int n = args.comparatorNumCandidates();
-        List<GenerationSettings.Resolved> settings = new ArrayList<>();
-        for (int i = 0; i < models.size(); i++) {
-            settings.add(models.get(i) == null ? null : AgentGeneration.resolve(i, models.get(i), args.generationKwargs(),
-                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n));
-        }
+        List<GenerationSettings.Resolved> settings = AgentGeneration.resolveAll(models, args, n);
         return new ComparatorSource() {
             @Override
             public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int count,
@@ -293,8 +289,7 @@ final class IterationComparators implements AutoCloseable {
             @Override
             public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
                 CausalLm model = models.get(agent);
-                GenerationSettings.Resolved joint = AgentGeneration.resolve(agent, model, args.generationKwargs(),
-                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), n);
+                GenerationSettings.Resolved joint = AgentGeneration.resolve(agent, model, args, n);
                 return model.generator().generate(List.of(model.encode(prompt)), joint.sampling(), seed).get(0).stream()
                         .map(Completion::text).toList();
             }

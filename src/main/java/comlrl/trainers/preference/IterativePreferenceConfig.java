@@ -2,7 +2,6 @@ package comlrl.trainers.preference;
 
 import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_AGENTS;
 import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API_URL;
 import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX;
 import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_DEVICES;
 import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_GENERATION_MODE;
@@ -19,6 +18,7 @@ import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_LAMB
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_MODE;
 import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE;
 
+import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import java.util.LinkedHashMap;
@@ -69,7 +69,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
             check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
                     + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
         }
-        check(policy == ComparatorPolicy.API && get(COMPARATOR_API_URL) == null ? "comparator_policy=\"api\" requires "
+        check(policy == ComparatorPolicy.API && comparatorApiFields().get(ApiComparatorSettings.URL) == null ? "comparator_policy=\"api\" requires "
                 + "comparator_api_url (the endpoint comparator candidates are requested from)" : null);
         check(collaborationMode() == CollaborationMode.CENTRALIZED
                 && (comparatorGenerationMode() != CollaborationMode.CENTRALIZED || comparatorCentralizedAgentIndex() != 0)

@@ -22,14 +22,11 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends Sta
     final PrintStream console;
 
     /**
-     * Checks {@code args} and the training set and sets up the rounds (their checks run before any
+     * Checks {@code b}'s {@code args} and the training set and sets up the rounds (their checks run before any
      * model loads); the subclass then builds its stage, closing {@link #rounds} if that fails.
      */
-    IterativeTrainer(C args, String configName, PreferenceBuilder<?> b) {
-        if (args == null) {
-            throw new IllegalArgumentException("args (a " + configName + ") must be provided");
-        }
-        this.args = args;
+    IterativeTrainer(PreferenceBuilder<C, ?> b, String configName) {
+        this.args = b.requireArgs(configName);
         this.settings = b.settings();
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");

@@ -46,9 +46,7 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
 
     /** A builder holding this config's values (an unset train_batch_size stays unset). */
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     /** Builds a {@link MADPOConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
@@ -56,11 +54,6 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
             implements DpoConfig.Builder<Builder> {
         private Builder() {
             super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         /** Null = NONE. See {@link DpoConfig#dpoReference()}. */

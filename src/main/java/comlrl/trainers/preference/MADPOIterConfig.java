@@ -38,9 +38,7 @@ public final class MADPOIterConfig extends IterativePreferenceConfig implements 
     }
 
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     /** Builds a {@link MADPOIterConfig}. */
@@ -48,11 +46,6 @@ public final class MADPOIterConfig extends IterativePreferenceConfig implements 
             implements DpoConfig.Builder<Builder> {
         private Builder() {
             super("MADPOIterConfig", "MADPOIter", PreferenceFields.MADPO_ITER, PreferenceFields.MADPO_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         @Override

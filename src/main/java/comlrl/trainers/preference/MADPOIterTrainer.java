@@ -51,7 +51,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     private final comlrl.trainers.common.RankWork work;
 
     private MADPOIterTrainer(Builder b) {
-        super(b.args, "MADPOIterConfig", b);
+        super(b, "MADPOIterConfig");
         this.output = new ResumeOutput(b.outputDir());
         // every check that can fail without a model has run; join the other processes (ddp)
         b.requireTaskData();
@@ -153,20 +153,9 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MADPOIterTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends PreferenceBuilder<Builder> {
-        MADPOIterConfig args;
+    public static final class Builder extends PreferenceBuilder<MADPOIterConfig, Builder> {
 
         private Builder() {
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        public Builder args(MADPOIterConfig args) {
-            this.args = args;
-            return this;
         }
 
         public MADPOIterTrainer build() {

@@ -59,15 +59,7 @@ final class MADPOStep {
      * this process's agents only (each owner writes and restores its own).
      */
     Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) != null) {
-                parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-                parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
-                        optimizers.get(i)));
-            }
-        }
-        return parts;
+        return TrainerCheckpoint.agentParts(agents, optimizers);
     }
 
     /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */

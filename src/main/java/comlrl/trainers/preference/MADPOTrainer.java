@@ -88,11 +88,8 @@ public final class MADPOTrainer implements Trainer {
     private int epochsDone;
 
     private MADPOTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MADPOConfig) must be provided");
-        }
+        this.args = b.requireArgs("MADPOConfig");
         b.requireRewardAndTrainData();
-        this.args = b.args;
         this.settings = b.settings();
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
@@ -122,11 +119,10 @@ public final class MADPOTrainer implements Trainer {
         MetricsLogger metrics = null;
         ReferencePolicy refs = null;
         try {
+            generation.addAll(AgentGeneration.resolveAll(agents, args, args.preferenceNumCandidates()));
             List<Object> described = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 CausalLm a = agents.get(i);
-                generation.add(a == null ? null : AgentGeneration.resolve(i, a, args.generationKwargs(),
-                        args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), args.preferenceNumCandidates()));
                 optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
                 described.add(a != null ? a : sources.get(i));
             }
@@ -389,21 +385,10 @@ public final class MADPOTrainer implements Trainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends PreferenceBuilder<Builder> {
-        MADPOConfig args;
+    public static final class Builder extends PreferenceBuilder<MADPOConfig, Builder> {
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
 
         private Builder() {
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        public Builder args(MADPOConfig args) {
-            this.args = args;
-            return this;
         }
 
         Builder observer(java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer) {
@@ -417,7 +402,7 @@ public final class MADPOTrainer implements Trainer {
                     TrainerSettings.EXTERNAL_TRANSITION, TrainerSettings.CRITIC_MODEL, TrainerSettings.CRITICS,
                     TrainerSettings.CRITIC_LORA, TrainerSettings.TOKENIZERS,
                     comlrl.trainers.actorcritic.ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
-            return build(args, (centralization, actor) -> actor, () -> new MADPOTrainer(this));
+            return build((centralization, actor) -> actor, () -> new MADPOTrainer(this));
         }
     }
 }

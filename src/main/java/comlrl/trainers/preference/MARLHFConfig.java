@@ -86,9 +86,7 @@ public final class MARLHFConfig extends PreferenceConfig {
      * advantage_mode stay unset).
      */
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     /**
@@ -232,11 +230,6 @@ public final class MARLHFConfig extends PreferenceConfig {
     public static final class Builder extends PreferenceConfig.Builder<MARLHFConfig, Builder> {
         private Builder() {
             super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         /** Null = MAGRPO. See {@link MARLHFConfig#rlAlgorithm()}. */

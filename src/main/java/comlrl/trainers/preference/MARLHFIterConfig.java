@@ -44,9 +44,7 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
     }
 
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     /**
@@ -92,11 +90,6 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
     public static final class Builder extends IterativePreferenceConfig.Builder<MARLHFIterConfig, Builder> {
         private Builder() {
             super("MARLHFIterConfig", "MARLHFIter", PreferenceFields.MARLHF_ITER, PreferenceFields.MARLHF_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         /** "task" or "reward_model"; null = "task". */

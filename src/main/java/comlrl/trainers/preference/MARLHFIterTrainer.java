@@ -35,7 +35,7 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
     private int iterationsDone;
 
     private MARLHFIterTrainer(Builder b) {
-        super(b.args, "MARLHFIterConfig", b);
+        super(b, "MARLHFIterConfig");
         MARLHFTrainer inner = null;
         try {
             // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
@@ -122,20 +122,9 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
     }
 
     /** Builds a {@link MARLHFIterTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends PreferenceBuilder.Rlhf<Builder> {
-        MARLHFIterConfig args;
+    public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFIterConfig, Builder> {
 
         private Builder() {
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        public Builder args(MARLHFIterConfig args) {
-            this.args = args;
-            return this;
         }
 
         public MARLHFIterTrainer build() {

@@ -25,7 +25,6 @@ import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -101,9 +100,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final RankWork work;
 
     private MARLHFTrainer(Builder b) {
-        if (b.args == null) {
-            throw new IllegalArgumentException("args (a MARLHFConfig) must be provided");
-        }
+        this.args = b.requireArgs("MARLHFConfig");
         if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
                     + "labels the preference pairs and scores evaluation");
@@ -111,12 +108,10 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (b.trainDataset() == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        this.args = b.args;
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
         this.settings = b.settings();
-        this.numAgents = centralized ? 1 : b.numAgents() != null ? b.numAgents() : b.agents() != null ? b.agents().size()
-                : args.numAgents();
+        this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
         this.rewardSource = rewardModelSource(args, b.agentSource(), b.agents());
         this.dtype = b.dtype();
         this.outerExtension = b.checkpointExtension();
@@ -153,12 +148,8 @@ public final class MARLHFTrainer extends StagedTrainer {
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
             this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
             this.rewardModel = loadRewardModel(args.seed());
-            List<GenerationSettings.Resolved> generation = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                generation.add(policies.get(i) == null ? null : AgentGeneration.resolve(i, policies.get(i),
-                        args.generationKwargs(), args.temperature(), args.topP(), args.topK(), args.maxNewTokens(),
-                        args.preferenceNumCandidates()));
-            }
+            List<GenerationSettings.Resolved> generation = AgentGeneration.resolveAll(policies, args,
+                    args.preferenceNumCandidates());
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
                     && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
             JointRewarder taskRewarder = new JointRewarder(taskReward, processor, numAgents,
@@ -404,20 +395,9 @@ public final class MARLHFTrainer extends StagedTrainer {
     // ------------------------------------------------------------------ builder
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
-    public static final class Builder extends PreferenceBuilder.Rlhf<Builder> {
-        MARLHFConfig args;
+    public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFConfig, Builder> {
 
         private Builder() {
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        public Builder args(MARLHFConfig args) {
-            this.args = args;
-            return this;
         }
 
         /**
@@ -426,7 +406,7 @@ public final class MARLHFTrainer extends StagedTrainer {
          * sample per role.
          */
         public MARLHFTrainer build() {
-            return build(args, (centralization, actor) -> {
+            return build((centralization, actor) -> {
                 ActorCriticTrainerBase.MetricsCallback callback = actor.get(ActorCriticTrainerBase.Builder.METRICS_CALLBACK);
                 return callback == null ? actor : actor.with(ActorCriticTrainerBase.Builder.METRICS_CALLBACK,
                         MARLHFBackend.perRole(callback, centralization));

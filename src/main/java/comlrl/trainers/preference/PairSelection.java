@@ -76,6 +76,17 @@ public enum PairSelection {
         return this != ALL;
     }
 
+    /** Fails unless {@code limit} (preference_pairs_per_sample) is null, or ≥ 1 in a mode that {@link #takesLimit}. */
+    void requireLimit(Integer limit) {
+        if (limit != null && !takesLimit()) {
+            throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
+                    + "got " + limit);
+        }
+        if (limit != null && limit < 1) {
+            throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
+        }
+    }
+
     /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */
     public String configName() {
         return configName;

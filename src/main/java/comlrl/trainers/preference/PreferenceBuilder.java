@@ -17,9 +17,18 @@ import java.util.function.Supplier;
  * RLHF builders ({@link Rlhf}) also take the critics of IAC/MAAC backends. Names follow the
  * reference's constructor keywords. Every value is a key of the one {@link TrainerSettings}.
  */
-public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends TrainerBuilder<B> {
+public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends PreferenceBuilder<C, B>>
+        extends TrainerBuilder<B> {
+    /** {@code args}: the trainer's config. */
+    C args;
 
     PreferenceBuilder() {
+    }
+
+    /** {@code args}: the trainer's config (required). */
+    public B args(C args) {
+        this.args = args;
+        return self();
     }
 
     /**
@@ -29,6 +38,14 @@ public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends 
      */
     public B centralizedAdapter(CentralizedAdapter adapter) {
         return set(Centralization.ADAPTER, Objects.requireNonNull(adapter, "centralized adapter"));
+    }
+
+    /** The trainer's {@code args}; fails naming {@code configName} when none was given. */
+    C requireArgs(String configName) {
+        if (args == null) {
+            throw new IllegalArgumentException("args (a " + configName + ") must be provided");
+        }
+        return args;
     }
 
     /** {@code agent_model} when it is a model id or directory, else null. */
@@ -41,7 +58,7 @@ public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends 
      * time of the call, the one actor's settings ({@link Centralization#actorSettings}, then
      * {@code more}) instead of the roles' (reference §7.5).
      */
-    <T> T build(PreferenceConfig args, BiFunction<Centralization, TrainerSettings, TrainerSettings> more,
+    <T> T build(BiFunction<Centralization, TrainerSettings, TrainerSettings> more,
             Supplier<T> construct) {
         if (args == null || args.collaborationMode() != CollaborationMode.CENTRALIZED) {
             return construct.get();
@@ -57,7 +74,7 @@ public abstract class PreferenceBuilder<B extends PreferenceBuilder<B>> extends 
     }
 
     /** The RLHF builders: plus the critics, tokenizers and metrics callback of IAC/MAAC backends. */
-    public abstract static class Rlhf<B extends Rlhf<B>> extends PreferenceBuilder<B> {
+    public abstract static class Rlhf<C extends PreferenceConfig, B extends Rlhf<C, B>> extends PreferenceBuilder<C, B> {
 
         Rlhf() {
         }

@@ -31,6 +31,7 @@ import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
 import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
 import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
 
+import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
 import comlrl.trainers.actorcritic.CriticType;
@@ -151,47 +152,8 @@ final class PreferenceFields {
             " (or null for preference_num_candidates)");
     static final ConfigField<Integer> COMPARATOR_HISTORY_K = nullableAtLeast("comparator_history_k", null, 1,
             " (how many iterations back the history comparator looks; null = 1)");
-    static final ConfigField<String> COMPARATOR_API_URL = text("comparator_api_url", null, "null unless comparator_policy is api");
-    static final ConfigField<String> COMPARATOR_API_FORMAT = text("comparator_api_format", "generic",
-            "generic, openai, anthropic or openai_responses");
-    static final ConfigField<String> COMPARATOR_API_MODEL = text("comparator_api_model", null, "null");
-    static final ConfigField<Integer> COMPARATOR_API_MAX_N_PER_REQUEST = nullableAtLeast(
-            "comparator_api_max_n_per_request", null, 1, " (or null for no cap)");
-    static final ConfigField<Double> COMPARATOR_API_TIMEOUT = number("comparator_api_timeout", 120.0,
-            v -> Double.isFinite(v) && v > 0, "a finite number of seconds > 0");
-    static final ConfigField<Map<String, Object>> COMPARATOR_API_HEADERS = ConfigField.mapping("comparator_api_headers",
-            "of header names to values", v -> null);
-    /** Never written out: config dumps show "***" when it is set. */
-    static final ConfigField<String> COMPARATOR_API_KEY = new ConfigField<>("comparator_api_key", null,
-            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, k, raw),
-            v -> v == null || !v.isBlank() ? null : "comparator_api_key must not be blank; use null",
-            v -> "***", null).described("string or null", "non-blank; written out as \"***\"");
-    static final ConfigField<String> COMPARATOR_API_KEY_ENV = text("comparator_api_key_env", null, "null");
-    static final ConfigField<String> COMPARATOR_API_KEY_HEADER = text("comparator_api_key_header", "Authorization",
-            "the header's name");
-    static final ConfigField<String> COMPARATOR_API_KEY_PREFIX = new ConfigField<>("comparator_api_key_prefix", "Bearer",
-            (owner, k, raw) -> ConfigMaps.isNullLike(raw) ? "" : ConfigMaps.toStr(owner, k, raw), v -> null, v -> v, null)
-            .described("string", "any text; null = none");
-    static final ConfigField<String> COMPARATOR_API_RESPONSE_FIELD = text("comparator_api_response_field", "completions",
-            "a dotted field path such as data.completions");
-    static final ConfigField<Map<String, Object>> COMPARATOR_API_EXTRA_BODY = ConfigField.mapping(
-            "comparator_api_extra_body", "of extra request fields", v -> null);
-    /** Ours: retries of a 429/5xx/timed-out comparator request, with exponential backoff. */
-    static final ConfigField<Integer> COMPARATOR_API_RETRIES = atLeast("comparator_api_retries", 3, 0, "");
-    static final ConfigField<Double> COMPARATOR_API_BACKOFF = number("comparator_api_backoff", 1.0,
-            v -> Double.isFinite(v) && v >= 0, "a finite number of seconds >= 0 (the first retry's wait; doubled each time)");
-    /** Ours: the largest comparator answer read, in bytes (8 MiB); a larger one is an error, not retried. */
-    static final ConfigField<Long> COMPARATOR_API_MAX_RESPONSE_BYTES = new ConfigField<>(
-            "comparator_api_max_response_bytes", 8L << 20, ConfigMaps::toLong,
-            v -> v >= 1 ? null : "comparator_api_max_response_bytes must be a number of bytes >= 1, got " + v, v -> v, null)
-            .described("int", "a number of bytes >= 1");
-
-    /** The comparator_api_* fields, in the reference's order, then ours. */
-    static final List<ConfigField<?>> COMPARATOR_API = List.of(COMPARATOR_API_URL, COMPARATOR_API_FORMAT,
-            COMPARATOR_API_MODEL, COMPARATOR_API_MAX_N_PER_REQUEST, COMPARATOR_API_TIMEOUT, COMPARATOR_API_HEADERS,
-            COMPARATOR_API_KEY, COMPARATOR_API_KEY_ENV, COMPARATOR_API_KEY_HEADER, COMPARATOR_API_KEY_PREFIX,
-            COMPARATOR_API_RESPONSE_FIELD, COMPARATOR_API_EXTRA_BODY, COMPARATOR_API_RETRIES, COMPARATOR_API_BACKOFF,
-            COMPARATOR_API_MAX_RESPONSE_BYTES);
+    /** The comparator_api_* fields, in the reference's order, then ours: declared with the API comparator. */
+    static final List<ConfigField<?>> COMPARATOR_API = ApiComparatorSettings.FIELDS;
 
     /** The iterative fields (both iterative configs), in the reference's order, with ours at the end of the api ones. */
     static final List<ConfigField<?>> ITERATIVE_OWN = iterativeOwn();

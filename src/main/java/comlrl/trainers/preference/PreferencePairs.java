@@ -54,13 +54,7 @@ public final class PreferencePairs {
      *         below 1, or on a cap with {@link PairSelection#ALL}
      */
     public static List<Pair> select(double[] rewards, PairSelection selection, Integer limit, long seed) {
-        if (limit != null && !selection.takesLimit()) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
-                    + "got " + limit);
-        }
-        if (limit != null && limit < 1) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
-        }
+        selection.requireLimit(limit);
         List<Pair> ordered = selection.order(candidates(rewards), new Random(seed));
         int kept = limit == null ? ordered.size() : Math.min(limit, ordered.size());
         return Collections.unmodifiableList(new ArrayList<>(ordered.subList(0, kept)));

@@ -493,4 +493,16 @@ class BuilderSettingsTest {
             return List.of(completion.substring(0, half), completion.substring(half));
         }
     }
+
+    /** A preference builder given no {@code args} fails naming the config it needs, before anything loads. */
+    @Test
+    void aPreferenceTrainerWithoutArgsFailsNamingItsConfig() {
+        Map<String, org.assertj.core.api.ThrowableAssert.ThrowingCallable> builds = new LinkedHashMap<>();
+        builds.put("MADPOConfig", () -> MADPOTrainer.builder().build());
+        builds.put("MARLHFConfig", () -> MARLHFTrainer.builder().build());
+        builds.put("MADPOIterConfig", () -> MADPOIterTrainer.builder().build());
+        builds.put("MARLHFIterConfig", () -> MARLHFIterTrainer.builder().build());
+        builds.forEach((config, build) -> assertThatThrownBy(build).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("args (a " + config + ") must be provided"));
+    }
 }

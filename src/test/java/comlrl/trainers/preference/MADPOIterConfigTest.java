@@ -27,7 +27,7 @@ class MADPOIterConfigTest {
         assertThat(c.comparatorHistoryK()).isEqualTo(1);
         assertThat(c.comparatorApiFields()).containsEntry("comparator_api_timeout", 120.0)
                 .containsEntry("comparator_api_key_header", "Authorization").containsEntry("comparator_api_key_prefix", "Bearer")
-                .containsEntry("comparator_api_response_field", "completions").containsEntry("comparator_api_format", "generic");
+                .containsEntry("comparator_api_response_field", "completions").containsEntry("comparator_api_format", comlrl.generation.api.ApiFormat.GENERIC);
         assertThat(c.dpoReference()).isEqualTo(DpoReference.NONE);
     }
 
@@ -59,6 +59,13 @@ class MADPOIterConfigTest {
                 Arguments.of(Map.of("comparator_devices", List.of("cpu")), "comparator_devices places frozen comparator models"),
                 Arguments.of(Map.of("comparator_api_model", "gpt"), "comparator_api_model is only used with comparator_policy=\"api\""),
                 Arguments.of(Map.of("comparator_policy", "api"), "comparator_policy=\"api\" requires comparator_api_url"),
+                // the comparator_api_* fields are the API comparator's own: its rules apply when the config is built
+                Arguments.of(Map.of("comparator_policy", "api", "comparator_api_url", "https://a.example/g",
+                        "comparator_api_format", "grpc"), "comparator_api_format must be one of: generic"),
+                Arguments.of(Map.of("comparator_policy", "api", "comparator_api_url", "https://a.example/g",
+                        "comparator_api_headers", Map.of("Host", "x")), "comparator_api_headers: header 'Host' cannot be sent"),
+                Arguments.of(Map.of("comparator_policy", "api", "comparator_api_url", "https://a.example/g",
+                        "comparator_api_key_header", " "), "comparator_api_key_header must be a header name"),
                 Arguments.of(Map.of("collaboration_mode", "centralized"), "requires comparator_generation_mode=\"centralized\""),
                 Arguments.of(Map.of("comparator_generation_mode", "centralized", "comparator_centralized_agent_index", 2),
                         "comparator_centralized_agent_index (2) must name one of the 2 agents"),
@@ -79,5 +86,30 @@ class MADPOIterConfigTest {
                 "comparator_devices", List.of("cpu"))).comparatorAgents()).containsExactly("a", "b");
         assertThat(MADPOIterConfig.fromMap(Map.of("comparator_policy", "past", "comparator_history_k", 2))
                 .comparatorHistoryK()).isEqualTo(2);
+    }
+
+    /**
+     * The config holds the API comparator's own fields: values read and cleaned as the comparator
+     * reads them (a null prefix = none, blanks trimmed, the format parsed), headers and key written
+     * out as "***", and the settings built from them equal to those read from the same map.
+     */
+    @Test
+    void theComparatorApiFieldsAreTheComparatorsOwn() {
+        Map<String, Object> api = new java.util.HashMap<>(Map.of("comparator_api_url", " https://a.example/g ",
+                "comparator_api_format", "Chat", "comparator_api_model", "m", "comparator_api_headers",
+                Map.of("X-Org", "secret-org"), "comparator_api_key", " sk-9 ", "comparator_api_key_header", " api-key "));
+        api.put("comparator_api_key_prefix", null);
+        Map<String, Object> config = new java.util.HashMap<>(api);
+        config.put("comparator_policy", "api");
+        MADPOIterConfig c = MADPOIterConfig.fromMap(config);
+        assertThat(c.comparatorApiFields()).containsEntry("comparator_api_url", "https://a.example/g")
+                .containsEntry("comparator_api_format", comlrl.generation.api.ApiFormat.OPENAI_CHAT)
+                .containsEntry("comparator_api_key", "sk-9").containsEntry("comparator_api_key_header", "api-key")
+                .containsEntry("comparator_api_key_prefix", "");
+        assertThat(c.toMap()).containsEntry("comparator_api_headers", Map.of("X-Org", "***"))
+                .containsEntry("comparator_api_key", "***").containsEntry("comparator_api_format", "openai");
+        assertThat(c.toString()).doesNotContain("secret-org").doesNotContain("sk-9");
+        assertThat(comlrl.generation.api.ApiComparatorSettings.fromMap(c.comparatorApiFields()).toMap())
+                .isEqualTo(comlrl.generation.api.ApiComparatorSettings.fromMap(api).toMap());
     }
 }

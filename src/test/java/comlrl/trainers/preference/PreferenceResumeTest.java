@@ -32,7 +32,7 @@ class PreferenceResumeTest {
     }
 
     /** {@code builder} on the team, the length-difference reward, 2 training and 2 evaluation items, writing into {@code out}. */
-    private static <B extends PreferenceBuilder<B>> B onTheTeam(B builder, Path out) {
+    private static <B extends PreferenceBuilder<?, B>> B onTheTeam(B builder, Path out) {
         return builder.agents(team).rewardFunc(TestRewards.lengthDifference()).trainDataset(MADPOTrainerTest.tasks(2))
                 .evalDataset(MADPOTrainerTest.tasks(2)).outputDir(out).verbose(false);
     }

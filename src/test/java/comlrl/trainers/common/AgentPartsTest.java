@@ -1,0 +1,82 @@
+package comlrl.trainers.common;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.generation.SamplingConfig;
+import comlrl.tensor.AdamW;
+import comlrl.tensor.Device;
+import comlrl.trainers.TinyAgents;
+import comlrl.trainers.preference.MADPOConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The per-agent pieces every trainer shares: the checkpoint parts of the agents a process holds
+ * ({@link TrainerCheckpoint#agentParts}) and their generation settings from a config
+ * ({@link AgentGeneration#resolveAll}), on a team of three with the middle agent held elsewhere.
+ */
+class AgentPartsTest {
+    @TempDir
+    static Path models;
+    static CausalLm first;
+    static CausalLm third;
+    static List<CausalLm> team;
+    static List<AdamW> optimizers;
+
+    @BeforeAll
+    static void load() {
+        first = CausalLm.load(TinyAgents.create(models.resolve("a"), 3).toString(), null, Device.CPU);
+        third = CausalLm.load(TinyAgents.create(models.resolve("c"), 5).toString(), null, Device.CPU);
+        team = Arrays.asList(first, null, third); // agent 1: another process's (the agents split)
+        optimizers = Arrays.asList(new AdamW(first.model().parameters(), 1e-3, 0.01), null,
+                new AdamW(third.model().parameters(), 1e-3, 0.01));
+    }
+
+    @AfterAll
+    static void close() {
+        optimizers.stream().filter(o -> o != null).forEach(AdamW::close);
+        first.close();
+        third.close();
+    }
+
+    @Test
+    void checkpointPartsAreTheHeldAgentsWeightsAndOptimizersUnderTheirOwnIndex(@TempDir Path dir) throws Exception {
+        var parts = TrainerCheckpoint.agentParts(team, optimizers);
+        assertThat(parts.keySet()).containsExactly("agent_0", "optimizer_0", "agent_2", "optimizer_2");
+        parts.get("agent_2").save(dir);
+        parts.get("optimizer_0").save(dir);
+        assertThat(dir.resolve("agent_2")).isDirectory();
+        assertThat(dir.resolve("optimizer_0.safetensors")).isRegularFile();
+        // agent_2/ holds agent 2's weights (seed 5), not agent 0's (seed 3): they differ byte for byte
+        first.model().save(dir.resolve("first"), CausalLm.MAX_SHARD_BYTES);
+        third.model().save(dir.resolve("third"), CausalLm.MAX_SHARD_BYTES);
+        assertThat(Files.readAllBytes(dir.resolve("agent_2/model.safetensors")))
+                .isEqualTo(Files.readAllBytes(dir.resolve("third/model.safetensors")))
+                .isNotEqualTo(Files.readAllBytes(dir.resolve("first/model.safetensors")));
+    }
+
+    @Test
+    void generationSettingsComeFromTheConfigsSamplingFieldsPerHeldAgent() {
+        MADPOConfig args = MADPOConfig.builder().temperature(0.7).topP(0.8).topK(3).maxNewTokens(5).build();
+        List<GenerationSettings.Resolved> all = AgentGeneration.resolveAll(team, args, 4);
+        assertThat(all).hasSize(3);
+        assertThat(all.get(1)).isNull();
+        for (int i : new int[] {0, 2}) {
+            SamplingConfig s = all.get(i).sampling();
+            assertThat(s.temperature()).isEqualTo(0.7);
+            assertThat(s.topP()).isEqualTo(0.8);
+            assertThat(s.topK()).isEqualTo(3);
+            assertThat(s.maxNewTokens()).isEqualTo(5);
+            assertThat(s.numReturnSequences()).isEqualTo(4);
+            assertThat(all.get(i).settings().get("temperature").source()).isEqualTo("run config");
+        }
+    }
+}
