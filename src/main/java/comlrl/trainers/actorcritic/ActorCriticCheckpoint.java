@@ -32,9 +32,7 @@ final class ActorCriticCheckpoint {
         shapes.addAll(critic.shapes());
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i : held.indices()) { // the agents split: each agent's owner writes and restores it
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, held.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors",
-                    optimizers.get(i)));
+            parts.putAll(TrainerCheckpoint.agentParts(i, held.get(i), optimizers.get(i)));
             parts.putAll(critic.agentParts(i));
         }
         parts.putAll(critic.sharedParts());

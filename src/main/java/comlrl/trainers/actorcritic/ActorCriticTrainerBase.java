@@ -145,8 +145,7 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         try {
             loaded = AgentSet.loadActors(sources.actors(), settings, placement.agents(), args.seed(), work);
             agents = sources.withTokenizers(loaded.held(work));
-            generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args.generationKwargs(),
-                    args.temperature(), args.topP(), args.topK(), args.maxNewTokens(), args.numGenerations()));
+            generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args, args.numGenerations()));
             if (args.referenceKlEnabled()) {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), placement.references().isEmpty()
                         ? placement.agents() : placement.references());

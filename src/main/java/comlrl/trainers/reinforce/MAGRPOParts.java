@@ -133,7 +133,7 @@ final class MAGRPOParts implements AutoCloseable {
             if (args.referenceKlEnabled()) {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), refDevices);
             }
-            this.generation = agents.mapIndexed(this::resolveGeneration);
+            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args, args.numGenerations()));
             opts = agents.open((i, a) -> work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
             actors.requireOutside(b.outputDir(), "output_dir");
             List<Object> described = new ArrayList<>(sources);
@@ -162,12 +162,6 @@ final class MAGRPOParts implements AutoCloseable {
                 seeds, logger).in(work).extendedBy(b.checkpointExtension());
     }
 
-    /** Agent {@code i}'s rollout settings ({@link AgentGeneration}). */
-    private GenerationSettings.Resolved resolveGeneration(int i, CausalLm agent) {
-        return AgentGeneration.resolve(i, agent, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
-                args.maxNewTokens(), args.numGenerations());
-    }
-
     /**
      * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
      * in the agents split, of this process's agents.
@@ -175,8 +169,7 @@ final class MAGRPOParts implements AutoCloseable {
     private Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i : agents.indices()) {
-            parts.put("agent_" + i, TrainerCheckpoint.weights("agent_" + i, "agent " + i, agents.get(i)));
-            parts.put("optimizer_" + i, TrainerCheckpoint.optimizer("optimizer_" + i + ".safetensors", optimizers.get(i)));
+            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
         }
         return parts;
     }
