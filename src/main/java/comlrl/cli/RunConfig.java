@@ -105,8 +105,9 @@ final class RunConfig {
             "agent_model", "one model for every agent: a model directory, a hub id (Qwen/Qwen2.5-0.5B) or builtin:tiny",
             "agents", "one model source per agent, instead of agent_model",
             "num_agents", "the agent count (default: args.num_agents, or the length of agents)",
-            "environment", "{type: writing, task: tldr|arxiv}: a built-in environment's dataset, formatters, reward "
-                    + "and agent count, for those of these keys the config leaves out",
+            "environment", "{type: writing, task: tldr|arxiv} or {type: code, dataset: humaneval|coophumaneval|mbpp, "
+                    + "weights, sandbox}: a built-in environment's dataset, formatters, reward and agent count, for "
+                    + "those of these keys the config leaves out",
             "dtype", "weights dtype override (float32, bfloat16, ...)",
             "dataset", "{train: FILE|builtin:NAME, eval: FILE, test_size, split_seed, shuffle_seed, streaming}, or "
                     + "{hub: ID, config, split, revision, eval_split}, or {from_disk: DIR, split, eval_split}",
