@@ -254,7 +254,9 @@ class HostileCodeTest {
         assertThat(r.status()).isEqualTo(Status.OK);
         assertThat(r.testsTotal()).isEqualTo(5);
         assertThat(r.testsPassed()).isEqualTo(1);
-        assertThat(r.message()).contains("Read-only file system");
+        // the first write refused: read-only, or not there at all when the checkout lies under /tmp (the sandbox's
+        // /tmp is a private file system that hides the host's)
+        assertThat(r.message()).containsAnyOf("Read-only file system", "No such file or directory");
         for (Path target : targets) {
             assertThat(target.resolve("escaped-" + marker)).doesNotExist();
         }
