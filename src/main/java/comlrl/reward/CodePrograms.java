@@ -186,6 +186,58 @@ public final class CodePrograms {
                         + tests.get(0) + "'; give the item an 'entry_point' field"));
     }
 
+    /**
+     * The tests a test-writing agent wrote for {@code entryPoint}, as {@link CoderTesterReward} runs them: of
+     * its completion (fence lines dropped, dedented), the top-level statements (a line at column 0 and the blank or
+     * indented lines under it) that are import lines or asserts calling {@code entryPoint(...)}; everything
+     * else (prose, helper functions, a definition of the entry point itself, example calls) is left out.
+     * "" when none is kept.
+     */
+    public static String writtenTests(String completion, String entryPoint) {
+        Pattern calls = Pattern.compile("(?<![\\w.])" + Pattern.quote(entryPoint) + "\\s*\\(");
+        List<String> lines = dedent(codeLines(completion)).lines().toList(); // a wholly indented reply counts too
+        StringBuilder kept = new StringBuilder();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            if (line.isBlank() || indentOf(line) > 0) {
+                continue;
+            }
+            int end = i + 1;
+            while (end < lines.size() && (lines.get(end).isBlank() || indentOf(lines.get(end)) > 0)) {
+                end++;
+            }
+            String statement = String.join("\n", lines.subList(i, end)).stripTrailing();
+            boolean test = statement.startsWith("assert") && (statement.length() == 6
+                    || !Character.isJavaIdentifierPart(statement.charAt(6))) && calls.matcher(statement).find();
+            if (test || IMPORT.matcher(line.strip()).matches()) {
+                kept.append(statement).append('\n');
+            }
+            i = end - 1;
+        }
+        return kept.toString();
+    }
+
+    /**
+     * The task's reference solution as a program: its {@code prompt} followed by its
+     * {@code canonical_solution} (HumanEval's body of the prompt's function), or its {@code code} (MBPP's
+     * whole program); null when it has neither.
+     */
+    public static String reference(TaskItem item) {
+        if (item.get("canonical_solution") instanceof String body && !body.isBlank()) {
+            String prompt = item.get("prompt") instanceof String p ? p : "";
+            return prompt + body + (body.endsWith("\n") ? "" : "\n");
+        }
+        if (item.get("code") instanceof String code && !code.isBlank()) {
+            return code.endsWith("\n") ? code : code + "\n";
+        }
+        return null;
+    }
+
+    /** A wrong solution that any test of {@code entryPoint}'s value should reject: it returns None for every input. */
+    public static String stub(String entryPoint) {
+        return "def " + entryPoint + "(*args, **kwargs):\n    return None\n";
+    }
+
     /** A completion without its Markdown fence lines. */
     public static String withoutFences(String completion) {
         return String.join("\n", codeLines(completion));

@@ -3,7 +3,6 @@ package comlrl.reward;
 import comlrl.data.TaskItem;
 import comlrl.sandbox.ExecutionResult;
 import comlrl.sandbox.Job;
-import comlrl.sandbox.Sandbox;
 import comlrl.sandbox.SandboxConfig;
 import comlrl.sandbox.Status;
 import java.util.ArrayList;
@@ -11,13 +10,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The level reward of two-agent code generation (config {@code type: code}), as CoMLRL's code environment
  * defines it: agent 0 writes a helper function {@code aux}, agent 1 the task's entry-point function, which
  * may call it. The two functions (after the import lines of the task's prompt) form one program, run with
- * the task's tests in a {@link Sandbox}; all K joint responses of a call run at once on its worker pool.
+ * the task's tests in a {@link comlrl.sandbox.Sandbox}; all K joint responses of a call run at once on its worker pool.
  * With weights w (defaults in brackets, CoMLRL's), a joint response earns:
  * <pre>
  *   level 1, definitions:  aux defined with a return statement                          + w.auxDefined   [0.4]
@@ -117,9 +115,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
 
     private final Weights weights;
     private final boolean runAll;
-    private final Sandbox sandbox;
-    private final AtomicLong executions = new AtomicLong();
-    private final AtomicLong sandboxNanos = new AtomicLong();
+    private final CodeRuns runs;
 
     /** A reward with {@code weights} whose programs run in a sandbox of {@code sandboxConfig} (checked here). */
     public CodeReward(Weights weights, SandboxConfig sandboxConfig) {
@@ -134,7 +130,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
     public CodeReward(Weights weights, SandboxConfig sandboxConfig, boolean runAll) {
         this.weights = Objects.requireNonNull(weights, "weights");
         this.runAll = runAll;
-        this.sandbox = Sandbox.create(Objects.requireNonNull(sandboxConfig, "sandboxConfig"));
+        this.runs = new CodeRuns(sandboxConfig);
     }
 
     /**
@@ -150,44 +146,13 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
                 "timeout_s", "put it in the sandbox section: sandbox: {timeout_s: 10}.",
                 "isolation", "put it in the sandbox section: sandbox: {isolation: process}."));
         Map<String, Double> given = new LinkedHashMap<>();
-        section(map, "weights").forEach((key, value) -> given.put(key,
+        CodeRuns.section("reward code", map, "weights").forEach((key, value) -> given.put(key,
                 comlrl.utils.ConfigMaps.toDouble("reward code weights", key, value)));
         Weights weights = Weights.DEFAULT.with(given);
-        Map<String, Object> box = section(map, "sandbox");
-        comlrl.utils.ConfigMaps.requireKnownKeys("reward code sandbox", box,
-                List.of("isolation", "timeout_s", "memory_mb", "parallelism"), Map.of());
-        SandboxConfig.Builder b = SandboxConfig.builder();
-        if (box.get("isolation") != null) {
-            b.isolation(comlrl.sandbox.Isolation.fromKey(String.valueOf(box.get("isolation"))));
-        }
-        if (box.get("timeout_s") != null) {
-            double seconds = comlrl.utils.ConfigMaps.toDouble("reward code sandbox", "timeout_s", box.get("timeout_s"));
-            if (!(seconds > 0)) {
-                throw new IllegalArgumentException("reward code sandbox timeout_s must be > 0, got " + seconds);
-            }
-            java.time.Duration limit = java.time.Duration.ofMillis(Math.round(seconds * 1000));
-            b.wallTime(limit).cpuTime(limit);
-        }
-        if (box.get("memory_mb") != null) {
-            b.memoryBytes((long) comlrl.utils.ConfigMaps.toInt("reward code sandbox", "memory_mb", box.get("memory_mb")) << 20);
-        }
-        if (box.get("parallelism") != null) {
-            b.parallelism(comlrl.utils.ConfigMaps.toInt("reward code sandbox", "parallelism", box.get("parallelism")));
-        }
+        SandboxConfig box = CodeRuns.config("reward code", CodeRuns.section("reward code", map, "sandbox"));
         boolean runAll = map.get("run_all") != null
                 && comlrl.utils.ConfigMaps.toBoolean("reward code", "run_all", map.get("run_all"));
-        return new CodeReward(weights, b.build(), runAll);
-    }
-
-    private static Map<String, Object> section(Map<String, Object> map, String key) {
-        Object value = map.get(key);
-        if (value == null) {
-            return Map.of();
-        }
-        if (!(value instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException("reward code " + key + " must be a mapping, got " + value);
-        }
-        return comlrl.utils.ConfigMaps.stringKeys("reward code " + key, m);
+        return new CodeReward(weights, box, runAll);
     }
 
     public Weights weights() {
@@ -216,7 +181,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
                 jobs.add(c.job);
             }
         }
-        List<ExecutionResult> results = run(jobs);
+        List<ExecutionResult> results = runs.run(jobs);
         List<Breakdown> breakdowns = new ArrayList<>(k);
         int next = 0;
         for (Candidate c : candidates) {
@@ -285,29 +250,6 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
                 r.testsTotal(), r.status(), r.message());
     }
 
-    /** The verdicts of {@code jobs} in order; a job the sandbox could not run at all gives null. */
-    private List<ExecutionResult> run(List<Job> jobs) {
-        long start = System.nanoTime();
-        List<ExecutionResult> results;
-        try {
-            results = sandbox.runAll(jobs);
-        } catch (RuntimeException failed) {
-            results = new ArrayList<>(jobs.size()); // find the job that failed; the others still count
-            for (Job job : jobs) {
-                ExecutionResult r;
-                try {
-                    r = sandbox.run(job.code(), job.tests());
-                } catch (RuntimeException e) {
-                    r = null;
-                }
-                results.add(r);
-            }
-        }
-        executions.addAndGet(jobs.size());
-        sandboxNanos.addAndGet(System.nanoTime() - start);
-        return results;
-    }
-
     /**
      * The unbiased pass@k estimate from n samples of which c solved the task (all tests passed):
      * <pre>
@@ -335,12 +277,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
      * {@code {executions, sandbox_seconds, executions_per_second}} (cached verdicts count as executions).
      */
     public Map<String, Double> stats() {
-        Map<String, Double> stats = new LinkedHashMap<>();
-        double seconds = sandboxNanos.get() / 1e9;
-        stats.put("executions", (double) executions.get());
-        stats.put("sandbox_seconds", seconds);
-        stats.put("executions_per_second", seconds > 0 ? executions.get() / seconds : 0.0);
-        return stats;
+        return runs.stats();
     }
 
     /** The reward lies in [min(0, usesAux − ignoredAux), {@link Weights#max()}] ([0, 4] with the defaults). */
@@ -352,13 +289,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
     /** Stops the sandbox's workers, logging {@link #stats()} (level INFO) when programs ran. */
     @Override
     public void close() {
-        sandbox.close();
-        Map<String, Double> stats = stats();
-        if (stats.get("executions") > 0) {
-            System.getLogger(CodeReward.class.getName()).log(System.Logger.Level.INFO, String.format(java.util.Locale.ROOT,
-                    "code reward: %.0f programs run in %.1f s waiting for the sandbox (%.1f per second)",
-                    stats.get("executions"), stats.get("sandbox_seconds"), stats.get("executions_per_second")));
-        }
+        runs.close();
     }
 
     @Override

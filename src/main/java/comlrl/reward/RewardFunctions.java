@@ -12,7 +12,8 @@ import java.util.TreeSet;
 
 /** Reward functions from config files, and helpers shared by the built-in rewards. */
 public final class RewardFunctions {
-    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model", "writing", "code");
+    private static final Set<String> TYPES = Set.of("length_ratio", "command", "reward_model", "writing", "code",
+            "coder_tester");
     /** The keys of a {@code type: reward_model} section. */
     static final List<String> REWARD_MODEL_KEYS = List.of("type", "model", "template", "label", "device", "dtype",
             "batch_size", "max_length");
@@ -38,6 +39,8 @@ public final class RewardFunctions {
      *       timeout_s: 10, memory_mb: 1024, parallelism: CORES}}} → {@link CodeReward}, the level reward
      *       of aux + main code generation, its programs run in a sandbox (both sections optional; see
      *       {@link CodeReward#fromConfig}).</li>
+     *   <li>{@code {type: coder_tester, weights: {code_defined: 0.6, ...}, sandbox: {...}}} →
+     *       {@link CoderTesterReward}, a coder's function and a test writer's asserts, both run in a sandbox.</li>
      * </ul>
      * The result may be {@link AutoCloseable} (the command, reward-model and code rewards): close it when
      * training ends.
@@ -79,6 +82,8 @@ public final class RewardFunctions {
             }
             case "code":
                 return CodeReward.fromConfig(map);
+            case "coder_tester":
+                return CoderTesterReward.fromConfig(map);
             default:
                 throw new IllegalArgumentException("Unknown reward type '" + typeName + "'; did you mean '"
                         + ConfigMaps.closest(type, TYPES) + "'? Valid types: " + new TreeSet<>(TYPES));
