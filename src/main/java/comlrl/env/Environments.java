@@ -27,8 +27,8 @@ public final class Environments {
     /**
      * The evaluation metrics of {@code config}'s environment, or null when it has none or no
      * environment: for writing the levels of {@link comlrl.reward.WritingReward}; for code those of the
-     * run's {@code reward} when it is a {@link comlrl.reward.CodeReward} (pass@1 among them). Read after
-     * {@link #expand}.
+     * run's {@code reward} when it is a {@link comlrl.reward.CodeReward} or {@link comlrl.reward.CoderTesterReward}
+     * (pass@k among them, k from the environment's {@code pass_at}). Read after {@link #expand}.
      */
     public static comlrl.trainers.EvalLogger evalLogger(Map<String, Object> config, comlrl.reward.RewardFunction reward) {
         if (!(config.get("environment") instanceof Map<?, ?> env) || !(env.get("type") instanceof String type)) {
@@ -36,7 +36,10 @@ public final class Environments {
         }
         return switch (type.trim().toLowerCase(Locale.ROOT)) {
             case "writing" -> env.get("task") == null ? null : WritingEnvironment.evalLogger(String.valueOf(env.get("task")));
-            case "code" -> reward instanceof comlrl.reward.CodeReward code ? CodeEnvironment.evalLogger(code) : null;
+            case "code" -> reward instanceof comlrl.reward.CodeReward code
+                    ? CodeEnvironment.evalLogger(code, CodeEnvironment.passAt(env))
+                    : reward instanceof comlrl.reward.CoderTesterReward pair
+                    ? CodeEnvironment.evalLogger(pair, CodeEnvironment.passAt(env)) : null;
             default -> null;
         };
     }

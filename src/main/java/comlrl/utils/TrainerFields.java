@@ -84,6 +84,12 @@ public final class TrainerFields {
     public static final ConfigField<Boolean> SKIP_NONFINITE_SAMPLES = flag("skip_nonfinite_samples", false);
     public static final ConfigField<Integer> SAVE_TOTAL_LIMIT = nullableAtLeast("save_total_limit", null, 1,
             " (null keeps every checkpoint)");
+    /**
+     * {@code eval_num_generations}: joint samples of each evaluation item (pass@k needs k of them); in the tables
+     * whose trainers evaluate with the joint evaluator (MA-REINFORCE family, MADPO, MADPOIter), not in {@link #OURS}.
+     */
+    public static final ConfigField<Integer> EVAL_NUM_GENERATIONS = atLeast("eval_num_generations", 1, 1, ": it is "
+            + "the number of joint samples drawn for each evaluation item (1 = one sample, pass@1 only)");
 
     /** Our additions, after the reference's fields in every table. */
     public static final List<ConfigField<?>> OURS = List.of(SEED, GRADIENT_CHECKPOINTING, GENERATION_KWARGS,

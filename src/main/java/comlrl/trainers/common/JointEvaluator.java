@@ -21,6 +21,12 @@ import java.util.Map;
  * {@code eval/turn_t/expected_return} (the undiscounted suffix sum) averaged over items, and the
  * custom metrics of {@code eval_logger} + {@code eval_aggregator}. Evaluations sample from their own
  * stream ({@link SeedStream#evaluation()}), none drawn from training's.
+ *
+ * <p>With {@code eval_num_generations} g > 1 ({@link #generations(int)}) each batch of items is rolled out g
+ * times, one after the other, each rollout drawing its own seeds from the evaluation stream (so the g joint
+ * samples of an item differ, and a run with the same seed draws the same ones); the reward means run over
+ * items and samples ({@code Σ_items Σ_samples r / (n · g)}) and the {@code eval_logger} gets every sample
+ * through {@link EvalLogger#logSamples} (pass@k). With g = 1 this is the one-sample evaluation above.
  */
 public final class JointEvaluator {
     private final Dataset evalDataset;
@@ -31,6 +37,7 @@ public final class JointEvaluator {
     private final int numAgents;
     private final int numTurns;
     private final int batchSize;
+    private int generations = 1;
     private JointRollout rollout;
     private RankWork work = RankWork.single(0);
 
@@ -68,6 +75,15 @@ public final class JointEvaluator {
         return this;
     }
 
+    /** Evaluates {@code g} joint samples of each item ({@code eval_num_generations}, default 1; ≥ 1). Returns this. */
+    public JointEvaluator generations(int g) {
+        if (g < 1) {
+            throw new IllegalArgumentException("eval_num_generations must be >= 1, got " + g);
+        }
+        this.generations = g;
+        return this;
+    }
+
     /** The metrics of the first {@code numEvalSamples} items ({@code {}} without an evaluation set). */
     public Map<String, Double> evaluate(int numEvalSamples) {
         if (evalDataset == null) {
@@ -88,23 +104,28 @@ public final class JointEvaluator {
             for (int j = start; j < end; j++) {
                 items.add(evalDataset.get(j));
             }
-            Batch batch = batch(items, start, evalSeeds);
-            for (int j = 0; j < items.size(); j++) {
-                double[] suffix = Returns.suffixSums(batch.rewards[j]);
-                for (int t = 0; t < turns; t++) {
-                    rewardSums[t] += batch.rewards[j][t];
-                    returnSums[t] += suffix[t];
+            List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
+            for (int g = 0; g < generations; g++) {
+                Batch batch = batch(items, start, evalSeeds);
+                for (int j = 0; j < items.size(); j++) {
+                    double[] suffix = Returns.suffixSums(batch.rewards[j]);
+                    for (int t = 0; t < turns; t++) {
+                        rewardSums[t] += batch.rewards[j][t];
+                        returnSums[t] += suffix[t];
+                    }
                 }
+                samples.add(batch.completions);
             }
             if (evalLogger != null && work.isMain()) {
                 List<String> prompts = items.stream().map(it -> it.getString("prompt", "")).toList();
-                rows.addAll(evalLogger.log(batch.completions, items, prompts));
+                rows.addAll(evalLogger.logSamples(samples, items, prompts));
             }
         }
         Map<String, Double> metrics = new LinkedHashMap<>();
+        int episodes = n * generations;
         for (int t = 0; t < turns; t++) {
-            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / n);
-            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / n);
+            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / episodes);
+            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / episodes);
         }
         if (evalAggregator != null && work.isMain()) {
             evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));

@@ -149,7 +149,7 @@ public final class MADPOTrainer implements Trainer {
                 seeds, reference).in(work);
         this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
                 new Transitions(null, count), executor, seeds, b.evalLogger(), b.evalAggregator(), 1, args.evalBatchSize(),
-                false).in(work);
+                false).in(work).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
         parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(

@@ -185,14 +185,15 @@ final class PreferenceFields {
     }
 
     /** {@link MADPOConfig}'s fields: §7.1 in the reference's order, then {@code dpo_reference} and the rest of ours. */
-    static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE, DDP_SPLIT), OURS);
+    static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE, DDP_SPLIT), OURS,
+            List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
     /** MADPOIter's num_train_epochs: DPO epochs per iteration (default 1). */
     static final ConfigField<Integer> MADPO_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(1);
 
     /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults, §7.4's, then dpo_reference and ours. */
     static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
-            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS);
+            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
     /** MARLHF's fields beyond MADPO's, in the reference's order. */
     private static final List<ConfigField<?>> MARLHF_OWN = List.of(RL_ALGORITHM, NUM_GENERATIONS, REWARD_MODEL_NAME,

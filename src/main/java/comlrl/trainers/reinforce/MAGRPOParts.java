@@ -151,7 +151,8 @@ final class MAGRPOParts implements AutoCloseable {
                 agents.map(CausalLm::model));
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarders.evaluation(), transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(),
-                args.evalBatchSize(), args.externalPromptPassthrough()).in(work);
+                args.evalBatchSize(), args.externalPromptPassthrough()).in(work)
+                .generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),

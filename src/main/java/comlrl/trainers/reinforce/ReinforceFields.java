@@ -85,6 +85,7 @@ final class ReinforceFields {
                 ADVANTAGE_NORMALIZATION, ADVANTAGE_MODE.withDefault(algorithm.defaultAdvantageMode()),
                 REFERENCE_KL_ENABLED, REFERENCE_KL_COEF, REFERENCE_DEVICES));
         fields.addAll(OURS);
+        fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
         return List.copyOf(fields);
     }
 }
