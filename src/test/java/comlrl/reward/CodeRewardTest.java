@@ -250,4 +250,40 @@ class CodeRewardTest {
         // pass@1 of the team: the mean over the items
         assertThat(comlrl.trainers.EvalAggregator.mean().aggregate(rows, 2)).containsEntry("code_pass_at_1", 0.5);
     }
+
+    @Test
+    void severalSamplesPerTaskGivePassAtKPerTaskAndItsMeanOverTasks() {
+        String wrong = "def add_all(xs: List[int]) -> int:\n    return aux(xs) + 1\n";
+        // four samples of two tasks: the first solved by sample 2 only, the second by samples 0, 1 and 3
+        String[][] mains = {{wrong, MAIN}, {wrong, MAIN}, {MAIN, wrong}, {wrong, MAIN}};
+        List<List<List<List<String>>>> samples = new ArrayList<>();
+        for (String[] m : mains) {
+            samples.add(List.of(List.of(List.of(AUX), List.of(AUX)), List.of(List.of(m[0]), List.of(m[1]))));
+        }
+        List<Map<String, Double>> rows = comlrl.env.CodeEnvironment.evalLogger(reward)
+                .logSamples(samples, List.of(TASK, TASK), List.of("", ""));
+        // c = 1 of n = 4: pass@1 = 1/4, pass@2 = 1 − C(3,2)/C(4,2) = 1/2, pass@3 = 1 − C(3,3)/C(4,3) = 3/4, pass@4 = 1
+        assertThat(rows.get(0).keySet()).containsExactly("code_reward", "code_levels_passed", "code_tests_passed",
+                "code_pass_at_1", "code_pass_at_2", "code_pass_at_3", "code_pass_at_4");
+        assertThat(rows.get(0).get("code_pass_at_1")).isCloseTo(0.25, within(EPS));
+        assertThat(rows.get(0).get("code_pass_at_2")).isCloseTo(0.5, within(EPS));
+        assertThat(rows.get(0).get("code_pass_at_3")).isCloseTo(0.75, within(EPS));
+        assertThat(rows.get(0).get("code_pass_at_4")).isEqualTo(1.0);
+        // the means over the samples: (4.0 + 3 · 1.5) / 4 and (1 + 0 + 0 + 0) / 4 of the asserts
+        assertThat(rows.get(0).get("code_reward")).isCloseTo(2.125, within(EPS));
+        assertThat(rows.get(0).get("code_tests_passed")).isCloseTo(0.25, within(EPS));
+        // c = 3: pass@1 = 3/4, pass@2 = 1 (n − c < k)
+        assertThat(rows.get(1).get("code_pass_at_1")).isCloseTo(0.75, within(EPS));
+        assertThat(rows.get(1).get("code_pass_at_2")).isEqualTo(1.0);
+        assertThat(rows.get(1).get("code_reward")).isCloseTo(3.375, within(EPS));
+        Map<String, Double> team = comlrl.trainers.EvalAggregator.mean().aggregate(rows, 1);
+        assertThat(team.get("code_pass_at_1")).isCloseTo(0.5, within(EPS));
+        assertThat(team.get("code_pass_at_2")).isCloseTo(0.75, within(EPS));
+        // a chosen list of k; one larger than the samples is refused naming the setting
+        assertThat(comlrl.env.CodeEnvironment.evalLogger(reward, List.of(1, 3)).logSamples(samples, List.of(TASK, TASK),
+                List.of("", "")).get(0).keySet()).containsExactly("code_reward", "code_levels_passed",
+                "code_tests_passed", "code_pass_at_1", "code_pass_at_3");
+        assertThatThrownBy(() -> comlrl.env.CodeEnvironment.evalLogger(reward, List.of(5)).logSamples(samples,
+                List.of(TASK, TASK), List.of("", ""))).hasMessageContaining("eval_num_generations >= 5");
+    }
 }
