@@ -75,4 +75,63 @@ class CodeEnvironmentTest {
                 .hasMessageContaining("use 'dataset'");
         assertThatThrownBy(() -> expand("cod")).hasMessageContaining("did you mean 'code'");
     }
+
+    @Test
+    void coderTesterRolesAskForAFunctionAndItsTestsAndScoreWithTheirReward() {
+        Map<String, Object> c = expand(Map.of("type", "code", "roles", "coder_tester", "weights", Map.of("agrees", 2.0)),
+                "dataset", Map.of("train", "builtin:code-tasks"));
+        assertThat(c.get("reward")).isEqualTo(Map.of("type", "coder_tester", "weights", Map.of("agrees", 2.0)));
+        assertThat(c.get("num_agents")).isEqualTo(2);
+        Formatters formatters = Formatters.fromConfig(c.get("formatters"), 2);
+        TaskItem task = BuiltinTasks.load("builtin:code-tasks").iterator().next();
+        assertThat(formatters.get(0).format(task)).contains("Write the Python function count_vowels")
+                .contains("without seeing your code").contains(task.getString("prompt"));
+        assertThat(formatters.get(1).format(task)).contains("Write tests for the Python function count_vowels")
+                .contains("assert statements only").contains("you do not see it").doesNotContain("aux");
+        assertThat(expand("code").get("reward")).isEqualTo(Map.of("type", "code")); // aux_main stays the default
+        assertThatThrownBy(() -> expand(Map.of("type", "code", "roles", "coder_tester", "dataset", "mbpp")))
+                .hasMessageContaining("roles coder_tester").hasMessageContaining("humaneval");
+        assertThatThrownBy(() -> expand(Map.of("type", "code", "roles", "tester")))
+                .hasMessageContaining("unknown roles 'tester'").hasMessageContaining("coder_tester");
+    }
+
+    @Test
+    void passAtNamesTheKsOfEvaluationAndTheEnvironmentWiresTheLoggerOfItsReward() {
+        assertThat(CodeEnvironment.passAt(Map.of("pass_at", List.of(1, 5)))).containsExactly(1, 5);
+        assertThat(CodeEnvironment.passAt(Map.of("pass_at", 3))).containsExactly(3);
+        assertThat(CodeEnvironment.passAt(Map.of())).isNull();
+        assertThatThrownBy(() -> expand(Map.of("type", "code", "pass_at", List.of(0))))
+                .hasMessageContaining("pass_at values must be >= 1");
+        try (comlrl.reward.CoderTesterReward pair = comlrl.reward.CoderTesterReward.fromConfig(Map.of("type", "coder_tester"))) {
+            Map<String, Object> config = expand(Map.of("type", "code", "roles", "coder_tester", "pass_at", List.of(2)));
+            comlrl.trainers.EvalLogger logger = Environments.evalLogger(config, pair);
+            // one right and one empty sample of a built-in task: c = 1 of 2, pass@2 = 1 − C(1,2)/C(2,2) = 1
+            TaskItem task = BuiltinTasks.load("builtin:code-tasks").iterator().next();
+            String right = task.getString("prompt") + task.getString("canonical_solution");
+            String tests = "assert count_vowels('hello') == 2\n";
+            List<Map<String, Double>> rows = logger.logSamples(List.of(
+                    List.of(List.of(List.of(right)), List.of(List.of(tests))),
+                    List.of(List.of(List.of("no code")), List.of(List.of(tests)))), List.of(task), List.of(""));
+            assertThat(rows.get(0)).containsEntry("code_pass_at_1", 0.5).containsEntry("code_pass_at_2", 1.0)
+                    .containsEntry("tester_tests_valid", 1.0).containsEntry("tester_catches_stub", 1.0)
+                    .containsEntry("tester_agrees", 0.5); // agrees with the right coder; no coder to judge in the other
+        }
+    }
+
+    @Test
+    void everyBuiltInTaskHasAReferenceSolutionThatPassesItsTests() {
+        Dataset tasks = BuiltinTasks.load("builtin:code-tasks");
+        List<String> references = new java.util.ArrayList<>();
+        List<String> tests = new java.util.ArrayList<>();
+        List<TaskItem> items = new java.util.ArrayList<>();
+        for (TaskItem t : tasks) {
+            references.add(t.getString("prompt") + t.getString("canonical_solution"));
+            tests.add("");
+            items.add(t);
+        }
+        try (comlrl.reward.CoderTesterReward pair = comlrl.reward.CoderTesterReward.fromConfig(Map.of("type", "coder_tester"))) {
+            assertThat(pair.breakdowns(List.of(references, tests), items))
+                    .allSatisfy(b -> assertThat(b.solved()).as(b.message()).isTrue());
+        }
+    }
 }
