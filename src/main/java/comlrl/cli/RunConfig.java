@@ -106,7 +106,7 @@ final class RunConfig {
             "agents", "one model source per agent, instead of agent_model",
             "num_agents", "the agent count (default: args.num_agents, or the length of agents)",
             "environment", "{type: writing, task: tldr|arxiv} or {type: code, dataset: humaneval|coophumaneval|mbpp, "
-                    + "weights, sandbox}: a built-in environment's dataset, formatters, reward and agent count, for "
+                    + "roles: aux_main|coder_tester, weights, sandbox, pass_at}: a built-in environment's dataset, formatters, reward and agent count, for "
                     + "those of these keys the config leaves out",
             "dtype", "weights dtype override (float32, bfloat16, ...)",
             "dataset", "{train: FILE|builtin:NAME, eval: FILE, test_size, split_seed, shuffle_seed, streaming}, or "

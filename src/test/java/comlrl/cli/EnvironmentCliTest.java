@@ -48,6 +48,17 @@ class EnvironmentCliTest {
     }
 
     @Test
+    void theCoderTesterPairTrainsAndEvaluatesPassAtKOverSeveralSamples(@TempDir Path tmp) throws Exception {
+        Path out = tmp.resolve("run");
+        assertThat(trainShortened("code-offline", out, "--set", "environment.roles=coder_tester", "--set",
+                "eval_num_generations=2", "--set", "environment.pass_at=[1, 2]", "--set", "save_model=false"))
+                .contains("\"type\":\"coder_tester\"").contains("Write tests for the Python function {entry_point}")
+                .contains("\"eval_num_generations\":2");
+        assertThat(Files.readString(out.resolve("metrics.jsonl"))).contains("\"eval/code_pass_at_1\"")
+                .contains("\"eval/code_pass_at_2\"").contains("\"eval/tester_tests_valid\"");
+    }
+
+    @Test
     void levelFeedbackFeedsTheChecksIntoTheSecondTurn(@TempDir Path tmp) throws Exception {
         Path out = tmp.resolve("run");
         trainShortened("code-offline", out, "--set", "num_turns=2", "--set",
