@@ -299,8 +299,8 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split
-        assertThat(map).hasSize(32)
+        // ddp_split, eval_num_generations
+        assertThat(map).hasSize(33)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -312,8 +312,9 @@ class MAGRPOConfigTest {
                 .containsEntry("early_termination_threshold", -0.2)
                 .containsEntry("seed", 42L)
                 .containsEntry("gradient_checkpointing", false)
+                .containsEntry("eval_num_generations", 1)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(32).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(33).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 
