@@ -58,9 +58,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
         this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
                 args.actorCount(), b.distributed());
         rounds.in(work);
-        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
-                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel()))), work.isMain());
+        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
         MADPOTrainer inner = null;
         try {
             // the DPO stage receives this builder's settings whole: it logs into this trainer's logger, joins the same

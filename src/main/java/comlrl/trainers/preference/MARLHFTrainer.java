@@ -135,9 +135,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
-        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
-                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel()))), work.isMain());
+        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {

@@ -162,26 +162,14 @@ final class PreferenceCollector {
                             () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
                                     comparatorRowSeeds), Codecs.listOf(Codecs.STRINGS));
             int c = args.preferenceNumCandidates();
+            List<List<String>> comparatorJoints = IntStream.range(0, comparatorCount)
+                    .mapToObj(k -> others.stream().map(o -> o.get(k)).toList()).toList();
             // per candidate: current processed, current raw, then the comparator's
             double[][] scored = work.onMain("computing the rewards of " + label, () -> {
-                double[][] r = new double[4][];
-                r[0] = new double[c];
-                r[1] = new double[c];
-                r[2] = new double[comparatorCount];
-                r[3] = new double[comparatorCount];
-                for (int k = 0; k < c; k++) {
-                    JointRewarder.Scored one = rewarder.score(item, current.joint(k), label + " (current)");
-                    r[0][k] = one.processed();
-                    r[1][k] = one.raw();
-                }
-                for (int k = 0; k < comparatorCount; k++) {
-                    int at = k;
-                    JointRewarder.Scored one = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
-                            label + " (comparator)");
-                    r[2][k] = one.processed();
-                    r[3][k] = one.raw();
-                }
-                return r;
+                double[][] currentScores = scores(item, IntStream.range(0, c).mapToObj(current::joint).toList(),
+                        label + " (current)");
+                double[][] comparatorScores = scores(item, comparatorJoints, label + " (comparator)");
+                return new double[][] {currentScores[0], currentScores[1], comparatorScores[0], comparatorScores[1]};
             }, Codecs.DOUBLE_MATRIX);
             double[] cur = scored[0];
             double[] curRaw = scored[1];
@@ -201,12 +189,23 @@ final class PreferenceCollector {
                 selectedCurrent.add(curRaw[k]);
                 selectedComparator.add(cmpRaw[k]);
                 List<String> currentTexts = current.joint(k);
-                List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();
+                List<String> comparatorTexts = comparatorJoints.get(k);
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
             }
         }
         return new Round(out, currentRewards, comparatorRewards, selectedCurrent, selectedComparator);
+    }
+
+    /** Each joint response's processed (row 0) and raw (row 1) task reward, in order. */
+    private double[][] scores(TaskItem item, List<List<String>> joints, String label) {
+        double[][] r = new double[2][joints.size()];
+        for (int k = 0; k < joints.size(); k++) {
+            JointRewarder.Scored one = rewarder.score(item, joints.get(k), label);
+            r[0][k] = one.processed();
+            r[1][k] = one.raw();
+        }
+        return r;
     }
 
     /**
@@ -279,19 +278,12 @@ final class PreferenceCollector {
         if (reference == null) {
             return new double[2][];
         }
-        int numAgents = agents.size();
         List<double[]> all = agents.mapIndexed((i, agent) -> {
             MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
                     List.of(w.get(i)), List.of(l.get(i)), padIds[i]);
             return new double[] {r.winners()[0], r.losers()[0]};
         }).fromOwners(Codecs.DOUBLES);
-        double[] refW = new double[numAgents];
-        double[] refL = new double[numAgents];
-        for (int i = 0; i < numAgents; i++) {
-            refW[i] = all.get(i)[0];
-            refL[i] = all.get(i)[1];
-        }
-        return new double[][] {refW, refL};
+        return new double[][] {all.stream().mapToDouble(r -> r[0]).toArray(), all.stream().mapToDouble(r -> r[1]).toArray()};
     }
 
     private PreferencePair pair(JointRollout.Turn candidates, int winner, int loser, double winnerReward,
