@@ -157,9 +157,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             made.requireOutside(outputDir, "output_dir");
             actorOptimizers = AgentUpdates.actorOptimizers(agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
-                    .withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
-                    .withReferences(refs).in(work);
+            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor,
+                    work).withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
+                    .withReferences(refs);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
             TrainerCheckpoint checkpoint = ActorCriticCheckpoint.of(algorithm.name(), args, agents, actorOptimizers,
                     made, work, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset",

@@ -40,9 +40,9 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     }
 
     private static IACTrainer create(Builder<IACTrainer> b) {
-        if (!(b.args instanceof IACConfig c)) {
+        if (!(b.args() instanceof IACConfig c)) {
             throw new IllegalArgumentException("args must be an IACConfig (IACConfig.builder()...build() or "
-                    + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
+                    + "IACConfig.fromMap(...)), got " + (b.args() == null ? "null" : b.args().getClass().getSimpleName()));
         }
         b.requireCommon(ALGORITHM_NAME);
         if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {

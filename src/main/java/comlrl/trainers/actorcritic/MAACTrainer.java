@@ -31,9 +31,9 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     }
 
     private static MAACTrainer create(Builder<MAACTrainer> b) {
-        if (!(b.args instanceof MAACConfig c)) {
+        if (!(b.args() instanceof MAACConfig c)) {
             throw new IllegalArgumentException("args must be a MAACConfig (MAACConfig.builder()...build() or "
-                    + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
+                    + "MAACConfig.fromMap(...)), got " + (b.args() == null ? "null" : b.args().getClass().getSimpleName()));
         }
         b.requireCommon(ALGORITHM_NAME);
         ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(),

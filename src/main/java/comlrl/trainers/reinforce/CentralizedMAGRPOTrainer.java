@@ -232,6 +232,7 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
 
         @Override
         public CentralizedMAGRPOTrainer build() {
+            MAGRPOConfig args = args();
             if (args == null) {
                 throw new IllegalArgumentException("args (a CentralizedMAGRPOConfig) must be provided");
             }

@@ -75,12 +75,12 @@ final class MAGRPOParts implements AutoCloseable {
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     final BiConsumer<Integer, DecoderLm> gradientObserver;
 
-    MAGRPOParts(MAGRPOTrainer.Builder b, String algorithmName) {
-        if (b.args == null) {
+    MAGRPOParts(ReinforceBuilder<?> b, String algorithmName) {
+        if (b.args() == null) {
             throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
         }
-        b.requireRewardAndTrainData();
-        this.args = b.args;
+        b.requireCommon(algorithmName, b.args().numTurns());
+        this.args = b.args();
         this.settings = b.settings();
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
         int count = b.resolvedNumAgents(args.numAgents());
@@ -88,9 +88,6 @@ final class MAGRPOParts implements AutoCloseable {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
         this.numAgents = count;
-        if (args.numTurns() > 1 && b.externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
         if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
@@ -111,9 +108,6 @@ final class MAGRPOParts implements AutoCloseable {
         this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.console = b.console();
         this.gradientObserver = b.gradientObserver;
-        if (b.logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
-        }
         this.seeds = new SeedStream(args.seed());
         // every check that can fail without a model has run; join the other processes (ddp), then load
         // (and free what was loaded on failure)
@@ -152,8 +146,8 @@ final class MAGRPOParts implements AutoCloseable {
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarders.evaluation(), transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(),
                 args.evalBatchSize(), args.externalPromptPassthrough()).in(work);
-        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
-                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
+        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
+                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(shapes), checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset,
                         "eval_dataset", evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor,

@@ -52,7 +52,7 @@ public class MAGRPOTrainer implements Trainer {
     /** The metrics of the updates since the last log event. */
     private final UpdateMetrics updateMetrics;
 
-    protected MAGRPOTrainer(Builder b, String algorithmName) {
+    protected MAGRPOTrainer(ReinforceBuilder<?> b, String algorithmName) {
         this.run = new MAGRPOParts(b, algorithmName);
         this.args = run.args;
         this.algorithmName = algorithmName;
@@ -403,6 +403,7 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
+        @Override
         public MAGRPOTrainer build() {
             refuseCritics();
             return factory.apply(this);
