@@ -162,9 +162,9 @@ public abstract class ActorCriticTrainerBase implements Trainer {
                     .withReferences(refs);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
             TrainerCheckpoint checkpoint = ActorCriticCheckpoint.of(algorithm.name(), args, agents, actorOptimizers,
-                    made, work, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset",
-                            evalDataset, "reward_func", b.rewardFunc(), "reward_processor", settings.rewardProcessor(),
-                            "external_transition", externalTransition, "metrics_callback", metricsCallback),
+                    made, work, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                            TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
+                            TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
                     seeds, logger, b.checkpointExtension());
             this.progress = new EpochProgress(new EpochProgress.Loop(trainDataset, evalDataset != null,
                     args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()), checkpoint, loaded,

@@ -18,7 +18,7 @@ public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends Co
     }
 
     /** The trainer of every setting given. */
-    public abstract MAGRPOTrainer build();
+    public abstract ReinforceTrainer build();
 
     /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
     B gradientObserver(BiConsumer<Integer, DecoderLm> observer) {
