@@ -5,6 +5,7 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.common.ConfiguredBuilder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.List;
 import java.util.Map;
@@ -133,6 +134,37 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
                 "evaluation reports the reward and metrics_callback's metrics",
                 TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR);
         return factory.apply(self());
+    }
+
+    /** How an IAC or MAAC trainer is made once its checks passed and its processes joined. */
+    interface Factory<C extends ActorCriticConfig, T> {
+        T make(C config, ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work);
+    }
+
+    /**
+     * The trainer of a {@code type} config ({@code described}: "an IACConfig"): fails unless {@code args}
+     * is one, runs the checks that need no model ({@link #requireCommon}, {@code sources}, the task
+     * data), joins the processes of a ddp run, then {@code make}s the trainer, leaving the processes
+     * again when that fails.
+     */
+    <C extends ActorCriticConfig> T create(Class<C> type, String described, String algorithmName,
+            Function<C, ActorCriticSources.Sources> sources, Factory<C, T> make) {
+        if (!type.isInstance(args())) {
+            String name = type.getSimpleName();
+            throw new IllegalArgumentException("args must be " + described + " (" + name + ".builder()...build() or "
+                    + name + ".fromMap(...)), got " + (args() == null ? "null" : args().getClass().getSimpleName()));
+        }
+        C c = type.cast(args());
+        requireCommon(algorithmName);
+        ActorCriticSources.Sources resolved = sources.apply(c);
+        requireTaskData();
+        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), distributed());
+        try {
+            return make.make(c, resolved, ActorCriticSources.place(c, work.device()), work);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
     }
 
     /** Checks the common arguments before any model loads. */
