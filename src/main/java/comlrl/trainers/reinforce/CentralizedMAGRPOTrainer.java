@@ -1,7 +1,6 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.data.TaskItem;
-import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
@@ -66,23 +65,9 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
      * @throws IllegalStateException when the adapter returns null or not exactly N outputs
      */
     public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int numRoles) {
-        return splitter(adapter, numRoles).splitRoles(completion, item);
-    }
-
-    /** The actor's reward: the task reward of each joint completion's role outputs ({@link Centralization#jointReward}). */
-    public static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
-        return splitter(adapter, roles).jointReward(task);
-    }
-
-    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
-    public static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
-            List<TaskItem> items, int roles) {
-        return splitter(adapter, roles).splitEval(joint, items);
-    }
-
-    /** A centralization that only splits completions (its role formatters are never called). */
-    private static Centralization splitter(CentralizedAdapter adapter, int roles) {
-        return new Centralization(adapter, Formatters.build((Formatter) item -> "", roles), roles);
+        // a centralization that only splits completions (its role formatters are never called)
+        return new Centralization(adapter, Formatters.build((Formatter) x -> "", numRoles), numRoles)
+                .splitRoles(completion, item);
     }
 
     /**
