@@ -61,18 +61,49 @@ final class ConfigDocs implements Callable<Integer> {
         md.append("\n## `args:` keys\n\n")
                 .append("A key with different types or rules in different algorithms has a row for each. \"all\" = ")
                 .append("every algorithm above.\n\n")
-                .append("| key | type | default | allowed values | algorithms |\n|---|---|---|---|---|\n");
+                .append("| key | meaning | type | default | allowed values | algorithms |\n|---|---|---|---|---|---|\n");
         for (Row row : rows(tables)) {
-            md.append("| `").append(row.key).append("` | ").append(row.type).append(" | ").append(cell(row.defaultCell()))
-                    .append(" | ").append(cell(row.allowed)).append(" | ")
+            md.append("| `").append(row.key).append("` | ").append(cell(row.meaning)).append(" | ").append(row.type)
+                    .append(" | ").append(cell(row.defaultCell())).append(" | ").append(cell(row.allowed)).append(" | ")
                     .append(row.count() == tables.size() ? "all"
                             : String.join(", ", row.algorithms())).append(" |\n");
         }
         return md.toString();
     }
 
+    /**
+     * The keys as plain text for a terminal ({@code config-keys}, {@code train --help}): the run config's
+     * top-level keys, then every {@code args:} key of {@code algorithm} (every algorithm's when null) with
+     * its meaning, type, default and allowed values.
+     */
+    static String keysText(Algorithm algorithm) {
+        StringBuilder out = new StringBuilder("Run config, top-level keys:\n");
+        RunConfig.TOP_LEVEL.forEach((key, meaning) -> entry(out, key, meaning, null));
+        Map<Algorithm, List<ConfigField<?>>> tables = new LinkedHashMap<>();
+        for (Algorithm a : algorithm != null ? List.of(algorithm) : Algorithms.all()) {
+            tables.put(a, a.fields());
+        }
+        out.append("\nargs: keys").append(algorithm != null ? " of " + algorithm.configName() + " ("
+                + algorithm.defaults().configTypeName() + ")" : " (all algorithms; `bin/comlrl config-keys ALGORITHM` "
+                + "lists one)").append(":\n");
+        for (Row row : rows(tables)) {
+            String detail = row.type + ", default " + row.defaultCell() + (row.allowed.isEmpty() ? "" : "; " + row.allowed)
+                    + (algorithm != null || row.count() == tables.size() ? "" : "; " + String.join(", ", row.algorithms()));
+            entry(out, row.key, row.meaning, detail);
+        }
+        return out.toString();
+    }
+
+    private static void entry(StringBuilder out, String key, String meaning, String detail) {
+        String pad = " ".repeat(4);
+        out.append("  ").append(key).append('\n').append(pad).append(meaning.replace("\n", " ")).append('\n');
+        if (detail != null) {
+            out.append(pad).append("(").append(detail.replace("\n", " ")).append(")\n");
+        }
+    }
+
     /** One key with one type and rule, and, per default value, the algorithms that have it. */
-    private record Row(String key, String type, String allowed, Map<String, List<String>> defaults) {
+    private record Row(String key, String meaning, String type, String allowed, Map<String, List<String>> defaults) {
         int count() {
             return defaults.values().stream().mapToInt(List::size).sum();
         }
@@ -99,8 +130,8 @@ final class ConfigDocs implements Callable<Integer> {
         Map<String, Row> rows = new LinkedHashMap<>();
         tables.forEach((algorithm, fields) -> {
             for (ConfigField<?> field : fields) {
-                Row row = rows.computeIfAbsent(field.key + "\u0000" + field.type + "\u0000" + field.allowed,
-                        k -> new Row(field.key, field.type, field.allowed, new LinkedHashMap<>()));
+                Row row = rows.computeIfAbsent(String.join("\u0000", field.key, field.type, field.allowed, field.meaning),
+                        k -> new Row(field.key, field.meaning, field.type, field.allowed, new LinkedHashMap<>()));
                 row.defaults.computeIfAbsent(defaultOf(field), k -> new ArrayList<>()).add(algorithm.configName());
             }
         });

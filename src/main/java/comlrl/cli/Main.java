@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code bin/comlrl}: the command-line entry point. The only place that prints for humans or exits. */
 @Command(name = "comlrl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Cooperative multi-LLM reinforcement learning on the JVM.",
-        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class, SandboxCommand.class,
+        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class, ConfigKeysCommand.class, SandboxCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
@@ -22,6 +22,8 @@ public final class Main {
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new Main());
         LaunchCommand.configure(cl.getSubcommands().get("launch"));
+        // train --help lists every config key, as config-keys does
+        cl.getSubcommands().get("train").getCommandSpec().usageMessage().footer("", ConfigDocs.keysText(null));
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> fail(ex, cmd.getErr()));
         try {
             return cl.execute(args);

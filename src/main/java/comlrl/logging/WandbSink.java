@@ -38,6 +38,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * is a Python process with {@code wandb} installed, started only when {@code wandb_config} is set.
  *
  * <p>Metrics are logged with {@code step = env_step} (W&amp;B's step axis) and {@code env_step} itself.
+ * W&amp;B keeps one row per step, so the rows logged at one env_step are combined first
+ * ({@link SameStepRows}: a key logged several times, such as the passes of {@code eval_repeats}, gets
+ * their mean and {@code <key>_std}); a step's row is sent when the next step starts or the run closes.
  * Logging never blocks training: events go to a bounded queue that a writer thread sends; if the
  * bridge dies, the failure is reported once on the console and W&amp;B events are dropped from then
  * on, while the local sinks go on. A bridge that stops reading (hung in the SDK) is noticed while
@@ -57,6 +60,8 @@ public final class WandbSink implements RunTracker {
     private static final String FINISH = "\u0000finish";
     /** {@link #writingSince} while the writer is not in a write to the bridge. */
     private static final long NOT_WRITING = Long.MIN_VALUE;
+    /** The rows of the latest env_step, not yet sent. */
+    private final SameStepRows pending = new SameStepRows();
 
     private final Process process;
     private final PrintStream console;
@@ -228,6 +233,16 @@ public final class WandbSink implements RunTracker {
 
     @Override
     public void log(long envStep, Map<String, Double> metrics) {
+        send(pending.add(envStep, metrics));
+    }
+
+    /** Sends a combined row ({@link SameStepRows}); nothing for null. */
+    private void send(SameStepRows.Row row) {
+        if (row == null) {
+            return;
+        }
+        long envStep = row.step();
+        Map<String, Double> metrics = row.metrics();
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("env_step", envStep);
         metrics.forEach((k, v) -> data.put(k, jsonNumber(v)));
@@ -395,6 +410,7 @@ public final class WandbSink implements RunTracker {
         if (closed) {
             return;
         }
+        send(pending.flush());
         closed = true;
         if (!broken.get()) { // a bridge given up on is not waited on again
             try {

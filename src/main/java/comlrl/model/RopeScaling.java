@@ -21,7 +21,7 @@ public record RopeScaling(String type, double factor, double lowFreqFactor, doub
      * llama3:  wavelen = 2π / inv_freq
      *          low  = original / low_freq_factor,  high = original / high_freq_factor
      *          wavelen > low   → inv_freq / factor
-     *          wavelen < high  → inv_freq
+     *          wavelen &lt; high  → inv_freq
      *          otherwise       → (1 − s)·inv_freq/factor + s·inv_freq,
      *                             s = (original / wavelen − low_freq_factor) / (high_freq_factor − low_freq_factor)
      * </pre>

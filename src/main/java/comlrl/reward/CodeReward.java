@@ -253,7 +253,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
     /**
      * The unbiased pass@k estimate from n samples of which c solved the task (all tests passed):
      * <pre>
-     *   pass@k = 1 − C(n − c, k) / C(n, k) = 1 − ∏_{i = n − c + 1}^{n} (1 − k / i)      (1 when n − c < k)
+     *   pass@k = 1 − C(n − c, k) / C(n, k) = 1 − ∏_{i = n − c + 1}^{n} (1 − k / i)      (1 when n − c &lt; k)
      * </pre>
      * (the product form avoids large binomials). The mean over tasks is the set's pass@k; pass@1 = c / n.
      */

@@ -5,12 +5,20 @@ import java.util.Map;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * Process-wide libtorch settings: intra-op threads, CUDA availability, native devices.
+ * Process-wide libtorch settings: intra-op threads, CUDA availability, native devices. Library users
+ * need no setup beyond what is read here; the README's "Using the library" section lists it.
  *
- * <p>BLAS/OpenMP thread counts must be set in the environment before the JVM starts
- * ({@code OMP_NUM_THREADS}, {@code OPENBLAS_NUM_THREADS}); {@code bin/comlrl} and the test
- * configuration do so. {@link #init()} additionally sets libtorch's intra-op thread count from
- * {@code COMLRL_NUM_THREADS} or {@code OMP_NUM_THREADS} when given.
+ * <p>Threads: {@link #init()} sets libtorch's intra-op thread count from {@code COMLRL_THREADS} (the
+ * variable {@code bin/comlrl} reads), else {@code OMP_NUM_THREADS}; the older name
+ * {@code COMLRL_NUM_THREADS} is still read after {@code COMLRL_THREADS}. BLAS/OpenMP pools read
+ * {@code OMP_NUM_THREADS}/{@code OPENBLAS_NUM_THREADS} once, when the natives load: set them before the
+ * JVM starts ({@code bin/comlrl} and the test configuration do) or they default to every core.
+ *
+ * <p>Native memory: tensors are freed by scopes, not by the garbage collector, so JavaCPP's
+ * pointer-GC thread only adds overhead (about half the cost of a small operation).
+ * {@link #init()} sets {@code org.bytedeco.javacpp.nopointergc=true} when the property is unset; that
+ * takes effect when it runs before any native object exists (every tensor path of this library
+ * calls it first). {@code -Dorg.bytedeco.javacpp.nopointergc=false} keeps the collector.
  */
 public final class Engine {
     private static volatile boolean initialised;
@@ -24,10 +32,10 @@ public final class Engine {
         if (initialised) {
             return;
         }
-        String threads = System.getenv("COMLRL_NUM_THREADS");
-        if (threads == null) {
-            threads = System.getenv("OMP_NUM_THREADS");
+        if (System.getProperty(NO_POINTER_GC) == null) {
+            System.setProperty(NO_POINTER_GC, "true");
         }
+        String threads = threadSetting(System::getenv);
         if (threads != null && !threads.isBlank()) {
             try {
                 int n = Integer.parseInt(threads.trim());
@@ -35,11 +43,28 @@ public final class Engine {
                     torch.set_num_threads(n);
                 }
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("OMP_NUM_THREADS/COMLRL_NUM_THREADS must be a "
+                throw new IllegalArgumentException("COMLRL_THREADS/OMP_NUM_THREADS must be a "
                         + "positive integer, got '" + threads + "'", e);
             }
         }
         initialised = true;
+    }
+
+    /** The system property that turns JavaCPP's pointer-GC thread off. */
+    static final String NO_POINTER_GC = "org.bytedeco.javacpp.nopointergc";
+
+    /**
+     * The intra-op thread setting from the environment: {@code COMLRL_THREADS}, else
+     * {@code COMLRL_NUM_THREADS} (older name), else {@code OMP_NUM_THREADS}; null when none is set.
+     */
+    static String threadSetting(java.util.function.UnaryOperator<String> env) {
+        for (String name : new String[] {"COMLRL_THREADS", "COMLRL_NUM_THREADS", "OMP_NUM_THREADS"}) {
+            String value = env.apply(name);
+            if (value != null && !value.isBlank()) {
+                return value;
+            }
+        }
+        return null;
     }
 
     /** Sets libtorch's intra-op thread count. */

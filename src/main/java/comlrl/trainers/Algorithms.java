@@ -18,6 +18,7 @@ import comlrl.trainers.preference.MARLHFTrainer;
 import comlrl.trainers.preference.PreferenceBuilder;
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
+import comlrl.trainers.reinforce.ReinforceBuilder;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;
 import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
@@ -145,7 +146,7 @@ public final class Algorithms {
         for (ReinforceAlgorithm algorithm : ReinforceAlgorithm.values()) {
             all.add(new Algorithm(algorithm.configName(), algorithm.displayName(), Family.REINFORCE, algorithm::fromMap,
                     args -> false, (args, parts, common) -> {
-                        MAGRPOTrainer.Builder b = MAGRPOTrainer.builderFor(algorithm);
+                        ReinforceBuilder<?> b = MAGRPOTrainer.builderFor(algorithm);
                         common.accept(b);
                         b.numAgents(parts.numAgents()).args((MAGRPOConfig) args);
                         if (parts.agentModel() != null) {

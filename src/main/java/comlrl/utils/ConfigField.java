@@ -52,14 +52,16 @@ public final class ConfigField<T> {
     public final String allowed;
     /** What a string value names, for path resolution in run configs. */
     public final PathKind path;
+    /** What the field does, in one sentence ({@code config-keys}, {@code train --help}, {@code docs/CONFIG.md}). */
+    public final String meaning;
 
     public ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
                         ConfigField<T> fallback) {
-        this(key, defaultValue, reader, rule, writer, fallback, "value", "", PathKind.NONE);
+        this(key, defaultValue, reader, rule, writer, fallback, "value", "", PathKind.NONE, "");
     }
 
     private ConfigField(String key, T defaultValue, Reader<T> reader, Rule<T> rule, Function<T, Object> writer,
-                        ConfigField<T> fallback, String type, String allowed, PathKind path) {
+                        ConfigField<T> fallback, String type, String allowed, PathKind path, String meaning) {
         this.key = key;
         this.defaultValue = defaultValue;
         this.reader = reader;
@@ -69,26 +71,32 @@ public final class ConfigField<T> {
         this.type = type;
         this.allowed = allowed;
         this.path = path;
+        this.meaning = meaning;
     }
 
     /** The same field with another default. */
     public ConfigField<T> withDefault(T otherDefault) {
-        return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback, type, allowed, path);
+        return new ConfigField<>(key, otherDefault, reader, rule, writer, fallback, type, allowed, path, meaning);
     }
 
     /** The same field, taking {@code other}'s value when unset. */
     public ConfigField<T> orElse(ConfigField<T> other) {
-        return new ConfigField<>(key, defaultValue, reader, rule, writer, other, type, allowed, path);
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, other, type, allowed, path, meaning);
     }
 
     /** The same field, documented as holding {@code type} values that {@code allowed} describes. */
     public ConfigField<T> described(String type, String allowed) {
-        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, path);
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, path, meaning);
     }
 
     /** The same field, its string values naming {@code kind} (resolved against a run config's directory). */
     public ConfigField<T> naming(PathKind kind) {
-        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, kind);
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, kind, meaning);
+    }
+
+    /** The same field, doing what {@code meaning} says (one sentence, shown by {@code config-keys}). */
+    public ConfigField<T> means(String meaning) {
+        return new ConfigField<>(key, defaultValue, reader, rule, writer, fallback, type, allowed, path, meaning);
     }
 
 

@@ -25,71 +25,108 @@ public final class TrainerFields {
     }
 
     public static final ConfigField<Double> AGENT_LEARNING_RATE = number("agent_learning_rate", 5e-6,
-            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0 (the default is 5e-6)");
-    public static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = atLeast("rollout_buffer_size", 8, 1, "");
+            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0 (the default is 5e-6)")
+            .means("AdamW learning rate of every agent's actor.");
+    public static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = atLeast("rollout_buffer_size", 8, 1, "")
+            .means("Samples each agent collects before its update.");
     public static final ConfigField<Integer> TRAIN_BATCH_SIZE = nullableAtLeast("train_batch_size", null, 1,
-            " (leave it unset to use rollout_buffer_size)").orElse(ROLLOUT_BUFFER_SIZE);
+            " (leave it unset to use rollout_buffer_size)").orElse(ROLLOUT_BUFFER_SIZE)
+            .means("Samples per minibatch (one optimizer step each) of an update; null = rollout_buffer_size.");
     public static final ConfigField<Double> VALUE_CLIP_RANGE = nullableNumber("value_clip_range", 0.2,
-            v -> Double.isFinite(v) && v > 0, "a finite number > 0, or null to turn value clipping off");
+            v -> Double.isFinite(v) && v > 0, "a finite number > 0, or null to turn value clipping off")
+            .means("How far a critic's new value may move from its old one in an update; null = no clipping.");
     public static final ConfigField<Double> VALUE_LOSS_COEF = number("value_loss_coef", 0.6,
-            v -> Double.isFinite(v) && v > 0, "a finite number > 0 (it weighs the critic's squared error)");
-    public static final ConfigField<Boolean> ADVANTAGE_NORMALIZATION = flag("advantage_normalization", true);
-    public static final ConfigField<Integer> MAX_NEW_TOKENS = atLeast("max_new_tokens", 256, 1, "");
+            v -> Double.isFinite(v) && v > 0, "a finite number > 0 (it weighs the critic's squared error)")
+            .means("Weight of the critic loss.");
+    public static final ConfigField<Boolean> ADVANTAGE_NORMALIZATION = flag("advantage_normalization", true)
+            .means("Z-normalise the advantages of each update group.");
+    public static final ConfigField<Integer> MAX_NEW_TOKENS = atLeast("max_new_tokens", 256, 1, "")
+            .means("Most tokens an agent generates per turn.");
     public static final ConfigField<Double> TEMPERATURE = number("temperature", 0.6, v -> Double.isFinite(v) && v > 0,
             "a finite number > 0 (sampling divides the logits by it; use a small value such as 0.1 for nearly "
-                    + "greedy sampling)");
+                    + "greedy sampling)")
+            .means("Sampling temperature.");
     public static final ConfigField<Double> TOP_P = number("top_p", 0.6, v -> v > 0 && v <= 1,
-            "in (0, 1] (1 disables nucleus sampling)");
+            "in (0, 1] (1 disables nucleus sampling)")
+            .means("Nucleus sampling: the probability mass sampled from.");
     public static final ConfigField<Integer> TOP_K = nullableAtLeast("top_k", null, 0,
-            " (0 disables top-k; null takes the model's generation_config.json value, else 50)");
-    public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "");
-    public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true);
+            " (0 disables top-k; null takes the model's generation_config.json value, else 50)")
+            .means("Sample from the k likeliest tokens (0 = no limit); null leaves it to the model's generation_config.json.");
+    public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "")
+            .means("Passes over the training task items.");
+    public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true)
+            .means("A critic model per agent (true) or a value head on each actor (false).");
     public static final ConfigField<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM = nullableAtLeast(
-            "critic_value_head_hidden_dim", null, 0, " (null or 0 = one linear layer)");
+            "critic_value_head_hidden_dim", null, 0, " (null or 0 = one linear layer)")
+            .means("Hidden width of the critics' value heads; null or 0 = one linear layer.");
     public static final ConfigField<Integer> VALUE_HEAD_HIDDEN_DIM = nullableAtLeast("value_head_hidden_dim", null, 0,
-            " (null or 0 = one linear layer)");
-    public static final ConfigField<Integer> NUM_AGENTS = atLeast("num_agents", 2, 1, "");
-    public static final ConfigField<Integer> NUM_TURNS = atLeast("num_turns", 2, 1, "");
+            " (null or 0 = one linear layer)")
+            .means("Hidden width of the value heads on the actors (use_separate_critic: false); null or 0 = one linear layer.");
+    public static final ConfigField<Integer> NUM_AGENTS = atLeast("num_agents", 2, 1, "")
+            .means("Number of agents in the team.");
+    public static final ConfigField<Integer> NUM_TURNS = atLeast("num_turns", 2, 1, "")
+            .means("Turns per episode; more than one needs an external transition.");
     public static final ConfigField<ParallelTraining> PARALLEL_TRAINING = ConfigField.choice("parallel_training",
-            ParallelTraining.NONE, ParallelTraining::parse, ParallelTraining::configName);
+            ParallelTraining.NONE, ParallelTraining::parse, ParallelTraining::configName)
+            .means("Where models run: none (one device), mp (each agent on its own device) or ddp (several processes).");
     /** {@code ddp_split}: how the processes of a {@code parallel_training: ddp} run divide the work. */
     public static final ConfigField<DdpSplit> DDP_SPLIT = ConfigField.choice("ddp_split", DdpSplit.DATA,
-            DdpSplit::parse, DdpSplit::configName);
-    public static final ConfigField<List<String>> AGENT_DEVICES = devices("agent_devices");
-    public static final ConfigField<List<String>> CRITIC_DEVICES = devices("critic_devices");
-    public static final ConfigField<Boolean> EXTERNAL_PROMPT_PASSTHROUGH = flag("external_prompt_passthrough", false);
+            DdpSplit::parse, DdpSplit::configName)
+            .means("How the processes of a ddp run divide the work: by agents or by task items (data).");
+    public static final ConfigField<List<String>> AGENT_DEVICES = devices("agent_devices")
+            .means("Device of the actors: one for all or one per agent; null = automatic.");
+    public static final ConfigField<List<String>> CRITIC_DEVICES = devices("critic_devices")
+            .means("Device of the critics: one for all or one per critic; null = the agents' devices.");
+    public static final ConfigField<Boolean> EXTERNAL_PROMPT_PASSTHROUGH = flag("external_prompt_passthrough", false)
+            .means("Use the prompts an external transition returns as they are, without the formatters.");
     public static final ConfigField<Integer> EVAL_INTERVAL = atLeast("eval_interval", 16, 0,
-            " (0 = evaluate only when evaluate() is called)");
+            " (0 = evaluate only when evaluate() is called)")
+            .means("Evaluate every this many training items; 0 = only when evaluate() is called.");
     public static final ConfigField<Integer> EVAL_NUM_SAMPLES = atLeast("eval_num_samples", 4, 1, ": it is the number "
-            + "of evaluation task items per evaluation (use eval_interval=0 to turn automatic evaluation off)");
-    public static final ConfigField<Integer> EVAL_BATCH_SIZE = atLeast("eval_batch_size", 1, 1, "");
+            + "of evaluation task items per evaluation (use eval_interval=0 to turn automatic evaluation off)")
+            .means("Task items per evaluation.");
+    public static final ConfigField<Integer> EVAL_BATCH_SIZE = atLeast("eval_batch_size", 1, 1, "")
+            .means("Task items per evaluation batch.");
     public static final ConfigField<Double> EARLY_TERMINATION_THRESHOLD = nullableNumber(
-            "early_termination_threshold", -0.2, v -> !Double.isNaN(v), "a number, or null to disable early termination");
-    public static final ConfigField<Integer> LOGGING_STEPS = atLeast("logging_steps", 1, 1, " (1 logs every entry)");
-    public static final ConfigField<Boolean> REFERENCE_KL_ENABLED = flag("reference_kl_enabled", false);
+            "early_termination_threshold", -0.2, v -> !Double.isNaN(v), "a number, or null to disable early termination")
+            .means("End a multi-turn episode after a turn whose reward exceeds this; null = never.");
+    public static final ConfigField<Integer> LOGGING_STEPS = atLeast("logging_steps", 1, 1, " (1 logs every entry)")
+            .means("Fewest env_steps between two training log entries.");
+    public static final ConfigField<Boolean> REFERENCE_KL_ENABLED = flag("reference_kl_enabled", false)
+            .means("Shape rewards with a KL penalty against frozen copies of the initial agents: r - beta * KL.");
     public static final ConfigField<Double> REFERENCE_KL_COEF = number("reference_kl_coef", 0.1,
-            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0");
-    public static final ConfigField<List<String>> REFERENCE_DEVICES = devices("reference_devices");
+            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0")
+            .means("Beta, the weight of the reference-KL penalty.");
+    public static final ConfigField<List<String>> REFERENCE_DEVICES = devices("reference_devices")
+            .means("Device of the frozen reference copies; null = the agents' devices.");
     public static final ConfigField<JointMode> JOINT_MODE = ConfigField.choice("joint_mode", JointMode.ALIGNED,
-            JointMode::parse, JointMode::configName);
+            JointMode::parse, JointMode::configName)
+            .means("How the agents' samples form joint actions: aligned (k-th with k-th) or cross (every combination).");
     public static final ConfigField<AdvantageMode> ADVANTAGE_MODE = ConfigField.choice("advantage_mode",
-            AdvantageMode.MEAN, AdvantageMode::parse, AdvantageMode::configName);
+            AdvantageMode.MEAN, AdvantageMode::parse, AdvantageMode::configName)
+            .means("The group baseline subtracted from rewards: mean, raw (none), max or rloo (leave-one-out mean).");
     public static final ConfigField<CollaborationMode> COLLABORATION_MODE = ConfigField.choice("collaboration_mode",
-            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
+            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName)
+            .means("centralized: one actor model plays every agent's role.");
 
     // ours, beyond the reference (as in MAGRPOConfig)
-    public static final ConfigField<Long> SEED = integer64("seed", 42);
-    public static final ConfigField<Boolean> GRADIENT_CHECKPOINTING = flag("gradient_checkpointing", false);
-    public static final ConfigField<Map<String, Object>> GENERATION_KWARGS = ConfigField.generationKwargs();
-    public static final ConfigField<Boolean> SKIP_NONFINITE_SAMPLES = flag("skip_nonfinite_samples", false);
+    public static final ConfigField<Long> SEED = integer64("seed", 42)
+            .means("Seed of every random stream of the run (sampling, shuffles, pair selection).");
+    public static final ConfigField<Boolean> GRADIENT_CHECKPOINTING = flag("gradient_checkpointing", false)
+            .means("Recompute activations in the backward pass to save memory (same gradients, one more forward).");
+    public static final ConfigField<Map<String, Object>> GENERATION_KWARGS = ConfigField.generationKwargs()
+            .means("Further generate settings, e.g. {repetition_penalty: 1.05}.");
+    public static final ConfigField<Boolean> SKIP_NONFINITE_SAMPLES = flag("skip_nonfinite_samples", false)
+            .means("Leave out samples with a NaN or infinite reward, target or loss instead of stopping with an error.");
     public static final ConfigField<Integer> SAVE_TOTAL_LIMIT = nullableAtLeast("save_total_limit", null, 1,
-            " (null keeps every checkpoint)");
+            " (null keeps every checkpoint)")
+            .means("Keep only the newest N checkpoints; null = keep all.");
     /**
      * {@code eval_num_generations}: joint samples of each evaluation item (pass@k needs k of them); in the tables
      * whose trainers evaluate with the joint evaluator (MA-REINFORCE family, MADPO, MADPOIter), not in {@link #OURS}.
      */
-    public static final ConfigField<Integer> EVAL_NUM_GENERATIONS = atLeast("eval_num_generations", 1, 1, ": it is "
-            + "the number of joint samples drawn for each evaluation item (1 = one sample, pass@1 only)");
+    public static final ConfigField<Integer> EVAL_NUM_GENERATIONS = atLeast("eval_num_generations", 1, 1, "")
+            .means("Joint samples drawn of each evaluation item, each with its own seeds (pass@k needs k of them).");
 
     /** Our additions, after the reference's fields in every table. */
     public static final List<ConfigField<?>> OURS = List.of(SEED, GRADIENT_CHECKPOINTING, GENERATION_KWARGS,

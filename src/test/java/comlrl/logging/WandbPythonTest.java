@@ -81,14 +81,30 @@ class WandbPythonTest {
         return runs;
     }
 
-    /** Per env_step, the last value of each key in metrics.jsonl (W&B keeps one row per step). */
-    static Map<Long, Map<String, Double>> lastPerStep(Path metrics) throws Exception {
-        Map<Long, Map<String, Double>> out = new LinkedHashMap<>();
+    /**
+     * Per env_step, the row W&B should hold (one row per step): each key of metrics.jsonl at that step, the
+     * mean of its values where it was logged several times, and then {@code <key>_std} (n − 1 denominator).
+     */
+    static Map<Long, Map<String, Double>> rowPerStep(Path metrics) throws Exception {
+        Map<Long, Map<String, List<Double>>> values = new LinkedHashMap<>();
         for (String line : Files.readAllLines(metrics)) {
             JsonNode e = JSON.readTree(line);
-            Map<String, Double> row = out.computeIfAbsent(e.get("env_step").asLong(), k -> new HashMap<>());
-            e.fields().forEachRemaining(f -> row.put(f.getKey(), f.getValue().asDouble()));
+            Map<String, List<Double>> row = values.computeIfAbsent(e.get("env_step").asLong(), k -> new LinkedHashMap<>());
+            e.fields().forEachRemaining(f -> row.computeIfAbsent(f.getKey(), k -> new ArrayList<>()).add(f.getValue().asDouble()));
         }
+        Map<Long, Map<String, Double>> out = new LinkedHashMap<>();
+        values.forEach((step, row) -> {
+            Map<String, Double> combined = new HashMap<>();
+            row.forEach((key, vs) -> {
+                double mean = vs.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+                combined.put(key, mean);
+                if (vs.size() > 1 && !key.equals("env_step")) {
+                    double ss = vs.stream().mapToDouble(v -> (v - mean) * (v - mean)).sum();
+                    combined.put(key + "_std", Math.sqrt(ss / (vs.size() - 1)));
+                }
+            });
+            out.put(step, combined);
+        });
         return out;
     }
 
@@ -104,6 +120,9 @@ class WandbPythonTest {
         Path first = tmp.resolve("first");
         try (MAGRPOTrainer t = trainer(agent, wandb, first, python, 1)) {
             t.train(tmp.resolve("checkpoints"), 1);
+            for (int r = 0; r < 3; r++) { // eval_repeats: 3, at the last env_step (one W&B row: mean and _std)
+                t.evaluate();
+            }
             t.saveModel(first.resolve("saved"));
         }
         List<JsonNode> runs = runs(python, tmp.resolve("wandb"));
@@ -117,12 +136,13 @@ class WandbPythonTest {
         assertThat(run.get("config").get("dataset_name").asText()).isEqualTo("length-ratio");
         assertThat(run.get("summary").get("final_model_saved").asBoolean()).isTrue();
         assertThat(run.get("exit_code").asInt()).isZero();
-        Map<Long, Map<String, Double>> expected = lastPerStep(first.resolve("metrics.jsonl"));
+        Map<Long, Map<String, Double>> expected = rowPerStep(first.resolve("metrics.jsonl"));
+        assertThat(expected.values()).anyMatch(row -> row.containsKey("eval/turn_1/reward_mean_std"));
         Map<Long, JsonNode> rows = new HashMap<>();
         run.get("history").forEach(h -> rows.put(h.get("step").asLong(), h.get("values")));
         assertThat(rows.keySet()).containsExactlyInAnyOrderElementsOf(expected.keySet());
         expected.forEach((step, values) -> values.forEach((key, v) -> assertThat(rows.get(step).get(key).asDouble())
-                .as("%s at env_step %d", key, step).isEqualTo(v)));
+                .as("%s at env_step %d", key, step).isCloseTo(v, org.assertj.core.data.Offset.offset(1e-12 * Math.max(1, Math.abs(v)))))); // means of ≤ 4 values summed in another order: a few ulps
 
         // the seed's resume snippet, in Java: merge the checkpoint's identity unless id/resume are given
         Path checkpoint = tmp.resolve("checkpoints/checkpoint-1");

@@ -81,14 +81,29 @@ class WandbSinkTest {
         assertThat(kwargs.get("config").get("num_generations").asInt()).isEqualTo(2);
         assertThat(kwargs.get("config").get("dataset_name").asText()).isEqualTo("length-ratio");
         assertThat(kwargs.has("finish_timeout_s")).as("our own keys are not wandb.init's").isFalse();
-        // every metrics.jsonl event, in order, with step = env_step and env_step among the values
-        List<String> events = Files.readAllLines(tmp.resolve("run/metrics.jsonl"));
+        // every metrics.jsonl event, in order, with step = env_step and env_step among the values; the events
+        // of one env_step in one message (W&B keeps one row per step); no key is logged twice at a step here
+        List<JsonNode> events = new ArrayList<>();
+        for (String line : Files.readAllLines(tmp.resolve("run/metrics.jsonl"))) {
+            events.add(JSON.readTree(line));
+        }
+        List<com.fasterxml.jackson.databind.node.ObjectNode> steps = new ArrayList<>();
+        for (JsonNode event : events) {
+            if (steps.isEmpty() || steps.get(steps.size() - 1).get("env_step").asLong() != event.get("env_step").asLong()) {
+                steps.add(JSON.createObjectNode());
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode row = steps.get(steps.size() - 1);
+            event.fields().forEachRemaining(f -> {
+                assertThat(!row.has(f.getKey()) || f.getKey().equals("env_step")).as(f.getKey()).isTrue();
+                row.set(f.getKey(), f.getValue());
+            });
+        }
+        assertThat(steps.size()).as("several events share an env_step").isLessThan(events.size());
         List<JsonNode> logs = got.stream().filter(m -> m.get("op").asText().equals("log")).toList();
-        assertThat(logs).hasSameSizeAs(events);
-        for (int i = 0; i < events.size(); i++) {
-            JsonNode event = JSON.readTree(events.get(i));
-            assertThat(logs.get(i).get("step").asLong()).isEqualTo(event.get("env_step").asLong());
-            assertThat(logs.get(i).get("data")).as("event %d", i).isEqualTo(event);
+        assertThat(logs).hasSameSizeAs(steps);
+        for (int i = 0; i < steps.size(); i++) {
+            assertThat(logs.get(i).get("step").asLong()).isEqualTo(steps.get(i).get("env_step").asLong());
+            assertThat(logs.get(i).get("data")).as("step row %d", i).isEqualTo(steps.get(i));
         }
         assertThat(got).anyMatch(m -> m.get("op").asText().equals("summary")
                 && m.get("data").get("final_model_saved").asBoolean());
@@ -192,6 +207,27 @@ class WandbSinkTest {
         sink.close(); // at once, before the watchdog's first look
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(finish.dividedBy(10));
         assertThat(console.toString(StandardCharsets.UTF_8)).contains("W&B bridge stopped reading for 1 s");
+    }
+
+    @Test
+    void repeatedEvaluationsAtOneStepReachTheRunAsTheirMeanAndSpread(@TempDir Path tmp) throws Exception {
+        Path file = tmp.resolve("r.jsonl");
+        try (WandbSink sink = new WandbSink(WandbStandIn.command(file, "ok"), Map.of("project", "p"),
+                Duration.ofSeconds(30), Duration.ofSeconds(20), System.err)) {
+            sink.log(3, Map.of("turn_1/reward_mean", 0.25));
+            for (double v : new double[] {0.5, 1.0, 0.75}) { // eval_repeats: 3 after training, at env_step 8
+                sink.log(8, Map.of("eval/turn_1/reward_mean", v));
+            }
+        }
+        List<JsonNode> logs = received(file).stream().filter(m -> m.get("op").asText().equals("log")).toList();
+        assertThat(logs).hasSize(2);
+        assertThat(logs.get(0).get("data").get("turn_1/reward_mean").asDouble()).isEqualTo(0.25);
+        assertThat(logs.get(0).get("data").has("turn_1/reward_mean_std")).isFalse();
+        JsonNode eval = logs.get(1).get("data");
+        assertThat(logs.get(1).get("step").asLong()).isEqualTo(8);
+        // mean 0.75; squared deviations 1/16, 1/16, 0 sum to 1/8, over n − 1 = 2: std 1/4 (all exact in binary)
+        assertThat(eval.get("eval/turn_1/reward_mean").asDouble()).isEqualTo(0.75);
+        assertThat(eval.get("eval/turn_1/reward_mean_std").asDouble()).isEqualTo(0.25);
     }
 
     @Test

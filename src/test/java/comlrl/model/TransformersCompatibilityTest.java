@@ -53,6 +53,8 @@ public class TransformersCompatibilityTest {
     @ParameterizedTest
     @ValueSource(strings = {"qwen2", "llama", "qwen3", "mistral"})
     void savedModelsLoadInTransformersSilentlyWithOurLogits(String arch, @TempDir Path tmp) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(pythonCanImport("torch, transformers"),
+                "python with torch and transformers is not available (" + python() + "; set COMLRL_PYTHON)");
         Path dir = tmp.resolve(arch);
         BuiltinModels.write(arch, "tiny", 11, DType.F32, dir);
         Path resaved = tmp.resolve(arch + "-resaved");

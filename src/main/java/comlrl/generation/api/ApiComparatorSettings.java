@@ -69,44 +69,59 @@ public final class ApiComparatorSettings {
      */
     public static final List<ConfigField<?>> FIELDS = List.of(
             field(URL, null, (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(), ANY, v -> v, "string or null",
-                    "an http(s) URL (plain http only to a loopback host); required with comparator_policy api"),
+                    "an http(s) URL (plain http only to a loopback host); required with comparator_policy api")
+                    .means("Endpoint of the API comparator (comparator_policy: api)."),
             field(FORMAT, ApiFormat.GENERIC, (o, k, raw) -> raw instanceof ApiFormat f ? f
                     : ApiFormat.parse(ConfigMaps.toStr(o, k, raw)), ANY, ApiFormat::configName, "string",
-                    String.join(", ", Stream.of(ApiFormat.values()).map(f -> "\"" + f.configName() + "\"").toList())),
+                    String.join(", ", Stream.of(ApiFormat.values()).map(f -> "\"" + f.configName() + "\"").toList()))
+                    .means("The API's request and response format."),
             field(MODEL, null, (o, k, raw) -> blankToNull(ConfigMaps.toStr(o, k, raw)), ANY, v -> v, "string or null",
-                    "a model the API serves; required by every format but generic"),
+                    "a model the API serves; required by every format but generic")
+                    .means("Model the API serves."),
             field(MAX_N_PER_REQUEST, null, ConfigMaps::toNullableInt,
                     v -> v == null || v >= 1 ? null : MAX_N_PER_REQUEST + " must be >= 1 or null (got " + v + ")",
-                    v -> v, "int or null", ">= 1 (or null for no cap)"),
+                    v -> v, "int or null", ">= 1 (or null for no cap)")
+                    .means("Most completions asked for in one request; null = no cap."),
             field(TIMEOUT, 120.0, ConfigMaps::toDouble, v -> Double.isFinite(v) && v > 0 ? null
                     : TIMEOUT + " must be a number of seconds > 0 (got " + v + ")", v -> v, "float",
-                    "a number of seconds > 0"),
+                    "a number of seconds > 0")
+                    .means("Seconds to wait for a response."),
             field(HEADERS, Map.<String, String>of(), ApiSettingsReader::headers, ApiSettingsReader::headersProblem,
-                    ApiSettingsReader::hidden, "mapping", "a mapping of header names to values; written out as \"***\""),
+                    ApiSettingsReader::hidden, "mapping", "a mapping of header names to values; written out as \"***\"")
+                    .means("Further HTTP headers of each request."),
             field(KEY, null, (o, k, raw) -> blankToNull(ApiSettingsReader.key(o, k, raw)), ANY, v -> HIDDEN,
-                    "string or null", "the API key; written out as \"***\""),
+                    "string or null", "the API key; written out as \"***\"")
+                    .means("The API key."),
             field(KEY_ENV, null, (o, k, raw) -> blankToNull(ConfigMaps.toStr(o, k, raw)), ANY, v -> v, "string or null",
-                    "the environment variable holding the key"),
+                    "the environment variable holding the key")
+                    .means("Environment variable holding the API key."),
             field(KEY_HEADER, "Authorization", (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(), v -> v.isEmpty()
                     ? KEY_HEADER + " must be a header name, e.g. Authorization or X-Api-Key"
-                    : headerProblem(KEY_HEADER, v, "value"), v -> v, "string", "a header name"),
+                    : headerProblem(KEY_HEADER, v, "value"), v -> v, "string", "a header name")
+                    .means("Header carrying the API key."),
             new ConfigField<>(KEY_PREFIX, "Bearer", (o, k, raw) -> isNullLike(raw) ? ""
                     : ConfigMaps.toStr(o, k, raw).strip(), v -> null, v -> v, null)
-                    .described("string", "any text; null = none"),
+                    .described("string", "any text; null = none")
+                    .means("Text before the key in its header."),
             field(RESPONSE_FIELD, "completions", (o, k, raw) -> ConfigMaps.toStr(o, k, raw).trim(),
                     v -> !v.isEmpty() && !List.of(v.split("\\.", -1)).contains("") ? null : RESPONSE_FIELD
                             + " must be a field name or a dotted path such as data.outputs (got \"" + v + "\")",
-                    v -> v, "string", "a field name or a dotted path such as data.outputs"),
+                    v -> v, "string", "a field name or a dotted path such as data.outputs")
+                    .means("Field (or dotted path) of the response holding the completions."),
             field(EXTRA_BODY, Map.<String, Object>of(), ApiSettingsReader::extraBody, ANY, v -> v, "mapping",
-                    "a mapping of extra request fields (a null value removes one of ours)"),
+                    "a mapping of extra request fields (a null value removes one of ours)")
+                    .means("Further fields of each request body."),
             field(RETRIES, 3, ConfigMaps::toInt, v -> v >= 0 ? null : RETRIES + " must be >= 0 (got " + v + ")",
-                    v -> v, "int", ">= 0"),
+                    v -> v, "int", ">= 0")
+                    .means("Retries of a failed request."),
             field(BACKOFF, 1.0, ConfigMaps::toDouble, v -> Double.isFinite(v) && v >= 0 ? null
                     : BACKOFF + " must be a number of seconds >= 0 (got " + v + ")", v -> v, "float",
-                    "a number of seconds >= 0 (the first retry's wait; doubled each time)"),
+                    "a number of seconds >= 0 (the first retry's wait; doubled each time)")
+                    .means("Seconds before the first retry, doubled for each further one."),
             field(MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, ConfigMaps::toLong, v -> v >= 1 ? null
                     : MAX_RESPONSE_BYTES + " must be a number of bytes >= 1 (got " + v + "); the default is "
-                    + DEFAULT_MAX_RESPONSE_BYTES, v -> v, "int", "a number of bytes >= 1"));
+                    + DEFAULT_MAX_RESPONSE_BYTES, v -> v, "int", "a number of bytes >= 1")
+                    .means("Largest response read, in bytes."));
 
     /** Every key {@link #fromMap(Map)} reads: the reference's, in its order, then ours. */
     public static final List<String> KEYS = FIELDS.stream().map(f -> f.key).toList();

@@ -4,8 +4,8 @@ import comlrl.generation.CausalLm;
 import comlrl.tensor.DType;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.ExternalTransition;
-import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.ConfiguredBuilder;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +20,7 @@ import java.util.function.Function;
  * {@code external_transition}).
  */
 public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase>
-        extends TrainerBuilder<ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
+        extends ConfiguredBuilder<ActorCriticConfig, ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
     /** {@code metrics_callback(rollouts)}. */
     public static final TrainerSettings.Key<ActorCriticTrainerBase.MetricsCallback> METRICS_CALLBACK =
             TrainerSettings.key("metrics_callback", null);
@@ -37,7 +37,6 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     }
 
     private final Function<ActorCriticTrainerBase.Builder<T>, T> factory;
-    ActorCriticConfig args;
     /** Sees gradients before each optimizer step (tests). */
     UpdateObserver observer;
 
@@ -76,10 +75,6 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return set(TrainerSettings.TOKENIZERS, tokenizers);
     }
 
-    public ActorCriticTrainerBase.Builder<T> externalTransition(ExternalTransition externalTransition) {
-        return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-    }
-
     /** {@code metrics_callback(rollouts)}: logged at rollout time in training, averaged under {@code eval/}. */
     public ActorCriticTrainerBase.Builder<T> metricsCallback(ActorCriticTrainerBase.MetricsCallback metricsCallback) {
         return set(METRICS_CALLBACK, metricsCallback);
@@ -99,11 +94,6 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
 
     public ActorCriticTrainerBase.MetricsCallback metricsCallback() {
         return get(METRICS_CALLBACK);
-    }
-
-    public ActorCriticTrainerBase.Builder<T> args(ActorCriticConfig args) {
-        this.args = args;
-        return self();
     }
 
     /**
@@ -136,6 +126,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     }
 
     public T build() {
+        ActorCriticConfig args = args();
         if (args == null) {
             throw new IllegalArgumentException("args must be provided (an IACConfig or MAACConfig)");
         }
@@ -145,18 +136,43 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return factory.apply(self());
     }
 
+    /** How an IAC or MAAC trainer is made once its checks passed and its processes joined. */
+    interface Factory<C extends ActorCriticConfig, T> {
+        T make(C config, ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work);
+    }
+
+    /**
+     * The trainer of a {@code type} config ({@code described}: "an IACConfig"): fails unless {@code args}
+     * is one, runs the checks that need no model ({@link #requireCommon}, {@code sources}, the task
+     * data), joins the processes of a ddp run, then {@code make}s the trainer, leaving the processes
+     * again when that fails.
+     */
+    <C extends ActorCriticConfig> T create(Class<C> type, String described, String algorithmName,
+            Function<C, ActorCriticSources.Sources> sources, Factory<C, T> make) {
+        if (!type.isInstance(args())) {
+            String name = type.getSimpleName();
+            throw new IllegalArgumentException("args must be " + described + " (" + name + ".builder()...build() or "
+                    + name + ".fromMap(...)), got " + (args() == null ? "null" : args().getClass().getSimpleName()));
+        }
+        C c = type.cast(args());
+        requireCommon(algorithmName);
+        ActorCriticSources.Sources resolved = sources.apply(c);
+        requireTaskData();
+        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), distributed());
+        try {
+            return make.make(c, resolved, ActorCriticSources.place(c, work.device()), work);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+    }
+
     /** Checks the common arguments before any model loads. */
     void requireCommon(String algorithmName) {
-        requireRewardAndTrainData();
-        if (numAgents() != null && numAgents() != args.numAgents()) {
+        requireCommon(algorithmName, args().numTurns());
+        if (numAgents() != null && numAgents() != args().numAgents()) {
             throw new IllegalArgumentException("num_agents given to the builder (" + numAgents() + ") must equal "
-                    + "args.num_agents (" + args.numAgents() + "); set it in the config");
-        }
-        if (args.numTurns() > 1 && externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
-        if (logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + logHistoryLimit());
+                    + "args.num_agents (" + args().numAgents() + "); set it in the config");
         }
     }
 }

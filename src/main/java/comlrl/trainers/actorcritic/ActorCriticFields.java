@@ -53,15 +53,19 @@ final class ActorCriticFields {
 
     /** MAAC's: a number. */
     static final ConfigField<Double> CRITIC_LEARNING_RATE = number("critic_learning_rate", 5e-6,
-            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0 (the default is 5e-6)");
+            v -> Double.isFinite(v) && v >= 0, "a finite number >= 0 (the default is 5e-6)")
+            .means("AdamW learning rate of the critics.");
     /** IAC's: a number, or null for the agent learning rate. */
     static final ConfigField<Double> OPTIONAL_CRITIC_LEARNING_RATE = nullableNumber("critic_learning_rate", 5e-6,
             v -> Double.isFinite(v) && v >= 0, "a finite number >= 0, or null to use agent_learning_rate")
-            .orElse(AGENT_LEARNING_RATE);
+            .orElse(AGENT_LEARNING_RATE)
+            .means("AdamW learning rate of the critics; null = agent_learning_rate.");
     static final ConfigField<CriticType> CRITIC_TYPE = CriticType.CONFIG_FIELD;
     static final ConfigField<Double> DISCOUNT = number("discount", 0.9, v -> v >= 0 && v <= 1,
-            "in [0, 1] (the γ of the TD targets y_t = r_t + γ·V(h_{t+1}))");
-    static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 1, 1, "");
+            "in [0, 1] (the γ of the TD targets y_t = r_t + γ·V(h_{t+1}))")
+            .means("Discount gamma of the TD targets across turns.");
+    static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 1, 1, "")
+            .means("Samples per agent per prompt.");
 
     /** {@link IACConfig}'s fields: §5.1 in the reference's order, then ours. */
     static final List<ConfigField<?>> IAC = concat(List.of(AGENT_LEARNING_RATE, OPTIONAL_CRITIC_LEARNING_RATE,

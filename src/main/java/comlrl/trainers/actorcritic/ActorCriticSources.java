@@ -201,41 +201,30 @@ public final class ActorCriticSources {
     }
 
     /**
-     * IAC's devices (§9 {@code assign_devices}): with "none" every model on one device; with "mp"
-     * each actor on its {@code agent_devices} entry and each separate critic on its
-     * {@code critic_devices} entry, or with its actor when unset. Value heads stay with their actors.
+     * The devices of {@code args}' models. IAC (§9 {@code assign_devices}): with "none" every model on
+     * one device; with "mp" each actor on its {@code agent_devices} entry and each separate critic on its
+     * {@code critic_devices} entry, or with its actor when unset; value heads stay with their actors.
+     * MAAC (§9 {@code assign_shared_critic_device}): with "mp" the shared critic on {@code critic_devices}
+     * (one device), or with agent 0 when unset.
      */
-    public static Placement place(IACConfig args) {
+    public static Placement place(ActorCriticConfig args) {
         return place(args, null);
     }
 
-    /** {@link #place(IACConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
-    public static Placement place(IACConfig args, Device processDevice) {
+    /** {@link #place(ActorCriticConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
+    public static Placement place(ActorCriticConfig args, Device processDevice) {
+        CriticLayout layout = !(args instanceof IACConfig iac) ? CriticLayout.SHARED
+                : iac.useSeparateCritic() ? CriticLayout.PER_AGENT : CriticLayout.ON_ACTORS;
         if (processDevice != null) {
-            return onOne(processDevice, args.numAgents(), args.useSeparateCritic() ? args.numAgents() : 0,
-                    args.referenceKlEnabled());
+            int critics = switch (layout) {
+                case PER_AGENT -> args.numAgents();
+                case ON_ACTORS -> 0;
+                case SHARED -> 1;
+            };
+            return onOne(processDevice, args.numAgents(), critics, args.referenceKlEnabled());
         }
-        return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(),
-                args.useSeparateCritic() ? CriticLayout.PER_AGENT : CriticLayout.ON_ACTORS,
+        return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(), layout,
                 args.referenceKlEnabled(), args.referenceDevices());
-    }
-
-    /**
-     * MAAC's devices (§9 {@code assign_shared_critic_device}): with "none" every model on one
-     * device; with "mp" each actor on its {@code agent_devices} entry and the shared critic on
-     * {@code critic_devices} (one device), or with agent 0 when unset.
-     */
-    public static Placement place(MAACConfig args) {
-        return place(args, null);
-    }
-
-    /** {@link #place(MAACConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
-    public static Placement place(MAACConfig args, Device processDevice) {
-        if (processDevice != null) {
-            return onOne(processDevice, args.numAgents(), 1, args.referenceKlEnabled());
-        }
-        return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(),
-                CriticLayout.SHARED, args.referenceKlEnabled(), args.referenceDevices());
     }
 
     /**

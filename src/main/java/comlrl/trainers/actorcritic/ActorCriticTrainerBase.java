@@ -157,14 +157,14 @@ public abstract class ActorCriticTrainerBase implements Trainer {
             made.requireOutside(outputDir, "output_dir");
             actorOptimizers = AgentUpdates.actorOptimizers(agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
-                    .withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
-                    .withReferences(refs).in(work);
+            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor,
+                    work).withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
+                    .withReferences(refs);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
             TrainerCheckpoint checkpoint = ActorCriticCheckpoint.of(algorithm.name(), args, agents, actorOptimizers,
-                    made, work, TrainerCheckpoint.statefulParts("train_dataset", trainDataset, "eval_dataset",
-                            evalDataset, "reward_func", b.rewardFunc(), "reward_processor", settings.rewardProcessor(),
-                            "external_transition", externalTransition, "metrics_callback", metricsCallback),
+                    made, work, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                            TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
+                            TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
                     seeds, logger, b.checkpointExtension());
             this.progress = new EpochProgress(new EpochProgress.Loop(trainDataset, evalDataset != null,
                     args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()), checkpoint, loaded,
@@ -213,13 +213,20 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return agents.asList();
     }
 
-    /** The actors, each with the value head on it (null without one); null for other processes' agents. */
-    List<CausalLmWithValueHead> actorsWithHeads() {
+    /**
+     * The actors, each with the value head on it (IAC with {@code use_separate_critic: false}; null
+     * otherwise); in a ddp run with the agents split, null for the agents other processes hold.
+     */
+    public List<CausalLmWithValueHead> agents() {
         return agents.mapIndexed((i, a) -> new CausalLmWithValueHead(a, critic.headOnActor(i))).asList();
     }
 
-    /** The critics with their value heads ({@link Critic#views}). */
-    List<CausalLmWithValueHead> criticViews() {
+    /**
+     * The critic models with their value heads ({@link Critic#views}): IAC's separate critics (empty
+     * with value heads on the actors; null for other processes' agents in the agents split), or MAAC's
+     * one centralised critic.
+     */
+    public List<CausalLmWithValueHead> critics() {
         return critic.views();
     }
 
@@ -370,8 +377,16 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
-    /** Restores the value heads {@link #saveModel} wrote under {@code savedDir} ({@link Critic#loadValueHeads}). */
-    void restoreValueHeads(Path savedDir) {
+    /**
+     * Restores the value heads {@link #saveModel} wrote under {@code savedDir} into this trainer's heads
+     * (the reference's {@code value_head.load_state_dict(torch.load(...))} step before {@code train()}):
+     * IAC's {@code agent_i/value_head.*} or {@code agent_i/critic/value_head.*} (with one agent, without
+     * {@code agent_0/}), MAAC's {@code critic/value_head.*}. Fails, naming the file, when a head's width
+     * or input size differs from this run's ({@code value_head_hidden_dim} /
+     * {@code critic_value_head_hidden_dim}), or when the saved run used another {@code critic_type}
+     * ({@link Critic#loadValueHeads}).
+     */
+    public void loadValueHeads(Path savedDir) {
         critic.loadValueHeads(savedDir, i -> actorDir(savedDir, i));
     }
 

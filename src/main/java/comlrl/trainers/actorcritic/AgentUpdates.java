@@ -104,11 +104,12 @@ final class AgentUpdates {
         Function<Integer, Map<Integer, TurnMetrics>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
         List<Map<Integer, TurnMetrics>> computed = !critic.sharedByAgents() && executor.parallel()
                 ? executor.map(here, update::apply) : here.stream().map(update).toList();
-        List<Map<Integer, TurnMetrics>> mine = new ArrayList<>(Collections.nCopies(args.numAgents(), null));
+        Map<Integer, Map<Integer, TurnMetrics>> done = new TreeMap<>();
         for (int j = 0; j < here.size(); j++) {
-            mine.set(here.get(j), computed.get(j));
+            done.put(here.get(j), computed.get(j));
         }
-        List<Map<Integer, TurnMetrics>> byAgent = work.fromOwners(mine, TurnMetrics.BY_TURN); // the owners' metrics
+        List<Map<Integer, TurnMetrics>> byAgent = actorOptimizers // each agent's metrics from its owner
+                .mapIndexed((i, opt) -> done.getOrDefault(i, Map.of())).fromOwners(TurnMetrics.BY_TURN);
         Map<String, Double> perAgent = new LinkedHashMap<>();
         Map<String, List<Double>> aggregate = new LinkedHashMap<>();
         for (int agent : order) {

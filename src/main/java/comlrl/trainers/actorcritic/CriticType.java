@@ -17,7 +17,8 @@ public enum CriticType {
      * and MARLHFConfig, whose RL phase passes it to an IAC/MAAC backend.
      */
     public static final ConfigField<CriticType> CONFIG_FIELD = ConfigField.choice("critic_type", V,
-            CriticType::parse, CriticType::configName);
+            CriticType::parse, CriticType::configName)
+            .means("What the critic values: v (the prompt) or q (the prompt and the agents' answers).");
 
     /** The config spelling, "v" or "q". */
     public String configName() {

@@ -1,8 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.trainers.common.RankWork;
-import java.nio.file.Path;
-import java.util.List;
 
 /**
  * Independent Actor-Critic (reference §5.5): every agent learns its own value function, either a
@@ -36,29 +34,14 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     private final IACConfig config;
 
     public static Builder<IACTrainer> builder() {
-        return new Builder<>(IACTrainer::create);
-    }
-
-    private static IACTrainer create(Builder<IACTrainer> b) {
-        if (!(b.args instanceof IACConfig c)) {
-            throw new IllegalArgumentException("args must be an IACConfig (IACConfig.builder()...build() or "
-                    + "IACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
-        }
-        b.requireCommon(ALGORITHM_NAME);
-        if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
-            throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but use_separate_critic "
-                    + "is false (the value head sits on each actor); set use_separate_critic: true or remove critic_lora");
-        }
-        ActorCriticSources.Sources sources = ActorCriticSources.iac(c, b.agentModel(), b.agents(), b.tokenizers(),
-                b.criticModel(), b.critics());
-        b.requireTaskData();
-        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
-        try {
-            return new IACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
+        return new Builder<>(b -> b.create(IACConfig.class, "an IACConfig", ALGORITHM_NAME, c -> {
+            if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
+                throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but "
+                        + "use_separate_critic is false (the value head sits on each actor); set use_separate_critic: "
+                        + "true or remove critic_lora");
+            }
+            return ActorCriticSources.iac(c, b.agentModel(), b.agents(), b.tokenizers(), b.criticModel(), b.critics());
+        }, (c, sources, placement, work) -> new IACTrainer(b, c, sources, placement, work)));
     }
 
     private IACTrainer(Builder<IACTrainer> b, IACConfig c, ActorCriticSources.Sources sources,
@@ -72,33 +55,5 @@ public final class IACTrainer extends ActorCriticTrainerBase {
 
     public IACConfig config() {
         return config;
-    }
-
-    /**
-     * The actors; each carries its value head when {@code use_separate_critic} is false. In a ddp run
-     * with the agents split, null for the agents other processes hold.
-     */
-    public List<CausalLmWithValueHead> agents() {
-        return actorsWithHeads();
-    }
-
-    /**
-     * The separate critics with their value heads (empty with value heads on the actors); null for
-     * other processes' agents in the agents split.
-     */
-    public List<CausalLmWithValueHead> critics() {
-        return criticViews();
-    }
-
-    /**
-     * Restores the value heads saved by {@link #saveModel} under {@code savedDir} into this trainer's
-     * heads (the reference's {@code value_head.load_state_dict(torch.load(...))} step before
-     * {@code train()}): {@code agent_i/value_head.*} or {@code agent_i/critic/value_head.*} (with one
-     * agent, without {@code agent_0/}). Fails, naming the file, when a head's width or input size
-     * differs from this run's ({@code value_head_hidden_dim} / {@code critic_value_head_hidden_dim}),
-     * or when the saved run used another {@code critic_type}.
-     */
-    public void loadValueHeads(Path savedDir) {
-        restoreValueHeads(savedDir);
     }
 }

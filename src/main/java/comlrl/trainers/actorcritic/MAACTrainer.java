@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.trainers.common.RankWork;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,25 +26,9 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     private final MAACConfig config;
 
     public static Builder<MAACTrainer> builder() {
-        return new Builder<>(MAACTrainer::create);
-    }
-
-    private static MAACTrainer create(Builder<MAACTrainer> b) {
-        if (!(b.args instanceof MAACConfig c)) {
-            throw new IllegalArgumentException("args must be a MAACConfig (MAACConfig.builder()...build() or "
-                    + "MAACConfig.fromMap(...)), got " + (b.args == null ? "null" : b.args.getClass().getSimpleName()));
-        }
-        b.requireCommon(ALGORITHM_NAME);
-        ActorCriticSources.Sources sources = ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(),
-                b.criticModel(), b.critics());
-        b.requireTaskData();
-        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), b.distributed());
-        try {
-            return new MAACTrainer(b, c, sources, ActorCriticSources.place(c, work.device()), work);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
+        return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME,
+                c -> ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(), b.criticModel(), b.critics()),
+                (c, sources, placement, work) -> new MAACTrainer(b, c, sources, placement, work)));
     }
 
     private MAACTrainer(Builder<MAACTrainer> b, MAACConfig c, ActorCriticSources.Sources sources,
@@ -60,16 +43,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
 
     public MAACConfig config() {
         return config;
-    }
-
-    /** The actors (no value heads); null for other processes' agents in the agents split. */
-    public List<CausalLmWithValueHead> agents() {
-        return actorsWithHeads();
-    }
-
-    /** The one centralised critic with its value head. */
-    public List<CausalLmWithValueHead> critics() {
-        return criticViews();
     }
 
     /**
@@ -91,14 +64,5 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
             joint.add("[Agent " + i + " action]\n" + actions.get(i));
         }
         return text + "\n\n" + String.join("\n\n", joint);
-    }
-
-    /**
-     * Restores the critic's value head saved by {@link #saveModel} under {@code savedDir}
-     * ({@code critic/value_head.*}); fails on another width ({@code model_config}'s
-     * {@code critic_value_head_hidden_dim}) or {@code critic_type}.
-     */
-    public void loadValueHeads(Path savedDir) {
-        restoreValueHeads(savedDir);
     }
 }

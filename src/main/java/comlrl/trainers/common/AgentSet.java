@@ -35,32 +35,15 @@ public final class AgentSet implements AutoCloseable {
 
     /**
      * Loads every String source (a model id or directory) in {@code dtype} (null: each config's
-     * {@code torch_dtype}) onto its device and keeps {@link CausalLm} sources as they are. On a
-     * failure the models loaded so far are freed.
-     */
-    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices) {
-        return load(label, sources, dtype, devices, null, 0);
-    }
-
-    /**
-     * As {@link #load(String, List, DType, List)}; with {@code lora}, each model is a LoRA agent: a
-     * frozen base (one for all when they share it) and an adapter of its own, fresh (A from
-     * {@code seed} and the agent's index, B zero) or loaded from a PEFT adapter directory (each
-     * directory's config and weights header checked before any base loads, see
-     * {@link comlrl.model.LoraAdapter#checkPeft}).
+     * {@code torch_dtype}) onto its device and keeps {@link CausalLm} sources as they are; on a failure
+     * the models loaded so far are freed. With {@code lora}, each model is a LoRA agent: a frozen base
+     * (one for all when they share it) and an adapter of its own, fresh (A from {@code seed} and the
+     * agent's index, B zero) or loaded from a PEFT adapter directory (each directory's config and
+     * weights header checked before any base loads, see {@link comlrl.model.LoraAdapter#checkPeft}).
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
             long seed) {
-        return load(label, sources, dtype, devices, lora, seed, null);
-    }
-
-    /**
-     * As {@link #load(String, List, DType, List, LoraAgents, long)}; LoRA models that name a base
-     * {@code reuse} already holds on the same device (critics on the actors' base) sit on that one.
-     */
-    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
-            long seed, AgentSet reuse) {
-        return load(label, sources, dtype, devices, lora, seed, reuse, i -> true);
+        return load(label, sources, dtype, devices, lora, seed, null, i -> true);
     }
 
     /**
@@ -81,8 +64,9 @@ public final class AgentSet implements AutoCloseable {
     }
 
     /**
-     * As {@link #load(String, List, DType, List, LoraAgents, long, AgentSet)}, loading only the models
-     * {@code include} accepts (another process holds the others: {@code ddp_split: agents}); the
+     * As {@link #load(String, List, DType, List, LoraAgents, long)}; LoRA models that name a base
+     * {@code reuse} already holds on the same device (critics on the actors' base) sit on that one; only
+     * the models {@code include} accepts are loaded (another process holds the others: {@code ddp_split: agents}); the
      * others are null in {@link #models()}. Each model loaded is what it is in the full set (a fresh
      * adapter's initialisation comes from its index in the full list).
      */
@@ -219,16 +203,9 @@ public final class AgentSet implements AutoCloseable {
     }
 
     /**
-     * Devices of {@code count} models: {@code spec} resolved per model ({@link Devices#resolve}), and in
-     * "none" mode every model on the first one.
-     */
-    public static List<Device> placement(Object spec, int count, String kind, ParallelTraining mode) {
-        return placement(spec, count, kind, mode, null);
-    }
-
-    /**
-     * {@link #placement(Object, int, String, ParallelTraining)}, or every model on {@code processDevice}
-     * (a ddp process's device) when it is set.
+     * Devices of {@code count} models: every model on {@code processDevice} (a ddp process's device)
+     * when it is set, else {@code spec} resolved per model ({@link Devices#resolve}), and in "none" mode
+     * every model on the first one.
      */
     public static List<Device> placement(Object spec, int count, String kind, ParallelTraining mode,
             Device processDevice) {

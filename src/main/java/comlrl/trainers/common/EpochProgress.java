@@ -2,14 +2,18 @@ package comlrl.trainers.common;
 
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
+import comlrl.logging.ConsoleProgress;
+import comlrl.rl.EvalSchedule;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.function.BiConsumer;
+import java.util.function.IntConsumer;
 
 /**
  * Where a trainer that trains item by item (the MAGRPO family, IAC, MAAC) stands, and how it goes
  * on: the epochs done and {@code env_step}, written into its checkpoints ({@link #save}) and restored
- * from them ({@link #resume}), and {@link #trainUntil}, the outer loop ({@link EpochLoop}) with a
+ * from them ({@link #resume}), and {@link #trainUntil}, the outer loop every item-based trainer shares, with a
  * checkpoint every {@code checkpoint_interval} epochs and after the last. The trainer keeps only its
  * algorithm: what one item's rollouts and updates are, what an evaluation is.
  */
@@ -79,16 +83,52 @@ public final class EpochProgress {
     }
 
     /**
-     * Trains epochs {@code done+1 .. epochs} ({@link EpochLoop#run}): per item {@code evaluate} on the
-     * {@code eval_interval} schedule, then {@code trainItem(item, label)}; at each epoch's end
-     * {@code flush} (what is still buffered), then a checkpoint in {@code checkpointDir} (when set) every
-     * {@code checkpointInterval} epochs and after the last.
+     * Trains epochs {@code done+1 .. epochs} (the whole run's {@code num_train_epochs}, so a resumed run
+     * trains only those left; without any left, prints why nothing is trained). For each epoch, for
+     * each task item b in order (no reshuffle per epoch): {@code evaluate} first when
+     * {@code b % eval_interval == 0} and there is an evaluation set, then {@code trainItem(item, label)};
+     * at the epoch's end {@code flush} (what is still buffered), then a checkpoint in
+     * {@code checkpointDir} (when set) every {@code checkpointInterval} epochs and after the last
+     * ({@link EpochLoop#checkpointing}).
      */
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, epochs, checkpoint, () -> envStep);
+        IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir, checkpointInterval,
+                epochs, checkpoint, () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
-        EpochLoop.run(loop.train(), loop.evaluates(), loop.evalInterval(), epochsDone, epochs, loop.console(),
-                loop.logger(), loop.progressBar(), EpochLoop.Body.of(evaluate, trainItem, flush, epochDone));
+        if (epochsDone >= epochs) {
+            loop.console().printf(Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "
+                    + "(the checkpoint's progress); raise num_train_epochs to train further.%n", epochsDone, epochs);
+            return;
+        }
+        TaskSet train = loop.train();
+        long totalItems = train.knownSize().isPresent() ? (long) train.knownSize().getAsInt() * (epochs - epochsDone) : -1;
+        ConsoleProgress bar = loop.progressBar() ? new ConsoleProgress(loop.console(), totalItems) : null;
+        if (bar != null) {
+            loop.logger().addSink(bar);
+        }
+        try {
+            for (int epoch = epochsDone; epoch < epochs; epoch++) {
+                long b = 0;
+                for (TaskItem item : train) {
+                    if (loop.evaluates() && EvalSchedule.shouldEvaluate(b, loop.evalInterval())) {
+                        evaluate.run();
+                    }
+                    trainItem.accept(item, "train item " + b + " of epoch " + (epoch + 1));
+                    b++;
+                    if (bar != null) {
+                        bar.advance(1);
+                    }
+                }
+                flush.run();
+                epochDone.accept(epoch + 1);
+            }
+        } catch (RuntimeException | Error e) {
+            loop.logger().markFailed(); // the tracker run ends as failed when the trainer closes
+            throw e;
+        } finally {
+            if (bar != null) {
+                loop.logger().removeSink(bar);
+            }
+        }
     }
 }

@@ -67,13 +67,20 @@ public final class JointRollout {
     }
 
     /**
-     * Single-turn rollouts of {@code agents} (null for the agents other processes hold in the agents
-     * split), each sampling with its resolved generation settings; no reference KL, one process.
+     * Single-turn rollouts of {@code agents} as run by the processes of {@code work} (null for the agents
+     * other processes hold in the agents split), each sampling with its resolved generation settings; no
+     * reference KL.
      */
     public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
-            Formatters formatters, PromptEncoder encoder, AgentExecutor executor) {
+            Formatters formatters, PromptEncoder encoder, AgentExecutor executor, RankWork work) {
         return new JointRollout(agents, generation, formatters, encoder, executor,
-                new Transitions(null, agents.size()), false, null, RankWork.single(agents.size()));
+                new Transitions(null, agents.size()), false, null, work);
+    }
+
+    /** {@link #of(List, List, Formatters, PromptEncoder, AgentExecutor, RankWork)} in one process. */
+    public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
+            Formatters formatters, PromptEncoder encoder, AgentExecutor executor) {
+        return of(agents, generation, formatters, encoder, executor, RankWork.single(agents.size()));
     }
 
     /** Multi-turn: {@code transitions} between turns, external prompts formatted with {@code passthrough}. */
@@ -88,7 +95,7 @@ public final class JointRollout {
                 work);
     }
 
-    /** As run by the processes of a ddp run ({@link RankWork}). */
+    /** The same rollouts run by the processes of {@code work} (for callers that learn the layout late). */
     public JointRollout in(RankWork work) {
         return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
                 work);

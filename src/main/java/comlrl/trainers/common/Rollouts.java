@@ -25,18 +25,6 @@ final class Rollouts {
     }
 
     /**
-     * @param prompts agent i's prompts at index i
-     * @param sampling agent i's sampling settings
-     * @param seeds agent i's seed
-     * @return per agent, per prompt, its completions
-     */
-    static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
-            List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
-        return sample(java.util.stream.IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
-                sampling, seeds);
-    }
-
-    /**
      * The completions of agents {@code which} (in that order): one team generation when they are LoRA
      * views of one base that sample alike, else each agent's own (on its thread in "mp" mode).
      */
@@ -53,8 +41,9 @@ final class Rollouts {
     }
 
     /**
-     * {@link #generate(List, AgentExecutor, List, IntFunction, long[])} in a run of several processes:
-     * every rank gets every agent's completions, the same ones one process samples.
+     * Per agent, per prompt, its completions: agent i's prompts {@code prompts.get(i)} sampled with
+     * {@code sampling.apply(i)} and seed {@code seeds[i]}. In a run of several processes every rank
+     * gets every agent's completions, the same ones one process samples:
      * <ul>
      *   <li>data split: of agent i's rows (prompt p, sample j; row q = p·G + j), this rank samples the rows
      *       it owns ({@link RankWork#ownsRow}), each with the seed one process gives it
@@ -66,8 +55,9 @@ final class Rollouts {
      */
     static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
             List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
-        if (work == null || !work.distributed()) {
-            return generate(agents, executor, prompts, sampling, seeds);
+        if (!work.distributed()) {
+            return sample(java.util.stream.IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
+                    sampling, seeds);
         }
         int n = prompts.size();
         List<Integer> mine = work.ownedAgents();

@@ -88,11 +88,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.criticLoraAgents();
     }
 
-    /** The LoRA settings of the agents, or null for full models ({@link TrainerSettings#loraAgents}). */
-    public LoraAgents loraAgents() {
-        return settings.loraAgents();
-    }
-
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
     public B agents(List<?> agents) {
         return set(TrainerSettings.AGENTS, agents);
@@ -281,21 +276,10 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(key);
     }
 
-    /** The metrics logger a trainer built from this builder logs into: the shared one, or a new one. */
-    public MetricsLogger metricsLogger(int loggingSteps) {
-        return metricsLogger(loggingSteps, "trainer", Map.of());
-    }
-
     /**
-     * As {@link #metricsLogger(int)}; with a {@code wandb_config}, the new logger also logs to a W&amp;B
-     * run named for {@code algorithm} whose config records {@code runConfig} (the trainer's fields).
-     */
-    public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig) {
-        return metricsLogger(loggingSteps, algorithm, runConfig, true);
-    }
-
-    /**
-     * As {@link #metricsLogger(int, String, Map)}; a process other than rank 0 of a ddp run
+     * The metrics logger a trainer built from this builder logs into: the shared one, or a new one that
+     * also logs to a W&amp;B run named for {@code algorithm} whose config records {@code runConfig} (the
+     * trainer's fields) when a {@code wandb_config} is given; a process other than rank 0 of a ddp run
      * ({@code main} false) gets a logger that writes nowhere (no metrics.jsonl, sinks, W&amp;B or
      * TensorBoard) but keeps the log gate, so that every rank decides alike.
      */
@@ -397,10 +381,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public PrintStream console() {
         return settings.console();
-    }
-
-    public List<MetricSink> sinks() {
-        return settings.get(TrainerSettings.SINKS);
     }
 
     public int logHistoryLimit() {

@@ -305,6 +305,15 @@ public final class TrainerCheckpoint {
         return shape;
     }
 
+    /** {@link #agentParts(int, CausalLm, AdamW)} of each agent this process holds. */
+    public static Map<String, Part> agentParts(HeldAgents<CausalLm> agents, HeldAgents<AdamW> optimizers) {
+        Map<String, Part> parts = new LinkedHashMap<>();
+        for (int i : agents.indices()) {
+            parts.putAll(agentParts(i, agents.get(i), optimizers.get(i)));
+        }
+        return parts;
+    }
+
     /** {@link #agentParts(int, CausalLm, AdamW)} of each agent this process holds (the agents split: not null). */
     public static Map<String, Part> agentParts(List<CausalLm> agents, List<AdamW> optimizers) {
         Map<String, Part> parts = new LinkedHashMap<>();

@@ -167,6 +167,21 @@ public final class TrainerSettings {
 
     // ------------------------------------------------------------------ what the values resolve to
 
+    /**
+     * The user's parts among {@code keys} that keep state ({@link comlrl.data.Stateful}: a streaming task
+     * set, a reward with a cache, ...), by key name, in order: what a checkpoint saves beside the weights
+     * ({@link TrainerCheckpoint}).
+     */
+    public Map<String, comlrl.data.Stateful> statefulParts(Key<?>... keys) {
+        Map<String, comlrl.data.Stateful> out = new LinkedHashMap<>();
+        for (Key<?> key : keys) {
+            if (get(key) instanceof comlrl.data.Stateful stateful) {
+                out.put(key.name(), stateful);
+            }
+        }
+        return out;
+    }
+
     /** {@code console}, or {@code System.err} as it is now (a test may have replaced it). */
     public PrintStream console() {
         PrintStream console = get(CONSOLE);

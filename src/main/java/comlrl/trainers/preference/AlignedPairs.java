@@ -1,10 +1,7 @@
 package comlrl.trainers.preference;
 
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Random;
 
 /**
  * Index-aligned preference pairs of the iterative trainers (reference §7.4 step 2): current-policy
@@ -49,7 +46,6 @@ public final class AlignedPairs {
      */
     public static List<Pair> select(double[] current, double[] comparator, PairSelection selection, Integer limit,
             long seed) {
-        selection.requireLimit(limit);
         requireFinite("current", current);
         requireFinite("comparator", comparator);
         List<Pair> pairs = new ArrayList<>();
@@ -61,17 +57,7 @@ public final class AlignedPairs {
                 pairs.add(new Pair(k, currentWins, Math.max(cur, cmp), Math.min(cur, cmp), cmp, Math.abs(cur - cmp)));
             }
         }
-        Comparator<Pair> byGap = Comparator.comparingDouble(Pair::gap).reversed();
-        switch (selection) {
-            case COMPARATOR_REWARD -> pairs.sort(Comparator.comparingDouble(Pair::comparatorReward).reversed()
-                    .thenComparing(byGap));
-            case REWARD_GAP -> pairs.sort(byGap);
-            case RANDOM -> Collections.shuffle(pairs, new Random(seed));
-            case ALL -> {
-            }
-        }
-        int kept = limit == null ? pairs.size() : Math.min(limit, pairs.size());
-        return List.copyOf(pairs.subList(0, kept));
+        return selection.select(pairs, Pair::gap, Pair::comparatorReward, limit, seed);
     }
 
     private static void requireFinite(String side, double[] rewards) {

@@ -8,9 +8,11 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.trainers.Devices;
 import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.RankWork;
 import comlrl.generation.api.ApiComparator;
 import comlrl.generation.api.ApiComparatorSettings;
+import comlrl.trainers.reinforce.CentralizedAdapter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,8 +32,10 @@ final class IterationComparators implements AutoCloseable {
     /** Where the policies are saved (the history comparator reads them); null when none are. */
     private final Path policyDir;
     private final ApiComparator api;
-    private List<CausalLm> fixedComparators = List.of();
-    private comlrl.trainers.reinforce.CentralizedAdapter adapter = new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
+    /** comparator_policy model: the frozen comparators of the agents this process generates for; else null. */
+    private HeldAgents<CausalLm> fixedComparators;
+    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
+    private final CentralizedAdapter adapter;
     /**
      * This process's share of a ddp run: the comparator generates on rank 0 (an API comparator is
      * called once per prompt), or in the agents split each process generates the comparator
@@ -39,10 +43,11 @@ final class IterationComparators implements AutoCloseable {
      */
     private RankWork work = RankWork.single(0);
 
-    /** Checks the API comparator's settings and key (before any model loads). */
-    IterationComparators(IterativePreferenceConfig args, Path policyDir) {
+    /** Checks the API comparator's settings and key (before any model loads); {@code adapter} null for the tagged one. */
+    IterationComparators(IterativePreferenceConfig args, Path policyDir, CentralizedAdapter adapter) {
         this.args = args;
         this.policyDir = policyDir;
+        this.adapter = adapter != null ? adapter : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
         this.api = args.comparatorPolicy() == ComparatorPolicy.API
                 ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
     }
@@ -57,18 +62,17 @@ final class IterationComparators implements AutoCloseable {
      * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
      * split each process those of its agents).
      */
-    void loadFixedComparators(List<CausalLm> agents, DType dtype) {
+    void loadFixedComparators(HeldAgents<CausalLm> agents, DType dtype) {
         if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
             return;
         }
         List<String> sources = args.comparatorAgents() != null ? args.comparatorAgents()
                 : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
-        List<Device> devices = args.comparatorDevices() != null
-                ? Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices")
-                : agents.stream().map(a -> a == null ? null : a.model().device()).toList();
+        List<Device> devices = args.comparatorDevices() == null ? null
+                : Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
         // the agents split: the comparators of this process's agents
-        this.fixedComparators = loadAll(sources.size(), i -> byAgent() && !work.ownsAgent(i) ? null
-                : CausalLm.load(sources.get(i), dtype, devices.get(i)));
+        this.fixedComparators = agents.open((i, a) -> CausalLm.load(sources.get(i), dtype,
+                devices != null ? devices.get(i) : a.model().device()));
     }
 
     /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
@@ -76,14 +80,12 @@ final class IterationComparators implements AutoCloseable {
         return work.distributed() && !work.splitsRows();
     }
 
-    private static void closeAll(List<CausalLm> models) {
-        models.stream().filter(java.util.Objects::nonNull).forEach(CausalLm::close);
+    private static void closeAll(HeldAgents<CausalLm> models) {
+        if (models != null) {
+            models.values().forEach(CausalLm::close);
+        }
     }
 
-    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
-    void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-        this.adapter = java.util.Objects.requireNonNull(adapter, "centralized adapter");
-    }
     /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
     private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
         throw new IllegalStateException("the comparator generates on rank 0");
@@ -94,12 +96,12 @@ final class IterationComparators implements AutoCloseable {
      * comparator is rank 0's (the collector asks it there and sends its candidates), or with the
      * agents split every process's, for the agents it holds (an API comparator: rank 0's).
      */
-    ComparatorSource forIteration(int iteration, List<CausalLm> agents) {
+    ComparatorSource forIteration(int iteration, HeldAgents<CausalLm> agents) {
         boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
         return here ? comparatorFor(iteration, agents) : ELSEWHERE;
     }
 
-    private ComparatorSource comparatorFor(int iteration, List<CausalLm> agents) {
+    private ComparatorSource comparatorFor(int iteration, HeldAgents<CausalLm> agents) {
         ComparatorSource source = switch (args.comparatorPolicy()) {
             case CURRENT -> frozen(agents, false, true);
             case CURRENT_COPY -> currentCopy(agents);
@@ -193,50 +195,27 @@ final class IterationComparators implements AutoCloseable {
     }
 
     /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */
-    private ComparatorSource currentCopy(List<CausalLm> agents) {
+    private ComparatorSource currentCopy(HeldAgents<CausalLm> agents) {
         if (args.comparatorDevices() == null) {
             return frozen(agents, false, true);
         }
         List<Device> devices = Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
-        boolean same = true;
-        for (int i = 0; i < agents.size(); i++) {
-            same &= agents.get(i) == null || agents.get(i).model().device().equals(devices.get(i));
-        }
-        if (same) {
+        if (agents.indices().stream().allMatch(i -> agents.get(i).model().device().equals(devices.get(i)))) {
             return frozen(agents, false, true);
         }
-        List<CausalLm> copies = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) { // null for another process's agent (the agents split)
-            CausalLm a = agents.get(i);
-            copies.add(a == null ? null
-                    : new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(), a.generationConfig()));
-        }
-        return frozen(copies, true, true);
+        return frozen(agents.open((i, a) -> new CausalLm(a.source(), a.model().frozenCopy(devices.get(i)), a.tokenizer(),
+                a.generationConfig())), true, true);
     }
 
     /**
      * The policy saved after iteration {@code iteration − comparator_history_k}; when that one is
      * missing, the newest saved before it; else the initial policy.
      */
-    private List<CausalLm> loadHistory(int iteration, List<CausalLm> agents) {
+    private HeldAgents<CausalLm> loadHistory(int iteration, HeldAgents<CausalLm> agents) {
         Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
         // each process the agents it holds (it saved them)
-        return loadAll(agents.size(), i -> agents.get(i) == null ? null : CausalLm.load(
-                dir.resolve("agent_" + i).toString(), agents.get(i).model().dtype(), agents.get(i).model().device()));
-    }
-
-    /** Models 0 .. count−1 by {@code load} (null where it gives null); when one fails, those loaded are closed. */
-    private static List<CausalLm> loadAll(int count, java.util.function.IntFunction<CausalLm> load) {
-        List<CausalLm> out = new ArrayList<>();
-        try {
-            for (int i = 0; i < count; i++) {
-                out.add(load.apply(i));
-            }
-        } catch (RuntimeException | Error e) {
-            closeAll(out);
-            throw e;
-        }
-        return out;
+        return agents.open((i, a) -> CausalLm.load(dir.resolve("agent_" + i).toString(), a.model().dtype(),
+                a.model().device()));
     }
 
     /**
@@ -264,24 +243,21 @@ final class IterationComparators implements AutoCloseable {
      * @param agentsTokens whether the models read the agents' prompt ids (copies and earlier states of
      *        the agents); else each encodes the prompt text with its own tokenizer
      */
-    private ComparatorSource frozen(List<CausalLm> models, boolean owned, boolean agentsTokens) {
+    private ComparatorSource frozen(HeldAgents<CausalLm> models, boolean owned, boolean agentsTokens) {
         int n = args.comparatorNumCandidates();
-        List<GenerationSettings.Resolved> settings = AgentGeneration.resolveAll(models, args, n);
+        HeldAgents<GenerationSettings.Resolved> settings = models.mapIndexed((i, m) -> AgentGeneration.resolve(i, m, args, n));
         return new ComparatorSource() {
             @Override
             public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int count,
                     long[] seeds) {
-                List<List<String>> out = new ArrayList<>();
-                for (int i = 0; i < models.size(); i++) {
-                    if (models.get(i) == null) { // the agents split: another process's agent
-                        out.add(null);
-                        continue;
-                    }
+                // null for another process's agent (the agents split)
+                List<List<String>> out = new ArrayList<>(java.util.Collections.nCopies(models.size(), null));
+                for (int i : models.indices()) {
                     // a comparator model of its own may have another tokenizer: it encodes the prompt itself
                     long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
                     List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
                             seeds[i]).get(0);
-                    out.add(c.stream().map(Completion::text).toList());
+                    out.set(i, c.stream().map(Completion::text).toList());
                 }
                 return out;
             }

@@ -2,9 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
-import comlrl.generation.CausalLm;
 import comlrl.reward.RewardFunction;
-import comlrl.tensor.DType;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
@@ -37,7 +35,8 @@ final class IterationRounds implements AutoCloseable {
     private final Path policyDir;
     private final SeedStream comparatorSeeds;
     private final SeedStream replaySeeds;
-    private final IterationComparators comparators;
+    /** The comparator of each iteration (its frozen models are loaded by the trainer once its agents are). */
+    final IterationComparators comparators;
     private final double[] rewardRange;
     /**
      * This process's share of a ddp run: only rank 0 writes the replay shards, reward histograms and
@@ -55,7 +54,8 @@ final class IterationRounds implements AutoCloseable {
      * Checks what can be checked before any model loads (the API comparator's settings and key, the
      * reward range for histograms) and picks the directories.
      */
-    IterationRounds(IterativePreferenceConfig args, Path outputDir, RewardFunction reward, Map<String, ?> wandbConfig) {
+    IterationRounds(IterativePreferenceConfig args, Path outputDir, RewardFunction reward, Map<String, ?> wandbConfig,
+            comlrl.trainers.reinforce.CentralizedAdapter adapter) {
         this.args = args;
         this.rewardRange = reward == null ? null : reward.rewardRange();
         if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
@@ -72,7 +72,7 @@ final class IterationRounds implements AutoCloseable {
                 : base != null ? base.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
         this.comparatorSeeds = new SeedStream(-args.seed());
         this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
-        this.comparators = new IterationComparators(args, policyDir);
+        this.comparators = new IterationComparators(args, policyDir, adapter);
     }
 
     /**
@@ -112,21 +112,11 @@ final class IterationRounds implements AutoCloseable {
         }
     }
 
-    /** The processes of a ddp run (see {@link #work}); call before {@link #loadFixedComparators}. Returns this. */
+    /** The processes of a ddp run (see {@link #work}); call before the comparators load. Returns this. */
     IterationRounds in(comlrl.trainers.common.RankWork work) {
         this.work = work;
         comparators.in(work);
         return this;
-    }
-
-    /** See {@link IterationComparators#loadFixedComparators}. */
-    void loadFixedComparators(List<CausalLm> agents, DType dtype) {
-        comparators.loadFixedComparators(agents, dtype);
-    }
-
-    /** See {@link IterationComparators#centralizedAdapter}. */
-    void centralizedAdapter(comlrl.trainers.reinforce.CentralizedAdapter adapter) {
-        comparators.centralizedAdapter(adapter);
     }
 
     /**
@@ -155,9 +145,9 @@ final class IterationRounds implements AutoCloseable {
      * ranked into pairs by {@code collector}, written as the iteration's shard, and the training pairs
      * drawn from the shards by {@code preference_replay_mode}, re-tokenised.
      */
-    Iteration collect(int iteration, List<CausalLm> agents, PreferenceCollector collector, TaskSet items) {
+    Iteration collect(int iteration, PreferenceCollector collector, TaskSet items) {
         PreferenceCollector.Round round;
-        try (ComparatorSource comparator = comparators.forIteration(iteration, agents)) {
+        try (ComparatorSource comparator = comparators.forIteration(iteration, collector.agents())) {
             // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
             round = collector.collectAgainst(items, comparator, args.comparatorNumCandidates(), comparatorSeeds,
                     args.pairSelection(), args.preferencePairsPerSample());

@@ -33,10 +33,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends Sta
         }
         this.trainDataset = b.trainDataset();
         this.console = b.console();
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig());
-        if (b.get(Centralization.ADAPTER) != null) {
-            rounds.centralizedAdapter(b.get(Centralization.ADAPTER));
-        }
+        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig(),
+                b.get(Centralization.ADAPTER));
     }
 
     public C args() {

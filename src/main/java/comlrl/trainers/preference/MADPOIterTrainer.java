@@ -58,9 +58,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
         this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
                 args.actorCount(), b.distributed());
         rounds.in(work);
-        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
-                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel()))), work.isMain());
+        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
         MADPOTrainer inner = null;
         try {
             // the DPO stage receives this builder's settings whole: it logs into this trainer's logger, joins the same
@@ -68,7 +66,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
             inner = MADPOTrainer.builder().settings(b.settings()).outputDir(null).args(dpoConfig(args))
                     .distributed(work.context()).sharedLogger(logger)
                     .checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone)).build();
-            rounds.loadFixedComparators(inner.policies(), b.dtype());
+            rounds.comparators.loadFixedComparators(inner.collector().agents(), b.dtype());
         } catch (RuntimeException | Error e) {
             if (inner != null) {
                 inner.close();
@@ -113,14 +111,9 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
 
     @Override
     void runIteration(int iteration) {
-        IterationRounds.Iteration it = rounds.collect(iteration, dpo.policies(), dpo.collector(), trainDataset);
+        IterationRounds.Iteration it = rounds.collect(iteration, dpo.collector(), trainDataset);
         dpo.trainOn(it.training(), iteration);
         rounds.finish(iteration, it, logger, dpo.envStep(), console, output.dir(), dpo);
-    }
-
-    /** See {@link IterationComparators.historyDirectory}. */
-    static Path historyDirectory(Path policyDir, int iteration, int k) {
-        return IterationComparators.historyDirectory(policyDir, iteration, k);
     }
 
     /**

@@ -4,6 +4,7 @@ import comlrl.generation.CausalLm;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
+import java.util.stream.IntStream;
 
 /**
  * One DPO batch of {@link MADPOTrainer} ({@link MADPOLoss}): every agent's Δ over the batch first
@@ -24,9 +26,9 @@ import java.util.function.BiConsumer;
 final class MADPOStep {
     private final MADPOConfig args;
     private final int numAgents;
-    /** Each agent; null for the agents other processes hold (the agents split). */
-    private final List<CausalLm> agents;
-    private final List<AdamW> optimizers;
+    /** The agents this process holds (every agent, except in the agents split) and their optimizers. */
+    private final HeldAgents<CausalLm> agents;
+    private final HeldAgents<AdamW> optimizers;
     private final AgentExecutor executor;
     private final RankWork work;
     /** Whether Δ is relative to the pairs' frozen reference log-probabilities ({@code dpo_reference: frozen_initial}). */
@@ -36,7 +38,7 @@ final class MADPOStep {
     /** Sees each batch (with its pairs' frozen reference log-probabilities) before its updates (tests); may be null. */
     private java.util.function.Consumer<List<PreferencePair>> batchObserver;
 
-    MADPOStep(MADPOConfig args, List<CausalLm> agents, List<AdamW> optimizers, AgentExecutor executor, RankWork work,
+    MADPOStep(MADPOConfig args, HeldAgents<CausalLm> agents, HeldAgents<AdamW> optimizers, AgentExecutor executor, RankWork work,
             boolean withReference, BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer) {
         this.args = args;
         this.numAgents = agents.size();
@@ -59,7 +61,11 @@ final class MADPOStep {
      * this process's agents only (each owner writes and restores its own).
      */
     Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        return TrainerCheckpoint.agentParts(agents, optimizers);
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i : agents.indices()) {
+            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
+        }
+        return parts;
     }
 
     /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */
@@ -81,11 +87,11 @@ final class MADPOStep {
             winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
             losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
         }
-        List<double[]> scored = executor.map(i -> {
-            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs (or agents) filled in
-            if (!mine.isEmpty() && agents.get(i) != null) {
-                MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(agents.get(i).model(), prompts.get(i), winners.get(i),
-                        losers.get(i), agents.get(i).padId());
+        HeldAgents<double[]> scored = agents.mapIndexed(executor, (i, lm) -> {
+            double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs filled in
+            if (!mine.isEmpty()) {
+                MADPOLoss.SequenceLogprobs s = MADPOLoss.logprobs(lm.model(), prompts.get(i), winners.get(i),
+                        losers.get(i), lm.padId());
                 for (int k = 0; k < local.length; k++) {
                     both[local[k]] = s.winners()[k];
                     both[n + local[k]] = s.losers()[k];
@@ -94,8 +100,10 @@ final class MADPOStep {
             return both;
         });
         // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
-        List<double[]> summed = scored.stream().map(work::sum).toList();
+        List<double[]> summed = IntStream.range(0, numAgents)
+                .mapToObj(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n])).toList();
         PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
+        double[] losses = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {
             int agent = i;
             MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
@@ -106,23 +114,21 @@ final class MADPOStep {
             deltas[i] = MADPOLoss.deltas(args.dpoReference(), policy, frozen);
             rewards[i] = PreferenceMetrics.DpoRewards.of(args.dpoBeta(), policy, frozen);
         }
-        double[] losses = new double[numAgents];
-        executor.map(i -> {
-            MADPOLoss.AgentLoss loss;
+        // every agent's loss (the same on every process) before any step, so a non-finite Δ stops all of them
+        MADPOLoss.AgentLoss[] agentLosses = new MADPOLoss.AgentLoss[numAgents];
+        for (int i = 0; i < numAgents; i++) {
             try {
-                loss = MADPOLoss.agentLoss(i, deltas, args.dpoBeta());
+                agentLosses[i] = MADPOLoss.agentLoss(i, deltas, args.dpoBeta());
             } catch (MADPOLoss.NonFiniteDeltaException e) {
                 throw new IllegalStateException("Training stopped: " + e.getMessage() + " in a batch of " + n
                         + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
                         + "intact; lower agent_learning_rate or dpo_beta.", e);
             }
-            losses[i] = loss.loss();
-            AdamW opt = optimizers.get(i);
-            if (opt == null) {
-                return null; // the agents split: its owner steps it (the loss is the same everywhere)
-            }
+            losses[i] = agentLosses[i].loss();
+        }
+        optimizers.mapIndexed(executor, (i, opt) -> { // the agents split: each owner steps its agents
             opt.zeroGrad();
-            double[] all = MADPOLoss.weights(loss); // winners' then losers'
+            double[] all = MADPOLoss.weights(agentLosses[i]); // winners' then losers'
             double[] weights = new double[2 * local.length];
             for (int k = 0; k < local.length; k++) {
                 weights[k] = all[local[k]];

@@ -11,6 +11,7 @@ import comlrl.trainers.AgentSources;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointEvaluator;
@@ -61,13 +62,13 @@ public final class MADPOTrainer implements Trainer {
     private final MADPOConfig args;
     /** What the builder was given besides {@code args} (a centralized actor's, after the wrapper). */
     private final TrainerSettings settings;
-    private final int numAgents;
     private final AgentSet actors;
-    private final List<CausalLm> agents;
-    private final List<AdamW> optimizers = new ArrayList<>();
+    /** The agents this process holds (every agent, except in the agents split of a ddp run). */
+    private final HeldAgents<CausalLm> agents;
+    private final HeldAgents<AdamW> optimizers;
     /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
-    private final List<GenerationSettings.Resolved> generation = new ArrayList<>();
+    private final HeldAgents<GenerationSettings.Resolved> generation;
     private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final AgentExecutor executor;
@@ -94,7 +95,6 @@ public final class MADPOTrainer implements Trainer {
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
         int count = b.resolvedNumAgents(args.numAgents());
-        this.numAgents = count;
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
         Formatters formatters = Formatters.fromArgument(b.formatters(), count);
@@ -114,48 +114,42 @@ public final class MADPOTrainer implements Trainer {
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
                 work.device());
         this.actors = AgentSet.loadActors(sources, settings, devices, args.seed(), work);
-        this.agents = actors.models(); // in the agents split, null for the agents of other processes
+        this.agents = actors.held(work);
         this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
         MetricsLogger metrics = null;
         ReferencePolicy refs = null;
+        HeldAgents<AdamW> opts = null;
         try {
-            generation.addAll(AgentGeneration.resolveAll(agents, args, args.preferenceNumCandidates()));
-            List<Object> described = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                CausalLm a = agents.get(i);
-                optimizers.add(a == null ? null : work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-                described.add(a != null ? a : sources.get(i));
-            }
+            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args,
+                    args.preferenceNumCandidates()));
+            opts = agents.open((i, a) -> work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
+            List<Object> described = new ArrayList<>(sources);
+            agents.indices().forEach(i -> described.set(i, agents.get(i)));
             if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
-                refs = new ReferencePolicy(comlrl.trainers.common.HeldAgents.of(models(), work), devices);
+                refs = new ReferencePolicy(agents.map(CausalLm::model), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
             metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(),
                     described), work.isMain());
         } catch (RuntimeException | Error e) {
-            closeOptimizers();
-            if (refs != null) {
-                refs.close();
-            }
-            executor.close();
-            actors.close();
-            work.close();
+            closeModels(opts, refs);
             throw e;
         }
+        this.optimizers = opts;
         this.reference = refs;
         this.logger = metrics;
         this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
-                seeds, reference).in(work);
-        this.evaluator = new JointEvaluator(evalDataset, agents, generation, formatters, promptEncoder, rewarder,
-                new Transitions(null, count), executor, seeds, b.evalLogger(), b.evalAggregator(), 1, args.evalBatchSize(),
-                false).in(work).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+                seeds, reference, work);
+        this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
+                rewarder, new Transitions(null, count), executor, seeds, b.evalLogger(), b.evalAggregator(), 1,
+                args.evalBatchSize(), false).in(work).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
         parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(
                 PreferenceSetFile.part(() -> pairs, restored -> pairs = restored), work));
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", models(), work)), parts,
+                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
                         seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
                         "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
@@ -176,7 +170,7 @@ public final class MADPOTrainer implements Trainer {
 
     /** Each agent; in a ddp run with the agents split, null for the agents other processes hold. */
     public List<CausalLm> agents() {
-        return Collections.unmodifiableList(agents);
+        return agents.asList();
     }
 
     @Override
@@ -220,7 +214,7 @@ public final class MADPOTrainer implements Trainer {
 
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return Collections.unmodifiableList(generation);
+        return generation.asList();
     }
 
     // ------------------------------------------------------------------ training
@@ -349,22 +343,11 @@ public final class MADPOTrainer implements Trainer {
     @Override
     public void saveModel(Path dir) {
         actors.requireOutside(dir, "the save directory");
-        for (int i = 0; i < numAgents; i++) { // a ddp run: rank 0 (data split) or each agent's owner (agents split)
-            if (agents.get(i) != null && (work.isMain() || !work.splitsRows())) {
-                agents.get(i).save(dir.resolve("agent_" + i));
-            }
+        if (work.isMain() || !work.splitsRows()) { // a ddp run: rank 0 (data split) or each agent's owner (agents split)
+            agents.indices().forEach(i -> agents.get(i).save(dir.resolve("agent_" + i)));
         }
         work.barrier();
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
-    }
-
-    /** Each agent's model, null for the agents of other processes (the agents split). */
-    private List<comlrl.model.DecoderLm> models() {
-        return agents.stream().map(a -> a == null ? null : a.model()).toList();
-    }
-
-    private void closeOptimizers() {
-        optimizers.stream().filter(java.util.Objects::nonNull).forEach(AdamW::close);
     }
 
     @Override
@@ -372,14 +355,20 @@ public final class MADPOTrainer implements Trainer {
         try {
             logger.close(); // throws when a sink could not write (after the models are freed below)
         } finally {
-            executor.close();
-            closeOptimizers();
-            if (reference != null) {
-                reference.close();
-            }
-            actors.close();
-            work.close();
+            closeModels(optimizers, reference);
         }
+    }
+
+    private void closeModels(HeldAgents<AdamW> opts, ReferencePolicy refs) {
+        executor.close();
+        if (opts != null) {
+            opts.values().forEach(AdamW::close);
+        }
+        if (refs != null) {
+            refs.close();
+        }
+        actors.close();
+        work.close();
     }
 
     // ------------------------------------------------------------------ builder

@@ -113,12 +113,6 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
             return set("reward_model_name", name);
         }
 
-        /** "current", "nearest_k", "all_history" or "lambda_decay". */
-        @Override
-        public Builder preferenceReplayMode(String mode) {
-            return super.preferenceReplayMode(mode);
-        }
-
         @Override
         public MARLHFIterConfig build() {
             return new MARLHFIterConfig(this);

@@ -41,7 +41,7 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
             // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
             inner = MARLHFTrainer.builder().settings(b.settings()).args(args.marlhf()).checkpointExtension(extension())
                     .build();
-            rounds.in(inner.work()).loadFixedComparators(inner.policies(), b.dtype()); // a ddp run: MARLHF's processes
+            rounds.in(inner.work()).comparators.loadFixedComparators(inner.collector().agents(), b.dtype()); // a ddp run: MARLHF's processes
         } catch (RuntimeException | Error e) {
             if (inner != null) {
                 inner.close();
@@ -92,7 +92,7 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
     @Override
     void runIteration(int iteration) {
         boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
-        IterationRounds.Iteration it = rounds.collect(iteration, policies(),
+        IterationRounds.Iteration it = rounds.collect(iteration,
                 byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
         if (!it.training().isEmpty()) {
             marlhf.reloadRewardModel();

@@ -10,6 +10,7 @@ import comlrl.tensor.Engine;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
@@ -134,32 +135,30 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
-        this.logger = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, comlrl.trainers.common.TrainerBuilder.trackedConfig(
-                args.toMap(), b.agents() != null ? b.agents() : java.util.Collections.nCopies(args.numAgents(),
-                        String.valueOf(b.agentModel()))), work.isMain());
+        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
             inner = MARLHFBackend.build(args, b, numAgents, work, logger,
                     new MARLHFBackend.Rewards(learned, evalReward, evalProcessor, formatters), checkpointExtension());
-            List<CausalLm> policies = inner.policies(); // null for other processes' agents (the agents split)
-            Device rd = requested != null ? requested : policies.stream().filter(java.util.Objects::nonNull)
-                    .findFirst().map(p -> p.model().device()).orElse(Device.CPU);
+            HeldAgents<CausalLm> policies = HeldAgents.of(inner.policies(), work); // the agents split: this process's
+            Device rd = requested != null ? requested : policies.values().stream().findFirst()
+                    .map(p -> p.model().device()).orElse(Device.CPU);
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
             this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
             this.rewardModel = loadRewardModel(args.seed());
-            List<GenerationSettings.Resolved> generation = AgentGeneration.resolveAll(policies, args,
-                    args.preferenceNumCandidates());
+            HeldAgents<GenerationSettings.Resolved> generation = policies.mapIndexed((i, p) -> AgentGeneration.resolve(i,
+                    p, args, args.preferenceNumCandidates()));
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
-                    && policies.stream().map(p -> p.model().device()).distinct().count() == numAgents);
-            JointRewarder taskRewarder = new JointRewarder(taskReward, processor, numAgents,
-                    args.preferenceNumCandidates(), ALGORITHM_NAME, args.skipNonfiniteSamples());
+                    && policies.values().stream().map(p -> p.model().device()).distinct().count() == numAgents);
             PromptEncoder encoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-            this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, taskRewarder, exec,
-                    seeds, null).in(work);
+            // the same collection labelled by the task reward (processed), or by the reward model (raw)
+            this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, new JointRewarder(
+                    taskReward, processor, numAgents, args.preferenceNumCandidates(), ALGORITHM_NAME,
+                    args.skipNonfiniteSamples()), exec, seeds, null, work);
             this.learnedCollector = new PreferenceCollector(args, policies, generation, formatters, encoder,
                     new JointRewarder(learned, RewardProcessors.identity(), numAgents, args.preferenceNumCandidates(),
-                            ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null).in(work);
+                            ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null, work);
         } catch (RuntimeException | Error e) {
             if (rewardModel != null) {
                 rewardModel.close();
@@ -246,14 +245,13 @@ public final class MARLHFTrainer extends StagedTrainer {
         };
         // every process holds the same preference set and reward model: rank 0 writes them, every process restores them
         parts.replaceAll((name, part) -> TrainerCheckpoint.writtenByMain(part, work));
-        if (outerExtension == null) {
-            return new TrainerCheckpoint.Extension(ALGORITHM_NAME, parts, Map.of("marlhf_progress", progress));
-        }
         // MARLHFIter runs this trainer per iteration: its state joins ours, under its algorithm name
-        parts.putAll(outerExtension.parts());
-        Map<String, Stateful> states = new LinkedHashMap<>(outerExtension.states());
+        TrainerCheckpoint.Extension outer = outerExtension != null ? outerExtension
+                : new TrainerCheckpoint.Extension(ALGORITHM_NAME, Map.of(), Map.of());
+        parts.putAll(outer.parts());
+        Map<String, Stateful> states = new LinkedHashMap<>(outer.states());
         states.put("marlhf_progress", progress);
-        return new TrainerCheckpoint.Extension(outerExtension.algorithm(), parts, states);
+        return new TrainerCheckpoint.Extension(outer.algorithm(), parts, states);
     }
 
     public static Builder builder() {

@@ -6,12 +6,13 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
+import java.util.function.ToDoubleFunction;
 
 /**
  * {@code pair_selection}: which of an item's ordered pairs (winner i, loser j), {@code r_i > r_j},
  * become preference pairs (reference §7.2 step 2). Each mode orders the candidate pairs, given in
- * (i, j) lexicographic order; {@link PreferencePairs#select} then keeps the first
- * {@code preference_pairs_per_sample} of them (every one for {@link #ALL}).
+ * (i, j) lexicographic order (or the iterative trainers' aligned pairs, by index); {@link #select}
+ * then keeps the first {@code preference_pairs_per_sample} of them (every one for {@link #ALL}).
  */
 public enum PairSelection {
     /**
@@ -21,10 +22,8 @@ public enum PairSelection {
      */
     REWARD_GAP("reward_gap") {
         @Override
-        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
-            List<PreferencePairs.Pair> sorted = new ArrayList<>(lexicographic);
-            sorted.sort(Comparator.comparingDouble(PreferencePairs.Pair::gap).reversed());
-            return sorted;
+        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
+            pairs.sort(byGap);
         }
     },
     /**
@@ -33,8 +32,7 @@ public enum PairSelection {
      */
     ALL("all") {
         @Override
-        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
-            return new ArrayList<>(lexicographic);
+        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
         }
     },
     /**
@@ -43,22 +41,23 @@ public enum PairSelection {
      */
     RANDOM("random") {
         @Override
-        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
-            List<PreferencePairs.Pair> shuffled = new ArrayList<>(lexicographic);
-            Collections.shuffle(shuffled, random);
-            return shuffled;
+        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
+            Collections.shuffle(pairs, random);
         }
     },
     /**
      * The iterative trainers' mode (reference §7.4): index-aligned pairs of a current and a
-     * comparator candidate, highest comparator reward first, then largest |gap|. Only the iterative
-     * configs accept it; it has no order over an item's own candidates. Config: "comparator_reward".
+     * comparator candidate, highest comparator reward first, then largest |gap| (stable). Only the
+     * iterative configs accept it; it has no order over an item's own candidates. Config: "comparator_reward".
      */
     COMPARATOR_REWARD("comparator_reward") {
         @Override
-        List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random) {
-            throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against comparator "
-                    + "candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
+        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
+            if (byComparatorReward == null) {
+                throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against comparator "
+                        + "candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
+            }
+            pairs.sort(byComparatorReward.thenComparing(byGap));
         }
     };
 
@@ -68,8 +67,25 @@ public enum PairSelection {
         this.configName = configName;
     }
 
-    /** The candidate pairs in this mode's order; {@code lexicographic} is not modified. */
-    abstract List<PreferencePairs.Pair> order(List<PreferencePairs.Pair> lexicographic, Random random);
+    /** Puts {@code pairs} in this mode's order, in place ({@code byComparatorReward} null for an item's own candidates). */
+    abstract <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random);
+
+    /**
+     * The pairs this mode keeps of {@code enumerated}, in its order: the first {@code limit}
+     * (preference_pairs_per_sample; every one when null), ordered by descending {@code gap} and, for
+     * {@link #COMPARATOR_REWARD}, descending {@code comparatorReward} first (null for an item's own
+     * candidates, which that mode refuses).
+     *
+     * @param seed seeds the {@link Random} that shuffles for {@link #RANDOM}
+     */
+    <P> List<P> select(List<P> enumerated, ToDoubleFunction<P> gap, ToDoubleFunction<P> comparatorReward, Integer limit,
+            long seed) {
+        requireLimit(limit);
+        List<P> ordered = new ArrayList<>(enumerated);
+        sort(ordered, Comparator.comparingDouble(gap).reversed(),
+                comparatorReward == null ? null : Comparator.comparingDouble(comparatorReward).reversed(), new Random(seed));
+        return List.copyOf(ordered.subList(0, limit == null ? ordered.size() : Math.min(limit, ordered.size())));
+    }
 
     /** Whether {@code preference_pairs_per_sample} may cap the pairs (all modes but {@link #ALL}). */
     public boolean takesLimit() {

@@ -48,6 +48,17 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
         return args;
     }
 
+    /**
+     * The logger of a trainer that loads its agents through another (MARLHF's backend, MADPOIter's
+     * DPO trainer): its tracked config names the agents as given ({@code agents}, else
+     * {@code agent_model} once per agent); {@code main} false on the other processes of a ddp run.
+     */
+    comlrl.trainers.common.MetricsLogger stageLogger(String algorithm, boolean main) {
+        List<?> described = agents() != null ? agents() : java.util.Collections.nCopies(args.numAgents(),
+                String.valueOf(agentModel()));
+        return metricsLogger(args.loggingSteps(), algorithm, trackedConfig(args.toMap(), described), main);
+    }
+
     /** {@code agent_model} when it is a model id or directory, else null. */
     String agentSource() {
         return agentModel() instanceof String source ? source : null;

@@ -7,6 +7,7 @@ import comlrl.generation.CausalLm;
 import comlrl.rl.JointMode;
 import comlrl.generation.GenerationSettings;
 import comlrl.trainers.common.AgentExecutor;
+import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.ReferencePolicy;
@@ -33,46 +34,45 @@ import java.util.stream.IntStream;
  */
 final class PreferenceCollector {
     private final PreferenceConfig args;
-    private final List<CausalLm> agents;
+    /** The agents this process holds (every agent, except in the agents split). */
+    private final HeldAgents<CausalLm> agents;
     private final PromptEncoder promptEncoder;
     private final JointRewarder rewarder;
     private final SeedStream seeds;
     /** The candidates' rollout: one turn, {@code preference_num_candidates} completions per agent. */
-    private JointRollout rollout;
+    private final JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
-    private RankWork work = RankWork.single(0);
+    /**
+     * This process's share of a ddp run: candidates sampled as {@link JointRollout} does, rewards on
+     * rank 0; in the agents split each agent's prompt ids, pad id and frozen-reference
+     * log-probabilities come from its owner, so every process builds the same pairs.
+     */
+    private final RankWork work;
     /** Each agent's pad id (from its owner in the agents split). */
-    private long[] padIds;
+    private final long[] padIds;
 
     /**
      * @param generation each agent's sampling settings, with {@code preference_num_candidates} return sequences
      * @param reference the frozen initial policy for {@code dpo_reference: frozen_initial}, else null
      */
-    PreferenceCollector(PreferenceConfig args, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
-            Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, AgentExecutor executor,
-            SeedStream seeds, ReferencePolicy reference) {
+    PreferenceCollector(PreferenceConfig args, HeldAgents<CausalLm> agents,
+            HeldAgents<GenerationSettings.Resolved> generation, Formatters formatters, PromptEncoder promptEncoder,
+            JointRewarder rewarder, AgentExecutor executor, SeedStream seeds, ReferencePolicy reference, RankWork work) {
         this.args = args;
         this.agents = agents;
         this.promptEncoder = promptEncoder;
         this.rewarder = rewarder;
         this.seeds = seeds;
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor);
+        this.work = work;
+        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor).in(work);
         this.reference = reference;
-        this.padIds = agents.stream().mapToLong(a -> a == null ? -1 : a.padId()).toArray();
+        this.padIds = agents.longsFromOwners(CausalLm::padId);
     }
 
-    /**
-     * This collection as run by the processes of a ddp run: candidates sampled as {@link JointRollout}
-     * does, rewards on rank 0; in the agents split ({@code agents} null for the agents other
-     * processes hold) each agent's prompt ids, pad id and frozen-reference log-probabilities come from
-     * its owner, so every process builds the same pairs. Returns this.
-     */
-    PreferenceCollector in(RankWork work) {
-        this.work = work;
-        this.rollout = rollout.in(work);
-        this.padIds = comlrl.trainers.common.HeldAgents.of(agents, work).longsFromOwners(CausalLm::padId);
-        return this;
+    /** The agents this process holds, whose candidates are collected. */
+    HeldAgents<CausalLm> agents() {
+        return agents;
     }
 
     /** Candidates left out so far because their reward was not finite. */
@@ -152,7 +152,7 @@ final class PreferenceCollector {
             }
             // the comparator sees this process's agents' prompt ids (the agents split: null for the others')
             List<long[]> prompts = IntStream.range(0, numAgents)
-                    .mapToObj(i -> agents.get(i) == null ? null : current.promptIds().get(i)).toList();
+                    .mapToObj(i -> work.ownsAgent(i) ? current.promptIds().get(i) : null).toList();
             // a ddp run: the comparator runs once, on rank 0 (or, per process, for the agents it holds),
             // and the task reward on rank 0
             List<List<String>> others = comparator.perProcess()
@@ -162,26 +162,14 @@ final class PreferenceCollector {
                             () -> comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
                                     comparatorRowSeeds), Codecs.listOf(Codecs.STRINGS));
             int c = args.preferenceNumCandidates();
+            List<List<String>> comparatorJoints = IntStream.range(0, comparatorCount)
+                    .mapToObj(k -> others.stream().map(o -> o.get(k)).toList()).toList();
             // per candidate: current processed, current raw, then the comparator's
             double[][] scored = work.onMain("computing the rewards of " + label, () -> {
-                double[][] r = new double[4][];
-                r[0] = new double[c];
-                r[1] = new double[c];
-                r[2] = new double[comparatorCount];
-                r[3] = new double[comparatorCount];
-                for (int k = 0; k < c; k++) {
-                    JointRewarder.Scored one = rewarder.score(item, current.joint(k), label + " (current)");
-                    r[0][k] = one.processed();
-                    r[1][k] = one.raw();
-                }
-                for (int k = 0; k < comparatorCount; k++) {
-                    int at = k;
-                    JointRewarder.Scored one = rewarder.score(item, others.stream().map(o -> o.get(at)).toList(),
-                            label + " (comparator)");
-                    r[2][k] = one.processed();
-                    r[3][k] = one.raw();
-                }
-                return r;
+                double[][] currentScores = scores(item, IntStream.range(0, c).mapToObj(current::joint).toList(),
+                        label + " (current)");
+                double[][] comparatorScores = scores(item, comparatorJoints, label + " (comparator)");
+                return new double[][] {currentScores[0], currentScores[1], comparatorScores[0], comparatorScores[1]};
             }, Codecs.DOUBLE_MATRIX);
             double[] cur = scored[0];
             double[] curRaw = scored[1];
@@ -201,12 +189,23 @@ final class PreferenceCollector {
                 selectedCurrent.add(curRaw[k]);
                 selectedComparator.add(cmpRaw[k]);
                 List<String> currentTexts = current.joint(k);
-                List<String> comparatorTexts = others.stream().map(o -> o.get(k)).toList();
+                List<String> comparatorTexts = comparatorJoints.get(k);
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
             }
         }
         return new Round(out, currentRewards, comparatorRewards, selectedCurrent, selectedComparator);
+    }
+
+    /** Each joint response's processed (row 0) and raw (row 1) task reward, in order. */
+    private double[][] scores(TaskItem item, List<List<String>> joints, String label) {
+        double[][] r = new double[2][joints.size()];
+        for (int k = 0; k < joints.size(); k++) {
+            JointRewarder.Scored one = rewarder.score(item, joints.get(k), label);
+            r[0][k] = one.processed();
+            r[1][k] = one.raw();
+        }
+        return r;
     }
 
     /**
@@ -242,13 +241,7 @@ final class PreferenceCollector {
     List<PreferencePair> fromRecords(List<PreferenceReplay.ReplayRecord> records) {
         int numAgents = agents.size();
         // per agent: [prompts, winners, losers], each one id array per record
-        List<List<List<long[]>>> mine = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            CausalLm agent = agents.get(i);
-            if (agent == null) {
-                mine.add(null);
-                continue;
-            }
+        List<List<List<long[]>>> all = agents.mapIndexed((i, agent) -> {
             List<List<long[]>> ids = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
             for (PreferenceReplay.ReplayRecord r : records) {
                 ids.get(0).add(promptEncoder.encode(agent, r.promptTexts().get(i)));
@@ -257,9 +250,8 @@ final class PreferenceCollector {
                 ids.get(2).add(MADPOLoss.completionTokens(agent.tokenizer().encode(r.loserTexts().get(i), false),
                         padIds[i]));
             }
-            mine.add(ids);
-        }
-        List<List<List<long[]>>> all = work.fromOwners(mine, Codecs.listOf(Codecs.listOf(Codecs.LONGS)));
+            return ids;
+        }).fromOwners(Codecs.listOf(Codecs.listOf(Codecs.LONGS)));
         List<PreferencePair> out = new ArrayList<>();
         for (int k = 0; k < records.size(); k++) {
             PreferenceReplay.ReplayRecord r = records.get(k);
@@ -286,25 +278,12 @@ final class PreferenceCollector {
         if (reference == null) {
             return new double[2][];
         }
-        int numAgents = agents.size();
-        List<double[]> mine = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (agents.get(i) == null) {
-                mine.add(null);
-                continue;
-            }
+        List<double[]> all = agents.mapIndexed((i, agent) -> {
             MADPOLoss.SequenceLogprobs r = MADPOLoss.logprobs(reference.reference(i), List.of(prompts.get(i)),
                     List.of(w.get(i)), List.of(l.get(i)), padIds[i]);
-            mine.add(new double[] {r.winners()[0], r.losers()[0]});
-        }
-        List<double[]> all = work.fromOwners(mine, Codecs.DOUBLES);
-        double[] refW = new double[numAgents];
-        double[] refL = new double[numAgents];
-        for (int i = 0; i < numAgents; i++) {
-            refW[i] = all.get(i)[0];
-            refL[i] = all.get(i)[1];
-        }
-        return new double[][] {refW, refL};
+            return new double[] {r.winners()[0], r.losers()[0]};
+        }).fromOwners(Codecs.DOUBLES);
+        return new double[][] {all.stream().mapToDouble(r -> r[0]).toArray(), all.stream().mapToDouble(r -> r[1]).toArray()};
     }
 
     private PreferencePair pair(JointRollout.Turn candidates, int winner, int loser, double winnerReward,

@@ -63,95 +63,131 @@ final class PreferenceFields {
     static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
     static final ConfigField<Integer> NUM_TURNS = TrainerFields.NUM_TURNS.withDefault(1);
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, v -> v >= 0 && v <= 1,
-            "in [0, 1] (kept for compatibility: with one turn nothing is discounted)");
+            "in [0, 1] (kept for compatibility: with one turn nothing is discounted)")
+            .means("Discount of an actor-critic RL stage; kept for compatibility elsewhere (one turn is not discounted).");
     static final ConfigField<JointMode> JOINT_MODE = TrainerFields.JOINT_MODE;
     static final ConfigField<Double> EARLY_TERMINATION_THRESHOLD =
             TrainerFields.EARLY_TERMINATION_THRESHOLD.withDefault(null);
     static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
     static final ConfigField<AdvantageMode> ADVANTAGE_MODE = TrainerFields.ADVANTAGE_MODE;
     static final ConfigField<Integer> PREFERENCE_NUM_CANDIDATES = atLeast("preference_num_candidates", 80, 2,
-            " (pairs are formed among one item's candidates)");
+            " (pairs are formed among one item's candidates)")
+            .means("Completions each agent samples per task item to build preference pairs.");
     static final ConfigField<Integer> PREFERENCE_PAIRS_PER_SAMPLE = nullableAtLeast("preference_pairs_per_sample", 16,
-            1, " (or null to keep every pair with a reward gap)");
+            1, " (or null to keep every pair with a reward gap)")
+            .means("Most preference pairs kept per task item; null = every pair.");
     static final ConfigField<PairSelection> PAIR_SELECTION = choice("pair_selection", PairSelection.REWARD_GAP,
-            PairSelection::parse, PairSelection::configName);
+            PairSelection::parse, PairSelection::configName)
+            .means("Which pairs an item keeps: reward_gap (largest gaps), random, all, or comparator_reward (against the comparator).");
     static final ConfigField<Double> DPO_BETA = number("dpo_beta", 0.1, v -> Double.isFinite(v) && v > 0,
-            "a finite number > 0 (the β of the DPO loss −log σ(β·Δ))");
-    static final ConfigField<Boolean> USE_ENVIRONMENT_STEP = flag("use_environment_step", true);
-    static final ConfigField<Integer> ENVIRONMENT_STEPS_PER_PAIR = atLeast("environment_steps_per_pair", 2, 1, "");
+            "a finite number > 0 (the β of the DPO loss −log σ(β·Δ))")
+            .means("Beta of the DPO loss -log sigmoid(beta * sum of log-ratio differences).");
+    static final ConfigField<Boolean> USE_ENVIRONMENT_STEP = flag("use_environment_step", true)
+            .means("Advance env_step (the logs' x-axis) by environment_steps_per_pair per trained pair.");
+    static final ConfigField<Integer> ENVIRONMENT_STEPS_PER_PAIR = atLeast("environment_steps_per_pair", 2, 1, "")
+            .means("env_step increment per trained preference pair.");
 
     // ------------------------------------------------------------------ MARLHFConfig's own (§7.3)
     static final ConfigField<RlAlgorithm> RL_ALGORITHM = choice("rl_algorithm", RlAlgorithm.MAGRPO,
-            RlAlgorithm::parse, RlAlgorithm::configName);
+            RlAlgorithm::parse, RlAlgorithm::configName)
+            .means("The RL stage trained against the learned reward model.");
     /** MARLHF's advantage_mode: null (the default) follows rl_algorithm. */
     static final ConfigField<AdvantageMode> OPTIONAL_ADVANTAGE_MODE = new ConfigField<>("advantage_mode", null,
             (owner, key, raw) -> ConfigMaps.isNullLike(raw) ? null
                     : AdvantageMode.parse(ConfigMaps.toStr(owner, key, raw)),
             v -> null, AdvantageMode::configName, null).described("string or null",
-            "\"mean\", \"raw\", \"max\", \"rloo\"; null follows rl_algorithm");
-    static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 1, "");
+            "\"mean\", \"raw\", \"max\", \"rloo\"; null follows rl_algorithm")
+            .means("The group baseline of the RL stage; null follows rl_algorithm.");
+    static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 1, "")
+            .means("Samples per agent per prompt in the RL stage.");
     static final ConfigField<String> REWARD_MODEL_NAME = text("reward_model_name", null,
             "null to use the first agent's model")
-            .naming(ConfigField.PathKind.MODEL);
+            .naming(ConfigField.PathKind.MODEL)
+            .means("Model the reward model starts from; null = the first agent's model.");
     static final ConfigField<String> REWARD_MODEL_DEVICE = text("reward_model_device", "cuda:0",
-            "null for the trainer's device");
+            "null for the trainer's device")
+            .means("Device of the reward model; null = the trainer's device.");
     static final ConfigField<Double> REWARD_LEARNING_RATE = number("reward_learning_rate", 1e-5,
-            v -> Double.isFinite(v) && v > 0, "a finite number > 0 (the default is 1e-5)");
-    static final ConfigField<Integer> REWARD_NUM_TRAIN_EPOCHS = atLeast("reward_num_train_epochs", 1, 1, "");
-    static final ConfigField<Integer> REWARD_TRAIN_BATCH_SIZE = atLeast("reward_train_batch_size", 1, 1, "");
+            v -> Double.isFinite(v) && v > 0, "a finite number > 0 (the default is 1e-5)")
+            .means("AdamW learning rate of the reward model.");
+    static final ConfigField<Integer> REWARD_NUM_TRAIN_EPOCHS = atLeast("reward_num_train_epochs", 1, 1, "")
+            .means("Bradley-Terry passes over the preference pairs.");
+    static final ConfigField<Integer> REWARD_TRAIN_BATCH_SIZE = atLeast("reward_train_batch_size", 1, 1, "")
+            .means("Preference pairs per reward-model step.");
     static final ConfigField<Integer> REWARD_MAX_LENGTH = nullableAtLeast("reward_max_length", null, 1,
-            " (or null to score the whole joint text)");
-    static final ConfigField<Boolean> REWARD_FREEZE_BACKBONE = flag("reward_freeze_backbone", false);
+            " (or null to score the whole joint text)")
+            .means("Tokens of each joint text the reward model reads; null = no truncation.");
+    static final ConfigField<Boolean> REWARD_FREEZE_BACKBONE = flag("reward_freeze_backbone", false)
+            .means("Train only the reward head, not the backbone.");
     static final ConfigField<String> CRITIC_MODEL_NAME = text("critic_model_name", null,
             "null to use the first agent's model")
-            .naming(ConfigField.PathKind.MODEL);
+            .naming(ConfigField.PathKind.MODEL)
+            .means("Critic model of an actor-critic RL stage; null = the first agent's model.");
     static final ConfigField<Double> CRITIC_LEARNING_RATE = nullableNumber("critic_learning_rate", null,
             v -> Double.isFinite(v) && v > 0, "a finite number > 0, or null to use agent_learning_rate")
-            .orElse(AGENT_LEARNING_RATE);
+            .orElse(AGENT_LEARNING_RATE)
+            .means("AdamW learning rate of an actor-critic RL stage's critics; null = agent_learning_rate.");
 
     // ------------------------------------------------------------------ ours, beyond the reference (and TrainerFields.OURS)
     static final ConfigField<DpoReference> DPO_REFERENCE = choice("dpo_reference", DpoReference.NONE,
-            DpoReference::parse, DpoReference::configName);
+            DpoReference::parse, DpoReference::configName)
+            .means("What the DPO log-ratios are measured against: none (reference-free) or frozen_initial (standard DPO).");
 
     // ------------------------------------------------------------------ the iterative configs' own (§7.4)
-    static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 6, 1, "");
+    static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 6, 1, "")
+            .means("Rounds of preference collection and training.");
     static final ConfigField<Integer> ITER_PREFERENCE_NUM_CANDIDATES = PREFERENCE_NUM_CANDIDATES.withDefault(20);
     static final ConfigField<Integer> ITER_PREFERENCE_PAIRS_PER_SAMPLE = PREFERENCE_PAIRS_PER_SAMPLE.withDefault(4);
     static final ConfigField<PairSelection> ITER_PAIR_SELECTION = PAIR_SELECTION.withDefault(PairSelection.COMPARATOR_REWARD);
     static final ConfigField<ReplayMode> PREFERENCE_REPLAY_MODE = choice("preference_replay_mode", ReplayMode.CURRENT,
-            ReplayMode::parse, ReplayMode::configName);
+            ReplayMode::parse, ReplayMode::configName)
+            .means("Which stored iterations' pairs are trained on: current, nearest_k, all_history or lambda_decay.");
     static final ConfigField<Integer> PREFERENCE_REPLAY_K = nullableAtLeast("preference_replay_k", null, 1,
-            " (the number of newest shards nearest_k trains on)");
+            " (the number of newest shards nearest_k trains on)")
+            .means("How many recent iterations nearest_k replays.");
     static final ConfigField<Double> PREFERENCE_REPLAY_LAMBDA = nullableNumber("preference_replay_lambda", null,
-            v -> v >= 0 && v <= 1, "in [0, 1] (shard weights (1-λ)λ^age; 1 = uniform)");
+            v -> v >= 0 && v <= 1, "in [0, 1] (shard weights (1-λ)λ^age; 1 = uniform)")
+            .means("Weight decay per iteration of age under lambda_decay.");
     static final ConfigField<Integer> PREFERENCE_REPLAY_SAMPLE_SIZE = nullableAtLeast("preference_replay_sample_size",
-            null, 1, " (or null for the current iteration's pair count)");
+            null, 1, " (or null for the current iteration's pair count)")
+            .means("Pairs drawn from the replay per iteration; null = the current iteration's pair count.");
     static final ConfigField<String> PREFERENCE_REPLAY_DIR = text("preference_replay_dir", null,
             "null for <output_dir>/preference_replay")
-            .naming(ConfigField.PathKind.DIRECTORY);
-    static final ConfigField<Boolean> LOG_REWARD_DISTRIBUTION = flag("log_reward_distribution", false);
+            .naming(ConfigField.PathKind.DIRECTORY)
+            .means("Directory of the replay shards; null = <output_dir>/preference_replay.");
+    static final ConfigField<Boolean> LOG_REWARD_DISTRIBUTION = flag("log_reward_distribution", false)
+            .means("Write per-iteration reward histograms (JSON, SVG and metrics).");
     static final ConfigField<String> POLICY_CHECKPOINT_DIR = text("policy_checkpoint_dir", null,
             "null for <output_dir>/policy_checkpoints (written for comparator_policy history)")
-            .naming(ConfigField.PathKind.DIRECTORY);
+            .naming(ConfigField.PathKind.DIRECTORY)
+            .means("Where the initial and per-iteration policies are saved.");
     static final ConfigField<ComparatorPolicy> COMPARATOR_POLICY = choice("comparator_policy", ComparatorPolicy.CURRENT,
-            ComparatorPolicy::parse, ComparatorPolicy::configName);
+            ComparatorPolicy::parse, ComparatorPolicy::configName)
+            .means("What the current policy's candidates are compared against.");
     static final ConfigField<CollaborationMode> COMPARATOR_GENERATION_MODE = choice("comparator_generation_mode",
-            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName);
+            CollaborationMode.DECENTRALIZED, CollaborationMode::parse, CollaborationMode::configName)
+            .means("decentralized: each comparator agent writes its own part; centralized: one agent writes all.");
     static final ConfigField<Integer> COMPARATOR_CENTRALIZED_AGENT_INDEX = atLeast("comparator_centralized_agent_index",
-            0, 0, "");
+            0, 0, "")
+            .means("The agent that writes the joint comparator completions when centralized.");
     static final ConfigField<String> COMPARATOR_MODEL_NAME = text("comparator_model_name", null,
             "null unless comparator_policy is model")
-            .naming(ConfigField.PathKind.MODEL);
+            .naming(ConfigField.PathKind.MODEL)
+            .means("Model of every comparator agent (comparator_policy: model).");
     static final ConfigField<List<String>> COMPARATOR_AGENTS = new ConfigField<>("comparator_agents", null,
             ConfigMaps::toNullableStringList, v -> v == null || v.stream().noneMatch(x -> x == null || x.isBlank())
                     ? null : "comparator_agents must list model ids or directories, got " + v, v -> v, null)
             .described("list of strings or null", "model ids or directories, one per agent")
-            .naming(ConfigField.PathKind.MODEL_LIST);
-    static final ConfigField<List<String>> COMPARATOR_DEVICES = ConfigField.devices("comparator_devices");
+            .naming(ConfigField.PathKind.MODEL_LIST)
+            .means("One model per comparator agent (comparator_policy: model), instead of comparator_model_name.");
+    static final ConfigField<List<String>> COMPARATOR_DEVICES = ConfigField.devices("comparator_devices")
+            .means("Device of the frozen comparator models; null = the agents' devices.");
     static final ConfigField<Integer> COMPARATOR_NUM_CANDIDATES = nullableAtLeast("comparator_num_candidates", null, 1,
-            " (or null for preference_num_candidates)");
+            " (or null for preference_num_candidates)")
+            .means("Comparator samples per agent and item; null = preference_num_candidates.");
     static final ConfigField<Integer> COMPARATOR_HISTORY_K = nullableAtLeast("comparator_history_k", null, 1,
-            " (how many iterations back the history comparator looks; null = 1)");
+            " (how many iterations back the history comparator looks; null = 1)")
+            .means("The history comparator is the policy of k iterations ago; null = 1.");
     /** The comparator_api_* fields, in the reference's order, then ours: declared with the API comparator. */
     static final List<ConfigField<?>> COMPARATOR_API = ApiComparatorSettings.FIELDS;
 
@@ -205,7 +241,8 @@ final class PreferenceFields {
     /** MARLHFIter's defaults that differ: 2 RL epochs and 2 reward-model epochs per iteration. */
     static final ConfigField<Integer> MARLHF_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(2);
     static final ConfigField<PreferenceScoringReward> PREFERENCE_SCORING_REWARD = choice("preference_scoring_reward",
-            PreferenceScoringReward.TASK, PreferenceScoringReward::parse, PreferenceScoringReward::configName);
+            PreferenceScoringReward.TASK, PreferenceScoringReward::parse, PreferenceScoringReward::configName)
+            .means("What ranks the aligned pairs: the task reward or the reward model.");
 
     /**
      * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so

@@ -1,9 +1,7 @@
 package comlrl.trainers.preference;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 
 /**
  * Preference pairs of one task item from its C aligned joint candidates (reference §7.2 step 2):
@@ -48,16 +46,13 @@ public final class PreferencePairs {
      * @param selection how the candidate pairs are ordered before the cap
      * @param limit {@code preference_pairs_per_sample}: at most this many pairs (≥ 1), or null for
      *        every pair; must be null for {@link PairSelection#ALL}
-     * @param seed seeds the {@link Random} that shuffles for {@link PairSelection#RANDOM}
+     * @param seed seeds the shuffle of {@link PairSelection#RANDOM}
      * @return the kept pairs; empty when every reward ties (or C &lt; 2)
      * @throws IllegalArgumentException on a NaN or infinite reward (naming the candidate), on a cap
      *         below 1, or on a cap with {@link PairSelection#ALL}
      */
     public static List<Pair> select(double[] rewards, PairSelection selection, Integer limit, long seed) {
-        selection.requireLimit(limit);
-        List<Pair> ordered = selection.order(candidates(rewards), new Random(seed));
-        int kept = limit == null ? ordered.size() : Math.min(limit, ordered.size());
-        return Collections.unmodifiableList(new ArrayList<>(ordered.subList(0, kept)));
+        return selection.select(candidates(rewards), Pair::gap, null, limit, seed);
     }
 
     /** Every ordered pair (i, j) with {@code r_i − r_j > 0}, in (i, j) lexicographic order. */

@@ -1,19 +1,9 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
-import comlrl.generation.CausalLm;
-import comlrl.logging.MetricSink;
-import comlrl.reward.RewardFunction;
-import comlrl.tensor.DType;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
-import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
-import comlrl.utils.RewardProcessor;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -44,13 +34,13 @@ import java.util.List;
  * }
  * }</pre>
  */
-public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
+public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
     /** The reference's {@code algorithm_name}. */
     public static final String ALGORITHM_NAME = "CentralizedMAGRPO";
 
     private final Centralization centralization;
 
-    private CentralizedMAGRPOTrainer(MAGRPOTrainer.Builder actor, Centralization centralization) {
+    private CentralizedMAGRPOTrainer(ReinforceBuilder<?> actor, Centralization centralization) {
         super(actor, ALGORITHM_NAME);
         this.centralization = centralization;
     }
@@ -75,23 +65,9 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
      * @throws IllegalStateException when the adapter returns null or not exactly N outputs
      */
     public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int numRoles) {
-        return splitter(adapter, numRoles).splitRoles(completion, item);
-    }
-
-    /** The actor's reward: the task reward of each joint completion's role outputs ({@link Centralization#jointReward}). */
-    public static RewardFunction jointReward(CentralizedAdapter adapter, RewardFunction task, int roles) {
-        return splitter(adapter, roles).jointReward(task);
-    }
-
-    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
-    public static List<List<List<String>>> splitEval(CentralizedAdapter adapter, List<List<List<String>>> joint,
-            List<TaskItem> items, int roles) {
-        return splitter(adapter, roles).splitEval(joint, items);
-    }
-
-    /** A centralization that only splits completions (its role formatters are never called). */
-    private static Centralization splitter(CentralizedAdapter adapter, int roles) {
-        return new Centralization(adapter, Formatters.build((Formatter) item -> "", roles), roles);
+        // a centralization that only splits completions (its role formatters are never called)
+        return new Centralization(adapter, Formatters.build((Formatter) x -> "", numRoles), numRoles)
+                .splitRoles(completion, item);
     }
 
     /**
@@ -100,138 +76,26 @@ public final class CentralizedMAGRPOTrainer extends MAGRPOTrainer {
      * {@code rewardFunc} is the task reward over the roles' outputs and {@code evalLogger} receives
      * role outputs; {@link #build()} derives the single actor's settings from them
      * ({@link Centralization#actorSettings}). Every check that needs no model runs before the actor
-     * loads. The overrides below only narrow the return type for chaining.
+     * loads. The agents ({@code agentModel}, {@code agents}) are the one actor; {@code args} must be a
+     * {@link CentralizedMAGRPOConfig}; an {@code externalTransition} fails the build (single-turn).
      */
-    public static final class Builder extends MAGRPOTrainer.Builder {
+    public static final class Builder extends ReinforceBuilder<Builder> {
         private Builder() {
-            super(null); // build() is overridden
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /** {@code centralized_adapter}: joint prompt and role parsing (default {@link TaggedCentralizedAdapter}). */
         public Builder centralizedAdapter(CentralizedAdapter adapter) {
-            set(Centralization.ADAPTER, adapter);
-            return this;
-        }
-
-        /** The actor: a model id or directory. */
-        @Override
-        public Builder agentModel(String agentModel) {
-            super.agentModel(agentModel);
-            return this;
-        }
-
-        /** The actor as a one-element list (a String or a loaded {@link CausalLm}). */
-        @Override
-        public Builder agents(List<?> agents) {
-            super.agents(agents);
-            return this;
-        }
-
-        /** The number of roles; must equal the config's {@code num_agents} (its default when unset). */
-        @Override
-        public Builder numAgents(int numAgents) {
-            super.numAgents(numAgents);
-            return this;
-        }
-
-        /** One formatter for every role. */
-        @Override
-        public Builder formatters(Formatter formatter) {
-            super.formatters(formatter);
-            return this;
-        }
-
-        /** One formatter per role, in role order. */
-        @Override
-        public Builder formatters(List<? extends Formatter> formatters) {
-            super.formatters(formatters);
-            return this;
-        }
-
-        /** The task reward, over the N roles' outputs (as for N decentralized agents). */
-        @Override
-        public Builder rewardFunc(RewardFunction rewardFunc) {
-            super.rewardFunc(rewardFunc);
-            return this;
-        }
-
-        @Override
-        public Builder rewardProcessor(RewardProcessor rewardProcessor) {
-            super.rewardProcessor(rewardProcessor);
-            return this;
-        }
-
-        @Override
-        public Builder trainDataset(comlrl.data.TaskSet trainDataset) {
-            super.trainDataset(trainDataset);
-            return this;
-        }
-
-        @Override
-        public Builder evalDataset(Dataset evalDataset) {
-            super.evalDataset(evalDataset);
-            return this;
-        }
-
-        /** Not applicable: centralized MAGRPO is single-turn (any value fails in {@link #build()}). */
-        @Override
-        public Builder externalTransition(ExternalTransition externalTransition) {
-            super.externalTransition(externalTransition);
-            return this;
-        }
-
-        /** Receives role outputs, {@code [role][item][turn]}. */
-        @Override
-        public Builder evalLogger(EvalLogger evalLogger) {
-            super.evalLogger(evalLogger);
-            return this;
-        }
-
-        @Override
-        public Builder evalAggregator(EvalAggregator evalAggregator) {
-            super.evalAggregator(evalAggregator);
-            return this;
-        }
-
-        /** Must be a {@link CentralizedMAGRPOConfig}. */
-        @Override
-        public Builder args(MAGRPOConfig args) {
-            super.args(args);
-            return this;
-        }
-
-        @Override
-        public Builder dtype(DType dtype) {
-            super.dtype(dtype);
-            return this;
-        }
-
-        @Override
-        public Builder outputDir(Path outputDir) {
-            super.outputDir(outputDir);
-            return this;
-        }
-
-        @Override
-        public Builder verbose(boolean verbose) {
-            super.verbose(verbose);
-            return this;
-        }
-
-        @Override
-        public Builder console(PrintStream console) {
-            super.console(console);
-            return this;
-        }
-
-        @Override
-        public Builder metricSink(MetricSink sink) {
-            super.metricSink(sink);
-            return this;
+            return set(Centralization.ADAPTER, adapter);
         }
 
         @Override
         public CentralizedMAGRPOTrainer build() {
+            MAGRPOConfig args = args();
             if (args == null) {
                 throw new IllegalArgumentException("args (a CentralizedMAGRPOConfig) must be provided");
             }

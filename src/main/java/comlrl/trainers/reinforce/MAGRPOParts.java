@@ -5,14 +5,10 @@ import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
-import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
-import comlrl.trainers.EvalAggregator;
-import comlrl.trainers.EvalLogger;
-import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
@@ -30,12 +26,9 @@ import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
-import comlrl.utils.RewardProcessor;
 import java.io.PrintStream;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
@@ -75,12 +68,12 @@ final class MAGRPOParts implements AutoCloseable {
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     final BiConsumer<Integer, DecoderLm> gradientObserver;
 
-    MAGRPOParts(MAGRPOTrainer.Builder b, String algorithmName) {
-        if (b.args == null) {
+    MAGRPOParts(ReinforceBuilder<?> b, String algorithmName) {
+        if (b.args() == null) {
             throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
         }
-        b.requireRewardAndTrainData();
-        this.args = b.args;
+        b.requireCommon(algorithmName, b.args().numTurns());
+        this.args = b.args();
         this.settings = b.settings();
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
         int count = b.resolvedNumAgents(args.numAgents());
@@ -88,32 +81,21 @@ final class MAGRPOParts implements AutoCloseable {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
         this.numAgents = count;
-        if (args.numTurns() > 1 && b.externalTransition() == null) {
-            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
-        }
         if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
         Formatters formatters = Formatters.fromArgument(b.formatters(), count);
         List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count, "num_agents");
-        RewardFunction rewardFunc = b.rewardFunc();
-        RewardProcessor rewardProcessor = settings.rewardProcessor();
         TrainerSettings.Rewarders rewarders = settings.rewarders(count, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        ExternalTransition externalTransition = b.externalTransition();
-        Transitions transitions = new Transitions(externalTransition, count);
-        EvalLogger evalLogger = b.evalLogger();
-        EvalAggregator evalAggregator = b.evalAggregator();
+        Transitions transitions = new Transitions(b.externalTransition(), count);
         this.verbose = b.verbose();
         this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.console = b.console();
         this.gradientObserver = b.gradientObserver;
-        if (b.logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + b.logHistoryLimit());
-        }
         this.seeds = new SeedStream(args.seed());
         // every check that can fail without a model has run; join the other processes (ddp), then load
         // (and free what was loaded on failure)
@@ -150,29 +132,17 @@ final class MAGRPOParts implements AutoCloseable {
         TrainerCheckpoint.ShapeGroup shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
                 agents.map(CausalLm::model));
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
-                rewarders.evaluation(), transitions, executor, seeds, evalLogger, evalAggregator, args.numTurns(),
+                rewarders.evaluation(), transitions, executor, seeds, b.evalLogger(), b.evalAggregator(), args.numTurns(),
                 args.evalBatchSize(), args.externalPromptPassthrough()).in(work)
                 .generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
-        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor)
-                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references).in(work);
+        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
+                .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(shapes), checkpointParts(), TrainerCheckpoint.statefulParts("train_dataset", trainDataset,
-                        "eval_dataset", evalDataset, "reward_func", rewardFunc, "reward_processor", rewardProcessor,
-                        "external_transition", externalTransition, "eval_logger", evalLogger, "eval_aggregator",
-                        evalAggregator),
+                List.of(shapes), TrainerCheckpoint.agentParts(agents, optimizers), settings.statefulParts(
+                        TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET, TrainerSettings.REWARD_FUNC,
+                        TrainerSettings.REWARD_PROCESSOR, TrainerSettings.EXTERNAL_TRANSITION,
+                        TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR),
                 seeds, logger).in(work).extendedBy(b.checkpointExtension());
-    }
-
-    /**
-     * Per agent: its weights ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors});
-     * in the agents split, of this process's agents.
-     */
-    private Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i : agents.indices()) {
-            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
-        }
-        return parts;
     }
 
     /** Frees the models, optimizers and references loaded here (not the logger: the trainer closes it first). */

@@ -1,71 +1,24 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.data.TaskItem;
-import comlrl.generation.CausalLm;
-import comlrl.generation.Completion;
-import comlrl.generation.GenerationSettings;
-import comlrl.model.DecoderLm;
-import comlrl.rl.JointMode;
-import comlrl.rl.RolloutNode;
-import comlrl.rl.Stats;
-import comlrl.rl.TreeReturns;
-import comlrl.tensor.AdamW;
-import comlrl.trainers.common.HeldAgents;
-import comlrl.trainers.common.JointRollout;
-import comlrl.trainers.common.EpochProgress;
-import comlrl.trainers.common.MetricsLogger;
-import comlrl.trainers.common.PromptEncoder;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerSettings;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
+import java.util.function.Function;
 
 /**
- * Multi-Agent Group Relative Policy Optimisation: N agents, each sampling G completions per
- * rollout-tree node; joint rewards turned into group-relative advantages per agent; one REINFORCE
- * step per minibatch of nodes, one AdamW per agent.
+ * Multi-Agent Group Relative Policy Optimisation: {@link ReinforceTrainer} with group-relative
+ * advantages ({@code advantage_mode: mean}, {@link MAGRPOConfig}). N agents each sample G completions
+ * per rollout-tree node; the joint rewards become each agent's returns; one REINFORCE step per
+ * minibatch of nodes, one AdamW per agent. MAREINFORCE, MAReMax and MARLOO are this trainer with
+ * another baseline.
  *
- * <p>Call order: build → {@link #train()} (or with checkpoints) → {@link #evaluate(int)} →
- * {@link #saveModel(Path)} → {@link #close()}. The trainer owns the agents' native memory.
- *
- * <p>Differences from the Python reference, on purpose: padding never enters the loss (reference
- * bug 6); metric keys also exist per agent ({@code agent_i/turn_t/...}, bug 9), and agents drained
- * together log one event whose aggregate keys average over them; {@code eval_num_samples} must be
- * at least 1 (bug 11); sampling is seeded ({@code seed}) and therefore repeatable.
+ * <pre>{@code
+ * try (MAGRPOTrainer trainer = MAGRPOTrainer.builder().agentModel("Qwen/Qwen2.5-0.5B").numAgents(2)
+ *         .rewardFunc(new LengthRatioReward()).trainDataset(train).args(MAGRPOConfig.builder().build()).build()) {
+ *     trainer.train();
+ * }
+ * }</pre>
  */
-public class MAGRPOTrainer implements Trainer {
-    protected final MAGRPOConfig args;
-    private final String algorithmName;
-    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
-    private final MAGRPOParts run;
-    private final HeldAgents<CausalLm> agents; // run.agents
-    private final RankWork work;
-    private final MetricsLogger logger;
-
-    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
-    private final EpochProgress progress;
-    /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
-    private final AgentBuffers buffers;
-    /** The metrics of the updates since the last log event. */
-    private final UpdateMetrics updateMetrics;
-
+public class MAGRPOTrainer extends ReinforceTrainer {
     protected MAGRPOTrainer(Builder b, String algorithmName) {
-        this.run = new MAGRPOParts(b, algorithmName);
-        this.args = run.args;
-        this.algorithmName = algorithmName;
-        this.agents = run.agents;
-        this.work = run.work;
-        this.logger = run.logger;
-        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
-                work.isMain());
-        this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.executor, this::step, updateMetrics);
-        this.progress = new EpochProgress(new EpochProgress.Loop(run.trainDataset, run.evalDataset != null,
-                args.evalInterval(), run.console, logger, run.verbose && work.isMain()), run.checkpoint, run.actors,
-                this::evaluate, this::trainItem, this::flushAll);
+        super(b, algorithmName);
     }
 
     public static Builder builder() {
@@ -74,327 +27,24 @@ public class MAGRPOTrainer implements Trainer {
 
     /**
      * The builder of {@code algorithm}'s trainer: {@link #builder()}, {@link MAREINFORCETrainer#builder()},
-     * {@link MAReMaxTrainer#builder()} or {@link MARLOOTrainer#builder()}. The centralized variant needs an
-     * adapter: use {@link CentralizedMAGRPOTrainer#builder()}.
+     * {@link MAReMaxTrainer#builder()}, {@link MARLOOTrainer#builder()} or (with the tagged adapter unless
+     * replaced) {@link CentralizedMAGRPOTrainer#builder()}.
      */
-    public static Builder builderFor(ReinforceAlgorithm algorithm) {
+    public static ReinforceBuilder<?> builderFor(ReinforceAlgorithm algorithm) {
         return switch (algorithm) {
             case MAGRPO -> builder();
             case MAREINFORCE -> MAREINFORCETrainer.builder();
             case MAREMAX -> MAReMaxTrainer.builder();
             case MARLOO -> MARLOOTrainer.builder();
-            case CENTRALIZED_MAGRPO -> CentralizedMAGRPOTrainer.builder(); // tagged adapter unless replaced
+            case CENTRALIZED_MAGRPO -> CentralizedMAGRPOTrainer.builder();
         };
     }
 
-    // ------------------------------------------------------------------ public API
+    /** Builds a trainer; the names follow the reference's constructor keywords ({@link ReinforceBuilder}). */
+    public static final class Builder extends ReinforceBuilder<Builder> {
+        private final Function<Builder, ? extends MAGRPOTrainer> factory;
 
-    public MAGRPOConfig args() {
-        return args;
-    }
-
-    /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
-    public TrainerSettings settings() {
-        return run.settings;
-    }
-
-    /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
-    public List<CausalLm> agents() {
-        return agents.asList();
-    }
-
-    public int numAgents() {
-        return agents.size();
-    }
-
-    @Override
-    public List<CausalLm> policies() {
-        return agents();
-    }
-
-    @Override
-    public Path saveCheckpoint(Path root) {
-        return progress.save(root);
-    }
-
-    @Override
-    public long envStep() {
-        return progress.envStep();
-    }
-
-    public String algorithmName() {
-        return algorithmName;
-    }
-
-    /**
-     * Each agent's generate settings (rollouts and evaluation) with the source of every value: the
-     * run config, the agent's generation_config.json (or config.json), or transformers' default.
-     */
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return run.generation.asList();
-    }
-
-    /**
-     * The latest metric events logged (training and evaluation), oldest first, each with its
-     * {@code env_step}: at most {@link Builder#logHistoryLimit(int)} of them, so memory stays flat on
-     * long runs; {@code metrics.jsonl} has every event.
-     */
-    public List<Map<String, Double>> logHistory() {
-        return logger.history();
-    }
-
-    /** {@link Builder#logHistoryLimit(int)}'s default. */
-    public static final int DEFAULT_LOG_HISTORY = 1000;
-
-    /**
-     * Trains, optionally resuming from {@code resumeFromCheckpoint} (a {@code checkpoint-N}
-     * directory, see {@link #resumeFrom(Path)}); {@code num_train_epochs} counts the whole run,
-     * including completed epochs. Checkpoints beyond {@code save_total_limit} are deleted oldest first.
-     */
-    @Override
-    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        progress.train(resumeFromCheckpoint, args.numTrainEpochs(), checkpointDir, checkpointInterval);
-    }
-
-    /**
-     * Trains epochs {@code done+1 .. epochs} (a trainer that runs this one in stages, such as an
-     * iterative one, passes its own total), with checkpoints as {@link #train(Path, int, Path)}.
-     */
-    @Override
-    public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        progress.trainUntil(epochs, checkpointDir, checkpointInterval);
-    }
-
-    /** Updates every agent from what its buffer still holds (end of an epoch). */
-    private void flushAll() {
-        buffers.drainAll();
-        updateMetrics.flush(logger);
-    }
-
-    /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
-    @Override
-    public Map<String, Double> evaluate() {
-        return evaluate(args.evalNumSamples());
-    }
-
-    /**
-     * Evaluates on the first {@code numEvalSamples} evaluation items: one completion per agent per
-     * turn, all turns run. Returns {@code eval/turn_t/reward_mean}, {@code eval/turn_t/expected_return}
-     * and the custom metrics; {@code {}} without an evaluation set.
-     */
-    public Map<String, Double> evaluate(int numEvalSamples) {
-        Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
-        if (!metrics.isEmpty()) {
-            logger.log(progress.envStep(), metrics);
-        }
-        return metrics;
-    }
-
-    /**
-     * Writes {@code dir/agent_i/} for each agent: a Hugging Face model directory loadable as an agent,
-     * each replaced atomically (a failure leaves the previous one whole). {@code dir} may not be, or
-     * lie inside, a directory an agent was loaded from.
-     */
-    @Override
-    public void saveModel(Path dir) {
-        run.actors.requireOutside(dir, "the save directory");
-        // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
-        boolean writes = work.isMain() || !work.splitsRows();
-        for (int i : writes ? agents.indices() : List.<Integer>of()) {
-            agents.get(i).save(dir.resolve("agent_" + i));
-        }
-        work.barrier(); // every agent is saved when any process returns
-        logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
-    }
-
-    @Override
-    public void close() {
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            run.close();
-        }
-    }
-
-    // ------------------------------------------------------------------ rollout tree
-
-    /** A node of the rollout tree: the turn sampled and scored ({@code [K]} joint rewards), its children ({@code [] or [K]}). */
-    private record Node(JointRollout.Turn turn, double[] rewards, long envStep, List<Node> children) {
-    }
-
-    /**
-     * Trains on one task item: its rollout tree ({@link #buildNode}), the returns of every joint action
-     * (post-order, undiscounted, {@link TreeReturns}), each agent's returns per completion, buffered for
-     * the updates ({@link AgentBuffers}, {@link #step}):
-     * <pre>
-     *   leaf:      R_k = r_k
-     *   internal:  R_k = r_k + mean_l( R^{child k}_l )
-     *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
-     * </pre>
-     */
-    private void trainItem(TaskItem item, String label) {
-        Node root = buildNode(run.rollout.start(item, label));
-        TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
-        List<NodeSample> samples = new ArrayList<>();
-        collectSamples(root, returns, samples);
-        samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
-        buffers.add(samples);
-        updateMetrics.flush(logger);
-    }
-
-    /**
-     * Expands the node of {@code state} ({@link JointRollout#expand}: G completions per agent, the K
-     * joint actions' rewards), then, below the last turn and unless the node's mean reward exceeds
-     * {@code early_termination_threshold}, one child per joint action, depth first.
-     */
-    private Node buildNode(JointRollout.TurnState state) {
-        JointMode mode = args.jointMode();
-        int g = args.numGenerations();
-        JointRollout.Scored<double[]> node = run.rollout.expand(state, run.seeds, g,
-                JointRollout.Scoring.jointActions(run.rewarder, mode));
-        long step = progress.advance(node.rewards().length);
-        Double threshold = args.earlyTerminationThreshold();
-        boolean terminated = threshold != null && Stats.mean(node.rewards()) > threshold;
-        List<Node> children = new ArrayList<>();
-        if (state.turn() < args.numTurns() - 1 && !terminated) {
-            for (int j = 0; j < node.rewards().length; j++) {
-                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
-            }
-        }
-        return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
-    }
-
-    /**
-     * Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}).
-     */
-    long[] encodePrompt(int agent, String text) {
-        return run.promptEncoder.encode(agents.get(agent), text);
-    }
-
-    private RolloutNode toRolloutNode(Node n) {
-        List<RolloutNode> children = new ArrayList<>();
-        for (Node c : n.children()) {
-            children.add(toRolloutNode(c));
-        }
-        return RolloutNode.of(n.rewards(), children);
-    }
-
-    private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
-        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
-        JointRollout.Turn turn = n.turn();
-        for (int i = 0; i < agents.size(); i++) {
-            List<long[]> ys = turn.completions().get(i).stream().map(Completion::tokenIds).toList();
-            out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
-                    turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
-                    n.envStep(), turn.state().label()));
-        }
-        for (int c = 0; c < n.children().size(); c++) {
-            collectSamples(n.children().get(c), r.children().get(c), out);
-        }
-    }
-
-    // ------------------------------------------------------------------ updates
-
-    /**
-     * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
-     * AdamW step ({@link MAGRPOLoss}, where each symbol is defined):
-     * <pre>
-     *   A    = baseline(R − β·KL), optionally normalised       (advantage_mode, advantage_normalization)
-     *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})
-     *   L_B  = (1/|B|) Σ_{s∈B} L_s
-     * </pre>
-     *
-     * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
-     * minibatch whose accumulated gradient is not finite, stops training with an error before the
-     * step; with {@code skip_nonfinite_samples} such samples (or that minibatch) are left out and counted.
-     */
-    private void step(int agent, List<NodeSample> minibatch, TurnStats stats) {
-        DecoderLm model = agents.get(agent).model();
-        AdamW opt = run.optimizers.get(agent);
-        long pad = agents.get(agent).padId();
-        List<NodeSample> kept = new ArrayList<>();
-        for (NodeSample s : minibatch) {
-            if (s.finite()) {
-                kept.add(s);
-            } else if (args.skipNonfiniteSamples()) {
-                stats.skip();
-            } else {
-                throw nonFinite(new MAGRPOLoss.NonFiniteException("a return or reference KL is not finite", s).getMessage());
-            }
-        }
-        double[] losses = null;
-        while (losses == null && !kept.isEmpty()) {
-            opt.zeroGrad();
-            try {
-                losses = MAGRPOLoss.accumulate(model, kept, args, pad, work);
-            } catch (MAGRPOLoss.NonFiniteException e) {
-                if (!args.skipNonfiniteSamples()) {
-                    opt.zeroGrad();
-                    throw nonFinite(e.getMessage());
-                }
-                kept.remove(e.sample()); // again without it (the weights depend on |B|)
-                stats.skip();
-            }
-        }
-        if (losses == null) {
-            opt.zeroGrad();
-            return;
-        }
-        if (work.splitsRows()) {
-            work.sumGradients(model); // the whole minibatch's gradient on every process
-        }
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
-            if (!args.skipNonfiniteSamples()) {
-                throw nonFinite("the gradient of agent " + agent + "'s loss is not finite for a minibatch of "
-                        + kept.size() + " samples from " + kept.get(0).item() + " (losses " + java.util.Arrays.toString(losses)
-                        + ")");
-            }
-            kept.forEach(s -> stats.skip());
-            return;
-        }
-        if (run.gradientObserver != null) {
-            run.gradientObserver.accept(agent, model);
-        }
-        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-        opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
-        for (int j = 0; j < kept.size(); j++) {
-            stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
-        }
-    }
-
-    private static IllegalStateException nonFinite(String detail) {
-        return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
-                + "and the last checkpoint are intact; fix the reward or its processor, or set "
-                + "skip_nonfinite_samples: true to leave such samples out of the update.");
-    }
-
-    // ------------------------------------------------------------------ checkpoints
-
-    /**
-     * Restores a {@code checkpoint-N} directory written by this trainer: weights, optimizer states,
-     * progress, seeds, the log gate and stateful parts; cuts {@code metrics.jsonl} back to the events
-     * logged before the checkpoint (a run stopped later logged more, which the resumed run repeats).
-     * Called by {@link #train(Path, int, Path)}; call it first to evaluate the restored weights before
-     * training on. Fails, before changing anything, on a checkpoint of another algorithm, agent count or
-     * model shape.
-     */
-    @Override
-    public void resumeFrom(Path checkpoint) {
-        progress.resume(checkpoint);
-    }
-
-    // ------------------------------------------------------------------ builder
-
-    /**
-     * Builds a trainer; the names follow the reference's constructor keywords (the setters of the
-     * family, {@link ReinforceBuilder}). Extended only in this package ({@link CentralizedMAGRPOTrainer.Builder}).
-     */
-    public static class Builder extends ReinforceBuilder<Builder> {
-        private final java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory;
-
-        Builder(java.util.function.Function<Builder, ? extends MAGRPOTrainer> factory) {
+        Builder(Function<Builder, ? extends MAGRPOTrainer> factory) {
             this.factory = factory;
         }
 
@@ -403,6 +53,7 @@ public class MAGRPOTrainer implements Trainer {
             return this;
         }
 
+        @Override
         public MAGRPOTrainer build() {
             refuseCritics();
             return factory.apply(this);

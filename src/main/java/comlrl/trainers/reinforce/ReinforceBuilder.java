@@ -1,33 +1,24 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.model.DecoderLm;
-import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.common.ConfiguredBuilder;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.function.BiConsumer;
 
 /**
- * What the MAGRPO family's builders ({@link MAGRPOTrainer.Builder}) take beyond {@link TrainerBuilder}:
- * the external transition and the run config (the setters every family shares are {@link TrainerBuilder}'s).
- * Names follow the reference's constructor keywords; every value but {@code args} is a key of the one
- * {@link TrainerSettings}.
+ * The MAGRPO family's builders ({@link MAGRPOTrainer.Builder}, {@link CentralizedMAGRPOTrainer.Builder}):
+ * the setters every family shares ({@link TrainerBuilder}), the run config and external transition
+ * ({@link ConfiguredBuilder}), and what the family's trainers build from them.
  */
-public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends TrainerBuilder<B> {
-    MAGRPOConfig args;
+public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends ConfiguredBuilder<MAGRPOConfig, B> {
     BiConsumer<Integer, DecoderLm> gradientObserver;
 
     ReinforceBuilder() {
     }
 
-    /** {@code external_transition}: the next turn's prompts (required when {@code num_turns > 1}). */
-    public B externalTransition(ExternalTransition externalTransition) {
-        return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
-    }
-
-    public B args(MAGRPOConfig args) {
-        this.args = args;
-        return self();
-    }
+    /** The trainer of every setting given. */
+    public abstract ReinforceTrainer build();
 
     /** Sees each agent's accumulated gradients just before its optimizer step (for tests). */
     B gradientObserver(BiConsumer<Integer, DecoderLm> observer) {
@@ -40,11 +31,11 @@ public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends Tr
      * (a null args fails later with the common message).
      */
     B requireConfig(Class<? extends MAGRPOConfig> type, ReinforceAlgorithm algorithm) {
-        if (args != null && !type.isInstance(args)) {
+        if (args() != null && !type.isInstance(args())) {
             String name = algorithm.configTypeName();
             throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name
                     + " (advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default), got a "
-                    + args.algorithm().configTypeName() + "; build one with " + name + ".builder() or "
+                    + args().algorithm().configTypeName() + "; build one with " + name + ".builder() or "
                     + name + ".fromMap(...)");
         }
         return self();

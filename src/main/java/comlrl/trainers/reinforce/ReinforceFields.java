@@ -48,9 +48,11 @@ final class ReinforceFields {
     static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
     static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
     static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 2,
-            ": the group baseline requires multiple samples per agent");
+            ": the group baseline requires multiple samples per agent")
+            .means("Completions each agent samples per rollout node (G, the group of the baseline).");
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, Double::isFinite,
-            "a finite number (MAGRPO keeps it for compatibility and does not use it)");
+            "a finite number (MAGRPO keeps it for compatibility and does not use it)")
+            .means("Kept for compatibility; MAGRPO's returns are undiscounted.");
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "

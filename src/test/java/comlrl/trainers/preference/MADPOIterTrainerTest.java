@@ -161,11 +161,11 @@ class MADPOIterTrainerTest {
         Files.createDirectories(dir.resolve("initial"));
         Files.createDirectories(dir.resolve("iteration_0001"));
         Files.createDirectories(dir.resolve("iteration_0003"));
-        assertThat(MADPOIterTrainer.historyDirectory(dir, 4, 1)).isEqualTo(dir.resolve("iteration_0003"));
-        assertThat(MADPOIterTrainer.historyDirectory(dir, 4, 2)).isEqualTo(dir.resolve("iteration_0001")); // 2 is missing
-        assertThat(MADPOIterTrainer.historyDirectory(dir, 2, 1)).isEqualTo(dir.resolve("iteration_0001"));
-        assertThat(MADPOIterTrainer.historyDirectory(dir, 1, 1)).isEqualTo(dir.resolve("initial"));
-        assertThat(MADPOIterTrainer.historyDirectory(dir, 3, 5)).isEqualTo(dir.resolve("initial"));
+        assertThat(IterationComparators.historyDirectory(dir, 4, 1)).isEqualTo(dir.resolve("iteration_0003"));
+        assertThat(IterationComparators.historyDirectory(dir, 4, 2)).isEqualTo(dir.resolve("iteration_0001")); // 2 is missing
+        assertThat(IterationComparators.historyDirectory(dir, 2, 1)).isEqualTo(dir.resolve("iteration_0001"));
+        assertThat(IterationComparators.historyDirectory(dir, 1, 1)).isEqualTo(dir.resolve("initial"));
+        assertThat(IterationComparators.historyDirectory(dir, 3, 5)).isEqualTo(dir.resolve("initial"));
     }
 
     @Test

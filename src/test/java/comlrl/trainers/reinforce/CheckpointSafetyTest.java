@@ -123,7 +123,7 @@ class CheckpointSafetyTest {
     void checkpointsOfAnotherAlgorithmOrModelShapeAreRefused(@TempDir Path tmp) throws Exception {
         Path checkpoints = oneEpochCheckpoints(tmp);
         Path ck = checkpoints.resolve("checkpoint-1");
-        try (MAGRPOTrainer t = MAGRPOTrainer.builderFor(ReinforceAlgorithm.MARLOO)
+        try (ReinforceTrainer t = MAGRPOTrainer.builderFor(ReinforceAlgorithm.MARLOO)
                 .agents(List.of(agentA.toString(), agentB.toString())).rewardFunc(lengthDifference())
                 .trainDataset(tasks(3)).args(fast(MARLOOConfig.builder()).build()).verbose(false).build()) {
             assertThatThrownBy(() -> t.resumeFrom(ck)).isInstanceOf(IllegalArgumentException.class)

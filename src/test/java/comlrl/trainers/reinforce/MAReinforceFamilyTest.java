@@ -51,7 +51,7 @@ class MAReinforceFamilyTest {
         MAGRPOConfig config = fast(algorithm.builder()).numGenerations(4).rolloutBufferSize(1)
                 .advantageNormalization(normalize).build();
         MAGRPOUpdateTest.GradientRecorder gradients = new MAGRPOUpdateTest.GradientRecorder();
-        try (MAGRPOTrainer trainer = MAGRPOTrainer.builderFor(algorithm).agentModel(agent.toString()).numAgents(1)
+        try (ReinforceTrainer trainer = MAGRPOTrainer.builderFor(algorithm).agentModel(agent.toString()).numAgents(1)
                 .rewardFunc(reward).trainDataset(tasks(1)).args(config).verbose(false).gradientObserver(gradients)
                 .build()) {
             trainer.train();

@@ -1,0 +1,43 @@
+package comlrl.trainers.common;
+
+import comlrl.trainers.ExternalTransition;
+
+/**
+ * A {@link TrainerBuilder} that also takes the trainer's run config ({@code args}, of type {@code C})
+ * and the external transition of multi-turn runs: what the MAGRPO family's and the actor-critic
+ * builders share. Setters return the concrete builder {@code B}.
+ */
+public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> extends TrainerBuilder<B> {
+    private C args;
+
+    /** {@code args}: the trainer's config (required). */
+    public B args(C args) {
+        this.args = args;
+        return self();
+    }
+
+    /** The config given to {@link #args(Object)}, or null. */
+    public C args() {
+        return args;
+    }
+
+    /** {@code external_transition}: the next turn's prompts (required when {@code num_turns > 1}). */
+    public B externalTransition(ExternalTransition externalTransition) {
+        return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
+    }
+
+    /**
+     * Checks, before any model loads, what every configured trainer needs: {@code reward_func} and
+     * {@code train_dataset}, an external transition when {@code numTurns > 1}, and
+     * {@code log_history_limit >= 0}.
+     */
+    public void requireCommon(String algorithmName, int numTurns) {
+        requireRewardAndTrainData();
+        if (numTurns > 1 && externalTransition() == null) {
+            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
+        }
+        if (logHistoryLimit() < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + logHistoryLimit());
+        }
+    }
+}
