@@ -76,6 +76,7 @@ public final class HtmlReport {
     /** The report of runs already read, as a string. Runs whose names clash are renamed by their parent directory. */
     public static String render(List<RunReport> runs) {
         runs = distinctNames(runs);
+        List<RunReport> named = runs;
         List<String> keys = new ArrayList<>(runs.stream().flatMap(r -> r.metrics().keySet().stream())
                 .collect(Collectors.toCollection(LinkedHashSet::new)));
         List<Section> sections = MetricLayout.of(keys);
@@ -111,12 +112,20 @@ public final class HtmlReport {
         }
         for (Section s : sections) {
             out.append("<section id=\"").append(Xml.escape(s.id())).append("\">\n<h2>").append(Xml.escape(s.title())).append("</h2>\n");
-            boolean large = s.charts().stream().anyMatch(Chart::large);
-            out.append("<div class=\"").append(large ? "grid large" : "grid").append("\">\n");
-            for (Chart c : s.charts()) {
-                SvgChart.render(out, c, runs);
+            List<Chart> plotted = new ArrayList<>();
+            List<Chart> values = new ArrayList<>();
+            s.charts().forEach(c -> (ValueTable.isValues(c, named) ? values : plotted).add(c));
+            if (!plotted.isEmpty()) {
+                boolean large = plotted.stream().anyMatch(Chart::large);
+                out.append("<div class=\"").append(large ? "grid large" : "grid").append("\">\n");
+                for (Chart c : plotted) {
+                    SvgChart.render(out, c, runs);
+                }
+                out.append("</div>\n");
             }
-            out.append("</div>\n");
+            if (!values.isEmpty()) {
+                ValueTable.render(out, values, runs);
+            }
             out.append("</section>\n");
         }
         out.append("<section id=\"config\">\n<h2>Config</h2>\n");
@@ -287,6 +296,8 @@ public final class HtmlReport {
             td.path { color: #475467; width: 32%; }
             tr.differs td { background: #fff8e6; }
             td.absent { color: var(--axis); }
+            table.values { margin-top: 12px; }
+            table.values td.value { font-weight: 600; }
             footer { margin-top: 36px; color: var(--muted); font-size: 11.5px; border-top: 1px solid var(--rule); padding-top: 10px; }
             """;
 }

@@ -28,10 +28,12 @@ class ReportCliTest {
         assertThat(report.out()).contains(html.toString());
         Map<String, Integer> logged = ReportPages.loggedSteps(runA.resolve("metrics.jsonl"));
         assertThat(logged).containsKeys("turn_1/reward_mean", "eval/turn_1/reward_mean", "agent_0/turn_1/policy_loss");
-        List<Curve> curves = ReportPages.curves(ReportPages.parse(html));
-        assertThat(curves).extracting(Curve::metric).containsExactlyInAnyOrderElementsOf(logged.keySet());
-        for (Curve c : curves) {
-            assertThat(c.dataPoints()).as(c.metric()).isEqualTo(logged.get(c.metric())).isEqualTo(c.coordinates());
+        org.w3c.dom.Document page = ReportPages.parse(html);
+        Map<String, Integer> shown = ReportPages.shown(page); // each metric once: a curve, or a value
+        assertThat(shown.keySet()).containsExactlyInAnyOrderElementsOf(logged.keySet().stream().map(k -> "run-a \u00b7 " + k).toList());
+        logged.forEach((key, steps) -> assertThat(shown.get("run-a \u00b7 " + key)).as(key).isEqualTo(steps));
+        for (Curve c : ReportPages.curves(page)) {
+            assertThat(c.coordinates()).as(c.metric()).isEqualTo(c.dataPoints()).isGreaterThan(2);
         }
 
         Path runB = tmp.resolve("run-b");
@@ -44,9 +46,14 @@ class ReportCliTest {
         Path both = tmp.resolve("compare/both.html");
         CliTest.Result two = CliTest.run("report", runA.toString(), runB.toString(), "--out", both.toString());
         assertThat(two.code()).as(two.err()).isZero();
-        Map<String, List<Curve>> byKey = ReportPages.curves(ReportPages.parse(both)).stream()
+        org.w3c.dom.Document bothPage = ReportPages.parse(both);
+        Map<String, List<Curve>> byKey = ReportPages.curves(bothPage).stream()
                 .collect(Collectors.groupingBy(Curve::metric));
-        assertThat(byKey.keySet()).isEqualTo(logged.keySet());
+        Map<String, List<ReportPages.Value>> values = ReportPages.values(bothPage).stream()
+                .collect(Collectors.groupingBy(ReportPages.Value::metric));
+        assertThat(java.util.stream.Stream.concat(byKey.keySet().stream(), values.keySet().stream()).toList())
+                .containsExactlyInAnyOrderElementsOf(logged.keySet());
+        values.forEach((key, rows) -> assertThat(rows).as(key).extracting(ReportPages.Value::run).containsExactly("run-a", "run-b"));
         byKey.forEach((key, shared) -> {
             assertThat(shared).as(key).extracting(Curve::run).containsExactly("run-a", "run-b");
             assertThat(shared.get(0).figure()).as(key).isSameAs(shared.get(1).figure());

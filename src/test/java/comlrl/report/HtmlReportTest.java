@@ -17,8 +17,9 @@ import org.w3c.dom.NodeList;
 class HtmlReportTest {
 
     /**
-     * A two-turn run: training events at steps 8 and 16 (agents, losses, a KL), evaluation repeated
-     * three times at step 0 and at step 16, a reward-model event at step 0 only, one NaN logged as null.
+     * A two-turn run: training events at steps 8, 16 and 24 (agents, losses, a KL, a clip fraction
+     * constant at 0.25), evaluation repeated three times at step 0 and at step 16, a reward-model event
+     * at step 0 only, one NaN logged as null.
      */
     private static Path twoTurnRun(Path dir, String configExtra) throws Exception {
         Files.createDirectories(dir);
@@ -31,6 +32,10 @@ class HtmlReportTest {
                         + "\"turn_1/reference_kl_mean\":0.01,\"agent_0/turn_1/policy_loss\":-0.1,\"agent_1/turn_1/policy_loss\":-0.3}",
                 "{\"env_step\":16,\"turn_1/reward_mean\":0.6,\"turn_2/reward_mean\":0.65,\"turn_1/policy_loss\":null,"
                         + "\"turn_1/reference_kl_mean\":0.02,\"agent_0/turn_1/policy_loss\":0.1,\"agent_1/turn_1/policy_loss\":0.2}",
+                "{\"env_step\":24,\"turn_1/reward_mean\":0.7,\"turn_2/reward_mean\":0.75,\"turn_1/policy_loss\":0.3,"
+                        + "\"turn_1/reference_kl_mean\":0.03,\"agent_0/turn_1/policy_loss\":0.2,\"agent_1/turn_1/policy_loss\":0.1}",
+                "{\"env_step\":8,\"turn_1/clip_fraction\":0.25}", "{\"env_step\":16,\"turn_1/clip_fraction\":0.25}",
+                "{\"env_step\":24,\"turn_1/clip_fraction\":0.25}",
                 "{\"env_step\":16,\"eval/turn_1/reward_mean\":0.8,\"eval/turn_2/reward_mean\":0.9}",
                 "{\"env_step\":16,\"eval/turn_1/reward_mean\":0.9,\"eval/turn_2/reward_mean\":0.9}",
                 "{\"env_step\":16,\"eval/turn_1/reward_mean\":0.7,\"eval/turn_2/reward_mean\":0.9}", ""));
@@ -40,36 +45,51 @@ class HtmlReportTest {
         return dir;
     }
 
-    private static void assertOneCurvePerLoggedMetric(Path html, Path run) throws Exception {
+    /** Every logged metric shown once, as a curve or as a value, with one point per step it was logged at. */
+    private static void assertEachLoggedMetricShownOnce(Path html, Path run) throws Exception {
         Map<String, Integer> logged = ReportPages.loggedSteps(run.resolve("metrics.jsonl"));
-        List<Curve> curves = ReportPages.curves(ReportPages.parse(html));
-        assertThat(curves).extracting(Curve::metric).containsExactlyInAnyOrderElementsOf(logged.keySet());
-        for (Curve c : curves) {
-            assertThat(c.dataPoints()).as(c.metric()).isEqualTo(logged.get(c.metric()));
+        Document page = ReportPages.parse(html);
+        Map<String, Integer> shown = ReportPages.shown(page);
+        String name = run.getFileName().toString();
+        assertThat(shown.keySet()).containsExactlyInAnyOrderElementsOf(logged.keySet().stream().map(k -> name + " \u00b7 " + k).toList());
+        logged.forEach((key, steps) -> assertThat(shown.get(name + " \u00b7 " + key)).as(key).isEqualTo(steps));
+        for (Curve c : ReportPages.curves(page)) {
             assertThat(c.coordinates()).as(c.metric()).isEqualTo(c.dataPoints());
         }
     }
 
     @Test
-    void everyLoggedMetricIsOneCurveWithOnePointPerStep(@TempDir Path tmp) throws Exception {
+    void everyLoggedMetricIsOneCurveWithOnePointPerStepOrAValue(@TempDir Path tmp) throws Exception {
         Path run = twoTurnRun(tmp.resolve("run-a"), "");
         Path html = tmp.resolve("out/report.html");
         HtmlReport.write(List.of(run), html);
-        assertOneCurvePerLoggedMetric(html, run);
-        List<Curve> curves = ReportPages.curves(ReportPages.parse(html));
-        Map<String, Curve> byKey = curves.stream().collect(Collectors.toMap(Curve::metric, c -> c));
-        // repeated evaluation: one point per step (their mean), and a band for their range
-        assertThat(byKey.get("eval/turn_1/reward_mean").dataPoints()).isEqualTo(2);
-        assertThat(byKey.get("turn_1/policy_loss").dataPoints()).as("the null is left out").isEqualTo(1);
-        // turns share the headline charts; agents share one chart per key, told apart by dash
+        assertEachLoggedMetricShownOnce(html, run);
+        Document page = ReportPages.parse(html);
+        Map<String, Curve> byKey = ReportPages.curves(page).stream().collect(Collectors.toMap(Curve::metric, c -> c));
+        Map<String, ReportPages.Value> values = ReportPages.values(page).stream()
+                .collect(Collectors.toMap(ReportPages.Value::metric, v -> v));
+        // three or more points that vary: curves, one point per step
+        assertThat(byKey).containsOnlyKeys("turn_1/reward_mean", "turn_2/reward_mean", "turn_1/reference_kl_mean",
+                "agent_0/turn_1/policy_loss", "agent_1/turn_1/policy_loss");
+        assertThat(byKey.get("turn_1/reward_mean").dataPoints()).isEqualTo(3);
+        // constant (three points of 0.25), two points (evaluation: the mean of each step's three events, first
+        // then last: (0.25 + 0.35 + 0.30) / 3 = 0.3, (0.8 + 0.9 + 0.7) / 3 = 0.8), one point: values
+        assertThat(values.get("turn_1/clip_fraction").text()).isEqualTo("0.25");
+        assertThat(values.get("turn_1/clip_fraction").dataPoints()).isEqualTo(3);
+        assertThat(values.get("eval/turn_1/reward_mean").text()).isEqualTo("0.3 \u2192 0.8");
+        assertThat(values.get("eval/turn_2/reward_mean").text()).isEqualTo("0.5 \u2192 0.9");
+        assertThat(values.get("reward_model/loss").text()).isEqualTo("0.69");
+        assertThat(values.get("turn_1/policy_loss").text()).as("the null is left out").isEqualTo("-0.2 \u2192 0.3");
+        // turns share the headline chart; agents share one chart per key, told apart by dash
         assertThat(byKey.get("turn_1/reward_mean").figure()).isSameAs(byKey.get("turn_2/reward_mean").figure());
-        assertThat(byKey.get("eval/turn_1/reward_mean").figure()).isSameAs(byKey.get("eval/turn_2/reward_mean").figure());
         assertThat(byKey.get("agent_0/turn_1/policy_loss").figure()).isSameAs(byKey.get("agent_1/turn_1/policy_loss").figure());
-        assertThat(byKey.get("turn_1/policy_loss").figure()).isNotSameAs(byKey.get("agent_0/turn_1/policy_loss").figure());
         String text = Files.readString(html);
-        assertThat(text).contains("1 non-finite value not drawn").contains("band: their range")
+        assertThat(text).contains("steps 8 \u2192 24; 1 non-finite").contains("steps 0 \u2192 16; mean of 6 events")
+                .contains("steps 8\u201324 (3 points)")
                 .contains("Training reward").contains("Evaluation reward").contains("Reward model")
                 .contains("0.30 \u2192 0.80").contains("git 0123456789").doesNotContain("<script");
+        // no chart holds a value: 5 curves on 3 charts (training reward, KL, per-agent policy loss)
+        assertThat(page.getElementsByTagName("figure").getLength()).isEqualTo(3);
     }
 
     @Test
@@ -81,16 +101,24 @@ class HtmlReportTest {
                 java.nio.file.StandardOpenOption.APPEND);
         Path html = tmp.resolve("report.html");
         HtmlReport.write(List.of(a, b), html);
-        List<Curve> curves = ReportPages.curves(ReportPages.parse(html));
-        Map<String, List<Curve>> byKey = curves.stream().collect(Collectors.groupingBy(Curve::metric));
+        Document page = ReportPages.parse(html);
+        Map<String, List<Curve>> byKey = ReportPages.curves(page).stream().collect(Collectors.groupingBy(Curve::metric));
+        Map<String, List<ReportPages.Value>> values = ReportPages.values(page).stream()
+                .collect(Collectors.groupingBy(ReportPages.Value::metric));
+        assertThat(byKey).hasSize(5);
         for (String key : ReportPages.loggedSteps(a.resolve("metrics.jsonl")).keySet()) {
+            if (values.containsKey(key)) {
+                assertThat(values.get(key)).as(key).extracting(ReportPages.Value::run).containsExactly("seed-1/run", "seed-2/run");
+                assertThat(byKey).doesNotContainKey(key);
+                continue;
+            }
             List<Curve> shared = byKey.get(key);
             assertThat(shared).as(key).hasSize(2);
             assertThat(shared).extracting(Curve::run).containsExactly("seed-1/run", "seed-2/run");
             assertThat(shared.get(0).figure()).isSameAs(shared.get(1).figure());
             assertThat(shared.get(0).stroke()).isNotEqualTo(shared.get(1).stroke());
         }
-        assertThat(byKey.get("turn_1/value_loss")).singleElement().extracting(Curve::run).isEqualTo("seed-2/run");
+        assertThat(values.get("turn_1/value_loss")).singleElement().extracting(ReportPages.Value::run).isEqualTo("seed-2/run");
         String text = Files.readString(html);
         assertThat(text).contains("seed-1/run vs seed-2/run").contains("Settings that differ").contains("critics: builtin:tiny");
     }
@@ -120,7 +148,7 @@ class HtmlReportTest {
         Files.writeString(run.resolve("metrics.jsonl"), "{\"env_step\":24,\"turn_1/rew", java.nio.file.StandardOpenOption.APPEND);
         RunReport report = RunReport.read(run);
         assertThat(report.unreadableLines()).isEqualTo(1);
-        assertThat(report.metrics().get("turn_1/reward_mean").points()).hasSize(2);
+        assertThat(report.metrics().get("turn_1/reward_mean").points()).hasSize(3);
         assertThat(HtmlReport.render(List.of(report))).contains("1 unreadable line of metrics.jsonl skipped");
         assertThatThrownBy(() -> HtmlReport.write(List.of(tmp), tmp.resolve("r.html")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(tmp.toString()).hasMessageContaining("metrics.jsonl");
