@@ -154,7 +154,7 @@ public final class HtmlReport {
 
     private static void runsTable(StringBuilder out, List<RunReport> runs) {
         out.append("<table class=\"runs\">\n<thead><tr><th>run</th><th>algorithm</th><th>models</th><th>agents</th>")
-                .append("<th>env steps</th><th>eval reward</th><th>provenance</th></tr></thead>\n<tbody>\n");
+                .append("<th>env steps</th><th>eval reward</th><th>wall time</th><th>provenance</th></tr></thead>\n<tbody>\n");
         for (int r = 0; r < runs.size(); r++) {
             RunReport run = runs.get(r);
             out.append("<tr><td class=\"name\">");
@@ -166,6 +166,8 @@ public final class HtmlReport {
             out.append("</td><td class=\"num\">").append(Xml.escape(run.config().path("num_agents").asText("?")))
                     .append("</td><td class=\"num\">").append(run.lastStep()).append("</td><td class=\"num\">");
             lines(out, evalRewards(run));
+            out.append("</td><td class=\"num time\">");
+            lines(out, timing(run));
             out.append("</td><td class=\"prov\">");
             lines(out, provenance(run.provenance()));
             out.append("</td></tr>\n");
@@ -193,6 +195,47 @@ public final class HtmlReport {
             out.add(String.join(" \u00b7 ", rest));
         }
         return out;
+    }
+
+    /**
+     * From {@code run.json}: the run's wall time; its training time; training seconds per env step
+     * ({@code train_time_s / last env_step}); items per second ({@code train_items / train_time_s},
+     * where the item count is known). Nothing without {@code run.json}.
+     */
+    static List<String> timing(RunReport run) {
+        List<String> out = new ArrayList<>();
+        RunTimes t = run.times();
+        if (t == null) {
+            return out;
+        }
+        out.add(duration(t.wallS()));
+        if (Double.isFinite(t.trainS())) {
+            out.add("training " + duration(t.trainS()));
+            double perStep = t.secondsPerEnvStep(run.lastStep());
+            if (Double.isFinite(perStep)) {
+                out.add(Ticks.format(perStep) + " s / env step");
+            }
+            if (Double.isFinite(t.itemsPerSecond())) {
+                out.add(Ticks.format(t.itemsPerSecond()) + " items/s");
+            }
+        }
+        return out;
+    }
+
+    /** "42.5 s", "3 min 05 s", "2 h 07 min". */
+    static String duration(double seconds) {
+        if (!(seconds >= 0)) {
+            return "?";
+        }
+        if (seconds < 60) {
+            return String.format(Locale.ROOT, "%.1f s", seconds);
+        }
+        long s = Math.round(seconds);
+        if (s < 3600) {
+            return String.format(Locale.ROOT, "%d min %02d s", s / 60, s % 60);
+        }
+        long m = Math.round(seconds / 60);
+        return String.format(Locale.ROOT, "%d h %02d min", m / 60, m % 60);
     }
 
     /** "0.40 → 0.97" per turn of {@code eval/turn_t/reward_mean}: the first evaluation and the last. */

@@ -26,6 +26,11 @@ class ReportCliTest {
         assertThat(report.code()).as(report.err()).isZero();
         Path html = runA.resolve("report.html"); // the default for one run
         assertThat(report.out()).contains(html.toString());
+        // run.json: the run's wall time, at least its training time; the report shows it with the time per step
+        comlrl.report.RunTimes times = comlrl.report.RunTimes.read(runA).orElseThrow();
+        assertThat(times.wallS()).isGreaterThanOrEqualTo(times.trainS()).isPositive();
+        assertThat(times.trainItems()).isPositive();
+        assertThat(Files.readString(html)).contains(" s / env step").contains(" items/s");
         Map<String, Integer> logged = ReportPages.loggedSteps(runA.resolve("metrics.jsonl"));
         assertThat(logged).containsKeys("turn_1/reward_mean", "eval/turn_1/reward_mean", "agent_0/turn_1/policy_loss");
         org.w3c.dom.Document page = ReportPages.parse(html);

@@ -169,6 +169,23 @@ class HtmlReportTest {
     }
 
     @Test
+    void wallTimeAndThroughputComeFromRunJson(@TempDir Path tmp) throws Exception {
+        Path run = twoTurnRun(tmp.resolve("run"), "");
+        assertThat(HtmlReport.timing(RunReport.read(run))).as("no run.json: no times").isEmpty();
+        // started at 1000 s, finished at 1185.5 s: 185.5 s = 3 min 06 s (rounded); 120 s training over
+        // 24 env steps (the last logged step) = 5 s per step; 48 items in 120 s = 0.4 items/s
+        new RunTimes(1000.0, 1185.5, 120.0, 48).write(run);
+        RunReport report = RunReport.read(run);
+        assertThat(report.times()).isEqualTo(new RunTimes(1000.0, 1185.5, 120.0, 48));
+        assertThat(HtmlReport.timing(report)).containsExactly("3 min 06 s", "training 2 min 00 s", "5 s / env step", "0.4 items/s");
+        assertThat(HtmlReport.render(List.of(report))).contains("3 min 06 s<br/>training 2 min 00 s");
+        // an unknown item count gives no items/s
+        new RunTimes(0.0, 42.5, 12.0, -1).write(run);
+        assertThat(HtmlReport.timing(RunReport.read(run))).containsExactly("42.5 s", "training 12.0 s", "0.5 s / env step");
+        assertThat(HtmlReport.duration(2 * 3600 + 7 * 60 + 10)).isEqualTo("2 h 07 min");
+    }
+
+    @Test
     void ticksAreOneTwoOrFiveTimesAPowerOfTen() {
         // [0.4, 0.97], 5 ticks: range 0.57 -> nice 1; step 1/4 = 0.25 -> 0.2; widened to [0.4, 1.0]
         Ticks y = Ticks.nice(0.4, 0.97, 5, false);
