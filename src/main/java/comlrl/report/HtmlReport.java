@@ -50,10 +50,19 @@ public final class HtmlReport {
      * @throws IllegalArgumentException when a directory is not a run directory (no {@code metrics.jsonl})
      */
     public static void write(List<Path> runDirs, Path out) {
+        write(runDirs, out, 0);
+    }
+
+    /**
+     * {@link #write(List, Path)} with each curve also drawn smoothed by an exponential moving average
+     * of weight {@code smoothing} in [0, 1) (0: none; see {@link Series#ema}).
+     */
+    public static void write(List<Path> runDirs, Path out, double smoothing) {
         if (runDirs.isEmpty()) {
             throw new IllegalArgumentException("A report needs at least one run directory");
         }
-        String html = render(runDirs.stream().map(RunReport::read).toList());
+        requireSmoothing(smoothing);
+        String html = render(runDirs.stream().map(RunReport::read).toList(), smoothing);
         Path target = out.toAbsolutePath();
         try {
             Files.createDirectories(target.getParent());
@@ -75,6 +84,12 @@ public final class HtmlReport {
 
     /** The report of runs already read, as a string. Runs whose names clash are renamed by their parent directory. */
     public static String render(List<RunReport> runs) {
+        return render(runs, 0);
+    }
+
+    /** {@link #render(List)} with curves smoothed by an EMA of weight {@code smoothing} in [0, 1) (0: none). */
+    public static String render(List<RunReport> runs, double smoothing) {
+        requireSmoothing(smoothing);
         runs = distinctNames(runs);
         List<RunReport> named = runs;
         List<String> keys = new ArrayList<>(runs.stream().flatMap(r -> r.metrics().keySet().stream())
@@ -119,7 +134,7 @@ public final class HtmlReport {
                 boolean large = plotted.stream().anyMatch(Chart::large);
                 out.append("<div class=\"").append(large ? "grid large" : "grid").append("\">\n");
                 for (Chart c : plotted) {
-                    SvgChart.render(out, c, runs);
+                    SvgChart.render(out, c, runs, smoothing);
                 }
                 out.append("</div>\n");
             }
@@ -150,6 +165,12 @@ public final class HtmlReport {
         }
         out.append("</footer>\n</main>\n</body>\n</html>\n");
         return out.toString();
+    }
+
+    private static void requireSmoothing(double smoothing) {
+        if (!(smoothing >= 0 && smoothing < 1)) {
+            throw new IllegalArgumentException("smoothing must be in [0, 1) (0: none; TensorBoard's default is 0.6), not " + smoothing);
+        }
     }
 
     private static void runsTable(StringBuilder out, List<RunReport> runs) {
@@ -326,7 +347,7 @@ public final class HtmlReport {
             svg .tick { fill: var(--muted); font-size: 11px; }
             svg .label { fill: var(--muted); font-size: 11px; }
             svg .empty { fill: var(--muted); font-size: 12px; }
-            svg .curve { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
+            svg .curve, svg .smoothed { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
             svg .band { opacity: .14; stroke: none; }
             svg .dot { stroke: #fff; stroke-width: .8; }
             .legend { display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12px; color: var(--muted); margin-top: 2px; }

@@ -64,6 +64,14 @@ class ReportCliTest {
             assertThat(shared.get(0).figure()).as(key).isSameAs(shared.get(1).figure());
         });
 
+        Path smooth = tmp.resolve("smooth.html");
+        CliTest.Result smoothed = CliTest.run("report", runA.toString(), "--smoothing", "0.6", "--out", smooth.toString());
+        assertThat(smoothed.code()).as(smoothed.err()).isZero();
+        assertThat(Files.readString(smooth)).contains("class=\"smoothed\"").contains("data-smoothing=\"0.6\"");
+        CliTest.Result tooSmooth = CliTest.run("report", runA.toString(), "--smoothing", "1", "--out", smooth.toString());
+        assertThat(tooSmooth.code()).isEqualTo(1);
+        assertThat(tooSmooth.err()).contains("smoothing must be in [0, 1)");
+
         CliTest.Result notARun = CliTest.run("report", tmp.toString());
         assertThat(notARun.code()).isEqualTo(1);
         assertThat(notARun.err()).contains("not a run directory").contains("metrics.jsonl");

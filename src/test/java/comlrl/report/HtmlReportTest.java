@@ -186,6 +186,44 @@ class HtmlReportTest {
     }
 
     @Test
+    void smoothingIsTensorBoardsDebiasedEmaWithTheRawCurveKeptFaintly(@TempDir Path tmp) throws Exception {
+        Series.Builder b = new Series.Builder("k");
+        b.add(0, 0);
+        b.add(1, 1);
+        b.add(2, 1);
+        // w = 0.5: e = 0, 0.5, 0.75 over debias 1 - 0.5^(i+1) = 0.5, 0.75, 0.875 -> 0, 2/3, 6/7
+        assertThat(b.build().ema(0.5)).containsExactly(new double[] {0, 2.0 / 3, 6.0 / 7}, org.assertj.core.api.Assertions.within(1e-15));
+        assertThat(b.build().ema(0)).containsExactly(0, 1, 1);
+        assertThatThrownBy(() -> b.build().ema(1)).isInstanceOf(IllegalArgumentException.class);
+
+        RunReport run = RunReport.read(twoTurnRun(tmp.resolve("run"), ""));
+        String plain = HtmlReport.render(List.of(run));
+        assertThat(plain).doesNotContain("class=\"smoothed\"").doesNotContain("stroke-opacity");
+        Path html = tmp.resolve("smooth.html");
+        HtmlReport.write(List.of(run.dir()), html, 0.5);
+        String text = Files.readString(html);
+        // turn_1/reward_mean 0.4, 0.6, 0.7: e = 0.2, 0.4, 0.55 over 0.5, 0.75, 0.875 -> 0.4, 0.5333, 0.6286
+        assertThat(text).contains("run \u00b7 turn_1/reward_mean, smoothed (EMA weight 0.5): last 0.6286")
+                .contains("smoothed: EMA weight 0.5 (faint: raw)");
+        Document page = ReportPages.parse(html);
+        assertEachLoggedMetricShownOnce(html, run.dir()); // the raw curves are all still there
+        NodeList lines = page.getElementsByTagName("polyline");
+        int smoothed = 0;
+        for (int i = 0; i < lines.getLength(); i++) {
+            org.w3c.dom.Element e = (org.w3c.dom.Element) lines.item(i);
+            if (e.getAttribute("class").equals("smoothed")) {
+                smoothed++;
+                assertThat(e.getAttribute("data-smoothing")).isEqualTo("0.5");
+                assertThat(e.getAttribute("points").split(" ")).hasSize(3);
+            } else {
+                assertThat(e.getAttribute("stroke-opacity")).as("raw, faint").isEqualTo("0.3");
+            }
+        }
+        assertThat(smoothed).as("one per curve").isEqualTo(5);
+        assertThatThrownBy(() -> HtmlReport.render(List.of(run), 1.0)).hasMessageContaining("[0, 1)");
+    }
+
+    @Test
     void ticksAreOneTwoOrFiveTimesAPowerOfTen() {
         // [0.4, 0.97], 5 ticks: range 0.57 -> nice 1; step 1/4 = 0.25 -> 0.2; widened to [0.4, 1.0]
         Ticks y = Ticks.nice(0.4, 0.97, 5, false);
