@@ -349,6 +349,8 @@ public final class HtmlReport {
             svg .empty { fill: var(--muted); font-size: 12px; }
             svg .curve, svg .smoothed { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
             svg .band { opacity: .14; stroke: none; }
+            svg .iteration { stroke-width: 1; stroke-dasharray: 3 3; }
+            svg .iteration-label { fill: var(--muted); font-size: 10px; }
             svg .dot { stroke: #fff; stroke-width: .8; }
             .legend { display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12px; color: var(--muted); margin-top: 2px; }
             .key { display: inline-flex; align-items: center; white-space: nowrap; }

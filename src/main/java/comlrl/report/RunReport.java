@@ -155,6 +155,32 @@ public record RunReport(String name, Path dir, JsonNode config, Map<String, Seri
         return out;
     }
 
+    /** The metric the iterative trainers (MADPOIter, MARLHFIter) log at the end of iteration i (from 1), valued i. */
+    public static final String ITERATION_KEY = "iter/current_iteration";
+
+    /** Iteration {@code iteration} of an iterative run starts at env_step {@code step}. */
+    public record IterationStart(long step, int iteration) {
+    }
+
+    /**
+     * Where the iterations after the first start: iteration i + 1 at the env_step at which iteration
+     * i logged {@value #ITERATION_KEY} (its end), for every i but the last. Empty for other runs.
+     */
+    public List<IterationStart> iterationStarts() {
+        Series iterations = metrics.get(ITERATION_KEY);
+        List<IterationStart> out = new ArrayList<>();
+        if (iterations == null || iterations.points().isEmpty()) {
+            return out;
+        }
+        double last = iterations.points().stream().mapToDouble(Series.Point::max).max().orElseThrow();
+        for (Series.Point p : iterations.points()) {
+            if (p.max() < last) {
+                out.add(new IterationStart(p.step(), (int) Math.round(p.max()) + 1));
+            }
+        }
+        return out;
+    }
+
     /** The last env_step any metric reached, or 0 for an empty log. */
     public long lastStep() {
         return metrics.values().stream().flatMap(s -> s.points().stream()).mapToLong(Series.Point::step).max().orElse(0);

@@ -100,6 +100,9 @@ final class SvgChart {
                     (f.x0 + f.x1) / 2, (f.y0 + f.y1) / 2));
         }
         boolean several = runs.size() > 1;
+        if (!empty) {
+            iterationMarkers(out, f, runs, curves);
+        }
         for (Curve c : curves) {
             if (c.series().hasRange()) {
                 StringBuilder upper = new StringBuilder();
@@ -187,6 +190,33 @@ final class SvgChart {
             out.append("<p class=\"note\">").append(Xml.escape(String.join("; ", notes))).append("</p>\n");
         }
         out.append("</figure>\n");
+    }
+
+    /**
+     * A vertical line where each iteration of an iterative run after the first starts ({@link
+     * RunReport#iterationStarts}), for the runs with a curve on the chart: {@code <line class="iteration"
+     * data-run data-iteration>}, labelled "iter i" at the top; in the run's colour when there are several.
+     */
+    private static void iterationMarkers(StringBuilder out, Frame f, List<RunReport> runs, List<Curve> curves) {
+        for (int r = 0; r < runs.size(); r++) {
+            int run = r;
+            if (curves.stream().noneMatch(c -> c.run() == run)) {
+                continue;
+            }
+            for (RunReport.IterationStart start : runs.get(r).iterationStarts()) {
+                if (start.step() < f.xTicks.lo() || start.step() > f.xTicks.hi()) {
+                    continue;
+                }
+                double x = f.x(start.step());
+                out.append(String.format(Locale.ROOT, "<line class=\"iteration\" data-run=\"%s\" data-iteration=\"%d\" "
+                        + "x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"><title>%s</title></line>%n",
+                        Xml.escape(runs.get(r).name()), start.iteration(), x, x, f.y0, f.y1,
+                        runs.size() > 1 ? colour(r) : "#98a2b3",
+                        Xml.escape(runs.get(r).name() + ": iteration " + start.iteration() + " starts at step " + start.step())));
+                out.append(String.format(Locale.ROOT, "<text class=\"iteration-label\" x=\"%.1f\" y=\"%.1f\">iter %d</text>%n",
+                        x + 3, f.y1 + 9, start.iteration()));
+            }
+        }
     }
 
     private record Style(String colour, String dash) {

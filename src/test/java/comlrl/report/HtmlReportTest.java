@@ -224,6 +224,37 @@ class HtmlReportTest {
     }
 
     @Test
+    void iterativeRunsMarkWhereEachIterationAfterTheFirstStarts(@TempDir Path tmp) throws Exception {
+        Path run = twoTurnRun(tmp.resolve("run"), "");
+        assertThat(RunReport.read(run).iterationStarts()).isEmpty();
+        assertThat(HtmlReport.render(List.of(RunReport.read(run)))).doesNotContain("class=\"iteration\"");
+        // iterations 1, 2, 3 end at steps 8, 16, 24: iteration 2 starts at 8, iteration 3 at 16
+        Files.writeString(run.resolve("metrics.jsonl"), String.join("\n", "{\"env_step\":8,\"iter/current_iteration\":1.0}",
+                "{\"env_step\":16,\"iter/current_iteration\":2.0}", "{\"env_step\":24,\"iter/current_iteration\":3.0}", ""),
+                java.nio.file.StandardOpenOption.APPEND);
+        RunReport report = RunReport.read(run);
+        assertThat(report.iterationStarts()).containsExactly(new RunReport.IterationStart(8, 2), new RunReport.IterationStart(16, 3));
+        Path html = tmp.resolve("r.html");
+        HtmlReport.write(List.of(run), html);
+        Document page = ReportPages.parse(html);
+        org.w3c.dom.Element figure = ReportPages.curves(page).stream().filter(c -> c.metric().equals("turn_1/reward_mean"))
+                .findFirst().orElseThrow().figure();
+        NodeList lines = figure.getElementsByTagName("line");
+        List<String> markers = new java.util.ArrayList<>();
+        for (int i = 0; i < lines.getLength(); i++) {
+            org.w3c.dom.Element e = (org.w3c.dom.Element) lines.item(i);
+            if (e.getAttribute("class").equals("iteration")) {
+                assertThat(e.getAttribute("x1")).isEqualTo(e.getAttribute("x2"));
+                markers.add(e.getAttribute("data-iteration") + "@" + e.getAttribute("x1"));
+            }
+        }
+        // the headline chart: x from 56 to 620 - 16 = 604 for steps 0..24: 56 + 8/24 * 548 = 238.7, 56 + 16/24 * 548 = 421.3
+        // (where the curve's points at steps 8 and 16 are)
+        assertThat(markers).containsExactly("2@238.7", "3@421.3");
+        assertThat(Files.readString(html)).contains("run: iteration 2 starts at step 8").contains(">iter 3</text>");
+    }
+
+    @Test
     void ticksAreOneTwoOrFiveTimesAPowerOfTen() {
         // [0.4, 0.97], 5 ticks: range 0.57 -> nice 1; step 1/4 = 0.25 -> 0.2; widened to [0.4, 1.0]
         Ticks y = Ticks.nice(0.4, 0.97, 5, false);
