@@ -21,11 +21,16 @@ final class ReportCommand implements Callable<Integer> {
             + "for one run, report.html in the working directory for several)")
     Path out;
 
+    @Option(names = "--smoothing", paramLabel = "WEIGHT", description = "also draw each curve smoothed by an "
+            + "exponential moving average of this weight in [0, 1), as TensorBoard's smoothing (0.6 there), the raw "
+            + "curve kept faintly beneath (default: 0, none)")
+    double smoothing;
+
     @Override
     public Integer call() {
         Path target = out != null ? out : runDirs.size() == 1 ? runDirs.get(0).resolve(HtmlReport.FILE_NAME)
                 : Path.of(HtmlReport.FILE_NAME);
-        HtmlReport.write(runDirs, target);
+        HtmlReport.write(runDirs, target, smoothing);
         System.out.println("report: " + target);
         return 0;
     }

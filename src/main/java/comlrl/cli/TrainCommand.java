@@ -146,6 +146,7 @@ final class TrainCommand implements Callable<Integer> {
             comlrl.distributed.DistributedContext processes) throws Exception {
         // in a ddp run the reward runs on rank 0 only: the other ranks do not build it (a reward
         // model would be loaded, a reward service connected, for nothing)
+        double startedAt = comlrl.report.RunTimes.now(); // run.json: wall time and throughput in the report
         RewardFunction reward = main ? run.rewardFunction() : placeholderReward(processes);
         if (main && processes != null) {
             statedRange(processes, reward); // the other ranks' placeholders state the same range
@@ -177,12 +178,14 @@ final class TrainCommand implements Callable<Integer> {
             if (main) {
                 requireEvalReward(before, "before training");
             }
+            double trainStart = comlrl.report.RunTimes.now();
             if (run.checkpointDir != null || resumeFrom != null) {
                 Path dir = run.checkpointDir != null ? run.checkpointDir : run.outputDir.resolve("checkpoints");
                 trainer.train(dir, run.checkpointInterval, null);
             } else {
                 trainer.train();
             }
+            double trainS = comlrl.report.RunTimes.now() - trainStart;
             Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.saveModel) {
                 trainer.saveModel(outputs);
@@ -198,6 +201,10 @@ final class TrainCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "eval reward after training:  %.4f%n", after);
             }
             System.out.println("run directory: " + outputs);
+            // items trained: known for a fresh, non-preference run over a data set of known size
+            long items = resumeFrom != null || run.algorithm.family().preference || run.train.knownSize().isEmpty() ? -1
+                    : (long) run.train.knownSize().getAsInt() * run.args.numTrainEpochs();
+            new comlrl.report.RunTimes(startedAt, comlrl.report.RunTimes.now(), trainS, items).write(outputs);
             if (run.report) {
                 Path report = outputs.resolve(comlrl.report.HtmlReport.FILE_NAME);
                 comlrl.report.HtmlReport.write(List.of(outputs), report);

@@ -50,10 +50,19 @@ public final class HtmlReport {
      * @throws IllegalArgumentException when a directory is not a run directory (no {@code metrics.jsonl})
      */
     public static void write(List<Path> runDirs, Path out) {
+        write(runDirs, out, 0);
+    }
+
+    /**
+     * {@link #write(List, Path)} with each curve also drawn smoothed by an exponential moving average
+     * of weight {@code smoothing} in [0, 1) (0: none; see {@link Series#ema}).
+     */
+    public static void write(List<Path> runDirs, Path out, double smoothing) {
         if (runDirs.isEmpty()) {
             throw new IllegalArgumentException("A report needs at least one run directory");
         }
-        String html = render(runDirs.stream().map(RunReport::read).toList());
+        requireSmoothing(smoothing);
+        String html = render(runDirs.stream().map(RunReport::read).toList(), smoothing);
         Path target = out.toAbsolutePath();
         try {
             Files.createDirectories(target.getParent());
@@ -75,7 +84,14 @@ public final class HtmlReport {
 
     /** The report of runs already read, as a string. Runs whose names clash are renamed by their parent directory. */
     public static String render(List<RunReport> runs) {
+        return render(runs, 0);
+    }
+
+    /** {@link #render(List)} with curves smoothed by an EMA of weight {@code smoothing} in [0, 1) (0: none). */
+    public static String render(List<RunReport> runs, double smoothing) {
+        requireSmoothing(smoothing);
         runs = distinctNames(runs);
+        List<RunReport> named = runs;
         List<String> keys = new ArrayList<>(runs.stream().flatMap(r -> r.metrics().keySet().stream())
                 .collect(Collectors.toCollection(LinkedHashSet::new)));
         List<Section> sections = MetricLayout.of(keys);
@@ -111,12 +127,20 @@ public final class HtmlReport {
         }
         for (Section s : sections) {
             out.append("<section id=\"").append(Xml.escape(s.id())).append("\">\n<h2>").append(Xml.escape(s.title())).append("</h2>\n");
-            boolean large = s.charts().stream().anyMatch(Chart::large);
-            out.append("<div class=\"").append(large ? "grid large" : "grid").append("\">\n");
-            for (Chart c : s.charts()) {
-                SvgChart.render(out, c, runs);
+            List<Chart> plotted = new ArrayList<>();
+            List<Chart> values = new ArrayList<>();
+            s.charts().forEach(c -> (ValueTable.isValues(c, named) ? values : plotted).add(c));
+            if (!plotted.isEmpty()) {
+                boolean large = plotted.stream().anyMatch(Chart::large);
+                out.append("<div class=\"").append(large ? "grid large" : "grid").append("\">\n");
+                for (Chart c : plotted) {
+                    SvgChart.render(out, c, runs, smoothing);
+                }
+                out.append("</div>\n");
             }
-            out.append("</div>\n");
+            if (!values.isEmpty()) {
+                ValueTable.render(out, values, runs);
+            }
             out.append("</section>\n");
         }
         out.append("<section id=\"config\">\n<h2>Config</h2>\n");
@@ -143,9 +167,15 @@ public final class HtmlReport {
         return out.toString();
     }
 
+    private static void requireSmoothing(double smoothing) {
+        if (!(smoothing >= 0 && smoothing < 1)) {
+            throw new IllegalArgumentException("smoothing must be in [0, 1) (0: none; TensorBoard's default is 0.6), not " + smoothing);
+        }
+    }
+
     private static void runsTable(StringBuilder out, List<RunReport> runs) {
         out.append("<table class=\"runs\">\n<thead><tr><th>run</th><th>algorithm</th><th>models</th><th>agents</th>")
-                .append("<th>env steps</th><th>eval reward</th><th>provenance</th></tr></thead>\n<tbody>\n");
+                .append("<th>env steps</th><th>eval reward</th><th>wall time</th><th>provenance</th></tr></thead>\n<tbody>\n");
         for (int r = 0; r < runs.size(); r++) {
             RunReport run = runs.get(r);
             out.append("<tr><td class=\"name\">");
@@ -157,6 +187,8 @@ public final class HtmlReport {
             out.append("</td><td class=\"num\">").append(Xml.escape(run.config().path("num_agents").asText("?")))
                     .append("</td><td class=\"num\">").append(run.lastStep()).append("</td><td class=\"num\">");
             lines(out, evalRewards(run));
+            out.append("</td><td class=\"num time\">");
+            lines(out, timing(run));
             out.append("</td><td class=\"prov\">");
             lines(out, provenance(run.provenance()));
             out.append("</td></tr>\n");
@@ -184,6 +216,47 @@ public final class HtmlReport {
             out.add(String.join(" \u00b7 ", rest));
         }
         return out;
+    }
+
+    /**
+     * From {@code run.json}: the run's wall time; its training time; training seconds per env step
+     * ({@code train_time_s / last env_step}); items per second ({@code train_items / train_time_s},
+     * where the item count is known). Nothing without {@code run.json}.
+     */
+    static List<String> timing(RunReport run) {
+        List<String> out = new ArrayList<>();
+        RunTimes t = run.times();
+        if (t == null) {
+            return out;
+        }
+        out.add(duration(t.wallS()));
+        if (Double.isFinite(t.trainS())) {
+            out.add("training " + duration(t.trainS()));
+            double perStep = t.secondsPerEnvStep(run.lastStep());
+            if (Double.isFinite(perStep)) {
+                out.add(Ticks.format(perStep) + " s / env step");
+            }
+            if (Double.isFinite(t.itemsPerSecond())) {
+                out.add(Ticks.format(t.itemsPerSecond()) + " items/s");
+            }
+        }
+        return out;
+    }
+
+    /** "42.5 s", "3 min 05 s", "2 h 07 min". */
+    static String duration(double seconds) {
+        if (!(seconds >= 0)) {
+            return "?";
+        }
+        if (seconds < 60) {
+            return String.format(Locale.ROOT, "%.1f s", seconds);
+        }
+        long s = Math.round(seconds);
+        if (s < 3600) {
+            return String.format(Locale.ROOT, "%d min %02d s", s / 60, s % 60);
+        }
+        long m = Math.round(seconds / 60);
+        return String.format(Locale.ROOT, "%d h %02d min", m / 60, m % 60);
     }
 
     /** "0.40 → 0.97" per turn of {@code eval/turn_t/reward_mean}: the first evaluation and the last. */
@@ -274,8 +347,10 @@ public final class HtmlReport {
             svg .tick { fill: var(--muted); font-size: 11px; }
             svg .label { fill: var(--muted); font-size: 11px; }
             svg .empty { fill: var(--muted); font-size: 12px; }
-            svg .curve { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
+            svg .curve, svg .smoothed { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
             svg .band { opacity: .14; stroke: none; }
+            svg .iteration { stroke-width: 1; stroke-dasharray: 3 3; }
+            svg .iteration-label { fill: var(--muted); font-size: 10px; }
             svg .dot { stroke: #fff; stroke-width: .8; }
             .legend { display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12px; color: var(--muted); margin-top: 2px; }
             .key { display: inline-flex; align-items: center; white-space: nowrap; }
@@ -287,6 +362,8 @@ public final class HtmlReport {
             td.path { color: #475467; width: 32%; }
             tr.differs td { background: #fff8e6; }
             td.absent { color: var(--axis); }
+            table.values { margin-top: 12px; }
+            table.values td.value { font-weight: 600; }
             footer { margin-top: 36px; color: var(--muted); font-size: 11.5px; border-top: 1px solid var(--rule); padding-top: 10px; }
             """;
 }

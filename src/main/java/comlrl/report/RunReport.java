@@ -26,15 +26,17 @@ import java.util.Map;
  * @param config          the resolved config, or a missing node when the directory has none
  * @param metrics         key -> series, in first-logged order
  * @param unreadableLines lines of {@code metrics.jsonl} that were skipped
+ * @param times           the run's {@code run.json} (wall time), or null when it has none
  */
-public record RunReport(String name, Path dir, JsonNode config, Map<String, Series> metrics, int unreadableLines) {
+public record RunReport(String name, Path dir, JsonNode config, Map<String, Series> metrics, int unreadableLines,
+        RunTimes times) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public RunReport {
         metrics = Collections.unmodifiableMap(new LinkedHashMap<>(metrics));
     }
 
-    /** Reads {@code dir/config.json} (optional) and {@code dir/metrics.jsonl} (required). */
+    /** Reads {@code dir/config.json} and {@code dir/run.json} (optional) and {@code dir/metrics.jsonl} (required). */
     public static RunReport read(Path dir) {
         Path metricsFile = dir.resolve("metrics.jsonl");
         Path configFile = dir.resolve("config.json");
@@ -90,12 +92,13 @@ public record RunReport(String name, Path dir, JsonNode config, Map<String, Seri
         Map<String, Series> metrics = new LinkedHashMap<>();
         builders.forEach((key, b) -> metrics.put(key, b.build()));
         Path fileName = dir.toAbsolutePath().normalize().getFileName();
-        return new RunReport(fileName == null ? dir.toString() : fileName.toString(), dir, config, metrics, unreadable);
+        return new RunReport(fileName == null ? dir.toString() : fileName.toString(), dir, config, metrics, unreadable,
+                RunTimes.read(dir).orElse(null));
     }
 
     /** The same run under another name (to tell apart runs whose directories share a name). */
     public RunReport withName(String newName) {
-        return new RunReport(newName, dir, config, metrics, unreadableLines);
+        return new RunReport(newName, dir, config, metrics, unreadableLines, times);
     }
 
     /** {@code algorithm} of the config, or "?" without one. */
@@ -147,6 +150,32 @@ public record RunReport(String name, Path dir, JsonNode config, Map<String, Seri
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isNull()) {
                 out.put(e.getKey(), e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString());
+            }
+        }
+        return out;
+    }
+
+    /** The metric the iterative trainers (MADPOIter, MARLHFIter) log at the end of iteration i (from 1), valued i. */
+    public static final String ITERATION_KEY = "iter/current_iteration";
+
+    /** Iteration {@code iteration} of an iterative run starts at env_step {@code step}. */
+    public record IterationStart(long step, int iteration) {
+    }
+
+    /**
+     * Where the iterations after the first start: iteration i + 1 at the env_step at which iteration
+     * i logged {@value #ITERATION_KEY} (its end), for every i but the last. Empty for other runs.
+     */
+    public List<IterationStart> iterationStarts() {
+        Series iterations = metrics.get(ITERATION_KEY);
+        List<IterationStart> out = new ArrayList<>();
+        if (iterations == null || iterations.points().isEmpty()) {
+            return out;
+        }
+        double last = iterations.points().stream().mapToDouble(Series.Point::max).max().orElseThrow();
+        for (Series.Point p : iterations.points()) {
+            if (p.max() < last) {
+                out.add(new IterationStart(p.step(), (int) Math.round(p.max()) + 1));
             }
         }
         return out;

@@ -29,6 +29,27 @@ public record Series(String key, List<Point> points, int nonFinite) {
         return points.stream().anyMatch(p -> p.count() > 1 && p.max() > p.min());
     }
 
+    /**
+     * The point means smoothed by an exponential moving average of weight {@code w} in [0, 1), debiased
+     * as TensorBoard's smoothing is: {@code e_i = w e_(i-1) + (1 - w) v_i} with {@code e_(-1) = 0}, shown
+     * as {@code e_i / (1 - w^(i+1))}, so that the first value is {@code v_0} and a constant series
+     * stays constant. {@code w = 0} gives the values themselves. Steps are taken as evenly spaced.
+     */
+    public double[] ema(double w) {
+        if (!(w >= 0 && w < 1)) {
+            throw new IllegalArgumentException("smoothing weight " + w + " is not in [0, 1)");
+        }
+        double[] out = new double[points.size()];
+        double e = 0;
+        double debias = 1;
+        for (int i = 0; i < out.length; i++) {
+            e = w * e + (1 - w) * points.get(i).mean();
+            debias *= w;
+            out[i] = e / (1 - debias);
+        }
+        return out;
+    }
+
     /** The most events any one step holds. */
     public int maxCount() {
         return points.stream().mapToInt(Point::count).max().orElse(0);

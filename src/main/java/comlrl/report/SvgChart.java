@@ -48,7 +48,12 @@ final class SvgChart {
     private record Curve(int run, RunReport report, Line line, Series series) {
     }
 
-    static void render(StringBuilder out, Chart chart, List<RunReport> runs) {
+    /**
+     * The chart of {@code chart}'s lines in {@code runs}. With {@code smoothing} in (0, 1), each curve
+     * is also drawn smoothed ({@link Series#ema}, a {@code <polyline class="smoothed">} with {@code
+     * data-smoothing}), the raw curve kept faintly beneath it.
+     */
+    static void render(StringBuilder out, Chart chart, List<RunReport> runs, double smoothing) {
         double width = chart.large() ? 620 : 330;
         double height = chart.large() ? 290 : 210;
         List<Curve> curves = new ArrayList<>();
@@ -95,6 +100,9 @@ final class SvgChart {
                     (f.x0 + f.x1) / 2, (f.y0 + f.y1) / 2));
         }
         boolean several = runs.size() > 1;
+        if (!empty) {
+            iterationMarkers(out, f, runs, curves);
+        }
         for (Curve c : curves) {
             if (c.series().hasRange()) {
                 StringBuilder upper = new StringBuilder();
@@ -125,6 +133,10 @@ final class SvgChart {
             if (!style.dash.isEmpty()) {
                 out.append(" stroke-dasharray=\"").append(style.dash).append('"');
             }
+            boolean smooth = smoothing > 0 && pts.size() > 2;
+            if (smooth) {
+                out.append(" stroke-opacity=\"0.3\" stroke-width=\"1.2\"");
+            }
             out.append(" points=\"").append(points).append("\">");
             if (!pts.isEmpty()) {
                 Series.Point last = pts.get(pts.size() - 1);
@@ -132,10 +144,28 @@ final class SvgChart {
                         + Ticks.format(last.mean()) + " at step " + last.step())).append("</title>");
             }
             out.append("</polyline>\n");
+            if (smooth) {
+                double[] ema = c.series().ema(smoothing);
+                StringBuilder smoothed = new StringBuilder();
+                for (int i = 0; i < pts.size(); i++) {
+                    smoothed.append(i == 0 ? "" : " ").append(f.point(pts.get(i).step(), ema[i]));
+                }
+                out.append("<polyline class=\"smoothed\" data-run=\"").append(Xml.escape(c.report().name()))
+                        .append("\" data-metric=\"").append(Xml.escape(c.line().key()))
+                        .append("\" data-smoothing=\"").append(Ticks.format(smoothing))
+                        .append("\" stroke=\"").append(style.colour).append('"');
+                if (!style.dash.isEmpty()) {
+                    out.append(" stroke-dasharray=\"").append(style.dash).append('"');
+                }
+                out.append(" points=\"").append(smoothed).append("\"><title>")
+                        .append(Xml.escape(name + ", smoothed (EMA weight " + Ticks.format(smoothing) + "): last "
+                                + Ticks.format(ema[ema.length - 1]))).append("</title></polyline>\n");
+            }
             if (pts.size() <= MAX_MARKERS) {
                 for (Series.Point p : pts) {
-                    out.append(String.format(Locale.ROOT, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\">",
-                            f.x(p.step()), f.y(p.mean()), pts.size() <= 20 ? "2.6" : "1.8", style.colour));
+                    out.append(String.format(Locale.ROOT, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"%s>",
+                            f.x(p.step()), f.y(p.mean()), pts.size() <= 20 ? "2.6" : "1.8", style.colour,
+                            smooth ? " fill-opacity=\"0.35\"" : ""));
                     String tip = name + "\nstep " + p.step() + ": " + Ticks.format(p.mean());
                     if (p.count() > 1) {
                         tip += " (mean of " + p.count() + ", " + Ticks.format(p.min()) + " to " + Ticks.format(p.max()) + ")";
@@ -150,6 +180,9 @@ final class SvgChart {
         if (band) {
             notes.add("points: mean of up to " + maxCount + " events per step; band: their range");
         }
+        if (smoothing > 0 && curves.stream().anyMatch(c -> c.series().points().size() > 2)) {
+            notes.add("smoothed: EMA weight " + Ticks.format(smoothing) + " (faint: raw)");
+        }
         if (nonFinite > 0) {
             notes.add(nonFinite + " non-finite value" + (nonFinite == 1 ? "" : "s") + " not drawn");
         }
@@ -157,6 +190,33 @@ final class SvgChart {
             out.append("<p class=\"note\">").append(Xml.escape(String.join("; ", notes))).append("</p>\n");
         }
         out.append("</figure>\n");
+    }
+
+    /**
+     * A vertical line where each iteration of an iterative run after the first starts ({@link
+     * RunReport#iterationStarts}), for the runs with a curve on the chart: {@code <line class="iteration"
+     * data-run data-iteration>}, labelled "iter i" at the top; in the run's colour when there are several.
+     */
+    private static void iterationMarkers(StringBuilder out, Frame f, List<RunReport> runs, List<Curve> curves) {
+        for (int r = 0; r < runs.size(); r++) {
+            int run = r;
+            if (curves.stream().noneMatch(c -> c.run() == run)) {
+                continue;
+            }
+            for (RunReport.IterationStart start : runs.get(r).iterationStarts()) {
+                if (start.step() < f.xTicks.lo() || start.step() > f.xTicks.hi()) {
+                    continue;
+                }
+                double x = f.x(start.step());
+                out.append(String.format(Locale.ROOT, "<line class=\"iteration\" data-run=\"%s\" data-iteration=\"%d\" "
+                        + "x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"><title>%s</title></line>%n",
+                        Xml.escape(runs.get(r).name()), start.iteration(), x, x, f.y0, f.y1,
+                        runs.size() > 1 ? colour(r) : "#98a2b3",
+                        Xml.escape(runs.get(r).name() + ": iteration " + start.iteration() + " starts at step " + start.step())));
+                out.append(String.format(Locale.ROOT, "<text class=\"iteration-label\" x=\"%.1f\" y=\"%.1f\">iter %d</text>%n",
+                        x + 3, f.y1 + 9, start.iteration()));
+            }
+        }
     }
 
     private record Style(String colour, String dash) {

@@ -27,6 +27,10 @@ public final class ReportPages {
     public record Curve(String run, String metric, int dataPoints, int coordinates, String stroke, Element figure) {
     }
 
+    /** One {@code <tr class="value">}: a series shown as a value ({@code text}: "0.5", "0.3 \u2192 0.8"). */
+    public record Value(String run, String metric, int dataPoints, String text) {
+    }
+
     /** The report parsed as XML; fails on markup that is not well-formed. */
     public static Document parse(Path html) throws Exception {
         DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
@@ -48,6 +52,44 @@ public final class ReportPages {
             out.add(new Curve(e.getAttribute("data-run"), e.getAttribute("data-metric"),
                     Integer.parseInt(e.getAttribute("data-points")), points.isEmpty() ? 0 : points.split("\\s+").length,
                     e.getAttribute("stroke"), figure));
+        }
+        return out;
+    }
+
+    public static List<Value> values(Document page) {
+        List<Value> out = new ArrayList<>();
+        NodeList rows = page.getElementsByTagName("tr");
+        for (int i = 0; i < rows.getLength(); i++) {
+            Element e = (Element) rows.item(i);
+            if (!e.getAttribute("class").equals("value")) {
+                continue;
+            }
+            NodeList cells = e.getElementsByTagName("td");
+            String text = "";
+            for (int c = 0; c < cells.getLength(); c++) {
+                Element cell = (Element) cells.item(c);
+                if (cell.getAttribute("class").contains("value")) {
+                    text = cell.getTextContent();
+                }
+            }
+            out.add(new Value(e.getAttribute("data-run"), e.getAttribute("data-metric"),
+                    Integer.parseInt(e.getAttribute("data-points")), text));
+        }
+        return out;
+    }
+
+    /** run + " \u00b7 " + metric -> data-points, of every curve and every value row (each shown once). */
+    public static Map<String, Integer> shown(Document page) {
+        Map<String, Integer> out = new LinkedHashMap<>();
+        for (Curve c : curves(page)) {
+            if (out.put(c.run() + " \u00b7 " + c.metric(), c.dataPoints()) != null) {
+                throw new AssertionError("shown twice: " + c.metric());
+            }
+        }
+        for (Value v : values(page)) {
+            if (out.put(v.run() + " \u00b7 " + v.metric(), v.dataPoints()) != null) {
+                throw new AssertionError("shown twice: " + v.metric());
+            }
         }
         return out;
     }
