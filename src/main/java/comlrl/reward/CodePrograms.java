@@ -203,7 +203,10 @@ public final class CodePrograms {
                 continue;
             }
             int end = i + 1;
-            while (end < lines.size() && (lines.get(end).isBlank() || indentOf(lines.get(end)) > 0)) {
+            // the lines under it: indented or blank ones, and any line while a bracket it opened is still open
+            // (an assert whose closing bracket sits at column 0)
+            while (end < lines.size() && (lines.get(end).isBlank() || indentOf(lines.get(end)) > 0
+                    || openBrackets(String.join("\n", lines.subList(i, end))) > 0)) {
                 end++;
             }
             String statement = String.join("\n", lines.subList(i, end)).stripTrailing();
@@ -215,6 +218,35 @@ public final class CodePrograms {
             i = end - 1;
         }
         return kept.toString();
+    }
+
+    /**
+     * How many brackets ({@code ( [ {}) {@code code} leaves open: opening minus closing ones outside string
+     * literals (single, double and triple quotes, with backslash escapes) and comments. Enough to find where a
+     * statement spanning several lines ends; a syntax error is left for the interpreter to report.
+     */
+    static int openBrackets(String code) {
+        int depth = 0;
+        for (int i = 0; i < code.length(); i++) {
+            char c = code.charAt(i);
+            if (c == '#') {
+                while (i < code.length() && code.charAt(i) != '\n') {
+                    i++;
+                }
+            } else if (c == '\'' || c == '"') {
+                String quote = code.startsWith(String.valueOf(c).repeat(3), i) ? String.valueOf(c).repeat(3) : String.valueOf(c);
+                int j = i + quote.length();
+                while (j < code.length() && !code.startsWith(quote, j)) {
+                    j += code.charAt(j) == '\\' ? 2 : 1;
+                }
+                i = j + quote.length() - 1;
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                depth--;
+            }
+        }
+        return depth;
     }
 
     /**

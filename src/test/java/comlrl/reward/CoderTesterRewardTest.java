@@ -117,6 +117,14 @@ class CoderTesterRewardTest {
     }
 
     @Test
+    void anAssertWhoseClosingBracketIsAtColumnZeroIsKeptWhole() {
+        String tester = "assert add_all([\n    1,\n    2,\n]) == 3  # ( in a comment\nassert add_all(['(']) is not None\n"
+                + "print(add_all([\n1]))\nassert add_all([5]) == 5\n";
+        assertThat(CodePrograms.writtenTests(tester, "add_all")).isEqualTo("assert add_all([\n    1,\n    2,\n]) == 3  "
+                + "# ( in a comment\nassert add_all(['(']) is not None\nassert add_all([5]) == 5\n");
+    }
+
+    @Test
     void aCoderWithoutTheFunctionOrWithASyntaxErrorEarnsTheTesterNoAgreement() {
         // coder: nothing; tester: 0.4 + 1.0 + 0.5
         CoderTesterReward.Breakdown prose = score("I would sum the list.", GOOD_TESTS);
