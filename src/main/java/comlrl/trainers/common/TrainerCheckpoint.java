@@ -114,6 +114,11 @@ public final class TrainerCheckpoint {
         this.work = work;
     }
 
+    /** {@code num_train_epochs}: the epochs of the whole run, recorded in the metadata. */
+    public int numTrainEpochs() {
+        return numTrainEpochs;
+    }
+
     /** This checkpoint with {@code extension}'s algorithm name and its parts added (this one when null). */
     public TrainerCheckpoint extendedBy(Extension extension) {
         if (extension == null) {
