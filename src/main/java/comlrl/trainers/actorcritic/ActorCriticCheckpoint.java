@@ -37,6 +37,6 @@ final class ActorCriticCheckpoint {
         }
         parts.putAll(critic.sharedParts());
         return new TrainerCheckpoint(algorithmName, held.size(), args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, stateful, seeds, logger).in(work).extendedBy(extension);
+                shapes, parts, stateful, seeds, logger, work).extendedBy(extension);
     }
 }

@@ -19,7 +19,7 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
-import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
@@ -60,7 +60,7 @@ import java.util.function.Function;
  * aggregate {@code turn_t/...} keys, which average over the agents updated together (bug 9);
  * sampling is seeded ({@code seed}).
  */
-public abstract class ActorCriticTrainerBase implements Trainer {
+public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** {@code metrics_callback(rollouts)}: extra scalar metrics of one item's rollouts. */
     @FunctionalInterface
     public interface MetricsCallback {
@@ -200,8 +200,8 @@ public abstract class ActorCriticTrainerBase implements Trainer {
     }
 
     @Override
-    public long envStep() {
-        return progress.envStep();
+    protected final EpochProgress progress() {
+        return progress;
     }
 
     /**
@@ -230,50 +230,15 @@ public abstract class ActorCriticTrainerBase implements Trainer {
         return critic.views();
     }
 
-    @Override
-    public Path saveCheckpoint(Path root) {
-        return progress.save(root);
-    }
-
     /** Each agent's generate settings with the source of every value. */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return generation.asList();
     }
 
-    /** The latest metric events logged, oldest first (see {@link MetricsLogger#history()}). */
-    public List<Map<String, Double>> logHistory() {
-        return logger.history();
-    }
-
     /** Samples left out of updates because a value was not finite ({@code skip_nonfinite_samples}). */
     public long skippedSamples() {
         return skipped;
-    }
-
-    /**
-     * Trains, optionally resuming from a {@code checkpoint-N} directory; {@code num_train_epochs}
-     * counts the whole run. Checkpoints hold actors, critics, value heads, both optimizers, progress,
-     * seeds and stateful parts; a resumed run continues exactly as the uninterrupted one.
-     */
-    @Override
-    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        progress.train(resumeFromCheckpoint, args.numTrainEpochs(), checkpointDir, checkpointInterval);
-    }
-
-    /**
-     * Trains epochs {@code done+1 .. epochs}, with checkpoints as {@link #train(Path, int, Path)}: MARLHFIter
-     * runs its RL stage so, {@code num_train_epochs} more each iteration.
-     */
-    @Override
-    public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        progress.trainUntil(epochs, checkpointDir, checkpointInterval);
-    }
-
-    /** Restores a checkpoint written by this kind of trainer (see {@link TrainerCheckpoint#restore}). */
-    @Override
-    public void resumeFrom(Path checkpointPath) {
-        progress.resume(checkpointPath);
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */

@@ -4,8 +4,9 @@ import comlrl.trainers.ExternalTransition;
 
 /**
  * A {@link TrainerBuilder} that also takes the trainer's run config ({@code args}, of type {@code C})
- * and the external transition of multi-turn runs: what the MAGRPO family's and the actor-critic
- * builders share. Setters return the concrete builder {@code B}.
+ * and the external transition of multi-turn runs: what the MAGRPO family's, the actor-critic and the
+ * preference builders share (single-turn trainers refuse the transition). Setters return the concrete
+ * builder {@code B}.
  */
 public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> extends TrainerBuilder<B> {
     private C args;

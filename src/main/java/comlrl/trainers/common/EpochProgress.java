@@ -53,6 +53,11 @@ public final class EpochProgress {
         return envStep;
     }
 
+    /** The logger of the loop's metrics. */
+    public MetricsLogger logger() {
+        return loop.logger();
+    }
+
     /** Counts {@code steps} more environment steps; returns the new {@code env_step}. */
     public long advance(long steps) {
         envStep += steps;
@@ -72,14 +77,14 @@ public final class EpochProgress {
     }
 
     /**
-     * {@code Trainer.train}: resumes from {@code resumeFrom} when given, then trains until
-     * {@code epochs} (the whole run's {@code num_train_epochs}).
+     * {@code Trainer.train}: resumes from {@code resumeFrom} when given, then trains until the whole
+     * run's {@code num_train_epochs} (the checkpoint's).
      */
-    public void train(Path resumeFrom, int epochs, Path checkpointDir, int checkpointInterval) {
+    public void train(Path resumeFrom, Path checkpointDir, int checkpointInterval) {
         if (resumeFrom != null) {
             resume(resumeFrom);
         }
-        trainUntil(epochs, checkpointDir, checkpointInterval);
+        trainUntil(checkpoint.numTrainEpochs(), checkpointDir, checkpointInterval);
     }
 
     /**

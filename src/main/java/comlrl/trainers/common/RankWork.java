@@ -209,9 +209,10 @@ public final class RankWork implements AutoCloseable {
     /**
      * Per agent, its owner's value: {@code mine.get(i)} is this rank's value of agent i, null for the
      * agents other ranks hold (the agents split); every rank gets every agent's. In one process and
-     * with the data split (every rank holds every agent) {@code mine} itself.
+     * with the data split (every rank holds every agent) {@code mine} itself. The null-padded form
+     * behind {@link HeldAgents#fromOwners}, which callers use.
      */
-    public <T> List<T> fromOwners(List<T> mine, Codec<T> element) {
+    <T> List<T> fromOwners(List<T> mine, Codec<T> element) {
         if (context == null || splitsRows()) {
             return mine;
         }

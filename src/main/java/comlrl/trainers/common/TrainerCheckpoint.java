@@ -11,7 +11,6 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,20 +61,6 @@ public final class TrainerCheckpoint {
             return new ShapeGroup(key, label, models.stream().map(TrainerCheckpoint::shapeOf).toList());
         }
 
-        /**
-         * The shapes of {@code models}, of which this process may hold only its own (null for the
-         * models other processes hold, the agents split): each model's owner gives its shape.
-         */
-        @SuppressWarnings("unchecked")
-        public static ShapeGroup of(String key, String label, List<DecoderLm> models, RankWork work) {
-            List<Object> mine = new ArrayList<>();
-            for (DecoderLm m : models) {
-                mine.add(m == null ? null : shapeOf(m));
-            }
-            return new ShapeGroup(key, label, work.fromOwners(mine, Codecs.JSON).stream()
-                    .map(shape -> (Map<String, Object>) shape).toList());
-        }
-
         /** The shapes of the agents' {@code models}, each given by the process holding it. */
         @SuppressWarnings("unchecked")
         public static ShapeGroup of(String key, String label, HeldAgents<DecoderLm> models) {
@@ -105,11 +90,18 @@ public final class TrainerCheckpoint {
     private final Map<String, Stateful> stateful;
     private final SeedStream seeds;
     private final MetricsLogger logger;
-    private RankWork work = RankWork.single(0);
+    private final RankWork work;
 
+    /**
+     * A checkpoint as written by the processes of {@code work}: with the data split rank 0 writes it
+     * alone (every rank holds the same state); with the agents split each rank writes its own parts
+     * (this rank's {@code parts} are its agents') into the directory rank 0 prepares, which must be
+     * one they all see (one machine, or a shared filesystem), and rank 0 writes the metadata and
+     * commits it. Every rank restores its own parts.
+     */
     public TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpochs, Integer saveTotalLimit,
             List<ShapeGroup> shapes, Map<String, Part> parts, Map<String, Stateful> stateful, SeedStream seeds,
-            MetricsLogger logger) {
+            MetricsLogger logger, RankWork work) {
         this.algorithm = algorithm;
         this.numAgents = numAgents;
         this.numTrainEpochs = numTrainEpochs;
@@ -119,6 +111,12 @@ public final class TrainerCheckpoint {
         this.stateful = new LinkedHashMap<>(stateful);
         this.seeds = seeds;
         this.logger = logger;
+        this.work = work;
+    }
+
+    /** {@code num_train_epochs}: the epochs of the whole run, recorded in the metadata. */
+    public int numTrainEpochs() {
+        return numTrainEpochs;
     }
 
     /** This checkpoint with {@code extension}'s algorithm name and its parts added (this one when null). */
@@ -135,19 +133,7 @@ public final class TrainerCheckpoint {
         Map<String, Stateful> allStates = new LinkedHashMap<>(stateful);
         allStates.putAll(extension.states());
         return new TrainerCheckpoint(extension.algorithm(), numAgents, numTrainEpochs, saveTotalLimit, shapes, allParts,
-                allStates, seeds, logger).in(work);
-    }
-
-    /**
-     * This checkpoint as written by the processes of a ddp run: with the data split rank 0 writes it
-     * alone (every rank holds the same state); with the agents split each rank writes its own parts
-     * (this rank's {@code parts} are its agents') into the directory rank 0 prepares, which must be
-     * one they all see (one machine, or a shared filesystem), and rank 0 writes the metadata and
-     * commits it. Every rank restores its own parts. Returns this.
-     */
-    public TrainerCheckpoint in(RankWork work) {
-        this.work = work;
-        return this;
+                allStates, seeds, logger, work);
     }
 
     /** Writes {@code root/checkpoint-E} (E = epochs done) atomically, then prunes to {@code save_total_limit}. */
@@ -310,17 +296,6 @@ public final class TrainerCheckpoint {
         Map<String, Part> parts = new LinkedHashMap<>();
         for (int i : agents.indices()) {
             parts.putAll(agentParts(i, agents.get(i), optimizers.get(i)));
-        }
-        return parts;
-    }
-
-    /** {@link #agentParts(int, CausalLm, AdamW)} of each agent this process holds (the agents split: not null). */
-    public static Map<String, Part> agentParts(List<CausalLm> agents, List<AdamW> optimizers) {
-        Map<String, Part> parts = new LinkedHashMap<>();
-        for (int i = 0; i < agents.size(); i++) {
-            if (agents.get(i) != null) {
-                parts.putAll(agentParts(i, agents.get(i), optimizers.get(i)));
-            }
         }
         return parts;
     }

@@ -152,8 +152,8 @@ public final class MADPOTrainer implements Trainer {
                 List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
                         seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger)
-                .in(work).extendedBy(b.checkpointExtension());
+                        "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger, work)
+                .extendedBy(b.checkpointExtension());
     }
 
     public static Builder builder() {

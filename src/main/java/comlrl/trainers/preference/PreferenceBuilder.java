@@ -2,7 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
-import comlrl.trainers.common.TrainerBuilder;
+import comlrl.trainers.common.ConfiguredBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.CentralizedAdapter;
 import comlrl.trainers.reinforce.Centralization;
@@ -13,22 +13,13 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * What the preference trainers' builders take beyond {@link TrainerBuilder}: the centralized adapter; the
+ * What the preference trainers' builders take beyond {@link ConfiguredBuilder}: the centralized adapter; the
  * RLHF builders ({@link Rlhf}) also take the critics of IAC/MAAC backends. Names follow the
  * reference's constructor keywords. Every value is a key of the one {@link TrainerSettings}.
  */
 public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends PreferenceBuilder<C, B>>
-        extends TrainerBuilder<B> {
-    /** {@code args}: the trainer's config. */
-    C args;
-
+        extends ConfiguredBuilder<C, B> {
     PreferenceBuilder() {
-    }
-
-    /** {@code args}: the trainer's config (required). */
-    public B args(C args) {
-        this.args = args;
-        return self();
     }
 
     /**
@@ -42,10 +33,10 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
 
     /** The trainer's {@code args}; fails naming {@code configName} when none was given. */
     C requireArgs(String configName) {
-        if (args == null) {
+        if (args() == null) {
             throw new IllegalArgumentException("args (a " + configName + ") must be provided");
         }
-        return args;
+        return args();
     }
 
     /**
@@ -54,9 +45,9 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
      * {@code agent_model} once per agent); {@code main} false on the other processes of a ddp run.
      */
     comlrl.trainers.common.MetricsLogger stageLogger(String algorithm, boolean main) {
-        List<?> described = agents() != null ? agents() : java.util.Collections.nCopies(args.numAgents(),
+        List<?> described = agents() != null ? agents() : java.util.Collections.nCopies(args().numAgents(),
                 String.valueOf(agentModel()));
-        return metricsLogger(args.loggingSteps(), algorithm, trackedConfig(args.toMap(), described), main);
+        return metricsLogger(args().loggingSteps(), algorithm, trackedConfig(args().toMap(), described), main);
     }
 
     /** {@code agent_model} when it is a model id or directory, else null. */
@@ -71,11 +62,11 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
      */
     <T> T build(BiFunction<Centralization, TrainerSettings, TrainerSettings> more,
             Supplier<T> construct) {
-        if (args == null || args.collaborationMode() != CollaborationMode.CENTRALIZED) {
+        if (args() == null || args().collaborationMode() != CollaborationMode.CENTRALIZED) {
             return construct.get();
         }
         TrainerSettings given = settings();
-        Centralization centralization = Centralization.of(given, args.numAgents());
+        Centralization centralization = Centralization.of(given, args().numAgents());
         settings(more.apply(centralization, centralization.actorSettings(given)));
         try {
             return construct.get();

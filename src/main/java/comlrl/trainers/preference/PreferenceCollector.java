@@ -65,7 +65,7 @@ final class PreferenceCollector {
         this.rewarder = rewarder;
         this.seeds = seeds;
         this.work = work;
-        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor).in(work);
+        this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work);
         this.reference = reference;
         this.padIds = agents.longsFromOwners(CausalLm::padId);
     }

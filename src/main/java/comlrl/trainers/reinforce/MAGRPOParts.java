@@ -142,7 +142,7 @@ final class MAGRPOParts implements AutoCloseable {
                         TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET, TrainerSettings.REWARD_FUNC,
                         TrainerSettings.REWARD_PROCESSOR, TrainerSettings.EXTERNAL_TRANSITION,
                         TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR),
-                seeds, logger).in(work).extendedBy(b.checkpointExtension());
+                seeds, logger, work).extendedBy(b.checkpointExtension());
     }
 
     /** Frees the models, optimizers and references loaded here (not the logger: the trainer closes it first). */

@@ -16,7 +16,7 @@ import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,7 +37,7 @@ import java.util.Map;
  * together log one event whose aggregate keys average over them; {@code eval_num_samples} must be
  * at least 1 (bug 11); sampling is seeded ({@code seed}) and therefore repeatable.
  */
-public abstract class ReinforceTrainer implements Trainer {
+public abstract class ReinforceTrainer extends EpochTrainer {
     protected final MAGRPOConfig args;
     private final String algorithmName;
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
@@ -95,13 +95,8 @@ public abstract class ReinforceTrainer implements Trainer {
     }
 
     @Override
-    public Path saveCheckpoint(Path root) {
-        return progress.save(root);
-    }
-
-    @Override
-    public long envStep() {
-        return progress.envStep();
+    protected final EpochProgress progress() {
+        return progress;
     }
 
     public String algorithmName() {
@@ -115,34 +110,6 @@ public abstract class ReinforceTrainer implements Trainer {
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return run.generation.asList();
-    }
-
-    /**
-     * The latest metric events logged (training and evaluation), oldest first, each with its
-     * {@code env_step}: at most {@link ReinforceBuilder#logHistoryLimit(int)} of them, so memory stays flat on
-     * long runs; {@code metrics.jsonl} has every event.
-     */
-    public List<Map<String, Double>> logHistory() {
-        return logger.history();
-    }
-
-    /**
-     * Trains, optionally resuming from {@code resumeFromCheckpoint} (a {@code checkpoint-N}
-     * directory, see {@link #resumeFrom(Path)}); {@code num_train_epochs} counts the whole run,
-     * including completed epochs. Checkpoints beyond {@code save_total_limit} are deleted oldest first.
-     */
-    @Override
-    public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        progress.train(resumeFromCheckpoint, args.numTrainEpochs(), checkpointDir, checkpointInterval);
-    }
-
-    /**
-     * Trains epochs {@code done+1 .. epochs} (a trainer that runs this one in stages, such as an
-     * iterative one, passes its own total), with checkpoints as {@link #train(Path, int, Path)}.
-     */
-    @Override
-    public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        progress.trainUntil(epochs, checkpointDir, checkpointInterval);
     }
 
     /** Updates every agent from what its buffer still holds (end of an epoch). */
@@ -347,20 +314,5 @@ public abstract class ReinforceTrainer implements Trainer {
         return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
                 + "and the last checkpoint are intact; fix the reward or its processor, or set "
                 + "skip_nonfinite_samples: true to leave such samples out of the update.");
-    }
-
-    // ------------------------------------------------------------------ checkpoints
-
-    /**
-     * Restores a {@code checkpoint-N} directory written by this trainer: weights, optimizer states,
-     * progress, seeds, the log gate and stateful parts; cuts {@code metrics.jsonl} back to the events
-     * logged before the checkpoint (a run stopped later logged more, which the resumed run repeats).
-     * Called by {@link #train(Path, int, Path)}; call it first to evaluate the restored weights before
-     * training on. Fails, before changing anything, on a checkpoint of another algorithm, agent count or
-     * model shape.
-     */
-    @Override
-    public void resumeFrom(Path checkpoint) {
-        progress.resume(checkpoint);
     }
 }

@@ -2,6 +2,7 @@ package comlrl.trainers.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import comlrl.distributed.TwoRanks;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.SamplingConfig;
@@ -9,10 +10,12 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.TinyAgents;
 import comlrl.trainers.preference.MADPOConfig;
+import comlrl.utils.DdpSplit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,10 +52,18 @@ class AgentPartsTest {
 
     @Test
     void checkpointPartsAreTheHeldAgentsWeightsAndOptimizersUnderTheirOwnIndex(@TempDir Path dir) throws Exception {
-        var parts = TrainerCheckpoint.agentParts(team, optimizers);
-        assertThat(parts.keySet()).containsExactly("agent_0", "optimizer_0", "agent_2", "optimizer_2");
-        parts.get("agent_2").save(dir);
-        parts.get("optimizer_0").save(dir);
+        // rank 0 of two in the agents split holds agents 0 and 2 (i mod 2); rank 1's agent 1 is not loaded here
+        List<Future<List<String>>> ranks = TwoRanks.run(ctx -> {
+            if (ctx.rank() != 0) {
+                return List.of();
+            }
+            RankWork work = RankWork.of(ctx, DdpSplit.AGENTS, 3);
+            var parts = TrainerCheckpoint.agentParts(HeldAgents.of(team, work), HeldAgents.of(optimizers, work));
+            parts.get("agent_2").save(dir);
+            parts.get("optimizer_0").save(dir);
+            return List.copyOf(parts.keySet());
+        });
+        assertThat(ranks.get(0).get()).containsExactly("agent_0", "optimizer_0", "agent_2", "optimizer_2");
         assertThat(dir.resolve("agent_2")).isDirectory();
         assertThat(dir.resolve("optimizer_0.safetensors")).isRegularFile();
         // agent_2/ holds agent 2's weights (seed 5), not agent 0's (seed 3): they differ byte for byte

@@ -55,6 +55,8 @@ class JointRolloutTest {
     /** Agent i's prompt: "[i] " + the item's prompt. */
     static final Formatters FORMATTERS = Formatters.build(List.<comlrl.utils.Formatter>of(item -> "[0] " + item.getString("prompt", ""),
             item -> "[1] " + item.getString("prompt", "")), 2);
+    /** The two agents in one process. */
+    static final RankWork ONE = RankWork.single(2);
 
     /** The reward of a joint response: 1000·h(c_0) + h(c_1), h a text's hash code mod 997 (tells texts apart). */
     static final RewardFunction HASHES = (completions, items) -> List.of(
@@ -74,7 +76,7 @@ class JointRolloutTest {
 
     @Test
     void aCrossNodeScoresEveryJointActionAndSamplesWithOneSeedPerAgent() {
-        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor);
+        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor, ONE);
         TaskItem item = TaskItem.of(Map.of("prompt", "Say hello."));
         SeedStream seeds = new SeedStream(11);
         JointRollout.Scored<double[]> node = engine.expand(engine.start(item, "item 0"), seeds, 2,
@@ -112,7 +114,7 @@ class JointRolloutTest {
             int turn = ctx.promptHistoryPerAgent().get(0).size();
             return List.of("next A" + turn, "next B" + turn);
         }, 2);
-        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor)
+        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor, ONE)
                 .withTransitions(transitions, false);
         TaskItem item = TaskItem.of(Map.of("prompt", "Say hello."));
         SeedStream seeds = new SeedStream(5);
@@ -152,7 +154,7 @@ class JointRolloutTest {
     @Test
     void anEpisodeStopsWhenItsRewardsTerminateIt() {
         List<TransitionContext> calls = new ArrayList<>();
-        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor)
+        JointRollout engine = JointRollout.of(agents, generation, FORMATTERS, PromptEncoder.plain(), executor, ONE)
                 .withTransitions(new Transitions(ctx -> {
                     calls.add(ctx);
                     return List.of("a", "b");
@@ -183,7 +185,7 @@ class JointRolloutTest {
         HeldAgents<DecoderLm> swapped = HeldAgents.of(List.of(agents.get(1).model(), agents.get(0).model()),
                 RankWork.single(2));
         try (ReferencePolicy crossed = new ReferencePolicy(swapped, List.of(Device.CPU, Device.CPU))) {
-            JointRollout engine = JointRollout.of(agents, warm, FORMATTERS, PromptEncoder.plain(), executor)
+            JointRollout engine = JointRollout.of(agents, warm, FORMATTERS, PromptEncoder.plain(), executor, ONE)
                     .withReferences(crossed);
             JointRollout.Turn turn = engine.sample(engine.start(TaskItem.of(Map.of("prompt", "Say hello.")), "item 0"),
                     new SeedStream(3), 2);

@@ -202,7 +202,7 @@ class BuilderSettingsTest {
 
     @Test
     void madpoKeepsEverySettingItTakesAndRefusesTheEvaluationRewardItCannotUse() {
-        Set<String> refused = Set.of("evalRewardFunc", "evalRewardProcessor", "criticLora");
+        Set<String> refused = Set.of("evalRewardFunc", "evalRewardProcessor", "criticLora", "externalTransition");
         MADPOTrainer.Builder b = given(MADPOTrainer.builder().args(madpo()), refused);
         try (MADPOTrainer t = b.build()) {
             assertSame(t.settings(), b.settings(), Map.of());
@@ -230,7 +230,8 @@ class BuilderSettingsTest {
 
     @Test
     void madpoIterAndItsDpoStageKeepEverySetting() {
-        Set<String> refused = Set.of("evalRewardFunc", "evalRewardProcessor", "criticLora", "checkpointExtension");
+        Set<String> refused = Set.of("evalRewardFunc", "evalRewardProcessor", "criticLora", "checkpointExtension",
+                "externalTransition");
         MADPOIterTrainer.Builder b = given(MADPOIterTrainer.builder().args(madpoIter()), refused);
         try (MADPOIterTrainer t = b.build()) {
             assertSame(t.settings(), b.settings(), Map.of());
