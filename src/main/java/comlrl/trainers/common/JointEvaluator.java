@@ -38,8 +38,8 @@ public final class JointEvaluator {
     private final int numTurns;
     private final int batchSize;
     private int generations = 1;
-    private JointRollout rollout;
-    private RankWork work = RankWork.single(0);
+    private final JointRollout rollout;
+    private final RankWork work;
 
     /** One completion per agent per turn for each item; rewards {@code [item][turn]}, completions {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions) {
@@ -47,8 +47,8 @@ public final class JointEvaluator {
 
     public JointEvaluator(Dataset evalDataset, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
             Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, Transitions transitions,
-            AgentExecutor executor, SeedStream seeds, EvalLogger evalLogger, EvalAggregator evalAggregator, int numTurns,
-            int batchSize, boolean passthrough) {
+            AgentExecutor executor, RankWork work, SeedStream seeds, EvalLogger evalLogger, EvalAggregator evalAggregator,
+            int numTurns, int batchSize, boolean passthrough) {
         if ((evalLogger == null) != (evalAggregator == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
@@ -60,19 +60,9 @@ public final class JointEvaluator {
         this.numAgents = agents.size();
         this.numTurns = numTurns;
         this.batchSize = batchSize;
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor)
-                .withTransitions(transitions, passthrough);
-    }
-
-    /**
-     * This evaluation as run by the processes of a ddp run: completions sampled as
-     * {@link JointRollout} does; rewards, transitions, {@code eval_logger} and {@code eval_aggregator} on rank 0 only
-     * (the other ranks get the rewards and transitions, not the custom metrics). Returns this.
-     */
-    public JointEvaluator in(RankWork work) {
         this.work = work;
-        this.rollout = rollout.in(work);
-        return this;
+        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor, work)
+                .withTransitions(transitions, passthrough);
     }
 
     /** Evaluates {@code g} joint samples of each item ({@code eval_num_generations}, default 1; ≥ 1). Returns this. */

@@ -77,12 +77,6 @@ public final class JointRollout {
                 new Transitions(null, agents.size()), false, null, work);
     }
 
-    /** {@link #of(List, List, Formatters, PromptEncoder, AgentExecutor, RankWork)} in one process. */
-    public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
-            Formatters formatters, PromptEncoder encoder, AgentExecutor executor) {
-        return of(agents, generation, formatters, encoder, executor, RankWork.single(agents.size()));
-    }
-
     /** Multi-turn: {@code transitions} between turns, external prompts formatted with {@code passthrough}. */
     public JointRollout withTransitions(Transitions transitions, boolean passthrough) {
         return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
@@ -91,12 +85,6 @@ public final class JointRollout {
 
     /** Each turn with its reference KL against {@code references} (null: none). */
     public JointRollout withReferences(ReferencePolicy references) {
-        return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
-                work);
-    }
-
-    /** The same rollouts run by the processes of {@code work} (for callers that learn the layout late). */
-    public JointRollout in(RankWork work) {
         return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
                 work);
     }

@@ -142,8 +142,8 @@ public final class MADPOTrainer implements Trainer {
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference, work);
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
-                rewarder, new Transitions(null, count), executor, seeds, b.evalLogger(), b.evalAggregator(), 1,
-                args.evalBatchSize(), false).in(work).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+                rewarder, new Transitions(null, count), executor, work, seeds, b.evalLogger(), b.evalAggregator(), 1,
+                args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
         parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(

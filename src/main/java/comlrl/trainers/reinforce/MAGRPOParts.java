@@ -132,9 +132,8 @@ final class MAGRPOParts implements AutoCloseable {
         TrainerCheckpoint.ShapeGroup shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
                 agents.map(CausalLm::model));
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
-                rewarders.evaluation(), transitions, executor, seeds, b.evalLogger(), b.evalAggregator(), args.numTurns(),
-                args.evalBatchSize(), args.externalPromptPassthrough()).in(work)
-                .generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+                rewarders.evaluation(), transitions, executor, work, seeds, b.evalLogger(), b.evalAggregator(),
+                args.numTurns(), args.evalBatchSize(), args.externalPromptPassthrough()).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
