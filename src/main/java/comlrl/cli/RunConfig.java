@@ -355,8 +355,8 @@ final class RunConfig {
                 ConfigMaps.requireKnownKeys("external_transition level_feedback", transitionSpec, List.of("type"), Map.of());
                 if (!"code".equals(String.valueOf(rewardSpec.get("type")).trim().toLowerCase(java.util.Locale.ROOT))) {
                     throw new IllegalArgumentException("external_transition level_feedback reports what the code reward "
-                            + "found; it needs reward: {type: code} (or environment: {type: code, ...}), got reward "
-                            + rewardSpec.get("type"));
+                            + "found; it needs reward: {type: code} (or environment: {type: code, ...} with the aux + main "
+                            + "roles; the coder + test-writer team has no level feedback), got reward " + rewardSpec.get("type"));
                 }
             } else {
                 externalTransition(line -> { }); // validates the spec (the process starts lazily)

@@ -73,5 +73,11 @@ class EnvironmentCliTest {
         assertThat(wrong.code()).isNotZero();
         assertThat(wrong.err()).contains("level_feedback").contains("needs reward: {type: code}");
         assertThat(tmp.resolve("x")).doesNotExist();
+        CliTest.Result team = CliTest.run("train", "examples/code-offline.yaml", "--output-dir=" + tmp.resolve("y"),
+                "--set", "environment.roles=coder_tester", "--set", "num_turns=2",
+                "--set", "external_transition={type: level_feedback}");
+        assertThat(team.code()).isNotZero();
+        assertThat(team.err()).contains("the coder + test-writer team has no level feedback");
+        assertThat(tmp.resolve("y")).doesNotExist();
     }
 }
