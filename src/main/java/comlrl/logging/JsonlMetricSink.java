@@ -61,6 +61,11 @@ public final class JsonlMetricSink implements MetricSink {
         return new long[] {count, offset};
     }
 
+    /** The file the events go to. */
+    public Path file() {
+        return file;
+    }
+
     /** Lines (events) in the file so far. */
     public synchronized long lines() {
         return lines;

@@ -121,6 +121,10 @@ public final class HtmlReport {
         for (Section s : sections) {
             out.append("<a href=\"#").append(Xml.escape(s.id())).append("\">").append(Xml.escape(s.title())).append("</a>");
         }
+        boolean samples = SampleTable.any(runs);
+        if (samples) {
+            out.append("<a href=\"#samples\">Samples</a>");
+        }
         out.append("<a href=\"#config\">Config</a></nav>\n");
         if (sections.isEmpty()) {
             out.append("<p class=\"note\">No metrics logged yet.</p>\n");
@@ -142,6 +146,9 @@ public final class HtmlReport {
                 ValueTable.render(out, values, runs);
             }
             out.append("</section>\n");
+        }
+        if (samples) {
+            SampleTable.render(out, runs);
         }
         out.append("<section id=\"config\">\n<h2>Config</h2>\n");
         if (config.isEmpty()) {
@@ -320,6 +327,9 @@ public final class HtmlReport {
             h3 { font-size: 12px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: .06em; margin: 16px 0 8px; }
             code { font-family: "JetBrains Mono", "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 11.5px; }
             table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
+            table.samples td { vertical-align: top; }
+            table.samples td.text { white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 11.5px; }
+            table.samples td.prompt { color: var(--muted); max-width: 28em; }
             th { text-align: left; font-weight: 600; color: var(--muted); font-size: 11.5px; text-transform: uppercase; letter-spacing: .04em;
                  border-bottom: 1px solid var(--rule); padding: 6px 10px 6px 0; }
             td { border-bottom: 1px solid var(--grid); padding: 6px 10px 6px 0; vertical-align: top; }

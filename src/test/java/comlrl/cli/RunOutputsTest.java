@@ -49,7 +49,7 @@ class RunOutputsTest {
         Path ck = tmp.resolve("ck");
         assertThat(Checkpoints.latest(ck)).contains(ck.resolve("checkpoint-1"));
         assertThat(Checkpoints.readMetadata(ck.resolve("checkpoint-1")).get("epochs_completed")).isEqualTo(1);
-        assertThat(names(out)).as("nothing half-written left").containsExactly("config.json", "metrics.jsonl", "splits.json");
+        assertThat(names(out)).as("nothing half-written left").containsExactly("config.json", "eval_samples.jsonl", "metrics.jsonl", "splits.json");
         // the kept checkpoint resumes
         CliTest.Result again = CliTest.run("train", cfg.toString(), "--resume", ck.toString());
         assertThat(again.code()).as(again.err()).isZero();

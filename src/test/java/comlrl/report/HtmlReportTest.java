@@ -272,4 +272,38 @@ class HtmlReportTest {
         assertThat(Ticks.format(0.123456)).isEqualTo("0.1235");
         assertThat(Ticks.format(960)).isEqualTo("960");
     }
+
+    @Test
+    void theFirstAndLastEvaluationsSamplesAreShownWithPromptsCompletionsAndRewards(@TempDir Path tmp) throws Exception {
+        Path run = twoTurnRun(tmp.resolve("run-s"), "");
+        String longPrompt = "x".repeat(SampleTable.PROMPT_CHARS) + " <task & end>";
+        Files.writeString(run.resolve("eval_samples.jsonl"), String.join("\n",
+                "{\"env_step\":0,\"samples\":[{\"item\":0,\"prompts\":[[\"" + longPrompt + "\",\"p0 t2\"],[\"q0\",\"q0 t2\"]],"
+                        + "\"completions\":[[\"early a\",\"early a2\"],[\"early <b>\",\"early b2\"]],\"rewards\":[0.125,0.5]}]}",
+                "{\"env_step\":8,\"samples\":[{\"item\":0,\"prompts\":[[\"p\",\"p\"],[\"q\",\"q\"]],"
+                        + "\"completions\":[[\"middle\",\"middle\"],[\"middle\",\"middle\"]],\"rewards\":[0.2,0.2]}]}",
+                "{\"env_step\":16,\"samples\":[{\"item\":0,\"prompts\":[[\"p\",\"p\"],[\"q\",\"q\"]],"
+                        + "\"completions\":[[\"late a\",\"late a2\"],[\"late b\",\"late b2\"]],\"rewards\":[0.875,1.0]}]}",
+                "{\"env_step\":24,\"samp", ""));
+        Path html = tmp.resolve("out/report.html");
+        HtmlReport.write(List.of(run), html);
+        Document page = ReportPages.parse(html); // still well-formed XHTML with the texts escaped
+        NodeList tables = page.getElementsByTagName("table");
+        List<String> steps = new java.util.ArrayList<>();
+        for (int k = 0; k < tables.getLength(); k++) {
+            org.w3c.dom.Element t = (org.w3c.dom.Element) tables.item(k);
+            if (t.getAttribute("class").equals("samples")) {
+                steps.add(t.getAttribute("data-env-step"));
+            }
+        }
+        // the first and the last readable evaluation (the half-written line skipped), not the middle one
+        assertThat(steps).containsExactly("0", "16");
+        String text = Files.readString(html);
+        assertThat(text).contains("early &lt;b&gt;").contains("late b2").doesNotContain(">middle<")
+                .contains("\u2026" + "x".repeat(SampleTable.PROMPT_CHARS - " <task & end>".length()) + " &lt;task &amp; end&gt;")
+                .contains("<td rowspan=\"2\" class=\"reward\">0.1250</td>").contains(">0.8750</td>")
+                .contains("<a href=\"#samples\">Samples</a>");
+        HtmlReport.write(List.of(twoTurnRun(tmp.resolve("run-t"), "")), tmp.resolve("plain.html"));
+        assertThat(Files.readString(tmp.resolve("plain.html"))).doesNotContain("id=\"samples\"");
+    }
 }

@@ -13,6 +13,7 @@ import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
+import comlrl.trainers.common.EvalSamples;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
@@ -310,17 +311,43 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
         evalSeeds = seeds.evaluation();
         EvaluationMetrics gathered = new EvaluationMetrics();
+        List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int j = 0; j < n; j++) {
             itemLabel = "eval item " + j;
             List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
             gathered.addRollouts(rollouts);
+            if (j < EvalSamples.KEPT && work.isMain()) {
+                kept.add(sample(j, rollouts));
+            }
             if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
                 gathered.addCallback(callback(rollouts));
             }
         }
         Map<String, Double> metrics = gathered.metrics();
         logger.log(progress.envStep(), metrics);
+        logger.samples(progress.envStep(), kept);
         return metrics;
+    }
+
+    /** An evaluation item's rollouts as {@link EvalSamples} show them; a turn's reward is the mean over the agents. */
+    private EvalSamples.Sample sample(int index, List<RolloutSample> rollouts) {
+        int turns = rollouts.stream().mapToInt(RolloutSample::turnIdx).max().orElse(-1) + 1;
+        List<List<String>> prompts = new ArrayList<>();
+        List<List<String>> completions = new ArrayList<>();
+        for (int i = 0; i < numAgents; i++) {
+            int agent = i;
+            List<RolloutSample> own = rollouts.stream().filter(r -> r.agentIdx() == agent)
+                    .sorted(java.util.Comparator.comparingInt(RolloutSample::turnIdx)).toList();
+            prompts.add(own.stream().map(RolloutSample::prompt).toList());
+            completions.add(own.stream().map(RolloutSample::completion).toList());
+        }
+        List<Double> rewards = new ArrayList<>();
+        for (int t = 0; t < turns; t++) {
+            int turn = t;
+            rewards.add(rollouts.stream().filter(r -> r.turnIdx() == turn).mapToDouble(RolloutSample::reward).average()
+                    .orElse(Double.NaN));
+        }
+        return new EvalSamples.Sample(index, prompts, completions, rewards);
     }
 
     /**

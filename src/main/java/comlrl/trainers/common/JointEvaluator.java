@@ -41,8 +41,19 @@ public final class JointEvaluator {
     private final JointRollout rollout;
     private final RankWork work;
 
-    /** One completion per agent per turn for each item; rewards {@code [item][turn]}, completions {@code [agent][item][turn]}. */
-    private record Batch(double[][] rewards, List<List<List<String>>> completions) {
+    /** The samples of the latest evaluation's first items ({@link EvalSamples}; rank 0 only). */
+    private List<EvalSamples.Sample> lastSamples = List.of();
+
+    /**
+     * One completion per agent per turn for each item; rewards {@code [item][turn]}, completions and the
+     * prompts they answered {@code [agent][item][turn]}.
+     */
+    private record Batch(double[][] rewards, List<List<List<String>>> completions, List<List<List<String>>> prompts) {
+        EvalSamples.Sample sample(int item, int index) {
+            List<Double> turnRewards = java.util.Arrays.stream(rewards[item]).boxed().toList();
+            return new EvalSamples.Sample(index, prompts.stream().map(a -> a.get(item)).toList(),
+                    completions.stream().map(a -> a.get(item)).toList(), turnRewards);
+        }
     }
 
     public JointEvaluator(Dataset evalDataset, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
@@ -88,6 +99,7 @@ public final class JointEvaluator {
         double[] rewardSums = new double[turns];
         double[] returnSums = new double[turns];
         List<Map<String, Double>> rows = new ArrayList<>();
+        List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int start = 0; start < n; start += batchSize) {
             int end = Math.min(n, start + batchSize);
             List<TaskItem> items = new ArrayList<>();
@@ -97,6 +109,9 @@ public final class JointEvaluator {
             List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
             for (int g = 0; g < generations; g++) {
                 Batch batch = batch(items, start, evalSeeds);
+                for (int j = 0; g == 0 && work.isMain() && j < items.size() && start + j < EvalSamples.KEPT; j++) {
+                    kept.add(batch.sample(j, start + j));
+                }
                 for (int j = 0; j < items.size(); j++) {
                     double[] suffix = Returns.suffixSums(batch.rewards[j]);
                     for (int t = 0; t < turns; t++) {
@@ -111,6 +126,7 @@ public final class JointEvaluator {
                 rows.addAll(evalLogger.logSamples(samples, items, prompts));
             }
         }
+        lastSamples = List.copyOf(kept);
         Map<String, Double> metrics = new LinkedHashMap<>();
         int episodes = n * generations;
         for (int t = 0; t < turns; t++) {
@@ -124,6 +140,11 @@ public final class JointEvaluator {
     }
 
 
+    /** The first items' joint samples of the latest {@link #evaluate} (none before it, and on ranks other than 0). */
+    public List<EvalSamples.Sample> lastSamples() {
+        return lastSamples;
+    }
+
     /** One completion per agent per turn for each item, all items sampled together turn by turn. */
     private Batch batch(List<TaskItem> items, int firstIndex, SeedStream evalSeeds) {
         List<JointRollout.TurnState> starts = new ArrayList<>();
@@ -134,19 +155,23 @@ public final class JointEvaluator {
                 JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
         double[][] rewards = new double[items.size()][numTurns];
         List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
+        List<List<List<String>>> prompts = new ArrayList<>();
         for (int i = 0; i < numAgents; i++) {
             List<List<String>> perItem = new ArrayList<>();
+            List<List<String>> promptsPerItem = new ArrayList<>();
             for (List<JointRollout.Scored<double[]>> episode : episodes) {
                 int agent = i;
                 perItem.add(episode.stream().map(s -> s.turn().completions().get(agent).get(0).text()).toList());
+                promptsPerItem.add(episode.stream().map(s -> s.turn().state().prompts().get(agent)).toList());
             }
             completions.add(perItem);
+            prompts.add(promptsPerItem);
         }
         for (int j = 0; j < items.size(); j++) {
             for (int t = 0; t < numTurns; t++) {
                 rewards[j][t] = episodes.get(j).get(t).rewards()[0];
             }
         }
-        return new Batch(rewards, completions);
+        return new Batch(rewards, completions, prompts);
     }
 }

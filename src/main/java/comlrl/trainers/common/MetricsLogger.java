@@ -67,6 +67,16 @@ public final class MetricsLogger implements AutoCloseable {
         }
     }
 
+    /**
+     * Appends an evaluation's samples ({@link EvalSamples}) to {@code eval_samples.jsonl} beside
+     * {@code metrics.jsonl}; nothing without an output directory.
+     */
+    public synchronized void samples(long step, List<EvalSamples.Sample> samples) {
+        if (metricsFile != null) {
+            EvalSamples.append(metricsFile.file().resolveSibling(EvalSamples.FILE), step, samples);
+        }
+    }
+
     /** The latest events, oldest first, each with its {@code env_step}. */
     public synchronized List<Map<String, Double>> history() {
         return List.copyOf(history);

@@ -323,6 +323,7 @@ public final class MADPOTrainer implements Trainer {
         Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
             logger.log(envStep, metrics);
+            logger.samples(envStep, evaluator.lastSamples());
         }
         return metrics;
     }

@@ -133,6 +133,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
             logger.log(progress.envStep(), metrics);
+            logger.samples(progress.envStep(), run.evaluator.lastSamples());
         }
         return metrics;
     }

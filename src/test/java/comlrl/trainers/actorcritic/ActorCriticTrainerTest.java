@@ -85,14 +85,14 @@ class ActorCriticTrainerTest {
     }
 
     @Test
-    void iacWithSeparateCriticsTrainsLogsAndSavesTheReferenceLayout(@TempDir Path out) {
+    void iacWithSeparateCriticsTrainsLogsAndSavesTheReferenceLayout(@TempDir Path out) throws Exception {
         List<List<RolloutSample>> seen = new ArrayList<>();
         try (IACTrainer t = IACTrainer.builder().agents(List.of(agent.toString(), other.toString()))
                 .criticModel(agent.toString()).rewardFunc(lengthDifference()).trainDataset(tasks(3))
                 .evalDataset(tasks(2)).metricsCallback(r -> {
                     seen.add(r);
                     return Map.of("callback/samples", (double) r.size());
-                }).args(iac().build()).verbose(false).build()) {
+                }).args(iac().build()).outputDir(out.resolve("run")).verbose(false).build()) {
             Map<String, String> before = bytes(t.critics().get(0).valueHead());
             t.train();
             assertThat(bytes(t.critics().get(0).valueHead())).isNotEqualTo(before);
@@ -108,6 +108,20 @@ class ActorCriticTrainerTest {
             assertThat(eval).containsKeys("eval/turn_1/reward_mean", "eval/turn_1/expected_return",
                     "eval/turn_1/reference_kl_mean", "eval/turn_1/reference_kl_penalty_mean", "eval/callback/samples");
             assertThat(eval.get("eval/callback/samples")).isEqualTo(2.0); // one generation per agent in evaluation
+            // eval_samples.jsonl: each item's prompts, completions and reward, as the evaluation's rollouts hold them
+            List<String> lines = java.nio.file.Files.readAllLines(out.resolve("run/eval_samples.jsonl"));
+            com.fasterxml.jackson.databind.JsonNode samples = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(lines.get(lines.size() - 1)).get("samples");
+            assertThat(samples).hasSize(2);
+            for (int j = 0; j < 2; j++) {
+                List<RolloutSample> rollouts = seen.get(3 + j); // the evaluation's items, after training's 3
+                for (RolloutSample r : rollouts) {
+                    assertThat(samples.get(j).get("prompts").get(r.agentIdx()).get(0).asText()).isEqualTo(r.prompt());
+                    assertThat(samples.get(j).get("completions").get(r.agentIdx()).get(0).asText()).isEqualTo(r.completion());
+                }
+                assertThat(samples.get(j).get("rewards").get(0).asDouble())
+                        .isEqualTo((rollouts.get(0).reward() + rollouts.get(1).reward()) / 2);
+            }
             t.saveModel(out);
             for (int i = 0; i < 2; i++) {
                 Path a = out.resolve("agent_" + i);
