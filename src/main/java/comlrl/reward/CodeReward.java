@@ -109,7 +109,7 @@ public final class CodeReward implements RewardFunction, AutoCloseable {
 
         /** Whether every test passed (the pass@k criterion). */
         public boolean solved() {
-            return status == Status.OK && testsTotal > 0 && testsPassed == testsTotal;
+            return CodeRuns.solved(status, testsPassed, testsTotal);
         }
     }
 

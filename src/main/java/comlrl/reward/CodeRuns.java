@@ -25,6 +25,11 @@ final class CodeRuns implements AutoCloseable {
         this.sandbox = Sandbox.create(Objects.requireNonNull(config, "sandboxConfig"));
     }
 
+    /** The pass@k criterion: the program ran to its end and passed every one of its (at least one) tests. */
+    static boolean solved(comlrl.sandbox.Status status, int passed, int total) {
+        return status == comlrl.sandbox.Status.OK && total > 0 && passed == total;
+    }
+
     /**
      * A sandbox config from a section {@code {isolation, timeout_s, memory_mb, parallelism}} of reward
      * {@code owner}: {@code isolation} ({@code namespaces}, the default, or the weaker {@code process}),

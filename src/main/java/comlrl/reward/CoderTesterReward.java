@@ -123,7 +123,7 @@ public final class CoderTesterReward implements RewardFunction, AutoCloseable {
 
         /** Whether the coder's function passed every hidden test (the pass@k criterion). */
         public boolean solved() {
-            return codeStatus == Status.OK && codeTestsTotal > 0 && codeTestsPassed == codeTestsTotal;
+            return CodeRuns.solved(codeStatus, codeTestsPassed, codeTestsTotal);
         }
     }
 

@@ -287,4 +287,17 @@ public final class AgentSet implements AutoCloseable {
         adapters.forEach(comlrl.model.LoraAdapter::close);
         ownedBases.forEach(CausalLm::close);
     }
+
+    /**
+     * Saves the agents this process holds as {@code dir/agent_i/} after checking that {@code dir} is outside every
+     * source: in a ddp run rank 0 writes every agent (data split), or each process its own (agents split); then
+     * waits for every process, so every agent is saved when any returns.
+     */
+    public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir) {
+        requireOutside(dir, "the save directory");
+        if (work.isMain() || !work.splitsRows()) {
+            agents.indices().forEach(i -> agents.get(i).save(dir.resolve("agent_" + i)));
+        }
+        work.barrier();
+    }
 }

@@ -343,11 +343,7 @@ public final class MADPOTrainer implements Trainer {
     /** Writes {@code dir/agent_i/}, Hugging Face model directories. */
     @Override
     public void saveModel(Path dir) {
-        actors.requireOutside(dir, "the save directory");
-        if (work.isMain() || !work.splitsRows()) { // a ddp run: rank 0 (data split) or each agent's owner (agents split)
-            agents.indices().forEach(i -> agents.get(i).save(dir.resolve("agent_" + i)));
-        }
-        work.barrier();
+        actors.saveAgents(agents, work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 

@@ -145,13 +145,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     @Override
     public void saveModel(Path dir) {
-        run.actors.requireOutside(dir, "the save directory");
-        // ddp: rank 0 writes every agent (data split), or each process its own (agents split)
-        boolean writes = work.isMain() || !work.splitsRows();
-        for (int i : writes ? agents.indices() : List.<Integer>of()) {
-            agents.get(i).save(dir.resolve("agent_" + i));
-        }
-        work.barrier(); // every agent is saved when any process returns
+        run.actors.saveAgents(agents, work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
