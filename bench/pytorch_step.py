@@ -10,8 +10,13 @@ own AdamW), one step is:
      decoded with the KV cache until exactly T tokens are sampled (temperature 1, EOS ignored);
   2. scoring:    forward of [G, P+T] with grad, loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t}),
                  backward;
-  3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(); for bfloat16 weights on float32
-                 master copies (as the Java side keeps them), rounded back into the weights.
+  3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(): the for-loop implementation
+                 (--adamw plain, torch's default on the CPU) or fused=True (--adamw fused, what
+                 transformers' Trainer and so TRL use by default).
+bfloat16 (--dtype bfloat16) either as bf16 weights with float32 master copies and moments (--bf16
+weights, as the Java side keeps them; the masters rounded back into the weights after each step) or
+as float32 weights under torch.autocast("cpu", bfloat16) for every forward (--bf16 autocast, what
+transformers' Trainer does with bf16=True; AdamW on the float32 weights).
 Warm-up steps are not measured; the figures are medians over the measured steps. The result names
 the torch version, its BLAS, oneDNN and the thread count. Needs torch >= 2.0 and numpy (bash
 bench/setup.sh makes bench/.venv from the package index); safetensors is parsed by hand.
@@ -20,6 +25,7 @@ Shape letters: G generations, P prompt length, T new tokens, S total length, V v
 K KV heads, D head dim, E hidden size.
 """
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -138,6 +144,7 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, s, self.h, self.d).transpose(1, 2)   # [B, H, S, D]
         k = self.k_proj(x).view(b, s, self.k, self.d).transpose(1, 2)   # [B, K, S, D]
         v = self.v_proj(x).view(b, s, self.k, self.d).transpose(1, 2)   # [B, K, S, D]
+        cos, sin = cos.to(q.dtype), sin.to(q.dtype)                    # bf16 under autocast (as transformers)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         if cache is not None:
@@ -275,7 +282,8 @@ def score(model, prompt, completion, advantages):
 def run_bench(args):
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    dtype = DTYPES[args.dtype]
+    autocast = args.dtype == "bfloat16" and args.bf16 == "autocast"
+    dtype = torch.float32 if autocast else DTYPES[args.dtype]
     cfg, weights_path = load_config(args.model_dir)
     weights = load_safetensors(weights_path)
     agents = [DecoderLm(cfg, weights, dtype) for _ in range(args.agents)]
@@ -283,14 +291,18 @@ def run_bench(args):
     # gradients and rounded back into the bf16 weights after each step
     masters = [[p.detach().float().clone() for p in m.parameters()] if dtype != torch.float32 else None
                for m in agents]
-    optimizers = [torch.optim.AdamW(ms if ms is not None else m.parameters(), lr=1e-6, weight_decay=0.01)
-                  for m, ms in zip(agents, masters)]
+    fused = {"fused": True, "plain": None}[args.adamw]
+    optimizers = [torch.optim.AdamW(ms if ms is not None else m.parameters(), lr=1e-6, weight_decay=0.01,
+                                    fused=fused) for m, ms in zip(agents, masters)]
+    # every forward (generation and scoring) in bf16 under autocast; a no-op context otherwise
+    precision = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
     del weights
 
     greedy_ids = None
     if args.check_greedy:
         ids = torch.tensor([args.check_greedy], dtype=torch.long)
-        greedy_ids = generate(agents[0], ids, 8, greedy=True)[0][0].tolist()
+        with precision():
+            greedy_ids = generate(agents[0], ids, 8, greedy=True)[0][0].tolist()
 
     rng = torch.Generator().manual_seed(args.seed)
     prompt = torch.randint(0, cfg["vocab_size"], (1, args.prompt_len), generator=rng).expand(args.generations, -1)
@@ -302,10 +314,12 @@ def run_bench(args):
         step_start = time.perf_counter()
         for model, optimizer, master in zip(agents, optimizers, masters):
             start = time.perf_counter()
-            completion, prefill_s = sample_completions(model, prompt, args.new_tokens, rng)
+            with precision():
+                completion, prefill_s = sample_completions(model, prompt, args.new_tokens, rng)
             gen_s = time.perf_counter() - start
             start = time.perf_counter()
-            score(model, prompt, completion, advantages)
+            with precision():
+                score(model, prompt, completion, advantages)
             score_s = time.perf_counter() - start
             start = time.perf_counter()
             if master is not None:
@@ -334,6 +348,8 @@ def run_bench(args):
         "onednn": torch.backends.mkldnn.is_available(),
         "threads": args.threads,
         "dtype": args.dtype,
+        "bf16": (args.bf16 if args.dtype == "bfloat16" else None),
+        "adamw": "fused" if optimizers[0].defaults.get("fused") else "for-loop",  # what the optimizer runs
         "agents": args.agents,
         "generations": args.generations,
         "prompt_len": args.prompt_len,
@@ -368,6 +384,11 @@ def parse_args(argv):
     parser.add_argument("--new-tokens", type=positive_int, default=64, help="T sampled tokens (always exactly T)")
     parser.add_argument("--threads", type=positive_int, default=1, help="torch.set_num_threads (set OMP_NUM_THREADS too)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--bf16", choices=["weights", "autocast"], default="weights",
+                        help="with --dtype bfloat16: bf16 weights on float32 masters (default), or float32 "
+                             "weights under torch.autocast")
+    parser.add_argument("--adamw", choices=["plain", "fused"], default="plain",
+                        help="AdamW's for-loop implementation (default, torch's CPU default) or fused=True")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured steps first (default 1)")
     parser.add_argument("--steps", type=positive_int, default=5, help="measured steps (default 5)")
     parser.add_argument("--seed", type=int, default=0)

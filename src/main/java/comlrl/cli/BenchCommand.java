@@ -95,6 +95,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
     boolean comparePytorch;
 
+    @Option(names = "--pytorch-baselines", split = ",", paramLabel = "NAME",
+            description = "with --compare-pytorch: the PyTorch sides, comma-separated: plain (AdamW for-loop, torch's CPU "
+                    + "default), fused (AdamW fused=True, transformers' Trainer default), autocast (bfloat16 only: float32 "
+                    + "weights under torch.autocast); default all for the dtype. With --lora: transformers + peft")
+    List<String> pytorchBaselines;
+
     @Option(names = "--python", description = "interpreter for --compare-pytorch (default: bench/.venv/bin/python, made by "
             + "bash bench/setup.sh, else python3)")
     String python;
@@ -194,6 +200,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             Map<String, Object> java;
             Map<String, Object> torch = null;
+            Map<String, Map<String, Object>> torches = new LinkedHashMap<>(); // each baseline's medians
             ModelConfig modelConfig = ModelConfig.load(dir);
             long parameters;
             if (!comparePytorch) {
@@ -205,10 +212,13 @@ final class BenchCommand implements Callable<Integer> {
                 // each round runs PyTorch first, then loads the agents afresh and frees them again: each
                 // side has the machine's memory to itself (two 0.5B agents do not fit twice in 24 GiB)
                 List<Map<String, Object>> javaRounds = new ArrayList<>();
-                List<Map<String, Object>> torchRounds = new ArrayList<>();
+                Map<String, List<Map<String, Object>>> torchRounds = new LinkedHashMap<>();
                 long count = 0;
                 for (int r = 0; r < Math.max(1, rounds); r++) {
-                    torchRounds.add(runPytorch(dir, k));
+                    for (PytorchBaselines.Baseline b : PytorchBaselines.select(dtype, pytorchBaselines)) {
+                        torchRounds.computeIfAbsent(b.name(), n -> new ArrayList<>())
+                                .add(PytorchBaselines.run(b, dir, stepArgs(k), k, python));
+                    }
                     try (JavaBench bench = new JavaBench(dir, type, dev)) {
                         count = bench.parameterCount();
                         javaRounds.add(bench.measure());
@@ -217,24 +227,29 @@ final class BenchCommand implements Callable<Integer> {
                 }
                 parameters = count;
                 java = medianOfRounds(javaRounds);
-                torch = medianOfRounds(torchRounds);
+                torchRounds.forEach((name, results) -> torches.put(name, medianOfRounds(results)));
+                torch = torches.values().iterator().next();
             }
             if (roofline) { // after the measurements: its 2 GiB of test tensors must not count in their peak memory
                 Roofline.Limits limits = Roofline.measure(type, dev);
                 java.put("roofline", rooflineOf(java, modelConfig, type, parameters, limits));
-                if (torch != null) {
-                    torch.put("roofline", rooflineOf(torch, modelConfig, type, parameters, limits));
+                for (Map<String, Object> t : torches.values()) {
+                    t.put("roofline", rooflineOf(t, modelConfig, type, parameters, limits));
                 }
             }
             ObjectNode out = new ObjectMapper().valueToTree(java);
             if (torch != null) {
                 out.set("pytorch", new ObjectMapper().valueToTree(torch));
                 out.set("ratios", new ObjectMapper().valueToTree(ratios(java, torch, RESULT_KEYS)));
+                Map<String, Object> byBaseline = new LinkedHashMap<>();
+                torches.forEach((name, t) -> byBaseline.put(name, ratios(java, t, RESULT_KEYS)));
+                out.set("pytorch_baselines", new ObjectMapper().valueToTree(torches));
+                out.set("ratios_by_baseline", new ObjectMapper().valueToTree(byBaseline));
             }
             if (json) {
                 System.out.println(new ObjectMapper().writeValueAsString(out));
             } else {
-                printTable(java, torch);
+                printTable(java, torches);
             }
         } finally {
             if (modelDir == null) {
@@ -255,9 +270,9 @@ final class BenchCommand implements Callable<Integer> {
         if (lora < 1) {
             throw new IllegalArgumentException("--lora R needs a rank R >= 1, got " + lora);
         }
-        if (comparePytorch || roofline) {
-            throw new IllegalArgumentException("--lora compares full agents with LoRA agents; --compare-pytorch and "
-                    + "--roofline measure full agents: run them without --lora");
+        if (roofline) {
+            throw new IllegalArgumentException("--lora compares full agents with LoRA agents; --roofline measures full "
+                    + "agents: run it without --lora");
         }
         return new LoraConfig(lora, 2.0 * lora, 0.0, loraTargets, false);
     }
@@ -298,6 +313,12 @@ final class BenchCommand implements Callable<Integer> {
         out.put("full", full);
         out.put("lora", team);
         out.put("ratios", ratios(team, full, LORA_KEYS));
+        Map<String, Object> peft = null;
+        if (comparePytorch) { // after both JVMs, so that each side has the machine's memory to itself
+            peft = PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets), dir, stepArgs(k), k, python);
+            out.put("pytorch_peft", peft);
+            out.put("ratios_vs_peft", ratios(team, peft, PEFT_KEYS));
+        }
         Map<String, Object> goals = new LinkedHashMap<>();
         goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
         goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
@@ -308,6 +329,9 @@ final class BenchCommand implements Callable<Integer> {
             System.out.println(new ObjectMapper().writeValueAsString(out));
         } else {
             printLoraTable(out, full, team);
+            if (peft != null) {
+                printPeftRows(team, peft);
+            }
         }
     }
 
@@ -315,6 +339,23 @@ final class BenchCommand implements Callable<Integer> {
     static final List<String> LORA_KEYS = List.of("gen_tokens_per_s", "decode_ms_per_token", "prefill_ms", "score_ms",
             "optim_ms", "step_ms", "peak_rss_mib", "weights_mib", "optimizer_state_mib", "gradients_mib",
             "trainable_parameters");
+
+    /** The keys compared between our LoRA team and PyTorch + peft's (peft_step.py measures no prefill apart). */
+    static final List<String> PEFT_KEYS = List.of("gen_tokens_per_s", "score_ms", "optim_ms", "step_ms", "peak_rss_mib");
+
+    /** Our LoRA team beside PyTorch + peft's: the values and lora/peft ratios. */
+    private static void printPeftRows(Map<String, Object> team, Map<String, Object> peft) {
+        System.out.printf(Locale.ROOT, "pytorch + peft: torch %s, transformers %s, peft %s (BLAS %s); %s%n",
+                peft.get("torch_version"), peft.get("transformers_version"), peft.get("peft_version"), peft.get("blas"),
+                peft.get("baseline_what"));
+        System.out.printf(Locale.ROOT, "%-32s %12s %12s %8s%n", "median", "lora", "peft", "ratio");
+        String[][] rows = {{"gen_tokens_per_s", "generation tokens/s (team)"}, {"score_ms", "scoring fwd+bwd ms (per agent)"},
+            {"optim_ms", "optimizer ms (per agent)"}, {"step_ms", "whole step ms"}, {"peak_rss_mib", "peak resident MiB"}};
+        for (String[] r : rows) {
+            System.out.printf(Locale.ROOT, "%-32s %12.2f %12.2f %8.3f%n", r[1], num(team, r[0]), num(peft, r[0]),
+                    num(team, r[0]) / num(peft, r[0]));
+        }
+    }
 
     /** {@code numerator[key] / denominator[key]} for each key. */
     private static Map<String, Object> ratios(Map<String, Object> numerator, Map<String, Object> denominator,
@@ -636,27 +677,6 @@ final class BenchCommand implements Callable<Integer> {
         return out;
     }
 
-    private Map<String, Object> runPytorch(Path dir, int k) throws IOException, InterruptedException {
-        String root = System.getProperty("comlrl.root", ".");
-        Path script = Path.of(root, "bench", "pytorch_step.py");
-        if (!Files.isRegularFile(script)) {
-            throw new IllegalArgumentException("--compare-pytorch needs " + script + " (run from a checkout)");
-        }
-        String interpreter = python;
-        if (interpreter == null) {
-            Path venv = Path.of(root, "bench", ".venv", "bin", "python");
-            interpreter = Files.isExecutable(venv) ? venv.toString() : "python3";
-        }
-        List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), "--model-dir", dir.toString()));
-        cmd.addAll(stepArgs(k));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().put("OMP_NUM_THREADS", "" + k);
-        pb.environment().put("OPENBLAS_NUM_THREADS", "" + k);
-        pb.environment().put("MKL_NUM_THREADS", "" + k);
-        return runForJson(pb, "PyTorch baseline (" + String.join(" ", cmd) + ")",
-                "(make its environment with: bash bench/setup.sh)");
-    }
-
     /** The first line of both tables: the shape, team, lengths, threads, dtype and device. */
     private static void printSetting(Map<String, Object> m) {
         System.out.printf(Locale.ROOT, "shape %s, %s agents x %s generations, prompt %s + %s new tokens, %s thread(s), %s on %s%n",
@@ -692,36 +712,43 @@ final class BenchCommand implements Callable<Integer> {
                 "others_cpu_share"), 100 * num(team, "others_cpu_share"));
     }
 
-    private static void printTable(Map<String, Object> java, Map<String, Object> torch) {
+    /**
+     * The Java medians, and with {@code --compare-pytorch} one column per PyTorch baseline, each with
+     * the Java/baseline ratio (below 1 is Java ahead for times and memory, above 1 for tokens/s).
+     */
+    private static void printTable(Map<String, Object> java, Map<String, Map<String, Object>> torches) {
         printSetting(java);
-        System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s)%s%n", java.get("libtorch"), java.get("blas"),
-                java.get("onednn"), torch == null ? "" : String.format(Locale.ROOT, "; pytorch: torch %s (BLAS %s, oneDNN %s), %s thread(s)",
-                        torch.get("torch_version"), torch.get("blas"), torch.get("onednn"), torch.get("threads")));
+        System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s)%n", java.get("libtorch"), java.get("blas"),
+                java.get("onednn"));
+        torches.forEach((name, t) -> System.out.printf(Locale.ROOT, "pytorch %s: torch %s (BLAS %s, oneDNN %s), %s "
+                + "thread(s); %s%n", name, t.get("torch_version"), t.get("blas"), t.get("onednn"), t.get("threads"),
+                t.get("baseline_what")));
         String[][] rows = {{"gen_tokens_per_s", "generation tokens/s"}, {"prefill_ms", "prefill ms (per agent)"},
             {"score_ms", "scoring fwd+bwd ms (per agent)"}, {"optim_ms", "optimizer ms (per agent)"},
             {"step_ms", "whole step ms"}, {"peak_rss_mib", "peak resident MiB"}};
-        System.out.printf(Locale.ROOT, "%-32s %12s%s%n", "median", "java", torch == null ? "" : String.format("%12s %8s", "pytorch", "ratio"));
+        StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%-32s %12s", "median", "java"));
+        torches.keySet().forEach(name -> head.append(String.format(Locale.ROOT, " %12s %8s", name, "ratio")));
+        System.out.println(head);
         for (String[] r : rows) {
             double j = num(java, r[0]);
-            if (torch == null) {
-                System.out.printf(Locale.ROOT, "%-32s %12.2f%n", r[1], j);
-            } else {
-                double t = num(torch, r[0]);
-                System.out.printf(Locale.ROOT, "%-32s %12.2f %12.2f %8.2f%n", r[1], j, t, j / t);
-            }
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-32s %12.2f", r[1], j));
+            torches.values().forEach(t -> line.append(String.format(Locale.ROOT, " %12.2f %8.2f", num(t, r[0]),
+                    j / num(t, r[0]))));
+            System.out.println(line);
         }
         System.out.printf(Locale.ROOT, "%-32s %12.2f%n", "host syncs per generated token", num(java, "host_syncs_per_token"));
         if (java.get("roofline") instanceof Map<?, ?> jr) {
-            Map<?, ?> tr = torch == null ? null : (Map<?, ?>) torch.get("roofline");
             System.out.printf(Locale.ROOT, "machine: read %.1f GB/s, read+write %.1f GB/s, matmul %.0f GFLOP/s (measured now)%n",
                     jr.get("read_gb_per_s"), jr.get("read_write_gb_per_s"), jr.get("matmul_gflop_per_s"));
             String[][] f = {{"decode_fraction_of_bandwidth", "decoding, of the bandwidth bound", "decode_bound_ms_per_step"},
                 {"optim_fraction_of_bandwidth", "AdamW, of the bandwidth bound", "optim_bound_ms"},
                 {"score_fraction_of_matmul", "scoring, of the matmul rate", "score_bound_ms"}};
             for (String[] row : f) {
-                System.out.printf(Locale.ROOT, "%-32s %11.0f%%%s   (bound %.3g ms)%n", row[1], 100 * ((Number) jr.get(row[0])).doubleValue(),
-                        tr == null ? "" : String.format(Locale.ROOT, " %11.0f%%", 100 * ((Number) tr.get(row[0])).doubleValue()),
-                        ((Number) jr.get(row[2])).doubleValue());
+                StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-32s %11.0f%%", row[1],
+                        100 * ((Number) jr.get(row[0])).doubleValue()));
+                torches.values().forEach(t -> line.append(String.format(Locale.ROOT, " %11.0f%%         ",
+                        100 * ((Number) ((Map<?, ?>) t.get("roofline")).get(row[0])).doubleValue())));
+                System.out.println(line + String.format(Locale.ROOT, "   (bound %.3g ms)", ((Number) jr.get(row[2])).doubleValue()));
             }
         }
     }

@@ -1,0 +1,86 @@
+package comlrl.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.model.TransformersCompatibilityTest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code bench --compare-pytorch}'s PyTorch sides, run for real on the tiny shape (one measured step):
+ * each baseline runs what it says (AdamW's implementation, bf16 as weights or autocast), the output
+ * keeps {@code pytorch}/{@code ratios} against the plain baseline, and {@code --lora R} adds
+ * transformers + peft with the same adapters (same trainable parameter count as our LoRA agents).
+ * Needs bench/.venv (bash bench/setup.sh) or {@code COMLRL_PYTHON} with torch, transformers and peft.
+ */
+@Tag("python")
+class BenchPytorchBaselinesTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** bench/.venv's interpreter when it exists, else the python tests' one. */
+    private static String python() throws InterruptedException {
+        Path venv = Path.of("bench", ".venv", "bin", "python");
+        String py = Files.isExecutable(venv) ? venv.toString() : TransformersCompatibilityTest.python();
+        boolean ok;
+        try {
+            Process p = new ProcessBuilder(py, "-c", "import torch, transformers, peft").redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            ok = p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            ok = false;
+        }
+        assumeTrue(ok, py + " cannot import torch, transformers and peft (bash bench/setup.sh)");
+        return py;
+    }
+
+    @Test
+    void bfloat16RunsThePlainFusedAndAutocastBaselinesAndKeepsRatiosAgainstPlain() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2", "--prompt-len",
+                "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "1", "--dtype", "bfloat16",
+                "--compare-pytorch", "--python", python(), "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode o = JSON.readTree(r.out().trim());
+        JsonNode b = o.get("pytorch_baselines");
+        assertThat(b.fieldNames()).toIterable().containsExactly("plain", "fused", "autocast");
+        assertThat(b.get("plain").get("adamw").asText()).isEqualTo("for-loop");
+        assertThat(b.get("fused").get("adamw").asText()).isEqualTo("fused");
+        assertThat(b.get("autocast").get("adamw").asText()).isEqualTo("fused");
+        assertThat(b.get("plain").get("bf16").asText()).isEqualTo("weights");
+        assertThat(b.get("fused").get("bf16").asText()).isEqualTo("weights");
+        assertThat(b.get("autocast").get("bf16").asText()).isEqualTo("autocast");
+        assertThat(o.get("pytorch").get("baseline").asText()).isEqualTo("plain");
+        assertThat(o.get("ratios")).isEqualTo(o.get("ratios_by_baseline").get("plain"));
+        for (String name : new String[] {"plain", "fused", "autocast"}) {
+            double ratio = o.get("ratios_by_baseline").get(name).get("step_ms").asDouble();
+            assertThat(ratio).as(name).isEqualTo(o.get("step_ms").asDouble() / b.get(name).get("step_ms").asDouble());
+        }
+        CliTest.Result one = CliTest.run("bench", "--shape", "tiny", "--compare-pytorch", "--pytorch-baselines", "autocast");
+        assertThat(one.code()).isEqualTo(1);
+        assertThat(one.err()).contains("no baseline \"autocast\" for --dtype float32").contains("[plain, fused]");
+    }
+
+    @Test
+    void loraAddsPeftWithTheSameAdapters() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "2", "--generations", "2",
+                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--compare-pytorch",
+                "--python", python(), "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode o = JSON.readTree(r.out().trim());
+        JsonNode peft = o.get("pytorch_peft");
+        assertThat(peft.get("impl").asText()).isEqualTo("pytorch+peft");
+        assertThat(peft.get("agents").asInt()).isEqualTo(2);
+        assertThat(peft.get("adamw").asText()).isEqualTo("fused");
+        assertThat(peft.get("trainable_parameters").asLong()).isEqualTo(o.get("lora").get("trainable_parameters").asLong());
+        for (String key : BenchCommand.PEFT_KEYS) {
+            assertThat(o.get("ratios_vs_peft").get(key).asDouble()).as(key)
+                    .isEqualTo(o.get("lora").get(key).asDouble() / peft.get(key).asDouble());
+        }
+    }
+}
