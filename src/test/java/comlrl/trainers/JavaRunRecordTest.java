@@ -10,6 +10,8 @@ import comlrl.report.RunReport;
 import comlrl.report.RunTimes;
 import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
+import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.MADPOTrainer;
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import java.nio.file.Files;
@@ -131,6 +133,49 @@ class JavaRunRecordTest {
         RunReport report = RunReport.read(out);
         assertThat(report.algorithm()).isEqualTo("iac");
         assertThat(report.models()).containsExactly("agents: " + agentA, "critics: " + agentB);
+    }
+
+    /**
+     * A MADPO run, then the same run resumed from its checkpoint into the same output directory: the
+     * resumed run records itself in the {@code resume-checkpoint-1} directory it writes into, and the
+     * first run's record stays as it was (as the command line leaves it).
+     */
+    @Test
+    void madpoResumedFromJavaRecordsItselfInItsResumeDirectory(@TempDir Path out) throws Exception {
+        MADPOConfig config = MADPOConfig.builder().numAgents(2).numTrainEpochs(1).preferenceNumCandidates(2)
+                .preferencePairsPerSample(1).trainBatchSize(2).maxNewTokens(4).temperature(1.0).topP(1.0).topK(0)
+                .evalInterval(0).evalNumSamples(1).agentLearningRate(1e-3).loggingSteps(1).seed(9).build();
+        Path checkpoints = out.resolve("checkpoints");
+        try (MADPOTrainer trainer = MADPOTrainer.builder().agents(List.of(agentA.toString(), agentB.toString()))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(tasks(2)).args(config).outputDir(out)
+                .verbose(false).build()) {
+            trainer.train(checkpoints, 1);
+        }
+        String firstConfig = Files.readString(out.resolve("config.json"));
+        assertThat(read(out.resolve("config.json")).get("algorithm").asText()).isEqualTo("madpo");
+        assertThat(out.resolve("run.json")).isRegularFile();
+
+        MADPOConfig twoEpochs = MADPOConfig.builder().numAgents(2).numTrainEpochs(2).preferenceNumCandidates(2)
+                .preferencePairsPerSample(1).trainBatchSize(2).maxNewTokens(4).temperature(1.0).topP(1.0).topK(0)
+                .evalInterval(0).evalNumSamples(1).agentLearningRate(1e-3).loggingSteps(1).seed(9).build();
+        Path resumed;
+        try (MADPOTrainer trainer = MADPOTrainer.builder().agents(List.of(agentA.toString(), agentB.toString()))
+                .rewardFunc(TestRewards.lengthDifference()).trainDataset(tasks(2)).args(twoEpochs).outputDir(out)
+                .report(true).verbose(false).build()) {
+            trainer.train(checkpoints, 1, checkpoints.resolve("checkpoint-1"));
+            resumed = trainer.outputDir();
+        }
+        assertThat(resumed).isEqualTo(out.resolve("resume-checkpoint-1"));
+        assertThat(Files.readString(out.resolve("config.json"))).as("the first run's, untouched").isEqualTo(firstConfig);
+        JsonNode cfg = read(resumed.resolve("config.json"));
+        assertThat(cfg.get("output_dir").asText()).isEqualTo(resumed.toString());
+        assertThat(cfg.get("args").get("num_train_epochs").asInt()).isEqualTo(2);
+        assertThat(resumed.resolve("splits.json")).isRegularFile();
+        assertThat(RunTimes.read(resumed)).isPresent();
+        RunReport report = RunReport.read(resumed);
+        assertThat(report.algorithm()).isEqualTo("madpo");
+        assertThat(report.models()).containsExactly("agents: " + agentA + ", " + agentB);
+        assertThat(resumed.resolve(HtmlReport.FILE_NAME)).isRegularFile();
     }
 
     @Test
