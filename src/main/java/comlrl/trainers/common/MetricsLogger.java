@@ -16,7 +16,7 @@ import java.util.Map;
  * extra sinks, and a bounded in-memory history. Training events pass the {@code logging_steps} gate
  * ({@link TrainLogGate}); evaluation events and callback metrics are logged as they come.
  *
- * <p>With a {@link RunRecord} ({@link #record}) the logger also records the run beside
+ * <p>With a {@link RunRecord} ({@link #record(RunRecord)}) the logger also records the run beside
  * {@code metrics.jsonl}: {@code config.json} and {@code splits.json} before the first event written
  * into a directory (again after {@link #relocate}), {@code run.json} (and {@code report.html} when
  * asked) when the last owner closes it, unless the run failed ({@link #markFailed}) or logged nothing.
