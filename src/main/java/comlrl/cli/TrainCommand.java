@@ -5,11 +5,11 @@ import comlrl.generation.GenerationSettings;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.Algorithms;
+import comlrl.trainers.common.RunRecord;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -231,7 +231,8 @@ final class TrainCommand implements Callable<Integer> {
                 .chatTemplate(run.chatTemplate, run.systemPrompt)
                 .lora(run.lora).agentsShareBase(run.agentsShareBase).loraAdapters(run.loraAdapters)
                 .mergeAdaptersOnSave(run.saveMerged).criticLora(run.criticLora).wandbConfig(run.wandb)
-                .tensorboard(run.tensorboard).distributed(processes);
+                .tensorboard(run.tensorboard).distributed(processes)
+                .recordRun(false); // this command writes config.json, splits.json and run.json (RunRecord) itself
         if (run.agents != null) {
             builder.agents(run.agents);
         }
@@ -381,46 +382,19 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes {@code config.json}: the config as resolved, provenance, and, once the agents are loaded,
-     * {@code generation}: per agent, every generate setting used with its source (run config, the
-     * model's generation_config.json or config.json, or transformers' default).
+     * Writes {@code config.json} ({@link RunRecord#writeConfig}): the config as resolved, and, once the
+     * agents are loaded, {@code generation} (every generate setting used, with its source), then provenance.
      */
     private static void writeResolvedConfig(RunConfig run, Path dir, List<GenerationSettings.Resolved> generation) {
-        Map<String, Object> resolved = resolvedConfig(run, dir);
-        if (generation != null) {
-            Map<String, Object> perAgent = new LinkedHashMap<>();
-            for (int i = 0; i < generation.size(); i++) {
-                if (generation.get(i) != null) { // null: an agent another process holds (ddp_split: agents)
-                    perAgent.put("agent_" + i, generation.get(i).describe());
-                }
-            }
-            resolved.put("generation", perAgent);
-        }
-        Map<String, Object> provenance = new LinkedHashMap<>();
-        provenance.put("comlrl_version", Main.class.getPackage().getImplementationVersion());
-        provenance.put("java_version", System.getProperty("java.version"));
-        provenance.put("started_at", Instant.now().toString());
-        provenance.put("seed", run.seed());
-        provenance.put("git_revision", gitRevision());
-        provenance.put("threads", System.getenv("OMP_NUM_THREADS"));
-        resolved.put("provenance", provenance);
-        try {
-            Files.createDirectories(dir);
-        } catch (java.io.IOException e) {
-            throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
-        }
-        Checkpoints.writeJson(dir.resolve("config.json"), resolved);
+        RunRecord.writeConfig(dir, resolvedConfig(run, dir), generation, run.seed());
     }
 
     /**
-     * Writes {@code splits.json}: for the training and the evaluation set, where the rows came from
-     * ({@code source}, the loaded set's {@code fingerprint} and row count) and which of its rows the
-     * set holds, in the order the trainer reads them ({@code rows}); for evaluation also the rows each
-     * evaluation pass reads ({@code evaluated_rows}, the first {@code eval_num_samples}); and the
-     * split settings. A streaming set records its source only (it is read in file order).
+     * Writes {@code splits.json} ({@link RunRecord#writeSplits}): the split settings of the config's
+     * {@code dataset} section, and the rows the training and evaluation sets hold (for evaluation the
+     * first {@code eval_num_samples} each pass reads).
      */
     private static void writeSplits(RunConfig run, Path dir) {
-        Map<String, Object> out = new LinkedHashMap<>();
         Map<String, Object> settings = new LinkedHashMap<>();
         if (run.raw.get("dataset") instanceof Map<?, ?> ds) {
             for (String key : List.of("train", "eval", "test_size", "split_seed", "shuffle_seed", "streaming")) {
@@ -432,50 +406,7 @@ final class TrainCommand implements Callable<Integer> {
                 settings.put("split_seed", 42);
             }
         }
-        out.put("dataset", settings);
-        Map<comlrl.data.Dataset, String> fingerprints = new java.util.IdentityHashMap<>(); // a split shares one source
-        out.put("train", describeRows(run.train, null, fingerprints));
-        if (run.eval != null) {
-            Object n = run.argsMap().get("eval_num_samples");
-            out.put("eval", describeRows(run.eval, n instanceof Number k ? k.intValue() : null, fingerprints));
-        }
-        try {
-            Files.createDirectories(dir);
-        } catch (java.io.IOException e) {
-            throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
-        }
-        Checkpoints.writeJson(dir.resolve("splits.json"), out);
-    }
-
-    private static Map<String, Object> describeRows(comlrl.data.TaskSet set, Integer evaluated,
-            Map<comlrl.data.Dataset, String> fingerprints) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        if (!(set instanceof comlrl.data.Dataset d)) {
-            out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString()
-                    : set instanceof comlrl.data.ParquetStream ps ? String.valueOf(ps.stateDict().get(comlrl.data.ParquetStream.SOURCE))
-                    : set.toString());
-            out.put("streaming", true);
-            return out;
-        }
-        comlrl.data.Dataset root = d.root();
-        out.put("source", root.source());
-        out.put("fingerprint", fingerprints.computeIfAbsent(root, comlrl.data.Dataset::fingerprint));
-        out.put("source_rows", root.size());
-        int[] rows = d.rootRows();
-        out.put("rows", rows);
-        if (evaluated != null) {
-            out.put("evaluated_rows", java.util.Arrays.copyOf(rows, Math.min(evaluated, rows.length)));
-        }
-        return out;
-    }
-
-    private static String gitRevision() {
-        try {
-            Process p = new ProcessBuilder("git", "rev-parse", "HEAD").redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes()).trim();
-            return p.waitFor() == 0 ? out : null;
-        } catch (Exception e) {
-            return null;
-        }
+        Object n = run.argsMap().get("eval_num_samples");
+        RunRecord.writeSplits(dir, settings, run.train, run.eval, n instanceof Number k ? k.intValue() : null);
     }
 }

@@ -44,6 +44,19 @@ public final class HtmlReport {
     }
 
     /**
+     * The report of one run, written into its directory as {@value #FILE_NAME} (what {@code bin/comlrl
+     * report RUN_DIR} writes); returns the file. A trainer built from Java writes it when it closes if its
+     * builder was given {@code report(true)}; this call writes it for any run directory, at any time.
+     *
+     * @throws IllegalArgumentException when {@code runDir} is not a run directory (no {@code metrics.jsonl})
+     */
+    public static Path write(Path runDir) {
+        Path out = runDir.resolve(FILE_NAME);
+        write(List.of(runDir), out);
+        return out;
+    }
+
+    /**
      * Reads the run directories and writes their report to {@code out} (its directory is created;
      * the file is replaced whole, never left half-written).
      *

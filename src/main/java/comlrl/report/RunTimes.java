@@ -16,7 +16,8 @@ import java.util.Optional;
  *
  * @param startedAt  when the run started (before its models loaded)
  * @param finishedAt when it ended (after the last evaluation and the save)
- * @param trainS     seconds spent in training alone (no evaluation before or after, no save)
+ * @param trainS     seconds spent in training alone (no evaluation before or after, no save), or NaN when
+ *                   not measured (the file then has no {@code train_time_s})
  * @param trainItems dataset items trained on (train items × epochs), or -1 when the data set's size is unknown
  */
 public record RunTimes(double startedAt, double finishedAt, double trainS, long trainItems) {
@@ -45,7 +46,9 @@ public record RunTimes(double startedAt, double finishedAt, double trainS, long 
         o.put("started_at", startedAt);
         o.put("finished_at", finishedAt);
         o.put("wall_time_s", wallS());
-        o.put("train_time_s", trainS);
+        if (Double.isFinite(trainS)) {
+            o.put("train_time_s", trainS);
+        }
         if (trainItems >= 0) {
             o.put("train_items", trainItems);
         }

@@ -94,7 +94,9 @@ public final class EpochProgress {
      * {@code b % eval_interval == 0} and there is an evaluation set, then {@code trainItem(item, label)};
      * at the epoch's end {@code flush} (what is still buffered), then a checkpoint in
      * {@code checkpointDir} (when set) every {@code checkpointInterval} epochs and after the last
-     * ({@link EpochLoop#checkpointing}).
+     * ({@link EpochLoop#checkpointing}). The time this takes (in-loop evaluations and checkpoints
+     * included, as the command line times {@code train}) and the items trained go to the logger's
+     * {@code run.json} ({@link MetricsLogger#trained}).
      */
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir, checkpointInterval,
@@ -111,6 +113,8 @@ public final class EpochProgress {
         if (bar != null) {
             loop.logger().addSink(bar);
         }
+        double started = comlrl.report.RunTimes.now();
+        long trained = 0;
         try {
             for (int epoch = epochsDone; epoch < epochs; epoch++) {
                 long b = 0;
@@ -120,6 +124,7 @@ public final class EpochProgress {
                     }
                     trainItem.accept(item, "train item " + b + " of epoch " + (epoch + 1));
                     b++;
+                    trained++;
                     if (bar != null) {
                         bar.advance(1);
                     }
@@ -127,6 +132,7 @@ public final class EpochProgress {
                 flush.run();
                 epochDone.accept(epoch + 1);
             }
+            loop.logger().trained(comlrl.report.RunTimes.now() - started, trained); // run.json's training time
         } catch (RuntimeException | Error e) {
             loop.logger().markFailed(); // the tracker run ends as failed when the trainer closes
             throw e;

@@ -15,6 +15,11 @@ import java.util.Map;
  * Where a trainer's metric events go: the run's {@code metrics.jsonl} (with an output directory),
  * extra sinks, and a bounded in-memory history. Training events pass the {@code logging_steps} gate
  * ({@link TrainLogGate}); evaluation events and callback metrics are logged as they come.
+ *
+ * <p>With a {@link RunRecord} ({@link #record(RunRecord)}) the logger also records the run beside
+ * {@code metrics.jsonl}: {@code config.json} and {@code splits.json} before the first event written
+ * into a directory (again after {@link #relocate}), {@code run.json} (and {@code report.html} when
+ * asked) when the last owner closes it, unless the run failed ({@link #markFailed}) or logged nothing.
  */
 public final class MetricsLogger implements AutoCloseable {
     private final List<MetricSink> sinks = new ArrayList<>();
@@ -25,6 +30,19 @@ public final class MetricsLogger implements AutoCloseable {
     private final TrainLogGate gate;
     private final ArrayDeque<Map<String, Double>> history = new ArrayDeque<>();
     private final int historyLimit;
+    /** What the run records beside its metrics; null: metrics only. */
+    private RunRecord record;
+    /** The directory {@link #record} was last written into; null before the first event. */
+    private Path recordedIn;
+    /** When this logger was made (the run's start for {@code run.json}), Unix seconds. */
+    private final double startedAt = comlrl.report.RunTimes.now();
+    /** Seconds and items of training reported by the epoch loop ({@link #trained}). */
+    private double trainS;
+    private long trainItems;
+    private boolean trainReported;
+    /** Set by {@link #retain}: a stage trains into this logger too, so the epoch loop's time is not the run's. */
+    private boolean shared;
+    private boolean failed;
 
     /**
      * @param outputDir the run directory ({@code metrics.jsonl} is appended there), or null
@@ -53,6 +71,7 @@ public final class MetricsLogger implements AutoCloseable {
 
     /** Logs {@code metrics} at {@code step}, ungated. */
     public synchronized void log(long step, Map<String, Double> metrics) {
+        recordStart();
         Map<String, Double> event = new LinkedHashMap<>();
         event.put("env_step", (double) step);
         event.putAll(metrics);
@@ -73,8 +92,41 @@ public final class MetricsLogger implements AutoCloseable {
      */
     public synchronized void samples(long step, List<EvalSamples.Sample> samples) {
         if (metricsFile != null) {
+            recordStart();
             EvalSamples.append(metricsFile.file().resolveSibling(EvalSamples.FILE), step, samples);
         }
+    }
+
+    /**
+     * Records the run in the output directory ({@link RunRecord}): {@code config.json} and
+     * {@code splits.json} with the first event, {@code run.json} when closed. Without an output
+     * directory nothing is recorded.
+     */
+    public synchronized MetricsLogger record(RunRecord record) {
+        this.record = record;
+        return this;
+    }
+
+    /** {@code config.json} and {@code splits.json} into the directory of {@code metrics.jsonl}, once per directory. */
+    private void recordStart() {
+        if (record == null || metricsFile == null) {
+            return;
+        }
+        Path dir = metricsFile.file().getParent();
+        if (!dir.equals(recordedIn)) {
+            record.writeStart(dir);
+            recordedIn = dir;
+        }
+    }
+
+    /**
+     * Training time for {@code run.json}: the epoch loop reports each stretch of training ({@code seconds},
+     * no evaluation before or after, no save) and the task {@code items} it trained.
+     */
+    public synchronized void trained(double seconds, long items) {
+        trainS += seconds;
+        trainItems += items;
+        trainReported = true;
     }
 
     /** The latest events, oldest first, each with its {@code env_step}. */
@@ -112,6 +164,7 @@ public final class MetricsLogger implements AutoCloseable {
 
     /** Marks the tracker runs as failed: closing ends them with a non-zero exit code. */
     public synchronized void markFailed() {
+        failed = true;
         for (MetricSink s : sinks) {
             if (s instanceof comlrl.logging.RunTracker t) {
                 t.markFailed();
@@ -154,6 +207,7 @@ public final class MetricsLogger implements AutoCloseable {
             throw new IllegalStateException("this metrics logger is closed");
         }
         users++;
+        shared = true;
         return this;
     }
 
@@ -182,7 +236,9 @@ public final class MetricsLogger implements AutoCloseable {
     /**
      * Closes the sinks with the last owner. Every sink is closed even when one fails; then the first
      * failure is thrown (the others suppressed in it): a sink that could not write what it was given
-     * (a TensorBoard file on a full disk) fails the run here, after training and saving.
+     * (a TensorBoard file on a full disk) fails the run here, after training and saving. Then a recorded
+     * run that did not fail gets its {@code run.json}: started when this logger was made, finished now,
+     * the epoch loop's training time and items unless a stage shared this logger (then unmeasured).
      */
     @Override
     public synchronized void close() {
@@ -203,6 +259,11 @@ public final class MetricsLogger implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
+        }
+        if (recordedIn != null && !failed) {
+            boolean measured = trainReported && !shared;
+            record.writeEnd(recordedIn, new comlrl.report.RunTimes(startedAt, comlrl.report.RunTimes.now(),
+                    measured ? trainS : Double.NaN, measured ? trainItems : -1));
         }
     }
 }

@@ -184,9 +184,33 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.DTYPE, dtype);
     }
 
-    /** Run directory: {@code metrics.jsonl} is appended there. */
+    /**
+     * Run directory: {@code metrics.jsonl} is appended there, and the run is recorded beside it as the
+     * command line records its runs ({@link RunRecord}): {@code config.json} (algorithm, agents, config
+     * values, provenance) and {@code splits.json} with the first metric event, {@code run.json} (wall
+     * time) when the trainer closes after a run that did not fail, so that {@code bin/comlrl report}
+     * and {@link comlrl.report.RunReport} read it as they read a command-line run.
+     */
     public B outputDir(Path outputDir) {
         return set(TrainerSettings.OUTPUT_DIR, outputDir);
+    }
+
+    /**
+     * Whether the run is recorded in the output directory ({@code config.json}, {@code splits.json},
+     * {@code run.json}; default true). The command line turns it off: it writes the same files itself,
+     * through the same {@link RunRecord}, at the points of its own run.
+     */
+    public B recordRun(boolean record) {
+        return set(TrainerSettings.RECORD_RUN, record);
+    }
+
+    /**
+     * Also writes {@code report.html} in the output directory when the trainer closes after a recorded
+     * run that did not fail (default false); {@link comlrl.report.HtmlReport#write(Path)} writes it
+     * for any run directory at any time.
+     */
+    public B report(boolean report) {
+        return set(TrainerSettings.REPORT, report);
     }
 
     /** Progress output on the console ({@code config_sections.output.verbose}); default true. */

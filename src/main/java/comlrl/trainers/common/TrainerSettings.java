@@ -108,6 +108,14 @@ public final class TrainerSettings {
     public static final Key<Map<String, ?>> WANDB_CONFIG = key("wandb_config", null);
     public static final Key<List<String>> WANDB_BRIDGE = key("wandb_bridge", null);
     public static final Key<Boolean> TENSORBOARD = key("tensorboard", false);
+    /**
+     * Whether a trainer with an output directory records its run there ({@code config.json},
+     * {@code splits.json}, {@code run.json}: {@link RunRecord}); the command line, which writes them
+     * itself through {@link RunRecord} at the points of its own run, turns it off.
+     */
+    public static final Key<Boolean> RECORD_RUN = key("record_run", true);
+    /** Whether a recorded run also gets its {@code report.html} when the trainer closes. */
+    public static final Key<Boolean> REPORT = key("report", false);
     // processes, stages
     public static final Key<DistributedContext> DISTRIBUTED = key("distributed", null);
     public static final Key<MetricsLogger> SHARED_LOGGER = key("shared_logger", null);
@@ -278,7 +286,8 @@ public final class TrainerSettings {
      * a stage logs into its parent's), else one that writes {@code metrics.jsonl} in {@code output_dir},
      * to the {@code metric_sinks}, to TensorBoard ({@code tensorboard}) and to a W&amp;B run named for
      * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}; a centralized actor's
-     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7). A process other
+     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7), and that records the run
+     * in {@code output_dir} ({@code record_run}: {@link RunRecord#of}). A process other
      * than rank 0 of a ddp run ({@code main} false) gets a logger that writes nowhere but keeps the log
      * gate, so that every rank decides alike.
      */
@@ -307,7 +316,11 @@ public final class TrainerSettings {
             all.add(new comlrl.logging.WandbSink(command, wandb.initKwargs(), wandb.initTimeout(),
                     wandb.finishTimeout(), wandb.stallTimeout(), console()));
         }
-        return new MetricsLogger(outputDir, all, loggingSteps, get(LOG_HISTORY_LIMIT));
+        MetricsLogger logger = new MetricsLogger(outputDir, all, loggingSteps, get(LOG_HISTORY_LIMIT));
+        if (outputDir != null && get(RECORD_RUN)) {
+            logger.record(RunRecord.of(algorithm, runConfig, this));
+        }
+        return logger;
     }
 
     @Override

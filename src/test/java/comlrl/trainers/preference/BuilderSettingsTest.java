@@ -128,6 +128,8 @@ class BuilderSettingsTest {
         VALUES.put("wandbConfig", b -> b.wandbConfig(WANDB));
         VALUES.put("wandbBridge", b -> b.wandbBridge(BRIDGE));
         VALUES.put("tensorboard", b -> b.tensorboard(true));
+        VALUES.put("recordRun", b -> b.recordRun(false));
+        VALUES.put("report", b -> b.report(true));
         VALUES.put("distributed", b -> b.distributed(PROCESSES));
         VALUES.put("lora", b -> b.lora(LORA));
         VALUES.put("agentsShareBase", b -> b.agentsShareBase(true));

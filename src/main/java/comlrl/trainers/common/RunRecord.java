@@ -1,0 +1,225 @@
+package comlrl.trainers.common;
+
+import comlrl.checkpoint.Checkpoints;
+import comlrl.data.Dataset;
+import comlrl.data.TaskSet;
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.model.LoraConfig;
+import comlrl.report.HtmlReport;
+import comlrl.report.RunTimes;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a run directory records besides its metrics, and the one writer of it, whoever trains: the
+ * command line ({@code train CONFIG.yaml}) and a trainer built from Java with an output directory
+ * both write these files through this class.
+ * <ul>
+ *   <li>{@code config.json}: the resolved config ({@code algorithm}, {@code num_agents}, the models,
+ *       {@code args}, {@code output_dir}), per agent the {@code generation} settings used when known,
+ *       and {@code provenance} (library and Java version, start time, seed, git revision, threads);</li>
+ *   <li>{@code splits.json}: the rows the training and evaluation sets hold, in the order they are read;</li>
+ *   <li>{@code run.json}: wall-clock times ({@link RunTimes});</li>
+ *   <li>{@code report.html} when asked ({@link HtmlReport}).</li>
+ * </ul>
+ * A trainer built from Java records its run through its {@link MetricsLogger}: {@code config.json} and
+ * {@code splits.json} beside the first metric event (so a resumed preference-learning run that moves to
+ * a {@code resume-*} directory records itself there, leaving the earlier run's files as they were),
+ * {@code run.json} and the report when the trainer closes after a run that did not fail.
+ *
+ * @param config     {@code config.json} as resolved, before {@code provenance}
+ * @param seed       the run's seed, for {@code provenance}
+ * @param train      the training set, for {@code splits.json}
+ * @param eval       the evaluation set, or null
+ * @param evalRows   rows each evaluation reads ({@code eval_num_samples}), or null
+ * @param report     whether {@code report.html} is written when the run ends
+ */
+public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, Dataset eval, Integer evalRows,
+        boolean report) {
+    /** The file names in a run directory. */
+    public static final String CONFIG_FILE = "config.json";
+    public static final String SPLITS_FILE = "splits.json";
+
+    /**
+     * The record of a trainer built from Java: {@code algorithm} (the config name, e.g. {@code magrpo},
+     * for the reference name {@code algorithmName}), {@code num_agents}, the agents ({@code agents}, or
+     * {@code agent_model} for one model given for all), critics ({@code critics} or {@code critic_model})
+     * where given, {@code lora} and {@code lora_adapters} where given, {@code args} (the trainer's config
+     * fields) and {@code output_dir}, as the command line's {@code config.json} names them.
+     *
+     * @param trackedConfig the trainer's fields with {@code model_name} and {@code num_agents}
+     *                      ({@link TrainerBuilder#trackedConfig})
+     */
+    public static RunRecord of(String algorithmName, Map<String, ?> trackedConfig, TrainerSettings settings) {
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("algorithm", comlrl.trainers.Algorithms.byDisplayName(algorithmName)
+                .map(comlrl.trainers.Algorithms.Algorithm::configName).orElse(algorithmName));
+        Object numAgents = trackedConfig.get("num_agents");
+        config.put("num_agents", numAgents);
+        List<?> agents = settings.get(TrainerSettings.AGENTS);
+        if (agents != null) {
+            config.put("agents", agents.stream().map(RunRecord::modelName).toList());
+        } else if (settings.get(TrainerSettings.AGENT_MODEL) != null) {
+            config.put("agent_model", modelName(settings.get(TrainerSettings.AGENT_MODEL)));
+        } else if (trackedConfig.get("model_name") != null) {
+            config.put("agents", trackedConfig.get("model_name") instanceof List<?> names ? names
+                    : List.of(trackedConfig.get("model_name")));
+        }
+        if (settings.get(TrainerSettings.CRITICS) != null) {
+            config.put("critics", settings.get(TrainerSettings.CRITICS).stream().map(RunRecord::modelName).toList());
+        } else if (settings.get(TrainerSettings.CRITIC_MODEL) != null) {
+            config.put("critic_model", modelName(settings.get(TrainerSettings.CRITIC_MODEL)));
+        }
+        putLora(config, "lora", settings.get(TrainerSettings.LORA));
+        if (settings.get(TrainerSettings.LORA_ADAPTERS) != null) {
+            config.put("lora_adapters", settings.get(TrainerSettings.LORA_ADAPTERS).stream()
+                    .map(p -> p == null ? null : p.toString()).toList());
+        }
+        putLora(config, "critic_lora", settings.get(TrainerSettings.CRITIC_LORA));
+        Map<String, Object> args = new LinkedHashMap<>(trackedConfig);
+        args.remove("model_name");
+        config.put("args", args);
+        Path outputDir = settings.get(TrainerSettings.OUTPUT_DIR);
+        config.put("output_dir", outputDir == null ? null : outputDir.toString());
+        Object evalRows = trackedConfig.get("eval_num_samples");
+        return new RunRecord(config, trackedConfig.get("seed"), settings.get(TrainerSettings.TRAIN_DATASET),
+                settings.get(TrainerSettings.EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
+                settings.get(TrainerSettings.REPORT));
+    }
+
+    /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
+    private static Object modelName(Object model) {
+        return model instanceof CausalLm lm ? lm.source() : model == null ? null : model.toString();
+    }
+
+    private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
+        if (lora != null) {
+            Map<String, Object> section = new LinkedHashMap<>();
+            section.put("r", lora.r());
+            section.put("alpha", lora.alpha());
+            section.put("dropout", lora.dropout());
+            section.put("target_modules", lora.targetModules());
+            section.put("use_rslora", lora.useRslora());
+            config.put(key, section);
+        }
+    }
+
+    /** Writes {@code config.json} (without generation settings) and {@code splits.json} into {@code dir}. */
+    public void writeStart(Path dir) {
+        Map<String, Object> resolved = new LinkedHashMap<>(config);
+        resolved.put("output_dir", dir.toString());
+        writeConfig(dir, resolved, null, seed);
+        writeSplits(dir, Map.of(), train, eval, evalRows);
+    }
+
+    /** Writes {@code run.json} into {@code dir}, and {@code report.html} when asked. */
+    public void writeEnd(Path dir, RunTimes times) {
+        times.write(dir);
+        if (report) {
+            HtmlReport.write(dir);
+        }
+    }
+
+    /**
+     * Writes {@code config.json}: the config as resolved, and, once the agents are loaded,
+     * {@code generation}: per agent, every generate setting used with its source (run config, the
+     * model's generation_config.json or config.json, or transformers' default), then provenance.
+     *
+     * @param generation each agent's settings (null entries: agents another process holds), or null
+     */
+    public static void writeConfig(Path dir, Map<String, Object> resolved, List<GenerationSettings.Resolved> generation,
+            Object seed) {
+        Map<String, Object> out = new LinkedHashMap<>(resolved);
+        if (generation != null) {
+            Map<String, Object> perAgent = new LinkedHashMap<>();
+            for (int i = 0; i < generation.size(); i++) {
+                if (generation.get(i) != null) { // null: an agent another process holds (ddp_split: agents)
+                    perAgent.put("agent_" + i, generation.get(i).describe());
+                }
+            }
+            out.put("generation", perAgent);
+        }
+        out.put("provenance", provenance(seed));
+        createDirectories(dir);
+        Checkpoints.writeJson(dir.resolve(CONFIG_FILE), out);
+    }
+
+    /** Library and Java version, start time (now), seed, git revision of the working directory, threads. */
+    static Map<String, Object> provenance(Object seed) {
+        Map<String, Object> provenance = new LinkedHashMap<>();
+        provenance.put("comlrl_version", RunRecord.class.getPackage().getImplementationVersion());
+        provenance.put("java_version", System.getProperty("java.version"));
+        provenance.put("started_at", Instant.now().toString());
+        provenance.put("seed", seed);
+        provenance.put("git_revision", gitRevision());
+        provenance.put("threads", System.getenv("OMP_NUM_THREADS"));
+        return provenance;
+    }
+
+    /**
+     * Writes {@code splits.json}: the split settings ({@code dataset}); for the training and the
+     * evaluation set, where the rows came from ({@code source}, the loaded set's {@code fingerprint}
+     * and row count) and which of its rows the set holds, in the order the trainer reads them
+     * ({@code rows}); for evaluation also the rows each evaluation pass reads ({@code evaluated_rows},
+     * the first {@code evalRows}). A streaming set records its source only (it is read in file order).
+     */
+    public static void writeSplits(Path dir, Map<String, Object> datasetSettings, TaskSet train, TaskSet eval,
+            Integer evalRows) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("dataset", datasetSettings);
+        Map<Dataset, String> fingerprints = new IdentityHashMap<>(); // a split shares one source
+        out.put("train", describeRows(train, null, fingerprints));
+        if (eval != null) {
+            out.put("eval", describeRows(eval, evalRows, fingerprints));
+        }
+        createDirectories(dir);
+        Checkpoints.writeJson(dir.resolve(SPLITS_FILE), out);
+    }
+
+    private static Map<String, Object> describeRows(TaskSet set, Integer evaluated, Map<Dataset, String> fingerprints) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (!(set instanceof Dataset d)) {
+            out.put("source", set instanceof comlrl.data.JsonlStream js ? js.file().toString()
+                    : set instanceof comlrl.data.ParquetStream ps ? String.valueOf(ps.stateDict().get(comlrl.data.ParquetStream.SOURCE))
+                    : String.valueOf(set));
+            out.put("streaming", true);
+            return out;
+        }
+        Dataset root = d.root();
+        out.put("source", root.source());
+        out.put("fingerprint", fingerprints.computeIfAbsent(root, Dataset::fingerprint));
+        out.put("source_rows", root.size());
+        int[] rows = d.rootRows();
+        out.put("rows", rows);
+        if (evaluated != null) {
+            out.put("evaluated_rows", Arrays.copyOf(rows, Math.min(evaluated, rows.length)));
+        }
+        return out;
+    }
+
+    private static void createDirectories(Path dir) {
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("Cannot create run directory " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String gitRevision() {
+        try {
+            Process p = new ProcessBuilder("git", "rev-parse", "HEAD").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes()).trim();
+            return p.waitFor() == 0 ? out : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+}
