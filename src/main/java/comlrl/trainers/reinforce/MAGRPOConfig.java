@@ -30,11 +30,9 @@ import java.util.function.Function;
  * MAGRPOConfig fromYaml = MAGRPOConfig.fromMap(Map.of("num_turns", 1, "num_generations", 8));
  * }</pre>
  *
- * <p>The variants are sub-types with other defaults: {@link MAREINFORCEConfig} (advantage_mode
- * raw), {@link MAReMaxConfig} (max), {@link MARLOOConfig} (rloo), {@link CentralizedMAGRPOConfig}
- * (num_turns 1, collaboration_mode centralized). Each has its own {@code builder()} and
- * {@code fromMap}; every variant is a {@code MAGRPOConfig}, so trainers take this type. Obtain
- * instances only from these builders (implementing this interface elsewhere bypasses validation).
+ * <p>The variants ({@link MAREINFORCEConfig}, {@link MAReMaxConfig}, {@link MARLOOConfig},
+ * {@link CentralizedMAGRPOConfig}) are sub-types with other defaults and their own {@code builder()}
+ * and {@code fromMap}; trainers take this type. Obtain instances only from these builders.
  *
  * <p>MAGRPO's defaults where the other trainers' differ: {@code num_train_epochs} 20,
  * {@code logging_steps} 50, {@code top_k} 50, {@code rollout_buffer_size} 2 (node samples per agent
