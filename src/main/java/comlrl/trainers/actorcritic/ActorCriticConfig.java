@@ -15,13 +15,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link IACConfig} and {@link MAACConfig} share: the fields of both (each getter documents its
- * field: snake_case key, default, valid range; the getters that mean the same in every trainer
- * config are in {@link FieldTableConfig}) and the cross-field validation. Immutable. The fields are
- * declared once, in {@code ActorCriticFields} or, when the preference configs have them too, in
- * {@link comlrl.utils.TrainerFields}; the value table, its map form and the builder machinery are
- * {@link FieldTableConfig}'s. The getters of the fields every trainer has are
- * {@link comlrl.utils.TrainerConfig}'s; what they mean here: {@code num_turns > 1} requires
+ * What {@link IACConfig} and {@link MAACConfig} share: their typed getters and the cross-field
+ * validation. Immutable. The fields are declared (and documented) once, in {@code ActorCriticFields}
+ * or, when the preference configs have them too, in {@link comlrl.utils.TrainerFields}; the value
+ * table, its map form and the builder machinery are {@link FieldTableConfig}'s, the getters of the
+ * fields every trainer has {@link comlrl.utils.TrainerConfig}'s. What those mean here: {@code num_turns > 1} requires
  * {@code num_generations == 1} and an external transition, and an episode stops after a turn whose
  * mean reward exceeds {@code early_termination_threshold}; {@code advantage_normalization}
  * z-normalises the advantages of each update group (one agent, one turn) that has more than one
@@ -57,58 +55,37 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
      */
     abstract String missingCriticDevices();
 
-    /**
-     * {@code critic_learning_rate} (default 5e-6, finite, ≥ 0): AdamW learning rate of the critic(s).
-     * In {@link IACConfig} it may be null, meaning {@link #agentLearningRate()}; this returns the
-     * resolved value. MAAC requires a number.
-     */
+    /** {@code critic_learning_rate}; IAC's null resolves to {@code agent_learning_rate}. */
     public double criticLearningRate() {
         return get(CRITIC_LEARNING_RATE);
     }
 
-    /**
-     * {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the critic's loss,
-     * {@code value_loss_coef · mean((y − V)²)}.
-     */
+    /** {@code value_loss_coef} (the critic's loss, {@link ActorCriticLoss}). */
     public double valueLossCoef() {
         return get(VALUE_LOSS_COEF);
     }
 
-    /**
-     * {@code critic_type} (default "v"): {@link CriticType#V} values the prompt, {@link CriticType#Q}
-     * the prompt with the response. Null or any case of "v"/"q" is accepted.
-     */
+    /** {@code critic_type}: see {@link CriticType}. */
     public CriticType criticType() {
         return get(CRITIC_TYPE);
     }
 
-    /**
-     * {@code critic_value_head_hidden_dim} (default null, ≥ 0): hidden width of the value heads of
-     * IAC's separate critics or MAAC's shared critic, {@code Linear(E, d) → Tanh → Linear(d, 1)};
-     * null or 0 = one {@code Linear(E, 1)}. For MAAC the reference reads it from
-     * {@code model_config["critic_value_head_hidden_dim"]}; the config key is our convenience there.
-     */
+    /** {@code critic_value_head_hidden_dim} (IAC's separate critics, MAAC's critic). */
     public Integer criticValueHeadHiddenDim() {
         return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
 
-    /**
-     * {@code critic_devices} (default null): where the critics live, same forms as
-     * {@link #agentDevices()}; unset, each critic sits with its actor (IAC) or with agent 0 (MAAC).
-     */
+    /** {@code critic_devices}; unset, each critic sits with its actor (IAC) or with agent 0 (MAAC). */
     public List<String> criticDevices() {
         return get(CRITIC_DEVICES);
     }
 
-    /**
-     * {@code discount} (in [0, 1]; default 0.9 for IAC, 1.0 for MAAC): γ of the multi-turn TD
-     * targets {@code y_t = r'_t + γ·V_old(h_{t+1})} (the last turn's target is {@code r'}).
-     */
+    /** {@code discount}: γ of the TD targets ({@link ActorCriticLoss}). */
     public double discount() {
         return get(DISCOUNT);
     }
 
-    /** {@code num_generations} (default 1, ≥ 1): samples per agent per prompt (G). */
+    /** {@code num_generations}: samples per agent per prompt. */
     public int numGenerations() {
         return get(NUM_GENERATIONS);
     }
@@ -126,12 +103,11 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
             super(configTypeName, algorithmName, fields, hints);
         }
 
-        /** See {@link ActorCriticConfig#valueLossCoef()}. */
         public B valueLossCoef(double valueLossCoef) {
             return put(VALUE_LOSS_COEF, valueLossCoef);
         }
 
-        /** Null = V. See {@link ActorCriticConfig#criticType()}. */
+        /** Null = V. */
         public B criticType(CriticType criticType) {
             return put(CRITIC_TYPE, criticType == null ? CriticType.V : criticType);
         }
@@ -141,7 +117,6 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
             return put(CRITIC_TYPE, CriticType.parse(criticType));
         }
 
-        /** Null or 0 = one linear layer. See {@link ActorCriticConfig#criticValueHeadHiddenDim()}. */
         public B criticValueHeadHiddenDim(Integer hiddenDim) {
             return put(CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }
@@ -156,12 +131,10 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
             return put(CRITIC_DEVICES, device == null ? null : List.of(device));
         }
 
-        /** See {@link ActorCriticConfig#discount()}. */
         public B discount(double discount) {
             return put(DISCOUNT, discount);
         }
 
-        /** See {@link ActorCriticConfig#numGenerations()}. */
         public B numGenerations(int numGenerations) {
             return put(NUM_GENERATIONS, numGenerations);
         }

@@ -3,38 +3,10 @@ package comlrl.trainers.actorcritic;
 import static comlrl.utils.ConfigField.atLeast;
 import static comlrl.utils.ConfigField.nullableNumber;
 import static comlrl.utils.ConfigField.number;
-import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
-import static comlrl.utils.TrainerFields.AGENT_DEVICES;
-import static comlrl.utils.TrainerFields.AGENT_LEARNING_RATE;
-import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
-import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
-import static comlrl.utils.TrainerFields.EVAL_BATCH_SIZE;
-import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
-import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
-import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
-import static comlrl.utils.TrainerFields.LOGGING_STEPS;
-import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
-import static comlrl.utils.TrainerFields.NUM_AGENTS;
-import static comlrl.utils.TrainerFields.NUM_TRAIN_EPOCHS;
-import static comlrl.utils.TrainerFields.NUM_TURNS;
-import static comlrl.utils.TrainerFields.DDP_SPLIT;
-import static comlrl.utils.TrainerFields.OURS;
-import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
-import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_COEF;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
-import static comlrl.utils.TrainerFields.ROLLOUT_BUFFER_SIZE;
-import static comlrl.utils.TrainerFields.TEMPERATURE;
-import static comlrl.utils.TrainerFields.TOP_K;
-import static comlrl.utils.TrainerFields.TOP_P;
-import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
-import static comlrl.utils.TrainerFields.USE_SEPARATE_CRITIC;
-import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
-import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
+import static comlrl.utils.TrainerFields.*;
 
 import comlrl.utils.ConfigField;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,9 +15,8 @@ import java.util.Map;
  * The table of actor-critic config fields: every field of the reference's {@code IACConfig} (§5.1)
  * and {@code MAACConfig} (§5.2) with its key, default and range, declared once (here, or in
  * {@link comlrl.utils.TrainerFields} when the preference configs have it too); then the two configs'
- * field lists, in the reference's order followed by our additions.
- * The getters' Javadoc in {@link ActorCriticConfig}, {@link IACConfig} and {@link MAACConfig} is
- * each field's documentation.
+ * field lists, in the reference's order followed by our additions. Each field's {@code means(...)}
+ * is its documentation.
  */
 final class ActorCriticFields {
     private ActorCriticFields() {
@@ -129,7 +100,7 @@ final class ActorCriticFields {
     }
 
     private static List<ConfigField<?>> concat(List<ConfigField<?>> reference) {
-        java.util.ArrayList<ConfigField<?>> all = new java.util.ArrayList<>(reference);
+        ArrayList<ConfigField<?>> all = new ArrayList<>(reference);
         all.add(DDP_SPLIT);
         all.addAll(OURS);
         return List.copyOf(all);

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.rl.Advantages;
 import comlrl.tensor.Tensor;
 
 /**
@@ -36,9 +37,6 @@ import comlrl.tensor.Tensor;
  * negative when they do worse.
  */
 public final class ActorCriticLoss {
-    /** The floor of the advantage standard deviation. */
-    public static final double MIN_STD = 1e-6;
-
     private ActorCriticLoss() {
     }
 
@@ -91,30 +89,13 @@ public final class ActorCriticLoss {
         return new Episode(shaped, y, discountedReturns(shaped, returnGamma), a);
     }
 
-    /** {@code A = y − V_old}, normalised over the group when asked and the group has more than one sample. */
+    /** {@code A = y − V_old}, normalised over the group ({@link Advantages#normalize}) when asked. */
     public static double[] advantages(double[] targets, double[] oldValues, boolean normalize) {
-        int n = targets.length;
-        double[] a = new double[n];
-        for (int j = 0; j < n; j++) {
+        double[] a = new double[targets.length];
+        for (int j = 0; j < a.length; j++) {
             a[j] = targets[j] - oldValues[j];
         }
-        if (!normalize || n <= 1) {
-            return a;
-        }
-        double mean = 0;
-        for (double v : a) {
-            mean += v;
-        }
-        mean /= n;
-        double var = 0;
-        for (double v : a) {
-            var += (v - mean) * (v - mean);
-        }
-        double std = Math.max(Math.sqrt(var / n), MIN_STD);
-        for (int j = 0; j < n; j++) {
-            a[j] = (a[j] - mean) / std;
-        }
-        return a;
+        return normalize ? Advantages.normalize(a) : a;
     }
 
     /**

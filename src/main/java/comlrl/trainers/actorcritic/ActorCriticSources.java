@@ -13,18 +13,14 @@ import java.util.List;
 
 /**
  * Which models an actor-critic trainer builds, and where they go, with the reference's rules and
- * messages (§6.1, §6.2, §9); pure functions that load nothing.
+ * messages (§6.1, §6.2, §9), in its constructors' order; pure functions that load nothing. Sources are
+ * model ids or directories ({@code String}s, loaded by the trainer) or loaded {@link CausalLm}s; the
+ * actor count is always {@code args.num_agents} (unlike MAGRPO, whose constructor count wins).
  *
- * <p>Sources are model ids or directories ({@code String}s, loaded by the trainer) or loaded
- * {@link CausalLm}s. The actor count is always {@code args.num_agents} (unlike MAGRPO, whose
- * constructor count wins). The checks run in the reference constructors' order.
- *
- * <p>Tokenizers: in the reference an agent list always needs {@code tokenizer} ("Tokenizer must be
- * provided when using agents."), even of model ids, because a bare transformers model has none. Here
- * a model loaded from an id or directory carries the tokenizer stored beside it, and a
- * {@link CausalLm} passed in carries its own, so the rule applies only to a {@code CausalLm} built
- * without a tokenizer (null) when no tokenizer is given. A given tokenizer (one for all, or one per
- * agent) replaces the agents' own.
+ * <p>Tokenizers: the reference always needs {@code tokenizer} with an agent list ("Tokenizer must be
+ * provided when using agents."), because a bare transformers model has none. Here a loaded model
+ * carries its tokenizer, so the rule applies only to a {@code CausalLm} built without one. A given
+ * tokenizer (one for all, or one per agent) replaces the agents' own.
  */
 public final class ActorCriticSources {
     private ActorCriticSources() {
@@ -46,9 +42,7 @@ public final class ActorCriticSources {
             critics = List.copyOf(critics);
         }
 
-        /**
-         * The loaded actors, each with its tokenizer where one was given apart from the model.
-         */
+        /** The loaded actors, each with its tokenizer where one was given apart from the model. */
         HeldAgents<CausalLm> withTokenizers(HeldAgents<CausalLm> loaded) {
             return loaded.mapIndexed((i, lm) -> {
                 Tokenizer tok = tokenizers.get(i);
@@ -73,15 +67,8 @@ public final class ActorCriticSources {
         }
     }
 
-    /** How the critics of a trainer are laid out, for {@link #place}. */
-    enum CriticLayout {
-        /** IAC with separate critics: one critic model per agent. */
-        PER_AGENT,
-        /** IAC with value heads on the actors: the "critics" are the actors. */
-        ON_ACTORS,
-        /** MAAC: one critic for all agents. */
-        SHARED
-    }
+    /** How the critics are laid out: one model per agent (IAC), the actors themselves (value heads), one shared (MAAC). */
+    enum CriticLayout { PER_AGENT, ON_ACTORS, SHARED }
 
     /**
      * IAC's sources.

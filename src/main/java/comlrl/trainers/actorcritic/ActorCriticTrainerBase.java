@@ -3,11 +3,9 @@ package comlrl.trainers.actorcritic;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
-import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
@@ -28,8 +26,11 @@ import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -46,14 +47,11 @@ import java.util.function.Function;
  *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
  *              ({@link AgentUpdates}: Â per turn group, shuffled minibatches, {@link Critic#update})
  *   end of epoch: update every agent from what its buffer still holds; evaluate every eval_interval
- *              ({@link EvaluationMetrics}); checkpoint every checkpoint_interval ({@link ActorCriticCheckpoint})
+ *              ({@link #evaluate}); checkpoint every checkpoint_interval ({@link #checkpoint})
  * </pre>
  * The critic is a strategy ({@link Critic}): a separate model per agent, a value head on each actor,
- * or MAAC's centralised critic. Logged per update event, per agent under {@code agent_i/} and averaged
- * over the agents updated together without it ({@link TurnMetrics}): {@code turn_t/reward_mean},
- * {@code expected_return}, {@code reference_kl_mean}, {@code reference_kl_penalty_mean},
- * {@code policy_loss}, {@code value_loss} and {@code explained_variance}
- * ({@code 1 − Var[y − V_old] / Var[y]}, absent when {@code Var[y] = 0}).
+ * or MAAC's centralised critic. Each update event logs {@link TurnMetrics}' keys per agent under
+ * {@code agent_i/} and, without the prefix, averaged over the agents updated together.
  *
  * <p>Differences from the reference, on purpose: {@code metrics_callback} values are logged once, at
  * rollout time (bug 14.15); evaluation with {@code num_generations > 1} rolls out one generation per
@@ -111,7 +109,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final EpochProgress progress;
     /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
     private String itemLabel = "a task item";
-    private long skipped;
 
     /**
      * Loads the actors (and their references), then the critic {@code critic} makes for them, then
@@ -129,12 +126,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         this.evalRewarder = rewarders.evaluation();
-        TaskSet trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
-        ExternalTransition externalTransition = b.externalTransition();
         this.metricsCallback = b.metricsCallback();
-        PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        Path outputDir = b.outputDir();
         this.seeds = new SeedStream(args.seed());
         this.logger = b.metricsLogger(args.loggingSteps(), algorithm.name(),
                 TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain());
@@ -151,24 +144,21 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), placement.references().isEmpty()
                         ? placement.agents() : placement.references());
             }
-            loaded.requireOutside(outputDir, "output_dir");
+            loaded.requireOutside(b.outputDir(), "output_dir");
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
             made = critic.apply(new Critic.Actors(agents, loaded, padIds, work, executor, steps));
-            made.requireOutside(outputDir, "output_dir");
+            made.requireOutside(b.outputDir(), "output_dir");
             actorOptimizers = AgentUpdates.actorOptimizers(agents, made, work, args.agentLearningRate());
             this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
-            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor,
-                    work).withTransitions(new Transitions(externalTransition, numAgents), args.externalPromptPassthrough())
+            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters,
+                    new PromptEncoder(b.chatTemplate(), b.systemPrompt()), executor, work)
+                    .withTransitions(new Transitions(b.externalTransition(), numAgents), args.externalPromptPassthrough())
                     .withReferences(refs);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
-            TrainerCheckpoint checkpoint = ActorCriticCheckpoint.of(algorithm.name(), args, agents, actorOptimizers,
-                    made, work, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
-                            TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
-                            TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
-                    seeds, logger, b.checkpointExtension());
-            this.progress = new EpochProgress(new EpochProgress.Loop(trainDataset, evalDataset != null,
-                    args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()), checkpoint, loaded,
+            this.progress = new EpochProgress(new EpochProgress.Loop(b.trainDataset(), evalDataset != null,
+                    args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()),
+                    checkpoint(made, b.checkpointExtension()), loaded,
                     this::evaluate, this::trainItem, () -> drain(updates.nonEmpty()));
         } catch (RuntimeException | Error e) {
             freeModels(made, refs, loaded);
@@ -185,8 +175,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     public final TrainerSettings settings() {
         return settings;
     }
-
-    // ------------------------------------------------------------------ public API
 
     public ActorCriticConfig args() {
         return args;
@@ -205,28 +193,18 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         return progress;
     }
 
-    /**
-     * Each actor's causal LM (a shared value head, if any, is not part of it); in a ddp run with the
-     * agents split, null for the agents other processes hold.
-     */
+    /** Each actor's causal LM (without a value head on it); null for other processes' agents in the agents split. */
     @Override
     public List<CausalLm> policies() {
         return agents.asList();
     }
 
-    /**
-     * The actors, each with the value head on it (IAC with {@code use_separate_critic: false}; null
-     * otherwise); in a ddp run with the agents split, null for the agents other processes hold.
-     */
+    /** The actors, each with the value head on it (IAC with {@code use_separate_critic: false}; else null). */
     public List<CausalLmWithValueHead> agents() {
         return agents.mapIndexed((i, a) -> new CausalLmWithValueHead(a, critic.headOnActor(i))).asList();
     }
 
-    /**
-     * The critic models with their value heads ({@link Critic#views}): IAC's separate critics (empty
-     * with value heads on the actors; null for other processes' agents in the agents split), or MAAC's
-     * one centralised critic.
-     */
+    /** The critic models with their value heads ({@link Critic#views}). */
     public List<CausalLmWithValueHead> critics() {
         return critic.views();
     }
@@ -235,11 +213,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return generation.asList();
-    }
-
-    /** Samples left out of updates because a value was not finite ({@code skip_nonfinite_samples}). */
-    public long skippedSamples() {
-        return skipped;
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
@@ -255,11 +228,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         }
         List<Integer> full = new ArrayList<>();
         for (RolloutSample s : rollouts) {
-            if (!Double.isFinite(s.reward())) {
-                skipped++; // only reached with skip_nonfinite_samples (JointRewarder stops the run otherwise)
-                continue;
-            }
-            if (updates.add(s) && !full.contains(s.agentIdx())) {
+            // a non-finite reward only reaches here with skip_nonfinite_samples (JointRewarder stops the run otherwise)
+            if (Double.isFinite(s.reward()) && updates.add(s) && !full.contains(s.agentIdx())) {
                 full.add(s.agentIdx());
             }
         }
@@ -279,29 +249,47 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     /**
-     * One item's rollouts, in (turn, agent, generation) order. Per turn: every agent samples K
-     * responses (K = {@code num_generations} in training, 1 in evaluation), the critic records its
-     * values, the reward function scores the turn once; multi-turn episodes continue through the
-     * external transition until {@code num_turns} or until the turn's mean reward exceeds
-     * {@code early_termination_threshold}. Targets and returns follow {@link ActorCriticLoss}.
+     * One item's rollouts, in (turn, agent, generation) order ({@link EpisodeSamples#collect}):
+     * {@code num_generations} samples per agent per turn in training, one in evaluation.
      */
-    protected final List<RolloutSample> collect(TaskItem item, boolean eval) {
+    private List<RolloutSample> collect(TaskItem item, boolean eval) {
         return eval ? episodes.collect(item, itemLabel, evalSeeds, evalRewarder, 1)
                 : episodes.collect(item, itemLabel, seeds, rewarder, args.numGenerations());
+    }
+
+    /**
+     * The checkpoint: per agent {@code agent_i} (its weights) and {@code optimizer_i.safetensors}, then
+     * the critic's parts of that agent ({@link Critic#agentParts}), then the critic's shared parts; the
+     * model shapes of the actors and the critic; progress, seeds and the stateful parts. In the agents
+     * split each process writes and restores the agents it owns.
+     */
+    private TrainerCheckpoint checkpoint(Critic critic, TrainerCheckpoint.Extension extension) {
+        List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
+        shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model)));
+        shapes.addAll(critic.shapes());
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        for (int i : agents.indices()) {
+            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), actorOptimizers.get(i)));
+            parts.putAll(critic.agentParts(i));
+        }
+        parts.putAll(critic.sharedParts());
+        return new TrainerCheckpoint(algorithm.name(), agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
+                shapes, parts, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                        TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
+                        TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
+                seeds, logger, work).extendedBy(extension);
     }
 
     /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
     private SeedStream evalSeeds;
 
-    // ------------------------------------------------------------------ evaluation, saving
-
     /**
      * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument): one generation per agent per turn, no updates. Returns
-     * {@code eval/turn_t/reward_mean} (raw rewards), {@code eval/turn_t/expected_return},
-     * {@code eval/turn_t/reference_kl_mean}, {@code eval/turn_t/reference_kl_penalty_mean} and
-     * {@code eval/<key>}, the mean over items of {@code metrics_callback}; {@code {}} without an
-     * evaluation set. Logged at the current {@code env_step}.
+     * no argument): one generation per agent per turn, no updates. Returns per turn the rollout means
+     * of every item's samples of that turn ({@link TurnMetrics} under {@code eval/}: reward_mean of the
+     * raw rewards, expected_return, reference_kl_mean, reference_kl_penalty_mean), then
+     * {@code eval/<key>}, the mean over the items that returned it of {@code metrics_callback};
+     * {@code {}} without an evaluation set. Logged at the current {@code env_step}.
      */
     @Override
     public Map<String, Double> evaluate() {
@@ -310,20 +298,30 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
         evalSeeds = seeds.evaluation();
-        EvaluationMetrics gathered = new EvaluationMetrics();
+        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
+        Map<String, List<Double>> custom = new LinkedHashMap<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int j = 0; j < n; j++) {
             itemLabel = "eval item " + j;
             List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            gathered.addRollouts(rollouts);
+            rollouts.forEach(s -> byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s));
             if (j < EvalSamples.KEPT && work.isMain()) {
                 kept.add(sample(j, rollouts));
             }
             if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-                gathered.addCallback(callback(rollouts));
+                callback(rollouts).forEach((k, v) -> custom.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
             }
         }
-        Map<String, Double> metrics = gathered.metrics();
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        byTurn.values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
+                Double.NaN));
+        custom.forEach((k, values) -> {
+            double sum = 0;
+            for (double v : values) {
+                sum += v;
+            }
+            metrics.put("eval/" + k, sum / values.size());
+        });
         logger.log(progress.envStep(), metrics);
         logger.samples(progress.envStep(), kept);
         return metrics;
@@ -337,7 +335,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         for (int i = 0; i < numAgents; i++) {
             int agent = i;
             List<RolloutSample> own = rollouts.stream().filter(r -> r.agentIdx() == agent)
-                    .sorted(java.util.Comparator.comparingInt(RolloutSample::turnIdx)).toList();
+                    .sorted(Comparator.comparingInt(RolloutSample::turnIdx)).toList();
             prompts.add(own.stream().map(RolloutSample::prompt).toList());
             completions.add(own.stream().map(RolloutSample::completion).toList());
         }
@@ -353,19 +351,13 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /**
      * Saves the actors, critics and value heads in the reference's layout (§11): agent i in
      * {@code dir/agent_i/} (IAC with one agent: {@code dir} itself), its critic or head beside it
-     * ({@link Critic#save}). In a ddp run rank 0 writes every agent (data split), or each process its
-     * own (agents split).
+     * ({@link Critic#save}); as {@link AgentSet#saveAgents} writes in a ddp run.
      */
     @Override
     public void saveModel(Path dir) {
-        actorSet.requireOutside(dir, "the save directory");
         critic.requireOutside(dir, "the save directory");
-        boolean writes = work.isMain() || !work.splitsRows();
-        for (int i : writes ? agents.indices() : List.<Integer>of()) {
-            agents.get(i).save(actorDir(dir, i));
-        }
-        critic.save(dir, i -> actorDir(dir, i), writes);
-        work.barrier();
+        actorSet.saveAgents(agents, work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
+                writes));
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 

@@ -7,7 +7,6 @@ import comlrl.model.DecoderLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
-import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.List;
@@ -55,41 +54,32 @@ final class ActorValueHeads extends PerAgentCritics {
 
     @Override
     public Losses update(int agent, List<RolloutSample> mb, HeldAgents<AdamW> actorOptimizers) {
-        AdamW opt = actorOptimizers.get(agent);
         MinibatchSteps steps = actors.steps();
         boolean q = config.criticType().readsResponse();
         DecoderLm actor = actors.lms().get(agent).model();
         ValueHead head = heads.get(agent);
-        List<RolloutSample> mine = steps.local(mb); // a ddp process's share; every sample in one process
-        double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
-        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
         int n = mb.size();
-        double[] parts = new double[2]; // actor_loss, value_loss of this process's rows
-        opt.zeroGrad();
-        try (Scope s = Scope.open()) {
-            double total = 0;
-            if (!mine.isEmpty()) {
-                Tensor a = Tensor.ofDoubles(adv, actor.device()).to(DType.F32); // [B] Â
-                total = Scorer.backward(actor, mine.stream().map(RolloutSample::promptIds).toList(),
-                        mine.stream().map(RolloutSample::responseIds).toList(), actors.padIds()[agent], true, sc -> {
-                            Tensor actorLoss = steps.meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
-                            long[] pos = valuePositions(mine, sc.hidden().size(1), q);
-                            Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat(); // [B]
-                            Tensor valueLoss = steps.meanOverMinibatch(
-                                    ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()), n);
-                            parts[0] = actorLoss.item();
-                            parts[1] = valueLoss.item();
-                            return actorLoss.add(valueLoss.mul(config.valueLossCoef()));
-                        }, config.gradientCheckpointing());
-            }
-            double[] sums = steps.sumOverRanks(new double[] {total, parts[0], parts[1]});
-            parts[0] = sums[1];
-            parts[1] = sums[2];
-            MinibatchSteps.requireFinite(sums[0], "the loss (actor_loss + value_loss_coef * value_loss)", mb, opt);
-        }
-        steps.step(agent, "shared", opt, mb);
-        return new Losses(parts[0], parts[1]);
+        double[] sums = steps.minimize(agent, "shared", "the loss (actor_loss + value_loss_coef * value_loss)",
+                actorOptimizers.get(agent), mb, 3, mine -> { // a ddp process's share; every sample in one process
+                    double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+                    double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
+                    double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
+                    Tensor a = Tensor.ofDoubles(adv, actor.device()).to(DType.F32); // [B] Â
+                    double[] parts = new double[3]; // the loss, actor_loss, value_loss of this process's rows
+                    parts[0] = Scorer.backward(actor, mine.stream().map(RolloutSample::promptIds).toList(),
+                            mine.stream().map(RolloutSample::responseIds).toList(), actors.padIds()[agent], true, sc -> {
+                                Tensor actorLoss = steps.meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
+                                long[] pos = valuePositions(mine, sc.hidden().size(1), q);
+                                Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat(); // [B]
+                                Tensor valueLoss = steps.meanOverMinibatch(
+                                        ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()), n);
+                                parts[1] = actorLoss.item();
+                                parts[2] = valueLoss.item();
+                                return actorLoss.add(valueLoss.mul(config.valueLossCoef()));
+                            }, config.gradientCheckpointing());
+                    return parts;
+                });
+        return new Losses(sums[1], sums[2]);
     }
 
     /**

@@ -2,9 +2,7 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
-import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
@@ -28,7 +26,7 @@ import java.util.function.Function;
  *   explained_variance = 1 − Var[y − V_old] / Var[y]                   ({@link ActorCriticLoss#explainedVariance})
  * </pre>
  * Agents drained together are updated on their own threads when their models are disjoint and the
- * agents run in parallel; their metrics are logged as one event ({@link TurnMetrics}).
+ * agents run in parallel; their metrics ({@link TurnMetrics}) are logged as one event.
  */
 final class AgentUpdates {
     private final ActorCriticConfig args;
@@ -39,18 +37,10 @@ final class AgentUpdates {
     private final MinibatchSteps steps;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
 
-    /**
-     * Per held agent, the actor's optimizer (AdamW, weight decay 0.01) over its model's parameters and
-     * those of the value head on it, if any.
-     */
+    /** Per held agent, the actor's AdamW over its model's parameters and those of the value head on it, if any. */
     static HeldAgents<AdamW> actorOptimizers(HeldAgents<CausalLm> agents, Critic critic, RankWork work,
             double learningRate) {
-        return agents.open((i, agent) -> {
-            ValueHead head = critic.headOnActor(i);
-            List<Tensor> params = new ArrayList<>(agent.model().parameters());
-            params.addAll(head == null ? List.of() : head.parameters());
-            return work.adamW(params, learningRate, 0.01);
-        });
+        return agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(), critic.headOnActor(i), learningRate));
     }
 
     AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, AgentExecutor executor,
@@ -98,36 +88,27 @@ final class AgentUpdates {
             buffers.get(i).clear();
             shuffleSeeds.put(i, seeds.next());
         }
-        List<Integer> order = new ArrayList<>(taken.keySet());
         // the agents split: each process updates its agents (and a shared critic's every process every agent)
-        List<Integer> here = critic.sharedByAgents() ? order : order.stream().filter(work::ownsAgent).toList();
-        Function<Integer, Map<Integer, TurnMetrics>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
-        List<Map<Integer, TurnMetrics>> computed = !critic.sharedByAgents() && executor.parallel()
+        List<Integer> here = taken.keySet().stream().filter(i -> critic.sharedByAgents() || work.ownsAgent(i)).toList();
+        Function<Integer, Map<String, Double>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
+        List<Map<String, Double>> computed = !critic.sharedByAgents() && executor.parallel()
                 ? executor.map(here, update::apply) : here.stream().map(update).toList();
-        Map<Integer, Map<Integer, TurnMetrics>> done = new TreeMap<>();
-        for (int j = 0; j < here.size(); j++) {
-            done.put(here.get(j), computed.get(j));
-        }
-        List<Map<Integer, TurnMetrics>> byAgent = actorOptimizers // each agent's metrics from its owner
-                .mapIndexed((i, opt) -> done.getOrDefault(i, Map.of())).fromOwners(TurnMetrics.BY_TURN);
+        List<Map<String, Double>> byAgent = actorOptimizers // each agent's metrics from its owner
+                .mapIndexed((i, opt) -> here.contains(i) ? computed.get(here.indexOf(i)) : Map.<String, Double>of())
+                .fromOwners(TurnMetrics.CODEC);
         Map<String, Double> perAgent = new LinkedHashMap<>();
         Map<String, List<Double>> aggregate = new LinkedHashMap<>();
-        for (int agent : order) {
-            byAgent.get(agent).forEach((turn, m) -> {
-                Map<String, Double> own = new LinkedHashMap<>();
-                m.putInto(own, "", turn);
-                own.forEach((key, v) -> {
-                    perAgent.put("agent_" + agent + "/" + key, v);
-                    aggregate.computeIfAbsent(key, x -> new ArrayList<>()).add(v);
-                });
+        for (int agent : taken.keySet()) {
+            byAgent.get(agent).forEach((key, v) -> {
+                perAgent.put("agent_" + agent + "/" + key, v);
+                aggregate.computeIfAbsent(key, x -> new ArrayList<>()).add(v);
             });
         }
         Map<String, Double> metrics = new LinkedHashMap<>();
         aggregate.forEach((key, vs) -> metrics.put(key, vs.stream().mapToDouble(Double::doubleValue).average().orElse(0)));
         if (critic.sharedByAgents()) {
             metrics.keySet().removeIf(key -> key.endsWith("/explained_variance"));
-            Map<Integer, List<RolloutSample>> byTurn = byTurn(taken.values().stream().flatMap(List::stream).toList());
-            byTurn.forEach((turn, group) -> {
+            byTurn(taken.values().stream().flatMap(List::stream).toList()).forEach((turn, group) -> {
                 double ev = explainedVariance(group);
                 if (!Double.isNaN(ev)) {
                     metrics.put("turn_" + (turn + 1) + "/explained_variance", ev);
@@ -138,10 +119,10 @@ final class AgentUpdates {
         return metrics;
     }
 
-    /** One agent's buffer: per turn group, {@code Â}, a seeded shuffle, minibatch updates. */
-    private Map<Integer, TurnMetrics> updateAgent(int agent, List<RolloutSample> buffer, long shuffleSeed) {
+    /** One agent's buffer: per turn group, {@code Â}, a seeded shuffle, minibatch updates; its metrics. */
+    private Map<String, Double> updateAgent(int agent, List<RolloutSample> buffer, long shuffleSeed) {
         Random shuffle = new Random(shuffleSeed);
-        Map<Integer, TurnMetrics> metrics = new TreeMap<>();
+        Map<String, Double> metrics = new LinkedHashMap<>();
         byTurn(buffer).forEach((turn, group) -> {
             double[] targets = group.stream().mapToDouble(RolloutSample::valueTarget).toArray();
             double[] old = group.stream().mapToDouble(RolloutSample::oldValue).toArray();
@@ -162,8 +143,8 @@ final class AgentUpdates {
                 valueLoss += losses.valueLoss();
                 minibatches++;
             }
-            metrics.put(turn, TurnMetrics.ofUpdate(group, policyLoss / minibatches, valueLoss / minibatches,
-                    explainedVariance(group)));
+            TurnMetrics.put(metrics, "", group, policyLoss / minibatches, valueLoss / minibatches,
+                    explainedVariance(group));
         });
         return metrics;
     }

@@ -5,7 +5,6 @@ import comlrl.distributed.Codecs;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;
-import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
@@ -50,18 +49,14 @@ final class CentralCritic implements Critic {
     static CentralCritic create(MAACConfig c, Actors actors, AgentSet model, Integer width) {
         ValueHead head = null;
         try {
-            int vocab = actors.lms().map(lm -> lm.tokenizer().vocabSize()).fromOwners(Codecs.INT).get(0);
-            if (model.get(0).model().config().vocabSize() < vocab) {
-                throw new IllegalArgumentException("The MAAC critic (" + model.get(0).source() + ") has vocab_size "
-                        + model.get(0).model().config().vocabSize() + " but reads agent 0's token ids, up to "
-                        + (vocab - 1) + "; give a critic of agent 0's model family (critic_model)");
-            }
+            ValueHeads.requireVocabulary("The MAAC critic", model.get(0),
+                    actors.lms().map(lm -> lm.tokenizer().vocabSize()).fromOwners(Codecs.INT).get(0), "agent 0's",
+                    "critic_model");
             try (Rng rng = new Rng(c.seed() ^ PerAgentCritics.HEAD_SEED)) {
                 head = ValueHead.forBackbone(model.get(0).model(), width == null ? 0 : width, rng);
             }
-            List<Tensor> params = new ArrayList<>(model.get(0).model().parameters());
-            params.addAll(head.parameters());
-            return new CentralCritic(c, actors, model, head, actors.work().adamW(params, c.criticLearningRate(), 0.01));
+            return new CentralCritic(c, actors, model, head, ValueHeads.adamW(actors.work(), model.get(0).model(), head,
+                    c.criticLearningRate()));
         } catch (RuntimeException | Error e) {
             if (head != null) {
                 head.close();

@@ -60,7 +60,7 @@ final class EpisodeSamples {
         List<JointRollout.Scored<double[][]>> episode = rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
                 JointRollout.Scoring.perAgent(rewarder), numTurns,
                 rewards -> threshold != null && mean(rewards) > threshold).get(0);
-        return samples(item, episode, k);
+        return samples(item, episode.stream().map(this::withCritic).toList(), k);
     }
 
     private static double mean(double[][] values) {
@@ -75,27 +75,18 @@ final class EpisodeSamples {
         return sum / Math.max(count, 1);
     }
 
-    /** What one turn produced: per agent i and generation g, responses cut at the agent's first pad id. */
-    private record Turn(List<String> prompts, List<long[]> promptIds, List<List<long[]>> responses,
-            List<List<String>> texts, double[][] logprobs, double[][] kls, Critic.Values critic,
-            double[][] rewards) {
-    }
-
-    /** The samples of an episode's scored turns, {@code k} generations per agent per turn. */
-    private List<RolloutSample> samples(TaskItem item, List<JointRollout.Scored<double[][]>> episode, int k) {
-        List<Turn> turns = new ArrayList<>();
-        for (JointRollout.Scored<double[][]> scored : episode) {
-            turns.add(withCritic(scored.turn(), scored.rewards()));
-        }
-        return flatSamples(item, turns, k);
-    }
-
     /**
-     * A sampled turn with the critic's old values: responses cut at the first pad id
-     * ({@code Σ_t log π(y_t)} of the sampling over the same tokens), KLs 0 when shaping is off; in the
-     * agents split every agent's values from its owner.
+     * A scored turn with, per agent i and generation g, the response cut at the agent's first pad id,
+     * its {@code Σ_t log π(y_t)} of the sampling over the same tokens, its reference KL (0 when shaping
+     * is off) and the critic's old value.
      */
-    private Turn withCritic(JointRollout.Turn turn, double[][] rewards) {
+    private record Turn(JointRollout.Turn sampled, double[][] rewards, List<List<long[]>> responses,
+            double[][] logprobs, double[][] kls, Critic.Values critic) {
+    }
+
+    /** The critic's old values of a scored turn (in the agents split every agent's from its owner). */
+    private Turn withCritic(JointRollout.Scored<double[][]> scored) {
+        JointRollout.Turn turn = scored.turn();
         int k = turn.completions().get(0).size();
         List<List<long[]>> responses = new ArrayList<>();
         double[][] logprobs = new double[numAgents][k];
@@ -105,25 +96,20 @@ final class EpisodeSamples {
                 Completion c = turn.completions().get(i).get(g);
                 int len = ReferenceKl.responseLength(c.tokenIds(), padIds[i]);
                 ys.add(Arrays.copyOf(c.tokenIds(), len));
-                double sum = 0;
                 for (int j = 0; j < len; j++) {
-                    sum += c.logprobs()[j];
+                    logprobs[i][g] += c.logprobs()[j];
                 }
-                logprobs[i][g] = sum;
             }
             responses.add(ys);
         }
-        List<String> prompts = turn.state().prompts();
-        List<List<String>> texts = turn.texts();
-        Critic.Values values = critic.values(turn.state().turn(), prompts, turn.promptIds(),
-                responses, texts);
+        Critic.Values values = critic.values(turn.state().turn(), turn.state().prompts(), turn.promptIds(), responses,
+                turn.texts());
         double[][] kls = turn.referenceKls() != null ? turn.referenceKls() : new double[numAgents][k];
-        return new Turn(prompts, turn.promptIds(), responses, texts, logprobs, kls,
-                values, rewards);
+        return new Turn(turn, scored.rewards(), responses, logprobs, kls, values);
     }
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */
-    private List<RolloutSample> flatSamples(TaskItem item, List<Turn> turns, int k) {
+    private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
         int n = turns.size();
         RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
         for (int i = 0; i < numAgents; i++) {
@@ -132,24 +118,23 @@ final class EpisodeSamples {
                 double[] kls = new double[n];
                 double[] old = new double[n];
                 for (int t = 0; t < n; t++) {
-                    Turn turn = turns.get(t);
-                    rewards[t] = turn.rewards[i][g];
-                    kls[t] = turn.kls[i][g];
-                    old[t] = turn.critic.values()[i][g];
+                    rewards[t] = turns.get(t).rewards[i][g];
+                    kls[t] = turns.get(t).kls[i][g];
+                    old[t] = turns.get(t).critic.values()[i][g];
                 }
                 ActorCriticLoss.Episode e = ActorCriticLoss.episode(rewards, kls, old, beta, gamma, returnGamma);
                 for (int t = 0; t < n; t++) {
                     Turn turn = turns.get(t);
-                    long[] p = turn.promptIds.get(i);
+                    long[] p = turn.sampled.promptIds().get(i);
                     long[] r = turn.responses.get(i).get(g);
-                    long[] full = new long[p.length + r.length];
-                    System.arraycopy(p, 0, full, 0, p.length);
+                    long[] full = Arrays.copyOf(p, p.length + r.length);
                     System.arraycopy(r, 0, full, p.length, r.length);
                     double a = e.advantages()[t];
                     List<long[]> joint = turn.critic.jointIds();
-                    out[t][i][g] = new RolloutSample(i, turn.prompts.get(i), turn.texts.get(i).get(g), full, p.length,
-                            r.length, turn.logprobs[i][g], old[t], rewards[t], e.returns()[t], a, a, t, kls[t],
-                            beta * kls[t], e.targets()[t], g, joint == null ? null : joint.get(g), item);
+                    out[t][i][g] = new RolloutSample(i, turn.sampled.state().prompts().get(i),
+                            turn.sampled.texts().get(i).get(g), full, p.length, r.length, turn.logprobs[i][g], old[t],
+                            rewards[t], e.returns()[t], a, a, t, kls[t], beta * kls[t], e.targets()[t], g,
+                            joint == null ? null : joint.get(g), item);
                 }
             }
         }

@@ -12,7 +12,7 @@ import java.util.Map;
  * Training configuration of Independent Actor-Critic (reference §5.1): every field of the Python
  * {@code IACConfig} with the same defaults, plus the fields our MAGRPOConfig adds ({@code seed},
  * {@code gradient_checkpointing}, {@code generation_kwargs}, {@code skip_nonfinite_samples},
- * {@code save_total_limit}). Immutable and validated when built; each getter documents its field.
+ * {@code save_total_limit}). Immutable and validated when built.
  *
  * <pre>{@code
  * IACConfig config = IACConfig.builder()
@@ -38,11 +38,7 @@ public final class IACConfig extends ActorCriticConfig {
         return new Builder();
     }
 
-    /**
-     * An IAC config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
-     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
-     * it, with a hint for keys of older versions or the closest valid key.
-     */
+    /** An IAC config from snake_case keys (a YAML/JSON {@code args:} section; unknown keys fail with a hint). */
     public static IACConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -59,29 +55,17 @@ public final class IACConfig extends ActorCriticConfig {
         return b;
     }
 
-    /**
-     * {@code use_separate_critic} (default true): one critic model per agent (from
-     * {@code critic_model} / {@code critics}, each with its own value head and optimizer) instead of a
-     * value head on each actor, trained with the actor's loss.
-     */
+    /** {@code use_separate_critic}: a critic model per agent, or a value head on each actor. */
     public boolean useSeparateCritic() {
         return get(USE_SEPARATE_CRITIC);
     }
 
-    /**
-     * {@code value_clip_range} (default 0.2, finite, &gt; 0, or null = no clipping): PPO-style value
-     * clipping, {@code max((y − V)², (y − V_clip)²)} with {@code V_clip = V_old + clamp(V − V_old, −ε, ε)}.
-     * Only shared value heads ({@code use_separate_critic=false}) are clipped; separate critics ignore it.
-     */
+    /** {@code value_clip_range} (value heads on the actors only; {@link ActorCriticLoss#valueErrors}). */
     public Double valueClipRange() {
         return get(VALUE_CLIP_RANGE);
     }
 
-    /**
-     * {@code value_head_hidden_dim} (default null, ≥ 0): hidden width of the value heads on the actors
-     * ({@code use_separate_critic=false}), {@code Linear(E, d) → Tanh → Linear(d, 1)}; null or 0 =
-     * one {@code Linear(E, 1)}.
-     */
+    /** {@code value_head_hidden_dim} of the value heads on the actors. */
     public Integer valueHeadHiddenDim() {
         return get(VALUE_HEAD_HIDDEN_DIM);
     }
@@ -104,22 +88,19 @@ public final class IACConfig extends ActorCriticConfig {
             return this;
         }
 
-        /** Null = the agent learning rate. See {@link IACConfig#criticLearningRate()}. */
+        /** Null = the agent learning rate. */
         public Builder criticLearningRate(Double criticLearningRate) {
             return put(OPTIONAL_CRITIC_LEARNING_RATE, criticLearningRate);
         }
 
-        /** See {@link IACConfig#useSeparateCritic()}. */
         public Builder useSeparateCritic(boolean useSeparateCritic) {
             return put(USE_SEPARATE_CRITIC, useSeparateCritic);
         }
 
-        /** Null disables value clipping. See {@link IACConfig#valueClipRange()}. */
         public Builder valueClipRange(Double valueClipRange) {
             return put(VALUE_CLIP_RANGE, valueClipRange);
         }
 
-        /** Null or 0 = one linear layer. See {@link IACConfig#valueHeadHiddenDim()}. */
         public Builder valueHeadHiddenDim(Integer hiddenDim) {
             return put(VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }

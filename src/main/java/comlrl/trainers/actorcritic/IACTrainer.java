@@ -3,20 +3,12 @@ package comlrl.trainers.actorcritic;
 import comlrl.trainers.common.RankWork;
 
 /**
- * Independent Actor-Critic (reference §5.5): every agent learns its own value function, either a
- * separate critic model with a value head ({@code use_separate_critic: true}, one critic per agent,
- * fed its actor's token ids: {@link SeparateCritics}) or a value head on the actor's own backbone
- * (false: one model, one optimizer, {@link ActorValueHeads}). One minibatch update of agent i
- * ({@link ActorCriticLoss} has the formulas):
- * <pre>
- *   separate:  actor  ← AdamW(∇ actor_loss),   critic ← AdamW(∇ value_loss_coef · value_loss)
- *   shared:    model  ← AdamW(∇ (actor_loss + value_loss_coef · value_loss)),  value error clipped
- *              by value_clip_range around V_old
- * </pre>
- * with the critic's value at the prompt's last token ({@code critic_type: v}) or at the response's
- * last token ({@code q}). Targets use the agent's own shaped rewards and its own critic's old values;
- * logged returns are discounted. Metrics: see {@link ActorCriticTrainerBase} ({@code explained_variance}
- * per agent, {@code agent_i/turn_t/explained_variance}, and their mean).
+ * Independent Actor-Critic (reference §5.5): every agent learns its own value function, on a separate
+ * critic model ({@code use_separate_critic: true}, {@link SeparateCritics}) or in a value head on the
+ * actor's own backbone (false, {@link ActorValueHeads}, value error clipped by {@code value_clip_range});
+ * the formulas are {@link ActorCriticLoss}'s. Targets use the agent's own shaped rewards and its own
+ * critic's old values; logged returns are discounted. The loop and metrics are
+ * {@link ActorCriticTrainerBase}'s ({@code explained_variance} per agent, and their mean).
  *
  * <pre>{@code
  * try (IACTrainer trainer = IACTrainer.builder().agentModel("builtin:tiny").criticModel("builtin:tiny")

@@ -13,10 +13,9 @@ import java.util.Map;
  * {@code skip_nonfinite_samples}, {@code save_total_limit}). Immutable and validated when built.
  *
  * <p>MAAC has no {@code use_separate_critic}, {@code value_clip_range} or {@code value_head_hidden_dim}
- * (its actors carry no value heads and its critic is never clipped). The reference reads the shared
- * critic's head width from the trainer's {@code model_config["critic_value_head_hidden_dim"]}; here it
- * is also a config field, {@link #criticValueHeadHiddenDim()}, so that it is type-checked with the
- * rest and recorded in the run's {@code config.json}.
+ * (its actors carry no value heads and its critic is never clipped). The shared critic's head width,
+ * which the reference reads from {@code model_config["critic_value_head_hidden_dim"]}, is also a
+ * config field here, so that it is type-checked and recorded in the run's {@code config.json}.
  *
  * <p>Where we differ from the reference: as for {@link IACConfig}.
  */
@@ -31,10 +30,7 @@ public final class MAACConfig extends ActorCriticConfig {
         return new Builder();
     }
 
-    /**
-     * A MAAC config from snake_case keys; missing keys keep their defaults. Values are type-checked;
-     * an unknown key fails naming it, with a hint (IAC-only keys included) or the closest valid key.
-     */
+    /** A MAAC config from snake_case keys (unknown keys, IAC-only ones included, fail with a hint). */
     public static MAACConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -68,7 +64,6 @@ public final class MAACConfig extends ActorCriticConfig {
             return this;
         }
 
-        /** See {@link ActorCriticConfig#criticLearningRate()}. */
         public Builder criticLearningRate(double criticLearningRate) {
             return put(CRITIC_LEARNING_RATE, criticLearningRate);
         }

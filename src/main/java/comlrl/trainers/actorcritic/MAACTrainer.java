@@ -6,18 +6,11 @@ import java.util.List;
 
 /**
  * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic
- * ({@link CentralCritic}) that values the joint input, tokenised with agent 0's tokenizer:
- * <pre>
- *   V:  "[Agent 0] p_0\n\n[Agent 1] p_1 ..."
- *   Q:  the same + "\n\n[Joint Action]\n\n[Agent 0 action]\nc_0\n\n[Agent 1 action]\nc_1 ..."
- * </pre>
- * value read at the last token (V: one value shared by every generation; Q: one per aligned joint
- * action k). Agent i's target is built from its own shaped reward and the joint value
- * ({@link ActorCriticLoss}); logged returns are suffix sums. Each agent minibatch takes an actor step
- * on {@code actor_loss} and a critic step on {@code value_loss_coef · value_loss} (no clipping), so
- * the critic steps once per agent minibatch; agents are updated one after the other. Metrics: see
- * {@link ActorCriticTrainerBase}; the critic's {@code turn_t/explained_variance} is taken over every
- * sample of the agents updated together (per agent under {@code agent_i/}).
+ * ({@link CentralCritic}) of the joint input ({@link #criticInput}), stepped after each agent
+ * minibatch's actor step. Agent i's target is built from its own shaped reward and the joint value
+ * ({@link ActorCriticLoss}); logged returns are suffix sums; agents are updated one after the other.
+ * The loop and metrics are {@link ActorCriticTrainerBase}'s; the critic's {@code turn_t/explained_variance}
+ * is taken over every sample of the agents updated together (per agent under {@code agent_i/}).
  */
 public final class MAACTrainer extends ActorCriticTrainerBase {
     /** The reference's algorithm name. */
@@ -46,8 +39,11 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     }
 
     /**
-     * The critic's input text (reference {@code _build_critic_input}): every agent's prompt, and for a
-     * Q critic the joint action.
+     * The critic's input text (reference {@code _build_critic_input}), with the joint action for a Q critic:
+     * <pre>
+     *   V:  "[Agent 0] p_0\n\n[Agent 1] p_1 ..."
+     *   Q:  the same + "\n\n[Joint Action]\n\n[Agent 0 action]\nc_0\n\n[Agent 1 action]\nc_1 ..."
+     * </pre>
      */
     public static String criticInput(List<String> prompts, List<String> actions) {
         List<String> parts = new ArrayList<>();

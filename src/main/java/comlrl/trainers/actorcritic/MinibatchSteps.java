@@ -16,7 +16,7 @@ import java.util.function.Function;
  * The optimizer steps of one minibatch, in one process or across the processes of a ddp run
  * ({@link RankWork}). Data split: each process computes the samples at positions
  * {@code j ≡ rank (mod W)} ({@link #local}); a loss over the minibatch is a sum over its samples, each
- * divided by |B|, so the processes' sums of losses ({@link #sumOverRanks}) and of gradients (in
+ * divided by |B|, so the processes' sums of losses ({@link #minimize}) and of gradients (in
  * {@link #step}) are the one-process values. Every step checks that its loss and gradients are
  * finite before it uses them.
  */
@@ -29,6 +29,29 @@ final class MinibatchSteps {
         this.observer = observer;
     }
 
+    /** A minibatch loss's backward pass over this process's share of the minibatch; returns the loss, then what else it reports. */
+    interface LocalLoss {
+        double[] backward(List<RolloutSample> mine);
+    }
+
+    /**
+     * One optimizer step of {@code opt} on a minibatch loss: its backward pass over this process's
+     * samples, its values summed over the processes, the loss ({@code what}, the first value) checked
+     * to be finite, then {@link #step}. Returns the summed values ({@code size} zeros without samples here).
+     */
+    double[] minimize(int agent, String which, String what, AdamW opt, List<RolloutSample> mb, int size, LocalLoss loss) {
+        List<RolloutSample> mine = local(mb);
+        opt.zeroGrad();
+        double[] values;
+        try (Scope s = Scope.open()) {
+            values = mine.isEmpty() ? new double[size] : loss.backward(mine);
+            values = work.splitsRows() ? work.sum(values) : values; // summed over the processes
+            requireFinite(values[0], what, mb, opt);
+        }
+        step(agent, which, opt, mb);
+        return values;
+    }
+
     /**
      * The actor's step of {@code agent} on
      * <pre>
@@ -38,20 +61,10 @@ final class MinibatchSteps {
      */
     double actorStep(int agent, CausalLm actor, List<RolloutSample> mb, AdamW opt, boolean checkpointing) {
         int n = mb.size();
-        List<RolloutSample> mine = local(mb);
-        double[] weights = mine.stream().mapToDouble(s -> -s.normalizedAdvantage() / n).toArray();
-        opt.zeroGrad();
-        double loss = 0;
-        try (Scope s = Scope.open()) {
-            if (!mine.isEmpty()) {
-                loss = Scorer.backwardWeighted(actor.model(), mine.stream().map(RolloutSample::promptIds).toList(),
-                        mine.stream().map(RolloutSample::responseIds).toList(), actor.padId(), weights, checkpointing);
-            }
-            loss = sumOverRanks(loss);
-            requireFinite(loss, "the actor loss", mb, opt);
-        }
-        step(agent, "actor", opt, mb);
-        return loss;
+        return minimize(agent, "actor", "the actor loss", opt, mb, 1, mine -> new double[] {Scorer.backwardWeighted(
+                actor.model(), mine.stream().map(RolloutSample::promptIds).toList(),
+                mine.stream().map(RolloutSample::responseIds).toList(), actor.padId(),
+                mine.stream().mapToDouble(s -> -s.normalizedAdvantage() / n).toArray(), checkpointing)})[0];
     }
 
     /**
@@ -66,38 +79,20 @@ final class MinibatchSteps {
             Function<RolloutSample, long[]> response, List<RolloutSample> mb, AdamW opt, double coef,
             boolean checkpointing) {
         int n = mb.size();
-        List<RolloutSample> mine = local(mb);
-        double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-        opt.zeroGrad();
-        double valueLoss;
-        try (Scope s = Scope.open()) {
-            double loss = mine.isEmpty() ? 0 : Scorer.backward(critic, mine.stream().map(prompt).toList(),
+        return minimize(agent, "critic", "the critic loss", opt, mb, 1, mine -> {
+            double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
+            return new double[] {Scorer.backward(critic, mine.stream().map(prompt).toList(),
                     mine.stream().map(response).toList(), pad, false, sc -> {
                         long len = sc.hidden().size(1);
                         Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
                         return meanOverMinibatch(ActorCriticLoss.valueErrors(v, targets, null, null), n).mul(coef);
-                    }, checkpointing);
-            loss = sumOverRanks(loss);
-            requireFinite(loss, "the critic loss", mb, opt);
-            valueLoss = loss / coef;
-        }
-        step(agent, "critic", opt, mb);
-        return valueLoss;
+                    }, checkpointing)};
+        })[0] / coef;
     }
 
     /** The samples of minibatch {@code mb} this process computes: all in one process, its share in a ddp run. */
     List<RolloutSample> local(List<RolloutSample> mb) {
         return work.splitsRows() ? Arrays.stream(work.localRows(mb.size())).mapToObj(mb::get).toList() : mb;
-    }
-
-    /** {@code value} summed over the processes of a ddp run (itself in one process). */
-    double sumOverRanks(double value) {
-        return sumOverRanks(new double[] {value})[0];
-    }
-
-    /** Each of {@code values} summed over the processes of a ddp run. */
-    double[] sumOverRanks(double[] values) {
-        return work.splitsRows() ? work.sum(values) : values;
     }
 
     /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples when the rows are this process's share. */

@@ -118,11 +118,6 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     void saveBackbone(int i, Path actorDir) {
     }
 
-    /**
-     * Fails, naming the file, when a head's width or input size differs from this run's
-     * ({@code value_head_hidden_dim} / {@code critic_value_head_hidden_dim}), or when the saved run used
-     * another {@code critic_type}.
-     */
     @Override
     public void loadValueHeads(Path savedDir, IntFunction<Path> actorDirs) {
         for (int i : heads.indices()) { // the agents split: each head's owner restores it

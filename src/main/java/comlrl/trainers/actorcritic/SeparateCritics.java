@@ -3,12 +3,10 @@ package comlrl.trainers.actorcritic;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Tensor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,14 +38,12 @@ final class SeparateCritics extends PerAgentCritics {
         HeldAgents<ValueHead> heads = null;
         try {
             HeldAgents<CausalLm> critics = models.held(actors.work());
-            critics.indices().forEach(i -> requireVocabulary(i, actors.lms().get(i), critics.get(i)));
+            critics.indices().forEach(i -> ValueHeads.requireVocabulary("critic " + i, critics.get(i), // reads its actor's ids
+                    actors.lms().get(i).tokenizer().vocabSize(), "agent " + i + "'s", "critic_model/critics"));
             HeldAgents<ValueHead> drawn = drawHeads(critics, c.criticValueHeadHiddenDim(), actors.work(), c.seed());
             heads = drawn;
-            HeldAgents<AdamW> optimizers = critics.open((i, critic) -> {
-                List<Tensor> params = new ArrayList<>(critic.model().parameters());
-                params.addAll(drawn.get(i).parameters());
-                return actors.work().adamW(params, c.criticLearningRate(), 0.01);
-            });
+            HeldAgents<AdamW> optimizers = critics.open((i, critic) -> ValueHeads.adamW(actors.work(), critic.model(),
+                    drawn.get(i), c.criticLearningRate()));
             return new SeparateCritics(c, actors, models, critics, heads, optimizers);
         } catch (RuntimeException | Error e) {
             if (heads != null) {
@@ -55,17 +51,6 @@ final class SeparateCritics extends PerAgentCritics {
             }
             models.close();
             throw e;
-        }
-    }
-
-    /** A separate critic reads its actor's token ids, so its vocabulary must cover them. */
-    private static void requireVocabulary(int i, CausalLm actor, CausalLm critic) {
-        long actorVocab = actor.tokenizer().vocabSize();
-        long criticVocab = critic.model().config().vocabSize();
-        if (criticVocab < actorVocab) {
-            throw new IllegalArgumentException("critic " + i + " (" + critic.source() + ") has vocab_size " + criticVocab
-                    + " but agent " + i + "'s tokenizer makes ids up to " + (actorVocab - 1) + ": a separate critic reads "
-                    + "its actor's token ids; give it a critic of the actor's model family (critic_model/critics)");
         }
     }
 

@@ -15,18 +15,22 @@ import java.util.Map;
  *   explained_variance          1 − Var[y − V_old] / Var[y] over the update   (training only; absent
  *                               when Var[y] = 0, where it is undefined: one sample, or equal targets)
  * </pre>
- * Evaluation logs the first four (losses and explained variance NaN here, and not logged).
+ * Evaluation logs the first four (its losses and explained variance are NaN, and not logged).
  */
-record TurnMetrics(double rewardMean, double expectedReturn, double referenceKlMean, double referenceKlPenaltyMean,
-        double policyLoss, double valueLoss, double explainedVariance) {
+final class TurnMetrics {
+    private static final String[] KEYS = {"reward_mean", "expected_return", "reference_kl_mean",
+        "reference_kl_penalty_mean", "policy_loss", "value_loss", "explained_variance"};
 
-    /** The rollout means of {@code samples} (losses and explained variance NaN). */
-    static TurnMetrics ofRollouts(List<RolloutSample> samples) {
-        return ofUpdate(samples, Double.NaN, Double.NaN, Double.NaN);
+    /** One agent's metrics, keys in order, between processes (the agents split: from each agent's owner). */
+    static final Codec<Map<String, Double>> CODEC = Codecs.mapOf(Codecs.STRING,
+            Codecs.DOUBLES.as(v -> v[0], d -> new double[] {d}));
+
+    private TurnMetrics() {
     }
 
-    /** The rollout means of {@code samples} with the losses and explained variance of their update. */
-    static TurnMetrics ofUpdate(List<RolloutSample> samples, double policyLoss, double valueLoss, double explainedVariance) {
+    /** Puts the keys of {@code samples} (one turn's) under {@code prefix}; NaN values are left out. */
+    static void put(Map<String, Double> metrics, String prefix, List<RolloutSample> samples, double policyLoss,
+            double valueLoss, double explainedVariance) {
         double reward = 0;
         double returns = 0;
         double kl = 0;
@@ -38,39 +42,12 @@ record TurnMetrics(double rewardMean, double expectedReturn, double referenceKlM
             penalty += s.referenceKlPenalty();
         }
         int n = samples.size();
-        return new TurnMetrics(reward / n, returns / n, kl / n, penalty / n, policyLoss, valueLoss, explainedVariance);
-    }
-
-    /** Puts the keys of turn {@code turn} (0-based) under {@code prefix}; NaN values are left out. */
-    void putInto(Map<String, Double> metrics, String prefix, int turn) {
-        String p = prefix + "turn_" + (turn + 1) + "/";
-        put(metrics, p + "reward_mean", rewardMean);
-        put(metrics, p + "expected_return", expectedReturn);
-        put(metrics, p + "reference_kl_mean", referenceKlMean);
-        put(metrics, p + "reference_kl_penalty_mean", referenceKlPenaltyMean);
-        put(metrics, p + "policy_loss", policyLoss);
-        put(metrics, p + "value_loss", valueLoss);
-        put(metrics, p + "explained_variance", explainedVariance);
-    }
-
-    private static void put(Map<String, Double> metrics, String key, double value) {
-        if (!Double.isNaN(value)) {
-            metrics.put(key, value);
+        double[] values = {reward / n, returns / n, kl / n, penalty / n, policyLoss, valueLoss, explainedVariance};
+        String p = prefix + "turn_" + (samples.get(0).turnIdx() + 1) + "/";
+        for (int j = 0; j < KEYS.length; j++) {
+            if (!Double.isNaN(values[j])) {
+                metrics.put(p + KEYS[j], values[j]);
+            }
         }
-    }
-
-    /** Sends one agent's metrics by turn between processes (the agents split: from each agent's owner). */
-    static final Codec<Map<Integer, TurnMetrics>> BY_TURN =
-            Codecs.mapOf(Codecs.INT, Codecs.DOUBLES.as(TurnMetrics::ofComponents, TurnMetrics::components));
-
-    /** The components in declaration order. */
-    double[] components() {
-        return new double[] {rewardMean, expectedReturn, referenceKlMean, referenceKlPenaltyMean, policyLoss, valueLoss,
-            explainedVariance};
-    }
-
-    /** The metrics of {@link #components()}. */
-    static TurnMetrics ofComponents(double[] v) {
-        return new TurnMetrics(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
     }
 }

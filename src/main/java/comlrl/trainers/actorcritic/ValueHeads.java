@@ -1,19 +1,23 @@
 package comlrl.trainers.actorcritic;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.generation.CausalLm;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.model.ValueHead;
 import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
+import comlrl.tensor.AdamW;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,6 +51,26 @@ final class ValueHeads {
             double[] out = new double[k];
             Arrays.fill(out, values[0]);
             return out;
+        }
+    }
+
+    /** AdamW (weight decay 0.01) over {@code model}'s parameters and those of {@code head} (null: none). */
+    static AdamW adamW(RankWork work, DecoderLm model, ValueHead head, double learningRate) {
+        List<Tensor> params = new ArrayList<>(model.parameters());
+        params.addAll(head == null ? List.of() : head.parameters());
+        return work.adamW(params, learningRate, 0.01);
+    }
+
+    /**
+     * Fails when {@code critic}'s vocabulary does not cover the token ids it reads, those of a tokenizer
+     * of {@code readerVocab} ids ({@code who}'s, e.g. "agent 0's"; {@code keys}: where to give another critic).
+     */
+    static void requireVocabulary(String name, CausalLm critic, long readerVocab, String who, String keys) {
+        long criticVocab = critic.model().config().vocabSize();
+        if (criticVocab < readerVocab) {
+            throw new IllegalArgumentException(name + " (" + critic.source() + ") has vocab_size " + criticVocab
+                    + " but reads " + who + " token ids, up to " + (readerVocab - 1) + "; give it a critic of " + who
+                    + " model family (" + keys + ")");
         }
     }
 

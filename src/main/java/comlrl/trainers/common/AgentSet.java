@@ -294,10 +294,18 @@ public final class AgentSet implements AutoCloseable {
      * waits for every process, so every agent is saved when any returns.
      */
     public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir) {
+        saveAgents(agents, work, dir, i -> dir.resolve("agent_" + i), writes -> { });
+    }
+
+    /** {@link #saveAgents(HeldAgents, RankWork, Path)} into {@code agentDirs}, then {@code more(writes)} before the wait. */
+    public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir, java.util.function.IntFunction<Path> agentDirs,
+            java.util.function.Consumer<Boolean> more) {
         requireOutside(dir, "the save directory");
-        if (work.isMain() || !work.splitsRows()) {
-            agents.indices().forEach(i -> agents.get(i).save(dir.resolve("agent_" + i)));
+        boolean writes = work.isMain() || !work.splitsRows();
+        if (writes) {
+            agents.indices().forEach(i -> agents.get(i).save(agentDirs.apply(i)));
         }
+        more.accept(writes);
         work.barrier();
     }
 }

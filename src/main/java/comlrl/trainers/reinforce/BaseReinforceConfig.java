@@ -5,19 +5,23 @@ import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.FieldTableConfig;
 import comlrl.utils.ParallelTraining;
+import java.util.function.Function;
 
 /**
  * The one implementation of {@link MAGRPOConfig} and its variants: the field table is
  * {@link FieldTableConfig}'s, the fields {@code ReinforceFields}'; here are the algorithm and the
- * checks across fields. The nested classes only bind the variant interfaces (and their builders'
- * types).
+ * checks across fields. The nested classes only bind the variant interfaces.
+ *
+ * @param <C> the variant's config type, which {@link #toBuilder()} builds
  */
-abstract class BaseReinforceConfig extends FieldTableConfig implements MAGRPOConfig {
+abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableConfig implements MAGRPOConfig {
     private final ReinforceAlgorithm algorithm;
+    private final Function<MAGRPOConfig.Builder<C>, C> factory;
 
-    BaseReinforceConfig(MAGRPOConfig.Builder<?> b) {
+    BaseReinforceConfig(MAGRPOConfig.Builder<C> b) {
         super(b);
         this.algorithm = b.algorithm;
+        this.factory = b.factory;
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use "
                 + "parallel_training=\"none\"" : null);
@@ -39,64 +43,42 @@ abstract class BaseReinforceConfig extends FieldTableConfig implements MAGRPOCon
         return algorithm;
     }
 
-    /** {@link #toBuilder()} of each variant: a builder of its type holding this config's values. */
-    final <C extends MAGRPOConfig> MAGRPOConfig.Builder<C> copyTo(MAGRPOConfig.Builder<C> b) {
+    /** A builder of this variant holding this config's values. */
+    @Override
+    public final MAGRPOConfig.Builder<C> toBuilder() {
+        MAGRPOConfig.Builder<C> b = new MAGRPOConfig.Builder<>(algorithm, factory);
         copyInto(b);
         return b;
     }
 
-    static final class Magrpo extends BaseReinforceConfig {
-        Magrpo(MAGRPOConfig.Builder<?> b) {
+    static final class Magrpo extends BaseReinforceConfig<MAGRPOConfig> {
+        Magrpo(MAGRPOConfig.Builder<MAGRPOConfig> b) {
             super(b);
-        }
-
-        @Override
-        public MAGRPOConfig.Builder<MAGRPOConfig> toBuilder() {
-            return copyTo(MAGRPOConfig.builder());
         }
     }
 
-    static final class Mareinforce extends BaseReinforceConfig implements MAREINFORCEConfig {
-        Mareinforce(MAGRPOConfig.Builder<?> b) {
+    static final class Mareinforce extends BaseReinforceConfig<MAREINFORCEConfig> implements MAREINFORCEConfig {
+        Mareinforce(MAGRPOConfig.Builder<MAREINFORCEConfig> b) {
             super(b);
-        }
-
-        @Override
-        public MAGRPOConfig.Builder<MAREINFORCEConfig> toBuilder() {
-            return copyTo(MAREINFORCEConfig.builder());
         }
     }
 
-    static final class Maremax extends BaseReinforceConfig implements MAReMaxConfig {
-        Maremax(MAGRPOConfig.Builder<?> b) {
+    static final class Maremax extends BaseReinforceConfig<MAReMaxConfig> implements MAReMaxConfig {
+        Maremax(MAGRPOConfig.Builder<MAReMaxConfig> b) {
             super(b);
-        }
-
-        @Override
-        public MAGRPOConfig.Builder<MAReMaxConfig> toBuilder() {
-            return copyTo(MAReMaxConfig.builder());
         }
     }
 
-    static final class Marloo extends BaseReinforceConfig implements MARLOOConfig {
-        Marloo(MAGRPOConfig.Builder<?> b) {
+    static final class Marloo extends BaseReinforceConfig<MARLOOConfig> implements MARLOOConfig {
+        Marloo(MAGRPOConfig.Builder<MARLOOConfig> b) {
             super(b);
-        }
-
-        @Override
-        public MAGRPOConfig.Builder<MARLOOConfig> toBuilder() {
-            return copyTo(MARLOOConfig.builder());
         }
     }
 
-    static final class Centralized extends BaseReinforceConfig implements CentralizedMAGRPOConfig {
-        Centralized(MAGRPOConfig.Builder<?> b) {
+    static final class Centralized extends BaseReinforceConfig<CentralizedMAGRPOConfig>
+            implements CentralizedMAGRPOConfig {
+        Centralized(MAGRPOConfig.Builder<CentralizedMAGRPOConfig> b) {
             super(b);
-        }
-
-        @Override
-        public MAGRPOConfig.Builder<CentralizedMAGRPOConfig> toBuilder() {
-            return copyTo(CentralizedMAGRPOConfig.builder());
         }
     }
 }

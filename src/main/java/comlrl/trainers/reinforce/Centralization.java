@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
  * Centralized collaboration (reference §3.7, §7.5) as one transformation of a trainer's settings,
@@ -92,49 +93,44 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
     /** {@code task} over the roles' parts of each joint completion ({@code completions = [1][K]}). */
     public RewardFunction jointReward(RewardFunction task) {
         return (completions, items) -> {
-            List<String> joint = completions.get(0);                   // [K] joint completions
-            List<List<String>> perRole = new ArrayList<>(roles);       // [N][K]
-            for (int r = 0; r < roles; r++) {
-                perRole.add(new ArrayList<>(joint.size()));
-            }
-            for (int k = 0; k < joint.size(); k++) {
-                TaskItem item = items.size() == joint.size() ? items.get(k) : items.get(0);
-                List<String> outputs = splitRoles(joint.get(k), item);
-                for (int r = 0; r < roles; r++) {
-                    perRole.get(r).add(outputs.get(r));
-                }
-            }
-            List<List<String>> frozen = new ArrayList<>(roles);
-            perRole.forEach(p -> frozen.add(List.copyOf(p)));
-            return task.score(List.copyOf(frozen), items);
+            List<String> joint = completions.get(0); // [K] joint completions
+            return task.score(perRole(joint, k -> items.get(items.size() == joint.size() ? k : 0)).stream()
+                    .map(List::copyOf).toList(), items); // [N][K]
         };
     }
 
     /** {@code logger} over the roles' parts: {@code [1][item][turn]} joint → {@code [role][item][turn]}. */
     public EvalLogger evalLogger(EvalLogger logger) {
-        return (completions, items, prompts) -> logger.log(splitEval(completions, items), items, prompts);
-    }
-
-    /** {@code [1][item][turn]} joint completions → {@code [role][item][turn]} role outputs. */
-    public List<List<List<String>>> splitEval(List<List<List<String>>> joint, List<TaskItem> items) {
-        List<List<List<String>>> out = new ArrayList<>(roles);
-        for (int r = 0; r < roles; r++) {
-            List<List<String>> perItem = new ArrayList<>();
-            for (int j = 0; j < items.size(); j++) {
-                perItem.add(new ArrayList<>());
+        return (completions, items, prompts) -> {
+            List<List<List<String>>> out = new ArrayList<>(roles);
+            for (int r = 0; r < roles; r++) {
+                out.add(new ArrayList<>());
             }
-            out.add(perItem);
-        }
-        List<List<String>> actor = joint.get(0);
-        for (int j = 0; j < actor.size(); j++) {
-            for (String completion : actor.get(j)) {
-                List<String> outputs = splitRoles(completion, items.get(j));
+            List<List<String>> actor = completions.get(0);
+            for (int j = 0; j < items.size(); j++) {
+                TaskItem item = items.get(j);
+                List<List<String>> parts = perRole(j < actor.size() ? actor.get(j) : List.of(), k -> item);
                 for (int r = 0; r < roles; r++) {
-                    out.get(r).get(j).add(outputs.get(r));
+                    out.get(r).add(parts.get(r));
                 }
             }
+            return logger.log(out, items, prompts);
+        };
+    }
+
+    /** The role outputs {@code [N][K]} of joint completions {@code [K]}, the k-th answering {@code item.apply(k)}. */
+    private List<List<String>> perRole(List<String> joint, IntFunction<TaskItem> item) {
+        List<List<String>> perRole = new ArrayList<>(roles);
+        for (int r = 0; r < roles; r++) {
+            perRole.add(new ArrayList<>(joint.size()));
         }
-        return out;
+        for (int k = 0; k < joint.size(); k++) {
+            List<String> outputs = splitRoles(joint.get(k), item.apply(k));
+            for (int r = 0; r < roles; r++) {
+                perRole.get(r).add(outputs.get(r));
+            }
+        }
+        return perRole;
     }
 
     /**

@@ -9,21 +9,12 @@ import java.util.List;
 
 /**
  * Centralized MAGRPO (reference §3.7): one actor model writes every role's response in a single
- * joint completion. It is MAGRPO with one agent whose
- * <ul>
- *   <li>prompt is {@code adapter.buildPrompt(item, [formatter_0(item), …, formatter_{N−1}(item)])};</li>
- *   <li>reward is the task reward of the role outputs {@code adapter.parseCompletion(joint, item, N)}
- *       (all roles {@code ""} when the completion cannot be parsed), scored as N agents' joint response;</li>
- *   <li>loss is MAGRPO's for one agent: {@code (1/G) Σ_k −A_k · log π(y_k | x)}, every token of the
- *       joint completion including its end-of-sequence token, padding never;</li>
- *   <li>env_step advances by one per joint sample (G per task item); {@code max_new_tokens} is the
- *       budget of the whole joint completion; checkpoints and {@link #saveModel(Path)} hold {@code agent_0} only.</li>
- * </ul>
- * Evaluation splits each joint completion into roles before the {@code eval_logger}, which therefore
- * sees N "agents" as with decentralized training. Metrics keep MAGRPO's keys ({@code agent_0} is the actor).
- * The builder is MAGRPO's with the roles' settings; {@link Builder#build()} turns them into the actor's
- * with {@link Centralization} (the wrapper the preference trainers use too), every other setting
- * (LoRA, trackers, processes, ...) passing through whole.
+ * joint completion. It is MAGRPO with one agent, the actor, whose prompt, reward and evaluation logger
+ * are the roles' made joint by {@link Centralization} (the wrapper the preference trainers use too);
+ * every other setting (LoRA, trackers, processes, ...) passes through whole. The loss is MAGRPO's for
+ * one agent over every token of the joint completion; env_step advances by one per joint sample;
+ * {@code max_new_tokens} is the budget of the whole joint completion; checkpoints and
+ * {@link #saveModel(Path)} hold {@code agent_0}, the actor, as do the metrics.
  *
  * <pre>{@code
  * try (CentralizedMAGRPOTrainer trainer = CentralizedMAGRPOTrainer.builder()
@@ -71,13 +62,10 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
     }
 
     /**
-     * Builds a {@link CentralizedMAGRPOTrainer}; the names follow the reference's keywords. Here
-     * {@code numAgents} is the number of roles, {@code formatters} are the roles' formatters,
-     * {@code rewardFunc} is the task reward over the roles' outputs and {@code evalLogger} receives
-     * role outputs; {@link #build()} derives the single actor's settings from them
-     * ({@link Centralization#actorSettings}). Every check that needs no model runs before the actor
-     * loads. The agents ({@code agentModel}, {@code agents}) are the one actor; {@code args} must be a
-     * {@link CentralizedMAGRPOConfig}; an {@code externalTransition} fails the build (single-turn).
+     * Builds a {@link CentralizedMAGRPOTrainer} from the roles' settings ({@code numAgents} roles, their
+     * {@code formatters}, the task {@code rewardFunc}, an {@code evalLogger} of role outputs) and the
+     * one actor ({@code agentModel} / {@code agents}); {@code args} must be a
+     * {@link CentralizedMAGRPOConfig}, and there is no {@code externalTransition} (single-turn).
      */
     public static final class Builder extends ReinforceBuilder<Builder> {
         private Builder() {
@@ -119,9 +107,6 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
             if (roles != args.numAgents()) {
                 throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
                         + "args.num_agents (" + args.numAgents() + ")");
-            }
-            if ((evalLogger() == null) != (evalAggregator() == null)) {
-                throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
             }
             refuseCritics();
             Centralization centralization = Centralization.of(settings(), roles);

@@ -30,11 +30,9 @@ import java.util.function.Function;
  * MAGRPOConfig fromYaml = MAGRPOConfig.fromMap(Map.of("num_turns", 1, "num_generations", 8));
  * }</pre>
  *
- * <p>The variants are sub-types with other defaults: {@link MAREINFORCEConfig} (advantage_mode
- * raw), {@link MAReMaxConfig} (max), {@link MARLOOConfig} (rloo), {@link CentralizedMAGRPOConfig}
- * (num_turns 1, collaboration_mode centralized). Each has its own {@code builder()} and
- * {@code fromMap}; every variant is a {@code MAGRPOConfig}, so trainers take this type. Obtain
- * instances only from these builders (implementing this interface elsewhere bypasses validation).
+ * <p>The variants ({@link MAREINFORCEConfig}, {@link MAReMaxConfig}, {@link MARLOOConfig},
+ * {@link CentralizedMAGRPOConfig}) are sub-types with other defaults and their own {@code builder()}
+ * and {@code fromMap}; trainers take this type. Obtain instances only from these builders.
  *
  * <p>MAGRPO's defaults where the other trainers' differ: {@code num_train_epochs} 20,
  * {@code logging_steps} 50, {@code top_k} 50, {@code rollout_buffer_size} 2 (node samples per agent
@@ -49,35 +47,22 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** Which algorithm of the family these defaults belong to. */
     ReinforceAlgorithm algorithm();
 
-    /**
-     * {@code num_generations} (default 4, ≥ 2): completions sampled per agent at each rollout-tree
-     * node (G). The group baseline requires multiple samples.
-     */
+    /** {@code num_generations}: G, the group of the baseline. */
     default int numGenerations() {
         return get(NUM_GENERATIONS);
     }
 
-    /**
-     * {@code discount} (default 1.0, finite): kept for compatibility with the Python API and its
-     * docs; <b>MAGRPO does not use it</b>: returns along the rollout tree are undiscounted (§14 item 2).
-     */
+    /** {@code discount}: <b>not used</b>, returns along the rollout tree are undiscounted (§14 item 2). */
     default double discount() {
         return get(DISCOUNT);
     }
 
-    /**
-     * {@code joint_mode} (default "aligned"): "aligned"/"align" pairs the k-th completions of all
-     * agents (G joint actions per node); "cross"/"crossed" scores every combination (G^N).
-     */
+    /** {@code joint_mode}: see {@link JointMode}. */
     default JointMode jointMode() {
         return get(JOINT_MODE);
     }
 
-    /**
-     * {@code advantage_mode} (default "mean" for MAGRPO; "raw", "max", "rloo" for the variants): the
-     * group baseline, see {@link AdvantageMode}. With {@code advantage_normalization} on, all four
-     * give the same advantages (§3.4).
-     */
+    /** {@code advantage_mode}: the group baseline, see {@link AdvantageMode}. */
     default AdvantageMode advantageMode() {
         return get(ADVANTAGE_MODE);
     }
@@ -90,11 +75,7 @@ public interface MAGRPOConfig extends TrainerConfig {
         return new Builder<>(ReinforceAlgorithm.MAGRPO, BaseReinforceConfig.Magrpo::new);
     }
 
-    /**
-     * An MAGRPO config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep
-     * their defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails
-     * with the closest valid key.
-     */
+    /** An MAGRPO config from snake_case keys (a YAML/JSON {@code args:} section; {@link FieldTableConfig.Builder#apply}). */
     static MAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -113,7 +94,7 @@ public interface MAGRPOConfig extends TrainerConfig {
      */
     final class Builder<C extends MAGRPOConfig> extends FieldTableConfig.Builder<C, Builder<C>> {
         final ReinforceAlgorithm algorithm;
-        private final Function<Builder<C>, C> factory;
+        final Function<Builder<C>, C> factory;
         /** A collaboration_mode given to a config that has none (rejected by {@link #build()}). */
         CollaborationMode misplacedCollaborationMode;
 
@@ -129,17 +110,14 @@ public interface MAGRPOConfig extends TrainerConfig {
             return this;
         }
 
-        /** See {@link MAGRPOConfig#numGenerations()}. */
         public Builder<C> numGenerations(int numGenerations) {
             return put(NUM_GENERATIONS, numGenerations);
         }
 
-        /** Not used by MAGRPO. See {@link MAGRPOConfig#discount()}. */
         public Builder<C> discount(double discount) {
             return put(DISCOUNT, discount);
         }
 
-        /** See {@link MAGRPOConfig#jointMode()}. */
         public Builder<C> jointMode(JointMode jointMode) {
             return put(JOINT_MODE, Objects.requireNonNull(jointMode, "jointMode"));
         }
@@ -149,7 +127,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(JOINT_MODE, JointMode.parse(jointMode));
         }
 
-        /** See {@link MAGRPOConfig#advantageMode()}. */
         public Builder<C> advantageMode(AdvantageMode advantageMode) {
             return put(ADVANTAGE_MODE, Objects.requireNonNull(advantageMode, "advantageMode"));
         }

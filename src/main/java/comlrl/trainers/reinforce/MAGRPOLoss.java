@@ -52,22 +52,15 @@ public final class MAGRPOLoss {
 
     /**
      * Adds ∇ L_B to the model's parameter gradients, one NodeSample at a time (one forward and
-     * backward per sample, so the activations of one sample are alive at once).
+     * backward per sample, so the activations of one sample are alive at once). With the completions
+     * divided between processes ({@link RankWork#splitsRows()}; L_B is a sum over completions) this rank
+     * adds the gradient of its completions' terms (weights from the whole group), the per-sample losses
+     * are summed across ranks before any is checked, and the caller sums the gradients
+     * ({@link RankWork#sumGradients}); every rank then throws for the same sample, or none does.
      *
      * @return L_s of every sample of the minibatch, in order (the sum over B of L_s/|B| is L_B)
      * @throws NonFiniteException when a sample's loss is not finite (its gradient is then not added;
      *         earlier samples' are, so callers drop the gradients)
-     */
-    public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId) {
-        return accumulate(model, minibatch, args, padId, RankWork.single(1));
-    }
-
-    /**
-     * {@link #accumulate(DecoderLm, List, MAGRPOConfig, long)} with the completions divided between
-     * processes ({@link RankWork#splitsRows()}): L_B is a sum over completions, so this rank adds the
-     * gradient of its completions' terms (weights from the whole group) and the per-sample losses are
-     * summed across ranks before any is checked; the caller sums the gradients
-     * ({@link RankWork#sumGradients}). Every rank then throws for the same sample, or none does.
      */
     public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId,
             RankWork work) {

@@ -1,7 +1,5 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.data.Dataset;
-import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
@@ -12,6 +10,7 @@ import comlrl.trainers.Devices;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
@@ -26,6 +25,7 @@ import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
+import comlrl.utils.TrainerFields;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +41,6 @@ final class MAGRPOParts implements AutoCloseable {
     final MAGRPOConfig args;
     /** What the builder was given besides {@code args} (as the trainer took it). */
     final TrainerSettings settings;
-    final int numAgents;
     final AgentSet actors;
     /** The agents this process holds (all but in the agents split). */
     final HeldAgents<CausalLm> agents;
@@ -51,9 +50,8 @@ final class MAGRPOParts implements AutoCloseable {
     /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
     final HeldAgents<GenerationSettings.Resolved> generation;
     final JointRewarder rewarder;
-    final TaskSet trainDataset;
-    final Dataset evalDataset;
-    final boolean verbose;
+    /** The epoch loop's task data, console and logger. */
+    final EpochProgress.Loop loop;
     final PromptEncoder promptEncoder;
     final PrintStream console;
     final AgentExecutor executor;
@@ -80,7 +78,6 @@ final class MAGRPOParts implements AutoCloseable {
         if (count < 1) {
             throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
         }
-        this.numAgents = count;
         if ((b.evalLogger() == null) != (b.evalAggregator() == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
@@ -89,10 +86,7 @@ final class MAGRPOParts implements AutoCloseable {
         TrainerSettings.Rewarders rewarders = settings.rewarders(count, args.numGenerations(), algorithmName,
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
-        this.trainDataset = b.trainDataset();
-        this.evalDataset = b.evalDataset();
         Transitions transitions = new Transitions(b.externalTransition(), count);
-        this.verbose = b.verbose();
         this.promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.console = b.console();
         this.gradientObserver = b.gradientObserver;
@@ -131,9 +125,11 @@ final class MAGRPOParts implements AutoCloseable {
         this.logger = metrics;
         TrainerCheckpoint.ShapeGroup shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
                 agents.map(CausalLm::model));
-        this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
+        this.loop = new EpochProgress.Loop(b.trainDataset(), b.evalDataset() != null, args.evalInterval(), console,
+                logger, b.verbose() && work.isMain());
+        this.evaluator = new JointEvaluator(b.evalDataset(), agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarders.evaluation(), transitions, executor, work, seeds, b.evalLogger(), b.evalAggregator(),
-                args.numTurns(), args.evalBatchSize(), args.externalPromptPassthrough()).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+                args.numTurns(), args.evalBatchSize(), args.externalPromptPassthrough()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
         this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);
         this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),

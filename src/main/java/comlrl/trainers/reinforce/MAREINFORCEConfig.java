@@ -4,9 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Configuration of MA-REINFORCE: {@link MAGRPOConfig} with {@code advantage_mode = "raw"} by default
- * (no baseline, A_k = R_k). With the default {@code advantage_normalization = true} the normalised advantages
- * equal MAGRPO's; the baseline only matters with normalisation off (reference §3.4).
+ * Configuration of MAREINFORCE: {@link MAGRPOConfig} with {@code advantage_mode: raw} by default. With
+ * {@code advantage_normalization} on (the default) the advantages equal MAGRPO's (reference §3.4).
  */
 public interface MAREINFORCEConfig extends MAGRPOConfig {
     @Override

@@ -4,9 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Configuration of MARLOO: {@link MAGRPOConfig} with {@code advantage_mode = "rloo"} by default
- * (leave-one-out baseline, A_k = R_k − mean_{l≠k} R_l). With the default {@code advantage_normalization = true} the normalised advantages
- * equal MAGRPO's; the baseline only matters with normalisation off (reference §3.4).
+ * Configuration of MARLOO: {@link MAGRPOConfig} with {@code advantage_mode: rloo} by default. With
+ * {@code advantage_normalization} on (the default) the advantages equal MAGRPO's (reference §3.4).
  */
 public interface MARLOOConfig extends MAGRPOConfig {
     @Override

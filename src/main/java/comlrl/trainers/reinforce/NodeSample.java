@@ -1,5 +1,6 @@
 package comlrl.trainers.reinforce;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -22,19 +23,9 @@ record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completion
 
     /** Whether every return (and KL) is a finite number. */
     boolean finite() {
-        for (double r : returns) {
-            if (!Double.isFinite(r)) {
-                return false;
-            }
-        }
-        if (referenceKls != null) {
-            for (double k : referenceKls) {
-                if (!Double.isFinite(k)) {
-                    return false;
-                }
-            }
-        }
-        return Double.isFinite(nodeMeanReward) && Double.isFinite(nodeMeanReturn);
+        return Arrays.stream(returns).allMatch(Double::isFinite)
+                && (referenceKls == null || Arrays.stream(referenceKls).allMatch(Double::isFinite))
+                && Double.isFinite(nodeMeanReward) && Double.isFinite(nodeMeanReturn);
     }
 
     /** Mean completion length in tokens. */

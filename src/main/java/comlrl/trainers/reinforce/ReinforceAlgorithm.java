@@ -63,20 +63,13 @@ public enum ReinforceAlgorithm {
 
     /** A builder of this algorithm's config type, with its defaults. */
     public MAGRPOConfig.Builder<? extends MAGRPOConfig> builder() {
-        switch (this) {
-            case MAGRPO:
-                return MAGRPOConfig.builder();
-            case MAREINFORCE:
-                return MAREINFORCEConfig.builder();
-            case MAREMAX:
-                return MAReMaxConfig.builder();
-            case MARLOO:
-                return MARLOOConfig.builder();
-            case CENTRALIZED_MAGRPO:
-                return CentralizedMAGRPOConfig.builder();
-            default:
-                throw new AssertionError(this);
-        }
+        return switch (this) {
+            case MAGRPO -> MAGRPOConfig.builder();
+            case MAREINFORCE -> MAREINFORCEConfig.builder();
+            case MAREMAX -> MAReMaxConfig.builder();
+            case MARLOO -> MARLOOConfig.builder();
+            case CENTRALIZED_MAGRPO -> CentralizedMAGRPOConfig.builder();
+        };
     }
 
     /** The snake_case keys of this algorithm's config, in field order. */

@@ -2,29 +2,7 @@ package comlrl.trainers.reinforce;
 
 import static comlrl.utils.ConfigField.atLeast;
 import static comlrl.utils.ConfigField.number;
-import static comlrl.utils.TrainerFields.ADVANTAGE_MODE;
-import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
-import static comlrl.utils.TrainerFields.AGENT_DEVICES;
-import static comlrl.utils.TrainerFields.AGENT_LEARNING_RATE;
-import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
-import static comlrl.utils.TrainerFields.DDP_SPLIT;
-import static comlrl.utils.TrainerFields.EARLY_TERMINATION_THRESHOLD;
-import static comlrl.utils.TrainerFields.EVAL_BATCH_SIZE;
-import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
-import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
-import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
-import static comlrl.utils.TrainerFields.JOINT_MODE;
-import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
-import static comlrl.utils.TrainerFields.NUM_AGENTS;
-import static comlrl.utils.TrainerFields.NUM_TURNS;
-import static comlrl.utils.TrainerFields.OURS;
-import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
-import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_COEF;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
-import static comlrl.utils.TrainerFields.TEMPERATURE;
-import static comlrl.utils.TrainerFields.TOP_P;
-import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
+import static comlrl.utils.TrainerFields.*;
 
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
@@ -36,8 +14,8 @@ import java.util.Map;
 /**
  * The table of the MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own fields
  * declared here, the others taken from {@link TrainerFields} (with MAGRPO's default where it
- * differs); then each algorithm's field list, the same list with its own defaults. The getters of
- * {@link MAGRPOConfig} and {@link comlrl.utils.TrainerConfig} document the fields.
+ * differs); then each algorithm's field list, the same list with its own defaults. Each field's
+ * {@code means(...)} is its documentation.
  */
 final class ReinforceFields {
     private ReinforceFields() {

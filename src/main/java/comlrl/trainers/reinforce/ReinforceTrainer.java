@@ -43,9 +43,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
     private final MAGRPOParts run;
     private final HeldAgents<CausalLm> agents; // run.agents
-    private final RankWork work;
-    private final MetricsLogger logger;
-
+    private final MetricsLogger logger; // run.logger
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
     /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
@@ -58,18 +56,14 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.args = run.args;
         this.algorithmName = algorithmName;
         this.agents = run.agents;
-        this.work = run.work;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
-                work.isMain());
+                run.work.isMain());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
                 run.executor, this::step, updateMetrics);
-        this.progress = new EpochProgress(new EpochProgress.Loop(run.trainDataset, run.evalDataset != null,
-                args.evalInterval(), run.console, logger, run.verbose && work.isMain()), run.checkpoint, run.actors,
-                this::evaluate, this::trainItem, this::flushAll);
+        this.progress = new EpochProgress(run.loop, run.checkpoint, run.actors, this::evaluate, this::trainItem,
+                this::flushAll);
     }
-
-    // ------------------------------------------------------------------ public API
 
     public MAGRPOConfig args() {
         return args;
@@ -145,7 +139,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     @Override
     public void saveModel(Path dir) {
-        run.actors.saveAgents(agents, work, dir);
+        run.actors.saveAgents(agents, run.work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
@@ -206,9 +200,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
     }
 
-    /**
-     * Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}).
-     */
+    /** Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}). */
     long[] encodePrompt(int agent, String text) {
         return run.promptEncoder.encode(agents.get(agent), text);
     }
@@ -239,12 +231,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     /**
      * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
-     * AdamW step ({@link MAGRPOLoss}, where each symbol is defined):
-     * <pre>
-     *   A    = baseline(R − β·KL), optionally normalised       (advantage_mode, advantage_normalization)
-     *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})
-     *   L_B  = (1/|B|) Σ_{s∈B} L_s
-     * </pre>
+     * AdamW step ({@link MAGRPOLoss}, where the loss and each symbol are defined).
      *
      * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
      * minibatch whose accumulated gradient is not finite, stops training with an error before the
@@ -268,7 +255,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         while (losses == null && !kept.isEmpty()) {
             opt.zeroGrad();
             try {
-                losses = MAGRPOLoss.accumulate(model, kept, args, pad, work);
+                losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.work);
             } catch (MAGRPOLoss.NonFiniteException e) {
                 if (!args.skipNonfiniteSamples()) {
                     opt.zeroGrad();
@@ -282,8 +269,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             return;
         }
-        if (work.splitsRows()) {
-            work.sumGradients(model); // the whole minibatch's gradient on every process
+        if (run.work.splitsRows()) {
+            run.work.sumGradients(model); // the whole minibatch's gradient on every process
         }
         if (!opt.gradientsFinite()) {
             opt.zeroGrad();
@@ -298,7 +285,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         if (run.gradientObserver != null) {
             run.gradientObserver.accept(agent, model);
         }
-        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+        run.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());

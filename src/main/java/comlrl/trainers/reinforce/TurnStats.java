@@ -14,80 +14,65 @@ import java.util.Map;
  * non-finite value are only counted ({@code nonfinite_samples_skipped}).
  */
 final class TurnStats {
-    private double reward;
-    private double ret;
-    private double loss;
-    private double kl;
-    private double length;
-    private int count;
-    private int skipped;
+    private static final int REWARD = 0;
+    private static final int RETURN = 1;
+    private static final int LOSS = 2;
+    private static final int KL = 3;
+    private static final int LENGTH = 4;
+    private static final int COUNT = 5;
+    private static final int SKIPPED = 6;
+    /** The sums of reward, return, loss, KL and length, then the counts of samples used and skipped. */
+    private final double[] v = new double[7];
 
     /** Adds a sample used in the update, with its loss L_s. */
     void add(NodeSample s, double lossValue, boolean withKl) {
-        reward += s.nodeMeanReward();
-        ret += s.nodeMeanReturn();
-        loss += lossValue;
-        length += s.meanCompletionLength();
+        v[REWARD] += s.nodeMeanReward();
+        v[RETURN] += s.nodeMeanReturn();
+        v[LOSS] += lossValue;
+        v[LENGTH] += s.meanCompletionLength();
         if (withKl) {
-            kl += comlrl.rl.Stats.mean(s.referenceKls());
+            v[KL] += comlrl.rl.Stats.mean(s.referenceKls());
         }
-        count++;
+        v[COUNT]++;
     }
 
     void skip() {
-        skipped++;
+        v[SKIPPED]++;
     }
 
     void merge(TurnStats o) {
-        reward += o.reward;
-        ret += o.ret;
-        loss += o.loss;
-        kl += o.kl;
-        length += o.length;
-        count += o.count;
-        skipped += o.skipped;
+        for (int j = 0; j < v.length; j++) {
+            v[j] += o.v[j];
+        }
     }
 
     /** For exchanging stats between the processes of a ddp run: the sums, then the counts (exact as doubles). */
-    static final Codec<TurnStats> CODEC = Codecs.DOUBLES.as(TurnStats::ofArray,
-            s -> new double[] {s.reward, s.ret, s.loss, s.kl, s.length, s.count, s.skipped});
-
-    private static TurnStats ofArray(double[] v) {
+    static final Codec<TurnStats> CODEC = Codecs.DOUBLES.as(a -> {
         TurnStats s = new TurnStats();
-        s.reward = v[0];
-        s.ret = v[1];
-        s.loss = v[2];
-        s.kl = v[3];
-        s.length = v[4];
-        s.count = (int) v[5];
-        s.skipped = (int) v[6];
+        System.arraycopy(a, 0, s.v, 0, s.v.length);
         return s;
-    }
+    }, s -> s.v.clone());
 
     int count() {
-        return count;
+        return (int) v[COUNT];
     }
 
     /** Mean completion length in tokens of the samples used. */
     double meanCompletionLength() {
-        return length / count;
+        return v[LENGTH] / v[COUNT];
     }
 
     /** The means of several agents' stats of one turn, each agent weighted equally. */
     static TurnStats meanOf(List<TurnStats> perAgent) {
         TurnStats out = new TurnStats();
         for (TurnStats s : perAgent) {
-            if (s.count == 0) {
-                out.skipped += s.skipped;
-                continue;
+            if (s.v[COUNT] > 0) {
+                for (int j = REWARD; j <= LENGTH; j++) {
+                    out.v[j] += s.v[j] / s.v[COUNT];
+                }
+                out.v[COUNT]++;
             }
-            out.reward += s.reward / s.count;
-            out.ret += s.ret / s.count;
-            out.loss += s.loss / s.count;
-            out.kl += s.kl / s.count;
-            out.length += s.length / s.count;
-            out.count++;
-            out.skipped += s.skipped;
+            out.v[SKIPPED] += s.v[SKIPPED];
         }
         return out;
     }
@@ -95,18 +80,19 @@ final class TurnStats {
     /** Puts this turn's means under {@code prefix + "turn_" + (turn + 1) + "/"}. */
     void put(Map<String, Double> out, String prefix, int turn, double klCoef, boolean withKl) {
         String p = prefix + "turn_" + (turn + 1) + "/";
+        double count = v[COUNT];
         if (count > 0) {
-            out.put(p + "reward_mean", reward / count);
-            out.put(p + "expected_return", ret / count);
-            out.put(p + "policy_loss", loss / count);
-            out.put(p + "completion_length_mean", length / count);
+            out.put(p + "reward_mean", v[REWARD] / count);
+            out.put(p + "expected_return", v[RETURN] / count);
+            out.put(p + "policy_loss", v[LOSS] / count);
+            out.put(p + "completion_length_mean", v[LENGTH] / count);
             if (withKl) {
-                out.put(p + "reference_kl_mean", kl / count);
-                out.put(p + "reference_kl_penalty_mean", klCoef * kl / count);
+                out.put(p + "reference_kl_mean", v[KL] / count);
+                out.put(p + "reference_kl_penalty_mean", klCoef * v[KL] / count);
             }
         }
-        if (skipped > 0) {
-            out.put(p + "nonfinite_samples_skipped", (double) skipped);
+        if (v[SKIPPED] > 0) {
+            out.put(p + "nonfinite_samples_skipped", v[SKIPPED]);
         }
     }
 }

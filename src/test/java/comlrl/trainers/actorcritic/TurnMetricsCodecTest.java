@@ -3,22 +3,42 @@ package comlrl.trainers.actorcritic;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import comlrl.distributed.Codecs;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 class TurnMetricsCodecTest {
-    /** Each component back in its place (all different), turns in order, NaN (evaluation's losses) kept. */
+    /** Each value back under its key (all different), in the sender's order. */
     @Test
-    void metricsByTurnComeBackFieldByField() {
-        Map<Integer, TurnMetrics> sent = new TreeMap<>();
-        sent.put(0, new TurnMetrics(1, 2, 3, 4, 5, 6, 7));
-        sent.put(2, new TurnMetrics(-1, -2, -3, -4, Double.NaN, Double.NaN, Double.NaN));
-        byte[] bytes = Codecs.encode(sent, TurnMetrics.BY_TURN);
-        Map<Integer, TurnMetrics> back = Codecs.decode(bytes, "the test's bytes", TurnMetrics.BY_TURN);
-        assertThat(back).containsExactly(Map.entry(0, new TurnMetrics(1, 2, 3, 4, 5, 6, 7)),
-                Map.entry(2, new TurnMetrics(-1, -2, -3, -4, Double.NaN, Double.NaN, Double.NaN)));
-        // count 2, then per turn: key (4) + count 7 (4) + 7 doubles (56)
-        assertThat(bytes).hasSize(4 + 2 * (4 + 4 + 7 * 8));
+    void metricsComeBackKeyByKeyInOrder() {
+        Map<String, Double> sent = new LinkedHashMap<>();
+        sent.put("turn_2/value_loss", 6.0);
+        sent.put("turn_1/reward_mean", 1.0);
+        sent.put("turn_1/explained_variance", -7.5);
+        byte[] bytes = Codecs.encode(sent, TurnMetrics.CODEC);
+        Map<String, Double> back = Codecs.decode(bytes, "the test's bytes", TurnMetrics.CODEC);
+        assertThat(back).containsExactly(Map.entry("turn_2/value_loss", 6.0), Map.entry("turn_1/reward_mean", 1.0),
+                Map.entry("turn_1/explained_variance", -7.5));
+    }
+
+    /**
+     * Two samples of turn 2 with rewards 1, 3, returns 0.5, 1.5, KLs 0.25, 0.75 and penalties 0.5, 1.5:
+     * by hand the means 2, 1, 0.5, 1; the losses 7 and 8 as given; a NaN explained variance left out.
+     */
+    @Test
+    void eachMeanUnderItsKey() {
+        List<RolloutSample> samples = List.of(sample(1, 0.5, 0.25, 0.5), sample(3, 1.5, 0.75, 1.5));
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        TurnMetrics.put(metrics, "eval/", samples, 7, 8, Double.NaN);
+        assertThat(metrics).containsExactly(Map.entry("eval/turn_2/reward_mean", 2.0),
+                Map.entry("eval/turn_2/expected_return", 1.0), Map.entry("eval/turn_2/reference_kl_mean", 0.5),
+                Map.entry("eval/turn_2/reference_kl_penalty_mean", 1.0), Map.entry("eval/turn_2/policy_loss", 7.0),
+                Map.entry("eval/turn_2/value_loss", 8.0));
+    }
+
+    private static RolloutSample sample(double reward, double returns, double kl, double penalty) {
+        return new RolloutSample(0, "p", "c", new long[] {1, 2}, 1, 1, 0, 0, reward, returns, 0, 0, 1, kl, penalty, 0,
+                0, null, null);
     }
 }

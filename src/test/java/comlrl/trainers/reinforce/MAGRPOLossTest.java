@@ -8,6 +8,7 @@ import comlrl.generation.Scorer;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.TinyAgents;
+import comlrl.trainers.common.RankWork;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -105,7 +106,7 @@ class MAGRPOLossTest {
         long[] prompt = lm.encode("Say hello.");
         NodeSample s = sample(prompt, group(0), new double[] {1.0, 0.0, 2.5, -0.5}, null);
         zeroGrad();
-        double[] losses = MAGRPOLoss.accumulate(lm.model(), List.of(s), args, lm.padId());
+        double[] losses = MAGRPOLoss.accumulate(lm.model(), List.of(s), args, lm.padId(), RankWork.single(1));
         Map<String, float[]> got = gradients();
         // by hand: A from the same returns; L = (1/4) Σ_k −A_k Σ_t log π(y_k), each completion scored alone
         double[] a = MAGRPOLoss.advantages(s, args);
@@ -137,7 +138,7 @@ class MAGRPOLossTest {
         }
         // 8×1: one sample at a time, gradients accumulated
         zeroGrad();
-        MAGRPOLoss.accumulate(lm.model(), minibatch, args, lm.padId());
+        MAGRPOLoss.accumulate(lm.model(), minibatch, args, lm.padId(), RankWork.single(1));
         Map<String, float[]> accumulated = gradients();
         // 1×8: every completion of every sample in one left-padded batch, one backward
         List<long[]> rowPrompts = new ArrayList<>();
