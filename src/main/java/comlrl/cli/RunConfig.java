@@ -123,7 +123,7 @@ final class RunConfig {
             "output_dir", "the run directory (default runs/<config file name>)",
             "checkpoint", "{dir: DIR, interval: 1}: training checkpoints every interval epochs",
             "eval_repeats", "final before/after evaluations averaged over this many passes (default 1)",
-            "save_model", "save the trained agents in the run directory (default true)",
+            "save_model", "save the trained agents in the run directory (default true; agent_i/, and a one-agent IAC run's model in agent_0/ so that it leaves the run's config.json alone)",
             "verbose", "progress on the console (default true)",
             "critic_model", "iac/maac (and marlhf with an actor-critic rl_algorithm): the critic model",
             "critics", "one critic model per agent, instead of critic_model",

@@ -188,7 +188,10 @@ final class TrainCommand implements Callable<Integer> {
             double trainS = comlrl.report.RunTimes.now() - trainStart;
             Double after = run.eval == null ? null : meanEval(trainer, run.evalRepeats);
             if (run.saveModel) {
-                trainer.saveModel(outputs);
+                // IAC with one agent saves its model at the given directory's root (the reference's layout),
+                // where the run's own config.json is: in the run directory it goes to agent_0/ instead
+                boolean atRoot = run.algorithm.configName().equals("iac") && run.numAgents == 1;
+                trainer.saveModel(atRoot ? outputs.resolve("agent_0") : outputs);
             }
             if (!main) {
                 return 0; // rank 0 prints the results and writes the report

@@ -56,6 +56,30 @@ class ActorCriticCliTest {
         assertThat(wrong.err()).contains("is a checkpoint of IAC").contains("algorithm: iac");
     }
 
+    /**
+     * IAC with one agent saves its model at a directory's root (the reference's layout); in the run
+     * directory that root holds the run's own config.json, so the command line saves it to agent_0/.
+     */
+    @Test
+    void aOneAgentIacRunKeepsItsConfigAndSavesTheModelUnderAgentZero(@TempDir Path tmp) throws Exception {
+        Path cfg = tmp.resolve("iac1.yaml");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Files.writeString(cfg, String.join("\n", "algorithm: iac", "agent_model: builtin:tiny", "critic_model: builtin:tiny",
+                "num_agents: 1", "dataset: {train: 'builtin:length-ratio', test_size: 0.2, split_seed: 42}",
+                "formatters: ['Answer: {prompt}']",
+                "reward: {type: command, run: ['" + java + "', -cp, '" + System.getProperty("java.class.path") + "', "
+                        + RecordingReward.class.getName() + ", '" + tmp.resolve("seen.txt") + "']}",
+                "args: {num_turns: 1, num_train_epochs: 1, num_generations: 2, max_new_tokens: 4, eval_interval: 0,",
+                "       eval_num_samples: 1, rollout_buffer_size: 4}", "output_dir: out-iac1", ""));
+        CliTest.Result r = CliTest.run("train", cfg.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = tmp.resolve("out-iac1");
+        assertThat(JSON.readTree(out.resolve("config.json").toFile()).get("algorithm").asText()).isEqualTo("iac");
+        assertThat(JSON.readTree(out.resolve("agent_0/config.json").toFile()).get("model_type").asText())
+                .isEqualTo("qwen2");
+        assertThat(out.resolve("agent_0/critic/value_head.pt")).exists();
+    }
+
     @Test
     void madpoTrainsFromAConfigAndCheckpointsItsPreferenceSet(@TempDir Path tmp) throws Exception {
         Path cfg = tmp.resolve("madpo.yaml");

@@ -27,7 +27,7 @@ public final class RecordingReward {
             int k = call.get("agent_completions").get(0).size();
             StringBuilder seen = new StringBuilder();
             for (JsonNode item : call.get("batch_items")) {
-                seen.append(k).append(' ').append(item.get("id").asText()).append('\n');
+                seen.append(k).append(" ").append(item.path("id").asText()).append('\n');
             }
             Files.writeString(Path.of(args[0]), seen, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             StringBuilder rewards = new StringBuilder("[");
