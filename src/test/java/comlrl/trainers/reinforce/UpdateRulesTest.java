@@ -189,4 +189,44 @@ class UpdateRulesTest {
             zeroGrad();
         }
     }
+
+    /** Whether the first update of a run with max_new_tokens 1 has any non-zero gradient. */
+    private static boolean firstUpdateHasAGradient(Path a, Path b, boolean mask) {
+        MAGRPOConfig config = ReinforceFixtures.fast(MAGRPOConfig.builder()).maxNewTokens(1)
+                .maskTruncatedCompletions(mask).build();
+        // rewards that differ with the sampled token, so that the advantages are not all 0
+        comlrl.reward.RewardFunction byContent = (completions, items) -> {
+            List<Double> r = new ArrayList<>();
+            for (int k = 0; k < completions.get(0).size(); k++) {
+                r.add((double) ((completions.get(0).get(k) + completions.get(1).get(k)).chars().sum() % 7));
+            }
+            return r;
+        };
+        MAGRPOUpdateTest.GradientRecorder recorder = new MAGRPOUpdateTest.GradientRecorder();
+        try (MAGRPOTrainer t = MAGRPOTrainer.builder().agents(List.of(a.toString(), b.toString()))
+                .rewardFunc(byContent).trainDataset(ReinforceFixtures.tasks(2)).args(config).verbose(false)
+                .gradientObserver(recorder).build()) {
+            t.train();
+        }
+        return recorder.steps.get(0).values().stream().anyMatch(g -> {
+            for (float x : g) {
+                if (x != 0) {
+                    return true;
+                }
+            }
+            return false;
+        });
+    }
+
+    /**
+     * The truncation a rollout sees reaches the loss: with max_new_tokens 1 every completion of these
+     * seeds is one non-EOS token, cut; masked, the update has no gradient at all.
+     */
+    @Test
+    void completionsCutByTheRolloutLeaveTheLossWhenMasked(@TempDir Path tmp) {
+        Path a = TinyAgents.create(tmp.resolve("ra"), 1);
+        Path b = TinyAgents.create(tmp.resolve("rb"), 2);
+        assertThat(firstUpdateHasAGradient(a, b, false)).as("unmasked").isTrue();
+        assertThat(firstUpdateHasAGradient(a, b, true)).as("masked").isFalse();
+    }
 }
