@@ -44,6 +44,11 @@ import java.util.function.Function;
  * PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay 0.01), with no schedule and no
  * clipping. Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
  * sampling settings, {@code agent_learning_rate} and {@code discount} are range-checked here.
+ *
+ * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
+ * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
+ * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
