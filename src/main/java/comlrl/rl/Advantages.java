@@ -21,8 +21,18 @@ public final class Advantages {
         if (advantages.length <= 1) {
             return advantages.clone();
         }
+        return centerAndScale(advantages, Math.max(Stats.populationStd(advantages), STD_FLOOR));
+    }
+
+    /**
+     * {@code A_k ← (A_k − mean(A)) / scale}, only when G &gt; 1 (else a copy): {@link #normalize(double[])}
+     * with a scale given, e.g. a standard deviation over more than the group.
+     */
+    public static double[] centerAndScale(double[] advantages, double scale) {
+        if (advantages.length <= 1) {
+            return advantages.clone();
+        }
         double mean = Stats.mean(advantages);
-        double scale = Math.max(Stats.populationStd(advantages), STD_FLOOR);
         double[] normalized = new double[advantages.length];
         for (int k = 0; k < advantages.length; k++) {
             normalized[k] = (advantages[k] - mean) / scale;

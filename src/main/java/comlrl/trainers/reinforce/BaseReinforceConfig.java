@@ -1,6 +1,10 @@
 package comlrl.trainers.reinforce;
 
+import static comlrl.trainers.reinforce.ReinforceFields.SCALE_REWARDS;
+import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
 import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
+
+import comlrl.utils.ConfigField;
 
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.FieldTableConfig;
@@ -17,11 +21,20 @@ import java.util.function.Function;
 abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableConfig implements MAGRPOConfig {
     private final ReinforceAlgorithm algorithm;
     private final Function<MAGRPOConfig.Builder<C>, C> factory;
+    /** scale_rewards as set, else what advantage_normalization stands for (one source of truth). */
+    private final ScaleRewards scaleRewards;
 
     BaseReinforceConfig(MAGRPOConfig.Builder<C> b) {
         super(b);
         this.algorithm = b.algorithm;
         this.factory = b.factory;
+        ScaleRewards set = get(SCALE_REWARDS);
+        boolean normalization = get(ADVANTAGE_NORMALIZATION);
+        // advantage_normalization false is never a default, true is only when set on the builder
+        check(set != null && (set != ScaleRewards.NONE) != normalization && (!normalization || b.advantageNormalizationSet)
+                ? "scale_rewards=\"" + set + "\" contradicts advantage_normalization=" + normalization + " (which stands "
+                + "for scale_rewards=\"" + ScaleRewards.of(normalization) + "\"); set only one of them" : null);
+        this.scaleRewards = set != null ? set : ScaleRewards.of(normalization);
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use "
                 + "parallel_training=\"none\"" : null);
@@ -41,6 +54,23 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
     @Override
     public ReinforceAlgorithm algorithm() {
         return algorithm;
+    }
+
+    @Override
+    public ScaleRewards scaleRewards() {
+        return scaleRewards;
+    }
+
+    /** config.json holds scale_rewards resolved and advantage_normalization consistent with it. */
+    @Override
+    protected Object resolved(ConfigField<?> field) {
+        if (field.key.equals(SCALE_REWARDS.key)) {
+            return scaleRewards;
+        }
+        if (field.key.equals(ADVANTAGE_NORMALIZATION.key)) {
+            return advantageNormalization();
+        }
+        return super.resolved(field);
     }
 
     /** A builder of this variant holding this config's values. */

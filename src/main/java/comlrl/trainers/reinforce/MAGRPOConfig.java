@@ -1,7 +1,10 @@
 package comlrl.trainers.reinforce;
 
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
+import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
+import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
+import static comlrl.trainers.reinforce.ReinforceFields.SCALE_REWARDS;
 import static comlrl.utils.TrainerFields.ADVANTAGE_MODE;
 import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
 import static comlrl.utils.TrainerFields.JOINT_MODE;
@@ -41,6 +44,11 @@ import java.util.function.Function;
  * PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay 0.01), with no schedule and no
  * clipping. Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
  * sampling settings, {@code agent_learning_rate} and {@code discount} are range-checked here.
+ *
+ * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
+ * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
+ * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -65,6 +73,28 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code advantage_mode}: the group baseline, see {@link AdvantageMode}. */
     default AdvantageMode advantageMode() {
         return get(ADVANTAGE_MODE);
+    }
+
+    /** {@code loss_type}: how per-token terms are aggregated, see {@link LossType}. */
+    default LossType lossType() {
+        return get(LOSS_TYPE);
+    }
+
+    /**
+     * {@code scale_rewards}: what the advantages are divided by, see {@link ScaleRewards}; never null
+     * (unset, it is what {@code advantage_normalization} stands for).
+     */
+    ScaleRewards scaleRewards();
+
+    /** {@code advantage_normalization}: whether advantages are scaled at all, i.e. {@code scale_rewards != none}. */
+    @Override
+    default boolean advantageNormalization() {
+        return scaleRewards() != ScaleRewards.NONE;
+    }
+
+    /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
+    default boolean maskTruncatedCompletions() {
+        return get(MASK_TRUNCATED_COMPLETIONS);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -97,6 +127,8 @@ public interface MAGRPOConfig extends TrainerConfig {
         final Function<Builder<C>, C> factory;
         /** A collaboration_mode given to a config that has none (rejected by {@link #build()}). */
         CollaborationMode misplacedCollaborationMode;
+        /** Whether advantage_normalization was set on this builder (not only copied or defaulted). */
+        boolean advantageNormalizationSet;
 
         Builder(ReinforceAlgorithm algorithm, Function<Builder<C>, C> factory) {
             super(algorithm.configTypeName(), algorithm.displayName(), ReinforceFields.of(algorithm),
@@ -134,6 +166,42 @@ public interface MAGRPOConfig extends TrainerConfig {
         /** "mean", "raw", "max" or "rloo". */
         public Builder<C> advantageMode(String advantageMode) {
             return put(ADVANTAGE_MODE, AdvantageMode.parse(advantageMode));
+        }
+
+        public Builder<C> lossType(LossType lossType) {
+            return put(LOSS_TYPE, Objects.requireNonNull(lossType, "lossType"));
+        }
+
+        /** "sequence_sum", "grpo", "dr_grpo", "dapo" or "bnpo". */
+        public Builder<C> lossType(String lossType) {
+            return put(LOSS_TYPE, LossType.parse(lossType));
+        }
+
+        /** null follows advantage_normalization. */
+        public Builder<C> scaleRewards(ScaleRewards scaleRewards) {
+            return put(SCALE_REWARDS, scaleRewards);
+        }
+
+        /** "group", "batch", "none", or null (follow advantage_normalization). */
+        public Builder<C> scaleRewards(String scaleRewards) {
+            return put(SCALE_REWARDS, ScaleRewards.parse(scaleRewards));
+        }
+
+        public Builder<C> maskTruncatedCompletions(boolean mask) {
+            return put(MASK_TRUNCATED_COMPLETIONS, mask);
+        }
+
+        @Override
+        public Builder<C> advantageNormalization(boolean advantageNormalization) {
+            advantageNormalizationSet = true;
+            return super.advantageNormalization(advantageNormalization);
+        }
+
+        @Override
+        public Builder<C> apply(Map<String, ?> values) {
+            super.apply(values);
+            advantageNormalizationSet |= values.containsKey("advantage_normalization");
+            return this;
         }
 
         /**

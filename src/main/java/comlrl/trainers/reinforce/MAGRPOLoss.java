@@ -4,8 +4,10 @@ import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.Advantages;
 import comlrl.rl.ReferenceKl;
+import comlrl.rl.Stats;
 import comlrl.tensor.Scope;
 import comlrl.trainers.common.RankWork;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -15,8 +17,9 @@ import java.util.List;
  * <pre>
  *   R'_k = R_k − β·KL_k                                    (reference-KL shaping, when enabled)
  *   A    = baseline(R')  [mean / raw / max / rloo]          (rl.AdvantageMode)
- *   A    ← (A − mean A) / max(std_pop A, 1e-6)            (when advantage_normalization, G &gt; 1)
- *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})   M = completions with ≥ 1 token;
+ *   A    ← (A − mean A) / max(std_pop A, 1e-6)            (scale_rewards group = advantage_normalization, G &gt; 1;
+ *                                                          batch and none: {@link ScaleRewards})
+ *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})   M = completions in the loss (≥ 1 token);
  *                                                               t over real tokens (EOS included, padding never)
  * </pre>
  * and for a minibatch B of NodeSamples, with gradient accumulation:
@@ -24,30 +27,92 @@ import java.util.List;
  *   L_B  = (1/|B|) Σ_{s∈B} L_s,      ∇ ← ∇ L_B,  then one AdamW step
  * </pre>
  * so each completion is a weighted log-likelihood term: {@code L_B = Σ_s Σ_k w_{s,k} Σ_t log π(y_{s,k,t})}
- * with {@code w_{s,k} = −A_{s,k} / (M_s · |B|)} ({@link #weights}).
+ * with {@code w_{s,k} = −A_{s,k} / (M_s · |B|)} ({@link #weights}). That is {@code loss_type: sequence_sum},
+ * the default; the other loss types only change the divisor of w ({@link LossType}). With
+ * {@code mask_truncated_completions} a completion that reached max_new_tokens without an EOS is not
+ * in the loss: w = 0, and it counts in none of M, |y|, T_s, T_B (TRL's grpo and dr_grpo still count
+ * such rows in their denominators; here M counts the completions in the loss, as for empty ones).
  */
 public final class MAGRPOLoss {
     private MAGRPOLoss() {
     }
 
-    /** A of one NodeSample: shaped returns, the config's baseline, optional normalisation. {@code [G]}. */
+    /** A of one NodeSample, as {@link #advantages(List, MAGRPOConfig)} gives it in a minibatch of itself. */
     public static double[] advantages(NodeSample s, MAGRPOConfig args) {
-        double[] returns = s.referenceKls() == null ? s.returns()
-                : ReferenceKl.shapeReturns(s.returns(), s.referenceKls(), args.referenceKlCoef());
-        return Advantages.compute(returns, args.advantageMode(), args.advantageNormalization());
+        return advantages(List.of(s), args)[0];
     }
 
-    /** {@code w_k = −A_k / (M · minibatchSize)}: the weight of completion k's Σ_t log π in L_B. */
-    public static double[] weights(double[] advantages, List<long[]> completions, int minibatchSize) {
-        int m = 0;
-        for (long[] y : completions) {
-            m += y.length > 0 ? 1 : 0;
+    /**
+     * A of every sample of a minibatch: shaped returns, the config's baseline, then
+     * {@code scale_rewards} ({@link ScaleRewards}; {@code batch} takes the std of every sample's R').
+     * {@code [|B|][G]}.
+     */
+    public static double[][] advantages(List<NodeSample> minibatch, MAGRPOConfig args) {
+        double[][] returns = new double[minibatch.size()][];
+        for (int j = 0; j < returns.length; j++) {
+            NodeSample s = minibatch.get(j);
+            returns[j] = s.referenceKls() == null ? s.returns()
+                    : ReferenceKl.shapeReturns(s.returns(), s.referenceKls(), args.referenceKlCoef());
         }
-        double[] w = new double[advantages.length];
-        for (int k = 0; k < w.length; k++) {
-            w[k] = -advantages[k] / Math.max(m, 1) / minibatchSize;
+        ScaleRewards scale = args.scaleRewards();
+        double batchStd = scale != ScaleRewards.BATCH ? Double.NaN
+                : Math.max(Stats.populationStd(Arrays.stream(returns).flatMapToDouble(Arrays::stream).toArray()),
+                        Advantages.STD_FLOOR);
+        double[][] out = new double[returns.length][];
+        for (int j = 0; j < returns.length; j++) {
+            double[] a = args.advantageMode().advantages(returns[j]);
+            out[j] = switch (scale) {
+                case GROUP -> Advantages.normalize(a);
+                case BATCH -> Advantages.centerAndScale(a, batchStd);
+                case NONE -> a;
+            };
+        }
+        return out;
+    }
+
+    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */
+    public static double[][] weights(List<NodeSample> minibatch, MAGRPOConfig args) {
+        return weights(minibatch, advantages(minibatch, args), args.lossType(), args.maskTruncatedCompletions(),
+                args.maxNewTokens());
+    }
+
+    /**
+     * {@code w_{s,k} = −A_{s,k} / D_{s,k}}, the weight of completion k of sample s's Σ_t log π in L_B,
+     * D as {@code type} defines it ({@link LossType}), and 0 for a completion not in the loss (no token,
+     * or truncated when {@code maskTruncated}). Always from whole groups (a ddp rank that scores
+     * some rows of a group still weighs them by the whole group's counts).
+     */
+    public static double[][] weights(List<NodeSample> minibatch, double[][] advantages, LossType type,
+            boolean maskTruncated, int maxNewTokens) {
+        int[] m = new int[minibatch.size()];
+        int[] groupTokens = new int[minibatch.size()];
+        int batchTokens = 0;
+        for (int j = 0; j < minibatch.size(); j++) {
+            NodeSample s = minibatch.get(j);
+            for (int k = 0; k < s.completionIds().size(); k++) {
+                int len = inLoss(s, k, maskTruncated) ? s.completionIds().get(k).length : 0;
+                m[j] += len > 0 ? 1 : 0;
+                groupTokens[j] += len;
+            }
+            batchTokens += groupTokens[j];
+        }
+        double[][] w = new double[minibatch.size()][];
+        for (int j = 0; j < w.length; j++) {
+            NodeSample s = minibatch.get(j);
+            w[j] = new double[advantages[j].length];
+            for (int k = 0; k < w[j].length; k++) {
+                if (inLoss(s, k, maskTruncated)) {
+                    w[j][k] = type.weight(advantages[j][k], Math.max(m[j], 1), s.completionIds().get(k).length,
+                            Math.max(groupTokens[j], 1), Math.max(batchTokens, 1), minibatch.size(), maxNewTokens);
+                }
+            }
         }
         return w;
+    }
+
+    /** Whether completion k of {@code s} is in the loss: at least one token, and not masked as truncated. */
+    private static boolean inLoss(NodeSample s, int k, boolean maskTruncated) {
+        return s.completionIds().get(k).length > 0 && !(maskTruncated && s.truncated()[k]);
     }
 
     /**
@@ -58,16 +123,18 @@ public final class MAGRPOLoss {
      * are summed across ranks before any is checked, and the caller sums the gradients
      * ({@link RankWork#sumGradients}); every rank then throws for the same sample, or none does.
      *
-     * @return L_s of every sample of the minibatch, in order (the sum over B of L_s/|B| is L_B)
+     * @return L_s of every sample of the minibatch, in order: |B| times its terms of L_B (the sum over B of
+     *         L_s/|B| is L_B)
      * @throws NonFiniteException when a sample's loss is not finite (its gradient is then not added;
      *         earlier samples' are, so callers drop the gradients)
      */
     public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId,
             RankWork work) {
         double[] losses = new double[minibatch.size()];
+        double[][] weights = weights(minibatch, args);
         for (int j = 0; j < minibatch.size(); j++) {
             NodeSample s = minibatch.get(j);
-            double[] w = weights(advantages(s, args), s.completionIds(), minibatch.size());
+            double[] w = weights[j];
             int[] rows = work.localRows(s.completionIds().size());
             if (rows.length > 0) {
                 List<long[]> ys = s.completionIds();

@@ -17,9 +17,18 @@ import java.util.List;
  * @param nodeMeanReturn mean return of the node's joint actions
  * @param envStep env_step after the node's rewards were counted
  * @param item which task item the node belongs to, for messages ("train item 3 of epoch 1")
+ * @param truncated per completion, whether generation stopped at max_new_tokens without an EOS, len G
  */
 record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
-        double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item) {
+        double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
+        boolean[] truncated) {
+
+    /** A sample none of whose completions was truncated. */
+    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
+            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item) {
+        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
+                new boolean[completionIds.size()]);
+    }
 
     /** Whether every return (and KL) is a finite number. */
     boolean finite() {

@@ -6,6 +6,7 @@ import static comlrl.utils.TrainerFields.*;
 
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
+import comlrl.utils.ConfigMaps;
 import comlrl.utils.TrainerFields;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +32,22 @@ final class ReinforceFields {
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, Double::isFinite,
             "a finite number (MAGRPO keeps it for compatibility and does not use it)")
             .means("Kept for compatibility; MAGRPO's returns are undiscounted.");
+    /** {@code loss_type}: see {@link LossType}. */
+    static final ConfigField<LossType> LOSS_TYPE = ConfigField.choice("loss_type", LossType.SEQUENCE_SUM,
+            LossType::parse, LossType::configName)
+            .means("How per-token terms are aggregated: sequence_sum (the reference's: token sum, mean over "
+                    + "completions), grpo (token mean per completion), dr_grpo (token sum / max_new_tokens), dapo "
+                    + "(token mean over the minibatch), bnpo (token mean per group).");
+    /** {@code scale_rewards}: see {@link ScaleRewards}; null follows advantage_normalization. */
+    static final ConfigField<ScaleRewards> SCALE_REWARDS = new ConfigField<ScaleRewards>("scale_rewards", null,
+            (owner, key, raw) -> ScaleRewards.parse(ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, key, raw)),
+            v -> null, ScaleRewards::configName, null)
+            .described("string or null", "\"group\", \"batch\", \"none\" or null")
+            .means("What advantages are divided by: group (their std in the group), batch (the rewards' std over the "
+                    + "minibatch) or none; null follows advantage_normalization (true = group, false = none).");
+    /** {@code mask_truncated_completions}: completions without EOS (cut at max_new_tokens) leave the loss. */
+    static final ConfigField<Boolean> MASK_TRUNCATED_COMPLETIONS = ConfigField.flag("mask_truncated_completions", false)
+            .means("Leave completions cut at max_new_tokens (no EOS) out of the loss and of its counts.");
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
@@ -65,6 +82,7 @@ final class ReinforceFields {
                 ADVANTAGE_NORMALIZATION, ADVANTAGE_MODE.withDefault(algorithm.defaultAdvantageMode()),
                 REFERENCE_KL_ENABLED, REFERENCE_KL_COEF, REFERENCE_DEVICES));
         fields.addAll(OURS);
+        fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
         return List.copyOf(fields);
     }

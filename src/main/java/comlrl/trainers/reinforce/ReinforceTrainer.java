@@ -3,6 +3,7 @@ package comlrl.trainers.reinforce;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
+import comlrl.generation.FinishReason;
 import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.rl.JointMode;
@@ -217,10 +218,15 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
         JointRollout.Turn turn = n.turn();
         for (int i = 0; i < agents.size(); i++) {
-            List<long[]> ys = turn.completions().get(i).stream().map(Completion::tokenIds).toList();
+            List<Completion> cs = turn.completions().get(i);
+            List<long[]> ys = cs.stream().map(Completion::tokenIds).toList();
+            boolean[] truncated = new boolean[cs.size()];
+            for (int k = 0; k < truncated.length; k++) {
+                truncated[k] = cs.get(k).finishReason() == FinishReason.LENGTH;
+            }
             out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
                     turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
-                    n.envStep(), turn.state().label()));
+                    n.envStep(), turn.state().label(), truncated));
         }
         for (int c = 0; c < n.children().size(); c++) {
             collectSamples(n.children().get(c), r.children().get(c), out);

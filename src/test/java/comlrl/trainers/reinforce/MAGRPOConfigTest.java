@@ -264,7 +264,8 @@ class MAGRPOConfigTest {
                 .discount(0.9).jointMode(JointMode.CROSS).earlyTerminationThreshold(null)
                 .externalPromptPassthrough(true).evalInterval(0).evalNumSamples(10).evalBatchSize(2)
                 .rolloutBufferSize(3).trainBatchSize(1).advantageNormalization(false)
-                .referenceKlEnabled(true).referenceKlCoef(0.05).referenceDevices("cpu").seed(-5);
+                .referenceKlEnabled(true).referenceKlCoef(0.05).referenceDevices("cpu").seed(-5)
+                .lossType(LossType.DAPO).maskTruncatedCompletions(true);
     }
 
     @Test
@@ -299,8 +300,8 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split, eval_num_generations
-        assertThat(map).hasSize(33)
+        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions
+        assertThat(map).hasSize(36)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -313,8 +314,12 @@ class MAGRPOConfigTest {
                 .containsEntry("seed", 42L)
                 .containsEntry("gradient_checkpointing", false)
                 .containsEntry("eval_num_generations", 1)
+                .containsEntry("loss_type", "sequence_sum")
+                .containsEntry("scale_rewards", "group")
+                .containsEntry("advantage_normalization", true)
+                .containsEntry("mask_truncated_completions", false)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(33).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(36).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

@@ -61,9 +61,11 @@ class MAGRPOLossTest {
 
     @Test
     void weightsAreMinusTheAdvantageOverNonEmptyCompletionsAndMinibatch() {
-        // M = 2 non-empty completions, |B| = 2: w = −A / (2·2)
-        double[] w = MAGRPOLoss.weights(new double[] {1, -1, 0.5}, List.of(new long[3], new long[0], new long[2]), 2);
-        assertThat(w).containsExactly(new double[] {-0.25, 0.25, -0.125}, within(1e-15));
+        // M = 2 non-empty completions, |B| = 2: w = −A / (2·2); the empty completion has no term (w = 0)
+        NodeSample s = sample(new long[] {1}, List.of(new long[3], new long[0], new long[2]), new double[3], null);
+        double[][] w = MAGRPOLoss.weights(List.of(s, s), new double[][] {{1, -1, 0.5}, {1, -1, 0.5}},
+                LossType.SEQUENCE_SUM, false, 1);
+        assertThat(w[0]).containsExactly(new double[] {-0.25, 0, -0.125}, within(1e-15));
     }
 
     /** Every parameter's gradient, by name (zeros where none). */
@@ -144,11 +146,13 @@ class MAGRPOLossTest {
         List<long[]> rowPrompts = new ArrayList<>();
         List<long[]> rowCompletions = new ArrayList<>();
         List<Double> weights = new ArrayList<>();
-        for (NodeSample s : minibatch) {
+        double[][] w = MAGRPOLoss.weights(minibatch, args);
+        for (int j = 0; j < 8; j++) {
+            NodeSample s = minibatch.get(j);
             rowPrompts.addAll(Collections.nCopies(s.completionIds().size(), s.promptIds()));
             rowCompletions.addAll(s.completionIds());
-            for (double w : MAGRPOLoss.weights(MAGRPOLoss.advantages(s, args), s.completionIds(), 8)) {
-                weights.add(w);
+            for (double wk : w[j]) {
+                weights.add(wk);
             }
         }
         zeroGrad();

@@ -1,0 +1,101 @@
+package comlrl.trainers.reinforce;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code loss_type}: how the per-token terms of a minibatch B of NodeSamples are aggregated into
+ * L_B, the names as TRL's GRPOConfig spells them. With one optimisation pass (ratio 1) each is a
+ * weighted sum of the completions' log-likelihoods,
+ * <pre>
+ *   L_B = Σ_{s∈B} Σ_k w_{s,k} Σ_t log π(y_{s,k,t}),     w_{s,k} = −A_{s,k} / D_{s,k}
+ * </pre>
+ * and the rules differ only in the divisor D ({@link #weight}). The symbols, counted over the
+ * completions in the loss (at least one token; not truncated when {@code mask_truncated_completions}):
+ * M_s completions of sample s, |y| a completion's tokens, T_s = Σ_k |y_{s,k}| the sample's tokens,
+ * T_B = Σ_s T_s the minibatch's tokens, L = {@code max_new_tokens}; each count is taken as at least 1.
+ *
+ * <p>A NodeSample is the unit of one forward and backward (TRL's micro-batch) and B the unit of one
+ * optimizer step (TRL's accumulated batch): hence {@link #BNPO} normalises per sample and
+ * {@link #DAPO} over the whole minibatch, as TRL's {@code bnpo} (per micro-batch, then divided by the
+ * accumulation steps) and {@code dapo} ({@code num_items_in_batch}, all tokens of the step) do.
+ */
+public enum LossType {
+    /** The reference's (§3.3) and the default: token sum, mean over completions and samples. D = M_s·|B|. */
+    SEQUENCE_SUM("sequence_sum") {
+        @Override
+        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+            return -a / m / batchSize; // two divisions, as the reference divides
+        }
+    },
+    /** GRPO: each completion's token mean, mean over completions and samples. D = |y_{s,k}|·M_s·|B|. */
+    GRPO("grpo") {
+        @Override
+        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+            return -a / length / m / batchSize;
+        }
+    },
+    /** Dr. GRPO: token sum over a constant, the completions' token budget. D = M_s·L·|B|. */
+    DR_GRPO("dr_grpo") {
+        @Override
+        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+            return -a / m / maxNewTokens / batchSize;
+        }
+    },
+    /** DAPO: token mean over every token of the minibatch (a long completion weighs by its length). D = T_B. */
+    DAPO("dapo") {
+        @Override
+        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+            return -a / batchTokens;
+        }
+    },
+    /** BNPO: token mean over each sample's tokens, mean over samples. D = T_s·|B|. */
+    BNPO("bnpo") {
+        @Override
+        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+            return -a / groupTokens / batchSize;
+        }
+    };
+
+    private final String configName;
+
+    LossType(String configName) {
+        this.configName = configName;
+    }
+
+    /**
+     * w = −a / D of a completion in the loss with advantage {@code a}: {@code m} = M_s, {@code length} = |y_{s,k}|, {@code groupTokens}
+     * = T_s, {@code batchTokens} = T_B, {@code batchSize} = |B|, {@code maxNewTokens} = L (all ≥ 1).
+     */
+    abstract double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens);
+
+    /** The config-file spelling. */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored).
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static LossType parse(String value) {
+        if (value != null) {
+            String key = value.trim().toLowerCase(Locale.ROOT);
+            for (LossType t : values()) {
+                if (t.configName.equals(key)) {
+                    return t;
+                }
+            }
+        }
+        throw new IllegalArgumentException("loss_type must be one of "
+                + Arrays.stream(values()).map(t -> "\"" + t.configName + "\"").collect(Collectors.joining(", "))
+                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}

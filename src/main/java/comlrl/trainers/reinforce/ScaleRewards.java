@@ -1,0 +1,66 @@
+package comlrl.trainers.reinforce;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code scale_rewards}: what the advantages of a NodeSample s are divided by, the names as TRL's
+ * GRPOConfig spells them. With A_s = baseline(R'_s) ({@code advantage_mode}, R' the shaped returns):
+ * <pre>
+ *   group:  A_s ← (A_s − mean A_s) / max(std_pop A_s, 1e-6)                    (= advantage_normalization: true)
+ *   batch:  A_s ← (A_s − mean A_s) / max(std_pop {R'_{s',k} : s' ∈ B, all k}, 1e-6)
+ *   none:   A_s unchanged                                                     (= advantage_normalization: false)
+ * </pre>
+ * each only for G &gt; 1. {@code batch} is TRL's: the group's mean subtracted, the standard deviation
+ * taken over the rewards of the whole batch; our batch is the minibatch B of one optimizer step
+ * (with the default {@code train_batch_size} the whole rollout buffer, TRL's generation batch).
+ * Unset, it follows {@code advantage_normalization}; the one is derived from the other, so a run's
+ * {@code config.json} holds the pair consistent.
+ */
+public enum ScaleRewards {
+    GROUP("group"),
+    BATCH("batch"),
+    NONE("none");
+
+    private final String configName;
+
+    ScaleRewards(String configName) {
+        this.configName = configName;
+    }
+
+    /** The config-file spelling. */
+    public String configName() {
+        return configName;
+    }
+
+    /** The value {@code advantage_normalization} stands for: group when true, none when false. */
+    static ScaleRewards of(boolean advantageNormalization) {
+        return advantageNormalization ? GROUP : NONE;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored); null stays null (unset).
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static ScaleRewards parse(String value) {
+        if (value == null) {
+            return null;
+        }
+        String key = value.trim().toLowerCase(Locale.ROOT);
+        for (ScaleRewards s : values()) {
+            if (s.configName.equals(key)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("scale_rewards must be one of "
+                + Arrays.stream(values()).map(s -> "\"" + s.configName + "\"").collect(Collectors.joining(", "))
+                + " or null (got \"" + value + "\")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}
