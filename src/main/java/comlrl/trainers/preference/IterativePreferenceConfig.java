@@ -29,7 +29,7 @@ import java.util.Objects;
 /**
  * The fields and rules the iterative preference trainers share (reference §7.4): how many
  * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
- * the current policy is ranked against. Each getter documents its field.
+ * the current policy is ranked against. Each field's meaning is declared once, in {@link PreferenceFields}.
  *
  * <p>Cross-field rules: {@code nearest_k} needs {@code preference_replay_k}, {@code lambda_decay}
  * needs {@code preference_replay_lambda}; the model-only fields ({@code comparator_model_name},
@@ -84,101 +84,89 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return !Objects.equals(get(field), field.defaultValue);
     }
 
-    /** {@code num_iterations} (default 6, ≥ 1): rounds of preference collection and training; counts the whole run. */
+    /** {@code num_iterations}. */
     public int numIterations() {
         return get(NUM_ITERATIONS);
     }
 
-    /**
-     * {@code preference_replay_mode} (default "current"): which iterations' pairs are trained on —
-     * the current one, the newest {@code preference_replay_k} ({@code nearest_k}), all
-     * ({@code all_history}), or all weighted {@code (1−λ)λ^age} ({@code lambda_decay}).
-     */
+    /** {@code preference_replay_mode}: see {@link ReplayMode}. */
     public ReplayMode preferenceReplayMode() {
         return get(PREFERENCE_REPLAY_MODE);
     }
 
-    /** {@code preference_replay_k} (default null, ≥ 1; required for nearest_k). */
+    /** {@code preference_replay_k}. */
     public Integer preferenceReplayK() {
         return get(PREFERENCE_REPLAY_K);
     }
 
-    /** {@code preference_replay_lambda} (default null, in [0, 1]; required for lambda_decay). */
+    /** {@code preference_replay_lambda}. */
     public Double preferenceReplayLambda() {
         return get(PREFERENCE_REPLAY_LAMBDA);
     }
 
-    /** {@code preference_replay_sample_size} (default null = the current iteration's pair count; ≥ 1). */
+    /** {@code preference_replay_sample_size}. */
     public Integer preferenceReplaySampleSize() {
         return get(PREFERENCE_REPLAY_SAMPLE_SIZE);
     }
 
-    /** {@code preference_replay_dir} (default null = {@code <output_dir>/preference_replay}): the shards' directory. */
+    /** {@code preference_replay_dir}. */
     public String preferenceReplayDir() {
         return get(PREFERENCE_REPLAY_DIR);
     }
 
-    /** {@code log_reward_distribution} (default false): per-iteration reward histograms (JSON and SVG files, metrics). */
+    /** {@code log_reward_distribution}: see {@link RewardDistribution}. */
     public boolean logRewardDistribution() {
         return get(LOG_REWARD_DISTRIBUTION);
     }
 
-    /**
-     * {@code policy_checkpoint_dir} (default null): where {@code initial/agent_i} and
-     * {@code iteration_NNNN/agent_i} are saved; written when set or with comparator_policy history
-     * (then defaulting to {@code <output_dir>/policy_checkpoints}).
-     */
+    /** {@code policy_checkpoint_dir}; also written (under the output directory) for the history comparator. */
     public String policyCheckpointDir() {
         return get(POLICY_CHECKPOINT_DIR);
     }
 
-    /** {@code comparator_policy} (default "current"): see {@link ComparatorPolicy}. */
+    /** {@code comparator_policy}: see {@link ComparatorPolicy}. */
     public ComparatorPolicy comparatorPolicy() {
         return get(COMPARATOR_POLICY);
     }
 
-    /** {@code comparator_generation_mode} (default "decentralized"): each agent writes its own comparator part, or one agent writes all. */
+    /** {@code comparator_generation_mode}. */
     public CollaborationMode comparatorGenerationMode() {
         return get(COMPARATOR_GENERATION_MODE);
     }
 
-    /** {@code comparator_centralized_agent_index} (default 0): the agent that writes joint comparator completions when centralized. */
+    /** {@code comparator_centralized_agent_index}. */
     public int comparatorCentralizedAgentIndex() {
         return get(COMPARATOR_CENTRALIZED_AGENT_INDEX);
     }
 
-    /** {@code comparator_model_name} (default null): the model of every comparator agent (comparator_policy model). */
+    /** {@code comparator_model_name}. */
     public String comparatorModelName() {
         return get(COMPARATOR_MODEL_NAME);
     }
 
-    /** {@code comparator_agents} (default null): one comparator model per agent (comparator_policy model). */
+    /** {@code comparator_agents}. */
     public List<String> comparatorAgents() {
         return get(COMPARATOR_AGENTS);
     }
 
-    /** {@code comparator_devices} (default null = the agents' devices): where frozen comparator models live. */
+    /** {@code comparator_devices}. */
     public List<String> comparatorDevices() {
         return get(COMPARATOR_DEVICES);
     }
 
-    /** {@code comparator_num_candidates} (default null = preference_num_candidates): comparator samples per agent and item. */
+    /** {@code comparator_num_candidates}, resolved. */
     public int comparatorNumCandidates() {
         Integer n = get(COMPARATOR_NUM_CANDIDATES);
         return n != null ? n : preferenceNumCandidates();
     }
 
-    /** {@code comparator_history_k} (default null = 1): the history comparator is the policy of iteration idx − k. */
+    /** {@code comparator_history_k}, resolved. */
     public int comparatorHistoryK() {
         Integer k = get(COMPARATOR_HISTORY_K);
         return k != null ? k : 1;
     }
 
-    /**
-     * The {@code comparator_api_*} fields (and ours, {@code comparator_api_retries},
-     * {@code comparator_api_backoff}, {@code comparator_api_max_response_bytes}) by key, for the API
-     * comparator; the key itself included.
-     */
+    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}), for the API comparator. */
     public Map<String, Object> comparatorApiFields() {
         Map<String, Object> out = new LinkedHashMap<>();
         for (ConfigField<?> field : COMPARATOR_API) {

@@ -29,8 +29,8 @@ import java.util.Map;
  * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
  * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
  * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
- * fields our MAGRPOConfig adds. Immutable and validated when built; each getter documents its field
- * (the shared ones in {@link PreferenceConfig}).
+ * fields our MAGRPOConfig adds. Immutable and validated when built; each field's meaning is declared
+ * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
  *
  * <pre>{@code
  * MARLHFConfig config = MARLHFConfig.builder()
@@ -67,11 +67,7 @@ public final class MARLHFConfig extends PreferenceConfig {
         return new Builder();
     }
 
-    /**
-     * A MARLHF config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
-     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
-     * it, with a hint for keys of older versions, of MADPOConfig, or the closest valid key.
-     */
+    /** A config from snake_case keys (an {@code args:} section); an unknown key fails naming the closest valid one. */
     public static MARLHFConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -81,19 +77,14 @@ public final class MARLHFConfig extends PreferenceConfig {
         return keysOf(PreferenceFields.MARLHF);
     }
 
-    /**
-     * A builder holding this config's values (unset train_batch_size, critic_learning_rate and
-     * advantage_mode stay unset).
-     */
+    /** A builder holding this config's values (unset ones stay unset). */
     public Builder toBuilder() {
         return copyInto(builder());
     }
 
     /**
-     * {@code advantage_mode} (default null = follow rl_algorithm): the MAGRPO-family backends train
-     * with their own baseline (magrpo → mean, mareinforce → raw, maremax → max, marloo → rloo), and an
-     * explicit value must agree with it; IAC and MAAC do not use it (an unset one reads "mean"). Returns
-     * the resolved value.
+     * {@code advantage_mode}, resolved: the MAGRPO-family backends' own baseline (magrpo → mean,
+     * mareinforce → raw, maremax → max, marloo → rloo); IAC and MAAC do not use it (unset reads "mean").
      */
     @Override
     public AdvantageMode advantageMode() {
@@ -107,121 +98,92 @@ public final class MARLHFConfig extends PreferenceConfig {
         return field == OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
     }
 
-    /**
-     * {@code rl_algorithm} (default "magrpo"): the online RL backend trained against the frozen joint
-     * reward model: "magrpo", "mareinforce" (alias "mareforce"), "maremax", "marloo" (the MAGRPO family),
-     * "maac" or "iac".
-     */
+    /** {@code rl_algorithm}: see {@link RlAlgorithm}. */
     public RlAlgorithm rlAlgorithm() {
         return get(RL_ALGORITHM);
     }
 
-    /**
-     * {@code num_generations} (default 4): samples per agent per prompt in the RL phase; ≥ 2 for the
-     * MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC.
-     */
+    /** {@code num_generations}: ≥ 2 for the MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC. */
     public int numGenerations() {
         return get(NUM_GENERATIONS);
     }
 
-    /**
-     * {@code reward_model_name} (default null = the first agent's model source): the model the joint
-     * reward model's backbone is loaded from (a scalar head on its last non-pad hidden state, §6.4).
-     * Required when the agents are given as objects rather than sources.
-     */
+    /** {@code reward_model_name}: the {@link JointRewardModel}'s backbone; required when the agents are objects. */
     public String rewardModelName() {
         return get(REWARD_MODEL_NAME);
     }
 
-    /** {@code reward_model_device} (default "cuda:0", or null = the trainer's device): where the reward model lives. */
+    /** {@code reward_model_device}. */
     public String rewardModelDevice() {
         return get(REWARD_MODEL_DEVICE);
     }
 
-    /** {@code reward_learning_rate} (default 1e-5, finite, &gt; 0): AdamW learning rate of the reward model. */
+    /** {@code reward_learning_rate}. */
     public double rewardLearningRate() {
         return get(REWARD_LEARNING_RATE);
     }
 
-    /** {@code reward_num_train_epochs} (default 1, ≥ 1): Bradley–Terry passes over the preference pairs. */
+    /** {@code reward_num_train_epochs}. */
     public int rewardNumTrainEpochs() {
         return get(REWARD_NUM_TRAIN_EPOCHS);
     }
 
-    /** {@code reward_train_batch_size} (default 1, ≥ 1): preference pairs per reward-model step. */
+    /** {@code reward_train_batch_size}. */
     public int rewardTrainBatchSize() {
         return get(REWARD_TRAIN_BATCH_SIZE);
     }
 
-    /**
-     * {@code reward_max_length} (default null = no truncation, ≥ 1): tokens of each joint text the
-     * reward model reads.
-     */
+    /** {@code reward_max_length}. */
     public Integer rewardMaxLength() {
         return get(REWARD_MAX_LENGTH);
     }
 
-    /** {@code reward_freeze_backbone} (default false): train only the reward head, not the backbone. */
+    /** {@code reward_freeze_backbone}. */
     public boolean rewardFreezeBackbone() {
         return get(REWARD_FREEZE_BACKBONE);
     }
 
-    /**
-     * {@code critic_model_name} (default null = the first agent's model source): the critic's model
-     * for IAC/MAAC backends, when the trainer is given no critic.
-     */
+    /** {@code critic_model_name}. */
     public String criticModelName() {
         return get(CRITIC_MODEL_NAME);
     }
 
-    /**
-     * {@code critic_learning_rate} (default null = {@link #agentLearningRate()}, finite, &gt; 0): the
-     * IAC/MAAC critics' learning rate. Returns the resolved value.
-     */
+    /** {@code critic_learning_rate}, resolved. */
     public double criticLearningRate() {
         return get(CRITIC_LEARNING_RATE);
     }
 
-    /**
-     * {@code critic_devices} (default null): where IAC/MAAC critics live; with
-     * {@code parallel_training="mp"} unset means {@link #agentDevices()} (as the reference maps it).
-     */
+    /** {@code critic_devices}; with {@code parallel_training="mp"} unset means the agents' devices. */
     public List<String> criticDevices() {
         return get(CRITIC_DEVICES);
     }
 
-    /** {@code use_separate_critic} (default true): IAC backend: a critic model per agent rather than value heads. */
+    /** {@code use_separate_critic}. */
     public boolean useSeparateCritic() {
         return get(USE_SEPARATE_CRITIC);
     }
 
-    /** {@code critic_type} (default "v"): IAC/MAAC critics value the prompt (V) or the prompt with the response (Q). */
+    /** {@code critic_type}. */
     public CriticType criticType() {
         return get(CriticType.CONFIG_FIELD);
     }
 
-    /** {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the IAC/MAAC critic loss. */
+    /** {@code value_loss_coef}. */
     public double valueLossCoef() {
         return get(VALUE_LOSS_COEF);
     }
 
-    /** {@code value_clip_range} (default 0.2, finite, &gt; 0, or null = no clipping): IAC value clipping. */
+    /** {@code value_clip_range}. */
     public Double valueClipRange() {
         return get(VALUE_CLIP_RANGE);
     }
 
-    /**
-     * {@code critic_value_head_hidden_dim} (default null, ≥ 0): hidden width of the IAC/MAAC critics'
-     * value heads; null or 0 = one linear layer.
-     */
+    /** {@code critic_value_head_hidden_dim}. */
     public Integer criticValueHeadHiddenDim() {
         return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
 
-    /**
-     * {@code value_head_hidden_dim} (default null, ≥ 0): hidden width of IAC's value heads on the actors
-     * ({@code use_separate_critic=false}); null or 0 = one linear layer.
-     */
+    /** {@code value_head_hidden_dim}. */
     public Integer valueHeadHiddenDim() {
         return get(VALUE_HEAD_HIDDEN_DIM);
     }

@@ -21,13 +21,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link MADPOConfig} and {@link MARLHFConfig} share: every field of the reference's
- * {@code MADPOConfig} (§7.1; each getter documents its field: snake_case key, default, valid range)
- * and ours, and the cross-field validation. Immutable. The fields are declared once, in
- * {@code PreferenceFields} or, when the actor-critic configs have them too, in
- * {@link comlrl.utils.TrainerFields}; the getters that mean the same in every trainer config, the
- * value table, its map form and the builder machinery are {@link FieldTableConfig}'s (the getters
- * of the fields every trainer has: {@link comlrl.utils.TrainerConfig}). Here {@code num_turns} must
+ * What the preference configs share: every field of the reference's {@code MADPOConfig} (§7.1) and
+ * ours, and the cross-field validation. Immutable. Each field (key, default, range, meaning) is
+ * declared once, in {@link PreferenceFields} or {@link comlrl.utils.TrainerFields}; the getters and
+ * builder machinery every trainer config has are {@link FieldTableConfig}'s. Here {@code num_turns} must
  * be 1 (the reference's preference trainers are single-turn); {@code num_train_epochs} counts MADPO's
  * passes over the preference pairs (each shuffled into batches of {@code train_batch_size}), or
  * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
@@ -78,11 +75,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
                 || has(PreferenceFields.DPO_REFERENCE) && get(PreferenceFields.DPO_REFERENCE).needsReference();
     }
 
-    /**
-     * {@code collaboration_mode} (default "decentralized"): one actor per agent, or
-     * {@link CollaborationMode#CENTRALIZED}: one actor writes every role's response in one joint
-     * completion (reference §7.5).
-     */
+    /** {@code collaboration_mode}; centralized: one actor writes every role's response (reference §7.5). */
     public CollaborationMode collaborationMode() {
         return get(COLLABORATION_MODE);
     }
@@ -92,73 +85,47 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return collaborationMode() == CollaborationMode.CENTRALIZED ? 1 : numAgents();
     }
 
-    /**
-     * {@code discount} (default 1.0, in [0, 1]): kept for compatibility with the MAGRPO config; with
-     * one turn nothing is discounted (MARLHF passes it to an IAC/MAAC backend).
-     */
+    /** {@code discount}. */
     public double discount() {
         return get(DISCOUNT);
     }
 
-    /**
-     * {@code joint_mode} (default "aligned"): must be aligned — joint candidate k is the k-th
-     * completion of every agent, scored once.
-     */
+    /** {@code joint_mode}: aligned only (joint candidate k is the k-th completion of every agent). */
     public JointMode jointMode() {
         return get(JOINT_MODE);
     }
 
-    /**
-     * {@code advantage_mode} (default "mean"): kept for compatibility by MADPO (its loss has no
-     * advantages). {@link MARLHFConfig#advantageMode()} resolves it from {@code rl_algorithm}.
-     */
+    /** {@code advantage_mode}; MADPO's loss has none ({@link MARLHFConfig#advantageMode()} resolves MARLHF's). */
     public AdvantageMode advantageMode() {
         return get(ADVANTAGE_MODE);
     }
 
-    /**
-     * {@code preference_num_candidates} (default 80, ≥ 2): completions each agent samples per task
-     * item when the preference dataset is built (aligned: candidate k of every agent forms joint
-     * candidate k, scored once).
-     */
+    /** {@code preference_num_candidates}. */
     public int preferenceNumCandidates() {
         return get(PREFERENCE_NUM_CANDIDATES);
     }
 
-    /**
-     * {@code preference_pairs_per_sample} (default 16, ≥ 1, or null = every pair): at most this many
-     * preference pairs per task item; must be null with {@code pair_selection="all"}.
-     */
+    /** {@code preference_pairs_per_sample}; null = every pair. */
     public Integer preferencePairsPerSample() {
         return get(PREFERENCE_PAIRS_PER_SAMPLE);
     }
 
-    /**
-     * {@code pair_selection} (default "reward_gap"): which pairs an item keeps — the largest reward
-     * gaps, a random sample, or all ({@link PairSelection}, {@link PreferencePairs}).
-     */
+    /** {@code pair_selection}: see {@link PairSelection}. */
     public PairSelection pairSelection() {
         return get(PAIR_SELECTION);
     }
 
-    /**
-     * {@code dpo_beta} (default 0.1, finite, &gt; 0): β of MADPO's loss {@code −log σ(β·Σ_j Δ_j)}
-     * ({@link MADPOLoss}); MARLHF keeps it for compatibility (it has no DPO loss).
-     */
+    /** {@code dpo_beta}: the β of {@link MADPOLoss}. */
     public double dpoBeta() {
         return get(DPO_BETA);
     }
 
-    /**
-     * {@code use_environment_step} (default true): MADPO advances env_step (the x-axis of the
-     * training logs) by {@link #environmentStepsPerPair()} per preference pair of each update; false
-     * leaves env_step unchanged by DPO updates.
-     */
+    /** {@code use_environment_step}. */
     public boolean useEnvironmentStep() {
         return get(USE_ENVIRONMENT_STEP);
     }
 
-    /** {@code environment_steps_per_pair} (default 2, ≥ 1): env_step increment per trained preference pair. */
+    /** {@code environment_steps_per_pair}. */
     public int environmentStepsPerPair() {
         return get(ENVIRONMENT_STEPS_PER_PAIR);
     }
@@ -203,10 +170,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return put(JOINT_MODE, JointMode.parse(jointMode));
         }
 
-        /**
-         * Null = this config's default ("mean" for MADPO; for MARLHF "follow rl_algorithm"). See
-         * {@link PreferenceConfig#advantageMode()} and {@link MARLHFConfig#advantageMode()}.
-         */
+        /** Null = this config's default (MADPO "mean"; MARLHF follows rl_algorithm). */
         public B advantageMode(AdvantageMode advantageMode) {
             return put(ADVANTAGE_MODE, advantageMode != null ? advantageMode
                     : defaultOf(ADVANTAGE_MODE));
