@@ -81,7 +81,6 @@ public final class MADPOTrainer implements Trainer {
     private final boolean verbose;
     private final MADPOStep step;
 
-    private List<PreferencePair> pairs; // null until built (or restored)
     private final PreferenceCollector collector;
     private final ResumeOutput output;
     private long envStep;
@@ -146,8 +145,7 @@ public final class MADPOTrainer implements Trainer {
                 args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
-        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(
-                PreferenceSetFile.part(() -> pairs, restored -> pairs = restored), work));
+        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
@@ -200,7 +198,7 @@ public final class MADPOTrainer implements Trainer {
 
     /** The preference pairs (empty before {@link #train()} builds them). */
     public int numPairs() {
-        return pairs == null ? 0 : pairs.size();
+        return collector.numPairs();
     }
 
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
@@ -233,10 +231,7 @@ public final class MADPOTrainer implements Trainer {
                     args.numTrainEpochs());
             return;
         }
-        if (pairs == null) {
-            pairs = collector.collect(trainDataset);
-        }
-        runEpochs(pairs, epochsDone, args.numTrainEpochs(), epochDone);
+        runEpochs(collector.preferenceSet(trainDataset), epochsDone, args.numTrainEpochs(), epochDone);
     }
 
     /**
@@ -280,7 +275,7 @@ public final class MADPOTrainer implements Trainer {
      */
     void trainOn(List<PreferencePair> set, int progress) {
         if (!set.isEmpty()) {
-            pairs = set;
+            collector.keep(set);
             runEpochs(set, 0, args.numTrainEpochs(), done -> { });
         }
         epochsDone = progress;

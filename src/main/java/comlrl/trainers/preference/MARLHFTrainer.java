@@ -91,7 +91,6 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final TaskSet trainDataset;
     private final PrintStream console;
     private final ResumeOutput output;
-    private List<PreferencePair> pairs;
     private Stage stage = Stage.START;
     /**
      * This process's share of a ddp run (the data split): the RL stage splits its work as its trainer
@@ -229,7 +228,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     /** The preference set, the reward model with its optimizer, and the stage, in every checkpoint. */
     private TrainerCheckpoint.Extension checkpointExtension() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
+        parts.put("preference_pairs", PreferenceCollector.checkpointPart(() -> collector));
         parts.putAll(JointRewardModel.checkpointParts(() -> rewardModel, REWARD_MODEL_DIR));
         Stateful progress = new Stateful() {
             @Override
@@ -278,12 +277,12 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** The preference pairs (0 before {@link #train()} builds them). */
     public int numPairs() {
-        return pairs == null ? 0 : pairs.size();
+        return collector.numPairs();
     }
 
     /** The preference pairs (null before {@link #train()} builds them). */
     List<PreferencePair> preferencePairs() {
-        return pairs;
+        return collector.pairs();
     }
 
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
@@ -306,7 +305,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             resumeFrom(resumeFromCheckpoint);
         }
         if (stage == Stage.START) {
-            pairs = collector.collect(trainDataset);
+            List<PreferencePair> pairs = collector.preferenceSet(trainDataset);
             stage = Stage.PREFERENCES;
             logger.log(envStep(), Map.of("preference/num_pairs", (double) pairs.size(),
                     "preference/candidate_reward_mean", pairs.stream()
@@ -316,7 +315,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
         }
         if (stage == Stage.PREFERENCES) {
-            trainRewardModel(pairs);
+            trainRewardModel(collector.pairs());
             stage = Stage.REWARD_MODEL;
             if (checkpointDir != null) {
                 rl.saveCheckpoint(checkpointDir);

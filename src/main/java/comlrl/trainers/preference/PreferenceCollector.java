@@ -1,5 +1,8 @@
 package comlrl.trainers.preference;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.checkpoint.Checkpoints;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.distributed.Codecs;
@@ -14,10 +17,15 @@ import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.utils.Formatters;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
@@ -31,8 +39,13 @@ import java.util.stream.IntStream;
  *   <li>pairs are selected among the rest by {@link PreferencePairs#select} (ties dropped).</li>
  * </ol>
  * Per item the seeds drawn are: one per agent (generation), then one for the pair selection.
+ * The collector keeps the set it built ({@link #preferenceSet}), which a checkpoint holds as
+ * {@code preference_pairs.json} ({@link #checkpointPart}): a resumed run trains on exactly these pairs.
  */
 final class PreferenceCollector {
+    private static final String SET_FILE = "preference_pairs.json";
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES);
     private final PreferenceConfig args;
     /** The agents this process holds (every agent, except in the agents split). */
     private final HeldAgents<CausalLm> agents;
@@ -43,6 +56,8 @@ final class PreferenceCollector {
     private final JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
+    /** The preference set: null until built or restored. */
+    private List<PreferencePair> pairs;
     /**
      * This process's share of a ddp run: candidates sampled as {@link JointRollout} does, rewards on
      * rank 0; in the agents split each agent's prompt ids, pad id and frozen-reference
@@ -78,6 +93,60 @@ final class PreferenceCollector {
     /** Candidates left out so far because their reward was not finite. */
     long skippedCandidates() {
         return skippedCandidates;
+    }
+
+    /** The preference set: {@link #collect}ed from {@code items} the first time, then kept (or restored). */
+    List<PreferencePair> preferenceSet(TaskSet items) {
+        if (pairs == null) {
+            pairs = collect(items);
+        }
+        return pairs;
+    }
+
+    /** The preference set's size (0 before it is built). */
+    int numPairs() {
+        return pairs == null ? 0 : pairs.size();
+    }
+
+    /** The preference set (null before it is built). */
+    List<PreferencePair> pairs() {
+        return pairs;
+    }
+
+    /** Makes {@code set} the preference set a checkpoint holds (the iterative trainer: an iteration's training pairs). */
+    void keep(List<PreferencePair> set) {
+        pairs = set;
+    }
+
+    /** The file of the set, {@code {"built": bool, "pairs": [PreferencePair, ...]}}. */
+    private record SetFile(boolean built, List<PreferencePair> pairs) {
+    }
+
+    /** The preference set of the collector {@code of} supplies (built later than the checkpoint), as {@code preference_pairs.json}. */
+    static TrainerCheckpoint.Part checkpointPart(Supplier<PreferenceCollector> of) {
+        return new TrainerCheckpoint.Part() {
+            @Override
+            public void save(Path dir) {
+                List<PreferencePair> pairs = of.get().pairs;
+                Checkpoints.writeJson(dir.resolve(SET_FILE), new SetFile(pairs != null, pairs == null ? List.of() : pairs));
+            }
+
+            @Override
+            public void restore(Path dir) {
+                Path file = dir.resolve(SET_FILE);
+                if (!Files.isRegularFile(file)) {
+                    throw new IllegalArgumentException(dir + " has no " + SET_FILE + " (the preference set of a "
+                            + "preference-learning run)");
+                }
+                try {
+                    SetFile set = JSON.readValue(file.toFile(), SetFile.class);
+                    of.get().pairs = set.built() ? List.copyOf(set.pairs()) : null;
+                } catch (IOException | RuntimeException e) {
+                    throw new IllegalArgumentException("Malformed " + file + ": " + e.getMessage()
+                            + "; resume from an intact checkpoint", e);
+                }
+            }
+        };
     }
 
     /**
