@@ -31,13 +31,9 @@ import java.util.Objects;
  * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
  * the current policy is ranked against. Each field's meaning is declared once, in {@link PreferenceFields}.
  *
- * <p>Cross-field rules: {@code nearest_k} needs {@code preference_replay_k}, {@code lambda_decay}
- * needs {@code preference_replay_lambda}; the model-only fields ({@code comparator_model_name},
- * {@code comparator_agents}) need {@code comparator_policy: model} (which needs one of them),
- * {@code comparator_history_k} needs {@code history}, {@code comparator_devices} needs a policy that
- * loads models, the {@code comparator_api_*} fields need {@code api} (which needs
- * {@code comparator_api_url}); {@code collaboration_mode: centralized} needs
- * {@code comparator_generation_mode: centralized} and {@code comparator_centralized_agent_index: 0}.
+ * <p>Cross-field rules (each message in the constructor says how to fix it): the replay modes' and
+ * comparator policies' own fields are required by their mode and refused by the others;
+ * {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
  */
 public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig,
         MARLHFIterConfig {

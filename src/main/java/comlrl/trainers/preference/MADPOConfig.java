@@ -52,7 +52,7 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
             super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
         }
 
-        /** Null = NONE. See {@link DpoConfig#dpoReference()}. */
+        /** Null = NONE. */
         public Builder dpoReference(DpoReference dpoReference) {
             return put(DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
         }

@@ -128,8 +128,8 @@ public final class MADPOTrainer implements Trainer {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(),
-                    described), work.isMain());
+            metrics = b.stageLogger != null ? b.stageLogger.apply(work.isMain()) : b.metricsLogger(args.loggingSteps(),
+                    ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), described), work.isMain());
         } catch (RuntimeException | Error e) {
             closeModels(opts, refs);
             throw e;
@@ -286,6 +286,20 @@ public final class MADPOTrainer implements Trainer {
         return epochsDone;
     }
 
+    /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
+    void relocateOutput(Path checkpoint) {
+        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
+    }
+
+    MetricsLogger logger() {
+        return logger;
+    }
+
+    /** This run's processes (for the iterative trainer's rounds). */
+    RankWork work() {
+        return work;
+    }
+
     /** Sets what sees each DPO batch before its updates (tests); null for nothing. */
     void observeBatches(java.util.function.Consumer<List<PreferencePair>> observer) {
         step.observeBatches(observer);
@@ -329,7 +343,7 @@ public final class MADPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpointPath) {
-        output.onResume(checkpointPath, logger, work); // rank 0 decides; every process takes its directory
+        relocateOutput(checkpointPath);
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
@@ -368,6 +382,8 @@ public final class MADPOTrainer implements Trainer {
     /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
     public static final class Builder extends PreferenceBuilder<MADPOConfig, Builder> {
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+        /** As the iterative trainer's stage: its logger (given whether this process is rank 0); else null. */
+        java.util.function.Function<Boolean, MetricsLogger> stageLogger;
 
         private Builder() {
         }

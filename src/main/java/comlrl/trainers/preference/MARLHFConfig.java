@@ -194,7 +194,7 @@ public final class MARLHFConfig extends PreferenceConfig {
             super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);
         }
 
-        /** Null = MAGRPO. See {@link MARLHFConfig#rlAlgorithm()}. */
+        /** Null = MAGRPO. */
         public Builder rlAlgorithm(RlAlgorithm rlAlgorithm) {
             return put(RL_ALGORITHM, rlAlgorithm == null ? RlAlgorithm.MAGRPO : rlAlgorithm);
         }
@@ -204,52 +204,47 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(RL_ALGORITHM, RlAlgorithm.parse(rlAlgorithm));
         }
 
-        /** See {@link MARLHFConfig#numGenerations()}. */
         public Builder numGenerations(int numGenerations) {
             return put(NUM_GENERATIONS, numGenerations);
         }
 
-        /** Null = the first agent's source. See {@link MARLHFConfig#rewardModelName()}. */
+        /** Null = the first agent's source. */
         public Builder rewardModelName(String rewardModelName) {
             return put(REWARD_MODEL_NAME, rewardModelName);
         }
 
-        /** Null = the trainer's device. See {@link MARLHFConfig#rewardModelDevice()}. */
+        /** Null = the trainer's device. */
         public Builder rewardModelDevice(String rewardModelDevice) {
             return put(REWARD_MODEL_DEVICE, rewardModelDevice);
         }
 
-        /** See {@link MARLHFConfig#rewardLearningRate()}. */
         public Builder rewardLearningRate(double rewardLearningRate) {
             return put(REWARD_LEARNING_RATE, rewardLearningRate);
         }
 
-        /** See {@link MARLHFConfig#rewardNumTrainEpochs()}. */
         public Builder rewardNumTrainEpochs(int rewardNumTrainEpochs) {
             return put(REWARD_NUM_TRAIN_EPOCHS, rewardNumTrainEpochs);
         }
 
-        /** See {@link MARLHFConfig#rewardTrainBatchSize()}. */
         public Builder rewardTrainBatchSize(int rewardTrainBatchSize) {
             return put(REWARD_TRAIN_BATCH_SIZE, rewardTrainBatchSize);
         }
 
-        /** Null = no truncation. See {@link MARLHFConfig#rewardMaxLength()}. */
+        /** Null = no truncation. */
         public Builder rewardMaxLength(Integer rewardMaxLength) {
             return put(REWARD_MAX_LENGTH, rewardMaxLength);
         }
 
-        /** See {@link MARLHFConfig#rewardFreezeBackbone()}. */
         public Builder rewardFreezeBackbone(boolean rewardFreezeBackbone) {
             return put(REWARD_FREEZE_BACKBONE, rewardFreezeBackbone);
         }
 
-        /** Null = the first agent's source. See {@link MARLHFConfig#criticModelName()}. */
+        /** Null = the first agent's source. */
         public Builder criticModelName(String criticModelName) {
             return put(CRITIC_MODEL_NAME, criticModelName);
         }
 
-        /** Null = the agent learning rate. See {@link MARLHFConfig#criticLearningRate()}. */
+        /** Null = the agent learning rate. */
         public Builder criticLearningRate(Double criticLearningRate) {
             return put(CRITIC_LEARNING_RATE, criticLearningRate);
         }
@@ -264,12 +259,11 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(CRITIC_DEVICES, device == null ? null : List.of(device));
         }
 
-        /** See {@link MARLHFConfig#useSeparateCritic()}. */
         public Builder useSeparateCritic(boolean useSeparateCritic) {
             return put(USE_SEPARATE_CRITIC, useSeparateCritic);
         }
 
-        /** Null = V. See {@link MARLHFConfig#criticType()}. */
+        /** Null = V. */
         public Builder criticType(CriticType criticType) {
             return put(CriticType.CONFIG_FIELD, criticType == null ? CriticType.V : criticType);
         }
@@ -279,22 +273,21 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(CriticType.CONFIG_FIELD, CriticType.parse(criticType));
         }
 
-        /** See {@link MARLHFConfig#valueLossCoef()}. */
         public Builder valueLossCoef(double valueLossCoef) {
             return put(VALUE_LOSS_COEF, valueLossCoef);
         }
 
-        /** Null disables value clipping. See {@link MARLHFConfig#valueClipRange()}. */
+        /** Null disables value clipping. */
         public Builder valueClipRange(Double valueClipRange) {
             return put(VALUE_CLIP_RANGE, valueClipRange);
         }
 
-        /** Null or 0 = one linear layer. See {@link MARLHFConfig#criticValueHeadHiddenDim()}. */
+        /** Null or 0 = one linear layer. */
         public Builder criticValueHeadHiddenDim(Integer hiddenDim) {
             return put(CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }
 
-        /** Null or 0 = one linear layer. See {@link MARLHFConfig#valueHeadHiddenDim()}. */
+        /** Null or 0 = one linear layer. */
         public Builder valueHeadHiddenDim(Integer hiddenDim) {
             return put(VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }

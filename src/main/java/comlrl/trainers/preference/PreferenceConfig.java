@@ -144,7 +144,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             super(configTypeName, algorithmName, fields, hints);
         }
 
-        /** Null = DECENTRALIZED. See {@link PreferenceConfig#collaborationMode()}. */
+        /** Null = DECENTRALIZED. */
         public B collaborationMode(CollaborationMode collaborationMode) {
             return put(COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
                     : collaborationMode);
@@ -155,12 +155,11 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return put(COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
         }
 
-        /** See {@link PreferenceConfig#discount()}. */
         public B discount(double discount) {
             return put(DISCOUNT, discount);
         }
 
-        /** Must be ALIGNED; null = ALIGNED. See {@link PreferenceConfig#jointMode()}. */
+        /** Must be ALIGNED; null = ALIGNED. */
         public B jointMode(JointMode jointMode) {
             return put(JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
         }
@@ -181,17 +180,16 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return set(ADVANTAGE_MODE.key, advantageMode);
         }
 
-        /** See {@link PreferenceConfig#preferenceNumCandidates()}. */
         public B preferenceNumCandidates(int preferenceNumCandidates) {
             return put(PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
         }
 
-        /** Null = every pair. See {@link PreferenceConfig#preferencePairsPerSample()}. */
+        /** Null = every pair. */
         public B preferencePairsPerSample(Integer preferencePairsPerSample) {
             return put(PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
         }
 
-        /** Null = REWARD_GAP. See {@link PreferenceConfig#pairSelection()}. */
+        /** Null = REWARD_GAP. */
         public B pairSelection(PairSelection pairSelection) {
             return put(PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP : pairSelection);
         }
@@ -201,17 +199,14 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return put(PAIR_SELECTION, PairSelection.parse(pairSelection));
         }
 
-        /** See {@link PreferenceConfig#dpoBeta()}. */
         public B dpoBeta(double dpoBeta) {
             return put(DPO_BETA, dpoBeta);
         }
 
-        /** See {@link PreferenceConfig#useEnvironmentStep()}. */
         public B useEnvironmentStep(boolean useEnvironmentStep) {
             return put(USE_ENVIRONMENT_STEP, useEnvironmentStep);
         }
 
-        /** See {@link PreferenceConfig#environmentStepsPerPair()}. */
         public B environmentStepsPerPair(int environmentStepsPerPair) {
             return put(ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
         }
