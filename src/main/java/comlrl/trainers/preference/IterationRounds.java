@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
+import comlrl.logging.ConsoleProgress;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.SeedStream;
@@ -45,6 +46,10 @@ final class IterationRounds implements AutoCloseable {
     private comlrl.trainers.common.RankWork work = comlrl.trainers.common.RankWork.single(0);
     /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
     private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
+
+    /** When this run's first iteration started ({@link System#nanoTime}) and the iterations done before it. */
+    private long runStart;
+    private int runFrom;
 
     /** One iteration's new pairs and the training pairs sampled from the replay. */
     record Iteration(PreferenceCollector.Round round, List<PreferencePair> training) {
@@ -200,8 +205,9 @@ final class IterationRounds implements AutoCloseable {
         logger.log(envStep, metrics);
         if (work.isMain()) {
             console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained "
-                    + "on %d%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
-                    mean(round.comparatorRewards()), it.training().size());
+                    + "on %d | %s%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
+                    mean(round.comparatorRewards()), it.training().size(), overall((System.nanoTime() - runStart) / 1e9,
+                    iteration - runFrom, args.numIterations() - iteration));
         }
         savePolicies(trainer, IterationComparators.snapshotName(iteration));
     }
@@ -228,12 +234,25 @@ final class IterationRounds implements AutoCloseable {
         if (done == 0) {
             savePolicies(trainer, "initial"); // the initial policy, when policy checkpoints are written
         }
+        runStart = System.nanoTime();
+        runFrom = done;
         for (int i = done + 1; i <= args.numIterations(); i++) {
             iteration.accept(i);
             if (checkpointDir != null && (i % checkpointInterval == 0 || i == args.numIterations())) {
                 trainer.saveCheckpoint(checkpointDir);
             }
         }
+    }
+
+    /**
+     * The whole run's progress after an iteration: {@code elapsed} seconds for the {@code run}
+     * iterations this run has trained, and the time left at that pace,
+     * {@code ETA = elapsed / run · left}.
+     */
+    static String overall(double elapsed, int run, int left) {
+        return left == 0 ? "all iterations done in " + ConsoleProgress.clock(elapsed)
+                : String.format(Locale.ROOT, "elapsed %s, ETA %s for %d more iteration%s", ConsoleProgress.clock(elapsed),
+                        ConsoleProgress.clock(elapsed / run * left), left, left == 1 ? "" : "s");
     }
 
     private void savePolicies(Trainer trainer, String name) {

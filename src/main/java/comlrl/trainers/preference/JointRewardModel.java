@@ -251,6 +251,12 @@ public final class JointRewardModel implements AutoCloseable {
      * @throws IllegalStateException on a non-finite loss or gradient, before any step uses it
      */
     public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
+        return train(winners, losers, epochs, batchSize, seed, pairs -> { });
+    }
+
+    /** {@link #train}, telling {@code pairsDone} the pairs of each batch once its step is taken (progress). */
+    double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
+            java.util.function.IntConsumer pairsDone) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
                     + losers.size() + " losers");
@@ -289,6 +295,7 @@ public final class JointRewardModel implements AutoCloseable {
                 optimizer.zeroGrad();
                 sum += loss;
                 batches++;
+                pairsDone.accept(idx.size());
             }
             epochLoss[epoch] = sum / batches;
         }

@@ -140,6 +140,9 @@ public final class MADPOTrainer implements Trainer {
         this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference, work);
+        if (verbose && work.isMain()) {
+            collector.showProgress(console);
+        }
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarder, new Transitions(null, count), executor, work, seeds, b.evalLogger(), b.evalAggregator(), 1,
                 args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));

@@ -4,6 +4,7 @@ import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.logging.ConsoleProgress;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
@@ -91,6 +92,8 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final TaskSet trainDataset;
     private final PrintStream console;
     private final ResumeOutput output;
+    /** Where the preference and reward-model stages show their progress (rank 0 of a verbose run); else null. */
+    private final PrintStream progress;
     private Stage stage = Stage.START;
     /**
      * This process's share of a ddp run (the data split): the RL stage splits its work as its trainer
@@ -135,6 +138,8 @@ public final class MARLHFTrainer extends StagedTrainer {
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
+        logger.labelReward("reward (learned)"); // the RL stage's training reward is the reward model's score
+        this.progress = b.verbose() && work.isMain() ? console : null;
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
@@ -158,6 +163,10 @@ public final class MARLHFTrainer extends StagedTrainer {
             this.learnedCollector = new PreferenceCollector(args, policies, generation, formatters, encoder,
                     new JointRewarder(learned, RewardProcessors.identity(), numAgents, args.preferenceNumCandidates(),
                             ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null, work);
+            if (progress != null) {
+                collector.showProgress(progress);
+                learnedCollector.showProgress(progress);
+            }
         } catch (RuntimeException | Error e) {
             if (rewardModel != null) {
                 rewardModel.close();
@@ -333,8 +342,14 @@ public final class MARLHFTrainer extends StagedTrainer {
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
         List<String> losers = set.stream().map(PreferencePair::loserJointText).toList();
+        ConsoleProgress bar = progress == null ? null
+                : new ConsoleProgress(progress, (long) args.rewardNumTrainEpochs() * set.size(), "reward model", null);
         double[] losses = rewardModel.train(winners, losers, args.rewardNumTrainEpochs(), args.rewardTrainBatchSize(),
-                seeds.next());
+                seeds.next(), pairs -> {
+                    if (bar != null) {
+                        bar.advance(pairs);
+                    }
+                });
         double accuracy = rewardModel.accuracy(winners, losers, args.rewardTrainBatchSize());
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put("reward_model/loss", losses[losses.length - 1]);

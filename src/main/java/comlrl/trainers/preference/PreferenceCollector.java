@@ -7,6 +7,7 @@ import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
+import comlrl.logging.ConsoleProgress;
 import comlrl.rl.JointMode;
 import comlrl.generation.GenerationSettings;
 import comlrl.trainers.common.AgentExecutor;
@@ -20,6 +21,7 @@ import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.utils.Formatters;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -56,6 +58,8 @@ final class PreferenceCollector {
     private final JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
+    /** Where the collection's progress is shown; null for nowhere. */
+    private PrintStream console;
     /** The preference set: null until built or restored. */
     private List<PreferencePair> pairs;
     /**
@@ -83,6 +87,15 @@ final class PreferenceCollector {
         this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work);
         this.reference = reference;
         this.padIds = agents.longsFromOwners(CausalLm::padId);
+    }
+
+    /** Shows a "preferences" progress line on {@code console} while collecting (rank 0 of a verbose run). */
+    void showProgress(PrintStream console) {
+        this.console = console;
+    }
+
+    private ConsoleProgress progressBar(TaskSet items) {
+        return console == null ? null : new ConsoleProgress(console, items.knownSize().orElse(-1), "preferences", null);
     }
 
     /** The agents this process holds, whose candidates are collected. */
@@ -158,10 +171,14 @@ final class PreferenceCollector {
         List<PreferencePair> out = new ArrayList<>();
         int c = args.preferenceNumCandidates();
         long b = 0;
+        ConsoleProgress bar = progressBar(items);
         for (TaskItem item : items) {
             JointRollout.Scored<double[]> scored = rollout.expand(rollout.start(item, "preference item " + b++), seeds,
                     c, JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED));
             double[] rewards = scored.rewards();
+            if (bar != null) {
+                bar.advance(1);
+            }
             JointRollout.Turn candidates = scored.turn();
             int[] kept = IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
             skippedCandidates += c - kept.length;
@@ -210,6 +227,7 @@ final class PreferenceCollector {
         List<Double> selectedCurrent = new ArrayList<>();
         List<Double> selectedComparator = new ArrayList<>();
         long b = 0;
+        ConsoleProgress bar = progressBar(items);
         for (TaskItem item : items) {
             String label = "preference item " + b++;
             JointRollout.TurnState start = rollout.start(item, label);
@@ -261,6 +279,9 @@ final class PreferenceCollector {
                 List<String> comparatorTexts = comparatorJoints.get(k);
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
+            }
+            if (bar != null) {
+                bar.advance(1);
             }
         }
         return new Round(out, currentRewards, comparatorRewards, selectedCurrent, selectedComparator);
