@@ -30,16 +30,6 @@ public final class PreferencePairs {
     }
 
     /**
-     * The pairs {@code config} selects among {@code rewards}: its {@code pair_selection} and
-     * {@code preference_pairs_per_sample}.
-     *
-     * @param seed seeds the shuffle of {@link PairSelection#RANDOM} (ignored by the other modes)
-     */
-    public static List<Pair> select(double[] rewards, PreferenceConfig config, long seed) {
-        return select(rewards, config.pairSelection(), config.preferencePairsPerSample(), seed);
-    }
-
-    /**
      * The preference pairs among candidates with joint rewards {@code rewards} ({@code [C]}), in
      * selection order.
      *
