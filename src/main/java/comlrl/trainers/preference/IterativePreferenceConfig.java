@@ -1,23 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_AGENTS;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_DEVICES;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_GENERATION_MODE;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_HISTORY_K;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_MODEL_NAME;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_NUM_CANDIDATES;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_POLICY;
-import static comlrl.trainers.preference.PreferenceFields.LOG_REWARD_DISTRIBUTION;
-import static comlrl.trainers.preference.PreferenceFields.NUM_ITERATIONS;
-import static comlrl.trainers.preference.PreferenceFields.POLICY_CHECKPOINT_DIR;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_DIR;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_K;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_LAMBDA;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_MODE;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE;
-
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
@@ -56,12 +38,12 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
                 + "comparator_agents, not both" : null);
         check(comparatorAgents() != null && comparatorAgents().size() != actorCount() ? "comparator_agents length ("
                 + comparatorAgents().size() + ") must match the number of agents (" + actorCount() + ")" : null);
-        check(policy != ComparatorPolicy.HISTORY && get(COMPARATOR_HISTORY_K) != null ? "comparator_history_k is only "
-                + "used with comparator_policy=\"history\" (got \"" + policy + "\")" : null);
+        check(policy != ComparatorPolicy.HISTORY && get(PreferenceFields.COMPARATOR_HISTORY_K) != null
+                ? "comparator_history_k is only used with comparator_policy=\"history\" (got \"" + policy + "\")" : null);
         check(!policy.loadsFrozenModels() && comparatorDevices() != null ? "comparator_devices places frozen "
                 + "comparator models (comparator_policy current_copy, model or history), got comparator_policy=\""
                 + policy + "\"" : null);
-        for (ConfigField<?> field : COMPARATOR_API) {
+        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
             check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
                     + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
         }
@@ -82,90 +64,90 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     /** {@code num_iterations}. */
     public int numIterations() {
-        return get(NUM_ITERATIONS);
+        return get(PreferenceFields.NUM_ITERATIONS);
     }
 
     /** {@code preference_replay_mode}: see {@link ReplayMode}. */
     public ReplayMode preferenceReplayMode() {
-        return get(PREFERENCE_REPLAY_MODE);
+        return get(PreferenceFields.PREFERENCE_REPLAY_MODE);
     }
 
     /** {@code preference_replay_k}. */
     public Integer preferenceReplayK() {
-        return get(PREFERENCE_REPLAY_K);
+        return get(PreferenceFields.PREFERENCE_REPLAY_K);
     }
 
     /** {@code preference_replay_lambda}. */
     public Double preferenceReplayLambda() {
-        return get(PREFERENCE_REPLAY_LAMBDA);
+        return get(PreferenceFields.PREFERENCE_REPLAY_LAMBDA);
     }
 
     /** {@code preference_replay_sample_size}. */
     public Integer preferenceReplaySampleSize() {
-        return get(PREFERENCE_REPLAY_SAMPLE_SIZE);
+        return get(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE);
     }
 
     /** {@code preference_replay_dir}. */
     public String preferenceReplayDir() {
-        return get(PREFERENCE_REPLAY_DIR);
+        return get(PreferenceFields.PREFERENCE_REPLAY_DIR);
     }
 
     /** {@code log_reward_distribution}: see {@link RewardDistribution}. */
     public boolean logRewardDistribution() {
-        return get(LOG_REWARD_DISTRIBUTION);
+        return get(PreferenceFields.LOG_REWARD_DISTRIBUTION);
     }
 
     /** {@code policy_checkpoint_dir}; also written (under the output directory) for the history comparator. */
     public String policyCheckpointDir() {
-        return get(POLICY_CHECKPOINT_DIR);
+        return get(PreferenceFields.POLICY_CHECKPOINT_DIR);
     }
 
     /** {@code comparator_policy}: see {@link ComparatorPolicy}. */
     public ComparatorPolicy comparatorPolicy() {
-        return get(COMPARATOR_POLICY);
+        return get(PreferenceFields.COMPARATOR_POLICY);
     }
 
     /** {@code comparator_generation_mode}. */
     public CollaborationMode comparatorGenerationMode() {
-        return get(COMPARATOR_GENERATION_MODE);
+        return get(PreferenceFields.COMPARATOR_GENERATION_MODE);
     }
 
     /** {@code comparator_centralized_agent_index}. */
     public int comparatorCentralizedAgentIndex() {
-        return get(COMPARATOR_CENTRALIZED_AGENT_INDEX);
+        return get(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX);
     }
 
     /** {@code comparator_model_name}. */
     public String comparatorModelName() {
-        return get(COMPARATOR_MODEL_NAME);
+        return get(PreferenceFields.COMPARATOR_MODEL_NAME);
     }
 
     /** {@code comparator_agents}. */
     public List<String> comparatorAgents() {
-        return get(COMPARATOR_AGENTS);
+        return get(PreferenceFields.COMPARATOR_AGENTS);
     }
 
     /** {@code comparator_devices}. */
     public List<String> comparatorDevices() {
-        return get(COMPARATOR_DEVICES);
+        return get(PreferenceFields.COMPARATOR_DEVICES);
     }
 
     /** {@code comparator_num_candidates}, resolved. */
     public int comparatorNumCandidates() {
-        Integer n = get(COMPARATOR_NUM_CANDIDATES);
+        Integer n = get(PreferenceFields.COMPARATOR_NUM_CANDIDATES);
         return n != null ? n : preferenceNumCandidates();
     }
 
     /** {@code comparator_history_k}, resolved. */
     public int comparatorHistoryK() {
-        Integer k = get(COMPARATOR_HISTORY_K);
+        Integer k = get(PreferenceFields.COMPARATOR_HISTORY_K);
         return k != null ? k : 1;
     }
 
     /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}), for the API comparator. */
     public Map<String, Object> comparatorApiFields() {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (ConfigField<?> field : COMPARATOR_API) {
+        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
             out.put(field.key, get(field));
         }
         return out;
@@ -173,7 +155,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     @Override
     protected Object resolved(ConfigField<?> field) {
-        if (field == COMPARATOR_NUM_CANDIDATES) {
+        if (field == PreferenceFields.COMPARATOR_NUM_CANDIDATES) {
             return comparatorNumCandidates();
         }
         return super.resolved(field);
@@ -187,70 +169,70 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         }
 
         public B numIterations(int numIterations) {
-            return put(NUM_ITERATIONS, numIterations);
+            return put(PreferenceFields.NUM_ITERATIONS, numIterations);
         }
 
         /** "current", "nearest_k", "all_history" or "lambda_decay" (or an alias); null = "current". */
         public B preferenceReplayMode(String mode) {
-            return put(PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
+            return put(PreferenceFields.PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
         }
 
         public B preferenceReplayK(Integer k) {
-            return put(PREFERENCE_REPLAY_K, k);
+            return put(PreferenceFields.PREFERENCE_REPLAY_K, k);
         }
 
         public B preferenceReplayLambda(Double lambda) {
-            return put(PREFERENCE_REPLAY_LAMBDA, lambda);
+            return put(PreferenceFields.PREFERENCE_REPLAY_LAMBDA, lambda);
         }
 
         public B preferenceReplaySampleSize(Integer size) {
-            return put(PREFERENCE_REPLAY_SAMPLE_SIZE, size);
+            return put(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE, size);
         }
 
         public B preferenceReplayDir(String dir) {
-            return put(PREFERENCE_REPLAY_DIR, dir);
+            return put(PreferenceFields.PREFERENCE_REPLAY_DIR, dir);
         }
 
         public B logRewardDistribution(boolean log) {
-            return put(LOG_REWARD_DISTRIBUTION, log);
+            return put(PreferenceFields.LOG_REWARD_DISTRIBUTION, log);
         }
 
         public B policyCheckpointDir(String dir) {
-            return put(POLICY_CHECKPOINT_DIR, dir);
+            return put(PreferenceFields.POLICY_CHECKPOINT_DIR, dir);
         }
 
         /** "current", "current_copy", "model", "history" or "api" (or an alias); null = "current". */
         public B comparatorPolicy(String policy) {
-            return put(COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
+            return put(PreferenceFields.COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
         }
 
         /** "decentralized" or "centralized". */
         public B comparatorGenerationMode(String mode) {
-            return put(COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
+            return put(PreferenceFields.COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
         }
 
         public B comparatorCentralizedAgentIndex(int index) {
-            return put(COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
+            return put(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
         }
 
         public B comparatorModelName(String name) {
-            return put(COMPARATOR_MODEL_NAME, name);
+            return put(PreferenceFields.COMPARATOR_MODEL_NAME, name);
         }
 
         public B comparatorAgents(List<String> agents) {
-            return put(COMPARATOR_AGENTS, agents);
+            return put(PreferenceFields.COMPARATOR_AGENTS, agents);
         }
 
         public B comparatorDevices(List<String> devices) {
-            return put(COMPARATOR_DEVICES, devices);
+            return put(PreferenceFields.COMPARATOR_DEVICES, devices);
         }
 
         public B comparatorNumCandidates(Integer n) {
-            return put(COMPARATOR_NUM_CANDIDATES, n);
+            return put(PreferenceFields.COMPARATOR_NUM_CANDIDATES, n);
         }
 
         public B comparatorHistoryK(Integer k) {
-            return put(COMPARATOR_HISTORY_K, k);
+            return put(PreferenceFields.COMPARATOR_HISTORY_K, k);
         }
     }
 }

@@ -1,7 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.DPO_REFERENCE;
-
 import java.util.List;
 import java.util.Map;
 
@@ -54,7 +52,7 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
 
         /** Null = NONE. */
         public Builder dpoReference(DpoReference dpoReference) {
-            return put(DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
+            return put(PreferenceFields.DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
         }
 
         @Override

@@ -1,16 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.ADVANTAGE_MODE;
-import static comlrl.trainers.preference.PreferenceFields.COLLABORATION_MODE;
-import static comlrl.trainers.preference.PreferenceFields.DISCOUNT;
-import static comlrl.trainers.preference.PreferenceFields.DPO_BETA;
-import static comlrl.trainers.preference.PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR;
-import static comlrl.trainers.preference.PreferenceFields.JOINT_MODE;
-import static comlrl.trainers.preference.PreferenceFields.PAIR_SELECTION;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_NUM_CANDIDATES;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE;
-import static comlrl.trainers.preference.PreferenceFields.USE_ENVIRONMENT_STEP;
-
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
 import comlrl.utils.CollaborationMode;
@@ -77,7 +66,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     /** {@code collaboration_mode}; centralized: one actor writes every role's response (reference §7.5). */
     public CollaborationMode collaborationMode() {
-        return get(COLLABORATION_MODE);
+        return get(PreferenceFields.COLLABORATION_MODE);
     }
 
     /** The number of actor models: 1 in centralized mode, else {@link #numAgents()}. */
@@ -87,47 +76,47 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     /** {@code discount}. */
     public double discount() {
-        return get(DISCOUNT);
+        return get(PreferenceFields.DISCOUNT);
     }
 
     /** {@code joint_mode}: aligned only (joint candidate k is the k-th completion of every agent). */
     public JointMode jointMode() {
-        return get(JOINT_MODE);
+        return get(PreferenceFields.JOINT_MODE);
     }
 
     /** {@code advantage_mode}; MADPO's loss has none ({@link MARLHFConfig#advantageMode()} resolves MARLHF's). */
     public AdvantageMode advantageMode() {
-        return get(ADVANTAGE_MODE);
+        return get(PreferenceFields.ADVANTAGE_MODE);
     }
 
     /** {@code preference_num_candidates}. */
     public int preferenceNumCandidates() {
-        return get(PREFERENCE_NUM_CANDIDATES);
+        return get(PreferenceFields.PREFERENCE_NUM_CANDIDATES);
     }
 
     /** {@code preference_pairs_per_sample}; null = every pair. */
     public Integer preferencePairsPerSample() {
-        return get(PREFERENCE_PAIRS_PER_SAMPLE);
+        return get(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE);
     }
 
     /** {@code pair_selection}: see {@link PairSelection}. */
     public PairSelection pairSelection() {
-        return get(PAIR_SELECTION);
+        return get(PreferenceFields.PAIR_SELECTION);
     }
 
     /** {@code dpo_beta}: the β of {@link MADPOLoss}. */
     public double dpoBeta() {
-        return get(DPO_BETA);
+        return get(PreferenceFields.DPO_BETA);
     }
 
     /** {@code use_environment_step}. */
     public boolean useEnvironmentStep() {
-        return get(USE_ENVIRONMENT_STEP);
+        return get(PreferenceFields.USE_ENVIRONMENT_STEP);
     }
 
     /** {@code environment_steps_per_pair}. */
     public int environmentStepsPerPair() {
-        return get(ENVIRONMENT_STEPS_PER_PAIR);
+        return get(PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR);
     }
 
     /**
@@ -146,69 +135,70 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
         /** Null = DECENTRALIZED. */
         public B collaborationMode(CollaborationMode collaborationMode) {
-            return put(COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
+            return put(PreferenceFields.COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
                     : collaborationMode);
         }
 
         /** "decentralized" or "centralized" (any case). */
         public B collaborationMode(String collaborationMode) {
-            return put(COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
+            return put(PreferenceFields.COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
         }
 
         public B discount(double discount) {
-            return put(DISCOUNT, discount);
+            return put(PreferenceFields.DISCOUNT, discount);
         }
 
         /** Must be ALIGNED; null = ALIGNED. */
         public B jointMode(JointMode jointMode) {
-            return put(JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
+            return put(PreferenceFields.JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
         }
 
         /** "aligned"/"align" or "cross"/"crossed" (the latter rejected when built). */
         public B jointMode(String jointMode) {
-            return put(JOINT_MODE, JointMode.parse(jointMode));
+            return put(PreferenceFields.JOINT_MODE, JointMode.parse(jointMode));
         }
 
         /** Null = this config's default (MADPO "mean"; MARLHF follows rl_algorithm). */
         public B advantageMode(AdvantageMode advantageMode) {
-            return put(ADVANTAGE_MODE, advantageMode != null ? advantageMode
-                    : defaultOf(ADVANTAGE_MODE));
+            return put(PreferenceFields.ADVANTAGE_MODE, advantageMode != null ? advantageMode
+                    : defaultOf(PreferenceFields.ADVANTAGE_MODE));
         }
 
         /** "mean", "raw", "max" or "rloo" (any case); for MARLHF also null (follow rl_algorithm). */
         public B advantageMode(String advantageMode) {
-            return set(ADVANTAGE_MODE.key, advantageMode);
+            return set(PreferenceFields.ADVANTAGE_MODE.key, advantageMode);
         }
 
         public B preferenceNumCandidates(int preferenceNumCandidates) {
-            return put(PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
+            return put(PreferenceFields.PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
         }
 
         /** Null = every pair. */
         public B preferencePairsPerSample(Integer preferencePairsPerSample) {
-            return put(PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
+            return put(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
         }
 
         /** Null = REWARD_GAP. */
         public B pairSelection(PairSelection pairSelection) {
-            return put(PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP : pairSelection);
+            return put(PreferenceFields.PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP
+                    : pairSelection);
         }
 
         /** "reward_gap", "all" or "random" (any case); null = "reward_gap". */
         public B pairSelection(String pairSelection) {
-            return put(PAIR_SELECTION, PairSelection.parse(pairSelection));
+            return put(PreferenceFields.PAIR_SELECTION, PairSelection.parse(pairSelection));
         }
 
         public B dpoBeta(double dpoBeta) {
-            return put(DPO_BETA, dpoBeta);
+            return put(PreferenceFields.DPO_BETA, dpoBeta);
         }
 
         public B useEnvironmentStep(boolean useEnvironmentStep) {
-            return put(USE_ENVIRONMENT_STEP, useEnvironmentStep);
+            return put(PreferenceFields.USE_ENVIRONMENT_STEP, useEnvironmentStep);
         }
 
         public B environmentStepsPerPair(int environmentStepsPerPair) {
-            return put(ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
+            return put(PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
         }
     }
 }
