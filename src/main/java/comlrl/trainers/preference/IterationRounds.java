@@ -278,35 +278,29 @@ final class IterationRounds implements AutoCloseable {
      * written after the checkpoint is removed, to be written again).
      */
     TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
-        TrainerCheckpoint.Part replay = new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                Path to = dir.resolve("preference_replay");
-                shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
+        TrainerCheckpoint.Part replay = TrainerCheckpoint.Part.of(dir -> {
+            Path to = dir.resolve("preference_replay");
+            shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
+        }, dir -> {
+            Path from = dir.resolve("preference_replay");
+            List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
+            shards.clear();
+            if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
+                saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
+                return;
             }
-
-            @Override
-            public void restore(Path dir) {
-                Path from = dir.resolve("preference_replay");
-                List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
-                shards.clear();
-                if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
-                    saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
-                    return;
-                }
-                for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
-                    try {
-                        Files.delete(s.file());
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
-                    }
-                }
-                for (PreferenceReplay.Shard s : saved) {
-                    PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
-                    shards.put(s.iteration(), s.records());
+            for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
+                try {
+                    Files.delete(s.file());
+                } catch (IOException e) {
+                    throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
                 }
             }
-        };
+            for (PreferenceReplay.Shard s : saved) {
+                PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
+                shards.put(s.iteration(), s.records());
+            }
+        });
         Stateful progress = Counters.of("comparator_seed_position", comparatorSeeds::position, comparatorSeeds::restore)
                 .and("replay_seed_position", replaySeeds::position, replaySeeds::restore);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
@@ -331,39 +325,33 @@ final class IterationRounds implements AutoCloseable {
      * first); on restore every process waits until they are back.
      */
     private TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
-        return new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                if (!work.isMain()) {
-                    return;
-                }
-                int done = iterationsDone.getAsInt();
-                java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
-                for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
-                    needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
-                }
-                for (Path snapshot : needed) {
-                    for (Path agent : agentDirs(snapshot)) {
-                        comlrl.checkpoint.Checkpoints.copyTree(agent, dir.resolve(HISTORY_DIR)
-                                .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
-                    }
-                }
+        return TrainerCheckpoint.Part.of(dir -> {
+            if (!work.isMain()) {
+                return;
             }
+            int done = iterationsDone.getAsInt();
+            java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
+            for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
+                needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
+            }
+            copySnapshots(needed, dir.resolve(HISTORY_DIR));
+        }, dir -> {
+            Path saved = dir.resolve(HISTORY_DIR);
+            if (work.isMain() && Files.isDirectory(saved)) {
+                copySnapshots(subdirectories(saved), policyDir);
+            }
+            work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+        });
+    }
 
-            @Override
-            public void restore(Path dir) {
-                Path saved = dir.resolve(HISTORY_DIR);
-                if (work.isMain() && Files.isDirectory(saved)) {
-                    for (Path snapshot : subdirectories(saved)) {
-                        for (Path agent : agentDirs(snapshot)) {
-                            comlrl.checkpoint.Checkpoints.copyTree(agent, policyDir
-                                    .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
-                        }
-                    }
-                }
-                work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+    /** Copies each policy snapshot's {@code agent_j} directories to {@code to/<snapshot>/agent_j}. */
+    private static void copySnapshots(java.util.Collection<Path> snapshots, Path to) {
+        for (Path snapshot : snapshots) {
+            for (Path agent : agentDirs(snapshot)) {
+                comlrl.checkpoint.Checkpoints.copyTree(agent, to.resolve(snapshot.getFileName().toString())
+                        .resolve(agent.getFileName().toString()));
             }
-        };
+        }
     }
 
     /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */

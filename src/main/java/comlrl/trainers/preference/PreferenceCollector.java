@@ -137,29 +137,23 @@ final class PreferenceCollector {
 
     /** The preference set of the collector {@code of} supplies (built later than the checkpoint), as {@code preference_pairs.json}. */
     static TrainerCheckpoint.Part checkpointPart(Supplier<PreferenceCollector> of) {
-        return new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                List<PreferencePair> pairs = of.get().pairs;
-                Checkpoints.writeJson(dir.resolve(SET_FILE), new SetFile(pairs != null, pairs == null ? List.of() : pairs));
+        return TrainerCheckpoint.Part.of(dir -> {
+            List<PreferencePair> pairs = of.get().pairs;
+            Checkpoints.writeJson(dir.resolve(SET_FILE), new SetFile(pairs != null, pairs == null ? List.of() : pairs));
+        }, dir -> {
+            Path file = dir.resolve(SET_FILE);
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException(dir + " has no " + SET_FILE + " (the preference set of a "
+                        + "preference-learning run)");
             }
-
-            @Override
-            public void restore(Path dir) {
-                Path file = dir.resolve(SET_FILE);
-                if (!Files.isRegularFile(file)) {
-                    throw new IllegalArgumentException(dir + " has no " + SET_FILE + " (the preference set of a "
-                            + "preference-learning run)");
-                }
-                try {
-                    SetFile set = JSON.readValue(file.toFile(), SetFile.class);
-                    of.get().pairs = set.built() ? List.copyOf(set.pairs()) : null;
-                } catch (IOException | RuntimeException e) {
-                    throw new IllegalArgumentException("Malformed " + file + ": " + e.getMessage()
-                            + "; resume from an intact checkpoint", e);
-                }
+            try {
+                SetFile set = JSON.readValue(file.toFile(), SetFile.class);
+                of.get().pairs = set.built() ? List.copyOf(set.pairs()) : null;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("Malformed " + file + ": " + e.getMessage()
+                        + "; resume from an intact checkpoint", e);
             }
-        };
+        });
     }
 
     /**
