@@ -29,6 +29,11 @@ public final class PreferencePairs {
     public record Pair(int winner, int loser, double gap) {
     }
 
+    /** The pairs {@code config}'s {@code pair_selection} and {@code preference_pairs_per_sample} select. */
+    public static List<Pair> select(double[] rewards, PreferenceConfig config, long seed) {
+        return select(rewards, config.pairSelection(), config.preferencePairsPerSample(), seed);
+    }
+
     /**
      * The preference pairs among candidates with joint rewards {@code rewards} ({@code [C]}), in
      * selection order.
