@@ -8,7 +8,10 @@ import java.util.Map;
  * A one-line progress bar on a terminal stream: items done of total, the latest training reward,
  * the latest evaluation reward (folded into the bar rather than printed per evaluation), speed in
  * task items per second and the estimated time left. A {@link MetricSink} for the rewards. On a
- * terminal the line is redrawn in place; otherwise it is printed 20 times per run.
+ * terminal the line is redrawn in place; otherwise it is printed 20 times per run. A stage label
+ * ("preferences", "reward model") prefixes the line of a run with several stages; the training
+ * reward is shown under its label ("reward (learned)" when it is a learned reward model's), or not
+ * at all (a null label) for a stage that logs none.
  */
 public final class ConsoleProgress implements MetricSink {
     private final PrintStream out;
@@ -18,11 +21,24 @@ public final class ConsoleProgress implements MetricSink {
     private Double lastReward;
     private Double lastEval;
     private final boolean interactive;
+    private final String stage;
+    private final String rewardLabel;
 
     public ConsoleProgress(PrintStream out, long totalItems) {
+        this(out, totalItems, null, "reward");
+    }
+
+    /**
+     * @param stage the label the line starts with, or null for none
+     * @param rewardLabel what the training reward is called ("reward", "reward (learned)"), or null
+     *        to show neither it nor the evaluation reward
+     */
+    public ConsoleProgress(PrintStream out, long totalItems, String stage, String rewardLabel) {
         this.out = out;
         this.total = totalItems;
         this.interactive = System.console() != null;
+        this.stage = stage;
+        this.rewardLabel = rewardLabel;
     }
 
     /** Marks {@code n} more task items done and redraws. */
@@ -46,7 +62,7 @@ public final class ConsoleProgress implements MetricSink {
     }
 
     /** {@code h:mm:ss} (or {@code m:ss}) of {@code seconds}. */
-    static String clock(double seconds) {
+    public static String clock(double seconds) {
         long s = Math.round(seconds);
         return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
                 : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
@@ -62,8 +78,10 @@ public final class ConsoleProgress implements MetricSink {
         int filled = total <= 0 ? 0 : (int) (width * done / total);
         String bar = "#".repeat(filled) + "-".repeat(width - filled);
         double rate = done / Math.max(secs, 1e-9);
-        String line = String.format(Locale.ROOT, "[%s] %d/%s items | reward %s | eval %s | %.2f items/s | %s", bar,
-                done, total > 0 ? Long.toString(total) : "?", format(lastReward), format(lastEval), rate,
+        String rewards = rewardLabel == null ? "" : String.format(Locale.ROOT, " | %s %s | eval %s", rewardLabel,
+                format(lastReward), format(lastEval));
+        String line = String.format(Locale.ROOT, "%s[%s] %d/%s items%s | %.2f items/s | %s", stage == null ? ""
+                : stage + " ", bar, done, total > 0 ? Long.toString(total) : "?", rewards, rate,
                 total <= 0 ? clock(secs) : done >= total ? "done in " + clock(secs)
                         : "ETA " + clock((total - done) / Math.max(rate, 1e-9)));
         if (interactive) {

@@ -27,6 +27,22 @@ class ConsoleProgressTest {
     }
 
     @Test
+    void aStageLineStartsWithItsLabelAndNamesItsRewardOrShowsNone() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        ConsoleProgress learned = new ConsoleProgress(out, 1, "rl", "reward (learned)");
+        learned.log(0, Map.of("turn_1/reward_mean", 0.25));
+        learned.advance(1);
+        ConsoleProgress none = new ConsoleProgress(out, 1, "preferences", null);
+        none.log(0, Map.of("turn_1/reward_mean", 0.25));
+        none.advance(1);
+        String[] lines = bytes.toString(StandardCharsets.UTF_8).split("\n");
+        assertThat(lines[0]).startsWith("rl [").contains("1/1 items | reward (learned) 0.2500 | eval - |");
+        assertThat(lines[1]).startsWith("preferences [").contains("1/1 items | ").doesNotContain("reward")
+                .doesNotContain("eval");
+    }
+
+    @Test
     void clockReadsMinutesAndHours() {
         assertThat(ConsoleProgress.clock(0)).isEqualTo("0:00");
         assertThat(ConsoleProgress.clock(75.4)).isEqualTo("1:15");

@@ -109,7 +109,8 @@ public final class EpochProgress {
         }
         TaskSet train = loop.train();
         long totalItems = train.knownSize().isPresent() ? (long) train.knownSize().getAsInt() * (epochs - epochsDone) : -1;
-        ConsoleProgress bar = loop.progressBar() ? new ConsoleProgress(loop.console(), totalItems) : null;
+        ConsoleProgress bar = loop.progressBar() ? new ConsoleProgress(loop.console(), totalItems, null,
+                loop.logger().rewardLabel()) : null;
         if (bar != null) {
             loop.logger().addSink(bar);
         }

@@ -43,6 +43,7 @@ public final class MetricsLogger implements AutoCloseable {
     /** Set by {@link #retain}: a stage trains into this logger too, so the epoch loop's time is not the run's. */
     private boolean shared;
     private boolean failed;
+    private String rewardLabel = "reward";
 
     /**
      * @param outputDir the run directory ({@code metrics.jsonl} is appended there), or null
@@ -141,6 +142,16 @@ public final class MetricsLogger implements AutoCloseable {
 
     public synchronized void removeSink(MetricSink sink) {
         sinks.remove(sink);
+    }
+
+    /** What the console progress calls the training reward: "reward", or e.g. "reward (learned)". */
+    public synchronized String rewardLabel() {
+        return rewardLabel;
+    }
+
+    /** Names the training reward on the console (MARLHF's RL stage trains on a learned reward). */
+    public synchronized void labelReward(String label) {
+        this.rewardLabel = label;
     }
 
     /** The identity of the experiment-tracker run logged to (W&amp;B), for checkpoints; null when none. */

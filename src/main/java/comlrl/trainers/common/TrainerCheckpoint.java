@@ -41,6 +41,21 @@ public final class TrainerCheckpoint {
          */
         default void collect(RankWork work) {
         }
+
+        /** A part of the two actions (each given the checkpoint directory). */
+        static Part of(java.util.function.Consumer<Path> save, java.util.function.Consumer<Path> restore) {
+            return new Part() {
+                @Override
+                public void save(Path checkpointDir) {
+                    save.accept(checkpointDir);
+                }
+
+                @Override
+                public void restore(Path checkpointDir) {
+                    restore.accept(checkpointDir);
+                }
+            };
+        }
     }
 
     /** Training progress: epochs completed and the environment step reached. */

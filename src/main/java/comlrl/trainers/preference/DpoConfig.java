@@ -20,7 +20,7 @@ interface DpoConfig extends TrainerConfig {
         /** Sets one snake_case key (see {@code FieldTableConfig.Builder#set}). */
         B set(String key, Object value);
 
-        /** "none" or "frozen_initial" (any case); null = "none". See {@link DpoConfig#dpoReference()}. */
+        /** "none" or "frozen_initial" (any case); null = "none". */
         default B dpoReference(String dpoReference) {
             return set(PreferenceFields.DPO_REFERENCE.key, dpoReference);
         }

@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
+import comlrl.logging.ConsoleProgress;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.SeedStream;
@@ -45,6 +46,10 @@ final class IterationRounds implements AutoCloseable {
     private comlrl.trainers.common.RankWork work = comlrl.trainers.common.RankWork.single(0);
     /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
     private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
+
+    /** When this run's first iteration started ({@link System#nanoTime}) and the iterations done before it. */
+    private long runStart;
+    private int runFrom;
 
     /** One iteration's new pairs and the training pairs sampled from the replay. */
     record Iteration(PreferenceCollector.Round round, List<PreferencePair> training) {
@@ -200,8 +205,9 @@ final class IterationRounds implements AutoCloseable {
         logger.log(envStep, metrics);
         if (work.isMain()) {
             console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained "
-                    + "on %d%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
-                    mean(round.comparatorRewards()), it.training().size());
+                    + "on %d | %s%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
+                    mean(round.comparatorRewards()), it.training().size(), overall((System.nanoTime() - runStart) / 1e9,
+                    iteration - runFrom, args.numIterations() - iteration));
         }
         savePolicies(trainer, IterationComparators.snapshotName(iteration));
     }
@@ -228,12 +234,25 @@ final class IterationRounds implements AutoCloseable {
         if (done == 0) {
             savePolicies(trainer, "initial"); // the initial policy, when policy checkpoints are written
         }
+        runStart = System.nanoTime();
+        runFrom = done;
         for (int i = done + 1; i <= args.numIterations(); i++) {
             iteration.accept(i);
             if (checkpointDir != null && (i % checkpointInterval == 0 || i == args.numIterations())) {
                 trainer.saveCheckpoint(checkpointDir);
             }
         }
+    }
+
+    /**
+     * The whole run's progress after an iteration: {@code elapsed} seconds for the {@code run}
+     * iterations this run has trained, and the time left at that pace,
+     * {@code ETA = elapsed / run · left}.
+     */
+    static String overall(double elapsed, int run, int left) {
+        return left == 0 ? "all iterations done in " + ConsoleProgress.clock(elapsed)
+                : String.format(Locale.ROOT, "elapsed %s, ETA %s for %d more iteration%s", ConsoleProgress.clock(elapsed),
+                        ConsoleProgress.clock(elapsed / run * left), left, left == 1 ? "" : "s");
     }
 
     private void savePolicies(Trainer trainer, String name) {
@@ -259,35 +278,29 @@ final class IterationRounds implements AutoCloseable {
      * written after the checkpoint is removed, to be written again).
      */
     TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
-        TrainerCheckpoint.Part replay = new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                Path to = dir.resolve("preference_replay");
-                shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
+        TrainerCheckpoint.Part replay = TrainerCheckpoint.Part.of(dir -> {
+            Path to = dir.resolve("preference_replay");
+            shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
+        }, dir -> {
+            Path from = dir.resolve("preference_replay");
+            List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
+            shards.clear();
+            if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
+                saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
+                return;
             }
-
-            @Override
-            public void restore(Path dir) {
-                Path from = dir.resolve("preference_replay");
-                List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
-                shards.clear();
-                if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
-                    saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
-                    return;
-                }
-                for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
-                    try {
-                        Files.delete(s.file());
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
-                    }
-                }
-                for (PreferenceReplay.Shard s : saved) {
-                    PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
-                    shards.put(s.iteration(), s.records());
+            for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
+                try {
+                    Files.delete(s.file());
+                } catch (IOException e) {
+                    throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
                 }
             }
-        };
+            for (PreferenceReplay.Shard s : saved) {
+                PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
+                shards.put(s.iteration(), s.records());
+            }
+        });
         Stateful progress = Counters.of("comparator_seed_position", comparatorSeeds::position, comparatorSeeds::restore)
                 .and("replay_seed_position", replaySeeds::position, replaySeeds::restore);
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
@@ -312,39 +325,33 @@ final class IterationRounds implements AutoCloseable {
      * first); on restore every process waits until they are back.
      */
     private TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
-        return new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                if (!work.isMain()) {
-                    return;
-                }
-                int done = iterationsDone.getAsInt();
-                java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
-                for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
-                    needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
-                }
-                for (Path snapshot : needed) {
-                    for (Path agent : agentDirs(snapshot)) {
-                        comlrl.checkpoint.Checkpoints.copyTree(agent, dir.resolve(HISTORY_DIR)
-                                .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
-                    }
-                }
+        return TrainerCheckpoint.Part.of(dir -> {
+            if (!work.isMain()) {
+                return;
             }
+            int done = iterationsDone.getAsInt();
+            java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
+            for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
+                needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
+            }
+            copySnapshots(needed, dir.resolve(HISTORY_DIR));
+        }, dir -> {
+            Path saved = dir.resolve(HISTORY_DIR);
+            if (work.isMain() && Files.isDirectory(saved)) {
+                copySnapshots(subdirectories(saved), policyDir);
+            }
+            work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+        });
+    }
 
-            @Override
-            public void restore(Path dir) {
-                Path saved = dir.resolve(HISTORY_DIR);
-                if (work.isMain() && Files.isDirectory(saved)) {
-                    for (Path snapshot : subdirectories(saved)) {
-                        for (Path agent : agentDirs(snapshot)) {
-                            comlrl.checkpoint.Checkpoints.copyTree(agent, policyDir
-                                    .resolve(snapshot.getFileName().toString()).resolve(agent.getFileName().toString()));
-                        }
-                    }
-                }
-                work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+    /** Copies each policy snapshot's {@code agent_j} directories to {@code to/<snapshot>/agent_j}. */
+    private static void copySnapshots(java.util.Collection<Path> snapshots, Path to) {
+        for (Path snapshot : snapshots) {
+            for (Path agent : agentDirs(snapshot)) {
+                comlrl.checkpoint.Checkpoints.copyTree(agent, to.resolve(snapshot.getFileName().toString())
+                        .resolve(agent.getFileName().toString()));
             }
-        };
+        }
     }
 
     /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */

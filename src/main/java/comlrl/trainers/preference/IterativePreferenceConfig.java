@@ -1,23 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_AGENTS;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_API;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_DEVICES;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_GENERATION_MODE;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_HISTORY_K;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_MODEL_NAME;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_NUM_CANDIDATES;
-import static comlrl.trainers.preference.PreferenceFields.COMPARATOR_POLICY;
-import static comlrl.trainers.preference.PreferenceFields.LOG_REWARD_DISTRIBUTION;
-import static comlrl.trainers.preference.PreferenceFields.NUM_ITERATIONS;
-import static comlrl.trainers.preference.PreferenceFields.POLICY_CHECKPOINT_DIR;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_DIR;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_K;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_LAMBDA;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_MODE;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE;
-
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
@@ -29,15 +11,11 @@ import java.util.Objects;
 /**
  * The fields and rules the iterative preference trainers share (reference §7.4): how many
  * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
- * the current policy is ranked against. Each getter documents its field.
+ * the current policy is ranked against. Each field's meaning is declared once, in {@link PreferenceFields}.
  *
- * <p>Cross-field rules: {@code nearest_k} needs {@code preference_replay_k}, {@code lambda_decay}
- * needs {@code preference_replay_lambda}; the model-only fields ({@code comparator_model_name},
- * {@code comparator_agents}) need {@code comparator_policy: model} (which needs one of them),
- * {@code comparator_history_k} needs {@code history}, {@code comparator_devices} needs a policy that
- * loads models, the {@code comparator_api_*} fields need {@code api} (which needs
- * {@code comparator_api_url}); {@code collaboration_mode: centralized} needs
- * {@code comparator_generation_mode: centralized} and {@code comparator_centralized_agent_index: 0}.
+ * <p>Cross-field rules (each message in the constructor says how to fix it): the replay modes' and
+ * comparator policies' own fields are required by their mode and refused by the others;
+ * {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
  */
 public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig,
         MARLHFIterConfig {
@@ -60,12 +38,12 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
                 + "comparator_agents, not both" : null);
         check(comparatorAgents() != null && comparatorAgents().size() != actorCount() ? "comparator_agents length ("
                 + comparatorAgents().size() + ") must match the number of agents (" + actorCount() + ")" : null);
-        check(policy != ComparatorPolicy.HISTORY && get(COMPARATOR_HISTORY_K) != null ? "comparator_history_k is only "
-                + "used with comparator_policy=\"history\" (got \"" + policy + "\")" : null);
+        check(policy != ComparatorPolicy.HISTORY && get(PreferenceFields.COMPARATOR_HISTORY_K) != null
+                ? "comparator_history_k is only used with comparator_policy=\"history\" (got \"" + policy + "\")" : null);
         check(!policy.loadsFrozenModels() && comparatorDevices() != null ? "comparator_devices places frozen "
                 + "comparator models (comparator_policy current_copy, model or history), got comparator_policy=\""
                 + policy + "\"" : null);
-        for (ConfigField<?> field : COMPARATOR_API) {
+        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
             check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
                     + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
         }
@@ -84,104 +62,92 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return !Objects.equals(get(field), field.defaultValue);
     }
 
-    /** {@code num_iterations} (default 6, ≥ 1): rounds of preference collection and training; counts the whole run. */
+    /** {@code num_iterations}. */
     public int numIterations() {
-        return get(NUM_ITERATIONS);
+        return get(PreferenceFields.NUM_ITERATIONS);
     }
 
-    /**
-     * {@code preference_replay_mode} (default "current"): which iterations' pairs are trained on —
-     * the current one, the newest {@code preference_replay_k} ({@code nearest_k}), all
-     * ({@code all_history}), or all weighted {@code (1−λ)λ^age} ({@code lambda_decay}).
-     */
+    /** {@code preference_replay_mode}: see {@link ReplayMode}. */
     public ReplayMode preferenceReplayMode() {
-        return get(PREFERENCE_REPLAY_MODE);
+        return get(PreferenceFields.PREFERENCE_REPLAY_MODE);
     }
 
-    /** {@code preference_replay_k} (default null, ≥ 1; required for nearest_k). */
+    /** {@code preference_replay_k}. */
     public Integer preferenceReplayK() {
-        return get(PREFERENCE_REPLAY_K);
+        return get(PreferenceFields.PREFERENCE_REPLAY_K);
     }
 
-    /** {@code preference_replay_lambda} (default null, in [0, 1]; required for lambda_decay). */
+    /** {@code preference_replay_lambda}. */
     public Double preferenceReplayLambda() {
-        return get(PREFERENCE_REPLAY_LAMBDA);
+        return get(PreferenceFields.PREFERENCE_REPLAY_LAMBDA);
     }
 
-    /** {@code preference_replay_sample_size} (default null = the current iteration's pair count; ≥ 1). */
+    /** {@code preference_replay_sample_size}. */
     public Integer preferenceReplaySampleSize() {
-        return get(PREFERENCE_REPLAY_SAMPLE_SIZE);
+        return get(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE);
     }
 
-    /** {@code preference_replay_dir} (default null = {@code <output_dir>/preference_replay}): the shards' directory. */
+    /** {@code preference_replay_dir}. */
     public String preferenceReplayDir() {
-        return get(PREFERENCE_REPLAY_DIR);
+        return get(PreferenceFields.PREFERENCE_REPLAY_DIR);
     }
 
-    /** {@code log_reward_distribution} (default false): per-iteration reward histograms (JSON and SVG files, metrics). */
+    /** {@code log_reward_distribution}: see {@link RewardDistribution}. */
     public boolean logRewardDistribution() {
-        return get(LOG_REWARD_DISTRIBUTION);
+        return get(PreferenceFields.LOG_REWARD_DISTRIBUTION);
     }
 
-    /**
-     * {@code policy_checkpoint_dir} (default null): where {@code initial/agent_i} and
-     * {@code iteration_NNNN/agent_i} are saved; written when set or with comparator_policy history
-     * (then defaulting to {@code <output_dir>/policy_checkpoints}).
-     */
+    /** {@code policy_checkpoint_dir}; also written (under the output directory) for the history comparator. */
     public String policyCheckpointDir() {
-        return get(POLICY_CHECKPOINT_DIR);
+        return get(PreferenceFields.POLICY_CHECKPOINT_DIR);
     }
 
-    /** {@code comparator_policy} (default "current"): see {@link ComparatorPolicy}. */
+    /** {@code comparator_policy}: see {@link ComparatorPolicy}. */
     public ComparatorPolicy comparatorPolicy() {
-        return get(COMPARATOR_POLICY);
+        return get(PreferenceFields.COMPARATOR_POLICY);
     }
 
-    /** {@code comparator_generation_mode} (default "decentralized"): each agent writes its own comparator part, or one agent writes all. */
+    /** {@code comparator_generation_mode}. */
     public CollaborationMode comparatorGenerationMode() {
-        return get(COMPARATOR_GENERATION_MODE);
+        return get(PreferenceFields.COMPARATOR_GENERATION_MODE);
     }
 
-    /** {@code comparator_centralized_agent_index} (default 0): the agent that writes joint comparator completions when centralized. */
+    /** {@code comparator_centralized_agent_index}. */
     public int comparatorCentralizedAgentIndex() {
-        return get(COMPARATOR_CENTRALIZED_AGENT_INDEX);
+        return get(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX);
     }
 
-    /** {@code comparator_model_name} (default null): the model of every comparator agent (comparator_policy model). */
+    /** {@code comparator_model_name}. */
     public String comparatorModelName() {
-        return get(COMPARATOR_MODEL_NAME);
+        return get(PreferenceFields.COMPARATOR_MODEL_NAME);
     }
 
-    /** {@code comparator_agents} (default null): one comparator model per agent (comparator_policy model). */
+    /** {@code comparator_agents}. */
     public List<String> comparatorAgents() {
-        return get(COMPARATOR_AGENTS);
+        return get(PreferenceFields.COMPARATOR_AGENTS);
     }
 
-    /** {@code comparator_devices} (default null = the agents' devices): where frozen comparator models live. */
+    /** {@code comparator_devices}. */
     public List<String> comparatorDevices() {
-        return get(COMPARATOR_DEVICES);
+        return get(PreferenceFields.COMPARATOR_DEVICES);
     }
 
-    /** {@code comparator_num_candidates} (default null = preference_num_candidates): comparator samples per agent and item. */
+    /** {@code comparator_num_candidates}, resolved. */
     public int comparatorNumCandidates() {
-        Integer n = get(COMPARATOR_NUM_CANDIDATES);
+        Integer n = get(PreferenceFields.COMPARATOR_NUM_CANDIDATES);
         return n != null ? n : preferenceNumCandidates();
     }
 
-    /** {@code comparator_history_k} (default null = 1): the history comparator is the policy of iteration idx − k. */
+    /** {@code comparator_history_k}, resolved. */
     public int comparatorHistoryK() {
-        Integer k = get(COMPARATOR_HISTORY_K);
+        Integer k = get(PreferenceFields.COMPARATOR_HISTORY_K);
         return k != null ? k : 1;
     }
 
-    /**
-     * The {@code comparator_api_*} fields (and ours, {@code comparator_api_retries},
-     * {@code comparator_api_backoff}, {@code comparator_api_max_response_bytes}) by key, for the API
-     * comparator; the key itself included.
-     */
+    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}), for the API comparator. */
     public Map<String, Object> comparatorApiFields() {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (ConfigField<?> field : COMPARATOR_API) {
+        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
             out.put(field.key, get(field));
         }
         return out;
@@ -189,7 +155,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     @Override
     protected Object resolved(ConfigField<?> field) {
-        if (field == COMPARATOR_NUM_CANDIDATES) {
+        if (field == PreferenceFields.COMPARATOR_NUM_CANDIDATES) {
             return comparatorNumCandidates();
         }
         return super.resolved(field);
@@ -203,70 +169,70 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         }
 
         public B numIterations(int numIterations) {
-            return put(NUM_ITERATIONS, numIterations);
+            return put(PreferenceFields.NUM_ITERATIONS, numIterations);
         }
 
         /** "current", "nearest_k", "all_history" or "lambda_decay" (or an alias); null = "current". */
         public B preferenceReplayMode(String mode) {
-            return put(PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
+            return put(PreferenceFields.PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
         }
 
         public B preferenceReplayK(Integer k) {
-            return put(PREFERENCE_REPLAY_K, k);
+            return put(PreferenceFields.PREFERENCE_REPLAY_K, k);
         }
 
         public B preferenceReplayLambda(Double lambda) {
-            return put(PREFERENCE_REPLAY_LAMBDA, lambda);
+            return put(PreferenceFields.PREFERENCE_REPLAY_LAMBDA, lambda);
         }
 
         public B preferenceReplaySampleSize(Integer size) {
-            return put(PREFERENCE_REPLAY_SAMPLE_SIZE, size);
+            return put(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE, size);
         }
 
         public B preferenceReplayDir(String dir) {
-            return put(PREFERENCE_REPLAY_DIR, dir);
+            return put(PreferenceFields.PREFERENCE_REPLAY_DIR, dir);
         }
 
         public B logRewardDistribution(boolean log) {
-            return put(LOG_REWARD_DISTRIBUTION, log);
+            return put(PreferenceFields.LOG_REWARD_DISTRIBUTION, log);
         }
 
         public B policyCheckpointDir(String dir) {
-            return put(POLICY_CHECKPOINT_DIR, dir);
+            return put(PreferenceFields.POLICY_CHECKPOINT_DIR, dir);
         }
 
         /** "current", "current_copy", "model", "history" or "api" (or an alias); null = "current". */
         public B comparatorPolicy(String policy) {
-            return put(COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
+            return put(PreferenceFields.COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
         }
 
         /** "decentralized" or "centralized". */
         public B comparatorGenerationMode(String mode) {
-            return put(COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
+            return put(PreferenceFields.COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
         }
 
         public B comparatorCentralizedAgentIndex(int index) {
-            return put(COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
+            return put(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
         }
 
         public B comparatorModelName(String name) {
-            return put(COMPARATOR_MODEL_NAME, name);
+            return put(PreferenceFields.COMPARATOR_MODEL_NAME, name);
         }
 
         public B comparatorAgents(List<String> agents) {
-            return put(COMPARATOR_AGENTS, agents);
+            return put(PreferenceFields.COMPARATOR_AGENTS, agents);
         }
 
         public B comparatorDevices(List<String> devices) {
-            return put(COMPARATOR_DEVICES, devices);
+            return put(PreferenceFields.COMPARATOR_DEVICES, devices);
         }
 
         public B comparatorNumCandidates(Integer n) {
-            return put(COMPARATOR_NUM_CANDIDATES, n);
+            return put(PreferenceFields.COMPARATOR_NUM_CANDIDATES, n);
         }
 
         public B comparatorHistoryK(Integer k) {
-            return put(COMPARATOR_HISTORY_K, k);
+            return put(PreferenceFields.COMPARATOR_HISTORY_K, k);
         }
     }
 }

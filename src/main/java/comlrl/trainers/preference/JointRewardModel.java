@@ -136,11 +136,7 @@ public final class JointRewardModel implements AutoCloseable {
             throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
         }
         List<String> texts = jointTexts(formatters, completions, items.get(0));
-        List<Double> out = new ArrayList<>(texts.size());
-        for (double s : score(texts, texts.size())) {
-            out.add(s);
-        }
-        return out;
+        return Arrays.stream(score(texts, texts.size())).boxed().toList();
     }
 
     /**
@@ -168,33 +164,18 @@ public final class JointRewardModel implements AutoCloseable {
      */
     static Map<String, TrainerCheckpoint.Part> checkpointParts(Supplier<JointRewardModel> model, String dirName) {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put(dirName, new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                model.get().save(dir.resolve(dirName));
+        parts.put(dirName, TrainerCheckpoint.Part.of(dir -> model.get().save(dir.resolve(dirName)), dir -> {
+            Path d = dir.resolve(dirName);
+            if (!Files.isDirectory(d)) {
+                throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
+                        + "reward model of a MARLHF run)");
             }
-
-            @Override
-            public void restore(Path dir) {
-                Path d = dir.resolve(dirName);
-                if (!Files.isDirectory(d)) {
-                    throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
-                            + "reward model of a MARLHF run)");
-                }
-                model.get().loadWeights(d);
-            }
-        });
-        parts.put("reward_optimizer", new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", model.get().optimizer()).save(dir);
-            }
-
-            @Override
-            public void restore(Path dir) {
-                TrainerCheckpoint.optimizer("reward_optimizer.safetensors", model.get().optimizer()).restore(dir);
-            }
-        });
+            model.get().loadWeights(d);
+        }));
+        Supplier<TrainerCheckpoint.Part> optimizer = () -> TrainerCheckpoint.optimizer("reward_optimizer.safetensors",
+                model.get().optimizer());
+        parts.put("reward_optimizer", TrainerCheckpoint.Part.of(dir -> optimizer.get().save(dir),
+                dir -> optimizer.get().restore(dir)));
         return parts;
     }
 
@@ -251,6 +232,12 @@ public final class JointRewardModel implements AutoCloseable {
      * @throws IllegalStateException on a non-finite loss or gradient, before any step uses it
      */
     public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
+        return train(winners, losers, epochs, batchSize, seed, pairs -> { });
+    }
+
+    /** {@link #train}, telling {@code pairsDone} the pairs of each batch once its step is taken (progress). */
+    double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
+            java.util.function.IntConsumer pairsDone) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
                     + losers.size() + " losers");
@@ -289,6 +276,7 @@ public final class JointRewardModel implements AutoCloseable {
                 optimizer.zeroGrad();
                 sum += loss;
                 batches++;
+                pairsDone.accept(idx.size());
             }
             epochLoss[epoch] = sum / batches;
         }

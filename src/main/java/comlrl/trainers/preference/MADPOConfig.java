@@ -1,7 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.DPO_REFERENCE;
-
 import java.util.List;
 import java.util.Map;
 
@@ -10,7 +8,7 @@ import java.util.Map;
  * {@code MADPOConfig} with the same defaults, plus the fields our MAGRPOConfig adds ({@code seed},
  * {@code gradient_checkpointing}, {@code generation_kwargs}, {@code skip_nonfinite_samples},
  * {@code save_total_limit}) and {@code dpo_reference}. Immutable and validated when built; each
- * getter documents its field (the shared ones in {@link PreferenceConfig}).
+ * field's meaning is declared once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
  *
  * <pre>{@code
  * MADPOConfig config = MADPOConfig.builder()
@@ -30,11 +28,7 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
         return new Builder();
     }
 
-    /**
-     * A MADPO config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
-     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
-     * it, with a hint for keys of older versions, of MARLHFConfig, or the closest valid key.
-     */
+    /** A config from snake_case keys (an {@code args:} section); an unknown key fails naming the closest valid one. */
     public static MADPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -56,9 +50,9 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
             super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
         }
 
-        /** Null = NONE. See {@link DpoConfig#dpoReference()}. */
+        /** Null = NONE. */
         public Builder dpoReference(DpoReference dpoReference) {
-            return put(DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
+            return put(PreferenceFields.DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
         }
 
         @Override

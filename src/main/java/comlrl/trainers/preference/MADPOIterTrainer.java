@@ -1,6 +1,5 @@
 package comlrl.trainers.preference;
 
-import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
 import java.nio.file.Path;
 import java.util.List;
@@ -45,35 +44,22 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     private static final Set<String> NOT_MAPPED = Set.of("pair_selection", "preference_pairs_per_sample");
 
     private final MADPOTrainer dpo;
-    private final MetricsLogger logger;
-    private final ResumeOutput output;
-    /** The processes of a ddp run, which the DPO trainer joins. */
-    private final comlrl.trainers.common.RankWork work;
 
     private MADPOIterTrainer(Builder b) {
         super(b, "MADPOIterConfig");
-        this.output = new ResumeOutput(b.outputDir());
-        // every check that can fail without a model has run; join the other processes (ddp)
-        b.requireTaskData();
-        this.work = comlrl.trainers.common.RankWork.forRun(args.parallelTraining(), args.ddpSplit(),
-                args.actorCount(), b.distributed());
-        rounds.in(work);
-        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
+        MADPOTrainer.Builder stage = MADPOTrainer.builder().settings(b.settings()).args(dpoConfig(args))
+                .checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone));
+        // the DPO stage receives this builder's settings whole; it logs as this trainer, into its output directory
+        stage.stageLogger = main -> b.stageLogger(ALGORITHM_NAME, main);
         MADPOTrainer inner = null;
         try {
-            // the DPO stage receives this builder's settings whole: it logs into this trainer's logger, joins the same
-            // processes, and the output directory (and its resume-* rule) is this trainer's
-            inner = MADPOTrainer.builder().settings(b.settings()).outputDir(null).args(dpoConfig(args))
-                    .distributed(work.context()).sharedLogger(logger)
-                    .checkpointExtension(rounds.extension(ALGORITHM_NAME, this::iterationsDone)).build();
-            rounds.comparators.loadFixedComparators(inner.collector().agents(), b.dtype());
+            inner = stage.build();
+            rounds.in(inner.work()).comparators.loadFixedComparators(inner.collector().agents(), b.dtype());
         } catch (RuntimeException | Error e) {
             if (inner != null) {
                 inner.close();
             }
             rounds.close();
-            logger.close();
-            work.close();
             throw e;
         }
         this.dpo = inner;
@@ -99,12 +85,12 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     }
 
     public List<Map<String, Double>> logHistory() {
-        return logger.history();
+        return dpo.logHistory();
     }
 
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
     public Path outputDir() {
-        return output.dir();
+        return dpo.outputDir();
     }
 
     // ------------------------------------------------------------------ training
@@ -113,7 +99,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     void runIteration(int iteration) {
         IterationRounds.Iteration it = rounds.collect(iteration, dpo.collector(), trainDataset);
         dpo.trainOn(it.training(), iteration);
-        rounds.finish(iteration, it, logger, dpo.envStep(), console, output.dir(), dpo);
+        rounds.finish(iteration, it, dpo.logger(), dpo.envStep(), console, dpo.outputDir(), dpo);
     }
 
     /**
@@ -122,8 +108,8 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
      */
     @Override
     public void resumeFrom(Path checkpoint) {
-        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
-        rounds.followOutput(output.dir());
+        dpo.relocateOutput(checkpoint);
+        rounds.followOutput(dpo.outputDir());
         dpo.resumeFrom(checkpoint);
     }
 
@@ -136,11 +122,6 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
     public void close() {
         rounds.close();
         dpo.close();
-        try {
-            logger.close(); // throws when a sink could not write
-        } finally {
-            work.close();
-        }
     }
 
     // ------------------------------------------------------------------ builder

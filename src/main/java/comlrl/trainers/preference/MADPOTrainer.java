@@ -81,7 +81,6 @@ public final class MADPOTrainer implements Trainer {
     private final boolean verbose;
     private final MADPOStep step;
 
-    private List<PreferencePair> pairs; // null until built (or restored)
     private final PreferenceCollector collector;
     private final ResumeOutput output;
     private long envStep;
@@ -129,8 +128,8 @@ public final class MADPOTrainer implements Trainer {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), devices);
             }
             actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(),
-                    described), work.isMain());
+            metrics = b.stageLogger != null ? b.stageLogger.apply(work.isMain()) : b.metricsLogger(args.loggingSteps(),
+                    ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), described), work.isMain());
         } catch (RuntimeException | Error e) {
             closeModels(opts, refs);
             throw e;
@@ -141,13 +140,15 @@ public final class MADPOTrainer implements Trainer {
         this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference, work);
+        if (verbose && work.isMain()) {
+            collector.showProgress(console);
+        }
         this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
                 rewarder, new Transitions(null, count), executor, work, seeds, b.evalLogger(), b.evalAggregator(), 1,
                 args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
         Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
         // every process holds the same pairs: rank 0 writes them, every process restores them
-        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(
-                PreferenceSetFile.part(() -> pairs, restored -> pairs = restored), work));
+        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
         this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
                 List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), parts,
                 TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
@@ -200,7 +201,7 @@ public final class MADPOTrainer implements Trainer {
 
     /** The preference pairs (empty before {@link #train()} builds them). */
     public int numPairs() {
-        return pairs == null ? 0 : pairs.size();
+        return collector.numPairs();
     }
 
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
@@ -233,10 +234,7 @@ public final class MADPOTrainer implements Trainer {
                     args.numTrainEpochs());
             return;
         }
-        if (pairs == null) {
-            pairs = collector.collect(trainDataset);
-        }
-        runEpochs(pairs, epochsDone, args.numTrainEpochs(), epochDone);
+        runEpochs(collector.preferenceSet(trainDataset), epochsDone, args.numTrainEpochs(), epochDone);
     }
 
     /**
@@ -280,7 +278,7 @@ public final class MADPOTrainer implements Trainer {
      */
     void trainOn(List<PreferencePair> set, int progress) {
         if (!set.isEmpty()) {
-            pairs = set;
+            collector.keep(set);
             runEpochs(set, 0, args.numTrainEpochs(), done -> { });
         }
         epochsDone = progress;
@@ -289,6 +287,20 @@ public final class MADPOTrainer implements Trainer {
     /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
     int progress() {
         return epochsDone;
+    }
+
+    /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
+    void relocateOutput(Path checkpoint) {
+        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
+    }
+
+    MetricsLogger logger() {
+        return logger;
+    }
+
+    /** This run's processes (for the iterative trainer's rounds). */
+    RankWork work() {
+        return work;
     }
 
     /** Sets what sees each DPO batch before its updates (tests); null for nothing. */
@@ -334,7 +346,7 @@ public final class MADPOTrainer implements Trainer {
      */
     @Override
     public void resumeFrom(Path checkpointPath) {
-        output.onResume(checkpointPath, logger, work); // rank 0 decides; every process takes its directory
+        relocateOutput(checkpointPath);
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
         epochsDone = p.epochsDone();
         envStep = p.envStep();
@@ -373,6 +385,8 @@ public final class MADPOTrainer implements Trainer {
     /** Builds a {@link MADPOTrainer}; names follow the reference's constructor keywords. */
     public static final class Builder extends PreferenceBuilder<MADPOConfig, Builder> {
         java.util.function.BiConsumer<Integer, List<comlrl.tensor.Tensor>> observer;
+        /** As the iterative trainer's stage: its logger (given whether this process is rank 0); else null. */
+        java.util.function.Function<Boolean, MetricsLogger> stageLogger;
 
         private Builder() {
         }

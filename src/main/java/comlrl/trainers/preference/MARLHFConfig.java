@@ -1,27 +1,9 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.CRITIC_LEARNING_RATE;
-import static comlrl.trainers.preference.PreferenceFields.CRITIC_MODEL_NAME;
-import static comlrl.trainers.preference.PreferenceFields.NUM_GENERATIONS;
-import static comlrl.trainers.preference.PreferenceFields.OPTIONAL_ADVANTAGE_MODE;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_FREEZE_BACKBONE;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_LEARNING_RATE;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_MAX_LENGTH;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_MODEL_DEVICE;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_MODEL_NAME;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_NUM_TRAIN_EPOCHS;
-import static comlrl.trainers.preference.PreferenceFields.REWARD_TRAIN_BATCH_SIZE;
-import static comlrl.trainers.preference.PreferenceFields.RL_ALGORITHM;
-import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
-import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.USE_SEPARATE_CRITIC;
-import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
-import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
-
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
 import comlrl.utils.ConfigField;
+import comlrl.utils.TrainerFields;
 import java.util.List;
 import java.util.Map;
 
@@ -29,8 +11,8 @@ import java.util.Map;
  * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
  * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
  * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
- * fields our MAGRPOConfig adds. Immutable and validated when built; each getter documents its field
- * (the shared ones in {@link PreferenceConfig}).
+ * fields our MAGRPOConfig adds. Immutable and validated when built; each field's meaning is declared
+ * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
  *
  * <pre>{@code
  * MARLHFConfig config = MARLHFConfig.builder()
@@ -55,7 +37,7 @@ public final class MARLHFConfig extends PreferenceConfig {
                 + "backends, got " + numGenerations() + " with rl_algorithm=\"" + algorithm + "\": the group baseline "
                 + "needs several samples per prompt; raise num_generations, or use rl_algorithm \"iac\" or \"maac\""
                 : null);
-        AdvantageMode explicit = get(OPTIONAL_ADVANTAGE_MODE);
+        AdvantageMode explicit = get(PreferenceFields.OPTIONAL_ADVANTAGE_MODE);
         check(explicit != null && !algorithm.isActorCritic() && explicit != algorithm.advantageMode()
                 ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
                 + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
@@ -67,11 +49,7 @@ public final class MARLHFConfig extends PreferenceConfig {
         return new Builder();
     }
 
-    /**
-     * A MARLHF config from snake_case keys (a YAML/JSON {@code args:} section); missing keys keep their
-     * defaults. Values are type-checked (numbers may be numeric strings); an unknown key fails naming
-     * it, with a hint for keys of older versions, of MADPOConfig, or the closest valid key.
-     */
+    /** A config from snake_case keys (an {@code args:} section); an unknown key fails naming the closest valid one. */
     public static MARLHFConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
@@ -81,149 +59,115 @@ public final class MARLHFConfig extends PreferenceConfig {
         return keysOf(PreferenceFields.MARLHF);
     }
 
-    /**
-     * A builder holding this config's values (unset train_batch_size, critic_learning_rate and
-     * advantage_mode stay unset).
-     */
+    /** A builder holding this config's values (unset ones stay unset). */
     public Builder toBuilder() {
         return copyInto(builder());
     }
 
     /**
-     * {@code advantage_mode} (default null = follow rl_algorithm): the MAGRPO-family backends train
-     * with their own baseline (magrpo → mean, mareinforce → raw, maremax → max, marloo → rloo), and an
-     * explicit value must agree with it; IAC and MAAC do not use it (an unset one reads "mean"). Returns
-     * the resolved value.
+     * {@code advantage_mode}, resolved: the MAGRPO-family backends' own baseline (magrpo → mean,
+     * mareinforce → raw, maremax → max, marloo → rloo); IAC and MAAC do not use it (unset reads "mean").
      */
     @Override
     public AdvantageMode advantageMode() {
-        AdvantageMode explicit = get(OPTIONAL_ADVANTAGE_MODE);
+        AdvantageMode explicit = get(PreferenceFields.OPTIONAL_ADVANTAGE_MODE);
         AdvantageMode algorithms = rlAlgorithm().advantageMode();
         return algorithms != null ? algorithms : explicit != null ? explicit : AdvantageMode.MEAN;
     }
 
     @Override
     protected Object resolved(ConfigField<?> field) {
-        return field == OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
+        return field == PreferenceFields.OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
     }
 
-    /**
-     * {@code rl_algorithm} (default "magrpo"): the online RL backend trained against the frozen joint
-     * reward model: "magrpo", "mareinforce" (alias "mareforce"), "maremax", "marloo" (the MAGRPO family),
-     * "maac" or "iac".
-     */
+    /** {@code rl_algorithm}: see {@link RlAlgorithm}. */
     public RlAlgorithm rlAlgorithm() {
-        return get(RL_ALGORITHM);
+        return get(PreferenceFields.RL_ALGORITHM);
     }
 
-    /**
-     * {@code num_generations} (default 4): samples per agent per prompt in the RL phase; ≥ 2 for the
-     * MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC.
-     */
+    /** {@code num_generations}: ≥ 2 for the MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC. */
     public int numGenerations() {
-        return get(NUM_GENERATIONS);
+        return get(PreferenceFields.NUM_GENERATIONS);
     }
 
-    /**
-     * {@code reward_model_name} (default null = the first agent's model source): the model the joint
-     * reward model's backbone is loaded from (a scalar head on its last non-pad hidden state, §6.4).
-     * Required when the agents are given as objects rather than sources.
-     */
+    /** {@code reward_model_name}: the {@link JointRewardModel}'s backbone; required when the agents are objects. */
     public String rewardModelName() {
-        return get(REWARD_MODEL_NAME);
+        return get(PreferenceFields.REWARD_MODEL_NAME);
     }
 
-    /** {@code reward_model_device} (default "cuda:0", or null = the trainer's device): where the reward model lives. */
+    /** {@code reward_model_device}. */
     public String rewardModelDevice() {
-        return get(REWARD_MODEL_DEVICE);
+        return get(PreferenceFields.REWARD_MODEL_DEVICE);
     }
 
-    /** {@code reward_learning_rate} (default 1e-5, finite, &gt; 0): AdamW learning rate of the reward model. */
+    /** {@code reward_learning_rate}. */
     public double rewardLearningRate() {
-        return get(REWARD_LEARNING_RATE);
+        return get(PreferenceFields.REWARD_LEARNING_RATE);
     }
 
-    /** {@code reward_num_train_epochs} (default 1, ≥ 1): Bradley–Terry passes over the preference pairs. */
+    /** {@code reward_num_train_epochs}. */
     public int rewardNumTrainEpochs() {
-        return get(REWARD_NUM_TRAIN_EPOCHS);
+        return get(PreferenceFields.REWARD_NUM_TRAIN_EPOCHS);
     }
 
-    /** {@code reward_train_batch_size} (default 1, ≥ 1): preference pairs per reward-model step. */
+    /** {@code reward_train_batch_size}. */
     public int rewardTrainBatchSize() {
-        return get(REWARD_TRAIN_BATCH_SIZE);
+        return get(PreferenceFields.REWARD_TRAIN_BATCH_SIZE);
     }
 
-    /**
-     * {@code reward_max_length} (default null = no truncation, ≥ 1): tokens of each joint text the
-     * reward model reads.
-     */
+    /** {@code reward_max_length}. */
     public Integer rewardMaxLength() {
-        return get(REWARD_MAX_LENGTH);
+        return get(PreferenceFields.REWARD_MAX_LENGTH);
     }
 
-    /** {@code reward_freeze_backbone} (default false): train only the reward head, not the backbone. */
+    /** {@code reward_freeze_backbone}. */
     public boolean rewardFreezeBackbone() {
-        return get(REWARD_FREEZE_BACKBONE);
+        return get(PreferenceFields.REWARD_FREEZE_BACKBONE);
     }
 
-    /**
-     * {@code critic_model_name} (default null = the first agent's model source): the critic's model
-     * for IAC/MAAC backends, when the trainer is given no critic.
-     */
+    /** {@code critic_model_name}. */
     public String criticModelName() {
-        return get(CRITIC_MODEL_NAME);
+        return get(PreferenceFields.CRITIC_MODEL_NAME);
     }
 
-    /**
-     * {@code critic_learning_rate} (default null = {@link #agentLearningRate()}, finite, &gt; 0): the
-     * IAC/MAAC critics' learning rate. Returns the resolved value.
-     */
+    /** {@code critic_learning_rate}, resolved. */
     public double criticLearningRate() {
-        return get(CRITIC_LEARNING_RATE);
+        return get(PreferenceFields.CRITIC_LEARNING_RATE);
     }
 
-    /**
-     * {@code critic_devices} (default null): where IAC/MAAC critics live; with
-     * {@code parallel_training="mp"} unset means {@link #agentDevices()} (as the reference maps it).
-     */
+    /** {@code critic_devices}; with {@code parallel_training="mp"} unset means the agents' devices. */
     public List<String> criticDevices() {
-        return get(CRITIC_DEVICES);
+        return get(TrainerFields.CRITIC_DEVICES);
     }
 
-    /** {@code use_separate_critic} (default true): IAC backend: a critic model per agent rather than value heads. */
+    /** {@code use_separate_critic}. */
     public boolean useSeparateCritic() {
-        return get(USE_SEPARATE_CRITIC);
+        return get(TrainerFields.USE_SEPARATE_CRITIC);
     }
 
-    /** {@code critic_type} (default "v"): IAC/MAAC critics value the prompt (V) or the prompt with the response (Q). */
+    /** {@code critic_type}. */
     public CriticType criticType() {
         return get(CriticType.CONFIG_FIELD);
     }
 
-    /** {@code value_loss_coef} (default 0.6, finite, &gt; 0): weight of the IAC/MAAC critic loss. */
+    /** {@code value_loss_coef}. */
     public double valueLossCoef() {
-        return get(VALUE_LOSS_COEF);
+        return get(TrainerFields.VALUE_LOSS_COEF);
     }
 
-    /** {@code value_clip_range} (default 0.2, finite, &gt; 0, or null = no clipping): IAC value clipping. */
+    /** {@code value_clip_range}. */
     public Double valueClipRange() {
-        return get(VALUE_CLIP_RANGE);
+        return get(TrainerFields.VALUE_CLIP_RANGE);
     }
 
-    /**
-     * {@code critic_value_head_hidden_dim} (default null, ≥ 0): hidden width of the IAC/MAAC critics'
-     * value heads; null or 0 = one linear layer.
-     */
+    /** {@code critic_value_head_hidden_dim}. */
     public Integer criticValueHeadHiddenDim() {
-        return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
+        return get(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
 
-    /**
-     * {@code value_head_hidden_dim} (default null, ≥ 0): hidden width of IAC's value heads on the actors
-     * ({@code use_separate_critic=false}); null or 0 = one linear layer.
-     */
+    /** {@code value_head_hidden_dim}. */
     public Integer valueHeadHiddenDim() {
-        return get(VALUE_HEAD_HIDDEN_DIM);
+        return get(TrainerFields.VALUE_HEAD_HIDDEN_DIM);
     }
 
     /** Builds a {@link MARLHFConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
@@ -232,82 +176,76 @@ public final class MARLHFConfig extends PreferenceConfig {
             super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);
         }
 
-        /** Null = MAGRPO. See {@link MARLHFConfig#rlAlgorithm()}. */
+        /** Null = MAGRPO. */
         public Builder rlAlgorithm(RlAlgorithm rlAlgorithm) {
-            return put(RL_ALGORITHM, rlAlgorithm == null ? RlAlgorithm.MAGRPO : rlAlgorithm);
+            return put(PreferenceFields.RL_ALGORITHM, rlAlgorithm == null ? RlAlgorithm.MAGRPO : rlAlgorithm);
         }
 
         /** "magrpo", "mareinforce" (or "mareforce"), "maremax", "marloo", "maac" or "iac"; null = "magrpo". */
         public Builder rlAlgorithm(String rlAlgorithm) {
-            return put(RL_ALGORITHM, RlAlgorithm.parse(rlAlgorithm));
+            return put(PreferenceFields.RL_ALGORITHM, RlAlgorithm.parse(rlAlgorithm));
         }
 
-        /** See {@link MARLHFConfig#numGenerations()}. */
         public Builder numGenerations(int numGenerations) {
-            return put(NUM_GENERATIONS, numGenerations);
+            return put(PreferenceFields.NUM_GENERATIONS, numGenerations);
         }
 
-        /** Null = the first agent's source. See {@link MARLHFConfig#rewardModelName()}. */
+        /** Null = the first agent's source. */
         public Builder rewardModelName(String rewardModelName) {
-            return put(REWARD_MODEL_NAME, rewardModelName);
+            return put(PreferenceFields.REWARD_MODEL_NAME, rewardModelName);
         }
 
-        /** Null = the trainer's device. See {@link MARLHFConfig#rewardModelDevice()}. */
+        /** Null = the trainer's device. */
         public Builder rewardModelDevice(String rewardModelDevice) {
-            return put(REWARD_MODEL_DEVICE, rewardModelDevice);
+            return put(PreferenceFields.REWARD_MODEL_DEVICE, rewardModelDevice);
         }
 
-        /** See {@link MARLHFConfig#rewardLearningRate()}. */
         public Builder rewardLearningRate(double rewardLearningRate) {
-            return put(REWARD_LEARNING_RATE, rewardLearningRate);
+            return put(PreferenceFields.REWARD_LEARNING_RATE, rewardLearningRate);
         }
 
-        /** See {@link MARLHFConfig#rewardNumTrainEpochs()}. */
         public Builder rewardNumTrainEpochs(int rewardNumTrainEpochs) {
-            return put(REWARD_NUM_TRAIN_EPOCHS, rewardNumTrainEpochs);
+            return put(PreferenceFields.REWARD_NUM_TRAIN_EPOCHS, rewardNumTrainEpochs);
         }
 
-        /** See {@link MARLHFConfig#rewardTrainBatchSize()}. */
         public Builder rewardTrainBatchSize(int rewardTrainBatchSize) {
-            return put(REWARD_TRAIN_BATCH_SIZE, rewardTrainBatchSize);
+            return put(PreferenceFields.REWARD_TRAIN_BATCH_SIZE, rewardTrainBatchSize);
         }
 
-        /** Null = no truncation. See {@link MARLHFConfig#rewardMaxLength()}. */
+        /** Null = no truncation. */
         public Builder rewardMaxLength(Integer rewardMaxLength) {
-            return put(REWARD_MAX_LENGTH, rewardMaxLength);
+            return put(PreferenceFields.REWARD_MAX_LENGTH, rewardMaxLength);
         }
 
-        /** See {@link MARLHFConfig#rewardFreezeBackbone()}. */
         public Builder rewardFreezeBackbone(boolean rewardFreezeBackbone) {
-            return put(REWARD_FREEZE_BACKBONE, rewardFreezeBackbone);
+            return put(PreferenceFields.REWARD_FREEZE_BACKBONE, rewardFreezeBackbone);
         }
 
-        /** Null = the first agent's source. See {@link MARLHFConfig#criticModelName()}. */
+        /** Null = the first agent's source. */
         public Builder criticModelName(String criticModelName) {
-            return put(CRITIC_MODEL_NAME, criticModelName);
+            return put(PreferenceFields.CRITIC_MODEL_NAME, criticModelName);
         }
 
-        /** Null = the agent learning rate. See {@link MARLHFConfig#criticLearningRate()}. */
+        /** Null = the agent learning rate. */
         public Builder criticLearningRate(Double criticLearningRate) {
-            return put(CRITIC_LEARNING_RATE, criticLearningRate);
+            return put(PreferenceFields.CRITIC_LEARNING_RATE, criticLearningRate);
         }
 
         /** One device per critic, or one for all; null = with the agents. */
         public Builder criticDevices(List<String> criticDevices) {
-            return put(CRITIC_DEVICES, copy(criticDevices));
+            return put(TrainerFields.CRITIC_DEVICES, copy(criticDevices));
         }
 
         /** The same device for every critic. */
         public Builder criticDevices(String device) {
-            return put(CRITIC_DEVICES, device == null ? null : List.of(device));
+            return put(TrainerFields.CRITIC_DEVICES, device == null ? null : List.of(device));
         }
 
-        /** See {@link MARLHFConfig#useSeparateCritic()}. */
         public Builder useSeparateCritic(boolean useSeparateCritic) {
-            return put(USE_SEPARATE_CRITIC, useSeparateCritic);
+            return put(TrainerFields.USE_SEPARATE_CRITIC, useSeparateCritic);
         }
 
-        /** Null = V. See {@link MARLHFConfig#criticType()}. */
+        /** Null = V. */
         public Builder criticType(CriticType criticType) {
             return put(CriticType.CONFIG_FIELD, criticType == null ? CriticType.V : criticType);
         }
@@ -317,24 +255,23 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(CriticType.CONFIG_FIELD, CriticType.parse(criticType));
         }
 
-        /** See {@link MARLHFConfig#valueLossCoef()}. */
         public Builder valueLossCoef(double valueLossCoef) {
-            return put(VALUE_LOSS_COEF, valueLossCoef);
+            return put(TrainerFields.VALUE_LOSS_COEF, valueLossCoef);
         }
 
-        /** Null disables value clipping. See {@link MARLHFConfig#valueClipRange()}. */
+        /** Null disables value clipping. */
         public Builder valueClipRange(Double valueClipRange) {
-            return put(VALUE_CLIP_RANGE, valueClipRange);
+            return put(TrainerFields.VALUE_CLIP_RANGE, valueClipRange);
         }
 
-        /** Null or 0 = one linear layer. See {@link MARLHFConfig#criticValueHeadHiddenDim()}. */
+        /** Null or 0 = one linear layer. */
         public Builder criticValueHeadHiddenDim(Integer hiddenDim) {
-            return put(CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
+            return put(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }
 
-        /** Null or 0 = one linear layer. See {@link MARLHFConfig#valueHeadHiddenDim()}. */
+        /** Null or 0 = one linear layer. */
         public Builder valueHeadHiddenDim(Integer hiddenDim) {
-            return put(VALUE_HEAD_HIDDEN_DIM, hiddenDim);
+            return put(TrainerFields.VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }
 
         @Override

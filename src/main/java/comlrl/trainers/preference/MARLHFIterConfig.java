@@ -1,7 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_SCORING_REWARD;
-
 import comlrl.rl.AdvantageMode;
 import comlrl.utils.ConfigField;
 import java.util.LinkedHashMap;
@@ -68,7 +66,7 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
 
     /** {@code preference_scoring_reward} (default "task"): see {@link PreferenceScoringReward}. */
     public PreferenceScoringReward preferenceScoringReward() {
-        return get(PREFERENCE_SCORING_REWARD);
+        return get(PreferenceFields.PREFERENCE_SCORING_REWARD);
     }
 
     /** {@code rl_algorithm}: see {@link MARLHFConfig#rlAlgorithm()}. */
@@ -94,7 +92,7 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
 
         /** "task" or "reward_model"; null = "task". */
         public Builder preferenceScoringReward(String value) {
-            return put(PREFERENCE_SCORING_REWARD, PreferenceScoringReward.parse(value));
+            return put(PreferenceFields.PREFERENCE_SCORING_REWARD, PreferenceScoringReward.parse(value));
         }
 
         public Builder rlAlgorithm(String rlAlgorithm) {

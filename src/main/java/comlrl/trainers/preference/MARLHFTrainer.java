@@ -4,6 +4,7 @@ import comlrl.data.Stateful;
 import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.logging.ConsoleProgress;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
@@ -91,7 +92,8 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final TaskSet trainDataset;
     private final PrintStream console;
     private final ResumeOutput output;
-    private List<PreferencePair> pairs;
+    /** Where the preference and reward-model stages show their progress (rank 0 of a verbose run); else null. */
+    private final PrintStream progress;
     private Stage stage = Stage.START;
     /**
      * This process's share of a ddp run (the data split): the RL stage splits its work as its trainer
@@ -136,6 +138,8 @@ public final class MARLHFTrainer extends StagedTrainer {
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
         this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
+        logger.labelReward("reward (learned)"); // the RL stage's training reward is the reward model's score
+        this.progress = b.verbose() && work.isMain() ? console : null;
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
@@ -159,6 +163,10 @@ public final class MARLHFTrainer extends StagedTrainer {
             this.learnedCollector = new PreferenceCollector(args, policies, generation, formatters, encoder,
                     new JointRewarder(learned, RewardProcessors.identity(), numAgents, args.preferenceNumCandidates(),
                             ALGORITHM_NAME, args.skipNonfiniteSamples()), exec, seeds, null, work);
+            if (progress != null) {
+                collector.showProgress(progress);
+                learnedCollector.showProgress(progress);
+            }
         } catch (RuntimeException | Error e) {
             if (rewardModel != null) {
                 rewardModel.close();
@@ -229,7 +237,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     /** The preference set, the reward model with its optimizer, and the stage, in every checkpoint. */
     private TrainerCheckpoint.Extension checkpointExtension() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put("preference_pairs", PreferenceSetFile.part(() -> pairs, restored -> pairs = restored));
+        parts.put("preference_pairs", PreferenceCollector.checkpointPart(() -> collector));
         parts.putAll(JointRewardModel.checkpointParts(() -> rewardModel, REWARD_MODEL_DIR));
         Stateful progress = new Stateful() {
             @Override
@@ -278,12 +286,12 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** The preference pairs (0 before {@link #train()} builds them). */
     public int numPairs() {
-        return pairs == null ? 0 : pairs.size();
+        return collector.numPairs();
     }
 
     /** The preference pairs (null before {@link #train()} builds them). */
     List<PreferencePair> preferencePairs() {
-        return pairs;
+        return collector.pairs();
     }
 
     /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
@@ -306,7 +314,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             resumeFrom(resumeFromCheckpoint);
         }
         if (stage == Stage.START) {
-            pairs = collector.collect(trainDataset);
+            List<PreferencePair> pairs = collector.preferenceSet(trainDataset);
             stage = Stage.PREFERENCES;
             logger.log(envStep(), Map.of("preference/num_pairs", (double) pairs.size(),
                     "preference/candidate_reward_mean", pairs.stream()
@@ -316,7 +324,7 @@ public final class MARLHFTrainer extends StagedTrainer {
             }
         }
         if (stage == Stage.PREFERENCES) {
-            trainRewardModel(pairs);
+            trainRewardModel(collector.pairs());
             stage = Stage.REWARD_MODEL;
             if (checkpointDir != null) {
                 rl.saveCheckpoint(checkpointDir);
@@ -334,8 +342,14 @@ public final class MARLHFTrainer extends StagedTrainer {
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
         List<String> losers = set.stream().map(PreferencePair::loserJointText).toList();
+        ConsoleProgress bar = progress == null ? null
+                : new ConsoleProgress(progress, (long) args.rewardNumTrainEpochs() * set.size(), "reward model", null);
         double[] losses = rewardModel.train(winners, losers, args.rewardNumTrainEpochs(), args.rewardTrainBatchSize(),
-                seeds.next());
+                seeds.next(), pairs -> {
+                    if (bar != null) {
+                        bar.advance(pairs);
+                    }
+                });
         double accuracy = rewardModel.accuracy(winners, losers, args.rewardTrainBatchSize());
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put("reward_model/loss", losses[losses.length - 1]);

@@ -1,9 +1,13 @@
 package comlrl.trainers.preference;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.checkpoint.Checkpoints;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.distributed.Codecs;
 import comlrl.generation.CausalLm;
+import comlrl.logging.ConsoleProgress;
 import comlrl.rl.JointMode;
 import comlrl.generation.GenerationSettings;
 import comlrl.trainers.common.AgentExecutor;
@@ -14,10 +18,16 @@ import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.utils.Formatters;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
@@ -31,8 +41,13 @@ import java.util.stream.IntStream;
  *   <li>pairs are selected among the rest by {@link PreferencePairs#select} (ties dropped).</li>
  * </ol>
  * Per item the seeds drawn are: one per agent (generation), then one for the pair selection.
+ * The collector keeps the set it built ({@link #preferenceSet}), which a checkpoint holds as
+ * {@code preference_pairs.json} ({@link #checkpointPart}): a resumed run trains on exactly these pairs.
  */
 final class PreferenceCollector {
+    private static final String SET_FILE = "preference_pairs.json";
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES);
     private final PreferenceConfig args;
     /** The agents this process holds (every agent, except in the agents split). */
     private final HeldAgents<CausalLm> agents;
@@ -43,6 +58,10 @@ final class PreferenceCollector {
     private final JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
+    /** Where the collection's progress is shown; null for nowhere. */
+    private PrintStream console;
+    /** The preference set: null until built or restored. */
+    private List<PreferencePair> pairs;
     /**
      * This process's share of a ddp run: candidates sampled as {@link JointRollout} does, rewards on
      * rank 0; in the agents split each agent's prompt ids, pad id and frozen-reference
@@ -70,6 +89,15 @@ final class PreferenceCollector {
         this.padIds = agents.longsFromOwners(CausalLm::padId);
     }
 
+    /** Shows a "preferences" progress line on {@code console} while collecting (rank 0 of a verbose run). */
+    void showProgress(PrintStream console) {
+        this.console = console;
+    }
+
+    private ConsoleProgress progressBar(TaskSet items) {
+        return console == null ? null : new ConsoleProgress(console, items.knownSize().orElse(-1), "preferences", null);
+    }
+
     /** The agents this process holds, whose candidates are collected. */
     HeldAgents<CausalLm> agents() {
         return agents;
@@ -78,6 +106,54 @@ final class PreferenceCollector {
     /** Candidates left out so far because their reward was not finite. */
     long skippedCandidates() {
         return skippedCandidates;
+    }
+
+    /** The preference set: {@link #collect}ed from {@code items} the first time, then kept (or restored). */
+    List<PreferencePair> preferenceSet(TaskSet items) {
+        if (pairs == null) {
+            pairs = collect(items);
+        }
+        return pairs;
+    }
+
+    /** The preference set's size (0 before it is built). */
+    int numPairs() {
+        return pairs == null ? 0 : pairs.size();
+    }
+
+    /** The preference set (null before it is built). */
+    List<PreferencePair> pairs() {
+        return pairs;
+    }
+
+    /** Makes {@code set} the preference set a checkpoint holds (the iterative trainer: an iteration's training pairs). */
+    void keep(List<PreferencePair> set) {
+        pairs = set;
+    }
+
+    /** The file of the set, {@code {"built": bool, "pairs": [PreferencePair, ...]}}. */
+    private record SetFile(boolean built, List<PreferencePair> pairs) {
+    }
+
+    /** The preference set of the collector {@code of} supplies (built later than the checkpoint), as {@code preference_pairs.json}. */
+    static TrainerCheckpoint.Part checkpointPart(Supplier<PreferenceCollector> of) {
+        return TrainerCheckpoint.Part.of(dir -> {
+            List<PreferencePair> pairs = of.get().pairs;
+            Checkpoints.writeJson(dir.resolve(SET_FILE), new SetFile(pairs != null, pairs == null ? List.of() : pairs));
+        }, dir -> {
+            Path file = dir.resolve(SET_FILE);
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException(dir + " has no " + SET_FILE + " (the preference set of a "
+                        + "preference-learning run)");
+            }
+            try {
+                SetFile set = JSON.readValue(file.toFile(), SetFile.class);
+                of.get().pairs = set.built() ? List.copyOf(set.pairs()) : null;
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("Malformed " + file + ": " + e.getMessage()
+                        + "; resume from an intact checkpoint", e);
+            }
+        });
     }
 
     /**
@@ -89,10 +165,14 @@ final class PreferenceCollector {
         List<PreferencePair> out = new ArrayList<>();
         int c = args.preferenceNumCandidates();
         long b = 0;
+        ConsoleProgress bar = progressBar(items);
         for (TaskItem item : items) {
             JointRollout.Scored<double[]> scored = rollout.expand(rollout.start(item, "preference item " + b++), seeds,
                     c, JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED));
             double[] rewards = scored.rewards();
+            if (bar != null) {
+                bar.advance(1);
+            }
             JointRollout.Turn candidates = scored.turn();
             int[] kept = IntStream.range(0, c).filter(k -> Double.isFinite(rewards[k])).toArray();
             skippedCandidates += c - kept.length;
@@ -141,6 +221,7 @@ final class PreferenceCollector {
         List<Double> selectedCurrent = new ArrayList<>();
         List<Double> selectedComparator = new ArrayList<>();
         long b = 0;
+        ConsoleProgress bar = progressBar(items);
         for (TaskItem item : items) {
             String label = "preference item " + b++;
             JointRollout.TurnState start = rollout.start(item, label);
@@ -192,6 +273,9 @@ final class PreferenceCollector {
                 List<String> comparatorTexts = comparatorJoints.get(k);
                 out.add(new PreferenceReplay.ReplayRecord(promptTexts, p.currentWins() ? currentTexts : comparatorTexts,
                         p.currentWins() ? comparatorTexts : currentTexts, p.winnerReward(), p.loserReward(), mean));
+            }
+            if (bar != null) {
+                bar.advance(1);
             }
         }
         return new Round(out, currentRewards, comparatorRewards, selectedCurrent, selectedComparator);

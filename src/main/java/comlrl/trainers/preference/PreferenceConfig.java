@@ -1,16 +1,5 @@
 package comlrl.trainers.preference;
 
-import static comlrl.trainers.preference.PreferenceFields.ADVANTAGE_MODE;
-import static comlrl.trainers.preference.PreferenceFields.COLLABORATION_MODE;
-import static comlrl.trainers.preference.PreferenceFields.DISCOUNT;
-import static comlrl.trainers.preference.PreferenceFields.DPO_BETA;
-import static comlrl.trainers.preference.PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR;
-import static comlrl.trainers.preference.PreferenceFields.JOINT_MODE;
-import static comlrl.trainers.preference.PreferenceFields.PAIR_SELECTION;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_NUM_CANDIDATES;
-import static comlrl.trainers.preference.PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE;
-import static comlrl.trainers.preference.PreferenceFields.USE_ENVIRONMENT_STEP;
-
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
 import comlrl.utils.CollaborationMode;
@@ -21,13 +10,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link MADPOConfig} and {@link MARLHFConfig} share: every field of the reference's
- * {@code MADPOConfig} (§7.1; each getter documents its field: snake_case key, default, valid range)
- * and ours, and the cross-field validation. Immutable. The fields are declared once, in
- * {@code PreferenceFields} or, when the actor-critic configs have them too, in
- * {@link comlrl.utils.TrainerFields}; the getters that mean the same in every trainer config, the
- * value table, its map form and the builder machinery are {@link FieldTableConfig}'s (the getters
- * of the fields every trainer has: {@link comlrl.utils.TrainerConfig}). Here {@code num_turns} must
+ * What the preference configs share: every field of the reference's {@code MADPOConfig} (§7.1) and
+ * ours, and the cross-field validation. Immutable. Each field (key, default, range, meaning) is
+ * declared once, in {@link PreferenceFields} or {@link comlrl.utils.TrainerFields}; the getters and
+ * builder machinery every trainer config has are {@link FieldTableConfig}'s. Here {@code num_turns} must
  * be 1 (the reference's preference trainers are single-turn); {@code num_train_epochs} counts MADPO's
  * passes over the preference pairs (each shuffled into batches of {@code train_batch_size}), or
  * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
@@ -78,13 +64,9 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
                 || has(PreferenceFields.DPO_REFERENCE) && get(PreferenceFields.DPO_REFERENCE).needsReference();
     }
 
-    /**
-     * {@code collaboration_mode} (default "decentralized"): one actor per agent, or
-     * {@link CollaborationMode#CENTRALIZED}: one actor writes every role's response in one joint
-     * completion (reference §7.5).
-     */
+    /** {@code collaboration_mode}; centralized: one actor writes every role's response (reference §7.5). */
     public CollaborationMode collaborationMode() {
-        return get(COLLABORATION_MODE);
+        return get(PreferenceFields.COLLABORATION_MODE);
     }
 
     /** The number of actor models: 1 in centralized mode, else {@link #numAgents()}. */
@@ -92,75 +74,49 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return collaborationMode() == CollaborationMode.CENTRALIZED ? 1 : numAgents();
     }
 
-    /**
-     * {@code discount} (default 1.0, in [0, 1]): kept for compatibility with the MAGRPO config; with
-     * one turn nothing is discounted (MARLHF passes it to an IAC/MAAC backend).
-     */
+    /** {@code discount}. */
     public double discount() {
-        return get(DISCOUNT);
+        return get(PreferenceFields.DISCOUNT);
     }
 
-    /**
-     * {@code joint_mode} (default "aligned"): must be aligned — joint candidate k is the k-th
-     * completion of every agent, scored once.
-     */
+    /** {@code joint_mode}: aligned only (joint candidate k is the k-th completion of every agent). */
     public JointMode jointMode() {
-        return get(JOINT_MODE);
+        return get(PreferenceFields.JOINT_MODE);
     }
 
-    /**
-     * {@code advantage_mode} (default "mean"): kept for compatibility by MADPO (its loss has no
-     * advantages). {@link MARLHFConfig#advantageMode()} resolves it from {@code rl_algorithm}.
-     */
+    /** {@code advantage_mode}; MADPO's loss has none ({@link MARLHFConfig#advantageMode()} resolves MARLHF's). */
     public AdvantageMode advantageMode() {
-        return get(ADVANTAGE_MODE);
+        return get(PreferenceFields.ADVANTAGE_MODE);
     }
 
-    /**
-     * {@code preference_num_candidates} (default 80, ≥ 2): completions each agent samples per task
-     * item when the preference dataset is built (aligned: candidate k of every agent forms joint
-     * candidate k, scored once).
-     */
+    /** {@code preference_num_candidates}. */
     public int preferenceNumCandidates() {
-        return get(PREFERENCE_NUM_CANDIDATES);
+        return get(PreferenceFields.PREFERENCE_NUM_CANDIDATES);
     }
 
-    /**
-     * {@code preference_pairs_per_sample} (default 16, ≥ 1, or null = every pair): at most this many
-     * preference pairs per task item; must be null with {@code pair_selection="all"}.
-     */
+    /** {@code preference_pairs_per_sample}; null = every pair. */
     public Integer preferencePairsPerSample() {
-        return get(PREFERENCE_PAIRS_PER_SAMPLE);
+        return get(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE);
     }
 
-    /**
-     * {@code pair_selection} (default "reward_gap"): which pairs an item keeps — the largest reward
-     * gaps, a random sample, or all ({@link PairSelection}, {@link PreferencePairs}).
-     */
+    /** {@code pair_selection}: see {@link PairSelection}. */
     public PairSelection pairSelection() {
-        return get(PAIR_SELECTION);
+        return get(PreferenceFields.PAIR_SELECTION);
     }
 
-    /**
-     * {@code dpo_beta} (default 0.1, finite, &gt; 0): β of MADPO's loss {@code −log σ(β·Σ_j Δ_j)}
-     * ({@link MADPOLoss}); MARLHF keeps it for compatibility (it has no DPO loss).
-     */
+    /** {@code dpo_beta}: the β of {@link MADPOLoss}. */
     public double dpoBeta() {
-        return get(DPO_BETA);
+        return get(PreferenceFields.DPO_BETA);
     }
 
-    /**
-     * {@code use_environment_step} (default true): MADPO advances env_step (the x-axis of the
-     * training logs) by {@link #environmentStepsPerPair()} per preference pair of each update; false
-     * leaves env_step unchanged by DPO updates.
-     */
+    /** {@code use_environment_step}. */
     public boolean useEnvironmentStep() {
-        return get(USE_ENVIRONMENT_STEP);
+        return get(PreferenceFields.USE_ENVIRONMENT_STEP);
     }
 
-    /** {@code environment_steps_per_pair} (default 2, ≥ 1): env_step increment per trained preference pair. */
+    /** {@code environment_steps_per_pair}. */
     public int environmentStepsPerPair() {
-        return get(ENVIRONMENT_STEPS_PER_PAIR);
+        return get(PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR);
     }
 
     /**
@@ -177,79 +133,72 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             super(configTypeName, algorithmName, fields, hints);
         }
 
-        /** Null = DECENTRALIZED. See {@link PreferenceConfig#collaborationMode()}. */
+        /** Null = DECENTRALIZED. */
         public B collaborationMode(CollaborationMode collaborationMode) {
-            return put(COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
+            return put(PreferenceFields.COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
                     : collaborationMode);
         }
 
         /** "decentralized" or "centralized" (any case). */
         public B collaborationMode(String collaborationMode) {
-            return put(COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
+            return put(PreferenceFields.COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
         }
 
-        /** See {@link PreferenceConfig#discount()}. */
         public B discount(double discount) {
-            return put(DISCOUNT, discount);
+            return put(PreferenceFields.DISCOUNT, discount);
         }
 
-        /** Must be ALIGNED; null = ALIGNED. See {@link PreferenceConfig#jointMode()}. */
+        /** Must be ALIGNED; null = ALIGNED. */
         public B jointMode(JointMode jointMode) {
-            return put(JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
+            return put(PreferenceFields.JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
         }
 
         /** "aligned"/"align" or "cross"/"crossed" (the latter rejected when built). */
         public B jointMode(String jointMode) {
-            return put(JOINT_MODE, JointMode.parse(jointMode));
+            return put(PreferenceFields.JOINT_MODE, JointMode.parse(jointMode));
         }
 
-        /**
-         * Null = this config's default ("mean" for MADPO; for MARLHF "follow rl_algorithm"). See
-         * {@link PreferenceConfig#advantageMode()} and {@link MARLHFConfig#advantageMode()}.
-         */
+        /** Null = this config's default (MADPO "mean"; MARLHF follows rl_algorithm). */
         public B advantageMode(AdvantageMode advantageMode) {
-            return put(ADVANTAGE_MODE, advantageMode != null ? advantageMode
-                    : defaultOf(ADVANTAGE_MODE));
+            return put(PreferenceFields.ADVANTAGE_MODE, advantageMode != null ? advantageMode
+                    : defaultOf(PreferenceFields.ADVANTAGE_MODE));
         }
 
         /** "mean", "raw", "max" or "rloo" (any case); for MARLHF also null (follow rl_algorithm). */
         public B advantageMode(String advantageMode) {
-            return set(ADVANTAGE_MODE.key, advantageMode);
+            return set(PreferenceFields.ADVANTAGE_MODE.key, advantageMode);
         }
 
-        /** See {@link PreferenceConfig#preferenceNumCandidates()}. */
         public B preferenceNumCandidates(int preferenceNumCandidates) {
-            return put(PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
+            return put(PreferenceFields.PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
         }
 
-        /** Null = every pair. See {@link PreferenceConfig#preferencePairsPerSample()}. */
+        /** Null = every pair. */
         public B preferencePairsPerSample(Integer preferencePairsPerSample) {
-            return put(PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
+            return put(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
         }
 
-        /** Null = REWARD_GAP. See {@link PreferenceConfig#pairSelection()}. */
+        /** Null = REWARD_GAP. */
         public B pairSelection(PairSelection pairSelection) {
-            return put(PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP : pairSelection);
+            return put(PreferenceFields.PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP
+                    : pairSelection);
         }
 
         /** "reward_gap", "all" or "random" (any case); null = "reward_gap". */
         public B pairSelection(String pairSelection) {
-            return put(PAIR_SELECTION, PairSelection.parse(pairSelection));
+            return put(PreferenceFields.PAIR_SELECTION, PairSelection.parse(pairSelection));
         }
 
-        /** See {@link PreferenceConfig#dpoBeta()}. */
         public B dpoBeta(double dpoBeta) {
-            return put(DPO_BETA, dpoBeta);
+            return put(PreferenceFields.DPO_BETA, dpoBeta);
         }
 
-        /** See {@link PreferenceConfig#useEnvironmentStep()}. */
         public B useEnvironmentStep(boolean useEnvironmentStep) {
-            return put(USE_ENVIRONMENT_STEP, useEnvironmentStep);
+            return put(PreferenceFields.USE_ENVIRONMENT_STEP, useEnvironmentStep);
         }
 
-        /** See {@link PreferenceConfig#environmentStepsPerPair()}. */
         public B environmentStepsPerPair(int environmentStepsPerPair) {
-            return put(ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
+            return put(PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR, environmentStepsPerPair);
         }
     }
 }

@@ -48,9 +48,8 @@ import java.util.Map;
  * The table of preference-trainer config fields: every field of the reference's {@code MADPOConfig}
  * (§7.1) and {@code MARLHFConfig} (§7.3) with its key, default and range, declared once (here, or
  * in {@link TrainerFields} when the actor-critic configs have it too, taken with this table's
- * default where it differs); then the two configs' field lists, in the reference's order followed by ours. The getters' Javadoc in
- * {@link PreferenceConfig}, {@link MADPOConfig} and {@link MARLHFConfig} is each field's
- * documentation.
+ * default where it differs); then the configs' field lists, in the reference's order followed by ours.
+ * Each field's {@code means(...)} is its one documentation (the getters name their key).
  */
 final class PreferenceFields {
     private PreferenceFields() {

@@ -29,12 +29,7 @@ public final class PreferencePairs {
     public record Pair(int winner, int loser, double gap) {
     }
 
-    /**
-     * The pairs {@code config} selects among {@code rewards}: its {@code pair_selection} and
-     * {@code preference_pairs_per_sample}.
-     *
-     * @param seed seeds the shuffle of {@link PairSelection#RANDOM} (ignored by the other modes)
-     */
+    /** The pairs {@code config}'s {@code pair_selection} and {@code preference_pairs_per_sample} select. */
     public static List<Pair> select(double[] rewards, PreferenceConfig config, long seed) {
         return select(rewards, config.pairSelection(), config.preferencePairsPerSample(), seed);
     }

@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.checkpoint.Checkpoints;
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -47,8 +47,10 @@ public final class PreferenceReplay {
      * @param loserReward the loser's processed joint reward
      * @param candidateRewardMean mean processed reward of the item's candidates
      */
-    public record ReplayRecord(List<String> promptTexts, List<String> winnerTexts, List<String> loserTexts,
-            double winnerReward, double loserReward, double candidateRewardMean) {
+    public record ReplayRecord(@JsonProperty("prompt_texts") List<String> promptTexts,
+            @JsonProperty("winner_texts") List<String> winnerTexts, @JsonProperty("loser_texts") List<String> loserTexts,
+            @JsonProperty("winner_reward") double winnerReward, @JsonProperty("loser_reward") double loserReward,
+            @JsonProperty("candidate_reward_mean") double candidateRewardMean) {
         public ReplayRecord {
             promptTexts = List.copyOf(promptTexts);
             winnerTexts = List.copyOf(winnerTexts);
@@ -59,6 +61,10 @@ public final class PreferenceReplay {
                         + " losers");
             }
         }
+    }
+
+    /** A shard as written. */
+    private record ShardFile(int iteration, List<ReplayRecord> pairs) {
     }
 
     /** One shard as read back: its iteration, file and records in stored order. */
@@ -85,22 +91,8 @@ public final class PreferenceReplay {
         if (iteration < 0) {
             throw new IllegalArgumentException("a replay shard's iteration must be >= 0, got " + iteration);
         }
-        List<Map<String, Object>> pairs = new ArrayList<>();
-        for (ReplayRecord r : records) {
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("prompt_texts", r.promptTexts());
-            row.put("winner_texts", r.winnerTexts());
-            row.put("loser_texts", r.loserTexts());
-            row.put("winner_reward", r.winnerReward());
-            row.put("loser_reward", r.loserReward());
-            row.put("candidate_reward_mean", r.candidateRewardMean());
-            pairs.add(row);
-        }
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("iteration", iteration);
-        doc.put("pairs", pairs);
         Path file = dir.resolve(shardName(iteration));
-        writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
+        writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, new ShardFile(iteration, records)));
         return file;
     }
 

@@ -116,14 +116,6 @@ public final class RewardDistribution {
         return comparatorCounts.clone();
     }
 
-    public int targetSampleCount() {
-        return target.length;
-    }
-
-    public int comparatorSampleCount() {
-        return comparator.length;
-    }
-
     /** The mean raw target reward (unclamped), 0 with no samples. */
     public double targetMean() {
         return mean(target);

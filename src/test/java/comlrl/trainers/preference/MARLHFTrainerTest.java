@@ -13,6 +13,9 @@ import comlrl.tensor.Device;
 import comlrl.trainers.TestRewards;
 import comlrl.trainers.TinyAgents;
 import comlrl.utils.Formatters;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -79,6 +82,26 @@ class MARLHFTrainerTest {
         }
         assertThat(saved.resolve("tokenizer.json")).exists();
         assertThat(dir.resolve("run/metrics.jsonl")).exists();
+    }
+
+    /**
+     * Every stage shows its progress on the console: the preference collection (2 items), the reward
+     * model (its pairs, one epoch) and the RL stage (2 items), whose training reward is the reward
+     * model's and is labelled so.
+     */
+    @Test
+    void everyStageShowsItsProgressAndTheRlStagesRewardIsLabelledLearned() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (MARLHFTrainer t = trainer(config().build()).verbose(true)
+                .console(new PrintStream(bytes, true, StandardCharsets.UTF_8)).build()) {
+            t.train();
+            String full = "[" + "#".repeat(24) + "] ";
+            String out = bytes.toString(StandardCharsets.UTF_8);
+            assertThat(out).contains("preferences " + full + "2/2 items |")
+                    .contains("reward model " + full + t.numPairs() + "/" + t.numPairs() + " items |")
+                    .contains(full + "2/2 items | reward (learned) ");
+            assertThat(out.lines().filter(l -> l.matches(".*\\| reward [-0-9].*")).toList()).isEmpty(); // none unlabelled
+        }
     }
 
     /**
