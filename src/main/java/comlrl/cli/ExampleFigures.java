@@ -69,7 +69,9 @@ final class ExampleFigures implements Callable<Integer> {
                     "train_batch_size=16", "critic_learning_rate=1.0e-3"),
             Figure.main("marlhf-iter", "examples/marlhf-iter.yaml"),
             Figure.variant("marlhf-iter-history", "examples/marlhf-iter.yaml", "comparator_policy=history",
-                    "comparator_history_k=2"));
+                    "comparator_history_k=2"),
+            // LoRA agents (MAGRPO): a variant of the length-ratio job, not trained again by the slow test
+            new Figure("lora", "examples/lora.yaml", List.of(), false));
 
     /**
      * The CPU kernels every run uses, so that its numbers repeat on any x86-64 machine with AVX2: libtorch
@@ -92,7 +94,7 @@ final class ExampleFigures implements Callable<Integer> {
     List<Long> seeds = List.of(42L, 1L, 2L);
 
     @Option(names = "--only", split = ",", paramLabel = "ID", description = "measure only these figures (ids: "
-            + "length-ratio, iac, maac, madpo, madpo-iter, marlhf, marlhf-iac, marlhf-iter, marlhf-iter-history); "
+            + "length-ratio, iac, maac, madpo, madpo-iter, marlhf, marlhf-iac, marlhf-iter, marlhf-iter-history, lora); "
             + "the others keep their recorded values")
     List<String> only;
 
