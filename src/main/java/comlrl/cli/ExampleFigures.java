@@ -74,7 +74,8 @@ final class ExampleFigures implements Callable<Integer> {
             new Figure("lora", "examples/lora.yaml", List.of(), false));
 
     /**
-     * The CPU kernels every run uses, so that its numbers repeat on any x86-64 machine with AVX2: libtorch
+     * The CPU kernels every run uses, so that its numbers should repeat on any x86-64 machine with AVX2
+     * (checked only by forcing them on an AVX-512 machine): libtorch
      * picks its vectorised kernels by the CPU (AVX-512 where there is one), and a run with AVX-512 kernels
      * differs from one with AVX2 kernels in the 7th digit of the first loss and, 40 epochs of sampling
      * later, in its result (examples/length-ratio.yaml, seed 42: 1.0000 against 0.9835). OpenBLAS's
