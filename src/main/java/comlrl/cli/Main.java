@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code bin/comlrl}: the command-line entry point. The only place that prints for humans or exits. */
 @Command(name = "comlrl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Cooperative multi-LLM reinforcement learning on the JVM.",
-        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class, ConfigKeysCommand.class, SandboxCommand.class,
+        subcommands = {InitModelCommand.class, GenerateCommand.class, TrainCommand.class, BenchCommand.class, ReportCommand.class, LaunchCommand.class, ConfigDocs.class, ConfigKeysCommand.class, SandboxCommand.class, ExampleFigures.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
 
