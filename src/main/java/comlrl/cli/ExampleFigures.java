@@ -136,7 +136,8 @@ final class ExampleFigures implements Callable<Integer> {
                 byId.put(figure.id(), record(figure, outcomes, loadBefore, loadAfter));
             }
             ObjectNode out = JSON.createObjectNode();
-            out.put("generated_by", "bin/comlrl figures" + (only == null ? "" : " --only " + String.join(",", only)));
+            // The command that regenerates every entry; --only replaces some entries and keeps the others.
+            out.put("generated_by", "bin/comlrl figures");
             out.put("threads", threads);
             out.set("kernels", JSON.valueToTree(new java.util.TreeMap<>(KERNELS)));
             out.put("cpu", cpuModel());
