@@ -137,7 +137,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
-        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
+        this.logger = b.stageLogger(b.runName, work.isMain());
         logger.labelReward("reward (learned)"); // the RL stage's training reward is the reward model's score
         this.progress = b.verbose() && work.isMain() ? console : null;
         Trainer inner = null;
@@ -408,6 +408,8 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
     public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFConfig, Builder> {
+        /** The algorithm the run is recorded and logged as: MARLHF, or MARLHFIter when it is that trainer's stage. */
+        String runName = ALGORITHM_NAME;
 
         private Builder() {
         }
