@@ -106,6 +106,11 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
     }
 
     @Override
+    comlrl.trainers.common.MetricsLogger logger() {
+        return marlhf.logger();
+    }
+
+    @Override
     public void resumeFrom(Path checkpoint) {
         marlhf.relocateOutput(checkpoint);
         rounds.followOutput(marlhf.outputDir());

@@ -313,6 +313,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
+        logger.timeRun(() -> trainStages(checkpointDir, checkpointInterval));
+    }
+
+    /** The stages still to do: preferences, the reward model, the RL epochs (a checkpoint after each). */
+    private void trainStages(Path checkpointDir, int checkpointInterval) {
         if (stage == Stage.START) {
             List<PreferencePair> pairs = collector.preferenceSet(trainDataset);
             stage = Stage.PREFERENCES;

@@ -36,6 +36,7 @@ class MARLHFIterTrainerTest {
                 .readTree(run.resolve("config.json").toFile());
         assertThat(cfg.get("algorithm").asText()).isEqualTo("marlhf_iter");
         assertThat(comlrl.report.RunReport.read(run).algorithm()).isEqualTo("marlhf_iter");
+        assertThat(comlrl.report.RunTimes.read(run).orElseThrow().trainS()).as("the iterations, timed").isPositive();
     }
 
     @Test
