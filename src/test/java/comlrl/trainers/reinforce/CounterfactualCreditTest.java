@@ -289,4 +289,36 @@ class CounterfactualCreditTest {
             }
         }));
     }
+
+    /**
+     * The trainer hands each agent its own contexts: with a reward of agent 0's completion alone,
+     * R(k_0, k_1) = |y_0| / 10, every context of agent 1 holds G equal returns, so its advantages and
+     * gradient are exactly 0, while agent 0's are not (its G = 4 completions differ in length).
+     */
+    @Test
+    void aRewardOfAgent0AloneMovesOnlyAgent0(@TempDir Path tmp) {
+        MAGRPOConfig config = ReinforceFixtures.fast(counterfactual()).numGenerations(4).build();
+        Map<Integer, Double> gradientNorm = new java.util.TreeMap<>();
+        comlrl.reward.RewardFunction agent0Length = (completions, items) ->
+                completions.get(0).stream().map(y -> y.length() / 10.0).toList();
+        try (MAGRPOTrainer t = MAGRPOTrainer.builder()
+                .agents(List.of(TinyAgents.create(tmp.resolve("a"), 5).toString(), TinyAgents.create(tmp.resolve("b"), 6).toString()))
+                .rewardFunc(agent0Length).trainDataset(ReinforceFixtures.tasks(2)).args(config).verbose(false)
+                .gradientObserver((agent, model) -> {
+                    double sum = 0;
+                    for (Tensor p : model.parameters()) {
+                        if (p.grad() != null) {
+                            for (float x : p.grad().toFloatArray()) {
+                                sum += Math.abs(x);
+                            }
+                        }
+                    }
+                    gradientNorm.merge(agent, sum, Double::sum);
+                }).build()) {
+            t.train();
+        }
+        assertThat(gradientNorm).containsOnlyKeys(0, 1);
+        assertThat(gradientNorm.get(0)).isGreaterThan(0);
+        assertThat(gradientNorm.get(1)).isZero();
+    }
 }
