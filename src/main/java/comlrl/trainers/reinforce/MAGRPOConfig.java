@@ -1,5 +1,6 @@
 package comlrl.trainers.reinforce;
 
+import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
 import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
@@ -48,7 +49,8 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); and {@code credit} ({@link Credit}, default
+ * shared: the reference's).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -95,6 +97,11 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
     default boolean maskTruncatedCompletions() {
         return get(MASK_TRUNCATED_COMPLETIONS);
+    }
+
+    /** {@code credit}: shared or counterfactual (joint_mode cross only), see {@link Credit}. */
+    default Credit credit() {
+        return get(CREDIT);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -189,6 +196,15 @@ public interface MAGRPOConfig extends TrainerConfig {
 
         public Builder<C> maskTruncatedCompletions(boolean mask) {
             return put(MASK_TRUNCATED_COMPLETIONS, mask);
+        }
+
+        public Builder<C> credit(Credit credit) {
+            return put(CREDIT, Objects.requireNonNull(credit, "credit"));
+        }
+
+        /** "shared" or "counterfactual". */
+        public Builder<C> credit(String credit) {
+            return put(CREDIT, Credit.parse(credit));
         }
 
         @Override

@@ -265,7 +265,8 @@ class MAGRPOConfigTest {
                 .externalPromptPassthrough(true).evalInterval(0).evalNumSamples(10).evalBatchSize(2)
                 .rolloutBufferSize(3).trainBatchSize(1).advantageNormalization(false)
                 .referenceKlEnabled(true).referenceKlCoef(0.05).referenceDevices("cpu").seed(-5)
-                .lossType(LossType.DAPO).maskTruncatedCompletions(true);
+                .lossType(LossType.DAPO).maskTruncatedCompletions(true)
+                .credit(Credit.COUNTERFACTUAL);
     }
 
     @Test
@@ -300,8 +301,8 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions
-        assertThat(map).hasSize(36)
+        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit
+        assertThat(map).hasSize(37)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -318,8 +319,9 @@ class MAGRPOConfigTest {
                 .containsEntry("scale_rewards", "group")
                 .containsEntry("advantage_normalization", true)
                 .containsEntry("mask_truncated_completions", false)
+                .containsEntry("credit", "shared")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(36).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(37).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 
