@@ -73,7 +73,7 @@ public final class MAGRPOLoss {
     /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */
     public static double[][] weights(List<NodeSample> minibatch, MAGRPOConfig args) {
         return weights(minibatch, advantages(minibatch, args), args.lossType(), args.maskTruncatedCompletions(),
-                args.maxNewTokens());
+                minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
     }
 
     /**
