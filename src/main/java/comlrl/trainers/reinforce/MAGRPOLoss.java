@@ -70,7 +70,7 @@ public final class MAGRPOLoss {
         return out;
     }
 
-    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */
+    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}; L = the agent's max_new_tokens). */
     public static double[][] weights(List<NodeSample> minibatch, MAGRPOConfig args) {
         return weights(minibatch, advantages(minibatch, args), args.lossType(), args.maskTruncatedCompletions(),
                 minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
