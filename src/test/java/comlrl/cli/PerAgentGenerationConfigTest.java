@@ -146,4 +146,21 @@ class PerAgentGenerationConfigTest {
         assertThat(scalar.topK()).isNull();
         assertThat(scalar.topK(1)).isNull();
     }
+
+    @Test
+    void aTrainRunRecordsTheListsAndEachAgentsSettingsInConfigJson(@TempDir Path tmp) throws Exception {
+        Path cfg = CliTest.tinyRunConfig(tmp, "out");
+        CliTest.Result r = CliTest.run("train", cfg.toString(), "--set", "max_new_tokens=[3, 7]", "--set",
+                "temperature=[0.7, 1.3]", "--set", "eval_interval=0");
+        assertThat(r.code()).as(r.err()).isZero();
+        com.fasterxml.jackson.databind.JsonNode config = JSON.readTree(tmp.resolve("out/config.json").toFile());
+        assertThat(config.get("args").get("max_new_tokens").toString()).isEqualTo("[3,7]");
+        assertThat(config.get("args").get("temperature").toString()).isEqualTo("[0.7,1.3]");
+        com.fasterxml.jackson.databind.JsonNode generation = config.get("generation");
+        for (int i = 0; i < 2; i++) {
+            assertThat(generation.get("agent_" + i).get("max_new_tokens").get("value").asInt()).isEqualTo(i == 0 ? 3 : 7);
+            assertThat(generation.get("agent_" + i).get("temperature").get("value").asDouble()).isEqualTo(i == 0 ? 0.7 : 1.3);
+            assertThat(generation.get("agent_" + i).get("temperature").get("source").asText()).isEqualTo("run config");
+        }
+    }
 }
