@@ -124,6 +124,12 @@ class PerAgentGenerationConfigTest {
         assertThat(MAGRPOConfig.builder().apply(throughJson(configs.get(0))).build()).isEqualTo(configs.get(0));
         assertThat(IACConfig.fromMap(throughJson(configs.get(1)))).isEqualTo(configs.get(1));
         assertThat(MADPOConfig.fromMap(throughJson(configs.get(2)))).isEqualTo(configs.get(2));
+        // MARLHF hands its fields to its RL stage's config (IAC here) as config.json values: the lists go along
+        comlrl.trainers.preference.MARLHFConfig marlhf = comlrl.trainers.preference.MARLHFConfig.builder().numAgents(2)
+                .maxNewTokensPerAgent(List.of(3, 7)).temperaturePerAgent(List.of(0.5, 1.3)).build();
+        IACConfig stage = IACConfig.fromMap(marlhf.valuesOf(IACConfig.keys(), java.util.Set.of()));
+        assertThat(List.of(stage.maxNewTokens(0), stage.maxNewTokens(1), stage.temperature(0), stage.temperature(1)))
+                .containsExactly(3, 7, 0.5, 1.3);
         // a list of equal entries stays a list in config.json, and its common value reads as the scalar
         MAGRPOConfig equal = MAGRPOConfig.builder().temperaturePerAgent(List.of(0.7, 0.7)).build();
         assertThat(equal.temperature()).isEqualTo(0.7);
