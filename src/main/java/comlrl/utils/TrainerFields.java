@@ -57,8 +57,6 @@ public final class TrainerFields {
                     + "else 50)")
                     .means("Sample from the k likeliest tokens (0 = no limit); null leaves it to the model's "
                             + "generation_config.json; a list gives each agent its own."));
-    /** The per-agent generation settings, each one value or a list with one per agent. */
-    public static final List<ConfigField<?>> PER_AGENT = List.of(MAX_NEW_TOKENS, TEMPERATURE, TOP_P, TOP_K);
     public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "")
             .means("Passes over the training task items.");
     public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true)
