@@ -85,6 +85,9 @@ class JavaRunRecordTest {
         assertThat(cfg.get("args").get("num_train_epochs").asInt()).isEqualTo(2);
         assertThat(cfg.get("args").get("max_new_tokens").asInt()).isEqualTo(4);
         assertThat(cfg.get("output_dir").asText()).isEqualTo(out.toString());
+        // each agent's generate settings with their sources, as the command line records them
+        assertThat(cfg.get("generation").get("agent_0").toString()).contains("max_new_tokens").contains("4");
+        assertThat(cfg.get("generation").has("agent_1")).isTrue();
         assertThat(cfg.get("provenance").get("seed").asLong()).isEqualTo(7);
         assertThat(cfg.get("provenance").get("java_version").asText()).isEqualTo(System.getProperty("java.version"));
         assertThat(cfg.get("provenance").has("started_at")).isTrue();
@@ -126,6 +129,7 @@ class JavaRunRecordTest {
         assertThat(cfg.get("agent_model").asText()).isEqualTo(agentA.toString());
         assertThat(cfg.get("critic_model").asText()).isEqualTo(agentB.toString());
         assertThat(cfg.get("args").get("num_agents").asInt()).isEqualTo(2);
+        assertThat(cfg.get("generation").has("agent_1")).as("IAC's agents' settings").isTrue();
         assertThat(cfg.get("provenance").get("seed").asLong()).isEqualTo(11);
         assertThat(read(out.resolve("splits.json")).has("eval")).as("no evaluation set").isFalse();
         assertThat(RunTimes.read(out).orElseThrow().trainItems()).isEqualTo(3); // 3 items x 1 epoch

@@ -140,6 +140,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             loaded = AgentSet.loadActors(sources.actors(), settings, placement.agents(), args.seed(), work);
             agents = sources.withTokenizers(loaded.held(work));
             generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args, args.numGenerations()));
+            logger.recordGeneration(generation.asList());
             if (args.referenceKlEnabled()) {
                 refs = new ReferencePolicy(agents.map(CausalLm::model), placement.references().isEmpty()
                         ? placement.agents() : placement.references());

@@ -111,6 +111,16 @@ public final class MetricsLogger implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Each agent's generate settings for the recorded {@code config.json} (the trainer calls this once it
+     * has resolved them, before its first event); without a record nothing happens.
+     */
+    public synchronized void recordGeneration(List<comlrl.generation.GenerationSettings.Resolved> settings) {
+        if (record != null) {
+            record = record.withGeneration(settings);
+        }
+    }
+
     /** {@code config.json} and {@code splits.json} into the directory of {@code metrics.jsonl}, once per directory. */
     private void recordStart() {
         if (record == null || metricsFile == null) {

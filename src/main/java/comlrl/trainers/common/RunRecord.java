@@ -41,9 +41,10 @@ import java.util.Map;
  * @param eval       the evaluation set, or null
  * @param evalRows   rows each evaluation reads ({@code eval_num_samples}), or null
  * @param report     whether {@code report.html} is written when the run ends
+ * @param generation each agent's generate settings once the trainer resolved them ({@link #withGeneration}), or null
  */
 public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, Dataset eval, Integer evalRows,
-        boolean report) {
+        boolean report, List<GenerationSettings.Resolved> generation) {
     /** The file names in a run directory. */
     public static final String CONFIG_FILE = "config.json";
     public static final String SPLITS_FILE = "splits.json";
@@ -92,7 +93,7 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
         Object evalRows = trackedConfig.get("eval_num_samples");
         return new RunRecord(config, trackedConfig.get("seed"), settings.get(TrainerSettings.TRAIN_DATASET),
                 settings.get(TrainerSettings.EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
-                settings.get(TrainerSettings.REPORT));
+                settings.get(TrainerSettings.REPORT), null);
     }
 
     /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
@@ -112,11 +113,17 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
         }
     }
 
-    /** Writes {@code config.json} (without generation settings) and {@code splits.json} into {@code dir}. */
+    /** This record with each agent's generate settings (null entries: agents another process holds), for {@code config.json}. */
+    public RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
+        return new RunRecord(config, seed, train, eval, evalRows, report,
+                settings == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(settings)));
+    }
+
+    /** Writes {@code config.json} (with each agent's generation settings once known) and {@code splits.json} into {@code dir}. */
     public void writeStart(Path dir) {
         Map<String, Object> resolved = new LinkedHashMap<>(config);
         resolved.put("output_dir", dir.toString());
-        writeConfig(dir, resolved, null, seed);
+        writeConfig(dir, resolved, generation, seed);
         writeSplits(dir, Map.of(), train, eval, evalRows);
     }
 

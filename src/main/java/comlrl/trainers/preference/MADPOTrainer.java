@@ -137,6 +137,7 @@ public final class MADPOTrainer implements Trainer {
         this.optimizers = opts;
         this.reference = refs;
         this.logger = metrics;
+        logger.recordGeneration(generation.asList());
         this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
         this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
                 seeds, reference, work);

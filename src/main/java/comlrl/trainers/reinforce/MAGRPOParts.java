@@ -123,6 +123,7 @@ final class MAGRPOParts implements AutoCloseable {
         this.references = refs;
         this.optimizers = opts;
         this.logger = metrics;
+        logger.recordGeneration(generation.asList());
         TrainerCheckpoint.ShapeGroup shapes = TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
                 agents.map(CausalLm::model));
         this.loop = new EpochProgress.Loop(b.trainDataset(), b.evalDataset() != null, args.evalInterval(), console,
