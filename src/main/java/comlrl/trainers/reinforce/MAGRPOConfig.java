@@ -1,6 +1,8 @@
 package comlrl.trainers.reinforce;
 
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
+import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING;
+import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING_MAX_DRAWS;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
 import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
@@ -48,7 +50,8 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code dynamic_sampling} with its cap
+ * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -95,6 +98,16 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
     default boolean maskTruncatedCompletions() {
         return get(MASK_TRUNCATED_COMPLETIONS);
+    }
+
+    /** {@code dynamic_sampling}: whether items whose joint returns are all equal are dropped ({@link DynamicSampling}). */
+    default boolean dynamicSampling() {
+        return get(DYNAMIC_SAMPLING);
+    }
+
+    /** {@code dynamic_sampling_max_draws}: the most items dropped per update batch; null = no cap ({@link DynamicSampling}). */
+    default Integer dynamicSamplingMaxDraws() {
+        return get(DYNAMIC_SAMPLING_MAX_DRAWS);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -189,6 +202,15 @@ public interface MAGRPOConfig extends TrainerConfig {
 
         public Builder<C> maskTruncatedCompletions(boolean mask) {
             return put(MASK_TRUNCATED_COMPLETIONS, mask);
+        }
+
+        public Builder<C> dynamicSampling(boolean dynamicSampling) {
+            return put(DYNAMIC_SAMPLING, dynamicSampling);
+        }
+
+        /** null = no cap; requires {@code dynamicSampling(true)}. */
+        public Builder<C> dynamicSamplingMaxDraws(Integer maxDraws) {
+            return put(DYNAMIC_SAMPLING_MAX_DRAWS, maxDraws);
         }
 
         @Override

@@ -48,6 +48,16 @@ final class ReinforceFields {
     /** {@code mask_truncated_completions}: completions without EOS (cut at max_new_tokens) leave the loss. */
     static final ConfigField<Boolean> MASK_TRUNCATED_COMPLETIONS = ConfigField.flag("mask_truncated_completions", false)
             .means("Leave completions cut at max_new_tokens (no EOS) out of the loss and of its counts.");
+    /** {@code dynamic_sampling}: see {@link DynamicSampling}. */
+    static final ConfigField<Boolean> DYNAMIC_SAMPLING = ConfigField.flag("dynamic_sampling", false)
+            .means("Drop a task item whose joint returns are all equal at every rollout node (no advantage, no "
+                    + "gradient) and buffer the next item of the epoch in its place (DAPO's dynamic sampling); "
+                    + "dropped items are counted in dynamic_sampling/dropped.");
+    /** {@code dynamic_sampling_max_draws}: see {@link DynamicSampling}; null = no cap. */
+    static final ConfigField<Integer> DYNAMIC_SAMPLING_MAX_DRAWS = ConfigField.nullableAtLeast(
+            "dynamic_sampling_max_draws", null, 0, " (null = no cap)")
+            .means("With dynamic_sampling: the most items dropped (and replaced by the next) per update batch, "
+                    + "i.e. between two buffer drains; past it an all-equal item is trained on. null = no cap.");
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
@@ -84,6 +94,7 @@ final class ReinforceFields {
         fields.addAll(OURS);
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
+        fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
         return List.copyOf(fields);
     }
 }
