@@ -25,7 +25,8 @@ import comlrl.rl.TreeReturns;
  * <p>The cap: at most {@code dynamic_sampling_max_draws} items are dropped per update batch, i.e.
  * between two buffer drains (an epoch's end is one); past it, an all-equal item is buffered and
  * trained on as without dynamic sampling, so updates keep their size and come at least every
- * {@code rollout_buffer_size + max_draws} items. null means no cap; 0 drops nothing (the same run as
+ * {@code rollout_buffer_size + max_draws} items (with one turn: one NodeSample per agent per item).
+ * null means no cap; 0 drops nothing (the same run as
  * {@code dynamic_sampling: false}). verl calls the cap {@code max_num_gen_batches} and fails when it
  * is reached; here the item is used instead, since the epoch's items are drawn in order anyway.
  *

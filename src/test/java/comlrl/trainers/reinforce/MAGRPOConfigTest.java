@@ -300,8 +300,9 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions
-        assertThat(map).hasSize(36)
+        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, dynamic_sampling,
+        // dynamic_sampling_max_draws
+        assertThat(map).hasSize(38)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -318,8 +319,10 @@ class MAGRPOConfigTest {
                 .containsEntry("scale_rewards", "group")
                 .containsEntry("advantage_normalization", true)
                 .containsEntry("mask_truncated_completions", false)
+                .containsEntry("dynamic_sampling", false)
+                .containsEntry("dynamic_sampling_max_draws", null)
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(36).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(38).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 
