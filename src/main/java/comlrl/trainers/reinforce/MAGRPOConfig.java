@@ -123,6 +123,15 @@ public interface MAGRPOConfig extends TrainerConfig {
         return builder().apply(values).build();
     }
 
+    /**
+     * The update-rule fields ({@code loss_type}, {@code scale_rewards}, {@code mask_truncated_completions},
+     * {@code dynamic_sampling}, {@code dynamic_sampling_max_draws}): declared here, and by the configs
+     * that run a trainer of this family as a stage (MARLHF's RL stage), which pass them on.
+     */
+    static List<comlrl.utils.ConfigField<?>> updateRuleFields() {
+        return ReinforceFields.UPDATE_RULES;
+    }
+
     /** The snake_case keys of an MAGRPO config, in field order. */
     static List<String> keys() {
         return ReinforceAlgorithm.MAGRPO.keys();

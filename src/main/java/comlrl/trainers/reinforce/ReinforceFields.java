@@ -38,9 +38,13 @@ final class ReinforceFields {
             .means("How per-token terms are aggregated: sequence_sum (the reference's: token sum, mean over "
                     + "completions), grpo (token mean per completion), dr_grpo (token sum / max_new_tokens), dapo "
                     + "(token mean over the minibatch), bnpo (token mean per group).");
-    /** {@code scale_rewards}: see {@link ScaleRewards}; null follows advantage_normalization. */
+    /**
+     * {@code scale_rewards}: see {@link ScaleRewards}; null follows advantage_normalization. "none" is
+     * a value here, not YAML's null-like string ({@link ConfigMaps#isNullLike}).
+     */
     static final ConfigField<ScaleRewards> SCALE_REWARDS = new ConfigField<ScaleRewards>("scale_rewards", null,
-            (owner, key, raw) -> ScaleRewards.parse(ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, key, raw)),
+            (owner, key, raw) -> ScaleRewards.parse(ConfigMaps.isNullLike(raw)
+                    && !(raw instanceof String s && s.trim().equalsIgnoreCase("none")) ? null : ConfigMaps.toStr(owner, key, raw)),
             v -> null, ScaleRewards::configName, null)
             .described("string or null", "\"group\", \"batch\", \"none\" or null")
             .means("What advantages are divided by: group (their std in the group), batch (the rewards' std over the "
@@ -58,6 +62,13 @@ final class ReinforceFields {
             "dynamic_sampling_max_draws", null, 0, " (null = no cap)")
             .means("With dynamic_sampling: the most items dropped (and replaced by the next) per update batch, "
                     + "i.e. between two buffer drains; past it an all-equal item is trained on. null = no cap.");
+
+    /**
+     * The update-rule fields of the family's loss and item loop, which MARLHF's RL stage takes too
+     * ({@link MAGRPOConfig#updateRuleFields()}).
+     */
+    static final List<ConfigField<?>> UPDATE_RULES = List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS,
+            DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS);
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
