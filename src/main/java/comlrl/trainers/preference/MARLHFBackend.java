@@ -69,6 +69,9 @@ final class MARLHFBackend {
             ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
             Map<String, Object> fields = fields(args, reinforce.fromMap(Map.of()).toMap().keySet());
             fields.put("num_agents", numAgents);
+            if (fields.get("scale_rewards") != null && Boolean.TRUE.equals(fields.get("advantage_normalization"))) {
+                fields.remove("advantage_normalization"); // true may be MARLHF's default: a set scale_rewards decides
+            }
             return MAGRPOTrainer.builderFor(reinforce).settings(stage).args(reinforce.fromMap(fields)).build();
         }
         Map<String, Object> fields = fields(args, algorithm == RlAlgorithm.IAC ? IACConfig.keys() : MAACConfig.keys());

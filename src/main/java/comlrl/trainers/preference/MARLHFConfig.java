@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
+import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.utils.ConfigField;
 import comlrl.utils.TrainerFields;
 import java.util.List;
@@ -11,7 +12,11 @@ import java.util.Map;
  * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
  * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
  * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
- * fields our MAGRPOConfig adds. Immutable and validated when built; each field's meaning is declared
+ * fields our MAGRPOConfig adds, and the MAGRPO family's update rules ({@code loss_type},
+ * {@code scale_rewards}, {@code mask_truncated_completions}, {@code dynamic_sampling},
+ * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}), which a MAGRPO-family
+ * RL stage takes as they are (a set {@code scale_rewards} decides over the default
+ * {@code advantage_normalization: true}) and an IAC/MAAC backend rejects when set. Immutable and validated when built; each field's meaning is declared
  * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
  *
  * <pre>{@code
@@ -42,6 +47,12 @@ public final class MARLHFConfig extends PreferenceConfig {
                 ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
                 + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
                 + "(magrpo: mean, mareinforce: raw, maremax: max, marloo: rloo) and leave advantage_mode unset" : null);
+        for (ConfigField<?> rule : MAGRPOConfig.updateRuleFields()) { // passed on to the RL stage (MARLHFBackend)
+            check(algorithm.isActorCritic() && !java.util.Objects.equals(get(rule), rule.defaultValue) ? rule.key + "="
+                    + rule.write(get(rule)) + " is an update rule of the MAGRPO-family backends (rl_algorithm magrpo, "
+                    + "mareinforce, maremax, marloo), which rl_algorithm=\"" + algorithm + "\" does not use; remove it "
+                    + "or choose one of those backends" : null);
+        }
     }
 
     /** A builder with the reference's MARLHF defaults. */

@@ -31,6 +31,7 @@ import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
 import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
 import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
 
+import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
@@ -246,10 +247,11 @@ final class PreferenceFields {
 
     /**
      * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so
-     * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss).
+     * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss),
+     * then the MAGRPO family's update rules, passed on to the RL stage ({@link MAGRPOConfig#updateRuleFields()}).
      */
     static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, List.of(DDP_SPLIT),
-            OURS);
+            OURS, MAGRPOConfig.updateRuleFields());
 
     /**
      * {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (and 2 reward-model
@@ -258,7 +260,7 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
             OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
                     ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
-            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS);
+            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS, MAGRPOConfig.updateRuleFields());
 
     /** Advice for keys from the reference's older docs and versions, or from the other trainers. */
     private static final Map<String, String> SHARED_HINTS = Map.of(

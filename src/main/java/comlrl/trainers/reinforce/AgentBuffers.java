@@ -53,8 +53,8 @@ final class AgentBuffers {
         this.metrics = metrics;
     }
 
-    /** Buffers {@code samples} in order, draining each agent's buffer as it fills. */
-    void add(List<NodeSample> samples) {
+    /** Buffers {@code samples} in order, draining each agent's buffer as it fills; whether any buffer was drained. */
+    boolean add(List<NodeSample> samples) {
         List<Drain> drains = new ArrayList<>();
         for (NodeSample s : samples) {
             buffers.get(s.agent()).add(s);
@@ -63,6 +63,7 @@ final class AgentBuffers {
             }
         }
         runDrains(drains);
+        return !drains.isEmpty();
     }
 
     /** Drains what every agent's buffer still holds (end of an epoch). */

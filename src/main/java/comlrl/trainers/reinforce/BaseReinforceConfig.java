@@ -53,6 +53,13 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
             check(numTurns() != 1 ? "CentralizedMAGRPOConfig requires num_turns=1, got " + numTurns() + ": the "
                     + "centralized actor writes every role's response in one joint completion" : null);
         }
+        check(dynamicSamplingMaxDraws() != null && !dynamicSampling() ? "dynamic_sampling_max_draws="
+                + dynamicSamplingMaxDraws() + " caps dynamic sampling, which is off; set dynamic_sampling: true or "
+                + "remove dynamic_sampling_max_draws" : null);
+        check(dynamicSampling() && advantageMode() == comlrl.rl.AdvantageMode.RAW && scaleRewards == ScaleRewards.NONE
+                ? "dynamic_sampling drops items whose returns are all equal, but with advantage_mode=\"raw\" and "
+                + "scale_rewards=\"none\" such items still have a gradient (A = R); use a group baseline "
+                + "(advantage_mode mean, max or rloo), scale_rewards group or batch, or dynamic_sampling: false" : null);
     }
 
     @Override

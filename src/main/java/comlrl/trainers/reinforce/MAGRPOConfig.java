@@ -2,6 +2,8 @@ package comlrl.trainers.reinforce;
 
 import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
+import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING;
+import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING_MAX_DRAWS;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
 import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
@@ -49,8 +51,9 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}); and {@code credit} ({@link Credit}, default
- * shared: the reference's).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code credit} ({@link Credit}, default
+ * shared: the reference's); {@code dynamic_sampling} with its cap
+ * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -104,6 +107,16 @@ public interface MAGRPOConfig extends TrainerConfig {
         return get(CREDIT);
     }
 
+    /** {@code dynamic_sampling}: whether items whose joint returns are all equal are dropped ({@link DynamicSampling}). */
+    default boolean dynamicSampling() {
+        return get(DYNAMIC_SAMPLING);
+    }
+
+    /** {@code dynamic_sampling_max_draws}: the most items dropped per update batch; null = no cap ({@link DynamicSampling}). */
+    default Integer dynamicSamplingMaxDraws() {
+        return get(DYNAMIC_SAMPLING_MAX_DRAWS);
+    }
+
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
     Builder<? extends MAGRPOConfig> toBuilder();
 
@@ -115,6 +128,15 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** An MAGRPO config from snake_case keys (a YAML/JSON {@code args:} section; {@link FieldTableConfig.Builder#apply}). */
     static MAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
+    }
+
+    /**
+     * The update-rule fields ({@code loss_type}, {@code scale_rewards}, {@code mask_truncated_completions},
+     * {@code dynamic_sampling}, {@code dynamic_sampling_max_draws}): declared here, and by the configs
+     * that run a trainer of this family as a stage (MARLHF's RL stage), which pass them on.
+     */
+    static List<comlrl.utils.ConfigField<?>> updateRuleFields() {
+        return ReinforceFields.UPDATE_RULES;
     }
 
     /** The snake_case keys of an MAGRPO config, in field order. */
@@ -205,6 +227,15 @@ public interface MAGRPOConfig extends TrainerConfig {
         /** "shared" or "counterfactual". */
         public Builder<C> credit(String credit) {
             return put(CREDIT, Credit.parse(credit));
+        }
+
+        public Builder<C> dynamicSampling(boolean dynamicSampling) {
+            return put(DYNAMIC_SAMPLING, dynamicSampling);
+        }
+
+        /** null = no cap; requires {@code dynamicSampling(true)}. */
+        public Builder<C> dynamicSamplingMaxDraws(Integer maxDraws) {
+            return put(DYNAMIC_SAMPLING_MAX_DRAWS, maxDraws);
         }
 
         @Override

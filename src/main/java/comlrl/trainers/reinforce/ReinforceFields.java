@@ -39,9 +39,13 @@ final class ReinforceFields {
             .means("How per-token terms are aggregated: sequence_sum (the reference's: token sum, mean over "
                     + "completions), grpo (token mean per completion), dr_grpo (token sum / max_new_tokens), dapo "
                     + "(token mean over the minibatch), bnpo (token mean per group).");
-    /** {@code scale_rewards}: see {@link ScaleRewards}; null follows advantage_normalization. */
+    /**
+     * {@code scale_rewards}: see {@link ScaleRewards}; null follows advantage_normalization. "none" is
+     * a value here, not YAML's null-like string ({@link ConfigMaps#isNullLike}).
+     */
     static final ConfigField<ScaleRewards> SCALE_REWARDS = new ConfigField<ScaleRewards>("scale_rewards", null,
-            (owner, key, raw) -> ScaleRewards.parse(ConfigMaps.isNullLike(raw) ? null : ConfigMaps.toStr(owner, key, raw)),
+            (owner, key, raw) -> ScaleRewards.parse(ConfigMaps.isNullLike(raw)
+                    && !(raw instanceof String s && s.trim().equalsIgnoreCase("none")) ? null : ConfigMaps.toStr(owner, key, raw)),
             v -> null, ScaleRewards::configName, null)
             .described("string or null", "\"group\", \"batch\", \"none\" or null")
             .means("What advantages are divided by: group (their std in the group), batch (the rewards' std over the "
@@ -55,6 +59,23 @@ final class ReinforceFields {
             .means("How joint returns credit each agent: shared (the sum over the joint actions holding its completion, "
                     + "one group of G) or counterfactual (joint_mode cross only: each choice of the other agents' "
                     + "completions is its own group of G, advantages averaged over those C = G^(N-1) groups).");
+    /** {@code dynamic_sampling}: see {@link DynamicSampling}. */
+    static final ConfigField<Boolean> DYNAMIC_SAMPLING = ConfigField.flag("dynamic_sampling", false)
+            .means("Drop a task item whose joint returns are all equal at every rollout node (no advantage, no "
+                    + "gradient) and buffer the next item of the epoch in its place (DAPO's dynamic sampling); "
+                    + "dropped items are counted in dynamic_sampling/dropped.");
+    /** {@code dynamic_sampling_max_draws}: see {@link DynamicSampling}; null = no cap. */
+    static final ConfigField<Integer> DYNAMIC_SAMPLING_MAX_DRAWS = ConfigField.nullableAtLeast(
+            "dynamic_sampling_max_draws", null, 0, " (null = no cap)")
+            .means("With dynamic_sampling: the most items dropped (and replaced by the next) per update batch, "
+                    + "i.e. between two buffer drains; past it an all-equal item is trained on. null = no cap.");
+
+    /**
+     * The update-rule fields of the family's loss and item loop, which MARLHF's RL stage takes too
+     * ({@link MAGRPOConfig#updateRuleFields()}).
+     */
+    static final List<ConfigField<?>> UPDATE_RULES = List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS,
+            DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS);
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
@@ -92,6 +113,7 @@ final class ReinforceFields {
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
         fields.add(CREDIT);
+        fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
         return List.copyOf(fields);
     }
 }

@@ -51,6 +51,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     private final AgentBuffers buffers;
     /** The metrics of the updates since the last log event. */
     private final UpdateMetrics updateMetrics;
+    /** {@code dynamic_sampling}: which items are dropped instead of buffered ({@link DynamicSampling}). */
+    private final DynamicSampling dynamicSampling;
 
     protected ReinforceTrainer(ReinforceBuilder<?> b, String algorithmName) {
         this.run = new MAGRPOParts(b, algorithmName);
@@ -59,7 +61,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.agents = run.agents;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
-                run.work.isMain());
+                run.work.isMain(), args.dynamicSampling());
+        this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
                 run.executor, this::step, updateMetrics);
         this.progress = new EpochProgress(run.loop, run.checkpoint, run.actors, this::evaluate, this::trainItem,
@@ -107,10 +110,12 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         return run.generation.asList();
     }
 
-    /** Updates every agent from what its buffer still holds (end of an epoch). */
+    /** Updates every agent from what its buffer still holds (end of an epoch); dynamic sampling's count starts afresh. */
     private void flushAll() {
         buffers.drainAll();
+        dynamicSampling.drained();
         updateMetrics.flush(logger);
+        updateMetrics.flushDropped(logger, progress.envStep());
     }
 
     /** Evaluates on the first {@code eval_num_samples} items of the evaluation set. */
@@ -168,14 +173,22 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      *   internal:  R_k = r_k + mean_l( R^{child k}_l )
      *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
      * </pre>
+     * With {@code dynamic_sampling} an item whose joint returns are all equal at every node is counted
+     * and not buffered, up to {@code dynamic_sampling_max_draws} per update batch ({@link DynamicSampling}).
      */
     private void trainItem(TaskItem item, String label) {
         Node root = buildNode(run.rollout.start(item, label));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
+        if (dynamicSampling.drop(returns)) {
+            updateMetrics.dropped(); // the epoch's next item takes its place in the buffers
+            return;
+        }
         List<NodeSample> samples = new ArrayList<>();
         collectSamples(root, returns, samples);
         samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
-        buffers.add(samples);
+        if (buffers.add(samples)) {
+            dynamicSampling.drained();
+        }
         updateMetrics.flush(logger);
     }
 

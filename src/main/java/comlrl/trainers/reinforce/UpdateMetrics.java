@@ -16,7 +16,9 @@ import java.util.TreeSet;
  * The training metrics of the drains since the last log event ({@link TurnStats} per agent and turn),
  * logged as one event: per agent under {@code agent_i/turn_t/...}, and the aggregate {@code turn_t/...}
  * keys as the mean over the agents drained, each agent weighted equally ({@link TurnStats#meanOf}).
- * Also watches for the completion-length collapse reference-KL shaping can cause.
+ * Also watches for the completion-length collapse reference-KL shaping can cause. With dynamic
+ * sampling on, every event has {@value #DROPPED}: the items dropped since the previous event
+ * ({@link DynamicSampling}).
  */
 final class UpdateMetrics {
     /** {@link #checkLengthCollapse}: log windows averaged at the start and at each check. */
@@ -24,6 +26,9 @@ final class UpdateMetrics {
 
     /** {@link #checkLengthCollapse}: the fraction of the first mean length below which lengths collapsed. */
     static final double LENGTH_COLLAPSE_FRACTION = 0.25;
+
+    /** The key of the items dynamic sampling dropped since the previous event. */
+    static final String DROPPED = "dynamic_sampling/dropped";
 
     private final double klCoef;
     private final boolean withKl;
@@ -37,6 +42,10 @@ final class UpdateMetrics {
     private final Map<Integer, Double> initialLength = new TreeMap<>();
     private final Map<Integer, ArrayDeque<Double>> recentLengths = new TreeMap<>();
     private final Set<Integer> collapseWarned = new TreeSet<>();
+    /** Whether events carry {@value #DROPPED}. */
+    private final boolean countsDropped;
+    /** Items dropped since the last event. */
+    private int dropped;
 
     /**
      * @param klCoef β, {@code reference_kl_coef}
@@ -44,6 +53,12 @@ final class UpdateMetrics {
      * @param main whether this process prints warnings (the main one of a ddp run)
      */
     UpdateMetrics(double klCoef, boolean withKl, PrintStream console, boolean main) {
+        this(klCoef, withKl, console, main, false);
+    }
+
+    /** @param countsDropped whether dynamic sampling is on (every event then has {@value #DROPPED}) */
+    UpdateMetrics(double klCoef, boolean withKl, PrintStream console, boolean main, boolean countsDropped) {
+        this.countsDropped = countsDropped;
         this.klCoef = klCoef;
         this.withKl = withKl;
         this.console = console;
@@ -55,6 +70,23 @@ final class UpdateMetrics {
         stats.forEach((turn, st) -> pending.computeIfAbsent(agent, a -> new TreeMap<>())
                 .computeIfAbsent(turn, t -> new TurnStats()).merge(st));
         pendingStep = Math.max(pendingStep, maxEnvStep);
+    }
+
+    /** Counts one item dropped by dynamic sampling (logged with the next event). */
+    void dropped() {
+        dropped++;
+    }
+
+    /**
+     * The end of an epoch, after {@link #flush}: items dropped since the last event are logged at
+     * {@code envStep} as an event of their own, so no count crosses an epoch (nor a checkpoint).
+     */
+    void flushDropped(MetricsLogger logger, long envStep) {
+        if (dropped > 0) {
+            int n = dropped;
+            dropped = 0;
+            logger.logTrain(envStep, Map.of(DROPPED, (double) n));
+        }
     }
 
     /** Logs the metrics recorded since the last flush as one event, through the log gate. */
@@ -74,6 +106,10 @@ final class UpdateMetrics {
         Map<String, Double> metrics = new LinkedHashMap<>();
         byTurn.forEach((turn, stats) -> TurnStats.meanOf(stats).put(metrics, "", turn, klCoef, withKl));
         metrics.putAll(perAgent);
+        if (countsDropped) {
+            metrics.put(DROPPED, (double) dropped);
+            dropped = 0;
+        }
         long step = pendingStep;
         pending.clear();
         pendingStep = -1;

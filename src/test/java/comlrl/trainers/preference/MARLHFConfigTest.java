@@ -61,8 +61,10 @@ class MARLHFConfigTest {
                         "reward_max_length", "reward_freeze_backbone", "critic_model_name", "critic_learning_rate",
                         "critic_devices", "use_separate_critic", "critic_type", "value_loss_coef", "value_clip_range",
                         "critic_value_head_hidden_dim", "value_head_hidden_dim", "ddp_split", "seed",
-                        "gradient_checkpointing", "generation_kwargs", "skip_nonfinite_samples", "save_total_limit")
-                .hasSize(madpoReference.size() + 18 + 1 + 5);
+                        "gradient_checkpointing", "generation_kwargs", "skip_nonfinite_samples", "save_total_limit",
+                        "loss_type", "scale_rewards", "mask_truncated_completions", "dynamic_sampling",
+                        "dynamic_sampling_max_draws")
+                .hasSize(madpoReference.size() + 18 + 1 + 5 + 5);
     }
 
     @ParameterizedTest(name = "{0} → {1}")

@@ -119,6 +119,9 @@ class UpdateRulesTest {
         assertThat(batch.scaleRewards()).isEqualTo(ScaleRewards.BATCH);
         assertThat(MAGRPOConfig.fromMap(Map.of("advantage_normalization", false, "scale_rewards", "none"))
                 .scaleRewards()).isEqualTo(ScaleRewards.NONE);
+        // "none" alone (a YAML args: section) is the value none, not a null-like string
+        assertThat(MAGRPOConfig.fromMap(Map.of("scale_rewards", "none")).scaleRewards()).isEqualTo(ScaleRewards.NONE);
+        assertThat(MAGRPOConfig.fromMap(Map.of("scale_rewards", "null")).scaleRewards()).isEqualTo(ScaleRewards.GROUP);
         assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("scale_rewards", "group", "advantage_normalization", false)))
                 .hasMessageContaining("scale_rewards=\"group\"").hasMessageContaining("advantage_normalization=false");
         assertThatThrownBy(() -> MAGRPOConfig.builder().advantageNormalization(true).scaleRewards("none").build())
