@@ -1,6 +1,10 @@
 package comlrl.trainers.reinforce;
 
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
+import static comlrl.trainers.reinforce.ReinforceFields.EPSILON;
+import static comlrl.trainers.reinforce.ReinforceFields.EPSILON_HIGH;
+import static comlrl.trainers.reinforce.ReinforceFields.IMPORTANCE_SAMPLING_LEVEL;
+import static comlrl.trainers.reinforce.ReinforceFields.NUM_ITERATIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
 import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
@@ -48,7 +52,9 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code num_iterations} (μ, default 1: on-policy),
+ * {@code epsilon}, {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of
+ * μ &gt; 1, {@link MAGRPOLoss#accumulateClipped}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -95,6 +101,27 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
     default boolean maskTruncatedCompletions() {
         return get(MASK_TRUNCATED_COMPLETIONS);
+    }
+
+    /** {@code num_iterations}: μ, optimisation passes over each drained buffer; 1 = on-policy ({@link MAGRPOLoss}). */
+    default int numIterations() {
+        return get(NUM_ITERATIONS);
+    }
+
+    /** {@code epsilon}: ε, the ratio is clipped to {@code [1 − ε, 1 + ε_high]} (when μ &gt; 1). */
+    default double epsilon() {
+        return get(EPSILON);
+    }
+
+    /** {@code epsilon_high}: ε_high, resolved ({@code epsilon} when unset). */
+    default double epsilonHigh() {
+        Double high = get(EPSILON_HIGH);
+        return high != null ? high : epsilon();
+    }
+
+    /** {@code importance_sampling_level}: token or sequence (GSPO) ratios, see {@link ImportanceSamplingLevel}. */
+    default ImportanceSamplingLevel importanceSamplingLevel() {
+        return get(IMPORTANCE_SAMPLING_LEVEL);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -189,6 +216,28 @@ public interface MAGRPOConfig extends TrainerConfig {
 
         public Builder<C> maskTruncatedCompletions(boolean mask) {
             return put(MASK_TRUNCATED_COMPLETIONS, mask);
+        }
+
+        public Builder<C> numIterations(int numIterations) {
+            return put(NUM_ITERATIONS, numIterations);
+        }
+
+        public Builder<C> epsilon(double epsilon) {
+            return put(EPSILON, epsilon);
+        }
+
+        /** null = epsilon. */
+        public Builder<C> epsilonHigh(Double epsilonHigh) {
+            return put(EPSILON_HIGH, epsilonHigh);
+        }
+
+        public Builder<C> importanceSamplingLevel(ImportanceSamplingLevel level) {
+            return put(IMPORTANCE_SAMPLING_LEVEL, Objects.requireNonNull(level, "importanceSamplingLevel"));
+        }
+
+        /** "token" or "sequence". */
+        public Builder<C> importanceSamplingLevel(String level) {
+            return put(IMPORTANCE_SAMPLING_LEVEL, ImportanceSamplingLevel.parse(level));
         }
 
         @Override
