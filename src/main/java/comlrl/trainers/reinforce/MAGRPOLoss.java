@@ -207,6 +207,9 @@ public final class MAGRPOLoss {
      * ({@link RankWork#localRows}); null for the others. Not the log-probabilities sampling recorded
      * ({@code Completion.logprobs}): those come from the KV-cached decode in the generation dtype and
      * differ from the loss's forward by rounding, which would make the on-policy ratio differ from 1.
+     * A LoRA agent with {@code dropout} &gt; 0 is scored here without dropout while its training passes
+     * draw dropout masks, so its first-pass ratios are 1 only up to that noise (as in TRL, whose old
+     * log-probabilities come from another forward than the loss's).
      */
     public static float[][] behaviourLogprobs(DecoderLm model, NodeSample s, long padId, RankWork work) {
         int[] rows = work.localRows(s.completionIds().size());
