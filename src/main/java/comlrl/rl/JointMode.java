@@ -130,6 +130,55 @@ public enum JointMode {
         return perAgent;
     }
 
+    /**
+     * Each agent's returns split by context, for counterfactual credit: a context c of agent i is one
+     * choice of the other agents' completions, numbered like the joint index without agent i (the
+     * lowest-numbered other agent slowest-varying), so there are C = G^(N−1) of them:
+     * <pre>
+     *   cross:   R_i[k][c] = R_j   with j the joint action where agent i plays k and the others play c,
+     *            c = Σ_{m ≠ i} k_m · G^(number of agents after m other than i)
+     *   e.g. N = 2: R_0[k][c] = R_{k·G + c}   (c = agent 1's completion)
+     *               R_1[k][c] = R_{c·G + k}   (c = agent 0's completion)
+     * </pre>
+     * Summed over c, {@code R_i[k][·]} is {@link #perAgentReturns}'s R_i[k]. Aligned has no contexts
+     * (no joint action varies one agent alone) and is rejected; with one agent, C = 1 and R_0[k][0] = R_k.
+     * {@code jointReturns}: {@code [K]}; result {@code [N][G][C]}.
+     *
+     * @throws IllegalArgumentException for aligned with more than one agent, or a wrong number of returns
+     */
+    public double[][][] contextReturns(double[] jointReturns, int numGenerations, int numAgents) {
+        int k = numJointActions(numGenerations, numAgents);
+        if (this == ALIGNED && numAgents > 1) {
+            throw new IllegalArgumentException("per-context returns need joint_mode \"cross\" (every combination "
+                    + "of completions), got \"aligned\"");
+        }
+        if (jointReturns.length != k) {
+            throw new IllegalArgumentException("expected " + k + " joint-action returns for joint_mode "
+                    + configName + " with num_generations=" + numGenerations + " and " + numAgents
+                    + " agents, got " + jointReturns.length);
+        }
+        int contexts = k / numGenerations;                                          // C = G^(N−1)
+        double[][][] out = new double[numAgents][numGenerations][contexts];         // [N][G][C]
+        for (int j = 0; j < k; j++) {
+            int[] indices = completionIndices(j, numGenerations, numAgents);
+            for (int i = 0; i < numAgents; i++) {
+                out[i][indices[i]][contextIndex(indices, i, numGenerations)] = jointReturns[j];
+            }
+        }
+        return out;
+    }
+
+    /** c of agent i in the joint action of {@code indices}: the others' completion indices in mixed radix G. */
+    private static int contextIndex(int[] indices, int agent, int numGenerations) {
+        int c = 0;
+        for (int m = 0; m < indices.length; m++) {
+            if (m != agent) {
+                c = c * numGenerations + indices[m];
+            }
+        }
+        return c;
+    }
+
     @Override
     public String toString() {
         return configName;

@@ -66,4 +66,13 @@ public final class TreeReturns {
     public double[][] perAgentReturns(JointMode mode, int numGenerations, int numAgents) {
         return mode.perAgentReturns(returns, numGenerations, numAgents);
     }
+
+    /**
+     * This node's returns per agent, completion and context of the other agents' completions,
+     * {@code [N][G][C]} (C = G^(N−1)), for counterfactual credit: see
+     * {@link JointMode#contextReturns(double[], int, int)}; cross only.
+     */
+    public double[][][] contextReturns(JointMode mode, int numGenerations, int numAgents) {
+        return mode.contextReturns(returns, numGenerations, numAgents);
+    }
 }

@@ -152,6 +152,9 @@ class JavaRunRecordTest {
             trainer.train(checkpoints, 1);
         }
         String firstConfig = Files.readString(out.resolve("config.json"));
+        RunTimes firstTimes = RunTimes.read(out).orElseThrow();
+        assertThat(firstTimes.trainS()).as("pairs and DPO epochs, timed").isPositive()
+                .isLessThanOrEqualTo(firstTimes.wallS());
         assertThat(read(out.resolve("config.json")).get("algorithm").asText()).isEqualTo("madpo");
         assertThat(out.resolve("run.json")).isRegularFile();
 
@@ -176,6 +179,31 @@ class JavaRunRecordTest {
         assertThat(report.algorithm()).isEqualTo("madpo");
         assertThat(report.models()).containsExactly("agents: " + agentA + ", " + agentB);
         assertThat(resumed.resolve(HtmlReport.FILE_NAME)).isRegularFile();
+    }
+
+    /**
+     * A preference run whose reward fails once the run has begun recording (config.json written by the
+     * first evaluation's metrics) writes no run.json.
+     */
+    @Test
+    void aFailedPreferenceRunWritesNoRunJson(@TempDir Path out) throws Exception {
+        MADPOConfig config = MADPOConfig.builder().numAgents(2).numTrainEpochs(2).preferenceNumCandidates(2)
+                .preferencePairsPerSample(1).trainBatchSize(2).maxNewTokens(4).evalInterval(1).evalNumSamples(1)
+                .loggingSteps(1).seed(9).build();
+        comlrl.reward.RewardFunction lengths = TestRewards.lengthDifference();
+        comlrl.reward.RewardFunction failing = (completions, items) -> {
+            if (Files.exists(out.resolve("config.json"))) {
+                throw new IllegalStateException("reward service down");
+            }
+            return lengths.score(completions, items);
+        };
+        try (MADPOTrainer trainer = MADPOTrainer.builder().agents(List.of(agentA.toString(), agentB.toString()))
+                .rewardFunc(failing).trainDataset(tasks(2)).evalDataset(tasks(1)).args(config).outputDir(out)
+                .verbose(false).build()) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(trainer::train).hasMessageContaining("reward service down");
+        }
+        assertThat(out.resolve("config.json")).as("the run began recording").isRegularFile();
+        assertThat(out.resolve("run.json")).doesNotExist();
     }
 
     @Test

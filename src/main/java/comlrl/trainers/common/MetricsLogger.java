@@ -40,6 +40,9 @@ public final class MetricsLogger implements AutoCloseable {
     private double trainS;
     private long trainItems;
     private boolean trainReported;
+    /** Seconds of whole training reported by {@link #timeRun}; they replace the epoch loop's when set. */
+    private double runS;
+    private boolean runTimed;
     /** Set by {@link #retain}: a stage trains into this logger too, so the epoch loop's time is not the run's. */
     private boolean shared;
     private boolean failed;
@@ -128,6 +131,26 @@ public final class MetricsLogger implements AutoCloseable {
         trainS += seconds;
         trainItems += items;
         trainReported = true;
+    }
+
+    /**
+     * Runs {@code training}, the whole training of a trainer whose stages are not all epoch loops (the
+     * preference trainers: pairs, a reward model, DPO or RL epochs), and reports its time for
+     * {@code run.json} in place of the epoch loops' ({@link #trained}); items unknown. When it throws,
+     * the run is marked failed ({@link #markFailed}): no {@code run.json}, the tracker run ends failed.
+     */
+    public void timeRun(Runnable training) {
+        double started = comlrl.report.RunTimes.now();
+        try {
+            training.run();
+        } catch (RuntimeException | Error e) {
+            markFailed();
+            throw e;
+        }
+        synchronized (this) {
+            runS += comlrl.report.RunTimes.now() - started;
+            runTimed = true;
+        }
     }
 
     /** The latest events, oldest first, each with its {@code env_step}. */
@@ -249,7 +272,8 @@ public final class MetricsLogger implements AutoCloseable {
      * failure is thrown (the others suppressed in it): a sink that could not write what it was given
      * (a TensorBoard file on a full disk) fails the run here, after training and saving. Then a recorded
      * run that did not fail gets its {@code run.json}: started when this logger was made, finished now,
-     * the epoch loop's training time and items unless a stage shared this logger (then unmeasured).
+     * the training time of {@link #timeRun}, else the epoch loop's time and items unless a stage shared
+     * this logger (then unmeasured).
      */
     @Override
     public synchronized void close() {
@@ -272,9 +296,9 @@ public final class MetricsLogger implements AutoCloseable {
             throw failure;
         }
         if (recordedIn != null && !failed) {
-            boolean measured = trainReported && !shared;
+            boolean measured = trainReported && !shared && !runTimed;
             record.writeEnd(recordedIn, new comlrl.report.RunTimes(startedAt, comlrl.report.RunTimes.now(),
-                    measured ? trainS : Double.NaN, measured ? trainItems : -1));
+                    runTimed ? runS : measured ? trainS : Double.NaN, measured ? trainItems : -1));
         }
     }
 }

@@ -62,8 +62,12 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends Sta
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        rounds.runIterations(iterationsDone(), checkpointDir, checkpointInterval, console, this, this::runIteration);
+        logger().timeRun(() -> rounds.runIterations(iterationsDone(), checkpointDir, checkpointInterval, console, this,
+                this::runIteration));
     }
+
+    /** The run's logger (its stage's). */
+    abstract comlrl.trainers.common.MetricsLogger logger();
 
     /** Iteration {@code iteration} (from 1): its pairs, the stage's training on them, its metrics. */
     abstract void runIteration(int iteration);

@@ -107,6 +107,11 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig> {
      * outputs go to a {@code resume-*} subdirectory when the output directory had files.
      */
     @Override
+    comlrl.trainers.common.MetricsLogger logger() {
+        return dpo.logger();
+    }
+
+    @Override
     public void resumeFrom(Path checkpoint) {
         dpo.relocateOutput(checkpoint);
         rounds.followOutput(dpo.outputDir());

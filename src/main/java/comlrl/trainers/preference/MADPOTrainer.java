@@ -234,7 +234,8 @@ public final class MADPOTrainer implements Trainer {
                     args.numTrainEpochs());
             return;
         }
-        runEpochs(collector.preferenceSet(trainDataset), epochsDone, args.numTrainEpochs(), epochDone);
+        logger.timeRun(() -> runEpochs(collector.preferenceSet(trainDataset), epochsDone, args.numTrainEpochs(),
+                epochDone));
     }
 
     /**

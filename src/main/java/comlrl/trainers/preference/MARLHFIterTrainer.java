@@ -39,8 +39,10 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
         MARLHFTrainer inner = null;
         try {
             // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
-            inner = MARLHFTrainer.builder().settings(b.settings()).args(args.marlhf()).checkpointExtension(extension())
-                    .build();
+            MARLHFTrainer.Builder stage = MARLHFTrainer.builder().settings(b.settings()).args(args.marlhf())
+                    .checkpointExtension(extension());
+            stage.runName = ALGORITHM_NAME; // the run's config.json, run.json and W&B run name MARLHFIter
+            inner = stage.build();
             rounds.in(inner.work()).comparators.loadFixedComparators(inner.collector().agents(), b.dtype()); // a ddp run: MARLHF's processes
         } catch (RuntimeException | Error e) {
             if (inner != null) {
@@ -101,6 +103,11 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
         }
         iterationsDone = iteration;
         rounds.finish(iteration, it, marlhf.logger(), envStep(), console, outputDir(), this);
+    }
+
+    @Override
+    comlrl.trainers.common.MetricsLogger logger() {
+        return marlhf.logger();
     }
 
     @Override

@@ -137,7 +137,7 @@ public final class MARLHFTrainer extends StagedTrainer {
         RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
-        this.logger = b.stageLogger(ALGORITHM_NAME, work.isMain());
+        this.logger = b.stageLogger(b.runName, work.isMain());
         logger.labelReward("reward (learned)"); // the RL stage's training reward is the reward model's score
         this.progress = b.verbose() && work.isMain() ? console : null;
         Trainer inner = null;
@@ -313,6 +313,11 @@ public final class MARLHFTrainer extends StagedTrainer {
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
+        logger.timeRun(() -> trainStages(checkpointDir, checkpointInterval));
+    }
+
+    /** The stages still to do: preferences, the reward model, the RL epochs (a checkpoint after each). */
+    private void trainStages(Path checkpointDir, int checkpointInterval) {
         if (stage == Stage.START) {
             List<PreferencePair> pairs = collector.preferenceSet(trainDataset);
             stage = Stage.PREFERENCES;
@@ -408,6 +413,8 @@ public final class MARLHFTrainer extends StagedTrainer {
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
     public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFConfig, Builder> {
+        /** The algorithm the run is recorded and logged as: MARLHF, or MARLHFIter when it is that trainer's stage. */
+        String runName = ALGORITHM_NAME;
 
         private Builder() {
         }

@@ -41,6 +41,10 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
         check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
                 + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove "
                 + "agent_devices (got " + agentDevices() + ")" : null);
+        check(credit() == Credit.COUNTERFACTUAL && jointMode() != comlrl.rl.JointMode.CROSS ? "credit=\"counterfactual\" "
+                + "requires joint_mode=\"cross\" (got joint_mode=\"" + jointMode() + "\"): the counterfactual baseline of "
+                + "an agent's completion needs every other completion scored against the same choice of the other "
+                + "agents; set joint_mode: cross, or credit: shared" : null);
         check(b.misplacedCollaborationMode != null ? ReinforceFields.CENTRALIZED_ONLY : null);
         Double epsilonHigh = get(ReinforceFields.EPSILON_HIGH);
         check(epsilonHigh != null && epsilonHigh < epsilon() ? "epsilon_high (" + epsilonHigh + ") must be at least "

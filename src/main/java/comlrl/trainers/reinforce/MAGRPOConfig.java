@@ -1,5 +1,6 @@
 package comlrl.trainers.reinforce;
 
+import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
 import static comlrl.trainers.reinforce.ReinforceFields.EPSILON;
 import static comlrl.trainers.reinforce.ReinforceFields.EPSILON_HIGH;
@@ -52,9 +53,10 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code num_iterations} (μ, default 1: on-policy),
- * {@code epsilon}, {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of
- * μ &gt; 1, {@link MAGRPOLoss#accumulateClipped}).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code credit} ({@link Credit}, default
+ * shared: the reference's); {@code num_iterations} (μ, default 1: on-policy), {@code epsilon},
+ * {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of μ &gt; 1,
+ * {@link MAGRPOLoss#accumulateClipped}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -101,6 +103,11 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
     default boolean maskTruncatedCompletions() {
         return get(MASK_TRUNCATED_COMPLETIONS);
+    }
+
+    /** {@code credit}: shared or counterfactual (joint_mode cross only), see {@link Credit}. */
+    default Credit credit() {
+        return get(CREDIT);
     }
 
     /** {@code num_iterations}: μ, optimisation passes over each drained buffer; 1 = on-policy ({@link MAGRPOLoss}). */
@@ -216,6 +223,15 @@ public interface MAGRPOConfig extends TrainerConfig {
 
         public Builder<C> maskTruncatedCompletions(boolean mask) {
             return put(MASK_TRUNCATED_COMPLETIONS, mask);
+        }
+
+        public Builder<C> credit(Credit credit) {
+            return put(CREDIT, Objects.requireNonNull(credit, "credit"));
+        }
+
+        /** "shared" or "counterfactual". */
+        public Builder<C> credit(String credit) {
+            return put(CREDIT, Credit.parse(credit));
         }
 
         public Builder<C> numIterations(int numIterations) {

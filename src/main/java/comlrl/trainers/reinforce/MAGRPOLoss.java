@@ -55,28 +55,94 @@ public final class MAGRPOLoss {
      * A of every sample of a minibatch: shaped returns, the config's baseline, then
      * {@code scale_rewards} ({@link ScaleRewards}; {@code batch} takes the std of every sample's R').
      * {@code [|B|][G]}.
+     *
+     * <p>{@code credit: counterfactual} ({@link Credit}; {@code joint_mode: cross}): for agent i at a node,
+     * each context c (one choice of the other N−1 agents' completions, C = G^(N−1) of them) is its own
+     * group of the G joint actions that vary only agent i's completion k:
+     * <pre>
+     *   R'(k,c) = R_i[k][c] − β·KL_{i,k}                   (reference-KL shaping, when enabled)
+     *   A(k,c)  = scale( baseline( R'(·,c) ) )_k            (baseline: advantage_mode within the context;
+     *                                                        scale: group → normalise the context's G values,
+     *                                                        batch → (A − mean A) / std_pop of every R'(k,c) of B,
+     *                                                        none → A)
+     *   A_i[k]  = (1/C) Σ_c A(k,c)                          (the advantage of completion k in the loss)
+     * </pre>
+     * Why not the naive COMA sum {@code Σ_c (R(k,c) − mean_k' R(k',c))}: with every joint action scored,
+     * it equals {@code R_i[k] − mean_k' R_i[k']} exactly (R_i[k] = Σ_c R(k,c) is shared credit's
+     * return), i.e. shared credit. Hence with the mean baseline, scale none and no KL, counterfactual
+     * A_i = shared A_i / C: the same direction. They differ where the scaling or the baseline is not
+     * linear across contexts: with group scaling a context where agent i's choice changes nothing
+     * (all R'(·,c) equal) gives A(·,c) = 0, and every context where it matters weighs alike,
+     * however large its returns; max and rloo baselines are taken per context. The KL term
+     * keeps its weight β per context, where shared credit sets it against a sum of C returns.
+     *
+     * <p>3+ agents: C = G^(N−1) contexts of G each, the K = G^N joint returns of the node read once per
+     * agent (N·K values per node, as scoring the K joint actions already costs K reward calls); a
+     * context is the other agents' completion indices in mixed radix G ({@link comlrl.rl.JointMode#contextReturns}).
+     * Multi-turn: R(k,c) are the tree returns of the node's joint actions (children's mean return
+     * included), one node at a time.
      */
     public static double[][] advantages(List<NodeSample> minibatch, MAGRPOConfig args) {
-        double[][] returns = new double[minibatch.size()][];
-        for (int j = 0; j < returns.length; j++) {
+        boolean counterfactual = args.credit() == Credit.COUNTERFACTUAL;
+        double[][][] groups = new double[minibatch.size()][][];   // [|B|][C][G]; C = 1 for shared credit
+        for (int j = 0; j < groups.length; j++) {
             NodeSample s = minibatch.get(j);
-            returns[j] = s.referenceKls() == null ? s.returns()
-                    : ReferenceKl.shapeReturns(s.returns(), s.referenceKls(), args.referenceKlCoef());
+            double[][] byContext = counterfactual ? contexts(s) : new double[][] {s.returns()};
+            groups[j] = new double[byContext.length][];
+            for (int c = 0; c < byContext.length; c++) {
+                groups[j][c] = s.referenceKls() == null ? byContext[c]
+                        : ReferenceKl.shapeReturns(byContext[c], s.referenceKls(), args.referenceKlCoef());
+            }
         }
         ScaleRewards scale = args.scaleRewards();
         double batchStd = scale != ScaleRewards.BATCH ? Double.NaN
-                : Math.max(Stats.populationStd(Arrays.stream(returns).flatMapToDouble(Arrays::stream).toArray()),
-                        Advantages.STD_FLOOR);
-        double[][] out = new double[returns.length][];
-        for (int j = 0; j < returns.length; j++) {
-            double[] a = args.advantageMode().advantages(returns[j]);
-            out[j] = switch (scale) {
-                case GROUP -> Advantages.normalize(a);
-                case BATCH -> Advantages.centerAndScale(a, batchStd);
-                case NONE -> a;
-            };
+                : Math.max(Stats.populationStd(Arrays.stream(groups).flatMap(Arrays::stream)
+                        .flatMapToDouble(Arrays::stream).toArray()), Advantages.STD_FLOOR);
+        double[][] out = new double[groups.length][];
+        for (int j = 0; j < groups.length; j++) {
+            double[][] perContext = new double[groups[j].length][];   // [C][G]
+            for (int c = 0; c < perContext.length; c++) {
+                double[] a = args.advantageMode().advantages(groups[j][c]);
+                perContext[c] = switch (scale) {
+                    case GROUP -> Advantages.normalize(a);
+                    case BATCH -> Advantages.centerAndScale(a, batchStd);
+                    case NONE -> a;
+                };
+            }
+            out[j] = meanOverContexts(perContext);
         }
         return out;
+    }
+
+    /** R_i[·][c] of each context c, {@code [C][G]} (the sample's {@code [G][C]} transposed). */
+    private static double[][] contexts(NodeSample s) {
+        double[][] byCompletion = s.contextReturns();   // [G][C]
+        if (byCompletion == null) {
+            throw new IllegalArgumentException("credit \"counterfactual\" needs the returns per context of the other "
+                    + "agents' completions (joint_mode \"cross\"); agent " + s.agent() + "'s sample of " + s.item()
+                    + " has none");
+        }
+        double[][] byContext = new double[byCompletion[0].length][byCompletion.length];
+        for (int k = 0; k < byCompletion.length; k++) {
+            for (int c = 0; c < byContext.length; c++) {
+                byContext[c][k] = byCompletion[k][c];
+            }
+        }
+        return byContext;
+    }
+
+    /** (1/C) Σ_c A(k,c), {@code [G]}; one context is returned as it is. */
+    private static double[] meanOverContexts(double[][] perContext) {
+        if (perContext.length == 1) {
+            return perContext[0];
+        }
+        double[] mean = new double[perContext[0].length];
+        for (double[] a : perContext) {
+            for (int k = 0; k < mean.length; k++) {
+                mean[k] += a[k] / perContext.length;
+            }
+        }
+        return mean;
     }
 
     /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */

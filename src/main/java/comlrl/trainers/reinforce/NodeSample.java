@@ -18,10 +18,21 @@ import java.util.List;
  * @param envStep env_step after the node's rewards were counted
  * @param item which task item the node belongs to, for messages ("train item 3 of epoch 1")
  * @param truncated per completion, whether generation stopped at max_new_tokens without an EOS, len G
+ * @param contextReturns R_i[k][c], {@code [G][C]}: the return of the joint action where agent i plays k and
+ *        the other agents play context c ({@link comlrl.rl.JointMode#contextReturns}; Σ_c R_i[k][c] =
+ *        returns[k]); only for {@code credit: counterfactual}, else null
  */
 record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
         double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
-        boolean[] truncated) {
+        boolean[] truncated, double[][] contextReturns) {
+
+    /** A sample without per-context returns (shared credit). */
+    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
+            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
+            boolean[] truncated) {
+        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
+                truncated, null);
+    }
 
     /** A sample none of whose completions was truncated. */
     NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
@@ -34,6 +45,8 @@ record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completion
     boolean finite() {
         return Arrays.stream(returns).allMatch(Double::isFinite)
                 && (referenceKls == null || Arrays.stream(referenceKls).allMatch(Double::isFinite))
+                && (contextReturns == null || Arrays.stream(contextReturns).flatMapToDouble(Arrays::stream)
+                        .allMatch(Double::isFinite))
                 && Double.isFinite(nodeMeanReward) && Double.isFinite(nodeMeanReturn);
     }
 

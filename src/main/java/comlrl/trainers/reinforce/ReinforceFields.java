@@ -49,6 +49,12 @@ final class ReinforceFields {
     /** {@code mask_truncated_completions}: completions without EOS (cut at max_new_tokens) leave the loss. */
     static final ConfigField<Boolean> MASK_TRUNCATED_COMPLETIONS = ConfigField.flag("mask_truncated_completions", false)
             .means("Leave completions cut at max_new_tokens (no EOS) out of the loss and of its counts.");
+    /** {@code credit}: see {@link Credit}. */
+    static final ConfigField<Credit> CREDIT = ConfigField.choice("credit", Credit.SHARED, Credit::parse,
+            Credit::configName)
+            .means("How joint returns credit each agent: shared (the sum over the joint actions holding its completion, "
+                    + "one group of G) or counterfactual (joint_mode cross only: each choice of the other agents' "
+                    + "completions is its own group of G, advantages averaged over those C = G^(N-1) groups).");
 
     /** {@code num_iterations}: μ, optimisation passes over each drained buffer (the clipped surrogate when &gt; 1). */
     static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 1, 1,
@@ -105,6 +111,7 @@ final class ReinforceFields {
         fields.addAll(OURS);
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
+        fields.add(CREDIT);
         fields.addAll(List.of(NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL));
         return List.copyOf(fields);
     }

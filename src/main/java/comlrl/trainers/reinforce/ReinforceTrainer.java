@@ -215,8 +215,15 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         return RolloutNode.of(n.rewards(), children);
     }
 
+    /**
+     * One NodeSample per agent of {@code n} and of every node below it: agent i's returns per completion
+     * R_i[k] ({@link TreeReturns#perAgentReturns}) and, for {@code credit: counterfactual}, per context of
+     * the other agents' completions R_i[k][c] ({@link TreeReturns#contextReturns}, {@code [G][C]}).
+     */
     private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
         double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
+        double[][][] perContext = args.credit() != Credit.COUNTERFACTUAL ? null    // [N][G][C]
+                : r.contextReturns(args.jointMode(), args.numGenerations(), agents.size());
         JointRollout.Turn turn = n.turn();
         for (int i = 0; i < agents.size(); i++) {
             List<Completion> cs = turn.completions().get(i);
@@ -227,7 +234,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             }
             out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
                     turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
-                    n.envStep(), turn.state().label(), truncated));
+                    n.envStep(), turn.state().label(), truncated, perContext == null ? null : perContext[i]));
         }
         for (int c = 0; c < n.children().size(); c++) {
             collectSamples(n.children().get(c), r.children().get(c), out);

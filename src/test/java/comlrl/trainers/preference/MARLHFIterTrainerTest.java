@@ -26,6 +26,19 @@ class MARLHFIterTrainerTest {
                 .evalDataset(MADPOTrainerTest.tasks(2)).args(c).outputDir(run).verbose(false);
     }
 
+    /** Run from Java, it records itself as marlhf_iter (its MARLHF stage writes the record), not as marlhf. */
+    @Test
+    void recordsItsRunAsMarlhfIter(@TempDir Path run) throws Exception {
+        try (MARLHFIterTrainer t = trainer(config().numIterations(1).build(), run).build()) {
+            t.train();
+        }
+        com.fasterxml.jackson.databind.JsonNode cfg = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(run.resolve("config.json").toFile());
+        assertThat(cfg.get("algorithm").asText()).isEqualTo("marlhf_iter");
+        assertThat(comlrl.report.RunReport.read(run).algorithm()).isEqualTo("marlhf_iter");
+        assertThat(comlrl.report.RunTimes.read(run).orElseThrow().trainS()).as("the iterations, timed").isPositive();
+    }
+
     @Test
     void theIterativeDefaultsAndMarlhfsView() {
         MARLHFIterConfig c = MARLHFIterConfig.builder().rewardModelDevice("cpu").build();

@@ -266,6 +266,7 @@ class MAGRPOConfigTest {
                 .rolloutBufferSize(3).trainBatchSize(1).advantageNormalization(false)
                 .referenceKlEnabled(true).referenceKlCoef(0.05).referenceDevices("cpu").seed(-5)
                 .lossType(LossType.DAPO).maskTruncatedCompletions(true)
+                .credit(Credit.COUNTERFACTUAL)
                 .numIterations(3).epsilon(0.1).epsilonHigh(0.3).importanceSamplingLevel(ImportanceSamplingLevel.SEQUENCE);
     }
 
@@ -301,9 +302,9 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions,
+        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit,
         // num_iterations, epsilon, epsilon_high, importance_sampling_level
-        assertThat(map).hasSize(40)
+        assertThat(map).hasSize(41)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -320,12 +321,13 @@ class MAGRPOConfigTest {
                 .containsEntry("scale_rewards", "group")
                 .containsEntry("advantage_normalization", true)
                 .containsEntry("mask_truncated_completions", false)
+                .containsEntry("credit", "shared")
                 .containsEntry("num_iterations", 1)
                 .containsEntry("epsilon", 0.2)
                 .containsEntry("epsilon_high", null)
                 .containsEntry("importance_sampling_level", "token")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(40).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(41).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

@@ -1,0 +1,58 @@
+package comlrl.trainers.reinforce;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code credit}: how the returns of a node's joint actions become agent i's advantages.
+ * <ul>
+ *   <li>{@link #SHARED} (the default, the reference's): agent i's completion k is credited with the sum
+ *       of the returns of the joint actions that contain it, {@code R_i[k] = Σ_{j : j_i = k} R_j}
+ *       ({@link comlrl.rl.JointMode#perAgentReturns}), and its group of G is baselined and scaled as one.</li>
+ *   <li>{@link #COUNTERFACTUAL} (COMA-style, {@code joint_mode: cross} only): each context c (one fixed
+ *       choice of the other agents' completions) is its own group of the G joint actions that vary only
+ *       agent i's completion; the advantage is baselined and scaled within the context, then averaged
+ *       over the contexts ({@link MAGRPOLoss#advantages(java.util.List, MAGRPOConfig)} has the formula and
+ *       why it is not the naive {@code R(k, c) − mean_k' R(k', c)}).</li>
+ * </ul>
+ */
+public enum Credit {
+    SHARED("shared"),
+    COUNTERFACTUAL("counterfactual");
+
+    private final String configName;
+
+    Credit(String configName) {
+        this.configName = configName;
+    }
+
+    /** The config-file spelling. */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored).
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static Credit parse(String value) {
+        if (value != null) {
+            String key = value.trim().toLowerCase(Locale.ROOT);
+            for (Credit c : values()) {
+                if (c.configName.equals(key)) {
+                    return c;
+                }
+            }
+        }
+        throw new IllegalArgumentException("credit must be one of "
+                + Arrays.stream(values()).map(c -> "\"" + c.configName + "\"").collect(Collectors.joining(", "))
+                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}
