@@ -111,8 +111,8 @@ final class ReinforceFields {
         fields.addAll(OURS);
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
-        fields.add(CREDIT);
         fields.addAll(List.of(NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL));
+        fields.add(CREDIT);
         return List.copyOf(fields);
     }
 }
