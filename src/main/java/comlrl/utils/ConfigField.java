@@ -183,6 +183,54 @@ public final class ConfigField<T> {
     }
 
     /**
+     * A per-agent field built on {@code scalar}: a value of {@code scalar}'s kind for every agent, or
+     * a list of them, one per agent ({@link PerAgent}); each entry follows {@code scalar}'s reading
+     * and rule, and is written as {@code scalar} writes it (the list form as a list). The config
+     * checks the list's length against {@code num_agents} ({@link FieldTableConfig}).
+     */
+    public static <T> ConfigField<PerAgent<T>> perAgent(ConfigField<T> scalar) {
+        String key = scalar.key;
+        Reader<PerAgent<T>> reader = (owner, k, raw) -> {
+            if (raw instanceof List<?> list) {
+                List<T> read = new java.util.ArrayList<>();
+                for (int i = 0; i < list.size(); i++) {
+                    read.add(scalar.reader.read(owner, k + "[" + i + "]", list.get(i)));
+                }
+                return PerAgent.each(read);
+            }
+            return PerAgent.all(scalar.reader.read(owner, k, raw));
+        };
+        Rule<PerAgent<T>> rule = v -> {
+            if (v == null) {
+                return key + " must be set";
+            }
+            if (!v.isList()) {
+                return scalar.rule.problem(v.get(0));
+            }
+            if (v.values().isEmpty()) {
+                return key + " must not be an empty list; give one value for every agent, or a list with one per agent";
+            }
+            for (int i = 0; i < v.values().size(); i++) {
+                String problem = scalar.rule.problem(v.values().get(i));
+                if (problem != null) {
+                    return problem + " (agent " + i + "'s entry of " + v + ")";
+                }
+            }
+            return null;
+        };
+        Function<PerAgent<T>, Object> writer = v -> {
+            if (!v.isList()) {
+                return scalar.write(v.get(0));
+            }
+            List<Object> out = new java.util.ArrayList<>();
+            v.values().forEach(e -> out.add(scalar.write(e)));
+            return Collections.unmodifiableList(out);
+        };
+        return new ConfigField<>(key, PerAgent.all(scalar.defaultValue), reader, rule, writer, null,
+                scalar.type + ", or a list of them (one per agent)", scalar.allowed, PathKind.NONE, scalar.meaning);
+    }
+
+    /**
      * A device spec: null (automatic), one device (stored as a one-element list) or a list of
      * devices; entries must be non-blank.
      */

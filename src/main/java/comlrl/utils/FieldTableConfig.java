@@ -63,6 +63,29 @@ public abstract class FieldTableConfig implements TrainerConfig {
         for (ConfigField<?> field : fields.values()) {
             check(field.problem(values.get(field.key)));
         }
+        for (ConfigField<?> field : fields.values()) {
+            if (values.get(field.key) instanceof PerAgent<?> perAgent && perAgent.isList()) {
+                check(perAgentProblem(field.key, perAgent));
+            }
+        }
+    }
+
+    /**
+     * What is wrong with a per-agent list: it needs one entry per agent ({@code num_agents}), and a
+     * centralized actor ({@code collaboration_mode: centralized}) writes every role's response in one
+     * completion, so it takes one value.
+     */
+    private String perAgentProblem(String key, PerAgent<?> perAgent) {
+        if (has(TrainerFields.COLLABORATION_MODE) && get(TrainerFields.COLLABORATION_MODE) == CollaborationMode.CENTRALIZED) {
+            return key + " must be one value with collaboration_mode: centralized (one actor writes every role's "
+                    + "response in one completion), got the per-agent list " + perAgent;
+        }
+        int numAgents = has(NUM_AGENTS) ? get(NUM_AGENTS) : perAgent.values().size();
+        if (perAgent.values().size() != numAgents) {
+            return key + " is a list of " + perAgent.values().size() + " values " + perAgent + " but num_agents is "
+                    + numAgents + ": give one value per agent, or one value for every agent";
+        }
+        return null;
     }
 
     /** Fails with "{@code <ConfigType>: <problem>.}" when {@code problem} is not null. */
@@ -301,24 +324,44 @@ public abstract class FieldTableConfig implements TrainerConfig {
             return put(AGENT_DEVICES, device == null ? null : List.of(device));
         }
 
-        /** See {@link FieldTableConfig#maxNewTokens()}. */
+        /** The same max_new_tokens for every agent. See {@link FieldTableConfig#maxNewTokens()}. */
         public B maxNewTokens(int maxNewTokens) {
-            return put(MAX_NEW_TOKENS, maxNewTokens);
+            return put(MAX_NEW_TOKENS, PerAgent.all(maxNewTokens));
         }
 
-        /** See {@link FieldTableConfig#temperature()}. */
+        /** Agent i's max_new_tokens at index i (one per agent). See {@link FieldTableConfig#maxNewTokens(int)}. */
+        public B maxNewTokensPerAgent(List<Integer> maxNewTokens) {
+            return put(MAX_NEW_TOKENS, PerAgent.each(maxNewTokens));
+        }
+
+        /** The same temperature for every agent. See {@link FieldTableConfig#temperature()}. */
         public B temperature(double temperature) {
-            return put(TEMPERATURE, temperature);
+            return put(TEMPERATURE, PerAgent.all(temperature));
         }
 
-        /** See {@link FieldTableConfig#topP()}. */
+        /** Agent i's temperature at index i (one per agent). See {@link FieldTableConfig#temperature(int)}. */
+        public B temperaturePerAgent(List<Double> temperature) {
+            return put(TEMPERATURE, PerAgent.each(temperature));
+        }
+
+        /** The same top_p for every agent. See {@link FieldTableConfig#topP()}. */
         public B topP(double topP) {
-            return put(TOP_P, topP);
+            return put(TOP_P, PerAgent.all(topP));
         }
 
-        /** 0 disables top-k; null takes the model's value. See the config's {@code topK()}. */
+        /** Agent i's top_p at index i (one per agent). See {@link FieldTableConfig#topP(int)}. */
+        public B topPPerAgent(List<Double> topP) {
+            return put(TOP_P, PerAgent.each(topP));
+        }
+
+        /** The same top_k for every agent; 0 disables top-k; null takes the model's value. See the config's {@code topK()}. */
         public B topK(Integer topK) {
-            return put(TOP_K, topK);
+            return put(TOP_K, PerAgent.all(topK));
+        }
+
+        /** Agent i's top_k at index i (one per agent; null entries take the model's value). See {@code topK(int)}. */
+        public B topKPerAgent(List<Integer> topK) {
+            return put(TOP_K, PerAgent.each(topK));
         }
 
         /** See the config's {@code numTurns()}. */

@@ -106,14 +106,6 @@ public interface TrainerConfig {
     }
 
     /**
-     * {@code top_k} (≥ 0, or null): top-k filtering, 0 disables it; null leaves it out of the
-     * generate call, so the model's {@code generation_config.json} value applies, else 50.
-     */
-    default Integer topK() {
-        return get(TOP_K);
-    }
-
-    /**
      * {@code early_termination_threshold} (default −0.2, or null = never): a node (turn) whose mean
      * reward is greater than this gets no next turn.
      */
@@ -177,19 +169,66 @@ public interface TrainerConfig {
         return get(AGENT_DEVICES);
     }
 
-    /** {@code max_new_tokens} (default 256, ≥ 1): generation length cap per completion. */
+    /**
+     * {@code max_new_tokens} (default 256, ≥ 1): generation length cap per completion; one value for
+     * every agent, or a list with one per agent. Returns the value every agent has.
+     *
+     * @throws IllegalStateException when the agents' values differ (read {@link #maxNewTokens(int)})
+     */
     default int maxNewTokens() {
-        return get(MAX_NEW_TOKENS);
+        return get(MAX_NEW_TOKENS).common(MAX_NEW_TOKENS.key);
     }
 
-    /** {@code temperature} (default 0.6, finite, &gt; 0): sampling temperature. */
+    /** Agent {@code agent}'s {@code max_new_tokens}: the value, or entry {@code agent} of the list. */
+    default int maxNewTokens(int agent) {
+        return get(MAX_NEW_TOKENS).get(agent);
+    }
+
+    /**
+     * {@code temperature} (default 0.6, finite, &gt; 0): sampling temperature; one value for every
+     * agent, or a list with one per agent. Returns the value every agent has.
+     *
+     * @throws IllegalStateException when the agents' values differ (read {@link #temperature(int)})
+     */
     default double temperature() {
-        return get(TEMPERATURE);
+        return get(TEMPERATURE).common(TEMPERATURE.key);
     }
 
-    /** {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass. */
+    /** Agent {@code agent}'s {@code temperature}. */
+    default double temperature(int agent) {
+        return get(TEMPERATURE).get(agent);
+    }
+
+    /**
+     * {@code top_p} (default 0.6, in (0, 1]): nucleus-sampling probability mass; one value for every
+     * agent, or a list with one per agent. Returns the value every agent has.
+     *
+     * @throws IllegalStateException when the agents' values differ (read {@link #topP(int)})
+     */
     default double topP() {
-        return get(TOP_P);
+        return get(TOP_P).common(TOP_P.key);
+    }
+
+    /** Agent {@code agent}'s {@code top_p}. */
+    default double topP(int agent) {
+        return get(TOP_P).get(agent);
+    }
+
+    /**
+     * {@code top_k} (≥ 0, or null): top-k filtering, 0 disables it; null leaves it out of the
+     * generate call, so the model's {@code generation_config.json} value applies, else 50. One value
+     * for every agent, or a list with one per agent (entries may be null). Returns the value every
+     * agent has.
+     *
+     * @throws IllegalStateException when the agents' values differ (read {@link #topK(int)})
+     */
+    default Integer topK() {
+        return get(TOP_K).common(TOP_K.key);
+    }
+
+    /** Agent {@code agent}'s {@code top_k} (null: the model's value). */
+    default Integer topK(int agent) {
+        return get(TOP_K).get(agent);
     }
 
     /**

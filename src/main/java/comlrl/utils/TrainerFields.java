@@ -40,18 +40,23 @@ public final class TrainerFields {
             .means("Weight of the critic loss.");
     public static final ConfigField<Boolean> ADVANTAGE_NORMALIZATION = flag("advantage_normalization", true)
             .means("Z-normalise the advantages of each update group.");
-    public static final ConfigField<Integer> MAX_NEW_TOKENS = atLeast("max_new_tokens", 256, 1, "")
-            .means("Most tokens an agent generates per turn.");
-    public static final ConfigField<Double> TEMPERATURE = number("temperature", 0.6, v -> Double.isFinite(v) && v > 0,
-            "a finite number > 0 (sampling divides the logits by it; use a small value such as 0.1 for nearly "
-                    + "greedy sampling)")
-            .means("Sampling temperature.");
-    public static final ConfigField<Double> TOP_P = number("top_p", 0.6, v -> v > 0 && v <= 1,
-            "in (0, 1] (1 disables nucleus sampling)")
-            .means("Nucleus sampling: the probability mass sampled from.");
-    public static final ConfigField<Integer> TOP_K = nullableAtLeast("top_k", null, 0,
-            " (0 disables top-k; null takes the model's generation_config.json value, else 50)")
-            .means("Sample from the k likeliest tokens (0 = no limit); null leaves it to the model's generation_config.json.");
+    // the generation settings: one value for every agent, or a list with one per agent (PerAgent)
+    public static final ConfigField<PerAgent<Integer>> MAX_NEW_TOKENS = ConfigField.perAgent(
+            atLeast("max_new_tokens", 256, 1, "")
+                    .means("Most tokens an agent generates per turn; a list gives each agent its own."));
+    public static final ConfigField<PerAgent<Double>> TEMPERATURE = ConfigField.perAgent(
+            number("temperature", 0.6, v -> Double.isFinite(v) && v > 0,
+                    "a finite number > 0 (sampling divides the logits by it; use a small value such as 0.1 for nearly "
+                            + "greedy sampling)")
+                    .means("Sampling temperature; a list gives each agent its own."));
+    public static final ConfigField<PerAgent<Double>> TOP_P = ConfigField.perAgent(
+            number("top_p", 0.6, v -> v > 0 && v <= 1, "in (0, 1] (1 disables nucleus sampling)")
+                    .means("Nucleus sampling: the probability mass sampled from; a list gives each agent its own."));
+    public static final ConfigField<PerAgent<Integer>> TOP_K = ConfigField.perAgent(
+            nullableAtLeast("top_k", null, 0, " (0 disables top-k; null takes the model's generation_config.json value, "
+                    + "else 50)")
+                    .means("Sample from the k likeliest tokens (0 = no limit); null leaves it to the model's "
+                            + "generation_config.json; a list gives each agent its own."));
     public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "")
             .means("Passes over the training task items.");
     public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true)

@@ -11,7 +11,10 @@ import java.util.Map;
 /**
  * An agent's rollout settings as the Python trainers' {@code generate} call gets them: temperature
  * and top_p always passed, top_k unless null, {@code generation_kwargs} as given; everything else from
- * the agent's generation config, then transformers' defaults.
+ * the agent's generation config, then transformers' defaults. {@code temperature}, {@code top_p},
+ * {@code top_k} and {@code max_new_tokens} may differ per agent (a list in the config, one entry per
+ * agent): agent i samples with entry i. Agents whose resolved settings differ never share a team
+ * generation ({@code Rollouts.teamable} compares the settings), so each samples what it would alone.
  */
 public final class AgentGeneration {
     private AgentGeneration() {
@@ -43,16 +46,22 @@ public final class AgentGeneration {
         }
     }
 
-    /** {@link #resolve} with {@code args}' sampling fields (see {@link #resolveAll}). */
+    /**
+     * {@link #resolve} with agent {@code agent}'s sampling fields of {@code args} (see {@link #resolveAll}):
+     * each of {@code temperature}, {@code top_p}, {@code top_k} and {@code max_new_tokens} is the
+     * config's one value, or entry {@code agent} of its per-agent list. Every sampling of the agent
+     * (training rollouts, evaluation, comparators) takes its settings from here.
+     */
     public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args, int numReturnSequences) {
-        return resolve(agent, lm, args.generationKwargs(), args.temperature(), args.topP(), args.topK(),
-                args.maxNewTokens(), numReturnSequences);
+        return resolve(agent, lm, args.generationKwargs(), args.temperature(agent), args.topP(agent), args.topK(agent),
+                args.maxNewTokens(agent), numReturnSequences);
     }
 
     /**
      * {@link #resolve} of each of {@code agents} with {@code args}' sampling fields
      * ({@code generation_kwargs}, {@code temperature}, {@code top_p}, {@code top_k},
-     * {@code max_new_tokens}); null for a null agent (another process's, in the agents split).
+     * {@code max_new_tokens}; agent i takes entry i of a per-agent list); null for a null agent
+     * (another process's, in the agents split).
      */
     public static List<GenerationSettings.Resolved> resolveAll(List<? extends CausalLm> agents, TrainerConfig args,
             int numReturnSequences) {

@@ -171,25 +171,25 @@ final class IterationComparators implements AutoCloseable {
 
     /**
      * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
-     * item's fields and this config's sampling settings (the service's own randomness is not ours to seed).
+     * item's fields and the agent's sampling settings from this config (the service's own randomness is not ours to seed).
      */
     private ComparatorSource apiSource() {
-        ApiComparator.Sampling sampling = new ApiComparator.Sampling(args.maxNewTokens(), args.temperature(), args.topP(),
-                args.topK());
+        java.util.function.IntFunction<ApiComparator.Sampling> sampling = i -> new ApiComparator.Sampling(
+                args.maxNewTokens(i), args.temperature(i), args.topP(i), args.topK(i)); // agent i's settings
         return new ComparatorSource() {
             @Override
             public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
                     long[] seeds) {
                 List<List<String>> out = new ArrayList<>();
                 for (int i = 0; i < promptTexts.size(); i++) {
-                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling));
+                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling.apply(i)));
                 }
                 return out;
             }
 
             @Override
             public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-                return api.generate(prompt, agent, n, item.asMap(), sampling);
+                return api.generate(prompt, agent, n, item.asMap(), sampling.apply(agent));
             }
         };
     }

@@ -38,6 +38,7 @@ import comlrl.trainers.actorcritic.CriticType;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
+import comlrl.utils.PerAgent;
 import comlrl.utils.TrainerFields;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,7 +60,7 @@ final class PreferenceFields {
     static final ConfigField<Integer> NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(20);
     static final ConfigField<Integer> LOGGING_STEPS = TrainerFields.LOGGING_STEPS.withDefault(50);
     static final ConfigField<CollaborationMode> COLLABORATION_MODE = TrainerFields.COLLABORATION_MODE;
-    static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
+    static final ConfigField<PerAgent<Integer>> TOP_K = TrainerFields.TOP_K.withDefault(PerAgent.all(50));
     static final ConfigField<Integer> NUM_TURNS = TrainerFields.NUM_TURNS.withDefault(1);
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, v -> v >= 0 && v <= 1,
             "in [0, 1] (kept for compatibility: with one turn nothing is discounted)")

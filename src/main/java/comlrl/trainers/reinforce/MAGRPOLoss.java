@@ -145,10 +145,10 @@ public final class MAGRPOLoss {
         return mean;
     }
 
-    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */
+    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}; L = the agent's max_new_tokens). */
     public static double[][] weights(List<NodeSample> minibatch, MAGRPOConfig args) {
         return weights(minibatch, advantages(minibatch, args), args.lossType(), args.maskTruncatedCompletions(),
-                args.maxNewTokens());
+                minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
     }
 
     /**

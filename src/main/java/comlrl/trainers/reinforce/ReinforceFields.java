@@ -8,6 +8,7 @@ import static comlrl.utils.TrainerFields.*;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
+import comlrl.utils.PerAgent;
 import comlrl.utils.TrainerFields;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ final class ReinforceFields {
 
     static final ConfigField<Integer> NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(20);
     static final ConfigField<Integer> LOGGING_STEPS = TrainerFields.LOGGING_STEPS.withDefault(50);
-    static final ConfigField<Integer> TOP_K = TrainerFields.TOP_K.withDefault(50);
+    static final ConfigField<PerAgent<Integer>> TOP_K = TrainerFields.TOP_K.withDefault(PerAgent.all(50));
     static final ConfigField<Integer> ROLLOUT_BUFFER_SIZE = TrainerFields.ROLLOUT_BUFFER_SIZE.withDefault(2);
     static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 4, 2,
             ": the group baseline requires multiple samples per agent")
