@@ -247,7 +247,8 @@ public final class MAGRPOLoss {
             Arrays.fill(minusOnes[j], -1);
         }
         double[][] scales = weights(minibatch, minusOnes, args.lossType(), args.maskTruncatedCompletions(),
-                args.maxNewTokens()); // 1/D_{s,k}, 0 for a completion not in the loss
+                minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
+        // 1/D_{s,k} (L = the agent's max_new_tokens, as in weights), 0 for a completion not in the loss
         Scorer.Clip clip = new Scorer.Clip(args.epsilon(), args.epsilonHigh(),
                 args.importanceSamplingLevel() == ImportanceSamplingLevel.SEQUENCE);
         double[] counts = new double[3]; // tokens, clipped low, clipped high
