@@ -72,6 +72,130 @@ public final class Scorer {
     }
 
     /**
+     * The clip range of {@link #backwardClipped}: the ratio is clipped to {@code [1 − epsilon, 1 + epsilonHigh]};
+     * with {@code sequenceLevel} one ratio per row (GSPO) in place of one per token.
+     */
+    public record Clip(double epsilon, double epsilonHigh, boolean sequenceLevel) {
+    }
+
+    /**
+     * What {@link #backwardClipped} computed: L, and the tokens of the rows with a non-zero scale
+     * ({@code tokens}), of which {@code lowClipped} had {@code r < 1 − ε} with A &lt; 0 and
+     * {@code highClipped} {@code r > 1 + ε_high} with A &gt; 0 (the tokens the clip cuts off from the gradient).
+     */
+    public record ClippedLoss(double value, long tokens, long lowClipped, long highClipped) {
+    }
+
+    /**
+     * Per-token log-probabilities {@code log π(y_{i,t} | x_i, y_{i,<t})} of each completion ({@code [N][len_i]},
+     * float32 as {@link #score} computes them for the loss), without gradients, in a scope of its own.
+     */
+    public static float[][] tokenLogprobs(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        float[][] out = new float[completions.size()][];
+        if (completions.stream().allMatch(c -> c.length == 0)) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = new float[0];
+            }
+            return out;
+        }
+        try (comlrl.tensor.Scope scope = comlrl.tensor.Scope.open();
+                comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            Scores sc = score(model, prompts, completions, padId);
+            int t = (int) sc.tokenLogprobs().shape()[1];
+            float[] all = sc.tokenLogprobs().toFloatArray(); // [N, T], row i right-aligned
+            for (int i = 0; i < out.length; i++) {
+                int len = completions.get(i).length;
+                out[i] = java.util.Arrays.copyOfRange(all, i * t + t - len, i * t + t);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Backpropagates the clipped surrogate of PPO/GRPO (TRL's GRPOTrainer) for rows sampled by an
+     * earlier policy π_old whose per-token log-probabilities are {@code oldLogprobs[i]} (len_i values,
+     * as {@link #tokenLogprobs} gives them):
+     * <pre>
+     *   ρ_{i,t} = log π(y_{i,t} | x_i, y_{i,&lt;t}) − log π_old(y_{i,t} | ...)
+     *   r_{i,t} = exp(ρ_{i,t})                                  token level
+     *   r_{i,t} = exp((1/len_i) Σ_u ρ_{i,u})   for every t     sequence level (GSPO)
+     *   L = Σ_i c_i Σ_t −min(r_{i,t} · A_i,  clip(r_{i,t}, 1 − ε, 1 + ε_high) · A_i)     (t over real tokens)
+     * </pre>
+     * with A_i = {@code advantages[i]} and c_i = {@code scales[i]} ≥ 0 (the loss type's 1/D; 0 leaves
+     * the row out). π_old enters without gradient. Where the clip binds (r &gt; 1 + ε_high with A &gt; 0,
+     * r &lt; 1 − ε with A &lt; 0) a token's term is constant and has no gradient; elsewhere
+     * {@code ∇L = Σ_i c_i Σ_t −A_i ∇r_{i,t}}, {@code ∇r_{i,t} = r_{i,t} ∇log π(y_{i,t})} per token, and
+     * {@code r_i · (1/len_i) Σ_u ∇log π(y_{i,u})} at sequence level. At π = π_old (every r = 1) it is
+     * the gradient of {@link #backwardWeighted} with {@code w_i = −c_i·A_i}. Nothing is backpropagated
+     * when L is not finite. Must run inside a caller's scope.
+     */
+    public static ClippedLoss backwardClipped(DecoderLm model, List<long[]> prompts, List<long[]> completions,
+            long padId, double[] advantages, double[] scales, float[][] oldLogprobs, Clip clip, boolean checkpointing) {
+        int n = prompts.size();
+        if (advantages.length != n || scales.length != n || oldLogprobs.length != n) {
+            throw new IllegalArgumentException(advantages.length + " advantages, " + scales.length + " scales and "
+                    + oldLogprobs.length + " old log-probability rows for " + n + " sequences");
+        }
+        int t = completions.stream().mapToInt(c -> c.length).max().orElse(0);
+        if (t == 0) {
+            return new ClippedLoss(0, 0, 0, 0); // nothing generated: no token, no gradient
+        }
+        float[] old = new float[n * t]; // [N, T], right-aligned as the scores are, 0 at padding
+        float[] lengths = new float[n];
+        for (int i = 0; i < n; i++) {
+            int len = completions.get(i).length;
+            if (oldLogprobs[i].length != len) {
+                throw new IllegalArgumentException("row " + i + " has " + len + " tokens but " + oldLogprobs[i].length
+                        + " old log-probabilities");
+            }
+            System.arraycopy(oldLogprobs[i], 0, old, i * t + t - len, len);
+            lengths[i] = Math.max(len, 1);
+        }
+        Device device = model.device();
+        Tensor oldLogp = Tensor.ofFloats(old, device, n, t);                               // [N, T]
+        Tensor a = Tensor.ofDoubles(advantages, device).to(DType.F32).view(n, 1);          // [N, 1]
+        Tensor c = Tensor.ofDoubles(scales, device).to(DType.F32).view(n, 1);              // [N, 1]
+        Tensor tokensPerRow = Tensor.ofFloats(lengths, device, n, 1);                      // [N, 1], ≥ 1
+        float[][] ratios = new float[1][];
+        double value = backward(model, prompts, completions, padId, true, sc -> {
+            Tensor logRatio = sc.tokenLogprobs().sub(oldLogp);                              // [N, T], 0 at padding
+            if (clip.sequenceLevel()) {
+                logRatio = logRatio.sum(1, true).div(tokensPerRow);                         // [N, 1]
+            }
+            Tensor ratio = logRatio.exp();                                                  // [N, T] or [N, 1]
+            Tensor clipped = ratio.clampMin(1 - clip.epsilon()).clampMax(1 + clip.epsilonHigh());
+            Tensor surrogate = ratio.mul(a).minimum(clipped.mul(a));                       // min(r·A, clip(r)·A)
+            ratios[0] = ratio.detach().toFloatArray();
+            return surrogate.neg().mul(sc.mask()).mul(c).sum();                            // Σ_i c_i Σ_t −min(...)
+        }, checkpointing);
+        return counted(value, ratios[0], completions, advantages, scales, clip, t);
+    }
+
+    /** {@link ClippedLoss} of the ratios {@code [N, T]} (or {@code [N, 1]}), counted as the clamp compares them (float32). */
+    private static ClippedLoss counted(double value, float[] ratios, List<long[]> completions, double[] advantages,
+            double[] scales, Clip clip, int t) {
+        float low = (float) (1 - clip.epsilon());
+        float high = (float) (1 + clip.epsilonHigh());
+        int perRow = ratios.length / completions.size(); // T, or 1 at sequence level
+        long tokens = 0;
+        long lowClipped = 0;
+        long highClipped = 0;
+        for (int i = 0; i < completions.size(); i++) {
+            int len = completions.get(i).length;
+            if (scales[i] == 0 || len == 0) {
+                continue;
+            }
+            tokens += len;
+            for (int col = t - len; col < t; col++) {
+                float r = ratios[i * perRow + (perRow == 1 ? 0 : col)];
+                lowClipped += r < low && advantages[i] < 0 ? 1 : 0;
+                highClipped += r > high && advantages[i] > 0 ? 1 : 0;
+            }
+        }
+        return new ClippedLoss(value, tokens, lowClipped, highClipped);
+    }
+
+    /**
      * Backpropagates a loss of the rows' {@link Scores} into the parameter gradients of the model and
      * of whatever else the loss uses (a value head reading {@link Scores#hidden()}), optionally with
      * layer-wise recomputation. Without {@code logits} only the hidden states are computed (a critic's

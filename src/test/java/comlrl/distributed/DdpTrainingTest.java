@@ -484,6 +484,32 @@ class DdpTrainingTest {
         assertThat(out2).contains("eval reward after training");
     }
 
+    /**
+     * {@code num_iterations: 2} (the clipped surrogate, old log-probabilities scored by each agent's
+     * owner, or per rank for its own rows): the agents split trains bit for bit what one process
+     * trains, clip ratios included; the data split takes one process's two steps of a drain.
+     */
+    @Test
+    @Tag("multiprocess")
+    void severalIterationsOnTwoProcessesTrainWhatOneProcessTrains() throws Exception {
+        String mu = "  num_iterations: 2\n  epsilon_high: 0.28\n";
+        Path alone = config("alone", "none", "data", 0.2, mu, "");
+        Path agents = config("agents", "ddp", "agents", 0.2, mu, "");
+        trainAlone(alone);
+        trainTwoRanks(agents);
+        List<Map<String, Object>> m1 = metrics(alone.getParent());
+        assertThat(m1.stream().anyMatch(e -> e.containsKey("turn_1/clip_ratio/region_mean"))).isTrue();
+        assertSameMetrics(m1, metrics(agents.getParent()), 1e-9);
+        assertSameAgents(alone, agents, 0);
+        Path alone1 = oneStep(config("alone1", "none", "data", 0.2, mu, ""));
+        Path data1 = oneStep(config("data1", "ddp", "data", 0.2, mu, ""));
+        trainAlone(alone1);
+        trainTwoRanks(data1);
+        assertSameSteps(alone1.resolveSibling("checkpoints/checkpoint-1"), data1.resolveSibling("checkpoints/checkpoint-1"),
+                LEARNING_RATE, 2);
+        assertSameStepMetrics(metrics(alone1.getParent()), metrics(data1.getParent()));
+    }
+
     @Test
     @Tag("multiprocess")
     void theAgentsSplitOnTwoProcessesTrainsWhatOneProcessTrainsBitForBit() throws Exception {

@@ -19,6 +19,14 @@ import java.util.TreeMap;
  * {@link SeedStream}, drawn when the buffer is emptied, in sample order) and cut into minibatches of
  * {@code train_batch_size}, each one optimizer step ({@link MinibatchStep}).
  *
+ * <p>With {@code num_iterations} μ &gt; 1 a drain makes μ passes over the same minibatches, in the same
+ * order (the shuffle is drawn once per drain, as before): pass 1 steps every minibatch of every turn,
+ * then pass 2 steps them again, and so on, as TRL reuses one generation batch μ times. The loss of
+ * those steps needs log π_old of every token under the policy that sampled it: {@link #add} records it
+ * ({@link BehaviourLogprobs}) for the samples of the agents this process holds before it drains
+ * anything, so every sample is scored by the weights that sampled it, also a sample that waits in
+ * the buffer across an update of its agent. A drain's samples leave that record when it is done.
+ *
  * <p>Different agents' drains run concurrently on their own threads in "mp" mode (separate models
  * and optimizers); each agent's in order. In the agents split of a ddp run every process receives
  * every agent's stats, in agent order, so all log the same events. Stats go to {@link UpdateMetrics}.
@@ -26,7 +34,13 @@ import java.util.TreeMap;
 final class AgentBuffers {
     /** One optimizer step of agent {@code agent} on a minibatch, its samples' stats added to {@code stats}. */
     interface MinibatchStep {
-        void step(int agent, List<NodeSample> minibatch, TurnStats stats);
+        /** {@code oldLogprobs}: per sample, log π_old per completion and token (μ &gt; 1), or null (μ = 1). */
+        void step(int agent, List<NodeSample> minibatch, List<float[][]> oldLogprobs, TurnStats stats);
+    }
+
+    /** log π_old of sample {@code s}'s completions, per token, under agent {@code agent}'s current weights. */
+    interface BehaviourLogprobs {
+        float[][] of(int agent, NodeSample s);
     }
 
     private final List<List<NodeSample>> buffers = new ArrayList<>();
@@ -37,10 +51,30 @@ final class AgentBuffers {
     private final HeldAgents<?> agents;
     private final MinibatchStep step;
     private final UpdateMetrics metrics;
+    /** μ, the passes of each drain over its minibatches. */
+    private final int passes;
+    /** Scores the samples' old log-probabilities when μ &gt; 1; null when μ = 1. */
+    private final BehaviourLogprobs behaviour;
+    /** log π_old of the buffered samples of the held agents (μ &gt; 1), by sample identity. */
+    private final Map<NodeSample, float[][]> oldLogprobs = new java.util.IdentityHashMap<>();
 
-    /** {@code agents}: the agents this process holds (it drains their buffers), of every agent's buffer. */
+    /** One pass per drain, no old log-probabilities (num_iterations 1). */
     AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
             MinibatchStep step, UpdateMetrics metrics) {
+        this(agents, bufferSize, batchSize, seeds, executor, step, metrics, 1, null);
+    }
+
+    /**
+     * {@code agents}: the agents this process holds (it drains their buffers), of every agent's buffer;
+     * {@code passes} μ ≥ 1; {@code behaviour} is required when μ &gt; 1 and unused otherwise.
+     */
+    AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
+            MinibatchStep step, UpdateMetrics metrics, int passes, BehaviourLogprobs behaviour) {
+        if (passes < 1 || (passes > 1 && behaviour == null)) {
+            throw new IllegalArgumentException(passes + " passes" + (behaviour == null ? " without old log-probabilities" : ""));
+        }
+        this.passes = passes;
+        this.behaviour = passes > 1 ? behaviour : null;
         this.agents = agents;
         for (int i = 0; i < agents.size(); i++) {
             buffers.add(new ArrayList<>());
@@ -55,6 +89,7 @@ final class AgentBuffers {
 
     /** Buffers {@code samples} in order, draining each agent's buffer as it fills; whether any buffer was drained. */
     boolean add(List<NodeSample> samples) {
+        recordBehaviour(samples);
         List<Drain> drains = new ArrayList<>();
         for (NodeSample s : samples) {
             buffers.get(s.agent()).add(s);
@@ -64,6 +99,24 @@ final class AgentBuffers {
         }
         runDrains(drains);
         return !drains.isEmpty();
+    }
+
+    /** μ &gt; 1: log π_old of the held agents' samples, under the weights that sampled them (agents concurrently in "mp" mode). */
+    private void recordBehaviour(List<NodeSample> samples) {
+        if (behaviour == null) {
+            return;
+        }
+        for (Map<NodeSample, float[][]> scored : agents.mapIndexed(executor, (i, agent) -> {
+            Map<NodeSample, float[][]> out = new java.util.IdentityHashMap<>();
+            for (NodeSample s : samples) {
+                if (s.agent() == i) {
+                    out.put(s, behaviour.of(i, s));
+                }
+            }
+            return out;
+        }).values()) {
+            oldLogprobs.putAll(scored);
+        }
     }
 
     /** Drains what every agent's buffer still holds (end of an epoch). */
@@ -118,9 +171,19 @@ final class AgentBuffers {
                 metrics.record(r.agent(), r.stats(), r.maxEnvStep());
             }
         }
+        for (Drain d : drains) {
+            d.samples().forEach(oldLogprobs::remove);
+        }
     }
 
-    /** Updates the drain's agent from its samples: per turn, shuffled minibatches, one step each. */
+    /** One minibatch of a drain and the stats of its turn. */
+    private record Minibatch(List<NodeSample> samples, TurnStats stats) {
+    }
+
+    /**
+     * Updates the drain's agent from its samples: per turn, shuffled and cut into minibatches; then μ
+     * passes, each one step per minibatch, turns in order.
+     */
     private DrainResult drain(Drain d) {
         Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
         for (NodeSample s : d.samples()) {
@@ -128,16 +191,23 @@ final class AgentBuffers {
         }
         Random shuffle = new Random(d.shuffleSeed());
         Map<Integer, TurnStats> stats = new TreeMap<>();
+        List<Minibatch> minibatches = new ArrayList<>();
         long maxStep = 0;
         for (Map.Entry<Integer, List<NodeSample>> e : byTurn.entrySet()) {
             List<NodeSample> group = new ArrayList<>(e.getValue());
             Collections.shuffle(group, shuffle);
             TurnStats st = new TurnStats();
             for (int start = 0; start < group.size(); start += batchSize) {
-                step.step(d.agent(), group.subList(start, Math.min(group.size(), start + batchSize)), st);
+                minibatches.add(new Minibatch(group.subList(start, Math.min(group.size(), start + batchSize)), st));
             }
             stats.put(e.getKey(), st);
             maxStep = Math.max(maxStep, group.stream().mapToLong(NodeSample::envStep).max().orElse(0));
+        }
+        for (int pass = 0; pass < passes; pass++) {
+            for (Minibatch mb : minibatches) {
+                step.step(d.agent(), mb.samples(), behaviour == null ? null
+                        : mb.samples().stream().map(oldLogprobs::get).toList(), mb.stats());
+            }
         }
         return new DrainResult(d.agent(), stats, maxStep);
     }

@@ -46,6 +46,10 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
                 + "an agent's completion needs every other completion scored against the same choice of the other "
                 + "agents; set joint_mode: cross, or credit: shared" : null);
         check(b.misplacedCollaborationMode != null ? ReinforceFields.CENTRALIZED_ONLY : null);
+        Double epsilonHigh = get(ReinforceFields.EPSILON_HIGH);
+        check(epsilonHigh != null && epsilonHigh < epsilon() ? "epsilon_high (" + epsilonHigh + ") must be at least "
+                + "epsilon (" + epsilon() + "): it widens the upper clip range only (DAPO's clip-higher); raise "
+                + "epsilon_high, lower epsilon, or set epsilon_high to null to use epsilon on both sides" : null);
         if (algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO) {
             check(get(COLLABORATION_MODE) != CollaborationMode.CENTRALIZED ? "CentralizedMAGRPOConfig requires "
                     + "collaboration_mode=\"centralized\", got \"" + get(COLLABORATION_MODE) + "\"; use MAGRPOConfig "

@@ -4,6 +4,10 @@ import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
 import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING;
 import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING_MAX_DRAWS;
+import static comlrl.trainers.reinforce.ReinforceFields.EPSILON;
+import static comlrl.trainers.reinforce.ReinforceFields.EPSILON_HIGH;
+import static comlrl.trainers.reinforce.ReinforceFields.IMPORTANCE_SAMPLING_LEVEL;
+import static comlrl.trainers.reinforce.ReinforceFields.NUM_ITERATIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
 import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
 import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
@@ -52,7 +56,9 @@ import java.util.function.Function;
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
  * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code credit} ({@link Credit}, default
- * shared: the reference's); {@code dynamic_sampling} with its cap
+ * shared: the reference's); {@code num_iterations} (μ, default 1: on-policy), {@code epsilon},
+ * {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of μ &gt; 1,
+ * {@link MAGRPOLoss#accumulateClipped}); {@code dynamic_sampling} with its cap
  * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches}).
  */
 public interface MAGRPOConfig extends TrainerConfig {
@@ -115,6 +121,27 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code dynamic_sampling_max_draws}: the most items dropped per update batch; null = no cap ({@link DynamicSampling}). */
     default Integer dynamicSamplingMaxDraws() {
         return get(DYNAMIC_SAMPLING_MAX_DRAWS);
+    }
+
+    /** {@code num_iterations}: μ, optimisation passes over each drained buffer; 1 = on-policy ({@link MAGRPOLoss}). */
+    default int numIterations() {
+        return get(NUM_ITERATIONS);
+    }
+
+    /** {@code epsilon}: ε, the ratio is clipped to {@code [1 − ε, 1 + ε_high]} (when μ &gt; 1). */
+    default double epsilon() {
+        return get(EPSILON);
+    }
+
+    /** {@code epsilon_high}: ε_high, resolved ({@code epsilon} when unset). */
+    default double epsilonHigh() {
+        Double high = get(EPSILON_HIGH);
+        return high != null ? high : epsilon();
+    }
+
+    /** {@code importance_sampling_level}: token or sequence (GSPO) ratios, see {@link ImportanceSamplingLevel}. */
+    default ImportanceSamplingLevel importanceSamplingLevel() {
+        return get(IMPORTANCE_SAMPLING_LEVEL);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -236,6 +263,28 @@ public interface MAGRPOConfig extends TrainerConfig {
         /** null = no cap; requires {@code dynamicSampling(true)}. */
         public Builder<C> dynamicSamplingMaxDraws(Integer maxDraws) {
             return put(DYNAMIC_SAMPLING_MAX_DRAWS, maxDraws);
+        }
+
+        public Builder<C> numIterations(int numIterations) {
+            return put(NUM_ITERATIONS, numIterations);
+        }
+
+        public Builder<C> epsilon(double epsilon) {
+            return put(EPSILON, epsilon);
+        }
+
+        /** null = epsilon. */
+        public Builder<C> epsilonHigh(Double epsilonHigh) {
+            return put(EPSILON_HIGH, epsilonHigh);
+        }
+
+        public Builder<C> importanceSamplingLevel(ImportanceSamplingLevel level) {
+            return put(IMPORTANCE_SAMPLING_LEVEL, Objects.requireNonNull(level, "importanceSamplingLevel"));
+        }
+
+        /** "token" or "sequence". */
+        public Builder<C> importanceSamplingLevel(String level) {
+            return put(IMPORTANCE_SAMPLING_LEVEL, ImportanceSamplingLevel.parse(level));
         }
 
         @Override

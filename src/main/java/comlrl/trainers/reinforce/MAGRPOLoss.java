@@ -32,6 +32,15 @@ import java.util.List;
  * {@code mask_truncated_completions} a completion that reached max_new_tokens without an EOS is not
  * in the loss: w = 0, and it counts in none of M, |y|, T_s, T_B (TRL's grpo and dr_grpo still count
  * such rows in their denominators; here M counts the completions in the loss, as for empty ones).
+ *
+ * <p>With {@code num_iterations} μ &gt; 1 every drained buffer is stepped μ times ({@link AgentBuffers}) and
+ * L_B is the clipped surrogate of the ratio r to the policy that sampled (π_old), with the same A and D:
+ * <pre>
+ *   L_B = Σ_{s∈B} Σ_k (1/D_{s,k}) Σ_t −min(r_{s,k,t}·A_{s,k}, clip(r_{s,k,t}, 1 − ε, 1 + ε_high)·A_{s,k})
+ *       = Σ_{s∈B} Σ_k w_{s,k} Σ_t g_{s,k,t},    g = min(r, clip(r)) for A &gt; 0,  max(r, clip(r)) for A &lt; 0
+ * </pre>
+ * (r per token, or per completion with {@code importance_sampling_level: sequence}; {@link #accumulateClipped}).
+ * At r = 1, ∇g_t = ∇log π(y_t): the gradient of the μ = 1 loss above, which μ = 1 computes as it always did.
  */
 public final class MAGRPOLoss {
     private MAGRPOLoss() {
@@ -188,6 +197,7 @@ public final class MAGRPOLoss {
      * adds the gradient of its completions' terms (weights from the whole group), the per-sample losses
      * are summed across ranks before any is checked, and the caller sums the gradients
      * ({@link RankWork#sumGradients}); every rank then throws for the same sample, or none does.
+     * This is the update of {@code num_iterations} 1 (ratio 1); {@link #accumulateClipped} that of μ &gt; 1.
      *
      * @return L_s of every sample of the minibatch, in order: |B| times its terms of L_B (the sum over B of
      *         L_s/|B| is L_B)
@@ -196,23 +206,108 @@ public final class MAGRPOLoss {
      */
     public static double[] accumulate(DecoderLm model, List<NodeSample> minibatch, MAGRPOConfig args, long padId,
             RankWork work) {
-        double[] losses = new double[minibatch.size()];
         double[][] weights = weights(minibatch, args);
+        return perSample(minibatch, work, (j, s, rows) -> Scorer.backwardWeighted(model,
+                Collections.nCopies(rows.length, s.promptIds()), pick(s.completionIds(), rows), padId,
+                pick(weights[j], rows), args.gradientCheckpointing()));
+    }
+
+    /**
+     * L_s of each sample ({@link #accumulateClipped}) and, summed over the minibatch, the tokens in the
+     * loss and those the clip cut off ({@code r < 1 − ε} with A &lt; 0; {@code r > 1 + ε_high} with A &gt; 0).
+     */
+    public record ClippedLosses(double[] losses, double tokens, double lowClipped, double highClipped) {
+    }
+
+    /**
+     * The update of {@code num_iterations} μ &gt; 1: adds ∇ L_B of the clipped surrogate (TRL's
+     * GRPOTrainer loss) to the parameter gradients, sample by sample as {@link #accumulate} does. With
+     * π_old the policy that sampled ({@code oldLogprobs}, from {@link #behaviourLogprobs}) and the same
+     * A_{s,k} and divisor D_{s,k} of the loss type as the weights {@code w_{s,k} = −A_{s,k}/D_{s,k}}:
+     * <pre>
+     *   r_{s,k,t} = exp(log π_θ(y_{s,k,t}) − log π_old(y_{s,k,t}))                       token level
+     *   r_{s,k,t} = exp((1/|y_{s,k}|) Σ_u [log π_θ(y_{s,k,u}) − log π_old(y_{s,k,u})])    sequence level (GSPO)
+     *   L_B = Σ_{s∈B} Σ_k (1/D_{s,k}) Σ_t −min(r_{s,k,t}·A_{s,k}, clip(r_{s,k,t}, 1 − ε, 1 + ε_high)·A_{s,k})
+     * </pre>
+     * ({@link Scorer#backwardClipped}, with 1/D_{s,k} the weight of A = −1, as w is linear in A). Where
+     * every r = 1 (the first pass over a buffer, π_θ = π_old) the gradient is {@code Σ w_{s,k} Σ_t ∇log π},
+     * that of {@link #accumulate}; its loss value is then {@code Σ_k w_{s,k}·|y_{s,k}|}, not the weighted
+     * log-likelihood {@link #accumulate} reports. Rows split between processes and gradient
+     * checkpointing work as in {@link #accumulate} (each term is one completion's).
+     *
+     * @param oldLogprobs per sample of the minibatch, per completion, log π_old of each token (null for
+     *        rows another process scores)
+     */
+    public static ClippedLosses accumulateClipped(DecoderLm model, List<NodeSample> minibatch,
+            List<float[][]> oldLogprobs, MAGRPOConfig args, long padId, RankWork work) {
+        double[][] advantages = advantages(minibatch, args);
+        double[][] minusOnes = new double[minibatch.size()][];
+        for (int j = 0; j < minusOnes.length; j++) {
+            minusOnes[j] = new double[advantages[j].length];
+            Arrays.fill(minusOnes[j], -1);
+        }
+        double[][] scales = weights(minibatch, minusOnes, args.lossType(), args.maskTruncatedCompletions(),
+                minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
+        // 1/D_{s,k} (L = the agent's max_new_tokens, as in weights), 0 for a completion not in the loss
+        Scorer.Clip clip = new Scorer.Clip(args.epsilon(), args.epsilonHigh(),
+                args.importanceSamplingLevel() == ImportanceSamplingLevel.SEQUENCE);
+        double[] counts = new double[3]; // tokens, clipped low, clipped high
+        double[] losses = perSample(minibatch, work, (j, s, rows) -> {
+            float[][] old = oldLogprobs.get(j);
+            Scorer.ClippedLoss l = Scorer.backwardClipped(model, Collections.nCopies(rows.length, s.promptIds()),
+                    pick(s.completionIds(), rows), padId, pick(advantages[j], rows), pick(scales[j], rows),
+                    Arrays.stream(rows).mapToObj(k -> old[k]).toArray(float[][]::new), clip,
+                    args.gradientCheckpointing());
+            counts[0] += l.tokens();
+            counts[1] += l.lowClipped();
+            counts[2] += l.highClipped();
+            return l.value();
+        });
+        double[] total = work.splitsRows() ? work.sum(counts) : counts;
+        return new ClippedLosses(losses, total[0], total[1], total[2]);
+    }
+
+    /**
+     * log π_old of every token of {@code s}'s completions under {@code model} as it is now, the policy
+     * that sampled them, computed without gradient the way the loss computes log π_θ ({@link
+     * Scorer#tokenLogprobs}), so that the first pass's ratios are exactly 1. Only this process's rows
+     * ({@link RankWork#localRows}); null for the others. Not the log-probabilities sampling recorded
+     * ({@code Completion.logprobs}): those come from the KV-cached decode in the generation dtype and
+     * differ from the loss's forward by rounding, which would make the on-policy ratio differ from 1.
+     * A LoRA agent with {@code dropout} &gt; 0 is scored here without dropout while its training passes
+     * draw dropout masks, so its first-pass ratios are 1 only up to that noise (as in TRL, whose old
+     * log-probabilities come from another forward than the loss's).
+     */
+    public static float[][] behaviourLogprobs(DecoderLm model, NodeSample s, long padId, RankWork work) {
+        int[] rows = work.localRows(s.completionIds().size());
+        float[][] out = new float[s.completionIds().size()][];
+        float[][] local = Scorer.tokenLogprobs(model, Collections.nCopies(rows.length, s.promptIds()),
+                pick(s.completionIds(), rows), padId);
+        for (int r = 0; r < rows.length; r++) {
+            out[rows[r]] = local[r];
+        }
+        return out;
+    }
+
+    /** Sample j's loss from this process's rows of it ({@code rows}: all of them unless rows are split). */
+    private interface RowsLoss {
+        double backward(int j, NodeSample s, int[] rows);
+    }
+
+    /**
+     * Runs {@code loss} on each sample of the minibatch that has rows here, each in its own scope, and
+     * returns L_s = |B| · its value; non-finite values throw {@link NonFiniteException}, after summing
+     * over the processes when rows are split (so that every rank throws for the same sample).
+     */
+    private static double[] perSample(List<NodeSample> minibatch, RankWork work, RowsLoss loss) {
+        double[] losses = new double[minibatch.size()];
         for (int j = 0; j < minibatch.size(); j++) {
             NodeSample s = minibatch.get(j);
-            double[] w = weights[j];
             int[] rows = work.localRows(s.completionIds().size());
             if (rows.length > 0) {
-                List<long[]> ys = s.completionIds();
-                double[] wl = w;
-                if (work.splitsRows()) { // this process's completions of the group
-                    ys = java.util.Arrays.stream(rows).mapToObj(ys::get).toList();
-                    wl = java.util.Arrays.stream(rows).mapToDouble(k -> w[k]).toArray();
-                }
                 try (Scope scope = Scope.open()) {
-                    double lb = Scorer.backwardWeighted(model, Collections.nCopies(rows.length, s.promptIds()), ys,
-                            padId, wl, args.gradientCheckpointing());
-                    losses[j] = lb * minibatch.size(); // L_s (this rank's part of it when the rows are split)
+                    // L_s (this rank's part of it when the rows are split)
+                    losses[j] = loss.backward(j, s, rows) * minibatch.size();
                 }
             }
             if (!work.splitsRows() && !Double.isFinite(losses[j])) {
@@ -228,6 +323,14 @@ public final class MAGRPOLoss {
             }
         }
         return losses;
+    }
+
+    private static List<long[]> pick(List<long[]> values, int[] rows) {
+        return Arrays.stream(rows).mapToObj(values::get).toList();
+    }
+
+    private static double[] pick(double[] values, int[] rows) {
+        return Arrays.stream(rows).mapToDouble(k -> values[k]).toArray();
     }
 
     /** A NaN or infinite value met on the way to an optimizer step, with the sample it came from. */

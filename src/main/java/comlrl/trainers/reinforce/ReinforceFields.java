@@ -1,6 +1,7 @@
 package comlrl.trainers.reinforce;
 
 import static comlrl.utils.ConfigField.atLeast;
+import static comlrl.utils.ConfigField.nullableNumber;
 import static comlrl.utils.ConfigField.number;
 import static comlrl.utils.TrainerFields.*;
 
@@ -77,6 +78,26 @@ final class ReinforceFields {
     static final List<ConfigField<?>> UPDATE_RULES = List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS,
             DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS);
 
+    /** {@code num_iterations}: μ, optimisation passes over each drained buffer (the clipped surrogate when &gt; 1). */
+    static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 1, 1,
+            " (1 = strictly on-policy, the reference's update)")
+            .means("Optimisation passes (μ) over each drained rollout buffer; above 1 the loss is the clipped "
+                    + "surrogate of the ratio to the sampling policy (epsilon, epsilon_high, importance_sampling_level).");
+    /** {@code epsilon}: the lower clip range ε of the ratio (and the upper one unless epsilon_high is set). */
+    static final ConfigField<Double> EPSILON = number("epsilon", 0.2, v -> v > 0 && Double.isFinite(v),
+            "a finite number > 0")
+            .means("Clip range of the ratio: r is clipped to [1 - epsilon, 1 + epsilon_high]; used when num_iterations > 1.");
+    /** {@code epsilon_high}: the upper clip range ε_high ("clip-higher", DAPO); null = epsilon. */
+    static final ConfigField<Double> EPSILON_HIGH = nullableNumber("epsilon_high", null,
+            v -> v > 0 && Double.isFinite(v), "a finite number > 0, or null (= epsilon)")
+            .means("Upper clip range (DAPO's clip-higher), at least epsilon; null = epsilon.");
+    /** {@code importance_sampling_level}: see {@link ImportanceSamplingLevel}. */
+    static final ConfigField<ImportanceSamplingLevel> IMPORTANCE_SAMPLING_LEVEL = ConfigField.choice(
+            "importance_sampling_level", ImportanceSamplingLevel.TOKEN, ImportanceSamplingLevel::parse,
+            ImportanceSamplingLevel::configName)
+            .means("The ratio of the clipped surrogate: token (per-token ratios, GRPO) or sequence (the exp of the "
+                    + "mean token log-ratio of a completion, GSPO); no effect with num_iterations 1.");
+
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
             + "this config are always decentralized. For one actor playing every role use CentralizedMAGRPOConfig "
@@ -112,6 +133,7 @@ final class ReinforceFields {
         fields.addAll(OURS);
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
+        fields.addAll(List.of(NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL));
         fields.add(CREDIT);
         fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
         return List.copyOf(fields);

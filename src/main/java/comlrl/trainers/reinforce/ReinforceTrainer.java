@@ -64,7 +64,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
                 run.work.isMain(), args.dynamicSampling());
         this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.executor, this::step, updateMetrics);
+                run.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
+                        agents.get(agent).model(), s, agents.get(agent).padId(), run.work));
         this.progress = new EpochProgress(run.loop, run.checkpoint, run.actors, this::evaluate, this::trainItem,
                 this::flushAll);
     }
@@ -257,20 +258,26 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     /**
      * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
-     * AdamW step ({@link MAGRPOLoss}, where the loss and each symbol are defined).
+     * AdamW step ({@link MAGRPOLoss}, where the loss and each symbol are defined). With
+     * {@code num_iterations} 1 ({@code oldLogprobs} null) L_B is the weighted log-likelihood
+     * ({@link MAGRPOLoss#accumulate}); above 1 the clipped surrogate of the ratio to π_old
+     * ({@link MAGRPOLoss#accumulateClipped}), this being one of the μ passes over B ({@link AgentBuffers}).
      *
      * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
      * minibatch whose accumulated gradient is not finite, stops training with an error before the
      * step; with {@code skip_nonfinite_samples} such samples (or that minibatch) are left out and counted.
      */
-    private void step(int agent, List<NodeSample> minibatch, TurnStats stats) {
+    private void step(int agent, List<NodeSample> minibatch, List<float[][]> oldLogprobs, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
         AdamW opt = run.optimizers.get(agent);
         long pad = agents.get(agent).padId();
         List<NodeSample> kept = new ArrayList<>();
-        for (NodeSample s : minibatch) {
+        List<float[][]> keptOld = new ArrayList<>(); // log π_old of the kept samples (μ > 1)
+        for (int j = 0; j < minibatch.size(); j++) {
+            NodeSample s = minibatch.get(j);
             if (s.finite()) {
                 kept.add(s);
+                keptOld.add(oldLogprobs == null ? null : oldLogprobs.get(j));
             } else if (args.skipNonfiniteSamples()) {
                 stats.skip();
             } else {
@@ -278,16 +285,24 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             }
         }
         double[] losses = null;
+        MAGRPOLoss.ClippedLosses clipped = null;
         while (losses == null && !kept.isEmpty()) {
             opt.zeroGrad();
             try {
-                losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.work);
+                if (oldLogprobs == null) {
+                    losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.work);
+                } else {
+                    clipped = MAGRPOLoss.accumulateClipped(model, kept, keptOld, args, pad, run.work);
+                    losses = clipped.losses();
+                }
             } catch (MAGRPOLoss.NonFiniteException e) {
                 if (!args.skipNonfiniteSamples()) {
                     opt.zeroGrad();
                     throw nonFinite(e.getMessage());
                 }
-                kept.remove(e.sample()); // again without it (the weights depend on |B|)
+                int j = kept.indexOf(e.sample());
+                kept.remove(j); // again without it (the weights depend on |B|)
+                keptOld.remove(j);
                 stats.skip();
             }
         }
@@ -315,6 +330,9 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
+        }
+        if (clipped != null) {
+            stats.addClipped(clipped.tokens(), clipped.lowClipped(), clipped.highClipped());
         }
     }
 

@@ -11,7 +11,12 @@ import java.util.Map;
  * (mean of node mean returns), {@code turn_t/policy_loss} (mean L_s), {@code turn_t/completion_length_mean}
  * (tokens per completion) and, with reference KL, {@code turn_t/reference_kl_mean} and
  * {@code turn_t/reference_kl_penalty_mean} (= β · mean KL). Samples left out of the update for a
- * non-finite value are only counted ({@code nonfinite_samples_skipped}).
+ * non-finite value are only counted ({@code nonfinite_samples_skipped}). With {@code num_iterations} μ &gt; 1
+ * each sample counts once per pass (the means of rewards, returns and lengths are unchanged,
+ * {@code policy_loss} is the mean over the passes), and the clipped surrogate's tokens give, as TRL
+ * names them, {@code turn_t/clip_ratio/low_mean} (fraction of the tokens in the loss with r &lt; 1 − ε and
+ * A &lt; 0), {@code turn_t/clip_ratio/high_mean} (r &gt; 1 + ε_high, A &gt; 0) and
+ * {@code turn_t/clip_ratio/region_mean} (their sum: the tokens the clip removes from the gradient).
  */
 final class TurnStats {
     private static final int REWARD = 0;
@@ -21,8 +26,16 @@ final class TurnStats {
     private static final int LENGTH = 4;
     private static final int COUNT = 5;
     private static final int SKIPPED = 6;
-    /** The sums of reward, return, loss, KL and length, then the counts of samples used and skipped. */
-    private final double[] v = new double[7];
+    private static final int CLIP_TOKENS = 7;
+    private static final int CLIPPED_LOW = 8;
+    private static final int CLIPPED_HIGH = 9;
+    /** The fields sent when nothing was clipped-surrogate (num_iterations 1): all but the clip counts. */
+    private static final int ON_POLICY_FIELDS = 7;
+    /**
+     * The sums of reward, return, loss, KL and length, the counts of samples used and skipped, then the
+     * clipped surrogate's token counts: in the loss, clipped low, clipped high.
+     */
+    private final double[] v = new double[10];
 
     /** Adds a sample used in the update, with its loss L_s. */
     void add(NodeSample s, double lossValue, boolean withKl) {
@@ -36,6 +49,13 @@ final class TurnStats {
         v[COUNT]++;
     }
 
+    /** Adds the token counts of a clipped-surrogate step ({@link MAGRPOLoss.ClippedLosses}). */
+    void addClipped(double tokens, double lowClipped, double highClipped) {
+        v[CLIP_TOKENS] += tokens;
+        v[CLIPPED_LOW] += lowClipped;
+        v[CLIPPED_HIGH] += highClipped;
+    }
+
     void skip() {
         v[SKIPPED]++;
     }
@@ -46,12 +66,15 @@ final class TurnStats {
         }
     }
 
-    /** For exchanging stats between the processes of a ddp run: the sums, then the counts (exact as doubles). */
+    /**
+     * For exchanging stats between the processes of a ddp run: the sums, then the counts (exact as
+     * doubles); the clip counts only when there are any (so on-policy stats travel as before).
+     */
     static final Codec<TurnStats> CODEC = Codecs.DOUBLES.as(a -> {
         TurnStats s = new TurnStats();
-        System.arraycopy(a, 0, s.v, 0, s.v.length);
+        System.arraycopy(a, 0, s.v, 0, Math.min(a.length, s.v.length));
         return s;
-    }, s -> s.v.clone());
+    }, s -> java.util.Arrays.copyOf(s.v, s.v[CLIP_TOKENS] > 0 ? s.v.length : ON_POLICY_FIELDS));
 
     int count() {
         return (int) v[COUNT];
@@ -73,6 +96,11 @@ final class TurnStats {
                 out.v[COUNT]++;
             }
             out.v[SKIPPED] += s.v[SKIPPED];
+            if (s.v[CLIP_TOKENS] > 0) { // each agent's fractions, weighted equally: Σ fractions / agents
+                out.v[CLIPPED_LOW] += s.v[CLIPPED_LOW] / s.v[CLIP_TOKENS];
+                out.v[CLIPPED_HIGH] += s.v[CLIPPED_HIGH] / s.v[CLIP_TOKENS];
+                out.v[CLIP_TOKENS]++;
+            }
         }
         return out;
     }
@@ -90,6 +118,11 @@ final class TurnStats {
                 out.put(p + "reference_kl_mean", v[KL] / count);
                 out.put(p + "reference_kl_penalty_mean", klCoef * v[KL] / count);
             }
+        }
+        if (v[CLIP_TOKENS] > 0) {
+            out.put(p + "clip_ratio/low_mean", v[CLIPPED_LOW] / v[CLIP_TOKENS]);
+            out.put(p + "clip_ratio/high_mean", v[CLIPPED_HIGH] / v[CLIP_TOKENS]);
+            out.put(p + "clip_ratio/region_mean", (v[CLIPPED_LOW] + v[CLIPPED_HIGH]) / v[CLIP_TOKENS]);
         }
         if (v[SKIPPED] > 0) {
             out.put(p + "nonfinite_samples_skipped", v[SKIPPED]);

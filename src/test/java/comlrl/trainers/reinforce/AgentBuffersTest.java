@@ -29,7 +29,7 @@ class AgentBuffersTest {
         SeedStream seeds = new SeedStream(RUN_SEED);
         try (AgentExecutor executor = AgentExecutor.create(1, false)) {
             AgentBuffers buffers = new AgentBuffers(HeldAgents.of(List.of("agent 0"), RankWork.single(1)), 6, 2, seeds, executor,
-                    (agent, minibatch, stats) -> minibatches.add(agent + ":" + minibatch.stream()
+                    (agent, minibatch, old, stats) -> minibatches.add(agent + ":" + minibatch.stream()
                             .map(NodeSample::item).toList()),
                     new UpdateMetrics(0.0, false, new PrintStream(new ByteArrayOutputStream()), true));
             // turn 0: a0..a3, turn 1: b0, b1, interleaved as a rollout tree lists them; the 6th fills the buffer

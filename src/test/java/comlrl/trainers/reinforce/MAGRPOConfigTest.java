@@ -266,7 +266,8 @@ class MAGRPOConfigTest {
                 .rolloutBufferSize(3).trainBatchSize(1).advantageNormalization(false)
                 .referenceKlEnabled(true).referenceKlCoef(0.05).referenceDevices("cpu").seed(-5)
                 .lossType(LossType.DAPO).maskTruncatedCompletions(true)
-                .credit(Credit.COUNTERFACTUAL);
+                .credit(Credit.COUNTERFACTUAL)
+                .numIterations(3).epsilon(0.1).epsilonHigh(0.3).importanceSamplingLevel(ImportanceSamplingLevel.SEQUENCE);
     }
 
     @Test
@@ -302,8 +303,8 @@ class MAGRPOConfigTest {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
         // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit,
-        // dynamic_sampling, dynamic_sampling_max_draws
-        assertThat(map).hasSize(39)
+        // dynamic_sampling, dynamic_sampling_max_draws, num_iterations, epsilon, epsilon_high, importance_sampling_level
+        assertThat(map).hasSize(43)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -323,8 +324,12 @@ class MAGRPOConfigTest {
                 .containsEntry("credit", "shared")
                 .containsEntry("dynamic_sampling", false)
                 .containsEntry("dynamic_sampling_max_draws", null)
+                .containsEntry("num_iterations", 1)
+                .containsEntry("epsilon", 0.2)
+                .containsEntry("epsilon_high", null)
+                .containsEntry("importance_sampling_level", "token")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(39).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(43).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

@@ -1,0 +1,57 @@
+package comlrl.trainers.reinforce;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code importance_sampling_level}: which ratio of the current policy π_θ to the sampling policy
+ * π_old the clipped surrogate of {@code num_iterations} &gt; 1 uses, as TRL's GRPOConfig names it.
+ * With ρ_t = log π_θ(y_t | x, y_&lt;t) − log π_old(y_t | x, y_&lt;t) over the |y| tokens of a completion:
+ * <pre>
+ *   token:     r_t = exp(ρ_t)                          (GRPO, PPO)
+ *   sequence:  r_t = s = exp((1/|y|) Σ_u ρ_u)  for every t   (GSPO)
+ * </pre>
+ * Unclipped, the sequence ratio's gradient is {@code ∇s = s · (1/|y|) Σ_u ∇log π_θ(y_u)}, and as s is
+ * one value per completion a completion is clipped whole or not at all. With one pass
+ * ({@code num_iterations} 1) π_θ = π_old, every ratio is 1 and the level makes no difference.
+ */
+public enum ImportanceSamplingLevel {
+    TOKEN("token"),
+    SEQUENCE("sequence");
+
+    private final String configName;
+
+    ImportanceSamplingLevel(String configName) {
+        this.configName = configName;
+    }
+
+    /** The config-file spelling. */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored).
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static ImportanceSamplingLevel parse(String value) {
+        if (value != null) {
+            String key = value.trim().toLowerCase(Locale.ROOT);
+            for (ImportanceSamplingLevel l : values()) {
+                if (l.configName.equals(key)) {
+                    return l;
+                }
+            }
+        }
+        throw new IllegalArgumentException("importance_sampling_level must be one of "
+                + Arrays.stream(values()).map(l -> "\"" + l.configName + "\"").collect(Collectors.joining(", "))
+                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}
