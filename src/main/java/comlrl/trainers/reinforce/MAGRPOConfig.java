@@ -1,5 +1,6 @@
 package comlrl.trainers.reinforce;
 
+import static comlrl.trainers.reinforce.ReinforceFields.ADVANTAGE_NORMALIZATION_SCOPE;
 import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
 import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
@@ -49,8 +50,9 @@ import java.util.function.Function;
  * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
  * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}); and {@code credit} ({@link Credit}, default
- * shared: the reference's).
+ * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code credit} ({@link Credit}, default
+ * shared: the reference's); and {@code advantage_normalization_scope} ({@link NormalizationScope}, default
+ * agent: each sample's own group, as always).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -102,6 +104,11 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code credit}: shared or counterfactual (joint_mode cross only), see {@link Credit}. */
     default Credit credit() {
         return get(CREDIT);
+    }
+
+    /** {@code advantage_normalization_scope}: agent (default) or joint, see {@link NormalizationScope}. */
+    default NormalizationScope advantageNormalizationScope() {
+        return get(ADVANTAGE_NORMALIZATION_SCOPE);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -205,6 +212,15 @@ public interface MAGRPOConfig extends TrainerConfig {
         /** "shared" or "counterfactual". */
         public Builder<C> credit(String credit) {
             return put(CREDIT, Credit.parse(credit));
+        }
+
+        public Builder<C> advantageNormalizationScope(NormalizationScope scope) {
+            return put(ADVANTAGE_NORMALIZATION_SCOPE, Objects.requireNonNull(scope, "advantage_normalization_scope"));
+        }
+
+        /** "agent" or "joint". */
+        public Builder<C> advantageNormalizationScope(String scope) {
+            return put(ADVANTAGE_NORMALIZATION_SCOPE, NormalizationScope.parse(scope));
         }
 
         @Override

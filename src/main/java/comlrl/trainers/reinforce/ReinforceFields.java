@@ -55,6 +55,13 @@ final class ReinforceFields {
             .means("How joint returns credit each agent: shared (the sum over the joint actions holding its completion, "
                     + "one group of G) or counterfactual (joint_mode cross only: each choice of the other agents' "
                     + "completions is its own group of G, advantages averaged over those C = G^(N-1) groups).");
+    /** {@code advantage_normalization_scope}: see {@link NormalizationScope}. */
+    static final ConfigField<NormalizationScope> ADVANTAGE_NORMALIZATION_SCOPE = ConfigField.choice(
+            "advantage_normalization_scope", NormalizationScope.AGENT, NormalizationScope::parse,
+            NormalizationScope::configName)
+            .means("Whose statistics scale_rewards (group or batch) normalises an agent's advantages with: agent (its "
+                    + "own, Dr. MAS's agent-wise normalisation) or joint (pooled over every agent of the node; "
+                    + "credit shared only).");
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
@@ -92,6 +99,7 @@ final class ReinforceFields {
         fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
         fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
         fields.add(CREDIT);
+        fields.add(ADVANTAGE_NORMALIZATION_SCOPE);
         return List.copyOf(fields);
     }
 }

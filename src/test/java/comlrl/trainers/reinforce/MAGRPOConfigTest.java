@@ -301,8 +301,9 @@ class MAGRPOConfigTest {
     void toMapValues() {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
-        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit
-        assertThat(map).hasSize(37)
+        // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit,
+        // advantage_normalization_scope
+        assertThat(map).hasSize(38)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -320,8 +321,9 @@ class MAGRPOConfigTest {
                 .containsEntry("advantage_normalization", true)
                 .containsEntry("mask_truncated_completions", false)
                 .containsEntry("credit", "shared")
+                .containsEntry("advantage_normalization_scope", "agent")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(37).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(38).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 
