@@ -24,9 +24,13 @@ import java.util.Map;
  * <pre>{"batch_items": [{...task item...}], "agent_completions": [["a0 c0", "a0 c1"], ["a1 c0", "a1 c1"]], "num_agents": 2}</pre>
  * and must answer with one line on stdout, flushed: either a JSON array of numbers
  * {@code [1.0, 0.5]} or an object {@code {"rewards": [1.0, 0.5]}} (NaN/Infinity as Python's
- * {@code json} writes them are accepted). Blank lines are skipped; stdout is reserved for replies,
- * so the process should log to stderr. Its environment gets {@code PYTHONUNBUFFERED=1}. When
- * stdin closes (end of input: training ended), the process should exit; after 2 s it is killed.
+ * {@code json} writes them are accepted). An element may also be a list of num_agents numbers, the
+ * per-agent rewards of that joint response ({@code [[1.0, 0.0], 0.5]}: agent 0 gets 1 and agent 1 gets 0
+ * for joint response 0, both 0.5 for joint response 1); see {@link AgentRewardFunction} for who uses
+ * them (the MAGRPO family) and what everyone else sees (their mean). Blank lines are skipped; stdout
+ * is reserved for replies, so the process should log to stderr. Its environment gets
+ * {@code PYTHONUNBUFFERED=1}. When stdin closes (end of input: training ended), the process should
+ * exit; after 2 s it is killed.
  *
  * <p><b>Lifetime.</b> The process cannot outlive the JVM: it is killed (with its descendants) when
  * the JVM exits, is stopped by a signal, or is killed outright ({@code kill -9}); see
@@ -51,7 +55,7 @@ import java.util.Map;
  * <p>Close it (try-with-resources) when done: stdin is closed, the process gets 2 s to exit, then it
  * is destroyed.
  */
-public final class ExternalCommandReward implements RewardFunction, AutoCloseable {
+public final class ExternalCommandReward implements AgentRewardFunction, AutoCloseable {
     /** Default time to wait for one reply. */
     public static final Duration DEFAULT_TIMEOUT = JsonLinesProcess.DEFAULT_TIMEOUT;
     /** How many of the last stderr lines are kept for error messages. */
@@ -77,8 +81,9 @@ public final class ExternalCommandReward implements RewardFunction, AutoCloseabl
         return builder(List.of(command)).build();
     }
 
+    /** Each reply element as a vector: a number → {@code [v]} (team reward), a list → its numbers. */
     @Override
-    public synchronized List<Double> score(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
+    public synchronized List<double[]> scorePerAgent(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
         String request = request(agentCompletions, batchItems);
         try {
             return parse(process.call(request));
@@ -126,7 +131,7 @@ public final class ExternalCommandReward implements RewardFunction, AutoCloseabl
     }
 
     /** The rewards in {@code reply}; a malformed reply fails the process (see {@link JsonLinesProcess#fail}). */
-    private List<Double> parse(String reply) {
+    private List<double[]> parse(String reply) {
         JsonNode node;
         try {
             node = JSON.readTree(reply);
@@ -140,20 +145,33 @@ public final class ExternalCommandReward implements RewardFunction, AutoCloseabl
         if (array == null || !array.isArray()) {
             throw process.fail(malformed(reply, "it is neither an array nor an object with a \"rewards\" array"));
         }
-        List<Double> rewards = new ArrayList<>(array.size());
+        List<double[]> rewards = new ArrayList<>(array.size());
         for (int k = 0; k < array.size(); k++) {
             JsonNode value = array.get(k);
-            if (!value.isNumber()) {
-                throw process.fail(malformed(reply, "element " + k + " is not a number"));
+            if (value.isNumber()) {
+                rewards.add(new double[] {value.doubleValue()});
+                continue;
             }
-            rewards.add(value.doubleValue());
+            if (!value.isArray() || value.isEmpty()) {
+                throw process.fail(malformed(reply, "element " + k
+                        + " is neither a number nor a non-empty list of numbers"));
+            }
+            double[] row = new double[value.size()];
+            for (int i = 0; i < row.length; i++) {
+                if (!value.get(i).isNumber()) {
+                    throw process.fail(malformed(reply, "element " + k + "[" + i + "] is not a number"));
+                }
+                row[i] = value.get(i).doubleValue();
+            }
+            rewards.add(row);
         }
         return rewards;
     }
 
     private static String malformed(String reply, String problem) {
         return "replied with malformed output (" + problem + "): " + JsonLinesProcess.shorten(reply)
-                + "; expected one JSON line: an array of numbers or {\"rewards\": [...]}";
+                + "; expected one JSON line: an array of numbers or {\"rewards\": [...]} (an element may be a list "
+                + "of per-agent numbers)";
     }
 
 }

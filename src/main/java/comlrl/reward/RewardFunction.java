@@ -14,7 +14,8 @@ import java.util.function.Function;
  * {@code batchItems} are the task items being scored; the trainers call the function for one task
  * item at a time, so it is usually {@code batchItems.get(0)}. The result has one reward per joint
  * response (K values); trainers also accept a single value (shared) or one value per agent, see
- * {@link RewardLengths}. Rewards then pass through the trainer's reward processor.
+ * {@link RewardLengths}. Rewards then pass through the trainer's reward processor. To reward each agent
+ * of a joint response separately (the MAGRPO family), implement {@link AgentRewardFunction}.
  *
  * <pre>{@code
  * RewardFunction reward = RewardFunction.ofTwoAgents((briefs, detaileds, items) -> ...);

@@ -1,6 +1,7 @@
 /**
  * Reward functions: the {@link comlrl.reward.RewardFunction} contract (one list of completions per
- * agent in actor order, plus the task items; one reward per joint response) with adapters for the
+ * agent in actor order, plus the task items; one reward per joint response, or with
+ * {@link comlrl.reward.AgentRewardFunction} one per agent of it) with adapters for the
  * common shapes, the reward-length rule of the reference ({@link comlrl.reward.RewardLengths}), and
  * the built-in rewards usable from config files: {@link comlrl.reward.LengthRatioReward} (the seed
  * documentation's example), {@link comlrl.reward.ExternalCommandReward} (a reward computed by a

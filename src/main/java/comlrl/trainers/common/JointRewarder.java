@@ -1,6 +1,7 @@
 package comlrl.trainers.common;
 
 import comlrl.data.TaskItem;
+import comlrl.reward.AgentRewardFunction;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardLengths;
 import comlrl.utils.RewardProcessor;
@@ -13,6 +14,12 @@ import java.util.List;
  * passed through the reward processor. A value that is or becomes non-finite stops the run with a
  * message naming the item and the joint response, unless {@code skip_nonfinite_samples} is set
  * (then it is returned as NaN and the trainer leaves the samples out).
+ *
+ * <p>Per-agent rewards ({@link AgentRewardFunction}, reward commands): {@link #agentRewards} gives the
+ * MAGRPO family each joint response's vector; the team calls ({@link #reward}, {@link #score},
+ * {@link #rewardMatrix}) refuse a vector of N &gt; 1 values, unless this rewarder
+ * {@link #averagingAgentRewards() averages} them (MAGRPO's evaluation: the team mean of the processed
+ * entries).
  */
 public final class JointRewarder {
     private final RewardFunction rewardFunc;
@@ -21,15 +28,95 @@ public final class JointRewarder {
     private final int numGenerations;
     private final String algorithm;
     private final boolean skipNonfinite;
+    /** Whether the team calls reduce a per-agent vector to its mean (else they refuse it). */
+    private final boolean averageAgentRewards;
 
     public JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
             String algorithm, boolean skipNonfinite) {
+        this(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, false);
+    }
+
+    private JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
+            String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
         this.rewardFunc = rewardFunc;
         this.processor = processor;
         this.numAgents = numAgents;
         this.numGenerations = numGenerations;
         this.algorithm = algorithm;
         this.skipNonfinite = skipNonfinite;
+        this.averageAgentRewards = averageAgentRewards;
+    }
+
+    /**
+     * This rewarder, its team calls scoring a joint response with per-agent rewards by the mean of the
+     * processed entries, {@code r_k = (1/N) Σ_i processor(r_{i,k})} (raw: the mean of the raw entries).
+     */
+    public JointRewarder averagingAgentRewards() {
+        return new JointRewarder(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, true);
+    }
+
+    /** A joint action's rewards: length 1 (a team reward) or N (agent i's at index i), raw and processed. */
+    public record AgentScored(double[] raw, double[] processed) {
+        /** Whether these are per-agent rewards (N values) rather than one team reward. */
+        public boolean perAgent() {
+            return processed.length > 1;
+        }
+    }
+
+    /**
+     * MAGRPO's call, once per joint action. A plain {@link RewardFunction} → {@link #score}, one team
+     * value. An {@link AgentRewardFunction} → its vector for the joint response: one value (a team
+     * reward, processed as {@link #score} does, so the same number) or N values, each processed with the
+     * length of the completion of the agent it scores ({@code normalize_by_length}).
+     *
+     * @throws IllegalArgumentException when the vector is neither 1 nor N long (naming N and the function)
+     */
+    public AgentScored agentRewards(TaskItem item, List<String> joint, String itemLabel) {
+        if (!(rewardFunc instanceof AgentRewardFunction agentFunc)) {
+            Scored team = score(item, joint, itemLabel);
+            return new AgentScored(new double[] {team.raw()}, new double[] {team.processed()});
+        }
+        double[] raw = firstVector(agentFunc, joint, item);
+        if (raw.length == 1) {
+            return new AgentScored(raw, new double[] {process(raw[0], joint, true, item, itemLabel)});
+        }
+        double[] processed = new double[raw.length];
+        for (int i = 0; i < raw.length; i++) {
+            processed[i] = process(raw[i], List.of(joint.get(i)), false, item, itemLabel);
+        }
+        return new AgentScored(raw, processed);
+    }
+
+    /** The vector of the one joint response {@code joint}, checked to hold 1 or N values. */
+    private double[] firstVector(AgentRewardFunction agentFunc, List<String> joint, TaskItem item) {
+        List<List<String>> lists = new ArrayList<>();
+        for (String c : joint) {
+            lists.add(List.of(c));
+        }
+        List<double[]> rows = agentFunc.scorePerAgent(lists, List.of(item));
+        if (rows == null || rows.isEmpty()) {
+            throw new IllegalArgumentException("Reward function " + rewardFunc + " returned no reward for a joint action");
+        }
+        if (rows.size() > 1 && rows.stream().allMatch(r -> r != null && r.length == 1)) { // the counts a team reward may return
+            RewardLengths.normalize(rows.stream().map(r -> r[0]).toList(), numAgents, numGenerations, algorithm);
+        }
+        return checkVector(rows.get(0), 0);
+    }
+
+    /** {@code row} when it holds 1 or N values. */
+    private double[] checkVector(double[] row, int jointIndex) {
+        if (row == null || (row.length != 1 && row.length != numAgents)) {
+            throw new IllegalArgumentException("Reward function " + rewardFunc + " returned "
+                    + (row == null ? "null" : row.length + " values") + " for joint response " + jointIndex + "; return "
+                    + "one team reward or one reward per agent (num_agents = " + numAgents + ")");
+        }
+        return row.clone();
+    }
+
+    private IllegalArgumentException agentRewardsRefused() {
+        return new IllegalArgumentException("per-agent rewards are supported by the MAGRPO family only; " + algorithm
+                + " needs one team reward per joint response, but reward function " + rewardFunc + " returned one per "
+                + "agent. Return a single number per joint response (e.g. the agents' mean), or train with MAGRPO");
     }
 
     /**
@@ -45,8 +132,21 @@ public final class JointRewarder {
     public record Scored(double raw, double processed) {
     }
 
-    /** {@link #reward}, keeping the raw value too (reward histograms show raw rewards). */
+    /**
+     * {@link #reward}, keeping the raw value too (reward histograms show raw rewards). Per-agent rewards
+     * are refused, or averaged ({@link #averagingAgentRewards}).
+     */
     public Scored score(TaskItem item, List<String> joint, String itemLabel) {
+        if (rewardFunc instanceof AgentRewardFunction) {
+            AgentScored scored = agentRewards(item, joint, itemLabel);
+            if (!scored.perAgent()) {
+                return new Scored(scored.raw()[0], scored.processed()[0]);
+            }
+            if (!averageAgentRewards) {
+                throw agentRewardsRefused();
+            }
+            return new Scored(AgentRewardFunction.teamMean(scored.raw()), AgentRewardFunction.teamMean(scored.processed()));
+        }
         List<List<String>> lists = new ArrayList<>();
         for (String c : joint) {
             lists.add(List.of(c));
@@ -68,7 +168,8 @@ public final class JointRewarder {
      */
     public double[][] rewardMatrix(TaskItem item, List<List<String>> completions, String itemLabel) {
         int k = completions.get(0).size();
-        List<Double> returned = rewardFunc.score(completions, List.of(item));
+        List<Double> returned = rewardFunc instanceof AgentRewardFunction agentFunc ? teamValues(agentFunc, completions, item)
+                : rewardFunc.score(completions, List.of(item));
         List<Double> raw = returned != null && returned.size() == 1 ? returned
                 : RewardLengths.normalize(returned, numAgents, k, algorithm);
         double[][] r = new double[numAgents][k];
@@ -95,6 +196,22 @@ public final class JointRewarder {
                     + " (one per agent) values");
         }
         return r;
+    }
+
+    /** An agent reward function's rows as plain values; a row of N &gt; 1 values is refused. */
+    private List<Double> teamValues(AgentRewardFunction agentFunc, List<List<String>> completions, TaskItem item) {
+        List<double[]> rows = agentFunc.scorePerAgent(completions, List.of(item));
+        if (rows == null) {
+            return null;
+        }
+        List<Double> values = new ArrayList<>(rows.size());
+        for (double[] row : rows) {
+            if (row == null || row.length != 1) {
+                throw agentRewardsRefused();
+            }
+            values.add(row[0]);
+        }
+        return values;
     }
 
     /** Completions of agent {@code agent} (all when −1), generation {@code gen} (all when −1). */

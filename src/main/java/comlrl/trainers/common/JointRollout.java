@@ -171,6 +171,44 @@ public final class JointRollout {
             }, Codecs.DOUBLES);
         }
 
+        /**
+         * The MAGRPO family's call, {@link #jointActions} with per-agent rewards
+         * ({@link JointRewarder#agentRewards}): row 0 holds the team reward r_j of each joint action j
+         * ({@code [K]}; for a joint action scored per agent, r_j = (1/N) Σ_i r_{i,j}); when at least one
+         * joint action was scored per agent, rows 1..N follow, row 1+i holding agent i's r_{i,j} (r_j where
+         * the joint action got a team reward). So {@code [1][K]} for team rewards, {@code [N+1][K]} else.
+         */
+        static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
+            return of(turn -> {
+                int n = turn.completions().size();
+                int g = turn.completions().get(0).size();
+                int k = mode.numJointActions(g, n);
+                double[] team = new double[k];
+                double[][] agents = null; // [N][K] once a joint action is scored per agent
+                for (int j = 0; j < k; j++) {
+                    double[] r = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
+                            turn.state().label()).processed();
+                    team[j] = comlrl.reward.AgentRewardFunction.teamMean(r);
+                    if (r.length > 1 && agents == null) {
+                        agents = new double[n][k];
+                        for (int i = 0; i < n; i++) {
+                            System.arraycopy(team, 0, agents[i], 0, j); // earlier joint actions: team rewards
+                        }
+                    }
+                    for (int i = 0; agents != null && i < n; i++) {
+                        agents[i][j] = r.length > 1 ? r[i] : r[0];
+                    }
+                }
+                if (agents == null) {
+                    return new double[][] {team};
+                }
+                double[][] out = new double[n + 1][];
+                out[0] = team;
+                System.arraycopy(agents, 0, out, 1, n);
+                return out;
+            }, Codecs.DOUBLE_MATRIX);
+        }
+
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
         static Scoring<double[][]> perAgent(JointRewarder rewarder) {
             return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),

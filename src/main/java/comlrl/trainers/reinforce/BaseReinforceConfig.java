@@ -45,6 +45,9 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
                 + "requires joint_mode=\"cross\" (got joint_mode=\"" + jointMode() + "\"): the counterfactual baseline of "
                 + "an agent's completion needs every other completion scored against the same choice of the other "
                 + "agents; set joint_mode: cross, or credit: shared" : null);
+        check(credit() == Credit.COUNTERFACTUAL && advantageNormalizationScope() == NormalizationScope.JOINT
+                ? "advantage_normalization_scope=\"joint\" pools the agents' groups of a node, which credit=\"counterfactual\" "
+                + "splits by context; set advantage_normalization_scope: agent, or credit: shared" : null);
         check(b.misplacedCollaborationMode != null ? ReinforceFields.CENTRALIZED_ONLY : null);
         Double epsilonHigh = get(ReinforceFields.EPSILON_HIGH);
         check(epsilonHigh != null && epsilonHigh < epsilon() ? "epsilon_high (" + epsilonHigh + ") must be at least "

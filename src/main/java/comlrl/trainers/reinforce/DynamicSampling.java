@@ -1,6 +1,7 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.rl.TreeReturns;
+import java.util.List;
 
 /**
  * DAPO's dynamic sampling for the MAGRPO family ({@code dynamic_sampling},
@@ -47,12 +48,13 @@ final class DynamicSampling {
     }
 
     /**
-     * Whether the item with these returns is dropped: dynamic sampling is on, its joint returns are
-     * all equal at every node ({@link #carriesNoSignal}) and fewer than the cap were dropped since the
+     * Whether the item with these returns is dropped (its team's tree, or with per-agent rewards each
+     * agent's own): dynamic sampling is on, every tree's joint returns are all equal at every node ({@link #carriesNoSignal}) and fewer than the cap were dropped since the
      * last drain. A dropped item counts toward the cap.
      */
-    boolean drop(TreeReturns returns) {
-        if (!enabled || (maxDraws != null && dropped >= maxDraws) || !carriesNoSignal(returns)) {
+    boolean drop(List<TreeReturns> returns) {
+        if (!enabled || (maxDraws != null && dropped >= maxDraws)
+                || !returns.stream().allMatch(DynamicSampling::carriesNoSignal)) {
             return false;
         }
         dropped++;

@@ -1,5 +1,6 @@
 package comlrl.trainers.reinforce;
 
+import static comlrl.trainers.reinforce.ReinforceFields.ADVANTAGE_NORMALIZATION_SCOPE;
 import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
 import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
 import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING;
@@ -59,7 +60,9 @@ import java.util.function.Function;
  * shared: the reference's); {@code num_iterations} (μ, default 1: on-policy), {@code epsilon},
  * {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of μ &gt; 1,
  * {@link MAGRPOLoss#accumulateClipped}); {@code dynamic_sampling} with its cap
- * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches}).
+ * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches});
+ * and {@code advantage_normalization_scope} ({@link NormalizationScope}, default agent: each sample's
+ * own group, as always).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -142,6 +145,11 @@ public interface MAGRPOConfig extends TrainerConfig {
     /** {@code importance_sampling_level}: token or sequence (GSPO) ratios, see {@link ImportanceSamplingLevel}. */
     default ImportanceSamplingLevel importanceSamplingLevel() {
         return get(IMPORTANCE_SAMPLING_LEVEL);
+    }
+
+    /** {@code advantage_normalization_scope}: agent (default) or joint, see {@link NormalizationScope}. */
+    default NormalizationScope advantageNormalizationScope() {
+        return get(ADVANTAGE_NORMALIZATION_SCOPE);
     }
 
     /** A builder holding this config's values (train_batch_size stays unset if it was). */
@@ -285,6 +293,15 @@ public interface MAGRPOConfig extends TrainerConfig {
         /** "token" or "sequence". */
         public Builder<C> importanceSamplingLevel(String level) {
             return put(IMPORTANCE_SAMPLING_LEVEL, ImportanceSamplingLevel.parse(level));
+        }
+
+        public Builder<C> advantageNormalizationScope(NormalizationScope scope) {
+            return put(ADVANTAGE_NORMALIZATION_SCOPE, Objects.requireNonNull(scope, "advantage_normalization_scope"));
+        }
+
+        /** "agent" or "joint". */
+        public Builder<C> advantageNormalizationScope(String scope) {
+            return put(ADVANTAGE_NORMALIZATION_SCOPE, NormalizationScope.parse(scope));
         }
 
         @Override

@@ -53,7 +53,9 @@ public final class MAGRPOLoss {
 
     /**
      * A of every sample of a minibatch: shaped returns, the config's baseline, then
-     * {@code scale_rewards} ({@link ScaleRewards}; {@code batch} takes the std of every sample's R').
+     * {@code scale_rewards} ({@link ScaleRewards}; {@code batch} takes the std of every sample's R'),
+     * with the statistics of the sample's agent or of every agent of its node
+     * ({@code advantage_normalization_scope}, {@link NormalizationScope}, where the formulas are).
      * {@code [|B|][G]}.
      *
      * <p>{@code credit: counterfactual} ({@link Credit}; {@code joint_mode: cross}): for agent i at a node,
@@ -95,8 +97,10 @@ public final class MAGRPOLoss {
             }
         }
         ScaleRewards scale = args.scaleRewards();
+        boolean joint = args.advantageNormalizationScope() == NormalizationScope.JOINT && scale != ScaleRewards.NONE;
+        double[][][] pooled = joint ? peerGroups(minibatch, args) : null;   // [|B|][N][G]: every agent's R' of the node
         double batchStd = scale != ScaleRewards.BATCH ? Double.NaN
-                : Math.max(Stats.populationStd(Arrays.stream(groups).flatMap(Arrays::stream)
+                : Math.max(Stats.populationStd(Arrays.stream(joint ? pooled : groups).flatMap(Arrays::stream)
                         .flatMapToDouble(Arrays::stream).toArray()), Advantages.STD_FLOOR);
         double[][] out = new double[groups.length][];
         for (int j = 0; j < groups.length; j++) {
@@ -104,12 +108,53 @@ public final class MAGRPOLoss {
             for (int c = 0; c < perContext.length; c++) {
                 double[] a = args.advantageMode().advantages(groups[j][c]);
                 perContext[c] = switch (scale) {
-                    case GROUP -> Advantages.normalize(a);
+                    case GROUP -> joint ? jointNormalize(a, pooled[j], args) : Advantages.normalize(a);
                     case BATCH -> Advantages.centerAndScale(a, batchStd);
                     case NONE -> a;
                 };
             }
             out[j] = meanOverContexts(perContext);
+        }
+        return out;
+    }
+
+    /**
+     * R'_m of every agent m at each sample's node, {@code [|B|][N][G]} ({@code advantage_normalization_scope:
+     * joint}, {@link NormalizationScope}): each agent's returns shaped with its own reference KL.
+     */
+    private static double[][][] peerGroups(List<NodeSample> minibatch, MAGRPOConfig args) {
+        double[][][] pooled = new double[minibatch.size()][][];
+        for (int j = 0; j < pooled.length; j++) {
+            NodeSample s = minibatch.get(j);
+            if (s.peers() == null) {
+                throw new IllegalArgumentException("advantage_normalization_scope \"joint\" needs every agent's returns at "
+                        + "the node; agent " + s.agent() + "'s sample of " + s.item() + " has none");
+            }
+            double[][] returns = s.peers().returns();
+            double[][] kls = s.peers().referenceKls();
+            pooled[j] = new double[returns.length][];
+            for (int m = 0; m < returns.length; m++) {
+                pooled[j][m] = kls == null ? returns[m] : ReferenceKl.shapeReturns(returns[m], kls[m], args.referenceKlCoef());
+            }
+        }
+        return pooled;
+    }
+
+    /**
+     * Joint group normalisation of one agent's A (G &gt; 1): {@code (A − mean_{m,k} A_{m,k}) / max(std_pop_{m,k}
+     * A_{m,k}, 1e-6)}, A_m = baseline(R'_m) of every agent m of the node ({@code peers}, {@code [N][G]}).
+     */
+    private static double[] jointNormalize(double[] a, double[][] peers, MAGRPOConfig args) {
+        if (a.length <= 1) {
+            return a.clone();
+        }
+        double[] all = Arrays.stream(peers).map(r -> args.advantageMode().advantages(r)).flatMapToDouble(Arrays::stream)
+                .toArray();
+        double mean = Stats.mean(all);
+        double std = Math.max(Stats.populationStd(all), Advantages.STD_FLOOR);
+        double[] out = new double[a.length];
+        for (int k = 0; k < a.length; k++) {
+            out[k] = (a[k] - mean) / std;
         }
         return out;
     }

@@ -129,7 +129,8 @@ final class MAGRPOParts implements AutoCloseable {
         this.loop = new EpochProgress.Loop(b.trainDataset(), b.evalDataset() != null, args.evalInterval(), console,
                 logger, b.verbose() && work.isMain());
         this.evaluator = new JointEvaluator(b.evalDataset(), agents.asList(), generation.asList(), formatters, promptEncoder,
-                rewarders.evaluation(), transitions, executor, work, seeds, b.evalLogger(), b.evalAggregator(),
+                rewarders.evaluation().averagingAgentRewards(), // per-agent rewards: evaluation logs their team mean
+                transitions, executor, work, seeds, b.evalLogger(), b.evalAggregator(),
                 args.numTurns(), args.evalBatchSize(), args.externalPromptPassthrough()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
         this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
                 .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);

@@ -21,10 +21,29 @@ import java.util.List;
  * @param contextReturns R_i[k][c], {@code [G][C]}: the return of the joint action where agent i plays k and
  *        the other agents play context c ({@link comlrl.rl.JointMode#contextReturns}; Σ_c R_i[k][c] =
  *        returns[k]); only for {@code credit: counterfactual}, else null
+ * @param peers every agent's returns (and reference KLs) at this node, for
+ *        {@code advantage_normalization_scope: joint} ({@link NormalizationScope}); else null
  */
 record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
         double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
-        boolean[] truncated, double[][] contextReturns) {
+        boolean[] truncated, double[][] contextReturns, Peers peers) {
+
+    /**
+     * Every agent's view of the node this sample is one agent's of.
+     *
+     * @param returns R_m[k] of every agent m, {@code [N][G]}
+     * @param referenceKls KL_{m,k} of every agent m, {@code [N][G]}, or null when disabled
+     */
+    record Peers(double[][] returns, double[][] referenceKls) {
+    }
+
+    /** A sample without peers ({@code advantage_normalization_scope: agent}). */
+    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
+            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
+            boolean[] truncated, double[][] contextReturns) {
+        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
+                truncated, contextReturns, null);
+    }
 
     /** A sample without per-context returns (shared credit). */
     NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
@@ -47,6 +66,9 @@ record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completion
                 && (referenceKls == null || Arrays.stream(referenceKls).allMatch(Double::isFinite))
                 && (contextReturns == null || Arrays.stream(contextReturns).flatMapToDouble(Arrays::stream)
                         .allMatch(Double::isFinite))
+                && (peers == null || Arrays.stream(peers.returns()).flatMapToDouble(Arrays::stream).allMatch(Double::isFinite)
+                        && (peers.referenceKls() == null || Arrays.stream(peers.referenceKls())
+                                .flatMapToDouble(Arrays::stream).allMatch(Double::isFinite)))
                 && Double.isFinite(nodeMeanReward) && Double.isFinite(nodeMeanReturn);
     }
 

@@ -97,6 +97,13 @@ final class ReinforceFields {
             ImportanceSamplingLevel::configName)
             .means("The ratio of the clipped surrogate: token (per-token ratios, GRPO) or sequence (the exp of the "
                     + "mean token log-ratio of a completion, GSPO); no effect with num_iterations 1.");
+    /** {@code advantage_normalization_scope}: see {@link NormalizationScope}. */
+    static final ConfigField<NormalizationScope> ADVANTAGE_NORMALIZATION_SCOPE = ConfigField.choice(
+            "advantage_normalization_scope", NormalizationScope.AGENT, NormalizationScope::parse,
+            NormalizationScope::configName)
+            .means("Whose statistics scale_rewards (group or batch) normalises an agent's advantages with: agent (its "
+                    + "own, Dr. MAS's agent-wise normalisation) or joint (pooled over every agent of the node; "
+                    + "credit shared only).");
 
     /** Advice for keys users bring from the reference docs or other libraries (§14 item 1). */
     static final String CENTRALIZED_ONLY = "collaboration_mode is a CentralizedMAGRPOConfig field; the agents of "
@@ -136,6 +143,7 @@ final class ReinforceFields {
         fields.addAll(List.of(NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL));
         fields.add(CREDIT);
         fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
+        fields.add(ADVANTAGE_NORMALIZATION_SCOPE);
         return List.copyOf(fields);
     }
 }

@@ -161,8 +161,21 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     // ------------------------------------------------------------------ rollout tree
 
-    /** A node of the rollout tree: the turn sampled and scored ({@code [K]} joint rewards), its children ({@code [] or [K]}). */
-    private record Node(JointRollout.Turn turn, double[] rewards, long envStep, List<Node> children) {
+    /**
+     * A node of the rollout tree: the turn sampled and scored ({@code [K]} team rewards r_k; with per-agent
+     * rewards r_k = (1/N) Σ_i r_{i,k}), agent i's rewards r_{i,k} ({@code [N][K]}, null when every joint action
+     * got a team reward), its children ({@code [] or [K]}).
+     */
+    private record Node(JointRollout.Turn turn, double[] rewards, double[][] agentRewards, long envStep,
+            List<Node> children) {
+        boolean anyAgentRewards() {
+            return agentRewards != null || children.stream().anyMatch(Node::anyAgentRewards);
+        }
+
+        /** Agent i's reward of each joint action: its own, or the team's. */
+        double[] rewardsOf(int agent) {
+            return agentRewards == null ? rewards : agentRewards[agent];
+        }
     }
 
     /**
@@ -180,12 +193,13 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     private void trainItem(TaskItem item, String label) {
         Node root = buildNode(run.rollout.start(item, label));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
-        if (dynamicSampling.drop(returns)) {
+        List<TreeReturns> byAgent = agentReturns(root);
+        if (dynamicSampling.drop(byAgent != null ? byAgent : List.of(returns))) {
             updateMetrics.dropped(); // the epoch's next item takes its place in the buffers
             return;
         }
         List<NodeSample> samples = new ArrayList<>();
-        collectSamples(root, returns, samples);
+        collectSamples(root, returns, byAgent, samples);
         samples.sort((a, b) -> Long.compare(a.envStep(), b.envStep()));
         if (buffers.add(samples)) {
             dynamicSampling.drained();
@@ -195,24 +209,28 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     /**
      * Expands the node of {@code state} ({@link JointRollout#expand}: G completions per agent, the K
-     * joint actions' rewards), then, below the last turn and unless the node's mean reward exceeds
-     * {@code early_termination_threshold}, one child per joint action, depth first.
+     * joint actions' rewards, per agent where the reward function gives them), then, below the last turn
+     * and unless the node's mean team reward exceeds {@code early_termination_threshold}, one child per
+     * joint action, depth first.
      */
     private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
         int g = args.numGenerations();
-        JointRollout.Scored<double[]> node = run.rollout.expand(state, run.seeds, g,
-                JointRollout.Scoring.jointActions(run.rewarder, mode));
-        long step = progress.advance(node.rewards().length);
+        JointRollout.Scored<double[][]> node = run.rollout.expand(state, run.seeds, g,
+                JointRollout.Scoring.jointActionsPerAgent(run.rewarder, mode));
+        double[] rewards = node.rewards()[0];   // [K] team rewards
+        double[][] agentRewards = node.rewards().length == 1 ? null                  // [N][K]
+                : java.util.Arrays.copyOfRange(node.rewards(), 1, node.rewards().length);
+        long step = progress.advance(rewards.length);
         Double threshold = args.earlyTerminationThreshold();
-        boolean terminated = threshold != null && Stats.mean(node.rewards()) > threshold;
+        boolean terminated = threshold != null && Stats.mean(rewards) > threshold;
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
-            for (int j = 0; j < node.rewards().length; j++) {
+            for (int j = 0; j < rewards.length; j++) {
                 children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
             }
         }
-        return new Node(node.turn(), node.rewards(), step, List.copyOf(children));
+        return new Node(node.turn(), rewards, agentRewards, step, List.copyOf(children));
     }
 
     /** Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}). */
@@ -221,22 +239,48 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     private RolloutNode toRolloutNode(Node n) {
+        return toRolloutNode(n, -1);
+    }
+
+    /** The tree of agent {@code agent}'s rewards r_{i,k} (the team's r_k when −1). */
+    private static RolloutNode toRolloutNode(Node n, int agent) {
         List<RolloutNode> children = new ArrayList<>();
         for (Node c : n.children()) {
-            children.add(toRolloutNode(c));
+            children.add(toRolloutNode(c, agent));
         }
-        return RolloutNode.of(n.rewards(), children);
+        return RolloutNode.of(agent < 0 ? n.rewards() : n.rewardsOf(agent), children);
+    }
+
+    /** The returns of each agent's own rewards ({@code [N]} trees) when the reward function gave any; else null. */
+    private List<TreeReturns> agentReturns(Node root) {
+        if (!root.anyAgentRewards()) {
+            return null;
+        }
+        List<TreeReturns> byAgent = new ArrayList<>();
+        for (int i = 0; i < agents.size(); i++) {
+            byAgent.add(TreeReturns.compute(toRolloutNode(root, i)));
+        }
+        return byAgent;
     }
 
     /**
      * One NodeSample per agent of {@code n} and of every node below it: agent i's returns per completion
      * R_i[k] ({@link TreeReturns#perAgentReturns}) and, for {@code credit: counterfactual}, per context of
-     * the other agents' completions R_i[k][c] ({@link TreeReturns#contextReturns}, {@code [G][C]}).
+     * the other agents' completions R_i[k][c] ({@link TreeReturns#contextReturns}, {@code [G][C]});
+     * {@code byAgent}: the returns of each
+     * agent's own rewards at this node ({@code [N]}; null for team rewards). With per-agent rewards agent i's
+     * returns, its per-context returns and its logged reward and return come from its own tree:
+     * <pre>
+     *   R_{i,k} = r_{i,k} + mean_l R^{child k}_{i,l}
+     *   aligned: R_i[k] = R_{i,k}      cross: R_i[k] = Σ_{j : j_i = k} R_{i,j}      R_i[k][c] = R_{i,j(k,c)}
+     *   agent_i/turn_t/reward_mean = mean_k r_{i,k},  agent_i/turn_t/expected_return = mean_k R_{i,k}
+     * </pre>
      */
-    private void collectSamples(Node n, TreeReturns r, List<NodeSample> out) {
-        double[][] perAgent = r.perAgentReturns(args.jointMode(), args.numGenerations(), agents.size());
-        double[][][] perContext = args.credit() != Credit.COUNTERFACTUAL ? null    // [N][G][C]
-                : r.contextReturns(args.jointMode(), args.numGenerations(), agents.size());
+    private void collectSamples(Node n, TreeReturns r, List<TreeReturns> byAgent, List<NodeSample> out) {
+        List<TreeReturns> own = byAgent != null ? byAgent : java.util.Collections.nCopies(agents.size(), r);
+        double[][] perAgent = ownReturns(own, args.jointMode(), args.numGenerations());          // [N][G]
+        double[][][] perContext = args.credit() != Credit.COUNTERFACTUAL ? null                  // [N][G][C]
+                : ownContextReturns(own, args.jointMode(), args.numGenerations());
         JointRollout.Turn turn = n.turn();
         for (int i = 0; i < agents.size(); i++) {
             List<Completion> cs = turn.completions().get(i);
@@ -246,12 +290,39 @@ public abstract class ReinforceTrainer extends EpochTrainer {
                 truncated[k] = cs.get(k).finishReason() == FinishReason.LENGTH;
             }
             out.add(new NodeSample(i, turn.state().turn(), turn.promptIds().get(i), ys, perAgent[i],
-                    turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewards()), r.meanReturn(),
-                    n.envStep(), turn.state().label(), truncated, perContext == null ? null : perContext[i]));
+                    turn.referenceKls() == null ? null : turn.referenceKls()[i], Stats.mean(n.rewardsOf(i)),
+                    byAgent == null ? r.meanReturn() : byAgent.get(i).meanReturn(),
+                    n.envStep(), turn.state().label(), truncated, perContext == null ? null : perContext[i],
+                    args.advantageNormalizationScope() == NormalizationScope.JOINT
+                            ? new NodeSample.Peers(perAgent, turn.referenceKls()) : null));
         }
         for (int c = 0; c < n.children().size(); c++) {
-            collectSamples(n.children().get(c), r.children().get(c), out);
+            final int child = c;
+            collectSamples(n.children().get(c), r.children().get(c),
+                    byAgent == null ? null : byAgent.stream().map(t -> t.children().get(child)).toList(), out);
         }
+    }
+
+    /**
+     * Each agent's returns per completion at one node, from the returns of its own rewards ({@code own},
+     * {@code [N]}, the same team tree N times for team rewards): {@code R_i[k] = perAgentReturns(own_i)[i][k]},
+     * i.e. aligned R_{i,k}, cross Σ_{j : j_i = k} R_{i,j} ({@link JointMode#perAgentReturns}). {@code [N][G]}.
+     */
+    static double[][] ownReturns(List<TreeReturns> own, JointMode mode, int numGenerations) {
+        double[][] out = new double[own.size()][];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = own.get(i).perAgentReturns(mode, numGenerations, own.size())[i];
+        }
+        return out;
+    }
+
+    /** {@link #ownReturns} per context: {@code R_i[k][c] = contextReturns(own_i)[i][k][c]}, {@code [N][G][C]}. */
+    static double[][][] ownContextReturns(List<TreeReturns> own, JointMode mode, int numGenerations) {
+        double[][][] out = new double[own.size()][][];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = own.get(i).contextReturns(mode, numGenerations, own.size())[i];
+        }
+        return out;
     }
 
     // ------------------------------------------------------------------ updates

@@ -72,6 +72,20 @@ class DynamicSamplingTest {
             Double.POSITIVE_INFINITY}))).isFalse();
     }
 
+    /**
+     * With per-agent rewards each agent's own tree is looked at: agent 0's rewards [1, 0] and agent 1's
+     * [0, 1] have the team mean [0.5, 0.5] (all equal) but each agent's returns differ, so the item is kept;
+     * it is dropped only when every agent's tree ties.
+     */
+    @Test
+    void withPerAgentRewardsAnItemIsDroppedOnlyWhenEveryAgentsReturnsTie() {
+        DynamicSampling sampling = new DynamicSampling(true, null);
+        assertThat(DynamicSampling.carriesNoSignal(tree(new double[] {0.5, 0.5}))).as("the team mean ties").isTrue();
+        assertThat(sampling.drop(List.of(tree(new double[] {1, 0}), tree(new double[] {0, 1})))).isFalse();
+        assertThat(sampling.drop(List.of(tree(new double[] {1, 1}), tree(new double[] {0, 1})))).isFalse();
+        assertThat(sampling.drop(List.of(tree(new double[] {1, 1}), tree(new double[] {0, 0})))).isTrue();
+    }
+
     // ------------------------------------------------------------------ config
 
     @Test
@@ -79,7 +93,7 @@ class DynamicSamplingTest {
         MAGRPOConfig c = MAGRPOConfig.builder().build();
         assertThat(c.dynamicSampling()).isFalse();
         assertThat(c.dynamicSamplingMaxDraws()).isNull();
-        assertThat(MAGRPOConfig.keys()).endsWith("dynamic_sampling", "dynamic_sampling_max_draws");
+        assertThat(MAGRPOConfig.keys()).containsSubsequence("dynamic_sampling", "dynamic_sampling_max_draws");
         MAGRPOConfig on = MAGRPOConfig.fromMap(Map.of("dynamic_sampling", true, "dynamic_sampling_max_draws", 3));
         assertThat(on.dynamicSampling()).isTrue();
         assertThat(on.dynamicSamplingMaxDraws()).isEqualTo(3);

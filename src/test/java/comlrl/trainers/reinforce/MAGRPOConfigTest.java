@@ -303,8 +303,9 @@ class MAGRPOConfigTest {
         Map<String, Object> map = MAGRPOConfig.builder().build().toMap();
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
         // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit,
-        // dynamic_sampling, dynamic_sampling_max_draws, num_iterations, epsilon, epsilon_high, importance_sampling_level
-        assertThat(map).hasSize(43)
+        // dynamic_sampling, dynamic_sampling_max_draws, num_iterations, epsilon, epsilon_high, importance_sampling_level,
+        // advantage_normalization_scope
+        assertThat(map).hasSize(44)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -328,8 +329,9 @@ class MAGRPOConfigTest {
                 .containsEntry("epsilon", 0.2)
                 .containsEntry("epsilon_high", null)
                 .containsEntry("importance_sampling_level", "token")
+                .containsEntry("advantage_normalization_scope", "agent")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(43).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(44).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 

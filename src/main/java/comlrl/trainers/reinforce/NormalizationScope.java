@@ -1,0 +1,63 @@
+package comlrl.trainers.reinforce;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code advantage_normalization_scope}: whose statistics {@code scale_rewards} (group or batch)
+ * normalises agent i's advantages with. With A_m = baseline(R'_m) agent m's advantages at a node
+ * (R'_m its shaped returns, {@link MAGRPOLoss}):
+ * <pre>
+ *   agent (default, Dr. MAS's agent-wise normalisation; what MAGRPO always did):
+ *     group:  A_i ← (A_i − mean_k A_{i,k}) / max(std_pop_k A_{i,k}, 1e-6)
+ *     batch:  A_i ← (A_i − mean_k A_{i,k}) / max(std_pop {R'_{i,s,k} : s ∈ B, all k}, 1e-6)
+ *   joint (one normalisation shared by the agents of a node):
+ *     group:  A_i ← (A_i − mean_{m,k} A_{m,k}) / max(std_pop_{m,k} A_{m,k}, 1e-6)      m over all N agents
+ *     batch:  A_i ← (A_i − mean_k A_{i,k}) / max(std_pop {R'_{m,s,k} : s ∈ B, all m, all k}, 1e-6)
+ * </pre>
+ * (B is agent i's minibatch; in joint's batch std each of its nodes contributes every agent's R'.)
+ * With team rewards in {@code joint_mode: aligned} and no reference KL every agent's R' at a node are the
+ * same numbers, so joint equals agent (up to rounding); in cross mode, or with per-agent rewards, they
+ * differ: joint lets the agent whose returns spread most set every agent's scale. {@code scale_rewards: none}
+ * ignores the scope; {@code credit: counterfactual} needs {@code agent}.
+ */
+public enum NormalizationScope {
+    AGENT("agent"),
+    JOINT("joint");
+
+    private final String configName;
+
+    NormalizationScope(String configName) {
+        this.configName = configName;
+    }
+
+    /** The config-file spelling. */
+    public String configName() {
+        return configName;
+    }
+
+    /**
+     * Parses a config value (case and surrounding blanks ignored).
+     *
+     * @throws IllegalArgumentException naming the valid values
+     */
+    public static NormalizationScope parse(String value) {
+        if (value != null) {
+            String key = value.trim().toLowerCase(Locale.ROOT);
+            for (NormalizationScope s : values()) {
+                if (s.configName.equals(key)) {
+                    return s;
+                }
+            }
+        }
+        throw new IllegalArgumentException("advantage_normalization_scope must be one of "
+                + Arrays.stream(values()).map(s -> "\"" + s.configName + "\"").collect(Collectors.joining(", "))
+                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+    }
+
+    @Override
+    public String toString() {
+        return configName;
+    }
+}
