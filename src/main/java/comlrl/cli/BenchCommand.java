@@ -51,7 +51,7 @@ import picocli.CommandLine.Option;
         description = "Benchmark MAGRPO steps on a random model; --compare-pytorch runs the PyTorch baseline too, "
                 + "--lora R compares full agents with rank-R LoRA agents on one shared base.")
 final class BenchCommand implements Callable<Integer> {
-    @Option(names = "--shape", defaultValue = "tiny", description = "tiny, small or qwen2.5-0.5b (default ${DEFAULT-VALUE})")
+    @Option(names = "--shape", defaultValue = "tiny", description = "tiny, small, qwen2.5-0.5b, qwen2.5-1.5b or qwen2.5-coder-3b (default ${DEFAULT-VALUE})")
     String shape;
 
     @Option(names = "--arch", defaultValue = "qwen2", description = "model family (default ${DEFAULT-VALUE})")
@@ -120,6 +120,10 @@ final class BenchCommand implements Callable<Integer> {
             + "dropout) on one shared frozen base (one batched team generation, AdamW over the adapters); each "
             + "configuration runs in a fresh JVM and reports its own peak resident memory")
     Integer lora;
+
+    @Option(names = "--lora-only", description = "with --lora: measure only the LoRA agents (and PyTorch + peft with "
+            + "--compare-pytorch), for shapes whose full agents do not fit in memory")
+    boolean loraOnly;
 
     @Option(names = "--lora-targets", split = ",", defaultValue = "all-linear",
             description = "with --lora: the adapted projections, comma-separated, or all-linear (default ${DEFAULT-VALUE})")
@@ -265,6 +269,9 @@ final class BenchCommand implements Callable<Integer> {
             if (loraConfig != null) {
                 throw new IllegalArgumentException("--lora-config needs --lora R");
             }
+            if (loraOnly) {
+                throw new IllegalArgumentException("--lora-only needs --lora R");
+            }
             return null;
         }
         if (lora < 1) {
@@ -278,12 +285,12 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code --lora}: measures the full agents, then the LoRA agents, each in a fresh JVM on the same
-     * model directory, and reports both with the LoRA/full ratios and the goals.
+     * {@code --lora}: measures the full agents (not with {@code --lora-only}), then the LoRA agents, each
+     * in a fresh JVM on the same model directory, and reports both with the LoRA/full ratios and the goals.
      */
     private void compareLora(Path dir, int k, LoraConfig settings) throws IOException, InterruptedException {
         Map<String, Map<String, Object>> configs = new LinkedHashMap<>();
-        for (String config : List.of("full", "lora")) {
+        for (String config : loraOnly ? List.of("lora") : List.of("full", "lora")) {
             List<String> args = new ArrayList<>(List.of("bench", "--shape", shape, "--arch", arch, "--device", device,
                     "--model-dir", dir.toString(), "--lora", "" + lora, "--lora-targets", String.join(",", loraTargets),
                     "--lora-config", config));
@@ -302,7 +309,7 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Object> out = new LinkedHashMap<>();
         for (String key : List.of("impl", "libtorch", "blas", "onednn", "shape", "threads", "dtype", "device", "agents",
                 "generations", "prompt_len", "new_tokens")) {
-            out.put(key, full.get(key));
+            out.put(key, team.get(key));
         }
         out.put("lora_r", settings.r());
         out.put("lora_alpha", settings.alpha());
@@ -310,25 +317,39 @@ final class BenchCommand implements Callable<Integer> {
         out.put("memory", "peak_rss_mib: VmHWM of each configuration's own JVM (weights, gradients, optimizer state, "
                 + "activations, packed decode weights, the JVM and libtorch); weights/optimizer_state/gradients_mib: "
                 + "counted from the tensors (gradients: one agent's, alive during its step)");
-        out.put("full", full);
+        if (full != null) {
+            out.put("full", full);
+        }
         out.put("lora", team);
-        out.put("ratios", ratios(team, full, LORA_KEYS));
+        if (full != null) {
+            out.put("ratios", ratios(team, full, LORA_KEYS));
+        }
         Map<String, Object> peft = null;
         if (comparePytorch) { // after both JVMs, so that each side has the machine's memory to itself
             peft = PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets), dir, stepArgs(k), k, python);
             out.put("pytorch_peft", peft);
             out.put("ratios_vs_peft", ratios(team, peft, PEFT_KEYS));
         }
-        Map<String, Object> goals = new LinkedHashMap<>();
-        goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
-        goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
-        goals.put("gen_tokens_per_s_ratio_at_least", LORA_GENERATION_GOAL);
-        goals.put("gen_tokens_per_s_met", num(team, "gen_tokens_per_s") / num(full, "gen_tokens_per_s") >= LORA_GENERATION_GOAL);
-        out.put("goals", goals);
+        if (full != null) {
+            Map<String, Object> goals = new LinkedHashMap<>();
+            goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
+            goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
+            goals.put("gen_tokens_per_s_ratio_at_least", LORA_GENERATION_GOAL);
+            goals.put("gen_tokens_per_s_met", num(team, "gen_tokens_per_s") / num(full, "gen_tokens_per_s") >= LORA_GENERATION_GOAL);
+            out.put("goals", goals);
+        }
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(out));
         } else {
-            printLoraTable(out, full, team);
+            if (full != null) {
+                printLoraTable(out, full, team);
+            } else {
+                printSetting(out);
+                System.out.printf(Locale.ROOT, "lora only: one frozen base, r=%s, alpha=%s; %.2f tokens/s (team), "
+                        + "step %.0f ms, peak resident %.0f MiB, trainable %.0f per agent%n", out.get("lora_r"),
+                        out.get("lora_alpha"), num(team, "gen_tokens_per_s"), num(team, "step_ms"),
+                        num(team, "peak_rss_mib"), num(team, "trainable_parameters"));
+            }
             if (peft != null) {
                 printPeftRows(team, peft);
             }

@@ -14,7 +14,7 @@ final class InitModelCommand implements Callable<Integer> {
     @Option(names = "--arch", defaultValue = "qwen2", description = "qwen2, llama, qwen3 or mistral (default ${DEFAULT-VALUE})")
     String arch;
 
-    @Option(names = "--preset", defaultValue = "tiny", description = "tiny, small or qwen2.5-0.5b (default ${DEFAULT-VALUE})")
+    @Option(names = "--preset", defaultValue = "tiny", description = "tiny, small, qwen2.5-0.5b, qwen2.5-1.5b or qwen2.5-coder-3b (default ${DEFAULT-VALUE})")
     String preset;
 
     @Option(names = "--seed", defaultValue = "0", description = "weight initialisation seed (default ${DEFAULT-VALUE})")

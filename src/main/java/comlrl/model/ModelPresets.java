@@ -13,10 +13,14 @@ import java.util.Locale;
  *   <li>{@code small}: E=256, L=4, H=8, K=2, MLP 704</li>
  *   <li>{@code qwen2.5-0.5b}: the real Qwen2.5-0.5B shape (E=896, L=24, H=14, K=2, MLP 4864,
  *       V=151936, tied embeddings)</li>
+ *   <li>{@code qwen2.5-1.5b}: Qwen2.5-1.5B (E=1536, L=28, H=12, K=2, MLP 8960, V=151936, tied)</li>
+ *   <li>{@code qwen2.5-coder-3b}: Qwen2.5-Coder-3B (E=2048, L=36, H=16, K=2, MLP 11008, V=151936,
+ *       tied)</li>
  * </ul>
+ * The Qwen shapes keep their own vocabulary size and tie the embeddings, as the released models do.
  */
 public final class ModelPresets {
-    public static final List<String> NAMES = List.of("tiny", "small", "qwen2.5-0.5b");
+    public static final List<String> NAMES = List.of("tiny", "small", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-coder-3b");
     public static final List<String> ARCHS = List.of("qwen2", "llama", "qwen3", "mistral");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -25,7 +29,7 @@ public final class ModelPresets {
 
     /**
      * The config of preset {@code preset} in family {@code arch} with {@code vocabSize} tokens
-     * (ignored by {@code qwen2.5-0.5b}, which has its own vocabulary size) and the given special ids
+     * (ignored by the Qwen shapes, which have their own vocabulary size) and the given special ids
      * ({@code bosId} negative for none).
      */
     public static ModelConfig config(String arch, String preset, int vocabSize, long bosId, long eosId, String dtype) {
@@ -52,6 +56,12 @@ public final class ModelPresets {
             case "small" -> { hidden = 256; layers = 4; heads = 8; kv = 2; inter = 704; tied = false; }
             case "qwen2.5-0.5b" -> {
                 hidden = 896; layers = 24; heads = 14; kv = 2; inter = 4864; tied = true; vocabSize = 151936;
+            }
+            case "qwen2.5-1.5b" -> {
+                hidden = 1536; layers = 28; heads = 12; kv = 2; inter = 8960; tied = true; vocabSize = 151936;
+            }
+            case "qwen2.5-coder-3b" -> {
+                hidden = 2048; layers = 36; heads = 16; kv = 2; inter = 11008; tied = true; vocabSize = 151936;
             }
             default -> throw new IllegalArgumentException("Unknown --preset '" + preset + "'; use one of " + NAMES);
         }

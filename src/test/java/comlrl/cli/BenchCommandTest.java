@@ -45,7 +45,24 @@ class BenchCommandTest {
     }
 
     @Test
+    @Tag("slow")
+    void loraOnlyMeasuresTheTeamWithoutTheFullAgents() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--lora-only", "--agents", "2",
+                "--generations", "2", "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode o = JSON.readTree(r.out().trim());
+        assertThat(o.has("full")).isFalse();
+        assertThat(o.has("ratios")).isFalse();
+        assertThat(o.get("agents").asInt()).isEqualTo(2);
+        assertThat(o.get("lora").get("config").asText()).isEqualTo("lora");
+        assertThat(o.get("lora").get("trainable_parameters").asLong()).isEqualTo(8192);
+    }
+
+    @Test
     void loraRefusesTheFullAgentOnlyMeasurements() {
+        CliTest.Result only = CliTest.run("bench", "--shape", "tiny", "--lora-only");
+        assertThat(only.code()).isEqualTo(1);
+        assertThat(only.err()).contains("--lora-only needs --lora R");
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--roofline");
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).contains("--roofline").contains("without --lora");

@@ -141,6 +141,12 @@ class ModelConfigTest {
         // Qwen2.5-0.5B: 494,032,768 parameters (tied), as its model card says
         assertThat(ModelPresets.config("qwen2", "qwen2.5-0.5b", 0, -1, 0, "bfloat16").parameterCount())
                 .isEqualTo(494_032_768L);
+        // Qwen2.5-1.5B: 1.54B and Qwen2.5-Coder-3B: 3.09B (their model cards), counted by hand from the shapes:
+        // V·E + L·(2E² + 2·E·K·d + E + 2K·d + 3·E·MLP + 2E) + E
+        assertThat(ModelPresets.config("qwen2", "qwen2.5-1.5b", 0, -1, 0, "bfloat16").parameterCount())
+                .isEqualTo(1_543_714_304L);
+        assertThat(ModelPresets.config("qwen2", "qwen2.5-coder-3b", 0, -1, 0, "bfloat16").parameterCount())
+                .isEqualTo(3_085_938_688L);
     }
 
     @Test
