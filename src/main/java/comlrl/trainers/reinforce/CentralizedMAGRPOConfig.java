@@ -1,7 +1,6 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.utils.CollaborationMode;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -28,10 +27,5 @@ public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
     /** A centralized config from snake_case keys (collaboration_mode included); see {@link MAGRPOConfig#fromMap(Map)}. */
     static CentralizedMAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
-    }
-
-    /** The snake_case keys, in field order. */
-    static List<String> keys() {
-        return ReinforceAlgorithm.CENTRALIZED_MAGRPO.keys();
     }
 }
