@@ -4,11 +4,9 @@ import comlrl.utils.CollaborationMode;
 import java.util.Map;
 
 /**
- * Configuration of centralized MAGRPO (reference §3.7): one actor model writes every role's
- * response in a single joint completion, so {@code num_turns} must be 1 (the default here) and
- * {@code collaboration_mode} must be "centralized". {@code num_agents} is the number of roles;
- * {@code max_new_tokens} is the budget of the whole joint completion; each joint sample is one
- * env step. Device lists refer to the single actor.
+ * Configuration of centralized MAGRPO (reference §3.7, {@link CentralizedMAGRPOTrainer}):
+ * {@code num_turns} must be 1 (the default here) and {@code collaboration_mode} "centralized";
+ * {@code num_agents} is the number of roles; device lists refer to the single actor.
  */
 public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
     /** {@code collaboration_mode}: always {@link CollaborationMode#CENTRALIZED}. */
