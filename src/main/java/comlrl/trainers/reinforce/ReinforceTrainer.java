@@ -16,7 +16,6 @@ import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
