@@ -1,6 +1,7 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.rl.Advantages;
+import comlrl.rl.Stats;
 import comlrl.tensor.Tensor;
 
 /**
@@ -82,11 +83,7 @@ public final class ActorCriticLoss {
             shaped[t] = rewards[t] - beta * kls[t];
         }
         double[] y = tdTargets(shaped, oldValues, gamma);
-        double[] a = new double[n];
-        for (int t = 0; t < n; t++) {
-            a[t] = y[t] - oldValues[t];
-        }
-        return new Episode(shaped, y, discountedReturns(shaped, returnGamma), a);
+        return new Episode(shaped, y, discountedReturns(shaped, returnGamma), advantages(y, oldValues, false));
     }
 
     /** {@code A = y − V_old}, normalised over the group ({@link Advantages#normalize}) when asked. */
@@ -130,11 +127,7 @@ public final class ActorCriticLoss {
 
     /** The population variance {@code (1/n) Σ (x − mean x)²}. */
     private static double variance(double[] x) {
-        double mean = 0;
-        for (double v : x) {
-            mean += v;
-        }
-        mean /= x.length;
+        double mean = Stats.mean(x);
         double sum = 0;
         for (double v : x) {
             sum += (v - mean) * (v - mean);

@@ -5,6 +5,7 @@ import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.rl.Stats;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
@@ -316,13 +317,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         Map<String, Double> metrics = new LinkedHashMap<>();
         byTurn.values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
                 Double.NaN));
-        custom.forEach((k, values) -> {
-            double sum = 0;
-            for (double v : values) {
-                sum += v;
-            }
-            metrics.put("eval/" + k, sum / values.size());
-        });
+        custom.forEach((k, values) -> metrics.put("eval/" + k, Stats.sum(values.stream().mapToDouble(v -> v).toArray())
+                / values.size()));
         logger.log(progress.envStep(), metrics);
         logger.samples(progress.envStep(), kept);
         return metrics;

@@ -24,7 +24,7 @@ import java.util.List;
  */
 final class ActorValueHeads extends PerAgentCritics {
     private ActorValueHeads(IACConfig config, Actors actors, HeldAgents<ValueHead> heads) {
-        super(config, actors, heads);
+        super(config, actors, heads, null, "value_head_hidden_dim");
     }
 
     /** One head per actor ({@code value_head_hidden_dim}). */
@@ -35,16 +35,6 @@ final class ActorValueHeads extends PerAgentCritics {
     @Override
     CausalLm backbone(int i) {
         return actors.lms().get(i);
-    }
-
-    @Override
-    Path headDir(Path actorDir) {
-        return actorDir;
-    }
-
-    @Override
-    String widthField() {
-        return "value_head_hidden_dim";
     }
 
     @Override

@@ -23,8 +23,6 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "IAC";
 
-    private final IACConfig config;
-
     public static Builder<IACTrainer> builder() {
         return new Builder<>(b -> b.create(IACConfig.class, "an IACConfig", ALGORITHM_NAME, c -> {
             if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
@@ -42,10 +40,9 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 ? SeparateCritics.create(c, actors, Critic.loadModels(b, c.seed(), sources.critics(), placement.critics(),
                         actors, work::ownsAgent))
                 : ActorValueHeads.create(c, actors));
-        this.config = c;
     }
 
     public IACConfig config() {
-        return config;
+        return (IACConfig) args();
     }
 }

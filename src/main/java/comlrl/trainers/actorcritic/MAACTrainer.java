@@ -16,8 +16,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MAAC";
 
-    private final MAACConfig config;
-
     public static Builder<MAACTrainer> builder() {
         return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME,
                 c -> ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(), b.criticModel(), b.critics()),
@@ -31,11 +29,10 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                         actors, i -> true), // on every process
                         b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM) != null ? b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM)
                                 : c.criticValueHeadHiddenDim()));
-        this.config = c;
     }
 
     public MAACConfig config() {
-        return config;
+        return (MAACConfig) args();
     }
 
     /**

@@ -31,11 +31,17 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     final Actors actors;
     /** The heads of the agents this process holds. */
     final HeldAgents<ValueHead> heads;
+    /** Where a head is saved: in its actor's directory (null) or in this subdirectory of it. */
+    private final String headSubdir;
+    /** The config key of the heads' width. */
+    private final String widthField;
 
-    PerAgentCritics(IACConfig config, Actors actors, HeldAgents<ValueHead> heads) {
+    PerAgentCritics(IACConfig config, Actors actors, HeldAgents<ValueHead> heads, String headSubdir, String widthField) {
         this.config = config;
         this.actors = actors;
         this.heads = heads;
+        this.headSubdir = headSubdir;
+        this.widthField = widthField;
     }
 
     /**
@@ -66,8 +72,10 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     /** The model agent {@code i}'s head reads. */
     abstract CausalLm backbone(int i);
 
-    /** Where agent {@code i}'s head is saved, given its actor's directory. */
-    abstract Path headDir(Path actorDir);
+    /** Where a head is saved, given its actor's directory. */
+    private Path headDir(Path actorDir) {
+        return headSubdir == null ? actorDir : actorDir.resolve(headSubdir);
+    }
 
     @Override
     public Critic.Values values(int turn, List<String> prompts, List<long[]> promptIds,
@@ -122,13 +130,10 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     public void loadValueHeads(Path savedDir, IntFunction<Path> actorDirs) {
         for (int i : heads.indices()) { // the agents split: each head's owner restores it
             Path headDir = headDir(actorDirs.apply(i));
-            ValueHeads.requireInfo(headDir, config.criticType(), widthField());
+            ValueHeads.requireInfo(headDir, config.criticType(), widthField);
             heads.get(i).restore(headDir);
         }
     }
-
-    /** The config key of the heads' width. */
-    abstract String widthField();
 
     @Override
     public void close() {

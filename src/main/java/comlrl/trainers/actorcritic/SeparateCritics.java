@@ -27,7 +27,7 @@ final class SeparateCritics extends PerAgentCritics {
 
     private SeparateCritics(IACConfig config, Actors actors, AgentSet models, HeldAgents<CausalLm> critics,
             HeldAgents<ValueHead> heads, HeldAgents<AdamW> optimizers) {
-        super(config, actors, heads);
+        super(config, actors, heads, "critic", "critic_value_head_hidden_dim");
         this.models = models;
         this.critics = critics;
         this.optimizers = optimizers;
@@ -57,16 +57,6 @@ final class SeparateCritics extends PerAgentCritics {
     @Override
     CausalLm backbone(int i) {
         return critics.get(i);
-    }
-
-    @Override
-    Path headDir(Path actorDir) {
-        return actorDir.resolve("critic");
-    }
-
-    @Override
-    String widthField() {
-        return "critic_value_head_hidden_dim";
     }
 
     @Override

@@ -76,17 +76,7 @@ final class ValueHeads {
 
     /** A value head in {@code checkpoint/dirName/}. */
     static TrainerCheckpoint.Part checkpointPart(String dirName, ValueHead head) {
-        return new TrainerCheckpoint.Part() {
-            @Override
-            public void save(Path dir) {
-                head.save(dir.resolve(dirName));
-            }
-
-            @Override
-            public void restore(Path dir) {
-                head.restore(dir.resolve(dirName));
-            }
-        };
+        return TrainerCheckpoint.Part.of(dir -> head.save(dir.resolve(dirName)), dir -> head.restore(dir.resolve(dirName)));
     }
 
     /**

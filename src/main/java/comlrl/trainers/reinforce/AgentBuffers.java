@@ -58,12 +58,6 @@ final class AgentBuffers {
     /** log π_old of the buffered samples of the held agents (μ &gt; 1), by sample identity. */
     private final Map<NodeSample, float[][]> oldLogprobs = new java.util.IdentityHashMap<>();
 
-    /** One pass per drain, no old log-probabilities (num_iterations 1). */
-    AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
-            MinibatchStep step, UpdateMetrics metrics) {
-        this(agents, bufferSize, batchSize, seeds, executor, step, metrics, 1, null);
-    }
-
     /**
      * {@code agents}: the agents this process holds (it drains their buffers), of every agent's buffer;
      * {@code passes} μ ≥ 1; {@code behaviour} is required when μ &gt; 1 and unused otherwise.

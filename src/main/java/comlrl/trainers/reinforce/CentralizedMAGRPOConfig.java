@@ -1,15 +1,12 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.utils.CollaborationMode;
-import java.util.List;
 import java.util.Map;
 
 /**
- * Configuration of centralized MAGRPO (reference §3.7): one actor model writes every role's
- * response in a single joint completion, so {@code num_turns} must be 1 (the default here) and
- * {@code collaboration_mode} must be "centralized". {@code num_agents} is the number of roles;
- * {@code max_new_tokens} is the budget of the whole joint completion; each joint sample is one
- * env step. Device lists refer to the single actor.
+ * Configuration of centralized MAGRPO (reference §3.7, {@link CentralizedMAGRPOTrainer}):
+ * {@code num_turns} must be 1 (the default here) and {@code collaboration_mode} "centralized";
+ * {@code num_agents} is the number of roles; device lists refer to the single actor.
  */
 public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
     /** {@code collaboration_mode}: always {@link CollaborationMode#CENTRALIZED}. */
@@ -28,10 +25,5 @@ public interface CentralizedMAGRPOConfig extends MAGRPOConfig {
     /** A centralized config from snake_case keys (collaboration_mode included); see {@link MAGRPOConfig#fromMap(Map)}. */
     static CentralizedMAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
-    }
-
-    /** The snake_case keys, in field order. */
-    static List<String> keys() {
-        return ReinforceAlgorithm.CENTRALIZED_MAGRPO.keys();
     }
 }

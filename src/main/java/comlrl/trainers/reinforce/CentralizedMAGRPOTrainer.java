@@ -8,13 +8,11 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * Centralized MAGRPO (reference §3.7): one actor model writes every role's response in a single
- * joint completion. It is MAGRPO with one agent, the actor, whose prompt, reward and evaluation logger
- * are the roles' made joint by {@link Centralization} (the wrapper the preference trainers use too);
- * every other setting (LoRA, trackers, processes, ...) passes through whole. The loss is MAGRPO's for
- * one agent over every token of the joint completion; env_step advances by one per joint sample;
- * {@code max_new_tokens} is the budget of the whole joint completion; checkpoints and
- * {@link #saveModel(Path)} hold {@code agent_0}, the actor, as do the metrics.
+ * Centralized MAGRPO (reference §3.7): MAGRPO with one agent, the actor, that writes every role's
+ * response in a single joint completion, its settings made joint by {@link Centralization}. The loss
+ * is MAGRPO's over every token of the joint completion; env_step advances by one per joint sample;
+ * {@code max_new_tokens} is the budget of the whole joint completion; checkpoints,
+ * {@link #saveModel(Path)} and the metrics hold {@code agent_0}, the actor.
  *
  * <pre>{@code
  * try (CentralizedMAGRPOTrainer trainer = CentralizedMAGRPOTrainer.builder()
@@ -87,11 +85,7 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
             if (args == null) {
                 throw new IllegalArgumentException("args (a CentralizedMAGRPOConfig) must be provided");
             }
-            if (!(args instanceof CentralizedMAGRPOConfig)) {
-                throw new IllegalArgumentException("CentralizedMAGRPOTrainer requires a CentralizedMAGRPOConfig "
-                        + "(num_turns 1, collaboration_mode \"centralized\"), got a " + args.algorithm().configTypeName()
-                        + "; build one with CentralizedMAGRPOConfig.builder()");
-            }
+            requireConfig(CentralizedMAGRPOConfig.class, ReinforceAlgorithm.CENTRALIZED_MAGRPO);
             if (settings().keys().contains(Centralization.ADAPTER) && get(Centralization.ADAPTER) == null) {
                 throw new IllegalArgumentException("centralized_adapter must be provided: a CentralizedAdapter with "
                         + "buildPrompt(item, agentPrompts) and parseCompletion(completion, item, numAgents)");

@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code credit}: how the returns of a node's joint actions become agent i's advantages.
@@ -18,41 +16,20 @@ import java.util.stream.Collectors;
  * </ul>
  */
 public enum Credit {
-    SHARED("shared"),
-    COUNTERFACTUAL("counterfactual");
-
-    private final String configName;
-
-    Credit(String configName) {
-        this.configName = configName;
-    }
+    SHARED, COUNTERFACTUAL;
 
     /** The config-file spelling. */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored).
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
     public static Credit parse(String value) {
-        if (value != null) {
-            String key = value.trim().toLowerCase(Locale.ROOT);
-            for (Credit c : values()) {
-                if (c.configName.equals(key)) {
-                    return c;
-                }
-            }
-        }
-        throw new IllegalArgumentException("credit must be one of "
-                + Arrays.stream(values()).map(c -> "\"" + c.configName + "\"").collect(Collectors.joining(", "))
-                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+        return ReinforceFields.choice("credit", value, values(), "");
     }
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

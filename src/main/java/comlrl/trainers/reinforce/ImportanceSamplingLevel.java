@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code importance_sampling_level}: which ratio of the current policy π_θ to the sampling policy
@@ -17,41 +15,20 @@ import java.util.stream.Collectors;
  * ({@code num_iterations} 1) π_θ = π_old, every ratio is 1 and the level makes no difference.
  */
 public enum ImportanceSamplingLevel {
-    TOKEN("token"),
-    SEQUENCE("sequence");
-
-    private final String configName;
-
-    ImportanceSamplingLevel(String configName) {
-        this.configName = configName;
-    }
+    TOKEN, SEQUENCE;
 
     /** The config-file spelling. */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored).
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
     public static ImportanceSamplingLevel parse(String value) {
-        if (value != null) {
-            String key = value.trim().toLowerCase(Locale.ROOT);
-            for (ImportanceSamplingLevel l : values()) {
-                if (l.configName.equals(key)) {
-                    return l;
-                }
-            }
-        }
-        throw new IllegalArgumentException("importance_sampling_level must be one of "
-                + Arrays.stream(values()).map(l -> "\"" + l.configName + "\"").collect(Collectors.joining(", "))
-                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+        return ReinforceFields.choice("importance_sampling_level", value, values(), "");
     }
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

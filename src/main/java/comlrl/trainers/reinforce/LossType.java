@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code loss_type}: how the per-token terms of a minibatch B of NodeSamples are aggregated into
@@ -23,46 +21,40 @@ import java.util.stream.Collectors;
  */
 public enum LossType {
     /** The reference's (§3.3) and the default: token sum, mean over completions and samples. D = M_s·|B|. */
-    SEQUENCE_SUM("sequence_sum") {
+    SEQUENCE_SUM {
         @Override
         double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
             return -a / m / batchSize; // two divisions, as the reference divides
         }
     },
     /** GRPO: each completion's token mean, mean over completions and samples. D = |y_{s,k}|·M_s·|B|. */
-    GRPO("grpo") {
+    GRPO {
         @Override
         double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
             return -a / length / m / batchSize;
         }
     },
     /** Dr. GRPO: token sum over a constant, the completions' token budget. D = M_s·L·|B|. */
-    DR_GRPO("dr_grpo") {
+    DR_GRPO {
         @Override
         double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
             return -a / m / maxNewTokens / batchSize;
         }
     },
     /** DAPO: token mean over every token of the minibatch (a long completion weighs by its length). D = T_B. */
-    DAPO("dapo") {
+    DAPO {
         @Override
         double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
             return -a / batchTokens;
         }
     },
     /** BNPO: token mean over each sample's tokens, mean over samples. D = T_s·|B|. */
-    BNPO("bnpo") {
+    BNPO {
         @Override
         double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
             return -a / groupTokens / batchSize;
         }
     };
-
-    private final String configName;
-
-    LossType(String configName) {
-        this.configName = configName;
-    }
 
     /**
      * w = −a / D of a completion in the loss with advantage {@code a}: {@code m} = M_s, {@code length} = |y_{s,k}|, {@code groupTokens}
@@ -72,30 +64,16 @@ public enum LossType {
 
     /** The config-file spelling. */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored).
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
     public static LossType parse(String value) {
-        if (value != null) {
-            String key = value.trim().toLowerCase(Locale.ROOT);
-            for (LossType t : values()) {
-                if (t.configName.equals(key)) {
-                    return t;
-                }
-            }
-        }
-        throw new IllegalArgumentException("loss_type must be one of "
-                + Arrays.stream(values()).map(t -> "\"" + t.configName + "\"").collect(Collectors.joining(", "))
-                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+        return ReinforceFields.choice("loss_type", value, values(), "");
     }
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

@@ -53,16 +53,9 @@ import java.util.function.Function;
  * clipping. Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
  * sampling settings, {@code agent_learning_rate} and {@code discount} are range-checked here.
  *
- * <p>Ours, as TRL's GRPOConfig spells them, with defaults that keep the reference's loss:
- * {@code loss_type} ({@link LossType}), {@code scale_rewards} ({@link ScaleRewards}; one setting with
- * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected) and
- * {@code mask_truncated_completions} ({@link MAGRPOLoss}); {@code credit} ({@link Credit}, default
- * shared: the reference's); {@code num_iterations} (μ, default 1: on-policy), {@code epsilon},
- * {@code epsilon_high} and {@code importance_sampling_level} (the clipped surrogate of μ &gt; 1,
- * {@link MAGRPOLoss#accumulateClipped}); {@code dynamic_sampling} with its cap
- * {@code dynamic_sampling_max_draws} ({@link DynamicSampling}; verl's {@code max_num_gen_batches});
- * and {@code advantage_normalization_scope} ({@link NormalizationScope}, default agent: each sample's
- * own group, as always).
+ * <p>Ours, named as in TRL's GRPOConfig, with defaults that keep the reference's loss (each is
+ * documented where its getter links): {@code scale_rewards} is one setting with
+ * {@code advantage_normalization} (unset it follows it, a contradicting pair is rejected).
  */
 public interface MAGRPOConfig extends TrainerConfig {
 

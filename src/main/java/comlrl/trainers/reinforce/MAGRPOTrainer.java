@@ -4,10 +4,8 @@ import java.util.function.Function;
 
 /**
  * Multi-Agent Group Relative Policy Optimisation: {@link ReinforceTrainer} with group-relative
- * advantages ({@code advantage_mode: mean}, {@link MAGRPOConfig}). N agents each sample G completions
- * per rollout-tree node; the joint rewards become each agent's returns; one REINFORCE step per
- * minibatch of nodes, one AdamW per agent. MAREINFORCE, MAReMax and MARLOO are this trainer with
- * another baseline.
+ * advantages ({@code advantage_mode: mean}, {@link MAGRPOConfig}). MAREINFORCE, MAReMax and MARLOO
+ * are this trainer with another baseline.
  *
  * <pre>{@code
  * try (MAGRPOTrainer trainer = MAGRPOTrainer.builder().agentModel("Qwen/Qwen2.5-0.5B").numAgents(2)

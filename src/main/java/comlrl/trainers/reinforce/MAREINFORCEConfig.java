@@ -1,6 +1,5 @@
 package comlrl.trainers.reinforce;
 
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -19,10 +18,5 @@ public interface MAREINFORCEConfig extends MAGRPOConfig {
     /** A MA-REINFORCE config from snake_case keys; see {@link MAGRPOConfig#fromMap(Map)}. */
     static MAREINFORCEConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
-    }
-
-    /** The snake_case keys, in field order. */
-    static List<String> keys() {
-        return ReinforceAlgorithm.MAREINFORCE.keys();
     }
 }

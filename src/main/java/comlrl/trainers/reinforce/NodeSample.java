@@ -37,29 +37,6 @@ record NodeSample(int agent, int turn, long[] promptIds, List<long[]> completion
     record Peers(double[][] returns, double[][] referenceKls) {
     }
 
-    /** A sample without peers ({@code advantage_normalization_scope: agent}). */
-    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
-            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
-            boolean[] truncated, double[][] contextReturns) {
-        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
-                truncated, contextReturns, null);
-    }
-
-    /** A sample without per-context returns (shared credit). */
-    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
-            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item,
-            boolean[] truncated) {
-        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
-                truncated, null);
-    }
-
-    /** A sample none of whose completions was truncated. */
-    NodeSample(int agent, int turn, long[] promptIds, List<long[]> completionIds, double[] returns,
-            double[] referenceKls, double nodeMeanReward, double nodeMeanReturn, long envStep, String item) {
-        this(agent, turn, promptIds, completionIds, returns, referenceKls, nodeMeanReward, nodeMeanReturn, envStep, item,
-                new boolean[completionIds.size()]);
-    }
-
     /** Whether every return (and KL) is a finite number. */
     boolean finite() {
         return Arrays.stream(returns).allMatch(Double::isFinite)

@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code advantage_normalization_scope}: whose statistics {@code scale_rewards} (group or batch)
@@ -23,41 +21,20 @@ import java.util.stream.Collectors;
  * ignores the scope; {@code credit: counterfactual} needs {@code agent}.
  */
 public enum NormalizationScope {
-    AGENT("agent"),
-    JOINT("joint");
-
-    private final String configName;
-
-    NormalizationScope(String configName) {
-        this.configName = configName;
-    }
+    AGENT, JOINT;
 
     /** The config-file spelling. */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored).
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
     public static NormalizationScope parse(String value) {
-        if (value != null) {
-            String key = value.trim().toLowerCase(Locale.ROOT);
-            for (NormalizationScope s : values()) {
-                if (s.configName.equals(key)) {
-                    return s;
-                }
-            }
-        }
-        throw new IllegalArgumentException("advantage_normalization_scope must be one of "
-                + Arrays.stream(values()).map(s -> "\"" + s.configName + "\"").collect(Collectors.joining(", "))
-                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
+        return ReinforceFields.choice("advantage_normalization_scope", value, values(), "");
     }
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

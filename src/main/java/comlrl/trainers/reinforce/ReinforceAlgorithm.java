@@ -14,31 +14,27 @@ import java.util.stream.Collectors;
  */
 public enum ReinforceAlgorithm {
     /** Group-mean baseline. Config: "magrpo". */
-    MAGRPO("magrpo", "MAGRPO", "MAGRPOConfig", AdvantageMode.MEAN),
+    MAGRPO("MAGRPO", AdvantageMode.MEAN),
     /** No baseline. Config: "mareinforce". */
-    MAREINFORCE("mareinforce", "MAREINFORCE", "MAREINFORCEConfig", AdvantageMode.RAW),
+    MAREINFORCE("MAREINFORCE", AdvantageMode.RAW),
     /** Group-max baseline. Config: "maremax". */
-    MAREMAX("maremax", "MAReMax", "MAReMaxConfig", AdvantageMode.MAX),
+    MAREMAX("MAReMax", AdvantageMode.MAX),
     /** Leave-one-out baseline. Config: "marloo". */
-    MARLOO("marloo", "MARLOO", "MARLOOConfig", AdvantageMode.RLOO),
+    MARLOO("MARLOO", AdvantageMode.RLOO),
     /** One actor writes every role's response; single turn. Config: "centralized_magrpo". */
-    CENTRALIZED_MAGRPO("centralized_magrpo", "CentralizedMAGRPO", "CentralizedMAGRPOConfig", AdvantageMode.MEAN);
+    CENTRALIZED_MAGRPO("CentralizedMAGRPO", AdvantageMode.MEAN);
 
-    private final String configName;
     private final String displayName;
-    private final String configTypeName;
     private final AdvantageMode defaultAdvantageMode;
 
-    ReinforceAlgorithm(String configName, String displayName, String configTypeName, AdvantageMode defaultAdvantageMode) {
-        this.configName = configName;
+    ReinforceAlgorithm(String displayName, AdvantageMode defaultAdvantageMode) {
         this.displayName = displayName;
-        this.configTypeName = configTypeName;
         this.defaultAdvantageMode = defaultAdvantageMode;
     }
 
     /** The config-file spelling ({@code algorithm: magrpo}). */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
     /** The reference's {@code algorithm_name} ("MAGRPO", "MAREINFORCE", "MAReMax", "MARLOO", ...). */
@@ -48,7 +44,7 @@ public enum ReinforceAlgorithm {
 
     /** The Java config type users see in messages ("MAGRPOConfig", ...). */
     public String configTypeName() {
-        return configTypeName;
+        return displayName + "Config";
     }
 
     /** The algorithm's default {@code advantage_mode}. */
@@ -87,7 +83,7 @@ public enum ReinforceAlgorithm {
         if (value != null) {
             String key = value.trim().toLowerCase(Locale.ROOT);
             for (ReinforceAlgorithm algorithm : values()) {
-                if (algorithm.configName.equals(key)) {
+                if (algorithm.configName().equals(key)) {
                     return algorithm;
                 }
             }
@@ -102,6 +98,6 @@ public enum ReinforceAlgorithm {
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

@@ -33,8 +33,9 @@ public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends Co
     B requireConfig(Class<? extends MAGRPOConfig> type, ReinforceAlgorithm algorithm) {
         if (args() != null && !type.isInstance(args())) {
             String name = algorithm.configTypeName();
-            throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name
-                    + " (advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default), got a "
+            throw new IllegalArgumentException(algorithm.displayName() + "Trainer requires a " + name + " ("
+                    + (algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO ? "num_turns 1, collaboration_mode \"centralized\""
+                    : "advantage_mode \"" + algorithm.defaultAdvantageMode() + "\" by default") + "), got a "
                     + args().algorithm().configTypeName() + "; build one with " + name + ".builder() or "
                     + name + ".fromMap(...)");
         }

@@ -11,8 +11,11 @@ import comlrl.utils.ConfigMaps;
 import comlrl.utils.PerAgent;
 import comlrl.utils.TrainerFields;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * The table of the MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own fields
@@ -34,7 +37,6 @@ final class ReinforceFields {
     static final ConfigField<Double> DISCOUNT = number("discount", 1.0, Double::isFinite,
             "a finite number (MAGRPO keeps it for compatibility and does not use it)")
             .means("Kept for compatibility; MAGRPO's returns are undiscounted.");
-    /** {@code loss_type}: see {@link LossType}. */
     static final ConfigField<LossType> LOSS_TYPE = ConfigField.choice("loss_type", LossType.SEQUENCE_SUM,
             LossType::parse, LossType::configName)
             .means("How per-token terms are aggregated: sequence_sum (the reference's: token sum, mean over "
@@ -51,21 +53,17 @@ final class ReinforceFields {
             .described("string or null", "\"group\", \"batch\", \"none\" or null")
             .means("What advantages are divided by: group (their std in the group), batch (the rewards' std over the "
                     + "minibatch) or none; null follows advantage_normalization (true = group, false = none).");
-    /** {@code mask_truncated_completions}: completions without EOS (cut at max_new_tokens) leave the loss. */
     static final ConfigField<Boolean> MASK_TRUNCATED_COMPLETIONS = ConfigField.flag("mask_truncated_completions", false)
             .means("Leave completions cut at max_new_tokens (no EOS) out of the loss and of its counts.");
-    /** {@code credit}: see {@link Credit}. */
     static final ConfigField<Credit> CREDIT = ConfigField.choice("credit", Credit.SHARED, Credit::parse,
             Credit::configName)
             .means("How joint returns credit each agent: shared (the sum over the joint actions holding its completion, "
                     + "one group of G) or counterfactual (joint_mode cross only: each choice of the other agents' "
                     + "completions is its own group of G, advantages averaged over those C = G^(N-1) groups).");
-    /** {@code dynamic_sampling}: see {@link DynamicSampling}. */
     static final ConfigField<Boolean> DYNAMIC_SAMPLING = ConfigField.flag("dynamic_sampling", false)
             .means("Drop a task item whose joint returns are all equal at every rollout node (no advantage, no "
                     + "gradient) and buffer the next item of the epoch in its place (DAPO's dynamic sampling); "
                     + "dropped items are counted in dynamic_sampling/dropped.");
-    /** {@code dynamic_sampling_max_draws}: see {@link DynamicSampling}; null = no cap. */
     static final ConfigField<Integer> DYNAMIC_SAMPLING_MAX_DRAWS = ConfigField.nullableAtLeast(
             "dynamic_sampling_max_draws", null, 0, " (null = no cap)")
             .means("With dynamic_sampling: the most items dropped (and replaced by the next) per update batch, "
@@ -78,26 +76,21 @@ final class ReinforceFields {
     static final List<ConfigField<?>> UPDATE_RULES = List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS,
             DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS);
 
-    /** {@code num_iterations}: μ, optimisation passes over each drained buffer (the clipped surrogate when &gt; 1). */
     static final ConfigField<Integer> NUM_ITERATIONS = atLeast("num_iterations", 1, 1,
             " (1 = strictly on-policy, the reference's update)")
             .means("Optimisation passes (μ) over each drained rollout buffer; above 1 the loss is the clipped "
                     + "surrogate of the ratio to the sampling policy (epsilon, epsilon_high, importance_sampling_level).");
-    /** {@code epsilon}: the lower clip range ε of the ratio (and the upper one unless epsilon_high is set). */
     static final ConfigField<Double> EPSILON = number("epsilon", 0.2, v -> v > 0 && Double.isFinite(v),
             "a finite number > 0")
             .means("Clip range of the ratio: r is clipped to [1 - epsilon, 1 + epsilon_high]; used when num_iterations > 1.");
-    /** {@code epsilon_high}: the upper clip range ε_high ("clip-higher", DAPO); null = epsilon. */
     static final ConfigField<Double> EPSILON_HIGH = nullableNumber("epsilon_high", null,
             v -> v > 0 && Double.isFinite(v), "a finite number > 0, or null (= epsilon)")
             .means("Upper clip range (DAPO's clip-higher), at least epsilon; null = epsilon.");
-    /** {@code importance_sampling_level}: see {@link ImportanceSamplingLevel}. */
     static final ConfigField<ImportanceSamplingLevel> IMPORTANCE_SAMPLING_LEVEL = ConfigField.choice(
             "importance_sampling_level", ImportanceSamplingLevel.TOKEN, ImportanceSamplingLevel::parse,
             ImportanceSamplingLevel::configName)
             .means("The ratio of the clipped surrogate: token (per-token ratios, GRPO) or sequence (the exp of the "
                     + "mean token log-ratio of a completion, GSPO); no effect with num_iterations 1.");
-    /** {@code advantage_normalization_scope}: see {@link NormalizationScope}. */
     static final ConfigField<NormalizationScope> ADVANTAGE_NORMALIZATION_SCOPE = ConfigField.choice(
             "advantage_normalization_scope", NormalizationScope.AGENT, NormalizationScope::parse,
             NormalizationScope::configName)
@@ -145,5 +138,22 @@ final class ReinforceFields {
         fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
         fields.add(ADVANTAGE_NORMALIZATION_SCOPE);
         return List.copyOf(fields);
+    }
+
+    /**
+     * The constant of {@code values} whose lower-case name is {@code value} (case and surrounding
+     * blanks ignored), for the family's enums; else fails: "{@code field} must be one of "a", "b"
+     * {@code orNull} (got "x")".
+     */
+    static <E extends Enum<E>> E choice(String field, String value, E[] values, String orNull) {
+        String key = value == null ? null : value.trim().toUpperCase(Locale.ROOT);
+        for (E constant : values) {
+            if (constant.name().equals(key)) {
+                return constant;
+            }
+        }
+        throw new IllegalArgumentException(field + " must be one of " + Arrays.stream(values)
+                .map(e -> "\"" + e.name().toLowerCase(Locale.ROOT) + "\"").collect(Collectors.joining(", ")) + orNull
+                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
     }
 }

@@ -16,7 +16,6 @@ import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
@@ -192,7 +191,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     private void trainItem(TaskItem item, String label) {
         Node root = buildNode(run.rollout.start(item, label));
-        TreeReturns returns = TreeReturns.compute(toRolloutNode(root));
+        TreeReturns returns = TreeReturns.compute(toRolloutNode(root, -1));
         List<TreeReturns> byAgent = agentReturns(root);
         if (dynamicSampling.drop(byAgent != null ? byAgent : List.of(returns))) {
             updateMetrics.dropped(); // the epoch's next item takes its place in the buffers
@@ -236,10 +235,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     /** Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}). */
     long[] encodePrompt(int agent, String text) {
         return run.promptEncoder.encode(agents.get(agent), text);
-    }
-
-    private RolloutNode toRolloutNode(Node n) {
-        return toRolloutNode(n, -1);
     }
 
     /** The tree of agent {@code agent}'s rewards r_{i,k} (the team's r_k when −1). */

@@ -1,8 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * {@code scale_rewards}: what the advantages of a NodeSample s are divided by, the names as TRL's
@@ -19,19 +17,11 @@ import java.util.stream.Collectors;
  * {@code config.json} holds the pair consistent.
  */
 public enum ScaleRewards {
-    GROUP("group"),
-    BATCH("batch"),
-    NONE("none");
-
-    private final String configName;
-
-    ScaleRewards(String configName) {
-        this.configName = configName;
-    }
+    GROUP, BATCH, NONE;
 
     /** The config-file spelling. */
     public String configName() {
-        return configName;
+        return name().toLowerCase(Locale.ROOT);
     }
 
     /** The value {@code advantage_normalization} stands for: group when true, none when false. */
@@ -39,28 +29,13 @@ public enum ScaleRewards {
         return advantageNormalization ? GROUP : NONE;
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored); null stays null (unset).
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); null stays null (unset). */
     public static ScaleRewards parse(String value) {
-        if (value == null) {
-            return null;
-        }
-        String key = value.trim().toLowerCase(Locale.ROOT);
-        for (ScaleRewards s : values()) {
-            if (s.configName.equals(key)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("scale_rewards must be one of "
-                + Arrays.stream(values()).map(s -> "\"" + s.configName + "\"").collect(Collectors.joining(", "))
-                + " or null (got \"" + value + "\")");
+        return value == null ? null : ReinforceFields.choice("scale_rewards", value, values(), " or null");
     }
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

@@ -51,12 +51,8 @@ final class UpdateMetrics {
      * @param klCoef β, {@code reference_kl_coef}
      * @param withKl whether reference-KL shaping is on (its keys and the collapse warning)
      * @param main whether this process prints warnings (the main one of a ddp run)
+     * @param countsDropped whether dynamic sampling is on (every event then has {@value #DROPPED})
      */
-    UpdateMetrics(double klCoef, boolean withKl, PrintStream console, boolean main) {
-        this(klCoef, withKl, console, main, false);
-    }
-
-    /** @param countsDropped whether dynamic sampling is on (every event then has {@value #DROPPED}) */
     UpdateMetrics(double klCoef, boolean withKl, PrintStream console, boolean main, boolean countsDropped) {
         this.countsDropped = countsDropped;
         this.klCoef = klCoef;

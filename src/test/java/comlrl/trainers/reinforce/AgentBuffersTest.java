@@ -31,7 +31,7 @@ class AgentBuffersTest {
             AgentBuffers buffers = new AgentBuffers(HeldAgents.of(List.of("agent 0"), RankWork.single(1)), 6, 2, seeds, executor,
                     (agent, minibatch, old, stats) -> minibatches.add(agent + ":" + minibatch.stream()
                             .map(NodeSample::item).toList()),
-                    new UpdateMetrics(0.0, false, new PrintStream(new ByteArrayOutputStream()), true));
+                    new UpdateMetrics(0.0, false, new PrintStream(new ByteArrayOutputStream()), true, false), 1, null);
             // turn 0: a0..a3, turn 1: b0, b1, interleaved as a rollout tree lists them; the 6th fills the buffer
             buffers.add(List.of(sample(0, "a0"), sample(1, "b0"), sample(0, "a1"), sample(0, "a2"), sample(1, "b1"),
                     sample(0, "a3")));
@@ -55,6 +55,6 @@ class AgentBuffersTest {
     /** A sample of agent 0 at {@code turn}, named {@code name} (its item label); its numbers do not matter here. */
     private static NodeSample sample(int turn, String name) {
         return new NodeSample(0, turn, new long[] {1}, List.of(new long[] {2}), new double[] {0.0}, null, 0.0, 0.0, 1,
-                name);
+                name, new boolean[1], null, null);
     }
 }

@@ -53,7 +53,8 @@ class ClippedSurrogateTest {
     }
 
     private static NodeSample sample(long[] prompt, List<long[]> completions, double[] returns) {
-        return new NodeSample(0, 0, prompt, completions, returns, null, 0, 0, 0, "test item");
+        return new NodeSample(0, 0, prompt, completions, returns, null, 0, 0, 0, "test item",
+                new boolean[completions.size()], null, null);
     }
 
     /** log π_θ of each token, without gradient, as the loss computes it. */

@@ -67,7 +67,7 @@ class CounterfactualCreditTest {
             shared[k] = java.util.Arrays.stream(contextReturns[k]).sum();
         }
         return new NodeSample(agent, 0, prompt, completions, shared, kls, 0, 0, 0, "test item",
-                new boolean[completions.size()], contextReturns);
+                new boolean[completions.size()], contextReturns, null);
     }
 
     private static MAGRPOConfig.Builder<MAGRPOConfig> counterfactual() {
@@ -248,7 +248,7 @@ class CounterfactualCreditTest {
         assertThat(MAGRPOConfig.keys()).contains("credit");
         // a sample without per-context returns cannot be credited counterfactually
         NodeSample noContexts = new NodeSample(0, 0, new long[] {1}, List.of(new long[1], new long[1]), new double[] {1, 2},
-                null, 0, 0, 0, "test item");
+                null, 0, 0, 0, "test item", new boolean[2], null, null);
         assertThatThrownBy(() -> MAGRPOLoss.advantages(noContexts, cf)).hasMessageContaining("per context");
     }
 

@@ -41,7 +41,8 @@ class MAGRPOLossTest {
     }
 
     private static NodeSample sample(long[] prompt, List<long[]> completions, double[] returns, double[] kls) {
-        return new NodeSample(0, 0, prompt, completions, returns, kls, 0, 0, 0, "test item");
+        return new NodeSample(0, 0, prompt, completions, returns, kls, 0, 0, 0, "test item",
+                new boolean[completions.size()], null, null);
     }
 
     @Test

@@ -143,7 +143,7 @@ class PerAgentRewardsTest {
         assertThatThrownBy(() -> scope("joint").credit("counterfactual").build())
                 .hasMessageContaining("advantage_normalization_scope: agent, or credit: shared");
         NodeSample noPeers = new NodeSample(0, 0, new long[] {1}, List.of(new long[1], new long[1]), new double[] {1, 2},
-                null, 0, 0, 0, "test item");
+                null, 0, 0, 0, "test item", new boolean[2], null, null);
         assertThatThrownBy(() -> MAGRPOLoss.advantages(noPeers, scope("joint").build()))
                 .hasMessageContaining("every agent's returns");
     }

@@ -41,7 +41,7 @@ class UpdateRulesTest {
     }
 
     private static NodeSample sample(long[] prompt, List<long[]> completions, double[] returns, boolean[] truncated) {
-        return new NodeSample(0, 0, prompt, completions, returns, null, 0, 0, 0, "test item", truncated);
+        return new NodeSample(0, 0, prompt, completions, returns, null, 0, 0, 0, "test item", truncated, null, null);
     }
 
     private static final boolean[] NONE_CUT = {false, false, false};
