@@ -16,7 +16,9 @@ import java.util.function.Function;
  * The completion keeps {@code y_{r,0..end-1}}: the token that completes a match stays whole, also when
  * the string ends inside it, as in transformers; the tokens after it are dropped. Only the completion is
  * searched (a stop string that appears in the prompt, or across the prompt's end, does not end the
- * sequence), decoded as {@link Completion#text()} is (the generator's decoder, special tokens skipped).
+ * sequence; transformers, which matches the tail of the whole sequence against its tokens' vocabulary
+ * strings, would stop on one across the prompt's end), decoded as {@link Completion#text()} is (the
+ * generator's decoder, special tokens skipped).
  * An end-of-sequence token decodes to nothing, so it never completes a match: at one step, EOS wins.
  *
  * <p>Steps arrive in order, in blocks: the decode loop copies the ids generated since its last check in
