@@ -114,7 +114,8 @@ final class RunConfig {
             "formatters", "a prompt template with {field} placeholders, or one per agent",
             "chat_template", "true: wrap each prompt in the agent's chat template as a user message (default false)",
             "system_prompt", "with chat_template: a system message before it",
-            "reward", "{type: length_ratio, ...} or {type: command, run: [...], timeout_s: 60}, ...",
+            "reward", "{type: length_ratio, ...} or {type: command, run: [...], timeout_s: 60}, or {type: reward_model, model: DIR, "
+                    + "template, label, per_agent: false}, ...",
             "reward_processor", "e.g. {type: scale, factor: 10.0}",
             "external_transition", "{type: command, run: [...], working_dir, timeout_s}: next-turn prompts; "
                     + "{type: level_feedback} with the code reward: the levels it found and the first failing assert; "

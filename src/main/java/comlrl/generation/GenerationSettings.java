@@ -49,6 +49,7 @@ public final class GenerationSettings {
         d.put("suppress_tokens", null);
         d.put("begin_suppress_tokens", null);
         d.put("renormalize_logits", false);
+        d.put("stop_strings", null);
         DEFAULTS = java.util.Collections.unmodifiableMap(d);
     }
 
@@ -61,7 +62,7 @@ public final class GenerationSettings {
      */
     private static final Map<String, Object> UNSUPPORTED = Map.of(
             "sequence_bias", "null", "exponential_decay_length_penalty", "null", "guidance_scale", "1.0",
-            "watermarking_config", "null", "top_h", "null", "stop_strings", "null", "penalty_alpha", "null",
+            "watermarking_config", "null", "top_h", "null", "penalty_alpha", "null",
             "dola_layers", "null", "diversity_penalty", "0.0", "force_words_ids", "null");
 
     private GenerationSettings() {
@@ -164,9 +165,11 @@ public final class GenerationSettings {
                 .epsilonCutoff(orElse(dbl(s, "epsilon_cutoff"), 0.0))
                 .etaCutoff(orElse(dbl(s, "eta_cutoff"), 0.0))
                 .build();
-        // a None temperature is no scaling; None top_p no nucleus; top_k None or 0 no top-k
+        // a None temperature is no scaling; None top_p no nucleus; top_k None or 0 no top-k; None stop_strings none
+        @SuppressWarnings("unchecked")
+        List<String> stopStrings = (List<String>) s.get("stop_strings").value();
         return new SamplingConfig(temperature == null ? 1.0 : temperature, topK, topP, greedy, maxNewTokens, n,
-                processing);
+                processing, stopStrings);
     }
 
     private static <T> T orElse(T value, T otherwise) {
@@ -189,6 +192,14 @@ public final class GenerationSettings {
                     out.add(idList(key, inner, "a list of token-id lists"));
                 }
                 return out;
+            }
+            case "stop_strings" -> { // transformers takes one string or a list of them
+                List<Object> list = value instanceof String one ? List.of(one)
+                        : value instanceof List<?> l ? new ArrayList<>(l) : null;
+                if (list == null || !list.stream().allMatch(e -> e instanceof String str && !str.isEmpty())) {
+                    throw typeError(key, "a non-empty string or a list of them", value);
+                }
+                return list.stream().map(String.class::cast).toList();
             }
             case "suppress_tokens", "begin_suppress_tokens" -> {
                 return idList(key, value, "a list of token ids");

@@ -20,8 +20,12 @@ import java.util.function.Function;
  * <p>Each prompt is prefilled once; its cache rows are then copied for the G samples of its group,
  * and all B·G sequences decode together, one forward per new token. A sequence that produced an
  * end-of-sequence id is finished: it receives the pad id from then on (as Hugging Face does) and
- * those positions are not part of its completion. Token ids and log-probabilities stay on the
- * device until the end: the only per-token host transfer is the "all finished?" flag.
+ * those positions are not part of its completion. A sequence whose decoded completion comes to
+ * contain one of its stop strings ({@link SamplingConfig#stopStrings()}) ends with the token that
+ * completed the match ({@link StopStrings}). Token ids and log-probabilities stay on the device until
+ * the end: the only host transfer inside the loop, every {@value #FINISH_CHECK_EVERY} steps, is the
+ * "all finished?" flag, or, when a sequence has stop strings, in its place the ids generated since
+ * the last check (the stop strings are searched in decoded text, on the host).
  */
 public final class Generator {
     private final DecoderLm model;
@@ -78,11 +82,23 @@ public final class Generator {
      * the other sequences in the batch.
      */
     public List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long[] rowSeeds) {
+        int rows = prompts.size() * config.numReturnSequences();
+        return generate(prompts, config, rowSeeds, java.util.Collections.nCopies(rows, config.stopStrings()));
+    }
+
+    /**
+     * {@link #generate(List, SamplingConfig, long[])} with row r's stop strings at {@code rowStops.get(r)}
+     * in place of {@code config}'s (a team's agents may each have their own): a row ends where it would
+     * alone with those stop strings, and the stop strings change nothing else.
+     */
+    List<List<Completion>> generate(List<long[]> prompts, SamplingConfig config, long[] rowSeeds,
+            List<List<String>> rowStops) {
         int b = prompts.size();
         int g = config.numReturnSequences();
         int rows = b * g;
-        if (rowSeeds.length != rows) {
-            throw new IllegalArgumentException(rowSeeds.length + " row seeds for " + rows + " sequences");
+        if (rowSeeds.length != rows || rowStops.size() != rows) {
+            throw new IllegalArgumentException(rowSeeds.length + " row seeds and " + rowStops.size()
+                    + " rows' stop strings for " + rows + " sequences");
         }
         checkContext(prompts, config.maxNewTokens());
         List<Rng> rngs = new ArrayList<>();
@@ -92,7 +108,7 @@ public final class Generator {
             }
         }
         try {
-            return generateRows(prompts, config, rngs);
+            return generateRows(prompts, config, rngs, new StopStrings(rowStops, eosIds, decoder, config.maxNewTokens()));
         } finally {
             rngs.forEach(Rng::close);
         }
@@ -115,7 +131,8 @@ public final class Generator {
         }
     }
 
-    private List<List<Completion>> generateRows(List<long[]> prompts, SamplingConfig config, List<Rng> rng) {
+    private List<List<Completion>> generateRows(List<long[]> prompts, SamplingConfig config, List<Rng> rng,
+            StopStrings ends) {
         int b = prompts.size();
         int g = config.numReturnSequences();
         int rows = b * g;
@@ -150,12 +167,13 @@ public final class Generator {
                     for (int i = 0; i < rows; i++) {
                         rowPrompts.add(prompts.get(i / g));
                     }
-                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rowPrompts, config, rng, packed);
+                    result = decode(g == 1 ? prefill : rowsCache, logits, mask, lastPos, rowPrompts, config, rng, packed,
+                            ends);
                 }
             }
         }
         lastStats = new Stats(prefillDone - start, System.nanoTime() - prefillDone, result.steps, rows, result.hostSyncs);
-        return assemble(prompts, g, result.tokens, result.logprobs, result.steps);
+        return assemble(prompts, g, result.tokens, result.logprobs, result.steps, ends);
     }
 
     /**
@@ -194,11 +212,12 @@ public final class Generator {
     /** ... when it may run this many steps or more (packing a model costs about 13 steps' saving). */
     static final int PACKED_MIN_STEPS = 24;
 
-    /** Sequences check the "all finished" flag (one host transfer) every this many steps. */
+    /** Sequences check the "all finished" flag (one host transfer; the new ids with stop strings) every this many steps. */
     static final int FINISH_CHECK_EVERY = 4;
 
     private DecodeResult decode(KvCache cache, Tensor firstLogits, Tensor firstMask, Tensor firstPos,
-            List<long[]> rowPrompts, SamplingConfig config, List<Rng> rng, DecoderLm.DecodeWeights packed) {
+            List<long[]> rowPrompts, SamplingConfig config, List<Rng> rng, DecoderLm.DecodeWeights packed,
+            StopStrings ends) {
         Device device = model.device();
         int rows = rowPrompts.size();
         int maxNew = config.maxNewTokens();
@@ -233,8 +252,10 @@ public final class Generator {
                         break;
                     }
                     if (t % FINISH_CHECK_EVERY == FINISH_CHECK_EVERY - 1) {
-                        syncs++; // the all-finished flag: the only transfer inside the loop
-                        if (finished.allTrue()) {
+                        syncs++; // the only transfer inside the loop: the all-finished flag, or the ids since the last check
+                        if (ends.searchesText() ? ends.advance(Tensor.stack(tokenSteps.subList(ends.seen(), t + 1), 1)
+                                .toLongArray(), ends.seen(), t + 1 - ends.seen())                   // [R, t+1-seen]
+                                : finished.allTrue()) {
                             break;
                         }
                     }
@@ -263,22 +284,17 @@ public final class Generator {
         return fresh;
     }
 
-    private List<List<Completion>> assemble(List<long[]> prompts, int g, long[] tokens, double[] logprobs, int steps) {
+    /** The completions: row r keeps its first {@link StopStrings#length} ids ({@code tokens}: [R, steps]). */
+    private List<List<Completion>> assemble(List<long[]> prompts, int g, long[] tokens, double[] logprobs, int steps,
+            StopStrings ends) {
+        ends.advance(tokens, 0, steps); // the steps after the loop's last check
         List<List<Completion>> out = new ArrayList<>();
         for (int i = 0; i < prompts.size(); i++) {
             List<Completion> group = new ArrayList<>();
             for (int j = 0; j < g; j++) {
                 int row = i * g + j;
-                int len = 0;
-                FinishReason reason = FinishReason.LENGTH;
-                while (len < steps) {
-                    long id = tokens[row * steps + len];
-                    len++;
-                    if (eosIds.contains(id)) {
-                        reason = FinishReason.EOS;
-                        break;
-                    }
-                }
+                int len = ends.length(row, steps);
+                FinishReason reason = ends.reason(row);
                 long[] ids = Arrays.copyOfRange(tokens, row * steps, row * steps + len);
                 double[] lp = Arrays.copyOfRange(logprobs, row * steps, row * steps + len);
                 for (int t = 0; t < len; t++) {

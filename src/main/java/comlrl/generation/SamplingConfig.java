@@ -1,5 +1,7 @@
 package comlrl.generation;
 
+import java.util.List;
+
 /**
  * How tokens are chosen, applied in Hugging Face's order: the {@link LogitsProcessing} processors,
  * then (sampling only) temperature, top-k, top-p and the other warpers, then a draw from the
@@ -14,9 +16,18 @@ package comlrl.generation;
  * @param maxNewTokens generation length cap; >= 1
  * @param numReturnSequences samples per prompt (the G of a group), generated in one batch; >= 1
  * @param processing the other logits processors ({@link LogitsProcessing#NONE}: none)
+ * @param stopStrings a sequence ends once its decoded completion contains one of these (transformers'
+ *        {@code stop_strings}; {@link StopStrings}); empty: none. They never change which token is
+ *        chosen, only where a completion ends ({@link FinishReason#STOP})
  */
 public record SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
-        int numReturnSequences, LogitsProcessing processing) {
+        int numReturnSequences, LogitsProcessing processing, List<String> stopStrings) {
+
+    /** No stop strings. */
+    public SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
+            int numReturnSequences, LogitsProcessing processing) {
+        this(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, processing, List.of());
+    }
 
     /** Only temperature, top-k and top-p: no other logits processor. */
     public SamplingConfig(double temperature, Integer topK, Double topP, boolean greedy, int maxNewTokens,
@@ -27,6 +38,12 @@ public record SamplingConfig(double temperature, Integer topK, Double topP, bool
     public SamplingConfig {
         if (processing == null) {
             processing = LogitsProcessing.NONE;
+        }
+        stopStrings = stopStrings == null ? List.of() : List.copyOf(stopStrings); // refuses null entries
+        for (String stop : stopStrings) {
+            if (stop.isEmpty()) {
+                throw new IllegalArgumentException("stop_strings must hold non-empty strings, got " + stopStrings);
+            }
         }
         if (!greedy && !(temperature > 0)) {
             throw new IllegalArgumentException("temperature must be > 0 for sampling, got " + temperature
@@ -56,11 +73,16 @@ public record SamplingConfig(double temperature, Integer topK, Double topP, bool
     }
 
     public SamplingConfig withNumReturnSequences(int n) {
-        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, n, processing);
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, n, processing, stopStrings);
     }
 
     public SamplingConfig withProcessing(LogitsProcessing p) {
-        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, p);
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, p, stopStrings);
+    }
+
+    /** The same settings ending sequences at {@code stops} (null or empty: no stop strings). */
+    public SamplingConfig withStopStrings(List<String> stops) {
+        return new SamplingConfig(temperature, topK, topP, greedy, maxNewTokens, numReturnSequences, processing, stops);
     }
 
     boolean usesTopK() {

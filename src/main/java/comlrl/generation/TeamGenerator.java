@@ -16,7 +16,9 @@ import java.util.function.Function;
  * <p>Each agent's sequences get the seeds its own {@link Generator} would give them
  * ({@link Generator#rowSeed(long, int, int)} with its seed and its prompt index), and a sequence's
  * tokens depend only on its model, prompt and seed: the team call samples what the agents' separate
- * calls sample (up to float rounding in the padded batch).
+ * calls sample (up to float rounding in the padded batch). The agents may each have their own stop
+ * strings (the only setting in which their sampling may differ): a sequence ends where the agent's own
+ * call would end it.
  */
 public final class TeamGenerator {
     private final DecoderLm base;
@@ -52,7 +54,26 @@ public final class TeamGenerator {
      */
     public List<List<List<Completion>>> generate(List<LoraAdapter> adapters, List<List<long[]>> prompts,
             SamplingConfig config, long[] seeds) {
+        return generate(adapters, prompts, java.util.Collections.nCopies(adapters.size(), config), seeds);
+    }
+
+    /**
+     * {@link #generate(List, List, SamplingConfig, long[])} with agent a's settings at {@code configs.get(a)}:
+     * they must be equal but for their stop strings.
+     */
+    public List<List<List<Completion>>> generate(List<LoraAdapter> adapters, List<List<long[]>> prompts,
+            List<SamplingConfig> configs, long[] seeds) {
         int n = adapters.size();
+        if (configs.size() != n) {
+            throw new IllegalArgumentException(n + " adapters need " + n + " sampling configs, got " + configs.size());
+        }
+        SamplingConfig config = configs.get(0).withStopStrings(null);
+        for (int a = 0; a < n; a++) {
+            if (!configs.get(a).withStopStrings(null).equals(config)) {
+                throw new IllegalArgumentException("a team generation samples every agent alike (only stop strings may "
+                        + "differ), but agent " + a + " has " + configs.get(a) + " and agent 0 " + configs.get(0));
+            }
+        }
         if (prompts.size() != n || seeds.length != n) {
             throw new IllegalArgumentException(n + " adapters need " + n + " prompt lists and seeds, got "
                     + prompts.size() + " and " + seeds.length);
@@ -61,19 +82,21 @@ public final class TeamGenerator {
         int[] counts = new int[n];
         List<long[]> all = new ArrayList<>();
         List<Long> rowSeeds = new ArrayList<>();
+        List<List<String>> rowStops = new ArrayList<>();
         for (int a = 0; a < n; a++) {
             counts[a] = prompts.get(a).size();
             for (int i = 0; i < counts[a]; i++) {
                 all.add(prompts.get(a).get(i));
                 for (int j = 0; j < g; j++) {
                     rowSeeds.add(Generator.rowSeed(seeds[a], i, j));
+                    rowStops.add(configs.get(a).stopStrings());
                 }
             }
         }
         List<List<Completion>> flat;
         try (DecoderLm team = base.withAdapters(adapters, counts)) {
             Generator generator = new Generator(team, eosIds, padId, decoder);
-            flat = generator.generate(all, config, rowSeeds.stream().mapToLong(Long::longValue).toArray());
+            flat = generator.generate(all, config, rowSeeds.stream().mapToLong(Long::longValue).toArray(), rowStops);
             lastStats = generator.lastStats();
         }
         List<List<List<Completion>>> out = new ArrayList<>();

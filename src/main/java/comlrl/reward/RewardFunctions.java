@@ -16,7 +16,7 @@ public final class RewardFunctions {
             "coder_tester");
     /** The keys of a {@code type: reward_model} section. */
     static final List<String> REWARD_MODEL_KEYS = List.of("type", "model", "template", "label", "device", "dtype",
-            "batch_size", "max_length");
+            "batch_size", "max_length", "per_agent");
 
     private RewardFunctions() {}
 
@@ -29,8 +29,10 @@ public final class RewardFunctions {
      *       {@link ExternalCommandReward}; see {@link JsonLinesProcess.CommandConfig#fromMap} (the
      *       program and a script argument must exist: checked here, before any process starts).</li>
      *   <li>{@code {type: reward_model, model: DIR|HUB_ID, template: "...", label: 0, device: cpu,
-     *       dtype: null, batch_size: 8, max_length: 1024}} → {@link RewardModelReward} (only
-     *       {@code model} required; a relative directory is resolved against {@code baseDirectory};
+     *       dtype: null, batch_size: 8, max_length: 1024, per_agent: false}} → {@link RewardModelReward} (only
+     *       {@code model} required; with {@code per_agent: true}, {@link RewardModelReward#agentRewards()}:
+     *       each agent's completion scored on its own, {@code template} one string or a list with one per
+     *       agent; a relative directory is resolved against {@code baseDirectory};
      *       the values and, for a directory, the checkpoint's config, labels and {@code score.weight}
      *       are checked here; the weights load at the first call).</li>
      *   <li>{@code {type: writing, task: tldr|arxiv}} → {@link WritingReward}, the level rewards of
@@ -90,7 +92,7 @@ public final class RewardFunctions {
         }
     }
 
-    private static RewardModelReward rewardModel(Map<String, Object> map, Path baseDirectory) {
+    private static RewardFunction rewardModel(Map<String, Object> map, Path baseDirectory) {
         String owner = "reward reward_model";
         ConfigMaps.requireKnownKeys(owner, map, REWARD_MODEL_KEYS, Map.of(
                 "model_name", "use 'model'.", "reward_model", "use 'model'.", "path", "use 'model'.",
@@ -106,7 +108,12 @@ public final class RewardFunctions {
                     + "reward models; write a random one with bin/comlrl init-model --head score --out DIR and give DIR");
         }
         RewardModelReward.Builder b = RewardModelReward.builder(resolveModelPath(model, baseDirectory));
-        if (!ConfigMaps.isNullLike(map.get("template"))) {
+        if (map.containsKey("per_agent")) {
+            b.perAgent(ConfigMaps.toBoolean(owner, "per_agent", map.get("per_agent")));
+        }
+        if (map.get("template") instanceof List<?> templates) { // one per agent
+            b.templatesPerAgent(templates.stream().map(t -> ConfigMaps.toStr(owner, "template", t)).toList());
+        } else if (!ConfigMaps.isNullLike(map.get("template"))) {
             b.template(ConfigMaps.toStr(owner, "template", map.get("template")));
         }
         if (map.containsKey("label")) {
@@ -136,7 +143,8 @@ public final class RewardFunctions {
             b.maxLength(ConfigMaps.toInt(owner, "max_length", map.get("max_length")));
         }
         try {
-            return b.build();
+            RewardModelReward reward = b.build();
+            return reward.isPerAgent() ? reward.agentRewards() : reward;
         } catch (IllegalArgumentException e) {
             throw e.getMessage() != null && e.getMessage().startsWith("reward_model") ? e
                     : new IllegalArgumentException("reward_model " + model + ": " + e.getMessage(), e);

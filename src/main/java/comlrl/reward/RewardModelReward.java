@@ -32,6 +32,22 @@ import java.util.regex.Pattern;
  * </pre>
  * One reward per joint response k (K = the number of completions per agent).
  *
+ * <p><b>Per agent</b> ({@code per_agent: true}, {@link Builder#perAgent}): the model scores each agent's
+ * completion on its own, one text per agent and joint response, and {@link #agentRewards()} gives the
+ * scores as per-agent rewards ({@link AgentRewardFunction}: N values per joint response):
+ * <pre>
+ *   text_{i,k}   = template_i(item, completion = c_{i,k}, completion_0 = c_{0,k}, ...)
+ *   reward_{i,k} = model(tokenizer(text_{i,k})).logits[label]
+ * </pre>
+ * {@code template_i} is the template, or agent i's entry of a list of templates (one per agent, e.g.
+ * <code>["{prompt}
+
+Brief: {completion}", "{prompt}
+
+Detailed: {completion}"]</code>); without
+ * one, the item's {@code prompt} and the agent's completion, separated by a blank line. The team reward
+ * ({@link #score}) is then the agents' mean, as {@link AgentRewardFunction} defines it.
+ *
  * <p><b>Template.</b> {@link TemplateFormatter} syntax over the task item's fields plus
  * {@code {completion_0}}, {@code {completion_1}}, ... (agent i's completion; these override item
  * fields of the same name): e.g. <code>"{prompt}\n\nBrief: {completion_0}\n\nDetailed:
@@ -62,6 +78,8 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
     private final String source;
     private final Path directory;          // null for a hub id until loaded
     private final TemplateFormatter template; // null: prompt and completions separated by blank lines
+    private final List<TemplateFormatter> agentTemplates; // per agent (per_agent with a list); else null
+    private final boolean perAgent;
     private final Object label;
     private final Device device;
     private final DType dtype;             // null: config.json's torch_dtype
@@ -75,17 +93,31 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
 
     private RewardModelReward(Builder b) {
         this.source = b.model;
+        this.perAgent = b.perAgent;
+        if (b.agentTemplates != null && !perAgent) {
+            throw new IllegalArgumentException("reward_model template is a list (one per agent) but per_agent is false: "
+                    + "give one template, or set per_agent: true to score each agent's completion on its own");
+        }
         this.template = b.template == null ? null : Formatter.template(b.template);
+        this.agentTemplates = b.agentTemplates == null ? null
+                : b.agentTemplates.stream().map(Formatter::template).toList();
         this.label = b.label;
         this.device = b.device;
         this.dtype = b.dtype;
         this.batchSize = b.batchSize;
         this.maxLength = b.maxLength;
+        List<TemplateFormatter> all = new ArrayList<>(agentTemplates == null ? List.of() : agentTemplates);
         if (template != null) {
-            for (String field : template.placeholders()) {
-                if (field.startsWith("completion") && !COMPLETION.matcher(field).matches()) {
+            all.add(template);
+        }
+        for (TemplateFormatter t : all) {
+            for (String field : t.placeholders()) {
+                boolean own = perAgent && field.equals("completion");
+                if (field.startsWith("completion") && !own && !COMPLETION.matcher(field).matches()) {
                     throw new IllegalArgumentException("reward_model template placeholder {" + field + "} is not a "
-                            + "completion: write {completion_0}, {completion_1}, ... (one per agent, from 0)");
+                            + "completion: write {completion_0}, {completion_1}, ... (one per agent, from 0)"
+                            + (perAgent ? ", or {completion} (the scored agent's)" : field.equals("completion")
+                            ? "; {completion} (the scored agent's own) needs per_agent: true" : ""));
                 }
             }
         }
@@ -125,9 +157,90 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
         return source;
     }
 
+    /** Whether each agent's completion is scored on its own ({@code per_agent}). */
+    public boolean isPerAgent() {
+        return perAgent;
+    }
+
+    /**
+     * One reward per joint response: the score of its filled template; per agent, the mean of the
+     * agents' scores ({@link AgentRewardFunction#teamMean}).
+     */
     @Override
     public synchronized List<Double> score(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
-        List<String> texts = texts(agentCompletions, batchItems);
+        if (perAgent) {
+            return agentRewards().score(agentCompletions, batchItems);
+        }
+        return scoreTexts(texts(agentCompletions, batchItems));
+    }
+
+    /**
+     * Per joint response k, the N agents' scores {@code [reward_{0,k}, ..., reward_{N-1,k}]}, each the
+     * model's score of that agent's text ({@link #agentTexts}); needs {@code per_agent}.
+     */
+    public synchronized List<double[]> scorePerAgent(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
+        if (!perAgent) {
+            throw new IllegalStateException("reward_model " + source + " scores joint responses (per_agent: false)");
+        }
+        List<List<String>> texts = agentTexts(agentCompletions, batchItems); // [N][K]
+        int agents = texts.size();
+        int k = agents == 0 ? 0 : texts.get(0).size();
+        List<String> flat = new ArrayList<>(agents * k); // agent-major: i·K + k
+        texts.forEach(flat::addAll);
+        List<Double> scores = scoreTexts(flat);
+        List<double[]> rows = new ArrayList<>(k);
+        for (int j = 0; j < k; j++) {
+            double[] row = new double[agents];
+            for (int i = 0; i < agents; i++) {
+                row[i] = scores.get(i * k + j);
+            }
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /**
+     * This reward model as per-agent rewards (needs {@code per_agent}): N values per joint response, each
+     * agent's own score; closing it closes this model.
+     */
+    public AgentRewards agentRewards() {
+        if (!perAgent) {
+            throw new IllegalStateException("reward_model " + source + " gives per-agent rewards only with per_agent: true");
+        }
+        return new AgentRewards(this);
+    }
+
+    /** A per-agent reward model as an {@link AgentRewardFunction} ({@link #agentRewards()}). */
+    public static final class AgentRewards implements AgentRewardFunction, AutoCloseable {
+        private final RewardModelReward model;
+
+        private AgentRewards(RewardModelReward model) {
+            this.model = model;
+        }
+
+        /** The reward model. */
+        public RewardModelReward model() {
+            return model;
+        }
+
+        @Override
+        public List<double[]> scorePerAgent(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
+            return model.scorePerAgent(agentCompletions, batchItems);
+        }
+
+        @Override
+        public void close() {
+            model.close();
+        }
+
+        @Override
+        public String toString() {
+            return model.toString();
+        }
+    }
+
+    /** The label's logit of each text, scored {@code batch_size} at a time. */
+    private List<Double> scoreTexts(List<String> texts) {
         ensureLoaded();
         List<long[]> ids = new ArrayList<>(texts.size());
         for (String text : texts) {
@@ -152,19 +265,24 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
         return rewards;
     }
 
-    /** The texts the reward model scores, one per joint response (the template filled in). */
+    /** Fails when {@code t} names the completion of an agent beyond the {@code agents} there are. */
+    private static void checkAgents(TemplateFormatter t, int agents) {
+        for (String field : t.placeholders()) {
+            Matcher m = COMPLETION.matcher(field);
+            if (m.matches() && Long.parseLong(m.group(1)) >= agents) {
+                throw new IllegalArgumentException("reward_model template uses {" + field + "} but there "
+                        + (agents == 1 ? "is 1 agent ({completion_0})" : "are " + agents + " agents ({completion_0} .. {completion_"
+                        + (agents - 1) + "})") + "; template: \"" + t.template() + "\"");
+            }
+        }
+    }
+
+    /** The texts the reward model scores, one per joint response (the template filled in); not per agent. */
     public List<String> texts(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
         int k = RewardFunctions.jointResponseCount(agentCompletions);
         int agents = agentCompletions.size();
         if (template != null) {
-            for (String field : template.placeholders()) {
-                Matcher m = COMPLETION.matcher(field);
-                if (m.matches() && Long.parseLong(m.group(1)) >= agents) {
-                    throw new IllegalArgumentException("reward_model template uses {" + field + "} but there "
-                            + (agents == 1 ? "is 1 agent ({completion_0})" : "are " + agents + " agents ({completion_0} .. {completion_"
-                            + (agents - 1) + "})") + "; template: \"" + template.template() + "\"");
-                }
-            }
+            checkAgents(template, agents);
         }
         List<String> texts = new ArrayList<>(k);
         for (int j = 0; j < k; j++) {
@@ -175,6 +293,43 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
             texts.add(template != null ? fill(template, item) : defaultText(item, agents));
         }
         return texts;
+    }
+
+    /**
+     * The texts the reward model scores per agent ({@code per_agent}): entry [i][k] is agent i's text of
+     * joint response k, its template filled with {@code {completion}} = its completion (and
+     * {@code {completion_j}} = agent j's); without a template, the item's prompt and the agent's completion.
+     */
+    public List<List<String>> agentTexts(List<List<String>> agentCompletions, List<TaskItem> batchItems) {
+        int k = RewardFunctions.jointResponseCount(agentCompletions);
+        int agents = agentCompletions.size();
+        if (agentTemplates != null && agentTemplates.size() != agents) {
+            throw new IllegalArgumentException("reward_model template is a list of " + agentTemplates.size()
+                    + " templates but there are " + agents + " agents: give one template per agent, or one for all");
+        }
+        List<List<String>> texts = new ArrayList<>(agents);
+        for (int i = 0; i < agents; i++) {
+            TemplateFormatter own = agentTemplates != null ? agentTemplates.get(i) : template;
+            if (own != null) {
+                checkAgents(own, agents);
+            }
+            List<String> agentTexts = new ArrayList<>(k);
+            for (int j = 0; j < k; j++) {
+                TaskItem item = RewardFunctions.itemFor(batchItems, j, k);
+                for (int a = 0; a < agents; a++) {
+                    item = item.with("completion_" + a, agentCompletions.get(a).get(j));
+                }
+                item = item.with("completion", agentCompletions.get(i).get(j));
+                agentTexts.add(own != null ? fill(own, item) : defaultAgentText(item));
+            }
+            texts.add(agentTexts);
+        }
+        return texts;
+    }
+
+    private static String defaultAgentText(TaskItem item) {
+        String prompt = item.getString("prompt", "");
+        return prompt.isEmpty() ? item.getString("completion", "") : prompt + "\n\n" + item.getString("completion", "");
     }
 
     private static String fill(TemplateFormatter template, TaskItem item) {
@@ -278,13 +433,15 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
 
     @Override
     public String toString() {
-        return "RewardModelReward[" + source + ", label " + label + "]";
+        return "RewardModelReward[" + source + ", label " + label + (perAgent ? ", per agent" : "") + "]";
     }
 
     /** Settings of a {@link RewardModelReward}; each setter documents its default. */
     public static final class Builder {
         private final String model;
         private String template;
+        private List<String> agentTemplates;
+        private boolean perAgent;
         private Object label = 0;
         private Device device = Device.CPU;
         private DType dtype;
@@ -305,6 +462,25 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
          */
         public Builder template(String template) {
             this.template = template;
+            return this;
+        }
+
+        /**
+         * One template per agent (agent i's text at index i), over item fields, {@code {completion}} (the
+         * scored agent's) and {@code {completion_j}}; needs {@link #perAgent}; replaces {@link #template}.
+         */
+        public Builder templatesPerAgent(List<String> templates) {
+            this.agentTemplates = List.copyOf(templates);
+            this.template = null;
+            return this;
+        }
+
+        /**
+         * Score each agent's completion on its own, N scores per joint response ({@link #agentRewards()});
+         * default false (one score of the joint response).
+         */
+        public Builder perAgent(boolean perAgent) {
+            this.perAgent = perAgent;
             return this;
         }
 

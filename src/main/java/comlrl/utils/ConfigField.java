@@ -286,7 +286,7 @@ public final class ConfigField<T> {
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
-        for (String key : List.of("temperature", "top_p", "top_k")) {
+        for (String key : List.of("temperature", "top_p", "top_k", "stop_strings")) {
             if (kwargs.containsKey(key)) {
                 return "generation_kwargs must not set " + key + ": it is a config field of its own (" + key + ": ...)";
             }

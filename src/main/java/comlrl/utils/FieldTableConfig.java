@@ -364,6 +364,16 @@ public abstract class FieldTableConfig implements TrainerConfig {
             return put(TOP_K, PerAgent.each(topK));
         }
 
+        /** The same stop strings for every agent (null: the model's). See {@link TrainerConfig#stopStrings(int)}. */
+        public B stopStrings(List<String> stopStrings) {
+            return put(TrainerFields.STOP_STRINGS, PerAgent.all(stopStrings));
+        }
+
+        /** Agent i's stop strings at index i (one list per agent; null entries: the model's). */
+        public B stopStringsPerAgent(List<List<String>> stopStrings) {
+            return put(TrainerFields.STOP_STRINGS, PerAgent.each(stopStrings));
+        }
+
         /** See the config's {@code numTurns()}. */
         public B numTurns(int numTurns) {
             return put(NUM_TURNS, numTurns);

@@ -232,6 +232,15 @@ public interface TrainerConfig {
     }
 
     /**
+     * Agent {@code agent}'s {@code stop_strings} (default null): its completions end once their decoded
+     * text contains one of these; null leaves it to the model's generation_config.json (none when it sets
+     * none); one list for every agent, or a list with one per agent.
+     */
+    default List<String> stopStrings(int agent) {
+        return has(TrainerFields.STOP_STRINGS) ? get(TrainerFields.STOP_STRINGS).get(agent) : null;
+    }
+
+    /**
      * {@code external_prompt_passthrough} (default false): use the prompts returned by an external
      * transition verbatim instead of passing them through the agents' formatters.
      */

@@ -57,6 +57,13 @@ public final class TrainerFields {
                     + "else 50)")
                     .means("Sample from the k likeliest tokens (0 = no limit); null leaves it to the model's "
                             + "generation_config.json; a list gives each agent its own."));
+    /**
+     * {@code stop_strings}: a sequence ends once its decoded completion contains one of these (transformers'
+     * {@code stop_strings}); a list of strings for every agent, or a list of such lists, one per agent (a
+     * per-agent list's length is checked against {@code num_agents}); null (an agent's null entry) leaves it
+     * to the model's generation_config.json; [] = none.
+     */
+    public static final ConfigField<PerAgent<List<String>>> STOP_STRINGS = stopStrings();
     public static final ConfigField<Integer> NUM_TRAIN_EPOCHS = atLeast("num_train_epochs", 40, 1, "")
             .means("Passes over the training task items.");
     public static final ConfigField<Boolean> USE_SEPARATE_CRITIC = flag("use_separate_critic", true)
@@ -135,5 +142,48 @@ public final class TrainerFields {
 
     /** Our additions, after the reference's fields in every table. */
     public static final List<ConfigField<?>> OURS = List.of(SEED, GRADIENT_CHECKPOINTING, GENERATION_KWARGS,
-            SKIP_NONFINITE_SAMPLES, SAVE_TOTAL_LIMIT);
+            SKIP_NONFINITE_SAMPLES, SAVE_TOTAL_LIMIT, STOP_STRINGS);
+
+    private static ConfigField<PerAgent<List<String>>> stopStrings() {
+        String shapes = "a list of strings (for every agent), a list of such lists (one per agent), or null (the model's "
+                + "generation_config.json)";
+        ConfigField.Reader<PerAgent<List<String>>> reader = (owner, key, raw) -> {
+            if (ConfigMaps.isNullLike(raw)) {
+                return PerAgent.all(null);
+            }
+            if (raw instanceof List<?> list && list.stream().allMatch(e -> e instanceof String)) {
+                return PerAgent.all(list.stream().map(String.class::cast).toList());
+            }
+            if (raw instanceof List<?> list && !list.isEmpty()
+                    && list.stream().allMatch(e -> ConfigMaps.isNullLike(e) || e instanceof List<?>)) {
+                java.util.List<List<String>> each = new java.util.ArrayList<>();
+                for (Object entry : list) {
+                    if (entry instanceof List<?> inner && !inner.stream().allMatch(e -> e instanceof String)) {
+                        throw new IllegalArgumentException(owner + " key '" + key + "' is a per-agent list, so each entry "
+                                + "must be a list of strings (or null), got " + entry + " in " + raw);
+                    }
+                    each.add(entry instanceof List<?> inner ? inner.stream().map(String.class::cast).toList() : null);
+                }
+                return PerAgent.each(each);
+            }
+            throw new IllegalArgumentException(owner + " key '" + key + "' must be " + shapes + ", got " + raw);
+        };
+        ConfigField.Rule<PerAgent<List<String>>> rule = v -> {
+            if (v == null) {
+                return null;
+            }
+            for (List<String> stops : v.isList() ? v.values() : java.util.Collections.singletonList(v.get(0))) {
+                if (stops != null && stops.stream().anyMatch(String::isEmpty)) {
+                    return "stop_strings must hold non-empty strings, got " + v;
+                }
+            }
+            return null;
+        };
+        return new ConfigField<>("stop_strings", PerAgent.<List<String>>all(null), reader, rule,
+                v -> v.isList() ? v.values() : v.get(0), null)
+                .described("list of strings, a list of them (one per agent), or null", shapes)
+                .means("A sequence ends once its decoded completion contains one of these strings (kept up to the "
+                        + "token that completes it); a list of lists gives each agent its own; null = the model's "
+                        + "generation_config.json.");
+    }
 }

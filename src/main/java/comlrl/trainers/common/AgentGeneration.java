@@ -53,7 +53,11 @@ public final class AgentGeneration {
      * (training rollouts, evaluation, comparators) takes its settings from here.
      */
     public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args, int numReturnSequences) {
-        return resolve(agent, lm, args.generationKwargs(), args.temperature(agent), args.topP(agent), args.topK(agent),
+        Map<String, Object> kwargs = new LinkedHashMap<>(args.generationKwargs());
+        if (args.stopStrings(agent) != null) { // else the model's stop_strings
+            kwargs.put("stop_strings", args.stopStrings(agent));
+        }
+        return resolve(agent, lm, kwargs, args.temperature(agent), args.topP(agent), args.topK(agent),
                 args.maxNewTokens(agent), numReturnSequences);
     }
 

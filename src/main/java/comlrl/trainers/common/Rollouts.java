@@ -35,7 +35,7 @@ final class Rollouts {
         if (teamable(chosen, chosenSampling)) {
             List<LoraAdapter> adapters = chosen.stream().map(a -> a.model().adapter()).toList();
             return TeamGenerator.of(chosen.get(0)).generate(adapters, which.stream().map(prompts::get).toList(),
-                    chosenSampling.apply(0), which.stream().mapToLong(i -> seeds[i]).toArray());
+                    which.stream().map(sampling::apply).toList(), which.stream().mapToLong(i -> seeds[i]).toArray());
         }
         return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i), seeds[i]));
     }
@@ -143,7 +143,7 @@ final class Rollouts {
 
     /**
      * Whether the agents can sample as one team: several LoRA views of the same base (hence one
-     * tokenizer and device) with equal sampling settings.
+     * tokenizer and device) with equal sampling settings (but for their stop strings).
      */
     static boolean teamable(List<CausalLm> agents, IntFunction<SamplingConfig> sampling) {
         if (agents.size() < 2) {
@@ -154,7 +154,7 @@ final class Rollouts {
         for (int i = 0; i < agents.size(); i++) {
             CausalLm a = agents.get(i);
             if (a.model().adapter() == null || a.model().base() != base || a.tokenizer() != agents.get(0).tokenizer()
-                    || !sampling.apply(i).equals(first)) {
+                    || !sampling.apply(i).withStopStrings(null).equals(first.withStopStrings(null))) { // stops may differ
                 return false;
             }
         }

@@ -24,9 +24,9 @@ class IACConfigTest {
         assertThat(c.valueHeadHiddenDim()).isNull();
         assertThat(c.discount()).isEqualTo(0.9);
         assertThat(c.algorithmName()).isEqualTo("IAC");
-        assertThat(IACConfig.keys()).hasSize(38).startsWith("agent_learning_rate", "critic_learning_rate")
+        assertThat(IACConfig.keys()).hasSize(39).startsWith("agent_learning_rate", "critic_learning_rate")
                 .endsWith("reference_devices", "ddp_split", "seed", "gradient_checkpointing", "generation_kwargs",
-                        "skip_nonfinite_samples", "save_total_limit");
+                        "skip_nonfinite_samples", "save_total_limit", "stop_strings");
     }
 
     @Test
@@ -105,7 +105,7 @@ class IACConfigTest {
     @Test
     void toMapWritesEnumsAsConfigStrings() {
         assertThat(IACConfig.builder().criticType("q").build().toMap())
-                .hasSize(38)
+                .hasSize(39)
                 .containsEntry("ddp_split", "data")
                 .containsEntry("critic_type", "q")
                 .containsEntry("parallel_training", "none")

@@ -15,7 +15,7 @@ class MAACConfigTest {
         MAACConfig c = MAACConfig.builder().build();
         assertThat(c.discount()).isEqualTo(1.0);
         assertThat(c.algorithmName()).isEqualTo("MAAC");
-        assertThat(MAACConfig.keys()).hasSize(35)
+        assertThat(MAACConfig.keys()).hasSize(36)
                 .doesNotContain("use_separate_critic", "value_clip_range", "value_head_hidden_dim")
                 .contains("critic_value_head_hidden_dim");
     }
@@ -63,6 +63,6 @@ class MAACConfigTest {
         assertThat(copy).isEqualTo(original);
         assertThat(original.toBuilder().criticType("q").build().criticType()).isEqualTo(CriticType.Q);
         assertThat(original.toString()).startsWith("MAACConfig{agent_learning_rate=5.0E-6, critic_learning_rate=1.0E-6,");
-        assertThat(original.toMap()).hasSize(35).containsEntry("discount", 0.95);
+        assertThat(original.toMap()).hasSize(36).containsEntry("discount", 0.95);
     }
 }

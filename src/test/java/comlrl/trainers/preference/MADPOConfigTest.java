@@ -78,7 +78,7 @@ class MADPOConfigTest {
                 "reference_kl_enabled", "reference_kl_coef", "reference_devices", "preference_num_candidates",
                 "preference_pairs_per_sample", "pair_selection", "dpo_beta", "use_environment_step",
                 "environment_steps_per_pair", "dpo_reference", "ddp_split", "seed", "gradient_checkpointing",
-                "generation_kwargs", "skip_nonfinite_samples", "save_total_limit", "eval_num_generations");
+                "generation_kwargs", "skip_nonfinite_samples", "save_total_limit", "stop_strings", "eval_num_generations");
         assertThat(MADPOConfig.builder().build().toMap().keySet()).containsExactlyElementsOf(MADPOConfig.keys());
     }
 
@@ -176,6 +176,7 @@ class MADPOConfigTest {
         expected.put("generation_kwargs", Map.of("min_p", 0.1));
         expected.put("skip_nonfinite_samples", true);
         expected.put("save_total_limit", 2);
+        expected.put("stop_strings", null);
         expected.put("eval_num_generations", 1);
         assertThat(c.toMap()).containsExactlyInAnyOrderEntriesOf(expected);
         assertThat(MADPOConfig.builder().advantageMode((AdvantageMode) null).build().advantageMode())

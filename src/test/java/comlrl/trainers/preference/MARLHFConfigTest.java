@@ -62,9 +62,9 @@ class MARLHFConfigTest {
                         "critic_devices", "use_separate_critic", "critic_type", "value_loss_coef", "value_clip_range",
                         "critic_value_head_hidden_dim", "value_head_hidden_dim", "ddp_split", "seed",
                         "gradient_checkpointing", "generation_kwargs", "skip_nonfinite_samples", "save_total_limit",
-                        "loss_type", "scale_rewards", "mask_truncated_completions", "dynamic_sampling",
+                        "stop_strings", "loss_type", "scale_rewards", "mask_truncated_completions", "dynamic_sampling",
                         "dynamic_sampling_max_draws")
-                .hasSize(madpoReference.size() + 18 + 1 + 5 + 5);
+                .hasSize(madpoReference.size() + 18 + 1 + 6 + 5);
     }
 
     @ParameterizedTest(name = "{0} → {1}")

@@ -294,8 +294,8 @@ class MAGRPOConfigTest {
         // 26 reference fields + seed, gradient_checkpointing, generation_kwargs, skip_nonfinite_samples, save_total_limit,
         // ddp_split, eval_num_generations, loss_type, scale_rewards, mask_truncated_completions, credit,
         // dynamic_sampling, dynamic_sampling_max_draws, num_iterations, epsilon, epsilon_high, importance_sampling_level,
-        // advantage_normalization_scope
-        assertThat(map).hasSize(44)
+        // advantage_normalization_scope, stop_strings
+        assertThat(map).hasSize(45)
                 .containsEntry("num_train_epochs", 20)
                 .containsEntry("parallel_training", "none")
                 .containsEntry("ddp_split", "data")
@@ -321,7 +321,7 @@ class MAGRPOConfigTest {
                 .containsEntry("importance_sampling_level", "token")
                 .containsEntry("advantage_normalization_scope", "agent")
                 .doesNotContainKey("collaboration_mode");
-        assertThat(MAGRPOConfig.keys()).hasSize(44).first().isEqualTo("num_train_epochs");
+        assertThat(MAGRPOConfig.keys()).hasSize(45).first().isEqualTo("num_train_epochs");
         assertThat(CentralizedMAGRPOConfig.builder().build().toMap()).containsEntry("collaboration_mode", "centralized");
     }
 
