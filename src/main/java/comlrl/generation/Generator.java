@@ -155,14 +155,16 @@ public final class Generator {
                         .logits().squeeze(1).indexSelect(0, index).toFloat();                   // [B*G, V]
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
+                // the G rows of each prompt share its prefill: copying its cache rows is part of the prefill's time
+                KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity);
                 prefillDone = System.nanoTime();
-                // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
-                // the model keeps them for the next calls until its weights change)
-                // a shared LoRA base packs once for the whole team (its weights never change), so more rows pay
-                int maxRows = model.base() != model ? PACKED_MAX_SHARED_ROWS : PACKED_MAX_ROWS;
-                DecoderLm.DecodeWeights packed = rows <= maxRows && config.maxNewTokens() >= PACKED_MIN_STEPS
-                        ? model.decodeWeights(rows) : null;
-                try (KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity)) {
+                try (rowsCache) {
+                    // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
+                    // the model keeps them for the next calls until its weights change)
+                    // a shared LoRA base packs once for the whole team (its weights never change), so more rows pay
+                    int maxRows = model.base() != model ? PACKED_MAX_SHARED_ROWS : PACKED_MAX_ROWS;
+                    DecoderLm.DecodeWeights packed = rows <= maxRows && config.maxNewTokens() >= PACKED_MIN_STEPS
+                            ? model.decodeWeights(rows) : null;
                     List<long[]> rowPrompts = new ArrayList<>();
                     for (int i = 0; i < rows; i++) {
                         rowPrompts.add(prompts.get(i / g));
