@@ -42,7 +42,7 @@ import java.util.Random;
  * <ol>
  *   <li>Per training item every agent samples {@code preference_num_candidates} completions; candidate
  *       k is the aligned joint response (c_0^k, …, c_{N−1}^k), scored by the task reward.</li>
- *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PreferencePairs}).</li>
+ *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PairSelection#pairs}).</li>
  *   <li>Per batch of {@code train_batch_size} pairs, each agent i steps on
  *       {@code L_i = mean −log σ(β·(Δ_i + Σ_{j≠i} sg(Δ_j)))} with
  *       {@code Δ_j = log π_j(w_j|x_j) − log π_j(l_j|x_j)} ({@link MADPOLoss}); the other agents' deltas
