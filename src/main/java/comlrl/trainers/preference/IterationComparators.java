@@ -52,17 +52,13 @@ final class IterationComparators implements AutoCloseable {
                 ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
     }
 
-    /** The processes of a ddp run; call before {@link #loadFixedComparators}. */
-    void in(RankWork work) {
-        this.work = work;
-    }
-
     /**
-     * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
-     * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
-     * split each process those of its agents).
+     * Takes the processes of a ddp run ({@code work}) and, with comparator_policy model, loads the
+     * frozen comparators, on comparator_devices or the agents' devices (in a ddp run on rank 0, which
+     * generates the comparator's candidates; with the agents split each process those of its agents).
      */
-    void loadFixedComparators(HeldAgents<CausalLm> agents, DType dtype) {
+    void loadFixedComparators(RankWork work, HeldAgents<CausalLm> agents, DType dtype) {
+        this.work = work;
         if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
             return;
         }

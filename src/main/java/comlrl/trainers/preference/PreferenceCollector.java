@@ -103,6 +103,11 @@ final class PreferenceCollector {
         return agents;
     }
 
+    /** This run's processes. */
+    RankWork work() {
+        return work;
+    }
+
     /** Candidates left out so far because their reward was not finite. */
     long skippedCandidates() {
         return skippedCandidates;
