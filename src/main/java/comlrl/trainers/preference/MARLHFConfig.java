@@ -14,7 +14,9 @@ import java.util.Map;
  * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
  * fields our MAGRPOConfig adds, and the MAGRPO family's update rules ({@code loss_type},
  * {@code scale_rewards}, {@code mask_truncated_completions}, {@code dynamic_sampling},
- * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}), which a MAGRPO-family
+ * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}) and clipped surrogate
+ * ({@code rl_num_iterations}, which is the stage's {@code num_iterations}, {@code epsilon},
+ * {@code epsilon_high}, {@code importance_sampling_level}), which a MAGRPO-family
  * RL stage takes as they are (a set {@code scale_rewards} decides over the default
  * {@code advantage_normalization: true}) and an IAC/MAAC backend rejects when set. Immutable and validated when built; each field's meaning is declared
  * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
@@ -47,7 +49,7 @@ public final class MARLHFConfig extends PreferenceConfig {
                 ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
                 + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
                 + "(magrpo: mean, mareinforce: raw, maremax: max, marloo: rloo) and leave advantage_mode unset" : null);
-        for (ConfigField<?> rule : MAGRPOConfig.updateRuleFields()) { // passed on to the RL stage (MARLHFBackend)
+        for (ConfigField<?> rule : PreferenceFields.RL_STAGE_RULES) { // passed on to the RL stage (MARLHFBackend)
             check(algorithm.isActorCritic() && !java.util.Objects.equals(get(rule), rule.defaultValue) ? rule.key + "="
                     + rule.write(get(rule)) + " is an update rule of the MAGRPO-family backends (rl_algorithm magrpo, "
                     + "mareinforce, maremax, marloo), which rl_algorithm=\"" + algorithm + "\" does not use; remove it "
@@ -99,6 +101,11 @@ public final class MARLHFConfig extends PreferenceConfig {
     /** {@code num_generations}: ≥ 2 for the MAGRPO family (a group baseline), ≥ 1 for IAC and MAAC. */
     public int numGenerations() {
         return get(PreferenceFields.NUM_GENERATIONS);
+    }
+
+    /** {@code rl_num_iterations}: the MAGRPO-family RL stage's {@code num_iterations} (μ). */
+    public int rlNumIterations() {
+        return get(PreferenceFields.RL_NUM_ITERATIONS);
     }
 
     /** {@code reward_model_name}: the {@link JointRewardModel}'s backbone; required when the agents are objects. */
