@@ -113,42 +113,34 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(PreferenceFields.REWARD_MODEL_NAME);
     }
 
-    /** {@code reward_model_device}. */
     public String rewardModelDevice() {
         return get(PreferenceFields.REWARD_MODEL_DEVICE);
     }
 
-    /** {@code reward_learning_rate}. */
     public double rewardLearningRate() {
         return get(PreferenceFields.REWARD_LEARNING_RATE);
     }
 
-    /** {@code reward_num_train_epochs}. */
     public int rewardNumTrainEpochs() {
         return get(PreferenceFields.REWARD_NUM_TRAIN_EPOCHS);
     }
 
-    /** {@code reward_train_batch_size}. */
     public int rewardTrainBatchSize() {
         return get(PreferenceFields.REWARD_TRAIN_BATCH_SIZE);
     }
 
-    /** {@code reward_max_length}. */
     public Integer rewardMaxLength() {
         return get(PreferenceFields.REWARD_MAX_LENGTH);
     }
 
-    /** {@code reward_freeze_backbone}. */
     public boolean rewardFreezeBackbone() {
         return get(PreferenceFields.REWARD_FREEZE_BACKBONE);
     }
 
-    /** {@code critic_model_name}. */
     public String criticModelName() {
         return get(PreferenceFields.CRITIC_MODEL_NAME);
     }
 
-    /** {@code critic_learning_rate}, resolved. */
     public double criticLearningRate() {
         return get(PreferenceFields.CRITIC_LEARNING_RATE);
     }
@@ -158,32 +150,26 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(TrainerFields.CRITIC_DEVICES);
     }
 
-    /** {@code use_separate_critic}. */
     public boolean useSeparateCritic() {
         return get(TrainerFields.USE_SEPARATE_CRITIC);
     }
 
-    /** {@code critic_type}. */
     public CriticType criticType() {
         return get(CriticType.CONFIG_FIELD);
     }
 
-    /** {@code value_loss_coef}. */
     public double valueLossCoef() {
         return get(TrainerFields.VALUE_LOSS_COEF);
     }
 
-    /** {@code value_clip_range}. */
     public Double valueClipRange() {
         return get(TrainerFields.VALUE_CLIP_RANGE);
     }
 
-    /** {@code critic_value_head_hidden_dim}. */
     public Integer criticValueHeadHiddenDim() {
         return get(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
 
-    /** {@code value_head_hidden_dim}. */
     public Integer valueHeadHiddenDim() {
         return get(TrainerFields.VALUE_HEAD_HIDDEN_DIM);
     }

@@ -29,25 +29,18 @@ final class ResumeOutput {
         return dir;
     }
 
-    /** On resuming from {@code checkpoint}: moves the outputs (and {@code logger}'s metrics file) to the subdirectory if needed. */
-    void onResume(Path checkpoint, MetricsLogger logger) {
-        if (!hadFiles || relocated) {
-            return;
-        }
-        Path sub = subdirectory(dir, checkpoint);
-        logger.relocate(sub);
-        dir = sub;
-        relocated = true;
-    }
-
     /**
-     * {@link #onResume(Path, MetricsLogger)} in a ddp run: rank 0, which writes the run's files,
-     * decides, and every process takes its output directory (in the agents split each saves its
-     * agents there).
+     * On resuming from {@code checkpoint}: moves the outputs (and {@code logger}'s metrics file) to the
+     * subdirectory if needed. In a ddp run rank 0, which writes the run's files, decides, and every
+     * process takes its output directory (in the agents split each saves its agents there).
      */
     void onResume(Path checkpoint, MetricsLogger logger, comlrl.trainers.common.RankWork work) {
         String chosen = work.onMain("choosing the resumed run's output directory", () -> {
-            onResume(checkpoint, logger);
+            if (hadFiles && !relocated) {
+                dir = subdirectory(dir, checkpoint);
+                logger.relocate(dir);
+                relocated = true;
+            }
             return dir == null ? "" : dir.toString();
         }, comlrl.distributed.Codecs.STRING);
         if (!work.isMain() && !chosen.isEmpty()) {
