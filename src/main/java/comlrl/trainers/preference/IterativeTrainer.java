@@ -1,7 +1,6 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
-import comlrl.data.TaskSet;
 import comlrl.logging.ConsoleProgress;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.RankWork;
@@ -11,7 +10,6 @@ import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.Centralization;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,24 +23,32 @@ import java.util.function.Function;
 import java.util.function.IntSupplier;
 
 /**
- * The iterative trainers (reference §7.4: MADPOIter, MARLHFIter): {@code num_iterations} rounds of
- * preference collection against a comparator, each followed by the training of their stage (MADPO's
- * DPO epochs, MARLHF's reward model and RL epochs; a subclass says what one iteration trains,
- * {@link #runIteration}). Here, once: the comparator of each iteration ({@code comparator_policy},
- * {@link IterationComparators}), the current-vs-comparator pairs, the replay shards and the training
- * pairs sampled from them, the {@code iter/*} metrics and reward histograms, the policy checkpoints,
- * and the checkpoint state of all of it (the shards written so far and the comparator's and replay's
- * seed streams).
+ * The iterative trainers (reference §7.4: MADPOIter, MARLHFIter): {@code num_iterations} rounds
+ * (numbered from 1) of
+ * <ol>
+ *   <li>per item the agents sample {@code preference_num_candidates} candidates and the comparator
+ *       ({@code comparator_policy}, {@link IterationComparators}) {@code comparator_num_candidates};
+ *       both are scored, and candidate k of the current policy is paired with candidate k of the
+ *       comparator ({@link PairSelection#aligned}: the higher processed reward wins, ties dropped,
+ *       ordered by {@code pair_selection}, capped at {@code preference_pairs_per_sample});</li>
+ *   <li>the pairs are written as shard {@code iteration_NNNN.json} of the replay directory (text only);</li>
+ *   <li>the training pairs are sampled from the shards ({@code preference_replay_mode}: weights over
+ *       shards, then records without replacement, {@link PreferenceReplay}) and re-tokenised;</li>
+ *   <li>the stage trains on them (a subclass says how: {@link #runIteration});</li>
+ *   <li>the {@code iter/*} metrics and reward histograms are logged, and with {@code policy_checkpoint_dir}
+ *       or the history comparator the agents are saved as {@code initial/agent_i} (before iteration 1)
+ *       and {@code iteration_NNNN/agent_i}.</li>
+ * </ol>
+ * Checkpoints hold the stage's state, the replay shards written so far, the comparator's and
+ * replay's seed streams and, with the history comparator, the policy snapshots it will still read;
+ * a resumed run rewrites the replay directory (and those snapshots) from them, so it repeats exactly
+ * what an uninterrupted run does. With {@code comparator_generation_mode: centralized} one comparator
+ * agent writes every role's answer through the centralized adapter (§7.5).
  *
  * @param <C> the trainer's config
  * @param <S> the stage trainer
  */
-abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends Trainer> extends StagedTrainer {
-    final C args;
-    /** What the builder was given besides {@code args}. */
-    final TrainerSettings settings;
-    final TaskSet trainDataset;
-    final PrintStream console;
+abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends PreferenceTrainer<?>> extends StagedTrainer<C> {
     /** The trainer each iteration trains with (its agents, steps, evaluation and checkpoints are this one's). */
     final S stage;
     private Path replayDir;
@@ -76,13 +82,10 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends T
      * and loads the comparator's frozen models; on a failure closes what was opened.
      */
     IterativeTrainer(PreferenceBuilder<C, ?> b, String configName, Function<IterativeTrainer<C, S>, S> buildStage) {
-        this.args = b.requireArgs(configName);
-        this.settings = b.settings();
-        if (b.trainDataset() == null) {
+        super(b, configName);
+        if (trainDataset == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
         this.rewardRange = b.rewardFunc() == null ? null : b.rewardFunc().rewardRange();
         if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
             throw new IllegalArgumentException("log_reward_distribution requires a reward function that states its range "
@@ -103,8 +106,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends T
         S built = null;
         try {
             built = buildStage.apply(this);
-            this.work = collector(built).work(); // a ddp run: the stage's processes
-            comparators.loadFixedComparators(work, collector(built).agents(), b.dtype());
+            this.work = built.collector().work(); // a ddp run: the stage's processes
+            comparators.loadFixedComparators(work, built.collector().agents(), b.dtype());
         } catch (RuntimeException | Error e) {
             if (built != null) {
                 built.close();
@@ -115,30 +118,30 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends T
         this.stage = built;
     }
 
-    /** The collector labelled by the task reward of {@code stage} (its agents, sampling and processes). */
-    abstract PreferenceCollector collector(S stage);
-
     /** Iteration {@code iteration} (from 1): its pairs, the stage's training on them, its metrics. */
     abstract void runIteration(int iteration);
 
     /** Iterations completed (restored by a resume). */
     public abstract int iterationsDone();
 
-    /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
-    public abstract Path outputDir();
-
-    /** The run's logger (its stage's). */
-    abstract MetricsLogger logger();
-
-    /** The stage's first step of a resume: the output directory's resume rule. */
-    abstract void relocateOutput(Path checkpoint);
-
-    public C args() {
-        return args;
+    @Override
+    public Path outputDir() {
+        return stage.outputDir();
     }
 
-    public TrainerSettings settings() {
-        return settings;
+    @Override
+    MetricsLogger logger() {
+        return stage.logger();
+    }
+
+    @Override
+    PreferenceCollector collector() {
+        return stage.collector();
+    }
+
+    @Override
+    void relocateOutput(Path checkpoint) {
+        stage.relocateOutput(checkpoint);
     }
 
     /** Where the replay shards are. */

@@ -1,32 +1,25 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
-import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
- * Iterative multi-agent RLHF (reference §7.4): {@code num_iterations} rounds of
+ * Iterative multi-agent RLHF (reference §7.4): the rounds of {@link IterativeTrainer}, the pairs
+ * ranked by the task reward (or with {@code preference_scoring_reward: reward_model} by the previous
+ * iteration's reward model), each iteration training
  * <ol>
- *   <li>current-vs-comparator preference pairs (ranked by the task reward, or with
- *       {@code preference_scoring_reward: reward_model} by the previous iteration's reward model),
- *       replay shards and the training pairs sampled from them ({@link IterativeTrainer});</li>
- *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor)
- *       and trained on those pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
- *   <li>{@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
+ *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor) on its
+ *       sampled pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
+ *   <li>then {@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
  *       ({@link MARLHFTrainer}'s backend: evaluation on the task reward).</li>
  * </ol>
  * Checkpoints ({@code checkpoint-E}, E = RL epochs done, written every {@code checkpoint_interval}
  * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
- * replay shards and the seed streams (with the history comparator, the policy snapshots it will
- * still read), and the iterations done.
- *
- * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt (as in
- * {@link MARLHFTrainer}).
+ * rounds' state and the iterations done. With {@code collaboration_mode: centralized} one actor
+ * answers the adapter's joint prompt (as in {@link MARLHFTrainer}).
  */
 public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, MARLHFTrainer> {
     /** The reference's algorithm name. */
@@ -72,35 +65,11 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, 
         return stage.rlTrainer();
     }
 
-    @Override
-    public Path outputDir() {
-        return stage.outputDir();
-    }
-
-    public List<Map<String, Double>> logHistory() {
-        return stage.logHistory();
-    }
-
-    @Override
-    PreferenceCollector collector(MARLHFTrainer marlhf) {
-        return marlhf.collector();
-    }
-
-    @Override
-    MetricsLogger logger() {
-        return stage.logger();
-    }
-
-    @Override
-    void relocateOutput(Path checkpoint) {
-        stage.relocateOutput(checkpoint);
-    }
-
     /** One iteration: pairs, a fresh reward model trained on the replayed ones, then the backend's epochs. */
     @Override
     void runIteration(int iteration) {
         boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
-        Iteration it = collect(iteration, byModel ? stage.learnedCollector() : stage.collector());
+        Iteration it = collect(iteration, byModel ? stage.learnedCollector() : collector());
         if (!it.training().isEmpty()) {
             stage.reloadRewardModel();
             stage.trainRewardModel(it.training());
