@@ -74,7 +74,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     private final MADPOStep step;
 
     private final PreferenceCollector collector;
-    private final ResumeOutput output;
     private long envStep;
     private long updatesSeen;
     private int epochsDone;
@@ -95,7 +94,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         this.evalDataset = b.evalDataset();
         PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
         this.verbose = b.verbose();
-        this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed());
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
@@ -187,11 +185,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     }
 
     @Override
-    public Path outputDir() {
-        return output.dir();
-    }
-
-    @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return generation.asList();
     }
@@ -266,11 +259,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
     int progress() {
         return epochsDone;
-    }
-
-    @Override
-    void relocateOutput(Path checkpoint) {
-        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
     }
 
     @Override

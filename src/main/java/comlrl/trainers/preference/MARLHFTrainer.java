@@ -83,7 +83,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     private final SeedStream seeds;
     private final AgentExecutor executor;
     private final PreferenceCollector collector;
-    private final ResumeOutput output;
     /** Where the preference and reward-model stages show their progress (rank 0 of a verbose run); else null. */
     private final PrintStream progress;
     private Stage stage = Stage.START;
@@ -115,7 +114,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                     + "\"cuda:0\") but this machine has " + Engine.cudaDeviceCount() + " CUDA device(s); set "
                     + "reward_model_device: cpu, or null for the agents' device");
         }
-        this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
@@ -203,11 +201,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         return logger;
     }
 
-    @Override
-    void relocateOutput(Path checkpoint) {
-        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
-    }
-
     /** {@code reward_model_name}, else the first actor's model id or directory. */
     private static String rewardModelSource(MARLHFConfig args, String agentModel, List<?> agents) {
         if (args.rewardModelName() != null) {
@@ -272,11 +265,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         return collector.pairs();
     }
 
-    @Override
-    public Path outputDir() {
-        return output.dir();
-    }
-
     // ------------------------------------------------------------------ training
 
     @Override
@@ -338,8 +326,8 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
             console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n",
                     set.size(), losses.length, losses[losses.length - 1], accuracy);
         }
-        if (output.dir() != null && work.isMain()) {
-            rewardModel.save(output.dir().resolve(REWARD_MODEL_DIR));
+        if (outputDir() != null && work.isMain()) {
+            rewardModel.save(outputDir().resolve(REWARD_MODEL_DIR));
         }
     }
 
