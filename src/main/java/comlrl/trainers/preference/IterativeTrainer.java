@@ -353,7 +353,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
 
     /**
      * The replay shards written up to {@code iterationsDone}, the seed streams and, with the history
-     * comparator, the policy snapshots it will read ({@link #historySnapshots}), for the checkpoints
+     * comparator, the policy snapshots it will read ({@link IterationComparators#historySnapshots}), for the checkpoints
      * of the trainer {@code algorithm}; restoring rewrites the replay directory from them (a shard
      * written after the checkpoint is removed, to be written again).
      */
@@ -386,68 +386,9 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         parts.put("preference_replay", replay);
         if (args.comparatorPolicy() == ComparatorPolicy.HISTORY) {
-            parts.put(HISTORY_DIR, historySnapshots(iterationsDone));
+            parts.put(IterationComparators.HISTORY_DIR, comparators.historySnapshots(iterationsDone));
         }
         return new TrainerCheckpoint.Extension(algorithm, parts, Map.of("iteration_progress", progress));
-    }
-
-    /** Where a checkpoint keeps the policy snapshots the history comparator will read ({@link #historySnapshots}). */
-    static final String HISTORY_DIR = "policy_history";
-
-    /**
-     * The policy snapshots that the history comparator of the iterations after the checkpoint reads
-     * and that were saved before it: iteration i &gt; done compares against
-     * {@link IterationComparators#historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
-     * (at most k snapshots; {@code initial} among them while done &lt; k). Stored as
-     * {@code policy_history/<snapshot>/agent_j/}, and written back into the policy directory on
-     * restore, so a resumed run compares against the same policies wherever its policy directory is
-     * (a fresh output directory included). Rank 0 copies them (every process saved its agents there
-     * first); on restore every process waits until they are back.
-     */
-    private TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
-        return TrainerCheckpoint.Part.of(dir -> {
-            if (!work.isMain()) {
-                return;
-            }
-            int done = iterationsDone.getAsInt();
-            java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
-            for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
-                needed.add(IterationComparators.historyDirectory(policyDir, i, args.comparatorHistoryK()));
-            }
-            copySnapshots(needed, dir.resolve(HISTORY_DIR));
-        }, dir -> {
-            Path saved = dir.resolve(HISTORY_DIR);
-            if (work.isMain() && Files.isDirectory(saved)) {
-                copySnapshots(subdirectories(saved), policyDir);
-            }
-            work.barrier(); // the agents split: each process loads its own agents' snapshots from there
-        });
-    }
-
-    /** Copies each policy snapshot's {@code agent_j} directories to {@code to/<snapshot>/agent_j}. */
-    private static void copySnapshots(java.util.Collection<Path> snapshots, Path to) {
-        for (Path snapshot : snapshots) {
-            for (Path agent : agentDirs(snapshot)) {
-                comlrl.checkpoint.Checkpoints.copyTree(agent, to.resolve(snapshot.getFileName().toString())
-                        .resolve(agent.getFileName().toString()));
-            }
-        }
-    }
-
-    /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */
-    private static List<Path> agentDirs(Path snapshot) {
-        return subdirectories(snapshot).stream().filter(d -> d.getFileName().toString().startsWith("agent_")).toList();
-    }
-
-    private static List<Path> subdirectories(Path dir) {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
-            return s.filter(Files::isDirectory).sorted().toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot list " + dir + ": " + e.getMessage(), e);
-        }
     }
 
     @Override
