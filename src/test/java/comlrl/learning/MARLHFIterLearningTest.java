@@ -32,7 +32,7 @@ class MARLHFIterLearningTest {
      * The history comparator: tagged {@code extra} too (CI leaves it out; run it with
      * {@code -Dgroups=extra -Dtest.excludedGroups=none}). Learning against the policy two iterations back is
      * shown in CI by {@link MADPOIterLearningTest}; the comparator itself (policies saved per iteration, the one
-     * k back sampled) is the iterative trainers' shared {@code IterationRounds}, tested through MADPOIter
+     * k back sampled) is the iterative trainers' shared {@code IterativeTrainer}, tested through MADPOIter
      * ({@code MADPOIterTrainerTest}, {@code PreferenceResumeTest}, {@code DdpTrainingTest}).
      */
     @Test

@@ -13,10 +13,14 @@ import comlrl.trainers.common.RankWork;
 import comlrl.generation.api.ApiComparator;
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.trainers.reinforce.CentralizedAdapter;
+import comlrl.trainers.common.TrainerCheckpoint;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 
 /**
  * The comparator of each iteration of an iterative trainer (reference §7.4, {@code comparator_policy}),
@@ -26,6 +30,7 @@ import java.util.List;
  * the policy saved after iteration {@code idx − comparator_history_k} (the newest earlier one saved,
  * else the initial policy); {@code api} an HTTP service ({@link ApiComparator}). With
  * {@code comparator_generation_mode: centralized} one of them answers the adapter's joint prompt.
+ * Checkpoints keep the policy snapshots the history comparator will still read ({@link #historySnapshots}).
  */
 final class IterationComparators implements AutoCloseable {
     private final IterativePreferenceConfig args;
@@ -52,17 +57,13 @@ final class IterationComparators implements AutoCloseable {
                 ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
     }
 
-    /** The processes of a ddp run; call before {@link #loadFixedComparators}. */
-    void in(RankWork work) {
-        this.work = work;
-    }
-
     /**
-     * With comparator_policy model: loads the frozen comparators, on comparator_devices or the agents'
-     * devices (in a ddp run on rank 0, which generates the comparator's candidates; with the agents
-     * split each process those of its agents).
+     * Takes the processes of a ddp run ({@code work}) and, with comparator_policy model, loads the
+     * frozen comparators, on comparator_devices or the agents' devices (in a ddp run on rank 0, which
+     * generates the comparator's candidates; with the agents split each process those of its agents).
      */
-    void loadFixedComparators(HeldAgents<CausalLm> agents, DType dtype) {
+    void loadFixedComparators(RankWork work, HeldAgents<CausalLm> agents, DType dtype) {
+        this.work = work;
         if (args.comparatorPolicy() != ComparatorPolicy.MODEL || !work.isMain() && !byAgent()) {
             return;
         }
@@ -282,6 +283,65 @@ final class IterationComparators implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** Where a checkpoint keeps the policy snapshots the history comparator will read ({@link #historySnapshots}). */
+    static final String HISTORY_DIR = "policy_history";
+
+    /**
+     * The policy snapshots that the history comparator of the iterations after the checkpoint reads
+     * and that were saved before it: iteration i &gt; done compares against
+     * {@link #historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
+     * (at most k snapshots; {@code initial} among them while done &lt; k). Stored as
+     * {@code policy_history/<snapshot>/agent_j/}, and written back into the policy directory on
+     * restore, so a resumed run compares against the same policies wherever its policy directory is
+     * (a fresh output directory included). Rank 0 copies them (every process saved its agents there
+     * first); on restore every process waits until they are back.
+     */
+    TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
+        return TrainerCheckpoint.Part.of(dir -> {
+            if (!work.isMain()) {
+                return;
+            }
+            int done = iterationsDone.getAsInt();
+            java.util.Set<Path> needed = new java.util.LinkedHashSet<>();
+            for (int i = done + 1; i <= done + args.comparatorHistoryK(); i++) {
+                needed.add(historyDirectory(policyDir, i, args.comparatorHistoryK()));
+            }
+            copySnapshots(needed, dir.resolve(HISTORY_DIR));
+        }, dir -> {
+            Path saved = dir.resolve(HISTORY_DIR);
+            if (work.isMain() && Files.isDirectory(saved)) {
+                copySnapshots(subdirectories(saved), policyDir);
+            }
+            work.barrier(); // the agents split: each process loads its own agents' snapshots from there
+        });
+    }
+
+    /** Copies each policy snapshot's {@code agent_j} directories to {@code to/<snapshot>/agent_j}. */
+    private static void copySnapshots(java.util.Collection<Path> snapshots, Path to) {
+        for (Path snapshot : snapshots) {
+            for (Path agent : agentDirs(snapshot)) {
+                comlrl.checkpoint.Checkpoints.copyTree(agent, to.resolve(snapshot.getFileName().toString())
+                        .resolve(agent.getFileName().toString()));
+            }
+        }
+    }
+
+    /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */
+    private static List<Path> agentDirs(Path snapshot) {
+        return subdirectories(snapshot).stream().filter(d -> d.getFileName().toString().startsWith("agent_")).toList();
+    }
+
+    private static List<Path> subdirectories(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+            return s.filter(Files::isDirectory).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot list " + dir + ": " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -62,7 +62,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return !Objects.equals(get(field), field.defaultValue);
     }
 
-    /** {@code num_iterations}. */
     public int numIterations() {
         return get(PreferenceFields.NUM_ITERATIONS);
     }
@@ -72,22 +71,18 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return get(PreferenceFields.PREFERENCE_REPLAY_MODE);
     }
 
-    /** {@code preference_replay_k}. */
     public Integer preferenceReplayK() {
         return get(PreferenceFields.PREFERENCE_REPLAY_K);
     }
 
-    /** {@code preference_replay_lambda}. */
     public Double preferenceReplayLambda() {
         return get(PreferenceFields.PREFERENCE_REPLAY_LAMBDA);
     }
 
-    /** {@code preference_replay_sample_size}. */
     public Integer preferenceReplaySampleSize() {
         return get(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE);
     }
 
-    /** {@code preference_replay_dir}. */
     public String preferenceReplayDir() {
         return get(PreferenceFields.PREFERENCE_REPLAY_DIR);
     }
@@ -107,38 +102,31 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return get(PreferenceFields.COMPARATOR_POLICY);
     }
 
-    /** {@code comparator_generation_mode}. */
     public CollaborationMode comparatorGenerationMode() {
         return get(PreferenceFields.COMPARATOR_GENERATION_MODE);
     }
 
-    /** {@code comparator_centralized_agent_index}. */
     public int comparatorCentralizedAgentIndex() {
         return get(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX);
     }
 
-    /** {@code comparator_model_name}. */
     public String comparatorModelName() {
         return get(PreferenceFields.COMPARATOR_MODEL_NAME);
     }
 
-    /** {@code comparator_agents}. */
     public List<String> comparatorAgents() {
         return get(PreferenceFields.COMPARATOR_AGENTS);
     }
 
-    /** {@code comparator_devices}. */
     public List<String> comparatorDevices() {
         return get(PreferenceFields.COMPARATOR_DEVICES);
     }
 
-    /** {@code comparator_num_candidates}, resolved. */
     public int comparatorNumCandidates() {
         Integer n = get(PreferenceFields.COMPARATOR_NUM_CANDIDATES);
         return n != null ? n : preferenceNumCandidates();
     }
 
-    /** {@code comparator_history_k}, resolved. */
     public int comparatorHistoryK() {
         Integer k = get(PreferenceFields.COMPARATOR_HISTORY_K);
         return k != null ? k : 1;
@@ -161,7 +149,10 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return super.resolved(field);
     }
 
-    /** The setters of the iterative fields; see {@link PreferenceConfig.Builder} for the shared ones. */
+    /**
+     * The setters of the iterative fields most set from Java; every field is set by key
+     * ({@link #set}, {@link #apply}). See {@link PreferenceConfig.Builder} for the shared ones.
+     */
     public abstract static sealed class Builder<C extends IterativePreferenceConfig, B extends Builder<C, B>>
             extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder, MARLHFIterConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
@@ -175,22 +166,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         /** "current", "nearest_k", "all_history" or "lambda_decay" (or an alias); null = "current". */
         public B preferenceReplayMode(String mode) {
             return put(PreferenceFields.PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
-        }
-
-        public B preferenceReplayK(Integer k) {
-            return put(PreferenceFields.PREFERENCE_REPLAY_K, k);
-        }
-
-        public B preferenceReplayLambda(Double lambda) {
-            return put(PreferenceFields.PREFERENCE_REPLAY_LAMBDA, lambda);
-        }
-
-        public B preferenceReplaySampleSize(Integer size) {
-            return put(PreferenceFields.PREFERENCE_REPLAY_SAMPLE_SIZE, size);
-        }
-
-        public B preferenceReplayDir(String dir) {
-            return put(PreferenceFields.PREFERENCE_REPLAY_DIR, dir);
         }
 
         public B logRewardDistribution(boolean log) {
@@ -215,20 +190,12 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
             return put(PreferenceFields.COMPARATOR_CENTRALIZED_AGENT_INDEX, index);
         }
 
-        public B comparatorModelName(String name) {
-            return put(PreferenceFields.COMPARATOR_MODEL_NAME, name);
-        }
-
         public B comparatorAgents(List<String> agents) {
             return put(PreferenceFields.COMPARATOR_AGENTS, agents);
         }
 
         public B comparatorDevices(List<String> devices) {
             return put(PreferenceFields.COMPARATOR_DEVICES, devices);
-        }
-
-        public B comparatorNumCandidates(Integer n) {
-            return put(PreferenceFields.COMPARATOR_NUM_CANDIDATES, n);
         }
 
         public B comparatorHistoryK(Integer k) {

@@ -1,80 +1,401 @@
 package comlrl.trainers.preference;
 
-import comlrl.data.TaskSet;
+import comlrl.data.Stateful;
+import comlrl.logging.ConsoleProgress;
+import comlrl.trainers.common.MetricsLogger;
+import comlrl.trainers.common.RankWork;
+import comlrl.trainers.common.SeedStream;
+import comlrl.trainers.common.Trainer;
+import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.Centralization;
-import java.io.PrintStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
 
 /**
- * The iterative trainers (reference §7.4: MADPOIter, MARLHFIter): {@code num_iterations} rounds of
- * preference collection against a comparator ({@link IterationRounds}), each followed by the
- * training of their stage; a subclass says what one iteration trains ({@link #runIteration}).
+ * The iterative trainers (reference §7.4: MADPOIter, MARLHFIter): {@code num_iterations} rounds
+ * (numbered from 1) of
+ * <ol>
+ *   <li>per item the agents sample {@code preference_num_candidates} candidates and the comparator
+ *       ({@code comparator_policy}, {@link IterationComparators}) {@code comparator_num_candidates};
+ *       both are scored, and candidate k of the current policy is paired with candidate k of the
+ *       comparator ({@link PairSelection#aligned}: the higher processed reward wins, ties dropped,
+ *       ordered by {@code pair_selection}, capped at {@code preference_pairs_per_sample});</li>
+ *   <li>the pairs are written as shard {@code iteration_NNNN.json} of the replay directory (text only);</li>
+ *   <li>the training pairs are sampled from the shards ({@code preference_replay_mode}: weights over
+ *       shards, then records without replacement, {@link PreferenceReplay}) and re-tokenised;</li>
+ *   <li>the stage trains on them (a subclass says how: {@link #runIteration});</li>
+ *   <li>the {@code iter/*} metrics and reward histograms are logged, and with {@code policy_checkpoint_dir}
+ *       or the history comparator the agents are saved as {@code initial/agent_i} (before iteration 1)
+ *       and {@code iteration_NNNN/agent_i}.</li>
+ * </ol>
+ * Checkpoints hold the stage's state, the replay shards written so far, the comparator's and
+ * replay's seed streams and, with the history comparator, the policy snapshots it will still read;
+ * a resumed run rewrites the replay directory (and those snapshots) from them, so it repeats exactly
+ * what an uninterrupted run does. With {@code comparator_generation_mode: centralized} one comparator
+ * agent writes every role's answer through the centralized adapter (§7.5).
  *
  * @param <C> the trainer's config
+ * @param <S> the stage trainer
  */
-abstract class IterativeTrainer<C extends IterativePreferenceConfig> extends StagedTrainer {
-    final C args;
-    /** What the builder was given besides {@code args}. */
-    final TrainerSettings settings;
-    final IterationRounds rounds;
-    final TaskSet trainDataset;
-    final PrintStream console;
+abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends PreferenceTrainer<?>> extends StagedTrainer<C> {
+    /** The trainer each iteration trains with (its agents, steps, evaluation and checkpoints are this one's). */
+    final S stage;
+    private Path replayDir;
+    private final boolean replayInOutput;
+    private final Path policyDir;
+    private final SeedStream comparatorSeeds;
+    private final SeedStream replaySeeds;
+    /** The comparator of each iteration (its frozen models are loaded once the stage's agents are). */
+    private final IterationComparators comparators;
+    private final double[] rewardRange;
+    /**
+     * This process's share of a ddp run: only rank 0 writes the replay shards, reward histograms and
+     * prints; every process keeps the shards (where the comparator generates: {@link IterationComparators}).
+     */
+    private final RankWork work;
+    /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
+    private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
+
+    /** When this run's first iteration started ({@link System#nanoTime}) and the iterations done before it. */
+    private long runStart;
+    private int runFrom;
+
+    /** One iteration's new pairs and the training pairs sampled from the replay. */
+    record Iteration(PreferenceCollector.Round round, List<PreferencePair> training) {
+    }
 
     /**
-     * Checks {@code b}'s {@code args} and the training set and sets up the rounds (their checks run before any
-     * model loads); the subclass then builds its stage, closing {@link #rounds} if that fails.
+     * Checks {@code b}'s {@code args}, the training set and what can be checked before any model loads
+     * (the API comparator's settings and key, the reward range for histograms), picks the directories,
+     * then builds the stage with {@code buildStage} (given this trainer, for its checkpoint extension)
+     * and loads the comparator's frozen models; on a failure closes what was opened.
      */
-    IterativeTrainer(PreferenceBuilder<C, ?> b, String configName) {
-        this.args = b.requireArgs(configName);
-        this.settings = b.settings();
-        if (b.trainDataset() == null) {
+    IterativeTrainer(PreferenceBuilder<C, ?> b, String configName, Function<IterativeTrainer<C, S>, S> buildStage) {
+        super(b, configName);
+        if (trainDataset == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
-        this.rounds = new IterationRounds(args, b.outputDir(), b.rewardFunc(), b.wandbConfig(),
-                b.get(Centralization.ADAPTER));
+        this.rewardRange = b.rewardFunc() == null ? null : b.rewardFunc().rewardRange();
+        if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
+            throw new IllegalArgumentException("log_reward_distribution requires a reward function that states its range "
+                    + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + b.rewardFunc()
+                    + " does not; set log_reward_distribution to false");
+        }
+        Path outputDir = b.outputDir();
+        Path base = outputBase(outputDir, b.wandbConfig(), System.getenv("SLURM_JOB_ID"));
+        this.replayInOutput = args.preferenceReplayDir() == null && outputDir != null;
+        this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
+                : base != null ? base.resolve("preference_replay") : temporaryDir("preference_replay");
+        boolean savesPolicies = args.policyCheckpointDir() != null || args.comparatorPolicy() == ComparatorPolicy.HISTORY;
+        this.policyDir = !savesPolicies ? null : args.policyCheckpointDir() != null ? Path.of(args.policyCheckpointDir())
+                : base != null ? base.resolve("policy_checkpoints") : temporaryDir("policy_checkpoints");
+        this.comparatorSeeds = new SeedStream(-args.seed());
+        this.replaySeeds = new SeedStream(args.seed() ^ 0x7265706C6179L);
+        this.comparators = new IterationComparators(args, policyDir, b.get(Centralization.ADAPTER));
+        S built = null;
+        try {
+            built = buildStage.apply(this);
+            this.work = built.collector().work(); // a ddp run: the stage's processes
+            comparators.loadFixedComparators(work, built.collector().agents(), b.dtype());
+        } catch (RuntimeException | Error e) {
+            if (built != null) {
+                built.close();
+            }
+            comparators.close();
+            throw e;
+        }
+        this.stage = built;
     }
 
-    public C args() {
-        return args;
-    }
-
-    public TrainerSettings settings() {
-        return settings;
-    }
+    /** Iteration {@code iteration} (from 1): its pairs, the stage's training on them, its metrics. */
+    abstract void runIteration(int iteration);
 
     /** Iterations completed (restored by a resume). */
     public abstract int iterationsDone();
 
+    @Override
+    public Path outputDir() {
+        return stage.outputDir();
+    }
+
+    @Override
+    MetricsLogger logger() {
+        return stage.logger();
+    }
+
+    @Override
+    PreferenceCollector collector() {
+        return stage.collector();
+    }
+
+    @Override
+    void relocateOutput(Path checkpoint) {
+        stage.relocateOutput(checkpoint);
+    }
+
     /** Where the replay shards are. */
     public Path replayDir() {
-        return rounds.replayDir();
+        return replayDir;
+    }
+
+    /** Where the policy checkpoints are (null when none are written). */
+    public Path policyCheckpointDir() {
+        return policyDir;
+    }
+
+    @Override
+    Trainer stage() {
+        return stage;
     }
 
     /**
-     * Runs iterations {@code done+1 .. num_iterations}, writing {@code checkpoint-N} every
-     * {@code checkpointInterval} iterations and after the last.
+     * Restores a checkpoint (the stage's state, the replay shards, the seed streams); outputs go to
+     * a {@code resume-*} subdirectory when the output directory had files, and a replay directory
+     * inside the output directory moves there, so the earlier run's shards stay as they were (the
+     * checkpoint's shards are restored into the new one). Policy checkpoints stay where they are:
+     * the history comparator reads the earlier ones.
+     */
+    @Override
+    public void resumeFrom(Path checkpoint) {
+        relocateOutput(checkpoint);
+        if (replayInOutput && outputDir() != null) {
+            replayDir = outputDir().resolve("preference_replay");
+        }
+        stage.resumeFrom(checkpoint);
+    }
+
+    /** Refuses a checkpoint extension: an iterative trainer is not run as another's stage. */
+    static void refuseExtension(TrainerSettings settings, String algorithm) {
+        settings.refuse(algorithm, "it is not run as another trainer's stage; its checkpoints hold its own rounds",
+                TrainerSettings.CHECKPOINT_EXTENSION);
+    }
+
+    /**
+     * Where the replay and policy checkpoints go when their own fields are unset (reference §7.4
+     * "output directories", with the run directory first): the trainer's output directory; else
+     * {@code wandb_config["output_dir"]}; else {@code config_sections.output.base_dir} or
+     * {@code wandb_config["dir"]}, in {@code job_<SLURM_JOB_ID>} when that variable is set; else null
+     * (a temporary directory; the reference writes to the working directory).
+     */
+    static Path outputBase(Path outputDir, Map<String, ?> wandbConfig, String slurmJobId) {
+        if (outputDir != null) {
+            return outputDir;
+        }
+        if (wandbConfig == null) {
+            return null;
+        }
+        if (wandbConfig.get("output_dir") != null) {
+            return Path.of(String.valueOf(wandbConfig.get("output_dir")));
+        }
+        Object base = wandbConfig.get("config_sections") instanceof Map<?, ?> sections
+                && sections.get("output") instanceof Map<?, ?> output ? output.get("base_dir") : null;
+        if (base == null) {
+            base = wandbConfig.get("dir");
+        }
+        if (base == null) {
+            return null;
+        }
+        Path dir = Path.of(String.valueOf(base));
+        return slurmJobId == null || slurmJobId.isBlank() ? dir : dir.resolve("job_" + slurmJobId);
+    }
+
+    private static Path temporaryDir(String name) {
+        try {
+            return Files.createTempDirectory("comlrl-" + name + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create a directory for " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Steps 1–3 of iteration {@code iteration}: the comparator's and the current policy's candidates
+     * ranked into pairs by {@code collector}, written as the iteration's shard, and the training pairs
+     * drawn from the shards by {@code preference_replay_mode}, re-tokenised.
+     */
+    Iteration collect(int iteration, PreferenceCollector collector) {
+        PreferenceCollector.Round round;
+        try (ComparatorSource comparator = comparators.forIteration(iteration, collector.agents())) {
+            // the pairing rule is the iterative config's (the trainer's own config keeps MADPO's defaults)
+            round = collector.collectAgainst(trainDataset, comparator, args.comparatorNumCandidates(), comparatorSeeds,
+                    args.pairSelection(), args.preferencePairsPerSample());
+        }
+        if (work.isMain()) {
+            PreferenceReplay.writeShard(replayDir, iteration, round.records());
+        }
+        shards.put(iteration, List.copyOf(round.records()));
+        List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
+        int lastNonEmpty = 0;
+        for (List<PreferenceReplay.ReplayRecord> r : records) {
+            lastNonEmpty = r.isEmpty() ? lastNonEmpty : r.size();
+        }
+        double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), records.size(),
+                args.preferenceReplayK(), args.preferenceReplayLambda());
+        int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
+        List<PreferenceReplay.ReplayRecord> sampled = PreferenceReplay.sample(records, weights, size,
+                new Random(replaySeeds.next()));
+        return new Iteration(round, collector.fromRecords(sampled));
+    }
+
+    /**
+     * After the iteration's training: logs the {@code iter/*} metrics (and reward histograms, with
+     * their files in the output directory) at the stage's env step, prints a line, saves the policy checkpoint.
+     */
+    void finish(int iteration, Iteration it) {
+        Path outputDir = outputDir();
+        PreferenceCollector.Round round = it.round();
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("iter/current_iteration", (double) iteration);
+        metrics.put("iter/current_preference_pairs", (double) round.records().size());
+        metrics.put("iter/total_preference_pairs", (double) shards.values().stream().mapToLong(List::size).sum());
+        metrics.put("iter/train_preference_pairs", (double) it.training().size());
+        metrics.put("iter/current_reward_mean", mean(round.currentRewards()));
+        metrics.put("iter/comparator_reward_mean", mean(round.comparatorRewards()));
+        if (args.logRewardDistribution()) {
+            RewardDistribution d = RewardDistribution.of(iteration, doubles(round.currentRewards()),
+                    doubles(round.comparatorRewards()), rewardRange[0], rewardRange[1]);
+            metrics.putAll(d.metrics("iter/reward_distribution"));
+            if (outputDir != null && work.isMain()) {
+                d.writeJson(outputDir);
+                d.writeSvgs(outputDir);
+            }
+            // the same over the selected pairs' two sides (metrics only)
+            RewardDistribution selected = RewardDistribution.of(iteration, doubles(round.selectedCurrentRewards()),
+                    doubles(round.selectedComparatorRewards()), rewardRange[0], rewardRange[1]);
+            metrics.putAll(selected.metrics("iter/selected_reward_distribution"));
+            metrics.put("iter/selected_reward_distribution/pair_count", (double) round.records().size());
+        }
+        logger().log(envStep(), metrics);
+        if (work.isMain()) {
+            console.printf(Locale.ROOT, "Iteration %d/%d: %d new pairs (current reward %.4f vs comparator %.4f), trained "
+                    + "on %d | %s%n", iteration, args.numIterations(), round.records().size(), mean(round.currentRewards()),
+                    mean(round.comparatorRewards()), it.training().size(), overall((System.nanoTime() - runStart) / 1e9,
+                    iteration - runFrom, args.numIterations() - iteration));
+        }
+        savePolicies(IterationComparators.snapshotName(iteration));
+    }
+
+    /**
+     * Runs iterations {@code done+1 .. num_iterations} (done = {@link #iterationsDone()}, restored by
+     * a resume), writing {@code checkpoint-N} every {@code checkpointInterval} iterations and after the
+     * last; the initial policy is saved first when none is done. Prints why nothing is trained when
+     * every iteration is already done.
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        logger().timeRun(() -> rounds.runIterations(iterationsDone(), checkpointDir, checkpointInterval, console, this,
-                this::runIteration));
+        logger().timeRun(() -> runIterations(iterationsDone(), checkpointDir, checkpointInterval));
     }
 
-    /** The run's logger (its stage's). */
-    abstract comlrl.trainers.common.MetricsLogger logger();
+    private void runIterations(int done, Path checkpointDir, int checkpointInterval) {
+        if (checkpointInterval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + checkpointInterval);
+        }
+        if (done >= args.numIterations()) {
+            if (!work.isMain()) {
+                return;
+            }
+            console.printf(Locale.ROOT, "Nothing to train: %d of num_iterations=%d iterations are already done (the "
+                    + "checkpoint's progress); raise num_iterations to train further.%n", done, args.numIterations());
+            return;
+        }
+        if (done == 0) {
+            savePolicies("initial"); // the initial policy, when policy checkpoints are written
+        }
+        runStart = System.nanoTime();
+        runFrom = done;
+        for (int i = done + 1; i <= args.numIterations(); i++) {
+            runIteration(i);
+            if (checkpointDir != null && (i % checkpointInterval == 0 || i == args.numIterations())) {
+                saveCheckpoint(checkpointDir);
+            }
+        }
+    }
 
-    /** Iteration {@code iteration} (from 1): its pairs, the stage's training on them, its metrics. */
-    abstract void runIteration(int iteration);
+    /**
+     * The whole run's progress after an iteration: {@code elapsed} seconds for the {@code run}
+     * iterations this run has trained, and the time left at that pace,
+     * {@code ETA = elapsed / run · left}.
+     */
+    static String overall(double elapsed, int run, int left) {
+        return left == 0 ? "all iterations done in " + ConsoleProgress.clock(elapsed)
+                : String.format(Locale.ROOT, "elapsed %s, ETA %s for %d more iteration%s", ConsoleProgress.clock(elapsed),
+                        ConsoleProgress.clock(elapsed / run * left), left, left == 1 ? "" : "s");
+    }
 
-    /** Refuses a checkpoint extension: an iterative trainer is not run as another's stage. */
-    static void refuseExtension(TrainerSettings settings, String algorithm) {
-        settings.refuse(algorithm, "it is not run as another trainer's stage; its checkpoints hold its own rounds",
-                TrainerSettings.CHECKPOINT_EXTENSION);
+    private void savePolicies(String name) {
+        if (policyDir != null) {
+            saveModel(policyDir.resolve(name));
+        }
+    }
+
+    private static double[] doubles(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    private static double mean(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).filter(Double::isFinite).average().orElse(0);
+    }
+
+    // ------------------------------------------------------------------ checkpoints
+
+    /**
+     * The replay shards written up to {@code iterationsDone}, the seed streams and, with the history
+     * comparator, the policy snapshots it will read ({@link IterationComparators#historySnapshots}), for the checkpoints
+     * of the trainer {@code algorithm}; restoring rewrites the replay directory from them (a shard
+     * written after the checkpoint is removed, to be written again).
+     */
+    TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
+        TrainerCheckpoint.Part replay = TrainerCheckpoint.Part.of(dir -> {
+            Path to = dir.resolve("preference_replay");
+            shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
+        }, dir -> {
+            Path from = dir.resolve("preference_replay");
+            List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
+            shards.clear();
+            if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
+                saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
+                return;
+            }
+            for (PreferenceReplay.Shard s : PreferenceReplay.listShards(replayDir)) {
+                try {
+                    Files.delete(s.file());
+                } catch (IOException e) {
+                    throw new UncheckedIOException("Cannot reset " + s.file() + ": " + e.getMessage(), e);
+                }
+            }
+            for (PreferenceReplay.Shard s : saved) {
+                PreferenceReplay.writeShard(replayDir, s.iteration(), s.records());
+                shards.put(s.iteration(), s.records());
+            }
+        });
+        Stateful progress = Counters.of("comparator_seed_position", comparatorSeeds::position, comparatorSeeds::restore)
+                .and("replay_seed_position", replaySeeds::position, replaySeeds::restore);
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("preference_replay", replay);
+        if (args.comparatorPolicy() == ComparatorPolicy.HISTORY) {
+            parts.put(IterationComparators.HISTORY_DIR, comparators.historySnapshots(iterationsDone));
+        }
+        return new TrainerCheckpoint.Extension(algorithm, parts, Map.of("iteration_progress", progress));
+    }
+
+    @Override
+    public void close() {
+        comparators.close();
+        if (stage != null) {
+            stage.close();
+        }
     }
 }

@@ -1,7 +1,6 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Dataset;
-import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
@@ -21,14 +20,12 @@ import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
-import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,7 +39,7 @@ import java.util.Random;
  * <ol>
  *   <li>Per training item every agent samples {@code preference_num_candidates} completions; candidate
  *       k is the aligned joint response (c_0^k, …, c_{N−1}^k), scored by the task reward.</li>
- *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PreferencePairs}).</li>
+ *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PairSelection#pairs}).</li>
  *   <li>Per batch of {@code train_batch_size} pairs, each agent i steps on
  *       {@code L_i = mean −log σ(β·(Δ_i + Σ_{j≠i} sg(Δ_j)))} with
  *       {@code Δ_j = log π_j(w_j|x_j) − log π_j(l_j|x_j)} ({@link MADPOLoss}); the other agents' deltas
@@ -55,13 +52,10 @@ import java.util.Random;
  * {@code agent_i/rewards/chosen|rejected|accuracies|margins} ({@link PreferenceMetrics.DpoRewards},
  * from the log-probabilities before the batch's steps), and {@code dpo_loss}, the agents' mean.
  */
-public final class MADPOTrainer implements Trainer {
+public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPO";
 
-    private final MADPOConfig args;
-    /** What the builder was given besides {@code args} (a centralized actor's, after the wrapper). */
-    private final TrainerSettings settings;
     private final AgentSet actors;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
@@ -69,7 +63,6 @@ public final class MADPOTrainer implements Trainer {
     /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
     private final HeldAgents<GenerationSettings.Resolved> generation;
-    private final TaskSet trainDataset;
     private final Dataset evalDataset;
     private final AgentExecutor executor;
     private final SeedStream seeds;
@@ -77,20 +70,17 @@ public final class MADPOTrainer implements Trainer {
     private final JointEvaluator evaluator;
     private final ReferencePolicy reference; // frozen_initial only
     private final TrainerCheckpoint checkpoint;
-    private final PrintStream console;
     private final boolean verbose;
     private final MADPOStep step;
 
     private final PreferenceCollector collector;
-    private final ResumeOutput output;
     private long envStep;
     private long updatesSeen;
     private int epochsDone;
 
     private MADPOTrainer(Builder b) {
-        this.args = b.requireArgs("MADPOConfig");
+        super(b, "MADPOConfig");
         b.requireRewardAndTrainData();
-        this.settings = b.settings();
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
         int count = b.resolvedNumAgents(args.numAgents());
@@ -101,12 +91,9 @@ public final class MADPOTrainer implements Trainer {
         RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         JointRewarder rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
-        this.trainDataset = b.trainDataset();
         this.evalDataset = b.evalDataset();
         PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.console = b.console();
         this.verbose = b.verbose();
-        this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed());
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
@@ -162,14 +149,6 @@ public final class MADPOTrainer implements Trainer {
         return new Builder();
     }
 
-    public MADPOConfig args() {
-        return args;
-    }
-
-    public TrainerSettings settings() {
-        return settings;
-    }
-
     /** Each agent; in a ddp run with the agents split, null for the agents other processes hold. */
     public List<CausalLm> agents() {
         return agents.asList();
@@ -203,15 +182,6 @@ public final class MADPOTrainer implements Trainer {
     /** The preference pairs (empty before {@link #train()} builds them). */
     public int numPairs() {
         return collector.numPairs();
-    }
-
-    /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
-    public Path outputDir() {
-        return output.dir();
-    }
-
-    public List<Map<String, Double>> logHistory() {
-        return logger.history();
     }
 
     @Override
@@ -291,18 +261,9 @@ public final class MADPOTrainer implements Trainer {
         return epochsDone;
     }
 
-    /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
-    void relocateOutput(Path checkpoint) {
-        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
-    }
-
+    @Override
     MetricsLogger logger() {
         return logger;
-    }
-
-    /** This run's processes (for the iterative trainer's rounds). */
-    RankWork work() {
-        return work;
     }
 
     /** Sets what sees each DPO batch before its updates (tests); null for nothing. */
@@ -310,7 +271,7 @@ public final class MADPOTrainer implements Trainer {
         step.observeBatches(observer);
     }
 
-    /** The preference-set builder over this trainer's agents, sampling and task reward. */
+    @Override
     PreferenceCollector collector() {
         return collector;
     }

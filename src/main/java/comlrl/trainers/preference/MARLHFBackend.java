@@ -69,6 +69,7 @@ final class MARLHFBackend {
             ReinforceAlgorithm reinforce = ReinforceAlgorithm.parse(algorithm.configName());
             Map<String, Object> fields = fields(args, reinforce.fromMap(Map.of()).toMap().keySet());
             fields.put("num_agents", numAgents);
+            fields.put("num_iterations", args.rlNumIterations()); // num_iterations of MARLHFIter counts its iterations
             if (fields.get("scale_rewards") != null && Boolean.TRUE.equals(fields.get("advantage_normalization"))) {
                 fields.remove("advantage_normalization"); // true may be MARLHF's default: a set scale_rewards decides
             }

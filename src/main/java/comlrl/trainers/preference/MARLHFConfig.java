@@ -14,7 +14,9 @@ import java.util.Map;
  * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
  * fields our MAGRPOConfig adds, and the MAGRPO family's update rules ({@code loss_type},
  * {@code scale_rewards}, {@code mask_truncated_completions}, {@code dynamic_sampling},
- * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}), which a MAGRPO-family
+ * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}) and clipped surrogate
+ * ({@code rl_num_iterations}, which is the stage's {@code num_iterations}, {@code epsilon},
+ * {@code epsilon_high}, {@code importance_sampling_level}), which a MAGRPO-family
  * RL stage takes as they are (a set {@code scale_rewards} decides over the default
  * {@code advantage_normalization: true}) and an IAC/MAAC backend rejects when set. Immutable and validated when built; each field's meaning is declared
  * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
@@ -47,7 +49,7 @@ public final class MARLHFConfig extends PreferenceConfig {
                 ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
                 + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
                 + "(magrpo: mean, mareinforce: raw, maremax: max, marloo: rloo) and leave advantage_mode unset" : null);
-        for (ConfigField<?> rule : MAGRPOConfig.updateRuleFields()) { // passed on to the RL stage (MARLHFBackend)
+        for (ConfigField<?> rule : PreferenceFields.RL_STAGE_RULES) { // passed on to the RL stage (MARLHFBackend)
             check(algorithm.isActorCritic() && !java.util.Objects.equals(get(rule), rule.defaultValue) ? rule.key + "="
                     + rule.write(get(rule)) + " is an update rule of the MAGRPO-family backends (rl_algorithm magrpo, "
                     + "mareinforce, maremax, marloo), which rl_algorithm=\"" + algorithm + "\" does not use; remove it "
@@ -101,47 +103,44 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(PreferenceFields.NUM_GENERATIONS);
     }
 
+    /** {@code rl_num_iterations}: the MAGRPO-family RL stage's {@code num_iterations} (μ). */
+    public int rlNumIterations() {
+        return get(PreferenceFields.RL_NUM_ITERATIONS);
+    }
+
     /** {@code reward_model_name}: the {@link JointRewardModel}'s backbone; required when the agents are objects. */
     public String rewardModelName() {
         return get(PreferenceFields.REWARD_MODEL_NAME);
     }
 
-    /** {@code reward_model_device}. */
     public String rewardModelDevice() {
         return get(PreferenceFields.REWARD_MODEL_DEVICE);
     }
 
-    /** {@code reward_learning_rate}. */
     public double rewardLearningRate() {
         return get(PreferenceFields.REWARD_LEARNING_RATE);
     }
 
-    /** {@code reward_num_train_epochs}. */
     public int rewardNumTrainEpochs() {
         return get(PreferenceFields.REWARD_NUM_TRAIN_EPOCHS);
     }
 
-    /** {@code reward_train_batch_size}. */
     public int rewardTrainBatchSize() {
         return get(PreferenceFields.REWARD_TRAIN_BATCH_SIZE);
     }
 
-    /** {@code reward_max_length}. */
     public Integer rewardMaxLength() {
         return get(PreferenceFields.REWARD_MAX_LENGTH);
     }
 
-    /** {@code reward_freeze_backbone}. */
     public boolean rewardFreezeBackbone() {
         return get(PreferenceFields.REWARD_FREEZE_BACKBONE);
     }
 
-    /** {@code critic_model_name}. */
     public String criticModelName() {
         return get(PreferenceFields.CRITIC_MODEL_NAME);
     }
 
-    /** {@code critic_learning_rate}, resolved. */
     public double criticLearningRate() {
         return get(PreferenceFields.CRITIC_LEARNING_RATE);
     }
@@ -151,32 +150,26 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(TrainerFields.CRITIC_DEVICES);
     }
 
-    /** {@code use_separate_critic}. */
     public boolean useSeparateCritic() {
         return get(TrainerFields.USE_SEPARATE_CRITIC);
     }
 
-    /** {@code critic_type}. */
     public CriticType criticType() {
         return get(CriticType.CONFIG_FIELD);
     }
 
-    /** {@code value_loss_coef}. */
     public double valueLossCoef() {
         return get(TrainerFields.VALUE_LOSS_COEF);
     }
 
-    /** {@code value_clip_range}. */
     public Double valueClipRange() {
         return get(TrainerFields.VALUE_CLIP_RANGE);
     }
 
-    /** {@code critic_value_head_hidden_dim}. */
     public Integer criticValueHeadHiddenDim() {
         return get(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
 
-    /** {@code value_head_hidden_dim}. */
     public Integer valueHeadHiddenDim() {
         return get(TrainerFields.VALUE_HEAD_HIDDEN_DIM);
     }

@@ -3,60 +3,43 @@ package comlrl.trainers.preference;
 import comlrl.data.Stateful;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
- * Iterative multi-agent RLHF (reference §7.4): {@code num_iterations} rounds of
+ * Iterative multi-agent RLHF (reference §7.4): the rounds of {@link IterativeTrainer}, the pairs
+ * ranked by the task reward (or with {@code preference_scoring_reward: reward_model} by the previous
+ * iteration's reward model), each iteration training
  * <ol>
- *   <li>current-vs-comparator preference pairs (ranked by the task reward, or with
- *       {@code preference_scoring_reward: reward_model} by the previous iteration's reward model),
- *       replay shards and the training pairs sampled from them ({@link IterationRounds});</li>
- *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor)
- *       and trained on those pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
- *   <li>{@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
+ *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor) on its
+ *       sampled pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
+ *   <li>then {@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
  *       ({@link MARLHFTrainer}'s backend: evaluation on the task reward).</li>
  * </ol>
  * Checkpoints ({@code checkpoint-E}, E = RL epochs done, written every {@code checkpoint_interval}
  * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
- * replay shards and the seed streams (with the history comparator, the policy snapshots it will
- * still read), and the iterations done.
- *
- * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt (as in
- * {@link MARLHFTrainer}).
+ * rounds' state and the iterations done. With {@code collaboration_mode: centralized} one actor
+ * answers the adapter's joint prompt (as in {@link MARLHFTrainer}).
  */
-public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> {
+public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, MARLHFTrainer> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MARLHFIter";
 
-    private final MARLHFTrainer marlhf;
     private int iterationsDone;
 
     private MARLHFIterTrainer(Builder b) {
-        super(b, "MARLHFIterConfig");
-        MARLHFTrainer inner = null;
-        try {
-            // MARLHF receives this builder's settings whole, plus the rounds' checkpoint state
-            MARLHFTrainer.Builder stage = MARLHFTrainer.builder().settings(b.settings()).args(args.marlhf())
-                    .checkpointExtension(extension());
+        // MARLHF receives this builder's settings whole, plus the iterations' checkpoint state
+        super(b, "MARLHFIterConfig", self -> {
+            MARLHFTrainer.Builder stage = MARLHFTrainer.builder().settings(b.settings()).args(self.args.marlhf())
+                    .checkpointExtension(((MARLHFIterTrainer) self).extension());
             stage.runName = ALGORITHM_NAME; // the run's config.json, run.json and W&B run name MARLHFIter
-            inner = stage.build();
-            rounds.in(inner.work()).comparators.loadFixedComparators(inner.collector().agents(), b.dtype()); // a ddp run: MARLHF's processes
-        } catch (RuntimeException | Error e) {
-            if (inner != null) {
-                inner.close();
-            }
-            rounds.close();
-            throw e;
-        }
-        this.marlhf = inner;
+            return stage.build();
+        });
     }
 
-    /** The iteration rounds' state and the iterations done, joined to MARLHF's in every checkpoint. */
+    /** The iterations' state and the iterations done, joined to MARLHF's in every checkpoint. */
     private TrainerCheckpoint.Extension extension() {
-        TrainerCheckpoint.Extension replay = rounds.extension(ALGORITHM_NAME, () -> iterationsDone);
+        TrainerCheckpoint.Extension replay = extension(ALGORITHM_NAME, () -> iterationsDone);
         Map<String, Stateful> states = new LinkedHashMap<>(replay.states());
         states.put("marlhf_iter_progress", Counters.of("iterations_done", () -> iterationsDone,
                 done -> iterationsDone = Math.toIntExact(done)));
@@ -74,58 +57,26 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig> 
 
     /** The current reward model (the one trained in the last iteration). */
     public JointRewardModel rewardModel() {
-        return marlhf.rewardModel();
+        return stage.rewardModel();
     }
 
     /** The policy-learning trainer ({@code rl_algorithm}). */
     public Trainer rlTrainer() {
-        return marlhf.rlTrainer();
-    }
-
-    public Path outputDir() {
-        return marlhf.outputDir();
-    }
-
-    public List<Map<String, Double>> logHistory() {
-        return marlhf.logHistory();
+        return stage.rlTrainer();
     }
 
     /** One iteration: pairs, a fresh reward model trained on the replayed ones, then the backend's epochs. */
     @Override
     void runIteration(int iteration) {
         boolean byModel = args.preferenceScoringReward() == PreferenceScoringReward.REWARD_MODEL && iteration > 1;
-        IterationRounds.Iteration it = rounds.collect(iteration,
-                byModel ? marlhf.learnedCollector() : marlhf.collector(), trainDataset);
+        Iteration it = collect(iteration, byModel ? stage.learnedCollector() : collector());
         if (!it.training().isEmpty()) {
-            marlhf.reloadRewardModel();
-            marlhf.trainRewardModel(it.training());
-            marlhf.rlTrainer().trainUntil(iteration * args.numTrainEpochs(), null, 1);
+            stage.reloadRewardModel();
+            stage.trainRewardModel(it.training());
+            stage.rlTrainer().trainUntil(iteration * args.numTrainEpochs(), null, 1);
         }
         iterationsDone = iteration;
-        rounds.finish(iteration, it, marlhf.logger(), envStep(), console, outputDir(), this);
-    }
-
-    @Override
-    comlrl.trainers.common.MetricsLogger logger() {
-        return marlhf.logger();
-    }
-
-    @Override
-    public void resumeFrom(Path checkpoint) {
-        marlhf.relocateOutput(checkpoint);
-        rounds.followOutput(marlhf.outputDir());
-        marlhf.resumeFrom(checkpoint);
-    }
-
-    @Override
-    Trainer stage() {
-        return marlhf;
-    }
-
-    @Override
-    public void close() {
-        rounds.close();
-        marlhf.close();
+        finish(iteration, it);
     }
 
     /** Builds a {@link MARLHFIterTrainer}; names follow the reference's constructor keywords. */

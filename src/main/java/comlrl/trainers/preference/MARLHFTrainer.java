@@ -1,7 +1,6 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
-import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.logging.ConsoleProgress;
@@ -19,7 +18,6 @@ import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import comlrl.trainers.common.TrainerSettings;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.Formatters;
 import comlrl.utils.ParallelTraining;
@@ -27,7 +25,6 @@ import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -63,7 +60,7 @@ import java.util.Map;
  * this machine lacks fails before any model loads; in a ddp run a CUDA {@code reward_model_device}
  * means each process's own GPU.
  */
-public final class MARLHFTrainer extends StagedTrainer {
+public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MARLHF";
     /** Where the learned reward model goes in the output directory, the saved models and checkpoints. */
@@ -74,9 +71,6 @@ public final class MARLHFTrainer extends StagedTrainer {
         START, PREFERENCES, REWARD_MODEL
     }
 
-    private final MARLHFConfig args;
-    /** What the builder was given besides {@code args} (a centralized actor's, after the wrapper). */
-    private final TrainerSettings settings;
     private final int numAgents;
     private final Trainer rl;
     private JointRewardModel rewardModel;
@@ -89,9 +83,6 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final SeedStream seeds;
     private final AgentExecutor executor;
     private final PreferenceCollector collector;
-    private final TaskSet trainDataset;
-    private final PrintStream console;
-    private final ResumeOutput output;
     /** Where the preference and reward-model stages show their progress (rank 0 of a verbose run); else null. */
     private final PrintStream progress;
     private Stage stage = Stage.START;
@@ -103,7 +94,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     private final RankWork work;
 
     private MARLHFTrainer(Builder b) {
-        this.args = b.requireArgs("MARLHFConfig");
+        super(b, "MARLHFConfig");
         if (b.rewardFunc() == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
                     + "labels the preference pairs and scores evaluation");
@@ -113,7 +104,6 @@ public final class MARLHFTrainer extends StagedTrainer {
         }
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
-        this.settings = b.settings();
         this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
         this.rewardSource = rewardModelSource(args, b.agentSource(), b.agents());
         this.dtype = b.dtype();
@@ -124,9 +114,6 @@ public final class MARLHFTrainer extends StagedTrainer {
                     + "\"cuda:0\") but this machine has " + Engine.cudaDeviceCount() + " CUDA device(s); set "
                     + "reward_model_device: cpu, or null for the agents' device");
         }
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
-        this.output = new ResumeOutput(b.outputDir());
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
@@ -199,6 +186,7 @@ public final class MARLHFTrainer extends StagedTrainer {
     }
 
     /** The preference-set builder labelled by the task reward. */
+    @Override
     PreferenceCollector collector() {
         return collector;
     }
@@ -208,18 +196,9 @@ public final class MARLHFTrainer extends StagedTrainer {
         return learnedCollector;
     }
 
+    @Override
     MetricsLogger logger() {
         return logger;
-    }
-
-    /** This run's processes (for the iterative trainer's rounds). */
-    RankWork work() {
-        return work;
-    }
-
-    /** The first step of {@link #resumeFrom}: the output directory's resume rule (idempotent). */
-    void relocateOutput(Path checkpoint) {
-        output.onResume(checkpoint, logger, work); // rank 0 decides; every process takes its directory
     }
 
     /** {@code reward_model_name}, else the first actor's model id or directory. */
@@ -266,14 +245,6 @@ public final class MARLHFTrainer extends StagedTrainer {
         return new Builder();
     }
 
-    public MARLHFConfig args() {
-        return args;
-    }
-
-    public TrainerSettings settings() {
-        return settings;
-    }
-
     /** The policy-learning trainer ({@code rl_algorithm}). */
     public Trainer rlTrainer() {
         return rl;
@@ -292,15 +263,6 @@ public final class MARLHFTrainer extends StagedTrainer {
     /** The preference pairs (null before {@link #train()} builds them). */
     List<PreferencePair> preferencePairs() {
         return collector.pairs();
-    }
-
-    /** Where outputs go now: the output directory, or its {@code resume-*} subdirectory after a resume. */
-    public Path outputDir() {
-        return output.dir();
-    }
-
-    public List<Map<String, Double>> logHistory() {
-        return logger.history();
     }
 
     // ------------------------------------------------------------------ training
@@ -364,8 +326,8 @@ public final class MARLHFTrainer extends StagedTrainer {
             console.printf(Locale.ROOT, "Reward model: %d pairs, %d epoch(s), loss %.4f, pair accuracy %.3f%n",
                     set.size(), losses.length, losses[losses.length - 1], accuracy);
         }
-        if (output.dir() != null && work.isMain()) {
-            rewardModel.save(output.dir().resolve(REWARD_MODEL_DIR));
+        if (outputDir() != null && work.isMain()) {
+            rewardModel.save(outputDir().resolve(REWARD_MODEL_DIR));
         }
     }
 

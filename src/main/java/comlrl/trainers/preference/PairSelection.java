@@ -9,10 +9,18 @@ import java.util.Random;
 import java.util.function.ToDoubleFunction;
 
 /**
- * {@code pair_selection}: which of an item's ordered pairs (winner i, loser j), {@code r_i > r_j},
- * become preference pairs (reference §7.2 step 2). Each mode orders the candidate pairs, given in
- * (i, j) lexicographic order (or the iterative trainers' aligned pairs, by index); {@link #select}
- * then keeps the first {@code preference_pairs_per_sample} of them (every one for {@link #ALL}).
+ * {@code pair_selection}: which ordered pairs (winner, loser) become preference pairs, and the two
+ * pair sets it orders. Pure: the result depends only on the arguments (and for "random" on the seed).
+ * <pre>
+ *   own pairs of one item's C aligned joint candidates, joint rewards r (reference §7.2 step 2, {@link #pairs}):
+ *     P      = { (i, j) : i ≠ j, r_i − r_j &gt; 0 }              (ties dropped), in (i, j) lexicographic order
+ *   aligned pairs of current cur [C] against comparator cmp [C'] (reference §7.4 step 2, {@link #aligned}):
+ *     P      = { k &lt; min(C, C') : cur_k ≠ cmp_k }            winner = the higher processed reward, by k
+ *     gap_k  = |cur_k − cmp_k|
+ *   order    = reward_gap: gap desc, stable;   random: Collections.shuffle(P, new Random(seed));   all: P;
+ *              comparator_reward (aligned only): (cmp_k desc, gap_k desc), stable
+ *   kept     = first min(|P|, preference_pairs_per_sample) of order   (all of them for "all" or a null limit)
+ * </pre>
  */
 public enum PairSelection {
     /**
@@ -67,6 +75,79 @@ public enum PairSelection {
         this.configName = configName;
     }
 
+    /**
+     * One pair of an item's own candidates: joint candidate {@code winner} beat {@code loser} by
+     * {@code gap = r_winner − r_loser > 0}.
+     */
+    public record Pair(int winner, int loser, double gap) {
+    }
+
+    /**
+     * One aligned pair: candidate {@code index} k of both sides; {@code currentWins} whether the
+     * current policy's candidate won; the winner's and loser's processed rewards; {@code comparatorReward}
+     * = cmp_k (win or lose); {@code gap} = |cur_k − cmp_k| &gt; 0.
+     */
+    public record AlignedPair(int index, boolean currentWins, double winnerReward, double loserReward,
+            double comparatorReward, double gap) {
+    }
+
+    /**
+     * The pairs this mode keeps among candidates with joint rewards {@code rewards} ([C]), in its
+     * order; empty when every reward ties (or C &lt; 2).
+     *
+     * @param limit {@code preference_pairs_per_sample}: at most this many (≥ 1), or null for every
+     *        pair; must be null for {@link #ALL}
+     * @throws IllegalArgumentException on a non-finite reward (naming the candidate), on a limit
+     *         below 1, on a limit with {@link #ALL}, or for {@link #COMPARATOR_REWARD}
+     */
+    public List<Pair> pairs(double[] rewards, Integer limit, long seed) {
+        return select(candidates(rewards), Pair::gap, null, limit, seed);
+    }
+
+    /** Every ordered pair (i, j) with {@code r_i − r_j > 0}, in (i, j) lexicographic order. */
+    static List<Pair> candidates(double[] rewards) {
+        requireFinite("the joint reward of preference candidate ", rewards, ": pairs can");
+        List<Pair> pairs = new ArrayList<>();
+        for (int i = 0; i < rewards.length; i++) {
+            for (int j = 0; j < rewards.length; j++) {
+                double gap = rewards[i] - rewards[j];
+                if (i != j && gap > 0) {
+                    pairs.add(new Pair(i, j, gap));
+                }
+            }
+        }
+        return pairs;
+    }
+
+    /**
+     * The aligned pairs this mode keeps of {@code current} ([C]) against {@code comparator} ([C']),
+     * in its order; {@code limit} as for {@link #pairs}.
+     *
+     * @throws IllegalArgumentException on a non-finite reward (naming the side and candidate) or a bad limit
+     */
+    public List<AlignedPair> aligned(double[] current, double[] comparator, Integer limit, long seed) {
+        requireFinite("the processed reward of current candidate ", current, ": aligned pairs can");
+        requireFinite("the processed reward of comparator candidate ", comparator, ": aligned pairs can");
+        List<AlignedPair> pairs = new ArrayList<>();
+        for (int k = 0; k < Math.min(current.length, comparator.length); k++) {
+            double cur = current[k];
+            double cmp = comparator[k];
+            if (cur != cmp) {
+                pairs.add(new AlignedPair(k, cur > cmp, Math.max(cur, cmp), Math.min(cur, cmp), cmp, Math.abs(cur - cmp)));
+            }
+        }
+        return select(pairs, AlignedPair::gap, AlignedPair::comparatorReward, limit, seed);
+    }
+
+    private static void requireFinite(String what, double[] rewards, String ranked) {
+        for (int k = 0; k < rewards.length; k++) {
+            if (!Double.isFinite(rewards[k])) {
+                throw new IllegalArgumentException(what + k + " is " + rewards[k] + ranked
+                        + " only be ranked by finite rewards");
+            }
+        }
+    }
+
     /** Puts {@code pairs} in this mode's order, in place ({@code byComparatorReward} null for an item's own candidates). */
     abstract <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random);
 
@@ -78,7 +159,7 @@ public enum PairSelection {
      *
      * @param seed seeds the {@link Random} that shuffles for {@link #RANDOM}
      */
-    <P> List<P> select(List<P> enumerated, ToDoubleFunction<P> gap, ToDoubleFunction<P> comparatorReward, Integer limit,
+    private <P> List<P> select(List<P> enumerated, ToDoubleFunction<P> gap, ToDoubleFunction<P> comparatorReward, Integer limit,
             long seed) {
         requireLimit(limit);
         List<P> ordered = new ArrayList<>(enumerated);

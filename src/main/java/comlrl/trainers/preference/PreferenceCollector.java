@@ -38,7 +38,7 @@ import java.util.stream.IntStream;
  *       (one generator call, seeded from the trainer's stream); candidate k is the aligned joint
  *       response (c_0^k, …, c_{N−1}^k), scored by the task reward and the processor;</li>
  *   <li>candidates whose reward is not finite are left out ({@code skip_nonfinite_samples}, counted);</li>
- *   <li>pairs are selected among the rest by {@link PreferencePairs#select} (ties dropped).</li>
+ *   <li>pairs are selected among the rest by {@link PairSelection#pairs} (ties dropped).</li>
  * </ol>
  * Per item the seeds drawn are: one per agent (generation), then one for the pair selection.
  * The collector keeps the set it built ({@link #preferenceSet}), which a checkpoint holds as
@@ -101,6 +101,11 @@ final class PreferenceCollector {
     /** The agents this process holds, whose candidates are collected. */
     HeldAgents<CausalLm> agents() {
         return agents;
+    }
+
+    /** This run's processes. */
+    RankWork work() {
+        return work;
     }
 
     /** Candidates left out so far because their reward was not finite. */
@@ -182,8 +187,8 @@ final class PreferenceCollector {
             if (kept.length < 2) {
                 continue;
             }
-            for (PreferencePairs.Pair ranked : PreferencePairs.select(finite, args.pairSelection(),
-                    args.preferencePairsPerSample(), pairSeed)) {
+            for (PairSelection.Pair ranked : args.pairSelection().pairs(finite, args.preferencePairsPerSample(),
+                    pairSeed)) {
                 int winner = kept[ranked.winner()];
                 int loser = kept[ranked.loser()];
                 out.add(pair(candidates, winner, loser, rewards[winner], rewards[loser], mean));
@@ -201,7 +206,7 @@ final class PreferenceCollector {
      * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2), as replay records:
      * per item the agents sample {@code preference_num_candidates} current candidates and the
      * comparator {@code comparatorCount}; both are scored by the task reward and its processor;
-     * candidate k of each side is paired with candidate k of the other ({@link AlignedPairs}, the
+     * candidate k of each side is paired with candidate k of the other ({@link PairSelection#aligned}, the
      * higher processed reward wins, ties dropped) for k below both counts. With
      * {@code skip_nonfinite_samples}, an index where either side's reward is not finite is dropped.
      * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
@@ -265,7 +270,7 @@ final class PreferenceCollector {
             long pairSeed = seeds.next();
             double[] keptCur = Arrays.stream(kept).mapToDouble(k -> cur[k]).toArray();
             double[] keptCmp = Arrays.stream(kept).mapToDouble(k -> cmp[k]).toArray();
-            for (AlignedPairs.Pair p : AlignedPairs.select(keptCur, keptCmp, selection, limit, pairSeed)) {
+            for (PairSelection.AlignedPair p : selection.aligned(keptCur, keptCmp, limit, pairSeed)) {
                 int k = kept[p.index()];
                 selectedCurrent.add(curRaw[k]);
                 selectedComparator.add(cmpRaw[k]);

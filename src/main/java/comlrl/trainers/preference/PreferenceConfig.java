@@ -74,7 +74,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return collaborationMode() == CollaborationMode.CENTRALIZED ? 1 : numAgents();
     }
 
-    /** {@code discount}. */
     public double discount() {
         return get(PreferenceFields.DISCOUNT);
     }
@@ -89,7 +88,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return get(PreferenceFields.ADVANTAGE_MODE);
     }
 
-    /** {@code preference_num_candidates}. */
     public int preferenceNumCandidates() {
         return get(PreferenceFields.PREFERENCE_NUM_CANDIDATES);
     }
@@ -109,12 +107,10 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return get(PreferenceFields.DPO_BETA);
     }
 
-    /** {@code use_environment_step}. */
     public boolean useEnvironmentStep() {
         return get(PreferenceFields.USE_ENVIRONMENT_STEP);
     }
 
-    /** {@code environment_steps_per_pair}. */
     public int environmentStepsPerPair() {
         return get(PreferenceFields.ENVIRONMENT_STEPS_PER_PAIR);
     }

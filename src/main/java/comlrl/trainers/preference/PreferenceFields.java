@@ -232,6 +232,28 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
             ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
+    // ------------------------------------------------------------------ the MAGRPO family's rules, for MARLHF's RL stage
+    static final ConfigField<Integer> RL_NUM_ITERATIONS = atLeast("rl_num_iterations", 1, 1,
+            " (1 = strictly on-policy, the reference's update)")
+            .means("num_iterations (mu) of a MAGRPO-family RL stage: optimisation passes over each drained rollout "
+                    + "buffer; above 1 its loss is the clipped surrogate (epsilon, epsilon_high, importance_sampling_level).");
+
+    /**
+     * What a MAGRPO-family RL stage takes from a MARLHF config ({@link MARLHFBackend}) and an IAC/MAAC
+     * one refuses: the family's update rules ({@link MAGRPOConfig#updateRuleFields()}) and its
+     * clipped-surrogate fields under their own keys, but {@code num_iterations} (the iterative
+     * configs' iterations) as {@code rl_num_iterations}.
+     */
+    static final List<ConfigField<?>> RL_STAGE_RULES = concat(MAGRPOConfig.updateRuleFields(),
+            List.of(RL_NUM_ITERATIONS), magrpoFields("epsilon", "epsilon_high", "importance_sampling_level"));
+
+    /** The MAGRPO config's fields of {@code keys}, as that config declares them. */
+    private static List<ConfigField<?>> magrpoFields(String... keys) {
+        List<ConfigField<?>> all = MAGRPOConfig.builder().build().fields();
+        return java.util.Arrays.stream(keys).<ConfigField<?>>map(k -> all.stream().filter(f -> f.key.equals(k))
+                .findFirst().orElseThrow()).toList();
+    }
+
     /** MARLHF's fields beyond MADPO's, in the reference's order. */
     private static final List<ConfigField<?>> MARLHF_OWN = List.of(RL_ALGORITHM, NUM_GENERATIONS, REWARD_MODEL_NAME,
             REWARD_MODEL_DEVICE, REWARD_LEARNING_RATE, REWARD_NUM_TRAIN_EPOCHS, REWARD_TRAIN_BATCH_SIZE,
@@ -248,10 +270,10 @@ final class PreferenceFields {
     /**
      * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so
      * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss),
-     * then the MAGRPO family's update rules, passed on to the RL stage ({@link MAGRPOConfig#updateRuleFields()}).
+     * then the MAGRPO family's rules, passed on to the RL stage ({@link #RL_STAGE_RULES}).
      */
     static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, List.of(DDP_SPLIT),
-            OURS, MAGRPOConfig.updateRuleFields());
+            OURS, RL_STAGE_RULES);
 
     /**
      * {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (and 2 reward-model
@@ -260,7 +282,7 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
             OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
                     ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
-            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS, MAGRPOConfig.updateRuleFields());
+            List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS, RL_STAGE_RULES);
 
     /** Advice for keys from the reference's older docs and versions, or from the other trainers. */
     private static final Map<String, String> SHARED_HINTS = Map.of(
@@ -277,6 +299,8 @@ final class PreferenceFields {
     static final Map<String, String> MADPO_HINTS = madpoHints();
 
     static final Map<String, String> MARLHF_HINTS = hints(Map.of(
+            "num_iterations", "iterative preference training has its own config (MARLHFIterConfig); the optimisation "
+                    + "passes of a MAGRPO-family RL stage are rl_num_iterations.",
             "dpo_reference", "MARLHF trains a reward model on the preference pairs and then runs rl_algorithm; it "
                     + "has no DPO loss, so dpo_reference is a MADPOConfig field."));
 

@@ -11,8 +11,14 @@ import java.util.Map;
  * A trainer that runs another as its training stage (MARLHF its RL backend, MADPOIter its DPO
  * trainer, MARLHFIter its MARLHF trainer): the agents, steps, evaluation and checkpoints are that
  * stage's; the subclass adds what it does around it.
+ *
+ * @param <C> the trainer's config
  */
-abstract class StagedTrainer implements Trainer {
+abstract class StagedTrainer<C extends PreferenceConfig> extends PreferenceTrainer<C> {
+    StagedTrainer(PreferenceBuilder<C, ?> b, String configName) {
+        super(b, configName);
+    }
+
     /** The trainer this one runs as its stage. */
     abstract Trainer stage();
 

@@ -5,8 +5,7 @@
  * learned from such pairs, then an RL backend against it), configured by
  * {@link comlrl.trainers.preference.PreferenceConfig}s whose fields are declared once in one table.
  * Both build their preference set with one collector from the initial policy;
- * {@link comlrl.trainers.preference.PreferencePairs} selects an item's pairs
- * ({@link comlrl.trainers.preference.PairSelection}) and {@link comlrl.trainers.preference.MADPOLoss}
+ * {@link comlrl.trainers.preference.PairSelection} selects an item's pairs and {@link comlrl.trainers.preference.MADPOLoss}
  * holds the DPO loss and its gradient as weights for the scorer. MARLHF runs its backend as a stage:
  * the backend logs into MARLHF's logger and its checkpoints carry MARLHF's state
  * ({@link comlrl.trainers.common.TrainerCheckpoint.Extension}).

@@ -9,9 +9,9 @@ class IterationProgressTest {
     @Test
     void theTimeLeftIsTheTimePerIterationSoFarTimesTheIterationsLeft() {
         // 2 iterations in 120 s: 60 s each, 3 left -> 180 s
-        assertThat(IterationRounds.overall(120, 2, 3)).isEqualTo("elapsed 2:00, ETA 3:00 for 3 more iterations");
+        assertThat(IterativeTrainer.overall(120, 2, 3)).isEqualTo("elapsed 2:00, ETA 3:00 for 3 more iterations");
         // a resumed run counts only its own iterations: 1 in 45 s, 1 left
-        assertThat(IterationRounds.overall(45, 1, 1)).isEqualTo("elapsed 0:45, ETA 0:45 for 1 more iteration");
-        assertThat(IterationRounds.overall(3725, 4, 0)).isEqualTo("all iterations done in 1:02:05");
+        assertThat(IterativeTrainer.overall(45, 1, 1)).isEqualTo("elapsed 0:45, ETA 0:45 for 1 more iteration");
+        assertThat(IterativeTrainer.overall(3725, 4, 0)).isEqualTo("all iterations done in 1:02:05");
     }
 }

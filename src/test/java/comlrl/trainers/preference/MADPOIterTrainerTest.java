@@ -146,14 +146,14 @@ class MADPOIterTrainerTest {
     @Test
     void withoutOwnDirectoriesTheReplayFollowsTheOutputDirectoryRules(@TempDir Path dir) {
         Path run = dir.resolve("run");
-        assertThat(IterationRounds.outputBase(run, Map.of("output_dir", "/elsewhere"), "7")).isEqualTo(run);
-        assertThat(IterationRounds.outputBase(null, Map.of("output_dir", "/w/out", "dir", "/w/dir"), "7"))
+        assertThat(IterativeTrainer.outputBase(run, Map.of("output_dir", "/elsewhere"), "7")).isEqualTo(run);
+        assertThat(IterativeTrainer.outputBase(null, Map.of("output_dir", "/w/out", "dir", "/w/dir"), "7"))
                 .isEqualTo(Path.of("/w/out"));
-        assertThat(IterationRounds.outputBase(null, Map.of("config_sections", Map.of("output", Map.of("base_dir", "/b")),
+        assertThat(IterativeTrainer.outputBase(null, Map.of("config_sections", Map.of("output", Map.of("base_dir", "/b")),
                 "dir", "/w/dir"), "7")).isEqualTo(Path.of("/b/job_7"));
-        assertThat(IterationRounds.outputBase(null, Map.of("dir", "/w/dir"), null)).isEqualTo(Path.of("/w/dir"));
-        assertThat(IterationRounds.outputBase(null, Map.of("project", "p"), "7")).isNull();
-        assertThat(IterationRounds.outputBase(null, null, null)).isNull();
+        assertThat(IterativeTrainer.outputBase(null, Map.of("dir", "/w/dir"), null)).isEqualTo(Path.of("/w/dir"));
+        assertThat(IterativeTrainer.outputBase(null, Map.of("project", "p"), "7")).isNull();
+        assertThat(IterativeTrainer.outputBase(null, null, null)).isNull();
     }
 
     @Test

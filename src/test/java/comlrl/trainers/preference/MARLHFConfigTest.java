@@ -63,8 +63,9 @@ class MARLHFConfigTest {
                         "critic_value_head_hidden_dim", "value_head_hidden_dim", "ddp_split", "seed",
                         "gradient_checkpointing", "generation_kwargs", "skip_nonfinite_samples", "save_total_limit",
                         "stop_strings", "loss_type", "scale_rewards", "mask_truncated_completions", "dynamic_sampling",
-                        "dynamic_sampling_max_draws")
-                .hasSize(madpoReference.size() + 18 + 1 + 6 + 5);
+                        "dynamic_sampling_max_draws", "rl_num_iterations", "epsilon", "epsilon_high",
+                        "importance_sampling_level")
+                .hasSize(madpoReference.size() + 18 + 1 + 6 + 5 + 4);
     }
 
     @ParameterizedTest(name = "{0} → {1}")

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.trainers.TestRewards;
 import comlrl.trainers.TinyAgents;
+import comlrl.trainers.reinforce.ImportanceSamplingLevel;
 import comlrl.trainers.reinforce.LossType;
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
@@ -94,5 +95,51 @@ class MARLHFUpdateRulesTest {
         }
         assertThat(MARLHFConfig.fromMap(Map.of("rl_algorithm", "iac", "num_generations", 1, "loss_type", "sequence_sum"))
                 .rlAlgorithm()).isEqualTo(RlAlgorithm.IAC);
+    }
+
+    /** The clipped-surrogate fields at values other than their defaults (num_iterations under its MARLHF key). */
+    private static Map<String, Object> clip() {
+        Map<String, Object> clip = new LinkedHashMap<>();
+        clip.put("rl_num_iterations", 3);
+        clip.put("epsilon", 0.1);
+        clip.put("epsilon_high", 0.28);
+        clip.put("importance_sampling_level", "sequence");
+        return clip;
+    }
+
+    @Test
+    void theClippedSurrogateReachesTheRlStage() {
+        Map<String, Object> c = new LinkedHashMap<>(marlhf("magrpo"));
+        c.putAll(clip());
+        try (MARLHFTrainer t = MARLHFTrainer.builder().agents(team).rewardFunc(TestRewards.lengthDifference())
+                .trainDataset(MADPOTrainerTest.tasks(2)).args(MARLHFConfig.fromMap(c)).verbose(false).build()) {
+            MAGRPOConfig rl = ((MAGRPOTrainer) t.rlTrainer()).args();
+            assertThat(rl.numIterations()).isEqualTo(3);
+            assertThat(rl.epsilon()).isEqualTo(0.1);
+            assertThat(rl.epsilonHigh()).isEqualTo(0.28);
+            assertThat(rl.importanceSamplingLevel()).isEqualTo(ImportanceSamplingLevel.SEQUENCE);
+        }
+        // MARLHFIter: num_iterations counts its iterations, rl_num_iterations reaches the inner MARLHF config
+        Map<String, Object> iter = new LinkedHashMap<>(c);
+        iter.put("num_iterations", 2);
+        MARLHFConfig inner = MARLHFIterConfig.fromMap(iter).marlhf();
+        assertThat(inner.rlNumIterations()).isEqualTo(3);
+        assertThat(inner.valuesOf(List.of("epsilon", "epsilon_high", "importance_sampling_level"), java.util.Set.of()))
+                .isEqualTo(Map.of("epsilon", 0.1, "epsilon_high", 0.28, "importance_sampling_level", "sequence"));
+    }
+
+    @Test
+    void anActorCriticBackendRejectsTheClippedSurrogate() {
+        for (Map.Entry<String, Object> field : clip().entrySet()) {
+            for (String rl : List.of("iac", "maac")) {
+                Map<String, Object> c = new LinkedHashMap<>(Map.of("rl_algorithm", rl, "num_generations", 1));
+                c.put(field.getKey(), field.getValue());
+                assertThatThrownBy(() -> MARLHFConfig.fromMap(c)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining(field.getKey() + "=" + field.getValue())
+                        .hasMessageContaining("rl_algorithm=\"" + rl + "\" does not use");
+            }
+        }
+        assertThatThrownBy(() -> MARLHFConfig.fromMap(Map.of("num_iterations", 2)))
+                .hasMessageContaining("rl_num_iterations");
     }
 }

@@ -64,7 +64,7 @@ class PreferenceResumeTest {
                 .comparatorHistoryK(historyK).preferenceReplayMode("all_history").evalInterval(2).build();
         ResumeCheck.assertResumeReproduces(dir, out -> onTheTeam(MADPOIterTrainer.builder(), out).args(c).build(), 2);
         // checkpoint-2 carries the snapshots iterations 3 .. 2+k compare against: iteration 2−k+1 .. 2
-        Path history = dir.resolve("straight-checkpoints/checkpoint-2").resolve(IterationRounds.HISTORY_DIR);
+        Path history = dir.resolve("straight-checkpoints/checkpoint-2").resolve(IterationComparators.HISTORY_DIR);
         List<String> expected = historyK == 1 ? List.of("iteration_0002") : List.of("iteration_0001", "iteration_0002");
         for (String snapshot : expected) {
             assertThat(history.resolve(snapshot + "/agent_1/model.safetensors")).isRegularFile();
