@@ -94,13 +94,13 @@ public final class EpochProgress {
      * {@code b % eval_interval == 0} and there is an evaluation set, then {@code trainItem(item, label)};
      * at the epoch's end {@code flush} (what is still buffered), then a checkpoint in
      * {@code checkpointDir} (when set) every {@code checkpointInterval} epochs and after the last
-     * ({@link EpochLoop#checkpointing}). The time this takes (in-loop evaluations and checkpoints
+     * ({@link TrainerCheckpoint#epochDone}). The time this takes (in-loop evaluations and checkpoints
      * included, as the command line times {@code train}) and the items trained go to the logger's
      * {@code run.json} ({@link MetricsLogger#trained}).
      */
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir, checkpointInterval,
-                epochs, checkpoint, () -> envStep);
+        IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir, checkpointInterval,
+                epochs, () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
         if (epochsDone >= epochs) {
             loop.console().printf(Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "

@@ -20,31 +20,14 @@ import java.util.List;
  * {@link #rewardMatrix}) refuse a vector of N &gt; 1 values, unless this rewarder
  * {@link #averagingAgentRewards() averages} them (MAGRPO's evaluation: the team mean of the processed
  * entries).
+ *
+ * @param averageAgentRewards whether the team calls reduce a per-agent vector to its mean (else they refuse it)
  */
-public final class JointRewarder {
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor processor;
-    private final int numAgents;
-    private final int numGenerations;
-    private final String algorithm;
-    private final boolean skipNonfinite;
-    /** Whether the team calls reduce a per-agent vector to its mean (else they refuse it). */
-    private final boolean averageAgentRewards;
-
+public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
+        String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
     public JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
             String algorithm, boolean skipNonfinite) {
         this(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, false);
-    }
-
-    private JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
-            String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
-        this.rewardFunc = rewardFunc;
-        this.processor = processor;
-        this.numAgents = numAgents;
-        this.numGenerations = numGenerations;
-        this.algorithm = algorithm;
-        this.skipNonfinite = skipNonfinite;
-        this.averageAgentRewards = averageAgentRewards;
     }
 
     /**
@@ -89,11 +72,7 @@ public final class JointRewarder {
 
     /** The vector of the one joint response {@code joint}, checked to hold 1 or N values. */
     private double[] firstVector(AgentRewardFunction agentFunc, List<String> joint, TaskItem item) {
-        List<List<String>> lists = new ArrayList<>();
-        for (String c : joint) {
-            lists.add(List.of(c));
-        }
-        List<double[]> rows = agentFunc.scorePerAgent(lists, List.of(item));
+        List<double[]> rows = agentFunc.scorePerAgent(singletons(joint), List.of(item));
         if (rows == null || rows.isEmpty()) {
             throw new IllegalArgumentException("Reward function " + rewardFunc + " returned no reward for a joint action");
         }
@@ -147,12 +126,8 @@ public final class JointRewarder {
             }
             return new Scored(AgentRewardFunction.teamMean(scored.raw()), AgentRewardFunction.teamMean(scored.processed()));
         }
-        List<List<String>> lists = new ArrayList<>();
-        for (String c : joint) {
-            lists.add(List.of(c));
-        }
-        List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(item)), numAgents, numGenerations,
-                algorithm);
+        List<Double> raw = RewardLengths.normalize(rewardFunc.score(singletons(joint), List.of(item)), numAgents,
+                numGenerations, algorithm);
         if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
@@ -212,6 +187,11 @@ public final class JointRewarder {
             values.add(row[0]);
         }
         return values;
+    }
+
+    /** The joint response as the reward function takes it: {@code [[c_1], …, [c_N]]}. */
+    private static List<List<String>> singletons(List<String> joint) {
+        return joint.stream().map(List::of).toList();
     }
 
     /** Completions of agent {@code agent} (all when −1), generation {@code gen} (all when −1). */

@@ -41,31 +41,9 @@ import java.util.function.Predicate;
  * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
  * evaluation). Every process gets the same records.
  */
-public final class JointRollout {
-    private final List<CausalLm> agents;
-    private final List<GenerationSettings.Resolved> generation;
-    private final Formatters formatters;
-    private final PromptEncoder encoder;
-    private final AgentExecutor executor;
-    private final Transitions transitions;
-    private final boolean passthrough;
-    private final ReferencePolicy references;
-    private final RankWork work;
-
-    private JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
-            PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
-            ReferencePolicy references, RankWork work) {
-        this.agents = agents;
-        this.generation = generation;
-        this.formatters = formatters;
-        this.encoder = encoder;
-        this.executor = executor;
-        this.transitions = transitions;
-        this.passthrough = passthrough;
-        this.references = references;
-        this.work = work;
-    }
-
+public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
+        PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
+        ReferencePolicy references, RankWork work) {
     /**
      * Single-turn rollouts of {@code agents} as run by the processes of {@code work} (null for the agents
      * other processes hold in the agents split), each sampling with its resolved generation settings; no
@@ -148,17 +126,17 @@ public final class JointRollout {
     public record Scored<R>(Turn turn, R rewards) {
     }
 
-    /** How a turn is scored: run on rank 0, its value given to every process. */
-    public interface Scoring<R> {
-        R score(Turn turn);
-
-        Codec<R> codec();
+    /** How a turn is scored ({@code scorer}): run on rank 0, its value given to every process by {@code codec}. */
+    public record Scoring<R>(java.util.function.Function<Turn, R> scorer, Codec<R> codec) {
+        public R score(Turn turn) {
+            return scorer.apply(turn);
+        }
 
         /**
          * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
          * joint action j ({@code mode.completionIndices(j, K, N)}), one call each, {@code j < mode.numJointActions(K, N)}.
          */
-        static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
+        public static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
             return of(turn -> {
                 int n = turn.completions().size();
                 int g = turn.completions().get(0).size();
@@ -178,55 +156,36 @@ public final class JointRollout {
          * joint action was scored per agent, rows 1..N follow, row 1+i holding agent i's r_{i,j} (r_j where
          * the joint action got a team reward). So {@code [1][K]} for team rewards, {@code [N+1][K]} else.
          */
-        static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
+        public static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
             return of(turn -> {
                 int n = turn.completions().size();
                 int g = turn.completions().get(0).size();
-                int k = mode.numJointActions(g, n);
-                double[] team = new double[k];
-                double[][] agents = null; // [N][K] once a joint action is scored per agent
-                for (int j = 0; j < k; j++) {
-                    double[] r = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
+                double[][] r = new double[mode.numJointActions(g, n)][]; // [K][1 or N]
+                boolean perAgent = false;
+                for (int j = 0; j < r.length; j++) {
+                    r[j] = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
                             turn.state().label()).processed();
-                    team[j] = comlrl.reward.AgentRewardFunction.teamMean(r);
-                    if (r.length > 1 && agents == null) {
-                        agents = new double[n][k];
-                        for (int i = 0; i < n; i++) {
-                            System.arraycopy(team, 0, agents[i], 0, j); // earlier joint actions: team rewards
-                        }
-                    }
-                    for (int i = 0; agents != null && i < n; i++) {
-                        agents[i][j] = r.length > 1 ? r[i] : r[0];
+                    perAgent |= r[j].length > 1;
+                }
+                double[][] out = new double[perAgent ? n + 1 : 1][r.length];
+                for (int j = 0; j < r.length; j++) {
+                    out[0][j] = comlrl.reward.AgentRewardFunction.teamMean(r[j]);
+                    for (int i = 0; perAgent && i < n; i++) {
+                        out[1 + i][j] = r[j].length > 1 ? r[j][i] : out[0][j];
                     }
                 }
-                if (agents == null) {
-                    return new double[][] {team};
-                }
-                double[][] out = new double[n + 1][];
-                out[0] = team;
-                System.arraycopy(agents, 0, out, 1, n);
                 return out;
             }, Codecs.DOUBLE_MATRIX);
         }
 
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
-        static Scoring<double[][]> perAgent(JointRewarder rewarder) {
+        public static Scoring<double[][]> perAgent(JointRewarder rewarder) {
             return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
                     Codecs.DOUBLE_MATRIX);
         }
 
-        static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
-            return new Scoring<>() {
-                @Override
-                public R score(Turn turn) {
-                    return score.apply(turn);
-                }
-
-                @Override
-                public Codec<R> codec() {
-                    return codec;
-                }
-            };
+        public static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
+            return new Scoring<>(score, codec);
         }
     }
 

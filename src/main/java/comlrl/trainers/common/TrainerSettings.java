@@ -33,22 +33,19 @@ import java.util.Set;
  * <p>A key absent from the map reads as its default ({@link Key#defaultValue()}).
  */
 public final class TrainerSettings {
-    /** A setting: its snake_case name (the reference's keyword) and its default. */
-    public static final class Key<T> {
-        private final String name;
-        private final T defaultValue;
-
-        private Key(String name, T defaultValue) {
-            this.name = Objects.requireNonNull(name, "name");
-            this.defaultValue = defaultValue;
+    /**
+     * A setting: its snake_case name (the reference's keyword) and its default. Keys are compared by
+     * identity: two families may declare keys of the same name without sharing a value.
+     */
+    public record Key<T>(String name, T defaultValue) {
+        @Override
+        public boolean equals(Object other) {
+            return this == other;
         }
 
-        public String name() {
-            return name;
-        }
-
-        public T defaultValue() {
-            return defaultValue;
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
         }
 
         @Override
@@ -59,7 +56,7 @@ public final class TrainerSettings {
 
     /** A new key; families declare theirs beside their builders ({@code critic_model}, {@code centralized_adapter}). */
     public static <T> Key<T> key(String name, T defaultValue) {
-        return new Key<>(name, defaultValue);
+        return new Key<>(Objects.requireNonNull(name, "name"), defaultValue);
     }
 
     // what to train and on what
