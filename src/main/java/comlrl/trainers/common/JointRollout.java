@@ -22,33 +22,26 @@ import java.util.function.Predicate;
  *   <li>prompts: on turn 1 each agent's formatter of the item; later each agent's turn prompt of what
  *       the external transition returned ({@link Formatters#turnPrompt});</li>
  *   <li>seeds: one per agent, drawn from the caller's {@link SeedStream} in agent order;</li>
- *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split,
- *       then given to every process);</li>
- *   <li>sampling: {@link Rollouts#generate(List, AgentExecutor, List, IntFunction, long[], RankWork)}: one
- *       team generation on a shared LoRA base, or each agent's own, split over the processes of a ddp
- *       run, every process getting every completion;</li>
- *   <li>reference KL, when shaping is on: per completion
- *       {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log π_ref(y_t) − log π(y_t)} over the tokens
- *       before the first pad id ({@link ReferencePolicy#kls}), each row scored by the process that owns
- *       it and the values summed over the processes (each is non-zero on one only);</li>
- *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} and the processor
- *       ({@link JointRewarder}), its value given to every process;</li>
+ *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split);</li>
+ *   <li>sampling ({@link Rollouts#generate}): one team generation on a shared LoRA base, or each agent's
+ *       own, split over the processes of a ddp run, every process getting every completion;</li>
+ *   <li>reference KL when shaping is on ({@link ReferencePolicy#kls}), each row scored by the process
+ *       that owns it and the values summed over the processes (each is non-zero on one only);</li>
+ *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} ({@link JointRewarder}),
+ *       its value given to every process;</li>
  *   <li>next turn: the chosen completions appended to the histories, the external transition called on
  *       rank 0 ({@link Transitions#next}), its prompts formatted.</li>
  * </ol>
  * Per item the reward of a turn is computed before its transition, item after item, as the Python
  * trainers call them. {@link #expand} (sample + score) is the node expansion of MAGRPO's rollout
  * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
- * evaluation). Every process gets the same records.
+ * evaluation). Every process gets the same records. {@code agents} and {@code generation} hold null
+ * for the agents other processes hold in the agents split.
  */
 public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
         PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
         ReferencePolicy references, RankWork work) {
-    /**
-     * Single-turn rollouts of {@code agents} as run by the processes of {@code work} (null for the agents
-     * other processes hold in the agents split), each sampling with its resolved generation settings; no
-     * reference KL.
-     */
+    /** Single-turn rollouts, each agent sampling with its resolved generation settings; no reference KL. */
     public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
             Formatters formatters, PromptEncoder encoder, AgentExecutor executor, RankWork work) {
         return new JointRollout(agents, generation, formatters, encoder, executor,
@@ -307,11 +300,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         return episodes;
     }
 
-    /**
-     * Per agent, the reference KL of each of its completions ({@link ReferencePolicy#kls}); in a ddp run
-     * each process scores its rows (data split) or its agents (agents split) and the values are summed
-     * across processes (each is non-zero on one process only).
-     */
+    /** Per agent, the reference KL of each of its completions (a process scores its rows or its agents). */
     private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
         int n = agents.size();
         int g = completions.get(0).size();

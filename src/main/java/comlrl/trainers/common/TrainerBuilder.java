@@ -42,11 +42,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.DISTRIBUTED, context);
     }
 
-    /** The context given to {@link #distributed}, or null. */
-    public comlrl.distributed.DistributedContext distributed() {
-        return settings.get(TrainerSettings.DISTRIBUTED);
-    }
-
     /**
      * LoRA agents: each agent trains an adapter with these settings over frozen base weights
      * ({@link LoraAgents}); null (the default) trains full models.
@@ -81,11 +76,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
      */
     public B criticLora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.CRITIC_LORA, lora);
-    }
-
-    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
-    public LoraAgents criticLoraAgents() {
-        return settings.criticLoraAgents();
     }
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
@@ -156,29 +146,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.EVAL_DATASET, evalDataset);
     }
 
-    /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
-    public void requireRewardAndTrainData() {
-        if (rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-    }
-
-    /**
-     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
-     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
-     */
-    public int resolvedNumAgents(int configured) {
-        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
-    }
-
-    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
-    public void requireTaskData() {
-        settings.requireTaskData();
-    }
-
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
     public B dtype(DType dtype) {
         return set(TrainerSettings.DTYPE, dtype);
@@ -186,20 +153,14 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * Run directory: {@code metrics.jsonl} is appended there, and the run is recorded beside it as the
-     * command line records its runs ({@link RunRecord}): {@code config.json} (algorithm, agents, config
-     * values, provenance) and {@code splits.json} with the first metric event, {@code run.json} (wall
-     * time) when the trainer closes after a run that did not fail, so that {@code bin/comlrl report}
-     * and {@link comlrl.report.RunReport} read it as they read a command-line run.
+     * command line records its runs ({@link RunRecord}), so that {@code bin/comlrl report} and
+     * {@link comlrl.report.RunReport} read it as they read a command-line run.
      */
     public B outputDir(Path outputDir) {
         return set(TrainerSettings.OUTPUT_DIR, outputDir);
     }
 
-    /**
-     * Whether the run is recorded in the output directory ({@code config.json}, {@code splits.json},
-     * {@code run.json}; default true). The command line turns it off: it writes the same files itself,
-     * through the same {@link RunRecord}, at the points of its own run.
-     */
+    /** Whether the run is recorded in the output directory (default true; {@link TrainerSettings#RECORD_RUN}). */
     public B recordRun(boolean record) {
         return set(TrainerSettings.RECORD_RUN, record);
     }
@@ -300,13 +261,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(key);
     }
 
-    /**
-     * The metrics logger a trainer built from this builder logs into: the shared one, or a new one that
-     * also logs to a W&amp;B run named for {@code algorithm} whose config records {@code runConfig} (the
-     * trainer's fields) when a {@code wandb_config} is given; a process other than rank 0 of a ddp run
-     * ({@code main} false) gets a logger that writes nowhere (no metrics.jsonl, sinks, W&amp;B or
-     * TensorBoard) but keeps the log gate, so that every rank decides alike.
-     */
+    /** The metrics logger of a trainer built from this builder ({@link TrainerSettings#metricsLogger}). */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         return settings.metricsLogger(loggingSteps, algorithm, runConfig, main);
     }
@@ -431,5 +386,38 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public comlrl.trainers.EvalAggregator evalAggregator() {
         return settings.get(TrainerSettings.EVAL_AGGREGATOR);
+    }
+
+    /** The context given to {@link #distributed}, or null. */
+    public comlrl.distributed.DistributedContext distributed() {
+        return settings.get(TrainerSettings.DISTRIBUTED);
+    }
+
+    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
+    public LoraAgents criticLoraAgents() {
+        return settings.criticLoraAgents();
+    }
+
+    /**
+     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
+     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
+     */
+    public int resolvedNumAgents(int configured) {
+        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
+    }
+
+    /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
+    public void requireRewardAndTrainData() {
+        if (rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+    }
+
+    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
+    public void requireTaskData() {
+        settings.requireTaskData();
     }
 }
