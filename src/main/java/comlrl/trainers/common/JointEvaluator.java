@@ -139,7 +139,6 @@ public final class JointEvaluator {
         return metrics;
     }
 
-
     /** The first items' joint samples of the latest {@link #evaluate} (none before it, and on ranks other than 0). */
     public List<EvalSamples.Sample> lastSamples() {
         return lastSamples;
@@ -153,25 +152,16 @@ public final class JointEvaluator {
         }
         List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, evalSeeds, 1,
                 JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
-        double[][] rewards = new double[items.size()][numTurns];
-        List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
-        List<List<List<String>>> prompts = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            List<List<String>> perItem = new ArrayList<>();
-            List<List<String>> promptsPerItem = new ArrayList<>();
-            for (List<JointRollout.Scored<double[]>> episode : episodes) {
-                int agent = i;
-                perItem.add(episode.stream().map(s -> s.turn().completions().get(agent).get(0).text()).toList());
-                promptsPerItem.add(episode.stream().map(s -> s.turn().state().prompts().get(agent)).toList());
-            }
-            completions.add(perItem);
-            prompts.add(promptsPerItem);
-        }
-        for (int j = 0; j < items.size(); j++) {
-            for (int t = 0; t < numTurns; t++) {
-                rewards[j][t] = episodes.get(j).get(t).rewards()[0];
-            }
-        }
-        return new Batch(rewards, completions, prompts);
+        double[][] rewards = episodes.stream().map(e -> e.stream().mapToDouble(s -> s.rewards()[0]).toArray())
+                .toArray(double[][]::new);
+        return new Batch(rewards, byAgent(episodes, (s, i) -> s.turn().completions().get(i).get(0).text()),
+                byAgent(episodes, (s, i) -> s.turn().state().prompts().get(i)));
+    }
+
+    /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
+    private List<List<List<String>>> byAgent(List<List<JointRollout.Scored<double[]>>> episodes,
+            java.util.function.BiFunction<JointRollout.Scored<double[]>, Integer, String> f) {
+        return java.util.stream.IntStream.range(0, numAgents).mapToObj(i -> episodes.stream()
+                .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }
 }

@@ -15,16 +15,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards,
- * datasets, dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every
- * setter writes one key of a single immutable {@link TrainerSettings} ({@link #settings()}); setters
- * return the concrete builder ({@code B}); the trainers read the values through the getters of the
- * same name. A trainer that builds another as a stage hands it {@link #settings()} whole
- * ({@link #settings(TrainerSettings)}) and replaces only what the stage must see differently, so a
+ * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards, datasets,
+ * dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every setter writes
+ * one key of a single immutable {@link TrainerSettings} and returns the concrete builder {@code B}; the
+ * trainers read the values through the getters of the same name. A trainer that builds another as a
+ * stage hands it {@link #settings()} whole and replaces only what the stage must see differently, so a
  * setting added here reaches every stage without a line of copying.
  */
 public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
-    /** Every setting given so far: the one object a trainer receives whole ({@link #settings()}). */
     private TrainerSettings settings = TrainerSettings.defaults();
 
     /** This builder as its concrete type {@code B} (what {@code B extends TrainerBuilder<B>} promises). */
@@ -42,10 +40,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.DISTRIBUTED, context);
     }
 
-    /**
-     * LoRA agents: each agent trains an adapter with these settings over frozen base weights
-     * ({@link LoraAgents}); null (the default) trains full models.
-     */
+    /** LoRA agents: each trains an adapter with these settings over frozen base weights; null (default): full models. */
     public B lora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.LORA, lora);
     }
@@ -70,9 +65,9 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     }
 
     /**
-     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each critic trains an
-     * adapter with these settings (and its value head) over a frozen base, the actors' own shared
-     * base when the critic names the same model on the same device; null trains full critics.
+     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each trains an adapter
+     * (and its value head) over a frozen base, the actors' own when it names the same model on the same
+     * device; null trains full critics.
      */
     public B criticLora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.CRITIC_LORA, lora);
@@ -165,11 +160,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.RECORD_RUN, record);
     }
 
-    /**
-     * Also writes {@code report.html} in the output directory when the trainer closes after a recorded
-     * run that did not fail (default false); {@link comlrl.report.HtmlReport#write(Path)} writes it
-     * for any run directory at any time.
-     */
+    /** Also writes {@code report.html} when the trainer closes after a recorded run that did not fail (default false). */
     public B report(boolean report) {
         return set(TrainerSettings.REPORT, report);
     }
@@ -181,8 +172,8 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * The reference's {@code wandb_config}: a Weights &amp; Biases run gets every metric
-     * ({@link comlrl.logging.WandbSettings} for the keys; {@link comlrl.logging.WandbSink} for how);
-     * {@code config_sections.output.verbose} switches the progress output. Null (default): no W&amp;B.
+     * ({@link comlrl.logging.WandbSettings}); {@code config_sections.output.verbose} switches the
+     * progress output. Null (default): no W&amp;B.
      */
     public B wandbConfig(Map<String, ?> wandbConfig) {
         set(TrainerSettings.WANDB_CONFIG, wandbConfig == null ? null
@@ -221,8 +212,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * For a trainer that runs this one as a stage (MARLHF's RL phase): its metrics logger, which this
-     * trainer logs into instead of opening its own (the output directory and sinks given here are
-     * then unused for metrics). This trainer releases it on close; the caller closes it too.
+     * trainer logs into instead of its own; this trainer releases it on close, the caller closes it too.
      */
     public B sharedLogger(MetricsLogger logger) {
         return set(TrainerSettings.SHARED_LOGGER, logger);
@@ -233,18 +223,12 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
     }
 
-    /**
-     * Every setting given so far, as one immutable value: what the trainer keeps, and what a trainer
-     * that builds another as a stage (or a wrapper such as centralization) passes on whole.
-     */
+    /** Every setting given so far: what the trainer keeps, and what a stage or wrapper is passed whole. */
     public TrainerSettings settings() {
         return settings;
     }
 
-    /**
-     * Replaces every setting with {@code settings} (a stage receives its parent's whole, then replaces
-     * what it means to replace with the setters).
-     */
+    /** Replaces every setting with {@code settings} (a stage's parent's, before the stage's own setters). */
     public B settings(TrainerSettings settings) {
         this.settings = java.util.Objects.requireNonNull(settings, "settings");
         return self();
@@ -266,10 +250,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.metricsLogger(loggingSteps, algorithm, runConfig, main);
     }
 
-    /**
-     * What a tracker run records as its config: the trainer's fields, {@code model_name} (the agents'
-     * sources: one, or the list) and {@code num_agents}.
-     */
+    /** A tracker run's config: {@code model_name} (the agents' sources: one, or the list), {@code num_agents}, the fields. */
     public static Map<String, Object> trackedConfig(Map<String, Object> args, List<?> agents) {
         Map<String, Object> out = new java.util.LinkedHashMap<>();
         List<String> names = agents.stream().map(a -> a instanceof comlrl.generation.CausalLm lm ? lm.source()
@@ -288,10 +269,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.TENSORBOARD, write);
     }
 
-    /**
-     * The command that runs the W&amp;B bridge (default: {@code COMLRL_WANDB_PYTHON} or {@code python3}
-     * with the bundled {@code wandb_bridge.py}); a stand-in speaking its protocol in tests.
-     */
+    /** The command of the W&amp;B bridge (default: {@code COMLRL_WANDB_PYTHON} or {@code python3}, bundled script). */
     public B wandbBridge(List<String> command) {
         return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
@@ -309,7 +287,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(TrainerSettings.AGENTS);
     }
 
-    /** Null, one {@link Formatter}, or a list of them ({@code comlrl.utils.Formatters#fromArgument}). */
+    /** Null, one {@link Formatter}, or a list of them. */
     public Object formatters() {
         return settings.get(TrainerSettings.FORMATTERS);
     }

@@ -64,7 +64,6 @@ public final class TrainerSettings {
     /** {@code agent_model}: a model id or directory, or (actor-critic, one agent) a loaded model. */
     public static final Key<Object> AGENT_MODEL = key("agent_model", null);
     public static final Key<Integer> NUM_AGENTS = key("num_agents", null);
-    /** Null, one {@link comlrl.utils.Formatter}, or a list of them ({@code Formatters#fromArgument}). */
     public static final Key<Object> FORMATTERS = key("formatters", null);
     public static final Key<RewardFunction> REWARD_FUNC = key("reward_func", null);
     public static final Key<RewardFunction> EVAL_REWARD_FUNC = key("eval_reward_func", null);
@@ -98,7 +97,6 @@ public final class TrainerSettings {
     // output
     public static final Key<Path> OUTPUT_DIR = key("output_dir", null);
     public static final Key<Boolean> VERBOSE = key("verbose", true);
-    /** Null: {@code System.err} as it is when the trainer is built (a test may have replaced it). */
     public static final Key<PrintStream> CONSOLE = key("console", null);
     public static final Key<List<MetricSink>> SINKS = key("metric_sinks", List.of());
     public static final Key<Integer> LOG_HISTORY_LIMIT = key("log_history_limit", 1000);
@@ -106,12 +104,10 @@ public final class TrainerSettings {
     public static final Key<List<String>> WANDB_BRIDGE = key("wandb_bridge", null);
     public static final Key<Boolean> TENSORBOARD = key("tensorboard", false);
     /**
-     * Whether a trainer with an output directory records its run there ({@code config.json},
-     * {@code splits.json}, {@code run.json}: {@link RunRecord}); the command line, which writes them
-     * itself through {@link RunRecord} at the points of its own run, turns it off.
+     * Whether a trainer with an output directory records its run there ({@link RunRecord}); the command
+     * line, which writes the same files itself at the points of its own run, turns it off.
      */
     public static final Key<Boolean> RECORD_RUN = key("record_run", true);
-    /** Whether a recorded run also gets its {@code report.html} when the trainer closes. */
     public static final Key<Boolean> REPORT = key("report", false);
     // processes, stages
     public static final Key<DistributedContext> DISTRIBUTED = key("distributed", null);
@@ -145,7 +141,7 @@ public final class TrainerSettings {
         return new TrainerSettings(Collections.unmodifiableMap(next));
     }
 
-    /** The keys that were set, in the order they were first set. */
+    /** The keys set, in first-set order. */
     public Set<Key<?>> keys() {
         return values.keySet();
     }
@@ -172,11 +168,7 @@ public final class TrainerSettings {
 
     // ------------------------------------------------------------------ what the values resolve to
 
-    /**
-     * The user's parts among {@code keys} that keep state ({@link comlrl.data.Stateful}: a streaming task
-     * set, a reward with a cache, ...), by key name, in order: what a checkpoint saves beside the weights
-     * ({@link TrainerCheckpoint}).
-     */
+    /** The values of {@code keys} that keep state (a streaming task set, ...), by key name: checkpointed beside the weights. */
     public Map<String, comlrl.data.Stateful> statefulParts(Key<?>... keys) {
         Map<String, comlrl.data.Stateful> out = new LinkedHashMap<>();
         for (Key<?> key : keys) {
@@ -204,11 +196,9 @@ public final class TrainerSettings {
     }
 
     /**
-     * Training's rewarder ({@code reward_func} with {@link #rewardProcessor()}) and evaluation's:
-     * {@code eval_reward_func} and {@code eval_reward_processor} in place of training's where given,
-     * training's own rewarder when neither is.
-     *
-     * @param generations the samples each agent draws per prompt (K)
+     * Training's rewarder ({@code reward_func}, {@link #rewardProcessor()}) and evaluation's, with
+     * {@code eval_reward_func} and {@code eval_reward_processor} where given (else training's own).
+     * {@code generations}: the samples each agent draws per prompt (K).
      */
     public Rewarders rewarders(int agents, int generations, String algorithm, boolean skipNonfinite) {
         RewardFunction reward = get(REWARD_FUNC);
@@ -249,11 +239,9 @@ public final class TrainerSettings {
     }
 
     /**
-     * Fails, before any model loads, when the training set (or the evaluation set, when given) has no
-     * rows or a row lacks a field the formatters read, holds null there or a non-string, naming the
-     * set's file, the row and the field ({@link TaskSet#requireRows}; a stream checks what it can read
-     * up front and each later row as training reads it). Every trainer calls it first; the command
-     * line has checked the reward's fields too by then.
+     * Fails, before any model loads, when the training or evaluation set has no rows or a row lacks a
+     * text field the formatters read, naming the set's file, the row and the field ({@link TaskSet#requireRows};
+     * a stream checks each later row as training reads it).
      */
     public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
@@ -279,14 +267,12 @@ public final class TrainerSettings {
     }
 
     /**
-     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained;
-     * a stage logs into its parent's), else one that writes {@code metrics.jsonl} in {@code output_dir},
-     * to the {@code metric_sinks}, to TensorBoard ({@code tensorboard}) and to a W&amp;B run named for
-     * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}; a centralized actor's
-     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7), and that records the run
-     * in {@code output_dir} ({@code record_run}: {@link RunRecord#of}). A process other
-     * than rank 0 of a ddp run ({@code main} false) gets a logger that writes nowhere but keeps the log
-     * gate, so that every rank decides alike.
+     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained:
+     * a stage logs into its parent's), else one writing {@code metrics.jsonl} in {@code output_dir}, the
+     * {@code metric_sinks}, TensorBoard and a W&amp;B run named for {@code algorithm} recording
+     * {@code runConfig} (a centralized actor's adds {@code num_roles} and {@code num_actor_models} = 1,
+     * reference §3.7), recording the run ({@link RunRecord#of}). A process other than rank 0 of a ddp
+     * run ({@code main} false) gets one that writes nowhere but keeps the log gate, so every rank decides alike.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         MetricsLogger shared = get(SHARED_LOGGER);
