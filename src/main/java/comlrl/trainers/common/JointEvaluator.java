@@ -44,10 +44,7 @@ public final class JointEvaluator {
     /** The samples of the latest evaluation's first items ({@link EvalSamples}; rank 0 only). */
     private List<EvalSamples.Sample> lastSamples = List.of();
 
-    /**
-     * One completion per agent per turn for each item; rewards {@code [item][turn]}, completions and the
-     * prompts they answered {@code [agent][item][turn]}.
-     */
+    /** Rewards {@code [item][turn]}; completions and the prompts they answered {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions, List<List<List<String>>> prompts) {
         EvalSamples.Sample sample(int item, int index) {
             List<Double> turnRewards = java.util.Arrays.stream(rewards[item]).boxed().toList();

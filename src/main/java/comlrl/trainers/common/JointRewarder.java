@@ -147,28 +147,23 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
                 : rewardFunc.score(completions, List.of(item));
         List<Double> raw = returned != null && returned.size() == 1 ? returned
                 : RewardLengths.normalize(returned, numAgents, k, algorithm);
-        double[][] r = new double[numAgents][k];
-        if (raw.size() == 1) {
-            double v = process(raw.get(0), flatten(completions, -1, -1), false, item, itemLabel);
-            for (double[] row : r) {
-                java.util.Arrays.fill(row, v);
-            }
-        } else if (raw.size() == k) {
-            for (int g = 0; g < k; g++) {
-                double v = process(raw.get(g), flatten(completions, -1, g), true, item, itemLabel);
-                for (int i = 0; i < numAgents; i++) {
-                    r[i][g] = v;
-                }
-            }
-        } else if (raw.size() == numAgents) {
-            for (int i = 0; i < numAgents; i++) {
-                double v = process(raw.get(i), flatten(completions, i, -1), false, item, itemLabel);
-                java.util.Arrays.fill(r[i], v);
-            }
-        } else {
+        if (raw.size() != 1 && raw.size() != k && raw.size() != numAgents) {
             throw new IllegalArgumentException("Reward function returned " + raw.size() + " values for " + numAgents
                     + " agents x " + k + " completions; return 1, " + k + " (one per joint response) or " + numAgents
                     + " (one per agent) values");
+        }
+        double[][] r = new double[numAgents][k];
+        for (int v = 0; v < raw.size(); v++) { // value v scores agent `agent` (all: -1), generation `gen` (all: -1)
+            int gen = raw.size() > 1 && raw.size() == k ? v : -1;
+            int agent = raw.size() > 1 && gen < 0 ? v : -1;
+            double value = process(raw.get(v), flatten(completions, agent, gen), gen >= 0, item, itemLabel);
+            for (int i = 0; i < numAgents; i++) {
+                for (int g = 0; g < k; g++) {
+                    if ((agent < 0 || agent == i) && (gen < 0 || gen == g)) {
+                        r[i][g] = value;
+                    }
+                }
+            }
         }
         return r;
     }

@@ -72,26 +72,18 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     // ---------------------------------------------------------------- records
 
     /**
-     * Where one item's rollout stands before a turn.
-     *
-     * @param label the item in messages ("train item 3 of epoch 1")
-     * @param turn 0-based
-     * @param prompts {@code [N]} the prompts the agents see (formatted)
-     * @param historyPrompts {@code [N]} what the histories record of them: the formatted prompt on turn 1,
-     *        the external transition's raw prompt later
-     * @param promptHistory {@code [N][turn]} earlier turns' history prompts
-     * @param responseHistory {@code [N][turn]} earlier turns' chosen completions
+     * Where one item's rollout stands before {@code turn} (0-based); {@code label} names the item in
+     * messages. {@code prompts [N]}: what the agents see (formatted); {@code historyPrompts [N]}: what
+     * the histories record of them (turn 1: the formatted prompt, later the transition's raw one);
+     * {@code promptHistory}, {@code responseHistory [N][turn]}: earlier turns' prompts and chosen completions.
      */
     public record TurnState(TaskItem item, String label, int turn, List<String> prompts, List<String> historyPrompts,
             List<List<String>> promptHistory, List<List<String>> responseHistory) {
     }
 
     /**
-     * One sampled turn of one item, the same on every process.
-     *
-     * @param promptIds {@code [N]} each agent's prompt ids
-     * @param completions {@code [N][K]} each agent's K completions with their sampling log-probabilities
-     * @param referenceKls {@code [N][K]} each completion's reference KL, or null when shaping is off
+     * One sampled turn of one item, the same on every process: {@code promptIds [N]}, {@code completions
+     * [N][K]} (with their sampling log-probabilities), {@code referenceKls [N][K]} (null when shaping is off).
      */
     public record Turn(TurnState state, List<long[]> promptIds, List<List<Completion>> completions,
             double[][] referenceKls) {

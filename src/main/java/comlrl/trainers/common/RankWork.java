@@ -52,12 +52,9 @@ public final class RankWork implements AutoCloseable {
     }
 
     /**
-     * This process's work in a run whose config says {@code mode} and {@code split}: one process
-     * unless {@code mode} is "ddp"; then {@code given}, or a context connected as the environment
-     * says (torchrun's variables), which {@link #close()} closes.
-     *
-     * @throws IllegalArgumentException for "ddp" without torchrun's variables or a context, or a
-     *     context of several processes given without "ddp"
+     * This process's work in a run whose config says {@code mode} and {@code split}: one process unless
+     * {@code mode} is "ddp"; then {@code given}, or a context connected from torchrun's variables, which
+     * {@link #close()} closes. Refuses "ddp" without either, and a context of several processes without "ddp".
      */
     public static RankWork forRun(comlrl.utils.ParallelTraining mode, DdpSplit split, int numAgents,
             DistributedContext given) {
@@ -91,11 +88,7 @@ public final class RankWork implements AutoCloseable {
         }
     }
 
-    /**
-     * This rank's share of a run of {@code numAgents} agents split as {@code split}.
-     *
-     * @throws IllegalArgumentException when {@code split} is "agents" and there are fewer agents than ranks
-     */
+    /** This rank's share of a run of {@code numAgents} agents split as {@code split} ("agents": at least one per rank). */
     public static RankWork of(DistributedContext context, DdpSplit split, int numAgents) {
         if (context == null || !context.enabled()) {
             return new RankWork(null, DdpSplit.DATA, numAgents, context == null ? null : context.device());

@@ -24,10 +24,7 @@ final class Rollouts {
     private Rollouts() {
     }
 
-    /**
-     * The completions of agents {@code which} (in that order): one team generation when they are LoRA
-     * views of one base that sample alike, else each agent's own (on its thread in "mp" mode).
-     */
+    /** The completions of agents {@code which} (in that order), as the class comment says. */
     private static List<List<List<Completion>>> sample(List<Integer> which, List<CausalLm> agents,
             AgentExecutor executor, List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
         List<CausalLm> chosen = which.stream().map(agents::get).toList();
@@ -113,10 +110,7 @@ final class Rollouts {
     private static final Codec<Row> ROW =
             Codecs.fields(Codecs.INT, Row::agent, Codecs.INT, Row::row, Codecs.COMPLETION, Row::completion, Row::new);
 
-    /**
-     * The rows of {@code agent}'s prompts × G samples that this rank owns, each sampled alone with the
-     * seed it has in one process: row q = p·G + j draws from {@code rowSeed(seed, p, j)}.
-     */
+    /** The rows q = p·G + j of {@code agent}'s prompts × G samples this rank owns, each from {@code rowSeed(seed, p, j)}. */
     private static List<Row> localRows(CausalLm agent, List<long[]> prompts, SamplingConfig sampling, long seed,
             RankWork work, int index) {
         int g = sampling.numReturnSequences();

@@ -75,10 +75,7 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
     public record Progress(int epochsDone, long envStep) {
     }
 
-    /**
-     * The shapes a checkpoint's models must fit ({@link #shapeOf}): metadata key, what the models are
-     * called in messages, one shape per model.
-     */
+    /** The shapes ({@link #shapeOf}) a checkpoint's models must fit: metadata key, name in messages, one per model. */
     public record ShapeGroup(String key, String label, List<Map<String, Object>> shapes) {
         public ShapeGroup {
             shapes = List.copyOf(shapes);
@@ -316,10 +313,7 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
         return parts;
     }
 
-    /**
-     * The weights of {@code lm} in {@code checkpoint/dirName/}: a model directory of safetensors shards,
-     * or for a LoRA agent its adapter ({@link #adapter}).
-     */
+    /** The weights of {@code lm} in {@code checkpoint/dirName/} (safetensors shards), or a LoRA agent's {@link #adapter}. */
     public static Part weights(String dirName, String label, CausalLm lm) {
         DecoderLm model = lm.model();
         if (model.adapter() != null) {
@@ -406,10 +400,7 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
         };
     }
 
-    /**
-     * The user-supplied parts that keep state: of the (name, part) pairs, those whose part
-     * implements {@link Stateful}, in order.
-     */
+    /** Of the (name, part) pairs, those whose part implements {@link Stateful}, in order. */
     public static Map<String, Stateful> statefulParts(Object... nameValuePairs) {
         Map<String, Stateful> out = new LinkedHashMap<>();
         for (int i = 0; i + 1 < nameValuePairs.length; i += 2) {
