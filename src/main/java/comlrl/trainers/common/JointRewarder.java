@@ -79,14 +79,10 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         if (rows.size() > 1 && rows.stream().allMatch(r -> r != null && r.length == 1)) { // the counts a team reward may return
             RewardLengths.normalize(rows.stream().map(r -> r[0]).toList(), numAgents, numGenerations, algorithm);
         }
-        return checkVector(rows.get(0), 0);
-    }
-
-    /** {@code row} when it holds 1 or N values. */
-    private double[] checkVector(double[] row, int jointIndex) {
+        double[] row = rows.get(0);
         if (row == null || (row.length != 1 && row.length != numAgents)) {
             throw new IllegalArgumentException("Reward function " + rewardFunc + " returned "
-                    + (row == null ? "null" : row.length + " values") + " for joint response " + jointIndex + "; return "
+                    + (row == null ? "null" : row.length + " values") + " for joint response 0; return "
                     + "one team reward or one reward per agent (num_agents = " + numAgents + ")");
         }
         return row.clone();

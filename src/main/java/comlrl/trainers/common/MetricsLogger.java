@@ -175,31 +175,23 @@ public final class MetricsLogger implements AutoCloseable {
 
     /** The identity of the experiment-tracker run logged to (W&amp;B), for checkpoints; null when none. */
     public synchronized Map<String, Object> trackerIdentity() {
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t && t.identity() != null) {
-                return t.identity();
-            }
-        }
-        return null;
+        return trackers().map(comlrl.logging.RunTracker::identity).filter(java.util.Objects::nonNull).findFirst()
+                .orElse(null);
+    }
+
+    private java.util.stream.Stream<comlrl.logging.RunTracker> trackers() {
+        return sinks.stream().filter(s -> s instanceof comlrl.logging.RunTracker).map(s -> (comlrl.logging.RunTracker) s);
     }
 
     /** Sets summary values in the tracker runs (W&amp;B's {@code run.summary}), e.g. {@code final_model_saved}. */
     public synchronized void summary(Map<String, Object> values) {
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t) {
-                t.summary(values);
-            }
-        }
+        trackers().forEach(t -> t.summary(values));
     }
 
     /** Marks the tracker runs as failed: closing ends them with a non-zero exit code. */
     public synchronized void markFailed() {
         failed = true;
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t) {
-                t.markFailed();
-            }
-        }
+        trackers().forEach(comlrl.logging.RunTracker::markFailed);
     }
 
     /** Lines in {@code metrics.jsonl} (null without an output directory), for checkpoints. */

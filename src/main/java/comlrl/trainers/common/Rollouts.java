@@ -57,36 +57,28 @@ final class Rollouts {
                     sampling, seeds);
         }
         int n = prompts.size();
-        List<Integer> mine = work.ownedAgents();
-        // what this rank sampled: (agent, row, completion)
-        List<Row> rows = new ArrayList<>();
+        List<Row> rows = new ArrayList<>(); // what this rank sampled: (agent, row, completion)
         if (work.splitsRows()) {
-            List<List<Row>> perAgent = executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i),
-                    seeds[i], work, i));
-            perAgent.forEach(rows::addAll);
+            executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i), seeds[i], work, i))
+                    .forEach(rows::addAll);
         } else {
+            List<Integer> mine = work.ownedAgents();
             List<List<List<Completion>>> out = sample(mine, agents, executor, prompts, sampling, seeds);
             for (int a = 0; a < mine.size(); a++) {
-                int g = sampling.apply(mine.get(a)).numReturnSequences();
-                List<List<Completion>> groups = out.get(a);
-                for (int p = 0; p < groups.size(); p++) {
-                    for (int j = 0; j < g; j++) {
-                        rows.add(new Row(mine.get(a), p * g + j, groups.get(p).get(j)));
+                int q = 0; // row q = p·G + j: the groups in order
+                for (List<Completion> group : out.get(a)) {
+                    for (Completion c : group) {
+                        rows.add(new Row(mine.get(a), q++, c));
                     }
                 }
             }
         }
         // every rank's rows, placed by (agent, row); every agent has as many prompts as the others
         int promptCount = prompts.stream().filter(java.util.Objects::nonNull).findFirst().map(List::size).orElse(0);
-        List<java.util.TreeMap<Integer, Completion>> byAgent = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            byAgent.add(new java.util.TreeMap<>());
-        }
-        for (List<Row> fromRank : work.gather(rows, Codecs.listOf(ROW))) {
-            for (Row r : fromRank) {
-                byAgent.get(r.agent()).put(r.row(), r.completion());
-            }
-        }
+        List<java.util.TreeMap<Integer, Completion>> byAgent = java.util.stream.Stream
+                .generate(java.util.TreeMap<Integer, Completion>::new).limit(n).toList();
+        work.gather(rows, Codecs.listOf(ROW))
+                .forEach(fromRank -> fromRank.forEach(r -> byAgent.get(r.agent()).put(r.row(), r.completion())));
         List<List<List<Completion>>> result = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             List<Completion> flat = new ArrayList<>(byAgent.get(i).values());

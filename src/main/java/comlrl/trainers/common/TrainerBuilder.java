@@ -53,13 +53,13 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.AGENTS_SHARE_BASE, share);
     }
 
-    /** LoRA agents start from these PEFT adapter directories (agent i from entry i; a null entry: fresh). */
+    /** LoRA agents start from these PEFT adapter directories (agent i from entry i, its own settings; null: fresh). */
     public B loraAdapters(List<Path> adapters) {
         return set(TrainerSettings.LORA_ADAPTERS,
                 adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
     }
 
-    /** {@code save_model} writes LoRA agents as full models with their adapters folded in ({@code --merge}). */
+    /** {@code save_model} writes LoRA agents as full models, adapters folded in ({@code --merge}), not PEFT directories. */
     public B mergeAdaptersOnSave(boolean merge) {
         return set(TrainerSettings.MERGE_ADAPTERS, merge);
     }
@@ -338,10 +338,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public PrintStream console() {
         return settings.console();
-    }
-
-    public int logHistoryLimit() {
-        return settings.get(TrainerSettings.LOG_HISTORY_LIMIT);
     }
 
     /** {@code agent_model}, or null. */

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -362,42 +363,31 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
 
     /** An optimizer's moments and step counts in {@code checkpoint/fileName}. */
     public static Part optimizer(String fileName, AdamW optimizer) {
-        return new Part() {
-            /** A sharded optimizer's whole state, brought to rank 0 for the next save. */
-            private Map<String, Tensor> whole;
-
-            @Override
-            public void collect(RankWork work) {
-                if (optimizer.sharded()) {
-                    whole = work.wholeState(optimizer);
+        // a sharded optimizer's whole state, brought to rank 0 for the next save
+        AtomicReference<Map<String, Tensor>> whole = new AtomicReference<>();
+        return Part.of(dir -> {
+            if (optimizer.sharded() && whole.get() == null) {
+                throw new IllegalStateException("a sharded optimizer saves the state its processes collected first");
+            }
+            try {
+                Safetensors.save(whole.get() != null ? whole.get() : optimizer.state(), dir.resolve(fileName));
+            } finally {
+                if (whole.get() != null) {
+                    whole.getAndSet(null).values().forEach(Tensor::close);
                 }
             }
-
-            @Override
-            public void save(Path dir) {
-                if (optimizer.sharded() && whole == null) {
-                    throw new IllegalStateException("a sharded optimizer saves the state its processes collected first");
-                }
-                try {
-                    Safetensors.save(whole != null ? whole : optimizer.state(), dir.resolve(fileName));
-                } finally {
-                    if (whole != null) {
-                        whole.values().forEach(Tensor::close);
-                        whole = null;
-                    }
-                }
+        }, dir -> {
+            Map<String, Tensor> state = Safetensors.load(dir.resolve(fileName));
+            try {
+                optimizer.loadState(state);
+            } finally {
+                state.values().forEach(Tensor::close);
             }
-
-            @Override
-            public void restore(Path dir) {
-                Map<String, Tensor> state = Safetensors.load(dir.resolve(fileName));
-                try {
-                    optimizer.loadState(state);
-                } finally {
-                    state.values().forEach(Tensor::close);
-                }
+        }, work -> {
+            if (optimizer.sharded()) {
+                whole.set(work.wholeState(optimizer));
             }
-        };
+        });
     }
 
     /** Of the (name, part) pairs, those whose part implements {@link Stateful}, in order. */

@@ -23,14 +23,11 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Everything a trainer's builder was given besides its algorithm config: one immutable value, a map
- * from typed {@link Key}s to values, that a trainer receives whole and that a trainer running another
- * as a stage (MARLHF's RL stage, the iterative trainers' inner trainer) or a wrapper (centralization)
- * passes on whole, replacing only what it means to replace ({@link #with}). No setting is copied by
- * hand, so none can be dropped on the way: a key added here, or declared by a family (its critics,
- * its centralized adapter), travels with the rest.
- *
- * <p>A key absent from the map reads as its default ({@link Key#defaultValue()}).
+ * Everything a trainer's builder was given besides its algorithm config: one immutable map from typed
+ * {@link Key}s to values (an absent key reads as its default), which a trainer receives whole and a
+ * stage (MARLHF's RL stage, the iterative trainers' inner trainer) or wrapper (centralization) is
+ * passed whole, with only what it means to replace replaced ({@link #with}). No setting is copied by
+ * hand, so none can be dropped on the way, a family's own keys included.
  */
 public final class TrainerSettings {
     /**
