@@ -39,9 +39,8 @@ public abstract class EpochTrainer implements Trainer {
     }
 
     /**
-     * The latest metric events logged (training and evaluation), oldest first, each with its
-     * {@code env_step}: at most {@code log_history_limit} of them, so memory stays flat on long runs;
-     * {@code metrics.jsonl} has every event ({@link MetricsLogger#history()}).
+     * The latest metric events logged, oldest first, each with its {@code env_step}: at most
+     * {@code log_history_limit} of them; {@code metrics.jsonl} has every event.
      */
     public List<Map<String, Double>> logHistory() {
         return progress().logger().history();

@@ -34,7 +34,6 @@ public final class JointEvaluator {
     private final SeedStream seeds;
     private final EvalLogger evalLogger;
     private final EvalAggregator evalAggregator;
-    private final int numAgents;
     private final int numTurns;
     private final int batchSize;
     private int generations = 1;
@@ -65,7 +64,6 @@ public final class JointEvaluator {
         this.seeds = seeds;
         this.evalLogger = evalLogger;
         this.evalAggregator = evalAggregator;
-        this.numAgents = agents.size();
         this.numTurns = numTurns;
         this.batchSize = batchSize;
         this.work = work;
@@ -92,17 +90,13 @@ public final class JointEvaluator {
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
         SeedStream evalSeeds = seeds.evaluation(); // the evaluations' own stream, none of training's
-        int turns = numTurns;
-        double[] rewardSums = new double[turns];
-        double[] returnSums = new double[turns];
+        double[] rewardSums = new double[numTurns];
+        double[] returnSums = new double[numTurns];
         List<Map<String, Double>> rows = new ArrayList<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int start = 0; start < n; start += batchSize) {
-            int end = Math.min(n, start + batchSize);
-            List<TaskItem> items = new ArrayList<>();
-            for (int j = start; j < end; j++) {
-                items.add(evalDataset.get(j));
-            }
+            List<TaskItem> items = java.util.stream.IntStream.range(start, Math.min(n, start + batchSize))
+                    .mapToObj(evalDataset::get).toList();
             List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
             for (int g = 0; g < generations; g++) {
                 Batch batch = batch(items, start, evalSeeds);
@@ -111,7 +105,7 @@ public final class JointEvaluator {
                 }
                 for (int j = 0; j < items.size(); j++) {
                     double[] suffix = Returns.suffixSums(batch.rewards[j]);
-                    for (int t = 0; t < turns; t++) {
+                    for (int t = 0; t < numTurns; t++) {
                         rewardSums[t] += batch.rewards[j][t];
                         returnSums[t] += suffix[t];
                     }
@@ -126,12 +120,12 @@ public final class JointEvaluator {
         lastSamples = List.copyOf(kept);
         Map<String, Double> metrics = new LinkedHashMap<>();
         int episodes = n * generations;
-        for (int t = 0; t < turns; t++) {
+        for (int t = 0; t < numTurns; t++) {
             metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / episodes);
             metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / episodes);
         }
         if (evalAggregator != null && work.isMain()) {
-            evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
+            evalAggregator.aggregate(rows, numTurns).forEach((k, v) -> metrics.put("eval/" + k, v));
         }
         return metrics;
     }
@@ -158,7 +152,7 @@ public final class JointEvaluator {
     /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
     private List<List<List<String>>> byAgent(List<List<JointRollout.Scored<double[]>>> episodes,
             java.util.function.BiFunction<JointRollout.Scored<double[]>, Integer, String> f) {
-        return java.util.stream.IntStream.range(0, numAgents).mapToObj(i -> episodes.stream()
+        return java.util.stream.IntStream.range(0, rollout.numAgents()).mapToObj(i -> episodes.stream()
                 .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }
 }

@@ -266,13 +266,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
      */
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
-        List<List<Scored<R>>> episodes = new ArrayList<>();
-        starts.forEach(s -> episodes.add(new ArrayList<>()));
-        List<Integer> active = new ArrayList<>();
-        List<TurnState> states = new ArrayList<>(starts);
-        for (int b = 0; b < starts.size(); b++) {
-            active.add(b);
-        }
+        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
+        List<Integer> active = java.util.stream.IntStream.range(0, starts.size()).boxed().toList();
+        List<TurnState> states = starts;
         int[] first = new int[agents.size()];
         for (int t = 0; t < numTurns && !active.isEmpty(); t++) {
             List<Turn> turns = sample(states, seeds, k);
