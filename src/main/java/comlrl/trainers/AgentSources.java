@@ -22,9 +22,9 @@ public final class AgentSources {
      * @return one source per entry (Strings or objects)
      */
     public static List<Object> resolve(String kind, Object shortcut, List<?> models, int expectedCount, String label) {
+        String shortcutName = kind.equals("agents") ? "agent_model" : "critic_model";
         if (shortcut == null && models == null) {
-            throw new IllegalArgumentException("Either " + (kind.equals("agents") ? "agent_model" : "critic_model")
-                    + " or " + kind + " must be provided.");
+            throw new IllegalArgumentException("Either " + shortcutName + " or " + kind + " must be provided.");
         }
         if (models != null) {
             if (models.size() != expectedCount) {
@@ -39,9 +39,8 @@ public final class AgentSources {
             if (shortcut != null) {
                 for (Object m : models) {
                     if (!(m instanceof String)) {
-                        throw new IllegalArgumentException("Cannot provide both " + (kind.equals("agents")
-                                ? "agent_model" : "critic_model") + " and " + kind + " unless " + kind
-                                + " is a list of model names.");
+                        throw new IllegalArgumentException("Cannot provide both " + shortcutName + " and " + kind
+                                + " unless " + kind + " is a list of model names.");
                     }
                     if (!m.equals(shortcut)) {
                         throw new IllegalArgumentException("Model name conflict: " + kind + " entry '" + m

@@ -129,16 +129,9 @@ public final class Algorithms {
         return ALL.stream().filter(a -> a.displayName().equals(displayName)).findFirst();
     }
 
-    /**
-     * Where {@code trainer} writes its outputs when it chose a directory of its own (a resumed
-     * preference-learning run's {@code resume-*} directory), else {@code runDir}.
-     */
+    /** Where {@code trainer} writes its outputs: its own directory ({@link Trainer#outputDir}), else {@code runDir}. */
     public static Path outputsOf(Trainer trainer, Path runDir) {
-        Path own = trainer instanceof MARLHFTrainer m ? m.outputDir()
-                : trainer instanceof MADPOIterTrainer it ? it.outputDir()
-                : trainer instanceof MARLHFIterTrainer mi ? mi.outputDir()
-                : trainer instanceof MADPOTrainer d ? d.outputDir() : null;
-        return own != null ? own : runDir;
+        return trainer.outputDir() != null ? trainer.outputDir() : runDir;
     }
 
     private static List<Algorithm> register() {

@@ -157,10 +157,7 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
         } catch (JsonProcessingException e) {
             throw process.fail(malformed(reply, "it is not JSON"));
         }
-        JsonNode array = node;
-        if (node != null && node.isObject()) {
-            array = node.get("prompts");
-        }
+        JsonNode array = node != null && node.isObject() ? node.get("prompts") : node;
         if (array == null || !array.isArray()) {
             throw process.fail(malformed(reply, "it is neither an array nor an object with a \"prompts\" array"));
         }
@@ -179,5 +176,4 @@ public final class ExternalCommandTransition implements ExternalTransition, Auto
         return "replied with malformed output (" + problem + "): " + JsonLinesProcess.shorten(reply)
                 + "; expected one JSON line: an array of strings (one next prompt per agent) or {\"prompts\": [...]}";
     }
-
 }

@@ -37,11 +37,7 @@ public final class AgentExecutor implements AutoCloseable {
 
     /** {@code task(i)} for every agent i, results in agent order. */
     public <T> List<T> map(IntFunction<T> task) {
-        List<Integer> all = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            all.add(i);
-        }
-        return map(all, task);
+        return map(java.util.stream.IntStream.range(0, count).boxed().toList(), task);
     }
 
     /** {@code task(i)} for the given agents, results in their order. */

@@ -47,10 +47,9 @@ public final class AgentGeneration {
     }
 
     /**
-     * {@link #resolve} with agent {@code agent}'s sampling fields of {@code args} (see {@link #resolveAll}):
-     * each of {@code temperature}, {@code top_p}, {@code top_k} and {@code max_new_tokens} is the
-     * config's one value, or entry {@code agent} of its per-agent list. Every sampling of the agent
-     * (training rollouts, evaluation, comparators) takes its settings from here.
+     * {@link #resolve} with agent {@code agent}'s sampling fields of {@code args} (the config's one value,
+     * or entry {@code agent} of a per-agent list). Every sampling of the agent (training rollouts,
+     * evaluation, comparators) takes its settings from here.
      */
     public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args, int numReturnSequences) {
         Map<String, Object> kwargs = new LinkedHashMap<>(args.generationKwargs());
@@ -61,12 +60,7 @@ public final class AgentGeneration {
                 args.maxNewTokens(agent), numReturnSequences);
     }
 
-    /**
-     * {@link #resolve} of each of {@code agents} with {@code args}' sampling fields
-     * ({@code generation_kwargs}, {@code temperature}, {@code top_p}, {@code top_k},
-     * {@code max_new_tokens}; agent i takes entry i of a per-agent list); null for a null agent
-     * (another process's, in the agents split).
-     */
+    /** {@link #resolve} of each of {@code agents}; null for a null agent (another process's, in the agents split). */
     public static List<GenerationSettings.Resolved> resolveAll(List<? extends CausalLm> agents, TrainerConfig args,
             int numReturnSequences) {
         List<GenerationSettings.Resolved> settings = new ArrayList<>();

@@ -72,17 +72,58 @@ public final class AgentSet implements AutoCloseable {
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
             long seed, AgentSet reuse, java.util.function.IntPredicate include) {
-        checkSources(label, sources);
-        if (lora == null) {
-            return loadFull(label, sources, dtype, devices, include);
+        for (int i = 0; i < sources.size(); i++) {
+            if (!(sources.get(i) instanceof CausalLm) && !(sources.get(i) instanceof String)) {
+                throw new IllegalArgumentException(label + "s[" + i + "] must be a model id/directory (String) or a "
+                        + "CausalLm, got " + sources.get(i).getClass().getName());
+            }
         }
+        boolean share = lora != null && shareBase(label, sources, devices, lora, include);
+        AgentSet set = new AgentSet(label, sources, devices);
+        set.lora = lora != null;
+        try {
+            CausalLm shared = null;
+            for (int i = 0; i < sources.size(); i++) {
+                Object src = sources.get(i);
+                if (!include.test(i)) {
+                    set.models.add(null);
+                } else if (lora == null) {
+                    set.models.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, dtype, devices.get(i)));
+                } else {
+                    CausalLm base = share && shared != null ? shared : set.base(src, dtype, devices.get(i), reuse);
+                    shared = base;
+                    comlrl.model.DecoderLm m = base.model();
+                    m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
+                    Path from = lora.adapter(i);
+                    DType adapterDtype = comlrl.model.LoraAdapter.trainingDtype(m.dtype());
+                    comlrl.model.LoraAdapter adapter = from != null
+                            ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
+                            : comlrl.model.LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
+                                    seed * 1_000_003L + i);
+                    set.adapters.add(adapter);
+                    set.models.add(base.withAdapter(adapter, lora.saveMerged()));
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            set.close();
+            throw e;
+        }
+        return set;
+    }
+
+    /**
+     * Whether LoRA agents share one base ({@code agents_share_base}, by default when all name the same
+     * model on the same device), after checking every adapter directory before any base loads.
+     */
+    private static boolean shareBase(String label, List<Object> sources, List<Device> devices, LoraAgents lora,
+            java.util.function.IntPredicate include) {
         if (lora.adapters() != null && lora.adapters().size() != sources.size()) {
             throw new IllegalArgumentException("lora_adapters has " + lora.adapters().size() + " entries for "
                     + sources.size() + " " + label + "s; give one adapter directory (or null for a fresh adapter) per "
                     + label);
         }
         for (int i = 0; lora.adapters() != null && i < lora.adapters().size(); i++) {
-            if (lora.adapters().get(i) != null && include.test(i)) { // every adapter checked before any base loads
+            if (lora.adapters().get(i) != null && include.test(i)) {
                 try {
                     comlrl.model.LoraAdapter.checkPeft(lora.adapters().get(i));
                 } catch (IllegalArgumentException e) {
@@ -94,39 +135,12 @@ public final class AgentSet implements AutoCloseable {
         for (int i = 1; i < sources.size(); i++) {
             same &= sameSource(sources.get(0), sources.get(i)) && devices.get(i).equals(devices.get(0));
         }
-        boolean share = lora.shareBase() == null ? same : lora.shareBase();
-        if (share && !same) {
+        if (lora.shareBase() != null && lora.shareBase() && !same) {
             throw new IllegalArgumentException("agents_share_base: true needs every " + label + " to name the same base "
                     + "model on the same device, got " + describe(sources) + " on " + devices + "; set agents_share_base: "
                     + "false (one base per " + label + ") or use one model and device");
         }
-        AgentSet set = new AgentSet(label, sources, devices);
-        set.lora = true;
-        try {
-            CausalLm shared = null;
-            for (int i = 0; i < sources.size(); i++) {
-                if (!include.test(i)) {
-                    set.models.add(null);
-                    continue;
-                }
-                CausalLm base = share && shared != null ? shared : set.base(sources.get(i), dtype, devices.get(i), reuse);
-                shared = base;
-                comlrl.model.DecoderLm m = base.model();
-                m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
-                Path from = lora.adapter(i);
-                DType adapterDtype = comlrl.model.LoraAdapter.trainingDtype(m.dtype());
-                comlrl.model.LoraAdapter adapter = from != null
-                        ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
-                        : comlrl.model.LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
-                                seed * 1_000_003L + i);
-                set.adapters.add(adapter);
-                set.models.add(base.withAdapter(adapter, lora.saveMerged()));
-            }
-        } catch (RuntimeException | Error e) {
-            set.close();
-            throw e;
-        }
-        return set;
+        return lora.shareBase() == null ? same : lora.shareBase();
     }
 
     private static boolean sameSource(Object a, Object b) {
@@ -171,35 +185,6 @@ public final class AgentSet implements AutoCloseable {
         CausalLm lm = CausalLm.load((String) source, dtype, device);
         ownedBases.add(lm);
         return lm;
-    }
-
-    private static void checkSources(String label, List<Object> sources) {
-        for (int i = 0; i < sources.size(); i++) {
-            Object src = sources.get(i);
-            if (!(src instanceof CausalLm) && !(src instanceof String)) {
-                throw new IllegalArgumentException(label + "s[" + i + "] must be a model id/directory (String) or a "
-                        + "CausalLm, got " + src.getClass().getName());
-            }
-        }
-    }
-
-    private static AgentSet loadFull(String label, List<Object> sources, DType dtype, List<Device> devices,
-            java.util.function.IntPredicate include) {
-        AgentSet set = new AgentSet(label, sources, devices);
-        try {
-            for (int i = 0; i < sources.size(); i++) {
-                Object src = sources.get(i);
-                if (!include.test(i)) {
-                    set.models.add(null);
-                    continue;
-                }
-                set.models.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, dtype, devices.get(i)));
-            }
-        } catch (RuntimeException | Error e) {
-            set.close();
-            throw e;
-        }
-        return set;
     }
 
     /**

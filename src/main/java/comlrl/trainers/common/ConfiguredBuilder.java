@@ -37,8 +37,8 @@ public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> ex
         if (numTurns > 1 && externalTransition() == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
-        if (logHistoryLimit() < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + logHistoryLimit());
+        if (get(TrainerSettings.LOG_HISTORY_LIMIT) < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + get(TrainerSettings.LOG_HISTORY_LIMIT));
         }
     }
 }

@@ -11,11 +11,10 @@ import java.util.function.BiConsumer;
 import java.util.function.IntConsumer;
 
 /**
- * Where a trainer that trains item by item (the MAGRPO family, IAC, MAAC) stands, and how it goes
- * on: the epochs done and {@code env_step}, written into its checkpoints ({@link #save}) and restored
- * from them ({@link #resume}), and {@link #trainUntil}, the outer loop every item-based trainer shares, with a
- * checkpoint every {@code checkpoint_interval} epochs and after the last. The trainer keeps only its
- * algorithm: what one item's rollouts and updates are, what an evaluation is.
+ * Where a trainer that trains item by item (the MAGRPO family, IAC, MAAC) stands, and how it goes on:
+ * the epochs done and {@code env_step}, checkpointed ({@link #save}, {@link #resume}), and
+ * {@link #trainUntil}, the outer loop they share. The trainer keeps only its algorithm: what one item's
+ * rollouts and updates are, what an evaluation is.
  */
 public final class EpochProgress {
     /** What the outer loop runs besides the trainer's items: the training set, evaluation, console, logger. */
@@ -76,10 +75,7 @@ public final class EpochProgress {
         envStep = p.envStep();
     }
 
-    /**
-     * {@code Trainer.train}: resumes from {@code resumeFrom} when given, then trains until the whole
-     * run's {@code num_train_epochs} (the checkpoint's).
-     */
+    /** {@code Trainer.train}: resumes from {@code resumeFrom} when given, then trains the whole run's epochs. */
     public void train(Path resumeFrom, Path checkpointDir, int checkpointInterval) {
         if (resumeFrom != null) {
             resume(resumeFrom);
@@ -92,15 +88,13 @@ public final class EpochProgress {
      * trains only those left; without any left, prints why nothing is trained). For each epoch, for
      * each task item b in order (no reshuffle per epoch): {@code evaluate} first when
      * {@code b % eval_interval == 0} and there is an evaluation set, then {@code trainItem(item, label)};
-     * at the epoch's end {@code flush} (what is still buffered), then a checkpoint in
-     * {@code checkpointDir} (when set) every {@code checkpointInterval} epochs and after the last
-     * ({@link EpochLoop#checkpointing}). The time this takes (in-loop evaluations and checkpoints
-     * included, as the command line times {@code train}) and the items trained go to the logger's
-     * {@code run.json} ({@link MetricsLogger#trained}).
+     * at the epoch's end {@code flush}, then a checkpoint on schedule ({@link TrainerCheckpoint#epochDone}).
+     * The time this takes (in-loop evaluations and checkpoints included, as the command line times
+     * {@code train}) and the items trained go to {@code run.json} ({@link MetricsLogger#trained}).
      */
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
-        IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir, checkpointInterval,
-                epochs, checkpoint, () -> envStep);
+        IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir, checkpointInterval,
+                epochs, () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
         if (epochsDone >= epochs) {
             loop.console().printf(Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "

@@ -60,10 +60,7 @@ public final class HeldAgents<T> {
         return values.size();
     }
 
-    /**
-     * Every agent's value, null for the agents another process holds: the form of the public
-     * accessors ({@code policies()}) and of the rollout engine's and evaluator's constructors.
-     */
+    /** Every agent's value, null for the agents another process holds (public accessors, the rollout engine). */
     public List<T> asList() {
         return values;
     }
@@ -88,10 +85,7 @@ public final class HeldAgents<T> {
         return placed(executor.map(indices(), i -> (R) f.apply(i, values.get(i))));
     }
 
-    /**
-     * {@link #mapIndexed} for values that own memory (optimizers, heads): when {@code f} fails, those it
-     * opened before are closed.
-     */
+    /** {@link #mapIndexed} for values that own memory (optimizers, heads): on a failure those opened are closed. */
     public <R extends AutoCloseable> HeldAgents<R> open(BiFunction<Integer, ? super T, ? extends R> f) {
         List<R> made = new ArrayList<>();
         try {

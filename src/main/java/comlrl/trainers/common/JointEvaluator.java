@@ -34,7 +34,6 @@ public final class JointEvaluator {
     private final SeedStream seeds;
     private final EvalLogger evalLogger;
     private final EvalAggregator evalAggregator;
-    private final int numAgents;
     private final int numTurns;
     private final int batchSize;
     private int generations = 1;
@@ -44,10 +43,7 @@ public final class JointEvaluator {
     /** The samples of the latest evaluation's first items ({@link EvalSamples}; rank 0 only). */
     private List<EvalSamples.Sample> lastSamples = List.of();
 
-    /**
-     * One completion per agent per turn for each item; rewards {@code [item][turn]}, completions and the
-     * prompts they answered {@code [agent][item][turn]}.
-     */
+    /** Rewards {@code [item][turn]}; completions and the prompts they answered {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions, List<List<List<String>>> prompts) {
         EvalSamples.Sample sample(int item, int index) {
             List<Double> turnRewards = java.util.Arrays.stream(rewards[item]).boxed().toList();
@@ -68,7 +64,6 @@ public final class JointEvaluator {
         this.seeds = seeds;
         this.evalLogger = evalLogger;
         this.evalAggregator = evalAggregator;
-        this.numAgents = agents.size();
         this.numTurns = numTurns;
         this.batchSize = batchSize;
         this.work = work;
@@ -95,17 +90,13 @@ public final class JointEvaluator {
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
         SeedStream evalSeeds = seeds.evaluation(); // the evaluations' own stream, none of training's
-        int turns = numTurns;
-        double[] rewardSums = new double[turns];
-        double[] returnSums = new double[turns];
+        double[] rewardSums = new double[numTurns];
+        double[] returnSums = new double[numTurns];
         List<Map<String, Double>> rows = new ArrayList<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int start = 0; start < n; start += batchSize) {
-            int end = Math.min(n, start + batchSize);
-            List<TaskItem> items = new ArrayList<>();
-            for (int j = start; j < end; j++) {
-                items.add(evalDataset.get(j));
-            }
+            List<TaskItem> items = java.util.stream.IntStream.range(start, Math.min(n, start + batchSize))
+                    .mapToObj(evalDataset::get).toList();
             List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
             for (int g = 0; g < generations; g++) {
                 Batch batch = batch(items, start, evalSeeds);
@@ -114,7 +105,7 @@ public final class JointEvaluator {
                 }
                 for (int j = 0; j < items.size(); j++) {
                     double[] suffix = Returns.suffixSums(batch.rewards[j]);
-                    for (int t = 0; t < turns; t++) {
+                    for (int t = 0; t < numTurns; t++) {
                         rewardSums[t] += batch.rewards[j][t];
                         returnSums[t] += suffix[t];
                     }
@@ -129,16 +120,15 @@ public final class JointEvaluator {
         lastSamples = List.copyOf(kept);
         Map<String, Double> metrics = new LinkedHashMap<>();
         int episodes = n * generations;
-        for (int t = 0; t < turns; t++) {
+        for (int t = 0; t < numTurns; t++) {
             metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / episodes);
             metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / episodes);
         }
         if (evalAggregator != null && work.isMain()) {
-            evalAggregator.aggregate(rows, turns).forEach((k, v) -> metrics.put("eval/" + k, v));
+            evalAggregator.aggregate(rows, numTurns).forEach((k, v) -> metrics.put("eval/" + k, v));
         }
         return metrics;
     }
-
 
     /** The first items' joint samples of the latest {@link #evaluate} (none before it, and on ranks other than 0). */
     public List<EvalSamples.Sample> lastSamples() {
@@ -153,25 +143,16 @@ public final class JointEvaluator {
         }
         List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, evalSeeds, 1,
                 JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
-        double[][] rewards = new double[items.size()][numTurns];
-        List<List<List<String>>> completions = new ArrayList<>(); // [agent][item][turn]
-        List<List<List<String>>> prompts = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            List<List<String>> perItem = new ArrayList<>();
-            List<List<String>> promptsPerItem = new ArrayList<>();
-            for (List<JointRollout.Scored<double[]>> episode : episodes) {
-                int agent = i;
-                perItem.add(episode.stream().map(s -> s.turn().completions().get(agent).get(0).text()).toList());
-                promptsPerItem.add(episode.stream().map(s -> s.turn().state().prompts().get(agent)).toList());
-            }
-            completions.add(perItem);
-            prompts.add(promptsPerItem);
-        }
-        for (int j = 0; j < items.size(); j++) {
-            for (int t = 0; t < numTurns; t++) {
-                rewards[j][t] = episodes.get(j).get(t).rewards()[0];
-            }
-        }
-        return new Batch(rewards, completions, prompts);
+        double[][] rewards = episodes.stream().map(e -> e.stream().mapToDouble(s -> s.rewards()[0]).toArray())
+                .toArray(double[][]::new);
+        return new Batch(rewards, byAgent(episodes, (s, i) -> s.turn().completions().get(i).get(0).text()),
+                byAgent(episodes, (s, i) -> s.turn().state().prompts().get(i)));
+    }
+
+    /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
+    private List<List<List<String>>> byAgent(List<List<JointRollout.Scored<double[]>>> episodes,
+            java.util.function.BiFunction<JointRollout.Scored<double[]>, Integer, String> f) {
+        return java.util.stream.IntStream.range(0, rollout.numAgents()).mapToObj(i -> episodes.stream()
+                .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }
 }

@@ -20,31 +20,14 @@ import java.util.List;
  * {@link #rewardMatrix}) refuse a vector of N &gt; 1 values, unless this rewarder
  * {@link #averagingAgentRewards() averages} them (MAGRPO's evaluation: the team mean of the processed
  * entries).
+ *
+ * @param averageAgentRewards whether the team calls reduce a per-agent vector to its mean (else they refuse it)
  */
-public final class JointRewarder {
-    private final RewardFunction rewardFunc;
-    private final RewardProcessor processor;
-    private final int numAgents;
-    private final int numGenerations;
-    private final String algorithm;
-    private final boolean skipNonfinite;
-    /** Whether the team calls reduce a per-agent vector to its mean (else they refuse it). */
-    private final boolean averageAgentRewards;
-
+public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
+        String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
     public JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
             String algorithm, boolean skipNonfinite) {
         this(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, false);
-    }
-
-    private JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
-            String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
-        this.rewardFunc = rewardFunc;
-        this.processor = processor;
-        this.numAgents = numAgents;
-        this.numGenerations = numGenerations;
-        this.algorithm = algorithm;
-        this.skipNonfinite = skipNonfinite;
-        this.averageAgentRewards = averageAgentRewards;
     }
 
     /**
@@ -89,25 +72,17 @@ public final class JointRewarder {
 
     /** The vector of the one joint response {@code joint}, checked to hold 1 or N values. */
     private double[] firstVector(AgentRewardFunction agentFunc, List<String> joint, TaskItem item) {
-        List<List<String>> lists = new ArrayList<>();
-        for (String c : joint) {
-            lists.add(List.of(c));
-        }
-        List<double[]> rows = agentFunc.scorePerAgent(lists, List.of(item));
+        List<double[]> rows = agentFunc.scorePerAgent(singletons(joint), List.of(item));
         if (rows == null || rows.isEmpty()) {
             throw new IllegalArgumentException("Reward function " + rewardFunc + " returned no reward for a joint action");
         }
         if (rows.size() > 1 && rows.stream().allMatch(r -> r != null && r.length == 1)) { // the counts a team reward may return
             RewardLengths.normalize(rows.stream().map(r -> r[0]).toList(), numAgents, numGenerations, algorithm);
         }
-        return checkVector(rows.get(0), 0);
-    }
-
-    /** {@code row} when it holds 1 or N values. */
-    private double[] checkVector(double[] row, int jointIndex) {
+        double[] row = rows.get(0);
         if (row == null || (row.length != 1 && row.length != numAgents)) {
             throw new IllegalArgumentException("Reward function " + rewardFunc + " returned "
-                    + (row == null ? "null" : row.length + " values") + " for joint response " + jointIndex + "; return "
+                    + (row == null ? "null" : row.length + " values") + " for joint response 0; return "
                     + "one team reward or one reward per agent (num_agents = " + numAgents + ")");
         }
         return row.clone();
@@ -147,12 +122,8 @@ public final class JointRewarder {
             }
             return new Scored(AgentRewardFunction.teamMean(scored.raw()), AgentRewardFunction.teamMean(scored.processed()));
         }
-        List<List<String>> lists = new ArrayList<>();
-        for (String c : joint) {
-            lists.add(List.of(c));
-        }
-        List<Double> raw = RewardLengths.normalize(rewardFunc.score(lists, List.of(item)), numAgents, numGenerations,
-                algorithm);
+        List<Double> raw = RewardLengths.normalize(rewardFunc.score(singletons(joint), List.of(item)), numAgents,
+                numGenerations, algorithm);
         if (raw.isEmpty()) {
             throw new IllegalArgumentException("Reward function returned no reward for a joint action");
         }
@@ -172,28 +143,23 @@ public final class JointRewarder {
                 : rewardFunc.score(completions, List.of(item));
         List<Double> raw = returned != null && returned.size() == 1 ? returned
                 : RewardLengths.normalize(returned, numAgents, k, algorithm);
-        double[][] r = new double[numAgents][k];
-        if (raw.size() == 1) {
-            double v = process(raw.get(0), flatten(completions, -1, -1), false, item, itemLabel);
-            for (double[] row : r) {
-                java.util.Arrays.fill(row, v);
-            }
-        } else if (raw.size() == k) {
-            for (int g = 0; g < k; g++) {
-                double v = process(raw.get(g), flatten(completions, -1, g), true, item, itemLabel);
-                for (int i = 0; i < numAgents; i++) {
-                    r[i][g] = v;
-                }
-            }
-        } else if (raw.size() == numAgents) {
-            for (int i = 0; i < numAgents; i++) {
-                double v = process(raw.get(i), flatten(completions, i, -1), false, item, itemLabel);
-                java.util.Arrays.fill(r[i], v);
-            }
-        } else {
+        if (raw.size() != 1 && raw.size() != k && raw.size() != numAgents) {
             throw new IllegalArgumentException("Reward function returned " + raw.size() + " values for " + numAgents
                     + " agents x " + k + " completions; return 1, " + k + " (one per joint response) or " + numAgents
                     + " (one per agent) values");
+        }
+        double[][] r = new double[numAgents][k];
+        for (int v = 0; v < raw.size(); v++) { // value v scores agent `agent` (all: -1), generation `gen` (all: -1)
+            int gen = raw.size() > 1 && raw.size() == k ? v : -1;
+            int agent = raw.size() > 1 && gen < 0 ? v : -1;
+            double value = process(raw.get(v), flatten(completions, agent, gen), gen >= 0, item, itemLabel);
+            for (int i = 0; i < numAgents; i++) {
+                for (int g = 0; g < k; g++) {
+                    if ((agent < 0 || agent == i) && (gen < 0 || gen == g)) {
+                        r[i][g] = value;
+                    }
+                }
+            }
         }
         return r;
     }
@@ -212,6 +178,11 @@ public final class JointRewarder {
             values.add(row[0]);
         }
         return values;
+    }
+
+    /** The joint response as the reward function takes it: {@code [[c_1], …, [c_N]]}. */
+    private static List<List<String>> singletons(List<String> joint) {
+        return joint.stream().map(List::of).toList();
     }
 
     /** Completions of agent {@code agent} (all when −1), generation {@code gen} (all when −1). */

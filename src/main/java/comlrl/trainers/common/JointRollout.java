@@ -22,55 +22,26 @@ import java.util.function.Predicate;
  *   <li>prompts: on turn 1 each agent's formatter of the item; later each agent's turn prompt of what
  *       the external transition returned ({@link Formatters#turnPrompt});</li>
  *   <li>seeds: one per agent, drawn from the caller's {@link SeedStream} in agent order;</li>
- *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split,
- *       then given to every process);</li>
- *   <li>sampling: {@link Rollouts#generate(List, AgentExecutor, List, IntFunction, long[], RankWork)}: one
- *       team generation on a shared LoRA base, or each agent's own, split over the processes of a ddp
- *       run, every process getting every completion;</li>
- *   <li>reference KL, when shaping is on: per completion
- *       {@code KL = Σ_t (e^{d_t} − d_t − 1)}, {@code d_t = log π_ref(y_t) − log π(y_t)} over the tokens
- *       before the first pad id ({@link ReferencePolicy#kls}), each row scored by the process that owns
- *       it and the values summed over the processes (each is non-zero on one only);</li>
- *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} and the processor
- *       ({@link JointRewarder}), its value given to every process;</li>
+ *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split);</li>
+ *   <li>sampling ({@link Rollouts#generate}): one team generation on a shared LoRA base, or each agent's
+ *       own, split over the processes of a ddp run, every process getting every completion;</li>
+ *   <li>reference KL when shaping is on ({@link ReferencePolicy#kls}), each row scored by the process
+ *       that owns it and the values summed over the processes (each is non-zero on one only);</li>
+ *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} ({@link JointRewarder}),
+ *       its value given to every process;</li>
  *   <li>next turn: the chosen completions appended to the histories, the external transition called on
  *       rank 0 ({@link Transitions#next}), its prompts formatted.</li>
  * </ol>
  * Per item the reward of a turn is computed before its transition, item after item, as the Python
  * trainers call them. {@link #expand} (sample + score) is the node expansion of MAGRPO's rollout
  * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
- * evaluation). Every process gets the same records.
+ * evaluation). Every process gets the same records. {@code agents} and {@code generation} hold null
+ * for the agents other processes hold in the agents split.
  */
-public final class JointRollout {
-    private final List<CausalLm> agents;
-    private final List<GenerationSettings.Resolved> generation;
-    private final Formatters formatters;
-    private final PromptEncoder encoder;
-    private final AgentExecutor executor;
-    private final Transitions transitions;
-    private final boolean passthrough;
-    private final ReferencePolicy references;
-    private final RankWork work;
-
-    private JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
-            PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
-            ReferencePolicy references, RankWork work) {
-        this.agents = agents;
-        this.generation = generation;
-        this.formatters = formatters;
-        this.encoder = encoder;
-        this.executor = executor;
-        this.transitions = transitions;
-        this.passthrough = passthrough;
-        this.references = references;
-        this.work = work;
-    }
-
-    /**
-     * Single-turn rollouts of {@code agents} as run by the processes of {@code work} (null for the agents
-     * other processes hold in the agents split), each sampling with its resolved generation settings; no
-     * reference KL.
-     */
+public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
+        PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
+        ReferencePolicy references, RankWork work) {
+    /** Single-turn rollouts, each agent sampling with its resolved generation settings; no reference KL. */
     public static JointRollout of(List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
             Formatters formatters, PromptEncoder encoder, AgentExecutor executor, RankWork work) {
         return new JointRollout(agents, generation, formatters, encoder, executor,
@@ -101,26 +72,18 @@ public final class JointRollout {
     // ---------------------------------------------------------------- records
 
     /**
-     * Where one item's rollout stands before a turn.
-     *
-     * @param label the item in messages ("train item 3 of epoch 1")
-     * @param turn 0-based
-     * @param prompts {@code [N]} the prompts the agents see (formatted)
-     * @param historyPrompts {@code [N]} what the histories record of them: the formatted prompt on turn 1,
-     *        the external transition's raw prompt later
-     * @param promptHistory {@code [N][turn]} earlier turns' history prompts
-     * @param responseHistory {@code [N][turn]} earlier turns' chosen completions
+     * Where one item's rollout stands before {@code turn} (0-based); {@code label} names the item in
+     * messages. {@code prompts [N]}: what the agents see (formatted); {@code historyPrompts [N]}: what
+     * the histories record of them (turn 1: the formatted prompt, later the transition's raw one);
+     * {@code promptHistory}, {@code responseHistory [N][turn]}: earlier turns' prompts and chosen completions.
      */
     public record TurnState(TaskItem item, String label, int turn, List<String> prompts, List<String> historyPrompts,
             List<List<String>> promptHistory, List<List<String>> responseHistory) {
     }
 
     /**
-     * One sampled turn of one item, the same on every process.
-     *
-     * @param promptIds {@code [N]} each agent's prompt ids
-     * @param completions {@code [N][K]} each agent's K completions with their sampling log-probabilities
-     * @param referenceKls {@code [N][K]} each completion's reference KL, or null when shaping is off
+     * One sampled turn of one item, the same on every process: {@code promptIds [N]}, {@code completions
+     * [N][K]} (with their sampling log-probabilities), {@code referenceKls [N][K]} (null when shaping is off).
      */
     public record Turn(TurnState state, List<long[]> promptIds, List<List<Completion>> completions,
             double[][] referenceKls) {
@@ -148,17 +111,17 @@ public final class JointRollout {
     public record Scored<R>(Turn turn, R rewards) {
     }
 
-    /** How a turn is scored: run on rank 0, its value given to every process. */
-    public interface Scoring<R> {
-        R score(Turn turn);
-
-        Codec<R> codec();
+    /** How a turn is scored ({@code scorer}): run on rank 0, its value given to every process by {@code codec}. */
+    public record Scoring<R>(java.util.function.Function<Turn, R> scorer, Codec<R> codec) {
+        public R score(Turn turn) {
+            return scorer.apply(turn);
+        }
 
         /**
          * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
          * joint action j ({@code mode.completionIndices(j, K, N)}), one call each, {@code j < mode.numJointActions(K, N)}.
          */
-        static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
+        public static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
             return of(turn -> {
                 int n = turn.completions().size();
                 int g = turn.completions().get(0).size();
@@ -178,55 +141,36 @@ public final class JointRollout {
          * joint action was scored per agent, rows 1..N follow, row 1+i holding agent i's r_{i,j} (r_j where
          * the joint action got a team reward). So {@code [1][K]} for team rewards, {@code [N+1][K]} else.
          */
-        static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
+        public static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
             return of(turn -> {
                 int n = turn.completions().size();
                 int g = turn.completions().get(0).size();
-                int k = mode.numJointActions(g, n);
-                double[] team = new double[k];
-                double[][] agents = null; // [N][K] once a joint action is scored per agent
-                for (int j = 0; j < k; j++) {
-                    double[] r = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
+                double[][] r = new double[mode.numJointActions(g, n)][]; // [K][1 or N]
+                boolean perAgent = false;
+                for (int j = 0; j < r.length; j++) {
+                    r[j] = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
                             turn.state().label()).processed();
-                    team[j] = comlrl.reward.AgentRewardFunction.teamMean(r);
-                    if (r.length > 1 && agents == null) {
-                        agents = new double[n][k];
-                        for (int i = 0; i < n; i++) {
-                            System.arraycopy(team, 0, agents[i], 0, j); // earlier joint actions: team rewards
-                        }
-                    }
-                    for (int i = 0; agents != null && i < n; i++) {
-                        agents[i][j] = r.length > 1 ? r[i] : r[0];
+                    perAgent |= r[j].length > 1;
+                }
+                double[][] out = new double[perAgent ? n + 1 : 1][r.length];
+                for (int j = 0; j < r.length; j++) {
+                    out[0][j] = comlrl.reward.AgentRewardFunction.teamMean(r[j]);
+                    for (int i = 0; perAgent && i < n; i++) {
+                        out[1 + i][j] = r[j].length > 1 ? r[j][i] : out[0][j];
                     }
                 }
-                if (agents == null) {
-                    return new double[][] {team};
-                }
-                double[][] out = new double[n + 1][];
-                out[0] = team;
-                System.arraycopy(agents, 0, out, 1, n);
                 return out;
             }, Codecs.DOUBLE_MATRIX);
         }
 
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
-        static Scoring<double[][]> perAgent(JointRewarder rewarder) {
+        public static Scoring<double[][]> perAgent(JointRewarder rewarder) {
             return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
                     Codecs.DOUBLE_MATRIX);
         }
 
-        static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
-            return new Scoring<>() {
-                @Override
-                public R score(Turn turn) {
-                    return score.apply(turn);
-                }
-
-                @Override
-                public Codec<R> codec() {
-                    return codec;
-                }
-            };
+        public static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
+            return new Scoring<>(score, codec);
         }
     }
 
@@ -322,13 +266,9 @@ public final class JointRollout {
      */
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
-        List<List<Scored<R>>> episodes = new ArrayList<>();
-        starts.forEach(s -> episodes.add(new ArrayList<>()));
-        List<Integer> active = new ArrayList<>();
-        List<TurnState> states = new ArrayList<>(starts);
-        for (int b = 0; b < starts.size(); b++) {
-            active.add(b);
-        }
+        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
+        List<Integer> active = java.util.stream.IntStream.range(0, starts.size()).boxed().toList();
+        List<TurnState> states = starts;
         int[] first = new int[agents.size()];
         for (int t = 0; t < numTurns && !active.isEmpty(); t++) {
             List<Turn> turns = sample(states, seeds, k);
@@ -348,11 +288,7 @@ public final class JointRollout {
         return episodes;
     }
 
-    /**
-     * Per agent, the reference KL of each of its completions ({@link ReferencePolicy#kls}); in a ddp run
-     * each process scores its rows (data split) or its agents (agents split) and the values are summed
-     * across processes (each is non-zero on one process only).
-     */
+    /** Per agent, the reference KL of each of its completions (a process scores its rows or its agents). */
     private double[][] referenceKls(List<long[]> promptIds, List<List<Completion>> completions) {
         int n = agents.size();
         int g = completions.get(0).size();

@@ -5,15 +5,10 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * How a trainer's agents are LoRA agents: an adapter each over frozen base weights.
- *
- * @param config the settings of fresh adapters (null when every agent starts from a saved adapter)
- * @param shareBase {@code agents_share_base}: one base model for all agents (null: share when every
- *        agent names the same base and sits on the same device)
- * @param adapters agent i's PEFT adapter directory to start from (its own settings apply), or null
- *        entries (and a null list) for fresh adapters
- * @param saveMerged whether {@code save_model} writes full models with the adapters folded in
- *        ({@code --merge}) instead of PEFT adapter directories
+ * How a trainer's agents are LoRA agents, an adapter each over frozen base weights: the settings of
+ * fresh adapters ({@code config}, null when every agent starts from a saved adapter), and
+ * {@link TrainerBuilder#agentsShareBase}, {@link TrainerBuilder#loraAdapters} (null entries: fresh) and
+ * {@link TrainerBuilder#mergeAdaptersOnSave}.
  */
 public record LoraAgents(LoraConfig config, Boolean shareBase, List<Path> adapters, boolean saveMerged) {
     public LoraAgents {

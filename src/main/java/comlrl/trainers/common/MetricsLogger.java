@@ -90,10 +90,7 @@ public final class MetricsLogger implements AutoCloseable {
         }
     }
 
-    /**
-     * Appends an evaluation's samples ({@link EvalSamples}) to {@code eval_samples.jsonl} beside
-     * {@code metrics.jsonl}; nothing without an output directory.
-     */
+    /** Appends an evaluation's samples to {@code eval_samples.jsonl} ({@link EvalSamples}); nothing without an output directory. */
     public synchronized void samples(long step, List<EvalSamples.Sample> samples) {
         if (metricsFile != null) {
             recordStart();
@@ -101,20 +98,13 @@ public final class MetricsLogger implements AutoCloseable {
         }
     }
 
-    /**
-     * Records the run in the output directory ({@link RunRecord}): {@code config.json} and
-     * {@code splits.json} with the first event, {@code run.json} when closed. Without an output
-     * directory nothing is recorded.
-     */
+    /** Records the run in the output directory, if any, as the class comment says. */
     public synchronized MetricsLogger record(RunRecord record) {
         this.record = record;
         return this;
     }
 
-    /**
-     * Each agent's generate settings for the recorded {@code config.json} (the trainer calls this once it
-     * has resolved them, before its first event); without a record nothing happens.
-     */
+    /** Each agent's generate settings for the recorded {@code config.json} (given before the first event). */
     public synchronized void recordGeneration(List<comlrl.generation.GenerationSettings.Resolved> settings) {
         if (record != null) {
             record = record.withGeneration(settings);
@@ -133,10 +123,7 @@ public final class MetricsLogger implements AutoCloseable {
         }
     }
 
-    /**
-     * Training time for {@code run.json}: the epoch loop reports each stretch of training ({@code seconds},
-     * no evaluation before or after, no save) and the task {@code items} it trained.
-     */
+    /** Training time for {@code run.json}: the epoch loop reports each stretch of training and the items it trained. */
     public synchronized void trained(double seconds, long items) {
         trainS += seconds;
         trainItems += items;
@@ -145,9 +132,8 @@ public final class MetricsLogger implements AutoCloseable {
 
     /**
      * Runs {@code training}, the whole training of a trainer whose stages are not all epoch loops (the
-     * preference trainers: pairs, a reward model, DPO or RL epochs), and reports its time for
-     * {@code run.json} in place of the epoch loops' ({@link #trained}); items unknown. When it throws,
-     * the run is marked failed ({@link #markFailed}): no {@code run.json}, the tracker run ends failed.
+     * preference trainers), and reports its time for {@code run.json} in place of the epoch loops'
+     * (items unknown). When it throws, the run is marked failed ({@link #markFailed}).
      */
     public void timeRun(Runnable training) {
         double started = comlrl.report.RunTimes.now();
@@ -189,31 +175,23 @@ public final class MetricsLogger implements AutoCloseable {
 
     /** The identity of the experiment-tracker run logged to (W&amp;B), for checkpoints; null when none. */
     public synchronized Map<String, Object> trackerIdentity() {
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t && t.identity() != null) {
-                return t.identity();
-            }
-        }
-        return null;
+        return trackers().map(comlrl.logging.RunTracker::identity).filter(java.util.Objects::nonNull).findFirst()
+                .orElse(null);
+    }
+
+    private java.util.stream.Stream<comlrl.logging.RunTracker> trackers() {
+        return sinks.stream().filter(s -> s instanceof comlrl.logging.RunTracker).map(s -> (comlrl.logging.RunTracker) s);
     }
 
     /** Sets summary values in the tracker runs (W&amp;B's {@code run.summary}), e.g. {@code final_model_saved}. */
     public synchronized void summary(Map<String, Object> values) {
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t) {
-                t.summary(values);
-            }
-        }
+        trackers().forEach(t -> t.summary(values));
     }
 
     /** Marks the tracker runs as failed: closing ends them with a non-zero exit code. */
     public synchronized void markFailed() {
         failed = true;
-        for (MetricSink s : sinks) {
-            if (s instanceof comlrl.logging.RunTracker t) {
-                t.markFailed();
-            }
-        }
+        trackers().forEach(comlrl.logging.RunTracker::markFailed);
     }
 
     /** Lines in {@code metrics.jsonl} (null without an output directory), for checkpoints. */
@@ -227,8 +205,7 @@ public final class MetricsLogger implements AutoCloseable {
     }
 
     /**
-     * Sends the {@code metrics.jsonl} events from now on to {@code dir/metrics.jsonl} instead (a
-     * resumed preference-learning run whose output directory already had files writes into a
+     * Sends the events from now on to {@code dir/metrics.jsonl} (a resumed preference-learning run's
      * {@code resume-*} subdirectory); the old file is left as it was.
      */
     public synchronized void relocate(Path dir) {
@@ -242,10 +219,7 @@ public final class MetricsLogger implements AutoCloseable {
         relocated = true;
     }
 
-    /**
-     * One more owner: a trainer that runs as a stage of another logs into its logger, and each
-     * owner calls {@link #close()}; the sinks close with the last.
-     */
+    /** One more owner (a stage logging into its parent's logger); the sinks close with the last {@link #close()}. */
     public synchronized MetricsLogger retain() {
         if (users == 0) {
             throw new IllegalStateException("this metrics logger is closed");
@@ -278,12 +252,10 @@ public final class MetricsLogger implements AutoCloseable {
     }
 
     /**
-     * Closes the sinks with the last owner. Every sink is closed even when one fails; then the first
-     * failure is thrown (the others suppressed in it): a sink that could not write what it was given
-     * (a TensorBoard file on a full disk) fails the run here, after training and saving. Then a recorded
-     * run that did not fail gets its {@code run.json}: started when this logger was made, finished now,
-     * the training time of {@link #timeRun}, else the epoch loop's time and items unless a stage shared
-     * this logger (then unmeasured).
+     * Closes the sinks with the last owner, every one even when one fails, then throws the first failure
+     * (a TensorBoard file on a full disk fails the run here, after training and saving). Then a recorded
+     * run that did not fail gets its {@code run.json}: the training time of {@link #timeRun}, else the
+     * epoch loop's time and items unless a stage shared this logger (then unmeasured).
      */
     @Override
     public synchronized void close() {

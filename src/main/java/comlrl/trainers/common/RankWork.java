@@ -14,6 +14,7 @@ import comlrl.utils.DdpSplit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * What this process does in a run of several processes ({@code parallel_training: ddp}), and the
@@ -29,7 +30,7 @@ import java.util.function.Supplier;
  * </ul>
  * User callbacks (reward function and processor, external transition, evaluation logger) run on rank
  * 0 only, once per joint response ({@link #onMain}); only rank 0 writes metrics, reports and
- * checkpoint metadata. A single-process run is the case W = 1, where every method is the identity.
+ * checkpoint metadata.
  */
 public final class RankWork implements AutoCloseable {
     private final DistributedContext context; // null: one process
@@ -45,18 +46,15 @@ public final class RankWork implements AutoCloseable {
         this.device = device;
     }
 
-    /** One process doing everything. */
+    /** One process doing everything: the case W = 1, where every method is the identity. */
     public static RankWork single(int numAgents) {
         return new RankWork(null, DdpSplit.DATA, numAgents, null);
     }
 
     /**
-     * This process's work in a run whose config says {@code mode} and {@code split}: one process
-     * unless {@code mode} is "ddp"; then {@code given}, or a context connected as the environment
-     * says (torchrun's variables), which {@link #close()} closes.
-     *
-     * @throws IllegalArgumentException for "ddp" without torchrun's variables or a context, or a
-     *     context of several processes given without "ddp"
+     * This process's work in a run whose config says {@code mode} and {@code split}: one process unless
+     * {@code mode} is "ddp"; then {@code given}, or a context connected from torchrun's variables, which
+     * {@link #close()} closes. Refuses "ddp" without either, and a context of several processes without "ddp".
      */
     public static RankWork forRun(comlrl.utils.ParallelTraining mode, DdpSplit split, int numAgents,
             DistributedContext given) {
@@ -90,11 +88,7 @@ public final class RankWork implements AutoCloseable {
         }
     }
 
-    /**
-     * This rank's share of a run of {@code numAgents} agents split as {@code split}.
-     *
-     * @throws IllegalArgumentException when {@code split} is "agents" and there are fewer agents than ranks
-     */
+    /** This rank's share of a run of {@code numAgents} agents split as {@code split} ("agents": at least one per rank). */
     public static RankWork of(DistributedContext context, DdpSplit split, int numAgents) {
         if (context == null || !context.enabled()) {
             return new RankWork(null, DdpSplit.DATA, numAgents, context == null ? null : context.device());
@@ -107,7 +101,7 @@ public final class RankWork implements AutoCloseable {
         return new RankWork(context, split, numAgents, context.device());
     }
 
-    /** The device of this process in a ddp run (its context's), or null for a plain one-process run. */
+    /** The device of this process in a ddp run, or null for a plain one-process run. */
     public Device device() {
         return device;
     }
@@ -165,13 +159,7 @@ public final class RankWork implements AutoCloseable {
 
     /** The agents this rank holds, in order. */
     public List<Integer> ownedAgents() {
-        List<Integer> out = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            if (ownsAgent(i)) {
-                out.add(i);
-            }
-        }
-        return out;
+        return IntStream.range(0, numAgents).filter(this::ownsAgent).boxed().toList();
     }
 
     /** Whether this rank samples and backpropagates row {@code row} of a group ({@code row mod W == rank} when splitting rows). */
@@ -181,22 +169,12 @@ public final class RankWork implements AutoCloseable {
 
     /** The rows of {@code 0 .. rows-1} this rank owns, in order. */
     public int[] localRows(int rows) {
-        int[] out = new int[rows];
-        int n = 0;
-        for (int k = 0; k < rows; k++) {
-            if (ownsRow(k)) {
-                out[n++] = k;
-            }
-        }
-        return java.util.Arrays.copyOf(out, n);
+        return IntStream.range(0, rows).filter(this::ownsRow).toArray();
     }
 
     // ---------------------------------------------------------------- exchanges (comlrl.distributed's, in one process the identity)
 
-    /**
-     * {@code compute} run on rank 0 only, its result given to every rank ({@link Exchange#fromRank0}:
-     * when it fails on rank 0, the other ranks fail naming rank 0 and {@code what}).
-     */
+    /** {@code compute} on rank 0 only, its result given to every rank (a failure names rank 0 and {@code what}). */
     public <T> T onMain(String what, Supplier<T> compute, Codec<T> codec) {
         return context == null ? compute.get() : Exchange.fromRank0(context, what, compute, codec);
     }
@@ -206,12 +184,7 @@ public final class RankWork implements AutoCloseable {
         return context == null ? List.of(mine) : Exchange.gather(context, mine, codec);
     }
 
-    /**
-     * Per agent, its owner's value: {@code mine.get(i)} is this rank's value of agent i, null for the
-     * agents other ranks hold (the agents split); every rank gets every agent's. In one process and
-     * with the data split (every rank holds every agent) {@code mine} itself. The null-padded form
-     * behind {@link HeldAgents#fromOwners}, which callers use.
-     */
+    /** Per agent, its owner's value ({@code mine}: null for other ranks' agents); behind {@link HeldAgents#fromOwners}. */
     <T> List<T> fromOwners(List<T> mine, Codec<T> element) {
         if (context == null || splitsRows()) {
             return mine;
@@ -273,7 +246,7 @@ public final class RankWork implements AutoCloseable {
 
     /**
      * An AdamW over {@code parameters}: the whole optimizer, or with the data split and
-     * {@code zero_stage: 1} this process's shard of it ({@link ShardedAdamW}). Step it with
+     * {@code zero_stage: 1} this process's shard of it ({@link ShardedAdamW}); step it with
      * {@link #step}, checkpoint it with {@link #wholeState}.
      */
     public AdamW adamW(List<Tensor> parameters, double lr, double weightDecay) {

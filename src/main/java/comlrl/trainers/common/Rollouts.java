@@ -24,10 +24,7 @@ final class Rollouts {
     private Rollouts() {
     }
 
-    /**
-     * The completions of agents {@code which} (in that order): one team generation when they are LoRA
-     * views of one base that sample alike, else each agent's own (on its thread in "mp" mode).
-     */
+    /** The completions of agents {@code which} (in that order), as the class comment says. */
     private static List<List<List<Completion>>> sample(List<Integer> which, List<CausalLm> agents,
             AgentExecutor executor, List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
         List<CausalLm> chosen = which.stream().map(agents::get).toList();
@@ -60,36 +57,28 @@ final class Rollouts {
                     sampling, seeds);
         }
         int n = prompts.size();
-        List<Integer> mine = work.ownedAgents();
-        // what this rank sampled: (agent, row, completion)
-        List<Row> rows = new ArrayList<>();
+        List<Row> rows = new ArrayList<>(); // what this rank sampled: (agent, row, completion)
         if (work.splitsRows()) {
-            List<List<Row>> perAgent = executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i),
-                    seeds[i], work, i));
-            perAgent.forEach(rows::addAll);
+            executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i), seeds[i], work, i))
+                    .forEach(rows::addAll);
         } else {
+            List<Integer> mine = work.ownedAgents();
             List<List<List<Completion>>> out = sample(mine, agents, executor, prompts, sampling, seeds);
             for (int a = 0; a < mine.size(); a++) {
-                int g = sampling.apply(mine.get(a)).numReturnSequences();
-                List<List<Completion>> groups = out.get(a);
-                for (int p = 0; p < groups.size(); p++) {
-                    for (int j = 0; j < g; j++) {
-                        rows.add(new Row(mine.get(a), p * g + j, groups.get(p).get(j)));
+                int q = 0; // row q = p·G + j: the groups in order
+                for (List<Completion> group : out.get(a)) {
+                    for (Completion c : group) {
+                        rows.add(new Row(mine.get(a), q++, c));
                     }
                 }
             }
         }
         // every rank's rows, placed by (agent, row); every agent has as many prompts as the others
         int promptCount = prompts.stream().filter(java.util.Objects::nonNull).findFirst().map(List::size).orElse(0);
-        List<java.util.TreeMap<Integer, Completion>> byAgent = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            byAgent.add(new java.util.TreeMap<>());
-        }
-        for (List<Row> fromRank : work.gather(rows, Codecs.listOf(ROW))) {
-            for (Row r : fromRank) {
-                byAgent.get(r.agent()).put(r.row(), r.completion());
-            }
-        }
+        List<java.util.TreeMap<Integer, Completion>> byAgent = java.util.stream.Stream
+                .generate(java.util.TreeMap<Integer, Completion>::new).limit(n).toList();
+        work.gather(rows, Codecs.listOf(ROW))
+                .forEach(fromRank -> fromRank.forEach(r -> byAgent.get(r.agent()).put(r.row(), r.completion())));
         List<List<List<Completion>>> result = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             List<Completion> flat = new ArrayList<>(byAgent.get(i).values());
@@ -113,10 +102,7 @@ final class Rollouts {
     private static final Codec<Row> ROW =
             Codecs.fields(Codecs.INT, Row::agent, Codecs.INT, Row::row, Codecs.COMPLETION, Row::completion, Row::new);
 
-    /**
-     * The rows of {@code agent}'s prompts × G samples that this rank owns, each sampled alone with the
-     * seed it has in one process: row q = p·G + j draws from {@code rowSeed(seed, p, j)}.
-     */
+    /** The rows q = p·G + j of {@code agent}'s prompts × G samples this rank owns, each from {@code rowSeed(seed, p, j)}. */
     private static List<Row> localRows(CausalLm agent, List<long[]> prompts, SamplingConfig sampling, long seed,
             RankWork work, int index) {
         int g = sampling.numReturnSequences();

@@ -31,9 +31,8 @@ import java.util.Map;
  *   <li>{@code report.html} when asked ({@link HtmlReport}).</li>
  * </ul>
  * A trainer built from Java records its run through its {@link MetricsLogger}: {@code config.json} and
- * {@code splits.json} beside the first metric event (so a resumed preference-learning run that moves to
- * a {@code resume-*} directory records itself there, leaving the earlier run's files as they were),
- * {@code run.json} and the report when the trainer closes after a run that did not fail.
+ * {@code splits.json} beside the first metric event (a resumed preference-learning run's in its
+ * {@code resume-*} directory), {@code run.json} and the report when it closes after a run that did not fail.
  *
  * @param config     {@code config.json} as resolved, before {@code provenance}
  * @param seed       the run's seed, for {@code provenance}
@@ -50,14 +49,10 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
     public static final String SPLITS_FILE = "splits.json";
 
     /**
-     * The record of a trainer built from Java: {@code algorithm} (the config name, e.g. {@code magrpo},
-     * for the reference name {@code algorithmName}), {@code num_agents}, the agents ({@code agents}, or
-     * {@code agent_model} for one model given for all), critics ({@code critics} or {@code critic_model})
-     * where given, {@code lora} and {@code lora_adapters} where given, {@code args} (the trainer's config
-     * fields) and {@code output_dir}, as the command line's {@code config.json} names them.
-     *
-     * @param trackedConfig the trainer's fields with {@code model_name} and {@code num_agents}
-     *                      ({@link TrainerBuilder#trackedConfig})
+     * The record of a trainer built from Java, named as the command line's {@code config.json} names
+     * them: {@code algorithm} (the config name of the reference name {@code algorithmName}),
+     * {@code num_agents}, the agents and critics, {@code lora} where given, {@code args} (the fields of
+     * {@code trackedConfig}, {@link TrainerBuilder#trackedConfig}) and {@code output_dir}.
      */
     public static RunRecord of(String algorithmName, Map<String, ?> trackedConfig, TrainerSettings settings) {
         Map<String, Object> config = new LinkedHashMap<>();
@@ -113,7 +108,7 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
         }
     }
 
-    /** This record with each agent's generate settings (null entries: agents another process holds), for {@code config.json}. */
+    /** This record with each agent's generate settings, for {@code config.json}. */
     public RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
         return new RunRecord(config, seed, train, eval, evalRows, report,
                 settings == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(settings)));
@@ -136,11 +131,8 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
     }
 
     /**
-     * Writes {@code config.json}: the config as resolved, and, once the agents are loaded,
-     * {@code generation}: per agent, every generate setting used with its source (run config, the
-     * model's generation_config.json or config.json, or transformers' default), then provenance.
-     *
-     * @param generation each agent's settings (null entries: agents another process holds), or null
+     * Writes {@code config.json}: the config as resolved, then (once the agents are loaded; null entries:
+     * agents another process holds) per agent every generate setting used with its source, then provenance.
      */
     public static void writeConfig(Path dir, Map<String, Object> resolved, List<GenerationSettings.Resolved> generation,
             Object seed) {
@@ -172,11 +164,9 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
     }
 
     /**
-     * Writes {@code splits.json}: the split settings ({@code dataset}); for the training and the
-     * evaluation set, where the rows came from ({@code source}, the loaded set's {@code fingerprint}
-     * and row count) and which of its rows the set holds, in the order the trainer reads them
-     * ({@code rows}); for evaluation also the rows each evaluation pass reads ({@code evaluated_rows},
-     * the first {@code evalRows}). A streaming set records its source only (it is read in file order).
+     * Writes {@code splits.json}: the split settings ({@code dataset}); per set, its {@code source},
+     * {@code fingerprint}, row count and the {@code rows} it holds in reading order (evaluation: also the
+     * {@code evaluated_rows}, the first {@code evalRows}). A streaming set records its source only.
      */
     public static void writeSplits(Path dir, Map<String, Object> datasetSettings, TaskSet train, TaskSet eval,
             Integer evalRows) {

@@ -16,11 +16,9 @@ public final class SeedStream {
     }
 
     /**
-     * The evaluation's stream, apart from this one: seeded {@code seed ^ EVALUATION_SALT}, created once
-     * and advancing over all of a run's evaluations. Evaluations draw from it only, so evaluating (and
-     * how often, {@code eval_interval}) never changes which samples training draws, while repeated
-     * evaluations ({@code eval_repeats}) sample anew. Its position is checkpointed beside this one's
-     * ({@link #evaluationPosition()}), so a resumed run evaluates on the uninterrupted run's seeds.
+     * The evaluations' own stream, seeded {@code seed ^ EVALUATION_SALT} and advancing over all of a run's
+     * evaluations: evaluating (and how often, {@code eval_interval}) never changes which samples training
+     * draws. Its position is checkpointed too, so a resumed run evaluates on the uninterrupted run's seeds.
      */
     public synchronized SeedStream evaluation() {
         if (evaluation == null) {

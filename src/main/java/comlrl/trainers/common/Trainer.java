@@ -20,7 +20,10 @@ public interface Trainer extends AutoCloseable {
 
     /**
      * Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end, optionally
-     * resuming from {@code resumeFromCheckpoint} first.
+     * resuming from {@code resumeFromCheckpoint} first (a {@code checkpoint-N} directory, see
+     * {@link #resumeFrom}); {@code num_train_epochs} counts the whole run, including completed epochs.
+     * Checkpoints beyond {@code save_total_limit} are deleted oldest first; a resumed run continues
+     * exactly as the uninterrupted one.
      */
     void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint);
 
@@ -34,7 +37,14 @@ public interface Trainer extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " does not train in stages");
     }
 
-    /** Restores a checkpoint written by this kind of trainer. */
+    /**
+     * Restores a {@code checkpoint-N} directory written by this kind of trainer: weights, optimizer
+     * states, progress, seeds, the log gate and stateful parts ({@link TrainerCheckpoint#restore}); cuts
+     * {@code metrics.jsonl} back to the events logged before the checkpoint (a run stopped later logged
+     * more, which the resumed run repeats). Called by {@link #train(Path, int, Path)}; call it first to
+     * evaluate the restored weights before training on. Fails, before changing anything, on a checkpoint
+     * of another algorithm, agent count or model shape.
+     */
     void resumeFrom(Path checkpoint);
 
     /** Evaluates on the first {@code eval_num_samples} evaluation items ({@code eval/...} metrics). */
@@ -54,6 +64,14 @@ public interface Trainer extends AutoCloseable {
      * completed), as {@link #train(Path, int, Path)} does at epoch ends; returns its directory.
      */
     Path saveCheckpoint(Path root);
+
+    /**
+     * Where the trainer writes its outputs when it chose a directory of its own (a resumed
+     * preference-learning run's {@code resume-*} directory), else null: the output directory given.
+     */
+    default Path outputDir() {
+        return null;
+    }
 
     /** Each agent's generate settings, with the source of every value. */
     List<GenerationSettings.Resolved> generationSettings();

@@ -15,16 +15,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards,
- * datasets, dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every
- * setter writes one key of a single immutable {@link TrainerSettings} ({@link #settings()}); setters
- * return the concrete builder ({@code B}); the trainers read the values through the getters of the
- * same name. A trainer that builds another as a stage hands it {@link #settings()} whole
- * ({@link #settings(TrainerSettings)}) and replaces only what the stage must see differently, so a
+ * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards, datasets,
+ * dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every setter writes
+ * one key of a single immutable {@link TrainerSettings} and returns the concrete builder {@code B}; the
+ * trainers read the values through the getters of the same name. A trainer that builds another as a
+ * stage hands it {@link #settings()} whole and replaces only what the stage must see differently, so a
  * setting added here reaches every stage without a line of copying.
  */
 public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
-    /** Every setting given so far: the one object a trainer receives whole ({@link #settings()}). */
     private TrainerSettings settings = TrainerSettings.defaults();
 
     /** This builder as its concrete type {@code B} (what {@code B extends TrainerBuilder<B>} promises). */
@@ -42,15 +40,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.DISTRIBUTED, context);
     }
 
-    /** The context given to {@link #distributed}, or null. */
-    public comlrl.distributed.DistributedContext distributed() {
-        return settings.get(TrainerSettings.DISTRIBUTED);
-    }
-
-    /**
-     * LoRA agents: each agent trains an adapter with these settings over frozen base weights
-     * ({@link LoraAgents}); null (the default) trains full models.
-     */
+    /** LoRA agents: each trains an adapter with these settings over frozen base weights; null (default): full models. */
     public B lora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.LORA, lora);
     }
@@ -63,29 +53,24 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.AGENTS_SHARE_BASE, share);
     }
 
-    /** LoRA agents start from these PEFT adapter directories (agent i from entry i; a null entry: fresh). */
+    /** LoRA agents start from these PEFT adapter directories (agent i from entry i, its own settings; null: fresh). */
     public B loraAdapters(List<Path> adapters) {
         return set(TrainerSettings.LORA_ADAPTERS,
                 adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
     }
 
-    /** {@code save_model} writes LoRA agents as full models with their adapters folded in ({@code --merge}). */
+    /** {@code save_model} writes LoRA agents as full models, adapters folded in ({@code --merge}), not PEFT directories. */
     public B mergeAdaptersOnSave(boolean merge) {
         return set(TrainerSettings.MERGE_ADAPTERS, merge);
     }
 
     /**
-     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each critic trains an
-     * adapter with these settings (and its value head) over a frozen base, the actors' own shared
-     * base when the critic names the same model on the same device; null trains full critics.
+     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each trains an adapter
+     * (and its value head) over a frozen base, the actors' own when it names the same model on the same
+     * device; null trains full critics.
      */
     public B criticLora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.CRITIC_LORA, lora);
-    }
-
-    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
-    public LoraAgents criticLoraAgents() {
-        return settings.criticLoraAgents();
     }
 
     /** Heterogeneous agents: model ids/directories or loaded {@code CausalLm}s, in actor order. */
@@ -156,29 +141,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.EVAL_DATASET, evalDataset);
     }
 
-    /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
-    public void requireRewardAndTrainData() {
-        if (rewardFunc() == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
-        }
-        if (trainDataset() == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
-    }
-
-    /**
-     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
-     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
-     */
-    public int resolvedNumAgents(int configured) {
-        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
-    }
-
-    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
-    public void requireTaskData() {
-        settings.requireTaskData();
-    }
-
     /** Weights' dtype for models loaded by the trainer (null = each config's {@code torch_dtype}). */
     public B dtype(DType dtype) {
         return set(TrainerSettings.DTYPE, dtype);
@@ -186,29 +148,19 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * Run directory: {@code metrics.jsonl} is appended there, and the run is recorded beside it as the
-     * command line records its runs ({@link RunRecord}): {@code config.json} (algorithm, agents, config
-     * values, provenance) and {@code splits.json} with the first metric event, {@code run.json} (wall
-     * time) when the trainer closes after a run that did not fail, so that {@code bin/comlrl report}
-     * and {@link comlrl.report.RunReport} read it as they read a command-line run.
+     * command line records its runs ({@link RunRecord}), so that {@code bin/comlrl report} and
+     * {@link comlrl.report.RunReport} read it as they read a command-line run.
      */
     public B outputDir(Path outputDir) {
         return set(TrainerSettings.OUTPUT_DIR, outputDir);
     }
 
-    /**
-     * Whether the run is recorded in the output directory ({@code config.json}, {@code splits.json},
-     * {@code run.json}; default true). The command line turns it off: it writes the same files itself,
-     * through the same {@link RunRecord}, at the points of its own run.
-     */
+    /** Whether the run is recorded in the output directory (default true; {@link TrainerSettings#RECORD_RUN}). */
     public B recordRun(boolean record) {
         return set(TrainerSettings.RECORD_RUN, record);
     }
 
-    /**
-     * Also writes {@code report.html} in the output directory when the trainer closes after a recorded
-     * run that did not fail (default false); {@link comlrl.report.HtmlReport#write(Path)} writes it
-     * for any run directory at any time.
-     */
+    /** Also writes {@code report.html} when the trainer closes after a recorded run that did not fail (default false). */
     public B report(boolean report) {
         return set(TrainerSettings.REPORT, report);
     }
@@ -220,8 +172,8 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * The reference's {@code wandb_config}: a Weights &amp; Biases run gets every metric
-     * ({@link comlrl.logging.WandbSettings} for the keys; {@link comlrl.logging.WandbSink} for how);
-     * {@code config_sections.output.verbose} switches the progress output. Null (default): no W&amp;B.
+     * ({@link comlrl.logging.WandbSettings}); {@code config_sections.output.verbose} switches the
+     * progress output. Null (default): no W&amp;B.
      */
     public B wandbConfig(Map<String, ?> wandbConfig) {
         set(TrainerSettings.WANDB_CONFIG, wandbConfig == null ? null
@@ -260,8 +212,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     /**
      * For a trainer that runs this one as a stage (MARLHF's RL phase): its metrics logger, which this
-     * trainer logs into instead of opening its own (the output directory and sinks given here are
-     * then unused for metrics). This trainer releases it on close; the caller closes it too.
+     * trainer logs into instead of its own; this trainer releases it on close, the caller closes it too.
      */
     public B sharedLogger(MetricsLogger logger) {
         return set(TrainerSettings.SHARED_LOGGER, logger);
@@ -272,18 +223,12 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
     }
 
-    /**
-     * Every setting given so far, as one immutable value: what the trainer keeps, and what a trainer
-     * that builds another as a stage (or a wrapper such as centralization) passes on whole.
-     */
+    /** Every setting given so far: what the trainer keeps, and what a stage or wrapper is passed whole. */
     public TrainerSettings settings() {
         return settings;
     }
 
-    /**
-     * Replaces every setting with {@code settings} (a stage receives its parent's whole, then replaces
-     * what it means to replace with the setters).
-     */
+    /** Replaces every setting with {@code settings} (a stage's parent's, before the stage's own setters). */
     public B settings(TrainerSettings settings) {
         this.settings = java.util.Objects.requireNonNull(settings, "settings");
         return self();
@@ -300,21 +245,12 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(key);
     }
 
-    /**
-     * The metrics logger a trainer built from this builder logs into: the shared one, or a new one that
-     * also logs to a W&amp;B run named for {@code algorithm} whose config records {@code runConfig} (the
-     * trainer's fields) when a {@code wandb_config} is given; a process other than rank 0 of a ddp run
-     * ({@code main} false) gets a logger that writes nowhere (no metrics.jsonl, sinks, W&amp;B or
-     * TensorBoard) but keeps the log gate, so that every rank decides alike.
-     */
+    /** The metrics logger of a trainer built from this builder ({@link TrainerSettings#metricsLogger}). */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         return settings.metricsLogger(loggingSteps, algorithm, runConfig, main);
     }
 
-    /**
-     * What a tracker run records as its config: the trainer's fields, {@code model_name} (the agents'
-     * sources: one, or the list) and {@code num_agents}.
-     */
+    /** A tracker run's config: {@code model_name} (the agents' sources: one, or the list), {@code num_agents}, the fields. */
     public static Map<String, Object> trackedConfig(Map<String, Object> args, List<?> agents) {
         Map<String, Object> out = new java.util.LinkedHashMap<>();
         List<String> names = agents.stream().map(a -> a instanceof comlrl.generation.CausalLm lm ? lm.source()
@@ -333,10 +269,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.TENSORBOARD, write);
     }
 
-    /**
-     * The command that runs the W&amp;B bridge (default: {@code COMLRL_WANDB_PYTHON} or {@code python3}
-     * with the bundled {@code wandb_bridge.py}); a stand-in speaking its protocol in tests.
-     */
+    /** The command of the W&amp;B bridge (default: {@code COMLRL_WANDB_PYTHON} or {@code python3}, bundled script). */
     public B wandbBridge(List<String> command) {
         return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
@@ -354,7 +287,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(TrainerSettings.AGENTS);
     }
 
-    /** Null, one {@link Formatter}, or a list of them ({@code comlrl.utils.Formatters#fromArgument}). */
+    /** Null, one {@link Formatter}, or a list of them. */
     public Object formatters() {
         return settings.get(TrainerSettings.FORMATTERS);
     }
@@ -407,10 +340,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.console();
     }
 
-    public int logHistoryLimit() {
-        return settings.get(TrainerSettings.LOG_HISTORY_LIMIT);
-    }
-
     /** {@code agent_model}, or null. */
     public Object agentModel() {
         return settings.get(TrainerSettings.AGENT_MODEL);
@@ -431,5 +360,38 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
 
     public comlrl.trainers.EvalAggregator evalAggregator() {
         return settings.get(TrainerSettings.EVAL_AGGREGATOR);
+    }
+
+    /** The context given to {@link #distributed}, or null. */
+    public comlrl.distributed.DistributedContext distributed() {
+        return settings.get(TrainerSettings.DISTRIBUTED);
+    }
+
+    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
+    public LoraAgents criticLoraAgents() {
+        return settings.criticLoraAgents();
+    }
+
+    /**
+     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
+     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
+     */
+    public int resolvedNumAgents(int configured) {
+        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
+    }
+
+    /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
+    public void requireRewardAndTrainData() {
+        if (rewardFunc() == null) {
+            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
+        }
+        if (trainDataset() == null) {
+            throw new IllegalArgumentException("train_dataset must be provided");
+        }
+    }
+
+    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
+    public void requireTaskData() {
+        settings.requireTaskData();
     }
 }

@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * The one checkpoint contract of the trainers. A trainer lists its state once, and the same list
@@ -28,7 +30,9 @@ import java.util.Map;
  * </ul>
  * Work done after the last checkpoint is repeated on resume, with the same seeds.
  */
-public final class TrainerCheckpoint {
+public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpochs, Integer saveTotalLimit,
+        List<ShapeGroup> shapes, Map<String, Part> parts, Map<String, Stateful> stateful, SeedStream seeds,
+        MetricsLogger logger, RankWork work) {
     /** A piece of state stored as files in the checkpoint directory. */
     public interface Part {
         void save(Path checkpointDir);
@@ -43,7 +47,12 @@ public final class TrainerCheckpoint {
         }
 
         /** A part of the two actions (each given the checkpoint directory). */
-        static Part of(java.util.function.Consumer<Path> save, java.util.function.Consumer<Path> restore) {
+        static Part of(Consumer<Path> save, Consumer<Path> restore) {
+            return of(save, restore, work -> { });
+        }
+
+        /** A part of the three actions. */
+        static Part of(Consumer<Path> save, Consumer<Path> restore, Consumer<RankWork> collect) {
             return new Part() {
                 @Override
                 public void save(Path checkpointDir) {
@@ -54,6 +63,11 @@ public final class TrainerCheckpoint {
                 public void restore(Path checkpointDir) {
                     restore.accept(checkpointDir);
                 }
+
+                @Override
+                public void collect(RankWork work) {
+                    collect.accept(work);
+                }
             };
         }
     }
@@ -62,10 +76,7 @@ public final class TrainerCheckpoint {
     public record Progress(int epochsDone, long envStep) {
     }
 
-    /**
-     * The shapes a checkpoint's models must fit ({@link #shapeOf}): metadata key, what the models are
-     * called in messages, one shape per model.
-     */
+    /** The shapes ({@link #shapeOf}) a checkpoint's models must fit: metadata key, name in messages, one per model. */
     public record ShapeGroup(String key, String label, List<Map<String, Object>> shapes) {
         public ShapeGroup {
             shapes = List.copyOf(shapes);
@@ -96,42 +107,18 @@ public final class TrainerCheckpoint {
         }
     }
 
-    private final String algorithm;
-    private final int numAgents;
-    private final int numTrainEpochs;
-    private final Integer saveTotalLimit;
-    private final List<ShapeGroup> shapes;
-    private final Map<String, Part> parts;
-    private final Map<String, Stateful> stateful;
-    private final SeedStream seeds;
-    private final MetricsLogger logger;
-    private final RankWork work;
-
     /**
      * A checkpoint as written by the processes of {@code work}: with the data split rank 0 writes it
      * alone (every rank holds the same state); with the agents split each rank writes its own parts
      * (this rank's {@code parts} are its agents') into the directory rank 0 prepares, which must be
      * one they all see (one machine, or a shared filesystem), and rank 0 writes the metadata and
-     * commits it. Every rank restores its own parts.
+     * commits it. Every rank restores its own parts. {@code num_train_epochs}: the epochs of the whole
+     * run, recorded in the metadata.
      */
-    public TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpochs, Integer saveTotalLimit,
-            List<ShapeGroup> shapes, Map<String, Part> parts, Map<String, Stateful> stateful, SeedStream seeds,
-            MetricsLogger logger, RankWork work) {
-        this.algorithm = algorithm;
-        this.numAgents = numAgents;
-        this.numTrainEpochs = numTrainEpochs;
-        this.saveTotalLimit = saveTotalLimit;
-        this.shapes = List.copyOf(shapes);
-        this.parts = new LinkedHashMap<>(parts);
-        this.stateful = new LinkedHashMap<>(stateful);
-        this.seeds = seeds;
-        this.logger = logger;
-        this.work = work;
-    }
-
-    /** {@code num_train_epochs}: the epochs of the whole run, recorded in the metadata. */
-    public int numTrainEpochs() {
-        return numTrainEpochs;
+    public TrainerCheckpoint {
+        shapes = List.copyOf(shapes);
+        parts = new LinkedHashMap<>(parts);
+        stateful = new LinkedHashMap<>(stateful);
     }
 
     /** This checkpoint with {@code extension}'s algorithm name and its parts added (this one when null). */
@@ -200,6 +187,23 @@ public final class TrainerCheckpoint {
     }
 
     /**
+     * What every trainer does when an epoch is done: records the epochs done, then writes a checkpoint
+     * when {@code checkpointDir} is set, every {@code interval} epochs and after the last ({@code epochs}).
+     */
+    public java.util.function.IntConsumer epochDone(java.util.function.IntConsumer record, Path checkpointDir,
+            int interval, int epochs, java.util.function.LongSupplier envStep) {
+        if (interval < 1) {
+            throw new IllegalArgumentException("checkpoint_interval must be >= 1, got " + interval);
+        }
+        return done -> {
+            record.accept(done);
+            if (checkpointDir != null && (done % interval == 0 || done == epochs)) {
+                save(checkpointDir, new Progress(done, envStep.getAsLong()));
+            }
+        };
+    }
+
+    /**
      * Restores {@code checkpoint}: checks algorithm, agent count and model shapes first (nothing
      * changes when one fails), then the parts, the seed and log positions and the stateful parts.
      */
@@ -261,24 +265,11 @@ public final class TrainerCheckpoint {
      * split): rank 0 writes it, every process restores it.
      */
     public static Part writtenByMain(Part part, RankWork work) {
-        return new Part() {
-            @Override
-            public void save(Path dir) {
-                if (work.isMain()) {
-                    part.save(dir);
-                }
+        return Part.of(dir -> {
+            if (work.isMain()) {
+                part.save(dir);
             }
-
-            @Override
-            public void restore(Path dir) {
-                part.restore(dir);
-            }
-
-            @Override
-            public void collect(RankWork work) {
-                part.collect(work);
-            }
-        };
+        }, part::restore, part::collect);
     }
 
     /** What a checkpoint's weights must fit: the architecture and every size of the model. */
@@ -323,26 +314,14 @@ public final class TrainerCheckpoint {
         return parts;
     }
 
-    /**
-     * The weights of {@code lm} in {@code checkpoint/dirName/}: a model directory of safetensors shards,
-     * or for a LoRA agent its adapter ({@link #adapter}).
-     */
+    /** The weights of {@code lm} in {@code checkpoint/dirName/} (safetensors shards), or a LoRA agent's {@link #adapter}. */
     public static Part weights(String dirName, String label, CausalLm lm) {
         DecoderLm model = lm.model();
         if (model.adapter() != null) {
             return adapter(dirName, label, model.adapter(), lm.baseModelNameOrPath());
         }
-        return new Part() {
-            @Override
-            public void save(Path dir) {
-                model.save(dir.resolve(dirName), CausalLm.MAX_SHARD_BYTES);
-            }
-
-            @Override
-            public void restore(Path dir) {
-                model.loadParameters(requireDir(dir, dirName, label));
-            }
-        };
+        return Part.of(dir -> model.save(dir.resolve(dirName), CausalLm.MAX_SHARD_BYTES),
+                dir -> model.loadParameters(requireDir(dir, dirName, label)));
     }
 
     private static Path requireDir(Path dir, String dirName, String label) {
@@ -361,79 +340,57 @@ public final class TrainerCheckpoint {
      * is not repeated) and the dropout stream's position, so a resume continues bit for bit.
      */
     public static Part adapter(String dirName, String label, comlrl.model.LoraAdapter adapter, String baseModel) {
-        return new Part() {
-            @Override
-            public void save(Path dir) {
-                comlrl.model.io.ModelDirs.replace(dir.resolve(dirName), fresh -> {
-                    adapter.writePeftFiles(fresh, baseModel);
-                    long[] d = adapter.dropoutState();
-                    Safetensors.writeSmallFile(fresh.resolve(LORA_STATE_FILE),
-                            "{\"dropout_stream\": " + d[0] + ", \"dropout_draws\": " + d[1] + "}\n");
-                });
+        return Part.of(dir -> comlrl.model.io.ModelDirs.replace(dir.resolve(dirName), fresh -> {
+            adapter.writePeftFiles(fresh, baseModel);
+            long[] d = adapter.dropoutState();
+            Safetensors.writeSmallFile(fresh.resolve(LORA_STATE_FILE),
+                    "{\"dropout_stream\": " + d[0] + ", \"dropout_draws\": " + d[1] + "}\n");
+        }), dir -> {
+            Path d = requireDir(dir, dirName, label);
+            adapter.loadWeights(d);
+            Path f = d.resolve(LORA_STATE_FILE);
+            try {
+                com.fasterxml.jackson.databind.JsonNode state = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(f.toFile());
+                adapter.setDropoutState(new long[] {state.path("dropout_stream").asLong(),
+                        state.path("dropout_draws").asLong()});
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("Cannot read " + f + " (" + label + "'s LoRA state): "
+                        + e.getMessage() + "; resume from an intact checkpoint", e);
             }
-
-            @Override
-            public void restore(Path dir) {
-                Path d = requireDir(dir, dirName, label);
-                adapter.loadWeights(d);
-                Path f = d.resolve(LORA_STATE_FILE);
-                try {
-                    com.fasterxml.jackson.databind.JsonNode state = new com.fasterxml.jackson.databind.ObjectMapper()
-                            .readTree(f.toFile());
-                    adapter.setDropoutState(new long[] {state.path("dropout_stream").asLong(),
-                            state.path("dropout_draws").asLong()});
-                } catch (java.io.IOException e) {
-                    throw new IllegalArgumentException("Cannot read " + f + " (" + label + "'s LoRA state): "
-                            + e.getMessage() + "; resume from an intact checkpoint", e);
-                }
-            }
-        };
+        });
     }
 
     /** An optimizer's moments and step counts in {@code checkpoint/fileName}. */
     public static Part optimizer(String fileName, AdamW optimizer) {
-        return new Part() {
-            /** A sharded optimizer's whole state, brought to rank 0 for the next save. */
-            private Map<String, Tensor> whole;
-
-            @Override
-            public void collect(RankWork work) {
-                if (optimizer.sharded()) {
-                    whole = work.wholeState(optimizer);
+        // a sharded optimizer's whole state, brought to rank 0 for the next save
+        AtomicReference<Map<String, Tensor>> whole = new AtomicReference<>();
+        return Part.of(dir -> {
+            if (optimizer.sharded() && whole.get() == null) {
+                throw new IllegalStateException("a sharded optimizer saves the state its processes collected first");
+            }
+            try {
+                Safetensors.save(whole.get() != null ? whole.get() : optimizer.state(), dir.resolve(fileName));
+            } finally {
+                if (whole.get() != null) {
+                    whole.getAndSet(null).values().forEach(Tensor::close);
                 }
             }
-
-            @Override
-            public void save(Path dir) {
-                if (optimizer.sharded() && whole == null) {
-                    throw new IllegalStateException("a sharded optimizer saves the state its processes collected first");
-                }
-                try {
-                    Safetensors.save(whole != null ? whole : optimizer.state(), dir.resolve(fileName));
-                } finally {
-                    if (whole != null) {
-                        whole.values().forEach(Tensor::close);
-                        whole = null;
-                    }
-                }
+        }, dir -> {
+            Map<String, Tensor> state = Safetensors.load(dir.resolve(fileName));
+            try {
+                optimizer.loadState(state);
+            } finally {
+                state.values().forEach(Tensor::close);
             }
-
-            @Override
-            public void restore(Path dir) {
-                Map<String, Tensor> state = Safetensors.load(dir.resolve(fileName));
-                try {
-                    optimizer.loadState(state);
-                } finally {
-                    state.values().forEach(Tensor::close);
-                }
+        }, work -> {
+            if (optimizer.sharded()) {
+                whole.set(work.wholeState(optimizer));
             }
-        };
+        });
     }
 
-    /**
-     * The user-supplied parts that keep state: of the (name, part) pairs, those whose part
-     * implements {@link Stateful}, in order.
-     */
+    /** Of the (name, part) pairs, those whose part implements {@link Stateful}, in order. */
     public static Map<String, Stateful> statefulParts(Object... nameValuePairs) {
         Map<String, Stateful> out = new LinkedHashMap<>();
         for (int i = 0; i + 1 < nameValuePairs.length; i += 2) {

@@ -23,32 +23,26 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Everything a trainer's builder was given besides its algorithm config: one immutable value, a map
- * from typed {@link Key}s to values, that a trainer receives whole and that a trainer running another
- * as a stage (MARLHF's RL stage, the iterative trainers' inner trainer) or a wrapper (centralization)
- * passes on whole, replacing only what it means to replace ({@link #with}). No setting is copied by
- * hand, so none can be dropped on the way: a key added here, or declared by a family (its critics,
- * its centralized adapter), travels with the rest.
- *
- * <p>A key absent from the map reads as its default ({@link Key#defaultValue()}).
+ * Everything a trainer's builder was given besides its algorithm config: one immutable map from typed
+ * {@link Key}s to values (an absent key reads as its default), which a trainer receives whole and a
+ * stage (MARLHF's RL stage, the iterative trainers' inner trainer) or wrapper (centralization) is
+ * passed whole, with only what it means to replace replaced ({@link #with}). No setting is copied by
+ * hand, so none can be dropped on the way, a family's own keys included.
  */
 public final class TrainerSettings {
-    /** A setting: its snake_case name (the reference's keyword) and its default. */
-    public static final class Key<T> {
-        private final String name;
-        private final T defaultValue;
-
-        private Key(String name, T defaultValue) {
-            this.name = Objects.requireNonNull(name, "name");
-            this.defaultValue = defaultValue;
+    /**
+     * A setting: its snake_case name (the reference's keyword) and its default. Keys are compared by
+     * identity: two families may declare keys of the same name without sharing a value.
+     */
+    public record Key<T>(String name, T defaultValue) {
+        @Override
+        public boolean equals(Object other) {
+            return this == other;
         }
 
-        public String name() {
-            return name;
-        }
-
-        public T defaultValue() {
-            return defaultValue;
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
         }
 
         @Override
@@ -59,7 +53,7 @@ public final class TrainerSettings {
 
     /** A new key; families declare theirs beside their builders ({@code critic_model}, {@code centralized_adapter}). */
     public static <T> Key<T> key(String name, T defaultValue) {
-        return new Key<>(name, defaultValue);
+        return new Key<>(Objects.requireNonNull(name, "name"), defaultValue);
     }
 
     // what to train and on what
@@ -67,7 +61,6 @@ public final class TrainerSettings {
     /** {@code agent_model}: a model id or directory, or (actor-critic, one agent) a loaded model. */
     public static final Key<Object> AGENT_MODEL = key("agent_model", null);
     public static final Key<Integer> NUM_AGENTS = key("num_agents", null);
-    /** Null, one {@link comlrl.utils.Formatter}, or a list of them ({@code Formatters#fromArgument}). */
     public static final Key<Object> FORMATTERS = key("formatters", null);
     public static final Key<RewardFunction> REWARD_FUNC = key("reward_func", null);
     public static final Key<RewardFunction> EVAL_REWARD_FUNC = key("eval_reward_func", null);
@@ -101,7 +94,6 @@ public final class TrainerSettings {
     // output
     public static final Key<Path> OUTPUT_DIR = key("output_dir", null);
     public static final Key<Boolean> VERBOSE = key("verbose", true);
-    /** Null: {@code System.err} as it is when the trainer is built (a test may have replaced it). */
     public static final Key<PrintStream> CONSOLE = key("console", null);
     public static final Key<List<MetricSink>> SINKS = key("metric_sinks", List.of());
     public static final Key<Integer> LOG_HISTORY_LIMIT = key("log_history_limit", 1000);
@@ -109,12 +101,10 @@ public final class TrainerSettings {
     public static final Key<List<String>> WANDB_BRIDGE = key("wandb_bridge", null);
     public static final Key<Boolean> TENSORBOARD = key("tensorboard", false);
     /**
-     * Whether a trainer with an output directory records its run there ({@code config.json},
-     * {@code splits.json}, {@code run.json}: {@link RunRecord}); the command line, which writes them
-     * itself through {@link RunRecord} at the points of its own run, turns it off.
+     * Whether a trainer with an output directory records its run there ({@link RunRecord}); the command
+     * line, which writes the same files itself at the points of its own run, turns it off.
      */
     public static final Key<Boolean> RECORD_RUN = key("record_run", true);
-    /** Whether a recorded run also gets its {@code report.html} when the trainer closes. */
     public static final Key<Boolean> REPORT = key("report", false);
     // processes, stages
     public static final Key<DistributedContext> DISTRIBUTED = key("distributed", null);
@@ -148,7 +138,7 @@ public final class TrainerSettings {
         return new TrainerSettings(Collections.unmodifiableMap(next));
     }
 
-    /** The keys that were set, in the order they were first set. */
+    /** The keys set, in first-set order. */
     public Set<Key<?>> keys() {
         return values.keySet();
     }
@@ -175,11 +165,7 @@ public final class TrainerSettings {
 
     // ------------------------------------------------------------------ what the values resolve to
 
-    /**
-     * The user's parts among {@code keys} that keep state ({@link comlrl.data.Stateful}: a streaming task
-     * set, a reward with a cache, ...), by key name, in order: what a checkpoint saves beside the weights
-     * ({@link TrainerCheckpoint}).
-     */
+    /** The values of {@code keys} that keep state (a streaming task set, ...), by key name: checkpointed beside the weights. */
     public Map<String, comlrl.data.Stateful> statefulParts(Key<?>... keys) {
         Map<String, comlrl.data.Stateful> out = new LinkedHashMap<>();
         for (Key<?> key : keys) {
@@ -207,11 +193,9 @@ public final class TrainerSettings {
     }
 
     /**
-     * Training's rewarder ({@code reward_func} with {@link #rewardProcessor()}) and evaluation's:
-     * {@code eval_reward_func} and {@code eval_reward_processor} in place of training's where given,
-     * training's own rewarder when neither is.
-     *
-     * @param generations the samples each agent draws per prompt (K)
+     * Training's rewarder ({@code reward_func}, {@link #rewardProcessor()}) and evaluation's, with
+     * {@code eval_reward_func} and {@code eval_reward_processor} where given (else training's own).
+     * {@code generations}: the samples each agent draws per prompt (K).
      */
     public Rewarders rewarders(int agents, int generations, String algorithm, boolean skipNonfinite) {
         RewardFunction reward = get(REWARD_FUNC);
@@ -252,11 +236,9 @@ public final class TrainerSettings {
     }
 
     /**
-     * Fails, before any model loads, when the training set (or the evaluation set, when given) has no
-     * rows or a row lacks a field the formatters read, holds null there or a non-string, naming the
-     * set's file, the row and the field ({@link TaskSet#requireRows}; a stream checks what it can read
-     * up front and each later row as training reads it). Every trainer calls it first; the command
-     * line has checked the reward's fields too by then.
+     * Fails, before any model loads, when the training or evaluation set has no rows or a row lacks a
+     * text field the formatters read, naming the set's file, the row and the field ({@link TaskSet#requireRows};
+     * a stream checks each later row as training reads it).
      */
     public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
@@ -282,14 +264,12 @@ public final class TrainerSettings {
     }
 
     /**
-     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained;
-     * a stage logs into its parent's), else one that writes {@code metrics.jsonl} in {@code output_dir},
-     * to the {@code metric_sinks}, to TensorBoard ({@code tensorboard}) and to a W&amp;B run named for
-     * {@code algorithm} whose config records {@code runConfig} ({@code wandb_config}; a centralized actor's
-     * adds {@code num_roles} and {@code num_actor_models} = 1, reference §3.7), and that records the run
-     * in {@code output_dir} ({@code record_run}: {@link RunRecord#of}). A process other
-     * than rank 0 of a ddp run ({@code main} false) gets a logger that writes nowhere but keeps the log
-     * gate, so that every rank decides alike.
+     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained:
+     * a stage logs into its parent's), else one writing {@code metrics.jsonl} in {@code output_dir}, the
+     * {@code metric_sinks}, TensorBoard and a W&amp;B run named for {@code algorithm} recording
+     * {@code runConfig} (a centralized actor's adds {@code num_roles} and {@code num_actor_models} = 1,
+     * reference §3.7), recording the run ({@link RunRecord#of}). A process other than rank 0 of a ddp
+     * run ({@code main} false) gets one that writes nowhere but keeps the log gate, so every rank decides alike.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         MetricsLogger shared = get(SHARED_LOGGER);

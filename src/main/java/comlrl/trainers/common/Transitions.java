@@ -25,11 +25,7 @@ public record Transitions(ExternalTransition transition, int numAgents) {
 
     /** {@code numAgents} empty histories. */
     public List<List<String>> emptyHistories() {
-        List<List<String>> h = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            h.add(List.of());
-        }
-        return h;
+        return java.util.Collections.nCopies(numAgents, List.of());
     }
 
     /** {@code list} with {@code value} appended (a new unmodifiable list). */

@@ -12,7 +12,6 @@ import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.TrainerBuilder;
-import comlrl.trainers.common.EpochLoop;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
@@ -193,8 +192,8 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        java.util.function.IntConsumer epochDone = EpochLoop.checkpointing(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, args.numTrainEpochs(), checkpoint, () -> envStep);
+        java.util.function.IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir,
+                checkpointInterval, args.numTrainEpochs(), () -> envStep);
         actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
