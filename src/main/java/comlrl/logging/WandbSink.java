@@ -317,7 +317,10 @@ public final class WandbSink implements RunTracker {
                 writingSince = NOT_WRITING;
             }
         } catch (IOException e) {
-            fail("W&B: the bridge stopped reading (" + e.getMessage() + ")" + GOES_ON);
+            // a closed pipe usually means the bridge ended: report it as the reader does, with its status
+            String exit = exitNote();
+            fail(exit.isEmpty() ? "W&B: the bridge stopped reading (" + e.getMessage() + ")" + GOES_ON
+                    : "W&B: the bridge exited" + exit + GOES_ON);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
