@@ -73,7 +73,7 @@ public final class ScoringPhasesProbe {
             parts(config, dtype, reps);
         }
         if (!what.equals("parts")) {
-            pass(config, dtype, reps);
+            pass(config, dtype, reps, !what.equals("score"));
         }
     }
 
@@ -300,12 +300,12 @@ public final class ScoringPhasesProbe {
         }
     }
 
-    private static void pass(ModelConfig c, DType dt, int reps) throws Exception {
+    private static void pass(ModelConfig c, DType dt, int reps, boolean withAdamW) throws Exception {
         long t0 = System.nanoTime();
         DecoderLm model = DecoderLm.random(c, dt, Device.CPU, 1);
         System.out.printf("model made in %.0f ms (HWM %d MiB, RSS %d MiB)%n", (System.nanoTime() - t0) / 1e6, hwm(),
                 rss());
-        AdamW opt = new AdamW(model.parameters(), 1e-6, 0.0);
+        AdamW opt = withAdamW ? new AdamW(model.parameters(), 1e-6, 0.0) : null;
         System.out.printf("AdamW state made (HWM %d MiB, RSS %d MiB)%n", hwm(), rss());
         List<long[]> prompts = new ArrayList<>();
         List<long[]> completions = new ArrayList<>();
@@ -326,9 +326,11 @@ public final class ScoringPhasesProbe {
             }
             long b = System.nanoTime();
             System.out.printf("  scoring %.0f ms (HWM %d MiB, RSS %d MiB)%n", (b - a) / 1e6, hwm(), rss());
-            opt.step();
+            if (opt != null) {
+                opt.step();
+            }
             long cEnd = System.nanoTime();
-            opt.zeroGrad();
+            model.parameters().forEach(Tensor::zeroGrad);
             System.out.printf("  AdamW step %.0f ms (HWM %d MiB, RSS %d MiB)%n", (cEnd - b) / 1e6, hwm(), rss());
             if (r > 0) {
                 score.add((b - a) / 1e6);
@@ -337,7 +339,9 @@ public final class ScoringPhasesProbe {
         }
         System.out.printf("scoring fwd+bwd median %.0f ms, AdamW median %.0f ms, HWM %d MiB%n", median(score),
                 median(step), hwm());
-        opt.close();
+        if (opt != null) {
+            opt.close();
+        }
         model.close();
     }
 
