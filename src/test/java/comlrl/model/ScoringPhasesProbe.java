@@ -26,8 +26,14 @@ import java.util.function.Supplier;
  * the memory high-water mark (VmHWM) after each. Medians of the repetitions.
  *
  * <pre>
- *   java -cp target/classes:target/test-classes:$(cat cp) comlrl.model.ScoringPhasesProbe [dtype] [reps] [parts|pass|all]
+ *   mvn -o -q dependency:build-classpath -Dmdep.outputFile=cp.txt -Dmdep.includeScope=test
+ *   COMLRL_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 java -Dorg.bytedeco.javacpp.nopointergc=true \
+ *       -cp target/classes:target/test-classes:$(cat cp.txt) comlrl.model.ScoringPhasesProbe \
+ *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|attn]
  * </pre>
+ * {@code parts}: each layer part forward and backward; {@code score}: whole passes; {@code pass}:
+ * whole passes and AdamW steps; {@code mm}, {@code head}, {@code attn}: the products of a linear
+ * layer, of the head, and attention at decoding shapes, in several layouts, without autograd.
  */
 public final class ScoringPhasesProbe {
     private static final long B = 4;
