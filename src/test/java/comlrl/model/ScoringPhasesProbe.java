@@ -57,6 +57,10 @@ public final class ScoringPhasesProbe {
             headProducts(config, dtype, reps);
             return;
         }
+        if (what.equals("adamw")) {
+            adamw(config, dtype, reps);
+            return;
+        }
         if (what.equals("attn")) {
             for (long t : new long[] {96, 600}) {
                 try (Scope s = Scope.open(); Rng rng = new Rng(1)) {
@@ -242,6 +246,42 @@ public final class ScoringPhasesProbe {
             }
         }
         return median(t);
+    }
+
+    /** AdamW steps over the tied embedding's shape and eight MLP weights' shapes, gradients random. */
+    private static void adamw(ModelConfig c, DType dt, int reps) {
+        List<Tensor> ps = new ArrayList<>();
+        try (Rng rng = new Rng(2)) {
+            List<long[]> shapes = new ArrayList<>(List.of(new long[] {c.vocabSize(), c.hiddenSize()}));
+            for (int i = 0; i < 8; i++) {
+                shapes.add(new long[] {c.intermediateSize(), c.hiddenSize()});
+            }
+            for (long[] shape : shapes) {
+                ps.add(leaf(rng, 0.02, dt, shape));
+            }
+        }
+        long n = ps.stream().mapToLong(Tensor::numel).sum();
+        try (AdamW opt = new AdamW(ps, 1e-5, 0.01)) {
+            List<Double> t = new ArrayList<>();
+            for (int r = 0; r < reps + 1; r++) {
+                try (Scope s = Scope.open(); Rng rng = new Rng(r)) {
+                    for (Tensor p : ps) {
+                        p.mul(Tensor.randn(rng, 1e-3, DType.F32, Device.CPU, p.shape()).to(dt)).sum().backward();
+                    }
+                }
+                long a = System.nanoTime();
+                opt.step();
+                long b = System.nanoTime();
+                opt.zeroGrad();
+                if (r > 0) {
+                    t.add((b - a) / 1e6);
+                }
+                System.out.printf("  AdamW step %.0f ms (HWM %d MiB)%n", (b - a) / 1e6, hwm());
+            }
+            double ms = median(t);
+            System.out.printf("AdamW %d parameters: median %.0f ms, %.1f GB/s at 40 B per parameter%n", n, ms,
+                    40.0 * n / ms / 1e6);
+        }
     }
 
     /** The head's products and conversions without autograd. */
