@@ -132,8 +132,8 @@ public final class AdamW implements AutoCloseable {
     /**
      * One update of every parameter that has a gradient, by libtorch's fused AdamW kernel: one pass
      * over each parameter, its gradient and moments (7 float32 reads and writes per element), no
-     * temporaries. Parameters with a float32 master copy are updated there, one at a time (their
-     * gradient converted to float32 just before), and rounded into place.
+     * temporaries. Parameters with a float32 master copy are updated there, one slice at a time
+     * ({@link #updateThroughMaster}), and rounded into place.
      */
     public void step() {
         step++;
@@ -152,11 +152,7 @@ public final class AdamW implements AutoCloseable {
                         direct.add(i);
                         continue;
                     }
-                    try (Scope one = Scope.open()) { // the float32 gradient lives for this parameter only
-                        Tensor p = parameters.get(i);
-                        update(List.of(master.get(i)), List.of(p.grad().to(DType.F32)), List.of(i), t);
-                        p.copy_(master.get(i));                                      // round into bf16/f16
-                    }
+                    updateThroughMaster(i, t);
                 }
                 if (!direct.isEmpty()) {
                     List<Tensor> ps = new ArrayList<>();
@@ -167,6 +163,42 @@ public final class AdamW implements AutoCloseable {
                     }
                     update(ps, gs, direct, t);
                 }
+            }
+        }
+    }
+
+    /** Elements per slice of {@link #updateThroughMaster}: a 4 MiB float32 gradient slice, reused. */
+    static final long SLICE = 1L << 20;
+    /** The float32 gradient slice of {@link #updateThroughMaster}, made on first use (per device). */
+    private final Map<Device, Tensor> sliceBuffers = new LinkedHashMap<>();
+
+    /**
+     * The update of a parameter with a float32 master, slice by slice ({@link #SLICE} elements): the
+     * gradient slice converted to float32 into one reused buffer, the fused kernel on the master's,
+     * moments' and buffer's slices, and the master slice rounded into the parameter. Element for
+     * element the update of the whole tensor at once (the kernel is elementwise), without a fresh
+     * float32 copy of each gradient: on this class of machine first touches of fresh memory cost
+     * ~3.5 ms per MiB, 1.9 s per step for the 0.5B model's tied embedding alone.
+     */
+    private void updateThroughMaster(int i, Tensor t) {
+        try (Scope one = Scope.open()) {
+            Tensor p = parameters.get(i);
+            Tensor grad = p.grad();
+            long n = p.numel();
+            Tensor buffer = sliceBuffers.computeIfAbsent(p.device(),
+                    d -> Tensor.emptyOf(DType.F32, d, SLICE).keep());
+            Tensor g = (grad.isContiguous() ? grad : grad.contiguous()).reshape(-1);
+            Tensor w = p.view(-1);
+            Tensor mw = master.get(i).view(-1);
+            Tensor m = expAvg.get(i).view(-1);
+            Tensor v = expAvgSq.get(i).view(-1);
+            for (long from = 0; from < n; from += SLICE) {
+                long len = Math.min(SLICE, n - from);
+                Tensor g32 = buffer.narrow(0, 0, len).copy_(g.narrow(0, from, len));
+                Tensor target = mw.narrow(0, from, len);
+                NativeOps.fusedAdamW(List.of(target), List.of(g32), List.of(m.narrow(0, from, len)),
+                        List.of(v.narrow(0, from, len)), List.of(t), lr, beta1, beta2, weightDecay, eps);
+                w.narrow(0, from, len).copy_(target);                                     // round into bf16/f16
             }
         }
     }
@@ -250,5 +282,6 @@ public final class AdamW implements AutoCloseable {
         expAvg.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
         expAvgSq.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
         master.stream().filter(java.util.Objects::nonNull).forEach(Tensor::close);
+        sliceBuffers.values().forEach(Tensor::close);
     }
 }

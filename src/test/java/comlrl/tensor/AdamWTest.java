@@ -52,6 +52,38 @@ class AdamWTest {
         }
     }
 
+    /**
+     * A bf16 parameter of two slices and a few elements more, its gradient varying by element: after
+     * two steps its master, moments and bf16 weights are bit for bit those of a float32 parameter
+     * started from the same values and stepped with the same gradients (in float32) by the same
+     * kernel at once, then rounded to bf16: the slices cover every element once, in place.
+     */
+    @Test
+    void bf16UpdateBySlicesIsTheWholeFloat32UpdateRounded() {
+        long n = 2 * AdamW.SLICE + 5;
+        try (Scope s = Scope.open(); Rng rng = new Rng(3)) {
+            Tensor start = Tensor.randn(rng, 1, DType.F32, Device.CPU, n).to(DType.BF16);
+            Tensor p = start.cloneTensor().requiresGrad(true);
+            Tensor reference = start.toFloat().cloneTensor().requiresGrad(true);
+            Tensor[] grads = {Tensor.randn(rng, 1, DType.F32, Device.CPU, n).to(DType.BF16),
+                    Tensor.randn(rng, 1, DType.F32, Device.CPU, n).to(DType.BF16)};
+            try (AdamW bf = new AdamW(List.of(p), 0.01, 0.1); AdamW f32 = new AdamW(List.of(reference), 0.01, 0.1)) {
+                for (Tensor g : grads) {
+                    bf.zeroGrad();
+                    f32.zeroGrad();
+                    p.mul(g).sum().backward();                // dL/dp = g (bf16)
+                    reference.mul(g.toFloat()).sum().backward(); // the same values in float32
+                    bf.step();
+                    f32.step();
+                }
+                assertThat(bf.state().get("master.0").bitEquals(reference.detach())).isTrue();
+                assertThat(bf.state().get("exp_avg_sq.0").bitEquals(f32.state().get("exp_avg_sq.0"))).isTrue();
+                assertThat(p.detach().bitEquals(reference.detach().to(DType.BF16))).isTrue();
+                assertThat(p.detach().bitEquals(start)).as("the weights moved").isFalse();
+            }
+        }
+    }
+
     @Test
     void stateRoundTripsAndContinuesIdentically() {
         try (Scope s = Scope.open()) {
