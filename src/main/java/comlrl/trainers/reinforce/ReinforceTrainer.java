@@ -151,11 +151,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     @Override
     public void close() {
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            run.close();
-        }
+        run.close(); // the logger, then the models (TrainerParts#close)
     }
 
     // ------------------------------------------------------------------ rollout tree
