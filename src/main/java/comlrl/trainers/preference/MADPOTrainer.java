@@ -7,7 +7,6 @@ import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
-import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
@@ -15,7 +14,6 @@ import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
@@ -56,19 +54,15 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     /** The agents, their optimizers and reference, executor and logger, freed together ({@link TrainerParts}). */
     private final TrainerParts parts;
-    private final AgentSet actors;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
     private final HeldAgents<AdamW> optimizers;
     /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
-    private final HeldAgents<GenerationSettings.Resolved> generation;
     private final Dataset evalDataset;
-    private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
     private final JointEvaluator evaluator;
-    private final ReferencePolicy reference; // frozen_initial only
     private final TrainerCheckpoint checkpoint;
     private final boolean verbose;
     private final MADPOStep step;
@@ -105,26 +99,23 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
                 args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null, args.seed(),
                 args.parallelTraining(), args, args.preferenceNumCandidates()), UnaryOperator.identity());
         this.work = joined;
-        this.actors = parts.actors;
         this.agents = parts.agents;
-        this.executor = parts.executor;
-        this.generation = parts.generation;
-        this.reference = parts.references;
         try {
             this.optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
                     args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
             this.logger = parts.openLogger(b.stageLogger != null ? b.stageLogger.apply(work.isMain())
                     : settings.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, parts.trackedConfig(args.toMap()),
                             work.isMain()));
-            this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
-            this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
-                    seeds, reference, work);
+            this.step = new MADPOStep(args, agents, optimizers, parts.executor, work, parts.references != null,
+                    b.observer);
+            this.collector = new PreferenceCollector(args, agents, parts.generation, formatters, promptEncoder, rewarder,
+                    parts.executor, seeds, parts.references, work); // references: frozen_initial only
             if (verbose && work.isMain()) {
                 collector.showProgress(console);
             }
-            this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
-                    rewarder, new Transitions(null, count), executor, work, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
-                    settings.get(TrainerSettings.EVAL_AGGREGATOR), 1,
+            this.evaluator = new JointEvaluator(evalDataset, agents.asList(), parts.generation.asList(), formatters,
+                    promptEncoder, rewarder, new Transitions(null, count), parts.executor, work, seeds,
+                    settings.get(TrainerSettings.EVAL_LOGGER), settings.get(TrainerSettings.EVAL_AGGREGATOR), 1,
                     args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
             Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
             // every process holds the same pairs: rank 0 writes them, every process restores them
@@ -182,7 +173,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return generation.asList();
+        return parts.generation.asList();
     }
 
     // ------------------------------------------------------------------ training
@@ -191,7 +182,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         java.util.function.IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir,
                 checkpointInterval, args.numTrainEpochs(), () -> envStep);
-        actors.requireOutside(checkpointDir, "checkpoint directory");
+        parts.actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
@@ -314,7 +305,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** Writes {@code dir/agent_i/}, Hugging Face model directories. */
     @Override
     public void saveModel(Path dir) {
-        actors.saveAgents(agents, work, dir);
+        parts.actors.saveAgents(agents, work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 

@@ -1,13 +1,11 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.generation.CausalLm;
-import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
-import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.HeldAgents;
@@ -17,7 +15,6 @@ import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
@@ -40,30 +37,20 @@ final class MAGRPOParts implements AutoCloseable {
     final MAGRPOConfig args;
     /** What the builder was given besides {@code args} (as the trainer took it). */
     final TrainerSettings settings;
-    final AgentSet actors;
-    /** The agents this process holds (all but in the agents split). */
-    final HeldAgents<CausalLm> agents;
-    /** Frozen references for reference-KL shaping, or null when it is off. */
-    final ReferencePolicy references;
     final HeldAgents<AdamW> optimizers;
-    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
-    final HeldAgents<GenerationSettings.Resolved> generation;
     final JointRewarder rewarder;
     /** The epoch loop's task data, console and logger. */
     final EpochProgress.Loop loop;
     final PromptEncoder promptEncoder;
     final PrintStream console;
-    final AgentExecutor executor;
-    /** This process's share of a ddp run ({@link RankWork}); one process does everything otherwise. */
-    final RankWork work;
     final SeedStream seeds;
     final MetricsLogger logger;
     final JointEvaluator evaluator;
     /** The rollout engine: each tree node expanded by it. */
     final JointRollout rollout;
     final TrainerCheckpoint checkpoint;
-    /** What is loaded and freed alike in every trainer ({@link TrainerParts}). */
-    private final TrainerParts parts;
+    /** The agents, their generate settings, references, executor and share of the run ({@link TrainerParts}). */
+    final TrainerParts parts;
     /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
     final BiConsumer<Integer, DecoderLm> gradientObserver;
 
@@ -104,33 +91,27 @@ final class MAGRPOParts implements AutoCloseable {
                 || joined.device() != null ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
         this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices, refDevices, args.seed(),
                 args.parallelTraining(), args, args.numGenerations()), UnaryOperator.identity());
-        this.work = parts.work;
-        this.actors = parts.actors;
-        this.agents = parts.agents;
-        this.executor = parts.executor;
-        this.generation = parts.generation;
-        this.references = parts.references;
         try {
-            this.optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
+            this.optimizers = parts.own(parts.agents.open((i, a) -> parts.work.adamW(a.model().parameters(),
                     args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithmName,
-                    parts.trackedConfig(args.toMap()), work.isMain()));
+                    parts.trackedConfig(args.toMap()), parts.work.isMain()));
             this.loop = parts.loop(args.evalInterval());
-            this.evaluator = new JointEvaluator(settings.get(TrainerSettings.EVAL_DATASET), agents.asList(),
-                    generation.asList(), formatters, promptEncoder,
+            this.evaluator = new JointEvaluator(settings.get(TrainerSettings.EVAL_DATASET), parts.agents.asList(),
+                    parts.generation.asList(), formatters, promptEncoder,
                     rewarders.evaluation().averagingAgentRewards(), // per-agent rewards: evaluation logs their team mean
-                    transitions, executor, work, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
+                    transitions, parts.executor, parts.work, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
                     settings.get(TrainerSettings.EVAL_AGGREGATOR), args.numTurns(), args.evalBatchSize(),
                     args.externalPromptPassthrough()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
-            this.rollout = JointRollout.of(agents.asList(), generation.asList(), formatters, promptEncoder, executor, work)
-                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(references);
+            this.rollout = JointRollout.of(parts.agents.asList(), parts.generation.asList(), formatters, promptEncoder, parts.executor, parts.work)
+                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(parts.references);
             this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                    List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))),
-                    TrainerCheckpoint.agentParts(agents, optimizers), settings.statefulParts(
+                    List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", parts.agents.map(CausalLm::model))),
+                    TrainerCheckpoint.agentParts(parts.agents, optimizers), settings.statefulParts(
                             TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET, TrainerSettings.REWARD_FUNC,
                             TrainerSettings.REWARD_PROCESSOR, TrainerSettings.EXTERNAL_TRANSITION,
                             TrainerSettings.EVAL_LOGGER, TrainerSettings.EVAL_AGGREGATOR),
-                    seeds, logger, work).extendedBy(settings.get(TrainerSettings.CHECKPOINT_EXTENSION));
+                    seeds, logger, parts.work).extendedBy(settings.get(TrainerSettings.CHECKPOINT_EXTENSION));
         } catch (RuntimeException | Error e) {
             parts.closeAfter(e);
             throw e;
