@@ -158,7 +158,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         requireCommon(algorithmName);
         ActorCriticSources.Sources resolved = sources.apply(c);
         requireTaskData();
-        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), distributed());
+        RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), get(TrainerSettings.DISTRIBUTED));
         try {
             return make.make(c, resolved, ActorCriticSources.place(c, work.device()), work);
         } catch (RuntimeException | Error e) {
@@ -170,8 +170,9 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     /** Checks the common arguments before any model loads. */
     void requireCommon(String algorithmName) {
         requireCommon(algorithmName, args().numTurns());
-        if (numAgents() != null && numAgents() != args().numAgents()) {
-            throw new IllegalArgumentException("num_agents given to the builder (" + numAgents() + ") must equal "
+        Integer given = get(TrainerSettings.NUM_AGENTS);
+        if (given != null && given != args().numAgents()) {
+            throw new IllegalArgumentException("num_agents given to the builder (" + given + ") must equal "
                     + "args.num_agents (" + args().numAgents() + "); set it in the config");
         }
     }

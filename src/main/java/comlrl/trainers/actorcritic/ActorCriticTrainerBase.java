@@ -7,21 +7,18 @@ import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.rl.Stats;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EvalSamples;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
-import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
@@ -88,7 +85,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
      * and old values, so every process holds the same rollouts and buffers.
      */
     private final RankWork work;
-    private final AgentSet actorSet;
+    /** The actors, their references, executor and logger, and (owned by them) the critic and optimizers. */
+    private final TrainerParts parts;
     /** The actors this process holds, with the tokenizers they use. */
     private final HeldAgents<CausalLm> agents;
     private final HeldAgents<GenerationSettings.Resolved> generation;
@@ -96,13 +94,11 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final JointRewarder evalRewarder;
     private final Dataset evalDataset;
     private final MetricsCallback metricsCallback;
-    private final ReferencePolicy references; // null when reference KL is off
-    private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
     private final Critic critic;
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
-    private HeldAgents<AdamW> actorOptimizers;
+    private final HeldAgents<AdamW> actorOptimizers;
     private final AgentUpdates updates;
     /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
@@ -112,65 +108,54 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private String itemLabel = "a task item";
 
     /**
-     * Loads the actors (and their references), then the critic {@code critic} makes for them, then
-     * the actors' optimizers; frees what it loaded when any of it fails.
+     * Loads the actors (and their references, {@link TrainerParts}), then the critic {@code critic} makes
+     * for them, then the actors' optimizers; frees what it loaded when any of it fails.
      */
     ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, Algorithm algorithm, ActorCriticSources.Sources sources,
             ActorCriticSources.Placement placement, RankWork work, Function<Critic.Actors, Critic> critic) {
-        this.work = work;
         this.args = args;
         this.settings = b.settings();
         this.algorithm = algorithm;
         this.numAgents = args.numAgents();
-        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
+        Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
         TrainerSettings.Rewarders rewarders = settings.rewarders(numAgents, args.numGenerations(), algorithm.name(),
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         this.evalRewarder = rewarders.evaluation();
-        this.evalDataset = b.evalDataset();
+        this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         this.metricsCallback = b.metricsCallback();
         this.seeds = new SeedStream(args.seed());
-        this.logger = b.metricsLogger(args.loggingSteps(), algorithm.name(),
-                TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain());
-        this.executor = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
-                placement.agents()));
-        AgentSet loaded = null;
-        ReferencePolicy refs = null;
-        Critic made = null;
+        this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources.actors(), placement.agents(),
+                !args.referenceKlEnabled() ? null : placement.references().isEmpty() ? placement.agents()
+                        : placement.references(), args.seed(), args.parallelTraining(), args, args.numGenerations()),
+                sources::withTokenizers);
+        this.work = work;
+        this.agents = parts.agents;
+        this.generation = parts.generation;
         try {
-            loaded = AgentSet.loadActors(sources.actors(), settings, placement.agents(), args.seed(), work);
-            agents = sources.withTokenizers(loaded.held(work));
-            generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args, args.numGenerations()));
-            logger.recordGeneration(generation.asList());
-            if (args.referenceKlEnabled()) {
-                refs = new ReferencePolicy(agents.map(CausalLm::model), placement.references().isEmpty()
-                        ? placement.agents() : placement.references());
-            }
-            loaded.requireOutside(b.outputDir(), "output_dir");
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
-            made = critic.apply(new Critic.Actors(agents, loaded, padIds, work, executor, steps));
-            made.requireOutside(b.outputDir(), "output_dir");
-            actorOptimizers = AgentUpdates.actorOptimizers(agents, made, work, args.agentLearningRate());
-            this.updates = new AgentUpdates(args, made, actorOptimizers, executor, work, steps);
+            this.critic = parts.own(critic.apply(new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
+                    steps)), Critic::close);
+            this.critic.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
+            this.actorOptimizers = parts.own(AgentUpdates.actorOptimizers(agents, this.critic, work,
+                    args.agentLearningRate()), opts -> opts.values().forEach(AdamW::close));
+            this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
+                    TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
+            this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);
             JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters,
-                    new PromptEncoder(b.chatTemplate(), b.systemPrompt()), executor, work)
-                    .withTransitions(new Transitions(b.externalTransition(), numAgents), args.externalPromptPassthrough())
-                    .withReferences(refs);
-            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, made, work);
-            this.progress = new EpochProgress(new EpochProgress.Loop(b.trainDataset(), evalDataset != null,
-                    args.evalInterval(), b.console(), logger, b.verbose() && work.isMain()),
-                    checkpoint(made, b.checkpointExtension()), loaded,
+                    settings.promptEncoder(), parts.executor, work)
+                    .withTransitions(new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), numAgents),
+                            args.externalPromptPassthrough())
+                    .withReferences(parts.references);
+            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, this.critic, work);
+            this.progress = new EpochProgress(parts.loop(args.evalInterval()),
+                    checkpoint(settings.get(TrainerSettings.CHECKPOINT_EXTENSION)), parts.actors,
                     this::evaluate, this::trainItem, () -> drain(updates.nonEmpty()));
         } catch (RuntimeException | Error e) {
-            freeModels(made, refs, loaded);
-            executor.close();
-            logger.close();
+            parts.closeAfter(e);
             throw e;
         }
-        this.actorSet = loaded;
-        this.references = refs;
-        this.critic = made;
     }
 
     /** The builder's settings as this trainer received them. */
@@ -265,7 +250,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
      * model shapes of the actors and the critic; progress, seeds and the stateful parts. In the agents
      * split each process writes and restores the agents it owns.
      */
-    private TrainerCheckpoint checkpoint(Critic critic, TrainerCheckpoint.Extension extension) {
+    private TrainerCheckpoint checkpoint(TrainerCheckpoint.Extension extension) {
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
         shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model)));
         shapes.addAll(critic.shapes());
@@ -353,7 +338,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     @Override
     public void saveModel(Path dir) {
         critic.requireOutside(dir, "the save directory");
-        actorSet.saveAgents(agents, work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
+        parts.actors.saveAgents(agents, work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
                 writes));
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
@@ -377,29 +362,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     @Override
     public void close() {
-        executor.close();
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            freeModels(critic, references, actorSet);
-            work.close();
-        }
-    }
-
-    /** Frees the actors' optimizers, then the critic, the references and the actors (each when made). */
-    private void freeModels(Critic madeCritic, ReferencePolicy refs, AgentSet actors) {
-        if (actorOptimizers != null) {
-            actorOptimizers.values().forEach(AdamW::close);
-        }
-        if (madeCritic != null) {
-            madeCritic.close();
-        }
-        if (refs != null) {
-            refs.close();
-        }
-        if (actors != null) {
-            actors.close();
-        }
+        parts.close(); // the logger, then the optimizers, critic, references and actors (TrainerParts#close)
     }
 
     /**

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
@@ -45,7 +46,8 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
      */
     static AgentSet loadModels(ActorCriticTrainerBase.Builder<?> b, long seed, List<Object> sources, List<Device> devices,
             Actors actors, IntPredicate include) {
-        return AgentSet.load("critic", sources, b.dtype(), devices, b.criticLoraAgents(), seed ^ 0xC0FFEEL, actors.set(),
+        return AgentSet.load("critic", sources, b.get(TrainerSettings.DTYPE), devices, b.settings().criticLoraAgents(),
+                seed ^ 0xC0FFEEL, actors.set(),
                 include);
     }
 

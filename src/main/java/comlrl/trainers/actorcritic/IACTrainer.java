@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.RankWork;
 
 /**
@@ -25,12 +26,13 @@ public final class IACTrainer extends ActorCriticTrainerBase {
 
     public static Builder<IACTrainer> builder() {
         return new Builder<>(b -> b.create(IACConfig.class, "an IACConfig", ALGORITHM_NAME, c -> {
-            if (!c.useSeparateCritic() && b.criticLoraAgents() != null) {
+            if (!c.useSeparateCritic() && b.settings().criticLoraAgents() != null) {
                 throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but "
                         + "use_separate_critic is false (the value head sits on each actor); set use_separate_critic: "
                         + "true or remove critic_lora");
             }
-            return ActorCriticSources.iac(c, b.agentModel(), b.agents(), b.tokenizers(), b.criticModel(), b.critics());
+            return ActorCriticSources.iac(c, b.get(TrainerSettings.AGENT_MODEL), b.get(TrainerSettings.AGENTS),
+                    b.tokenizers(), b.criticModel(), b.critics());
         }, (c, sources, placement, work) -> new IACTrainer(b, c, sources, placement, work)));
     }
 

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.RankWork;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +19,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
 
     public static Builder<MAACTrainer> builder() {
         return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME,
-                c -> ActorCriticSources.maac(c, b.agentModel(), b.agents(), b.tokenizers(), b.criticModel(), b.critics()),
+                c -> ActorCriticSources.maac(c, b.get(TrainerSettings.AGENT_MODEL), b.get(TrainerSettings.AGENTS),
+                        b.tokenizers(), b.criticModel(), b.critics()),
                 (c, sources, placement, work) -> new MAACTrainer(b, c, sources, placement, work)));
     }
 

@@ -34,7 +34,7 @@ public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> ex
      */
     public void requireCommon(String algorithmName, int numTurns) {
         requireRewardAndTrainData();
-        if (numTurns > 1 && externalTransition() == null) {
+        if (numTurns > 1 && get(TrainerSettings.EXTERNAL_TRANSITION) == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
         if (get(TrainerSettings.LOG_HISTORY_LIMIT) < 0) {

@@ -18,7 +18,7 @@ import java.util.Map;
  * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards, datasets,
  * dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every setter writes
  * one key of a single immutable {@link TrainerSettings} and returns the concrete builder {@code B}; the
- * trainers read the values through the getters of the same name. A trainer that builds another as a
+ * trainers read the values from {@link #settings()}. A trainer that builds another as a
  * stage hands it {@link #settings()} whole and replaces only what the stage must see differently, so a
  * setting added here reaches every stage without a line of copying.
  */
@@ -245,11 +245,6 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(key);
     }
 
-    /** The metrics logger of a trainer built from this builder ({@link TrainerSettings#metricsLogger}). */
-    public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
-        return settings.metricsLogger(loggingSteps, algorithm, runConfig, main);
-    }
-
     /** A tracker run's config: {@code model_name} (the agents' sources: one, or the list), {@code num_agents}, the fields. */
     public static Map<String, Object> trackedConfig(Map<String, Object> args, List<?> agents) {
         Map<String, Object> out = new java.util.LinkedHashMap<>();
@@ -274,118 +269,22 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
 
-    /** The {@code wandb_config} given, or null. */
-    public Map<String, ?> wandbConfig() {
-        return settings.get(TrainerSettings.WANDB_CONFIG);
-    }
-
-    public TrainerCheckpoint.Extension checkpointExtension() {
-        return settings.get(TrainerSettings.CHECKPOINT_EXTENSION);
-    }
-
-    public List<?> agents() {
-        return settings.get(TrainerSettings.AGENTS);
-    }
-
-    /** Null, one {@link Formatter}, or a list of them. */
-    public Object formatters() {
-        return settings.get(TrainerSettings.FORMATTERS);
-    }
-
-    public RewardFunction rewardFunc() {
-        return settings.get(TrainerSettings.REWARD_FUNC);
-    }
-
-    public RewardFunction evalRewardFunc() {
-        return settings.get(TrainerSettings.EVAL_REWARD_FUNC);
-    }
-
-    public RewardProcessor rewardProcessor() {
-        return settings.get(TrainerSettings.REWARD_PROCESSOR);
-    }
-
-    public RewardProcessor evalRewardProcessor() {
-        return settings.get(TrainerSettings.EVAL_REWARD_PROCESSOR);
-    }
-
-    public TaskSet trainDataset() {
-        return settings.get(TrainerSettings.TRAIN_DATASET);
-    }
-
-    public Dataset evalDataset() {
-        return settings.get(TrainerSettings.EVAL_DATASET);
-    }
-
-    public DType dtype() {
-        return settings.get(TrainerSettings.DTYPE);
-    }
-
-    public Path outputDir() {
-        return settings.get(TrainerSettings.OUTPUT_DIR);
-    }
-
-    public boolean verbose() {
-        return settings.get(TrainerSettings.VERBOSE);
-    }
-
-    public boolean chatTemplate() {
-        return settings.get(TrainerSettings.CHAT_TEMPLATE);
-    }
-
-    public String systemPrompt() {
-        return settings.get(TrainerSettings.SYSTEM_PROMPT);
-    }
-
-    public PrintStream console() {
-        return settings.console();
-    }
-
-    /** {@code agent_model}, or null. */
-    public Object agentModel() {
-        return settings.get(TrainerSettings.AGENT_MODEL);
-    }
-
-    /** {@code num_agents} as given to the builder, or null. */
-    public Integer numAgents() {
-        return settings.get(TrainerSettings.NUM_AGENTS);
-    }
-
-    public comlrl.trainers.ExternalTransition externalTransition() {
-        return settings.get(TrainerSettings.EXTERNAL_TRANSITION);
-    }
-
-    public comlrl.trainers.EvalLogger evalLogger() {
-        return settings.get(TrainerSettings.EVAL_LOGGER);
-    }
-
-    public comlrl.trainers.EvalAggregator evalAggregator() {
-        return settings.get(TrainerSettings.EVAL_AGGREGATOR);
-    }
-
-    /** The context given to {@link #distributed}, or null. */
-    public comlrl.distributed.DistributedContext distributed() {
-        return settings.get(TrainerSettings.DISTRIBUTED);
-    }
-
-    /** The critics' LoRA settings, or null for full critics ({@link TrainerSettings#criticLoraAgents}). */
-    public LoraAgents criticLoraAgents() {
-        return settings.criticLoraAgents();
-    }
-
     /**
      * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
      * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
      */
     public int resolvedNumAgents(int configured) {
-        return numAgents() != null ? numAgents() : agents() != null ? agents().size() : configured;
+        Integer given = get(TrainerSettings.NUM_AGENTS);
+        List<?> agents = get(TrainerSettings.AGENTS);
+        return given != null ? given : agents != null ? agents.size() : configured;
     }
 
     /** Fails unless {@code reward_func} and {@code train_dataset} are given (every trainer needs both). */
     public void requireRewardAndTrainData() {
-        if (rewardFunc() == null) {
+        if (get(TrainerSettings.REWARD_FUNC) == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
         }
-        if (trainDataset() == null) {
+        if (get(TrainerSettings.TRAIN_DATASET) == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
     }

@@ -182,6 +182,11 @@ public final class TrainerSettings {
         return console != null ? console : System.err;
     }
 
+    /** How prompts become token ids: {@code chat_template} with {@code system_prompt} ({@link PromptEncoder}). */
+    public PromptEncoder promptEncoder() {
+        return new PromptEncoder(get(CHAT_TEMPLATE), get(SYSTEM_PROMPT));
+    }
+
     /** {@code reward_processor}, or the identity when none is given. */
     public RewardProcessor rewardProcessor() {
         RewardProcessor processor = get(REWARD_PROCESSOR);

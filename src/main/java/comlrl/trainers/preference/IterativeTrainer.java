@@ -7,6 +7,7 @@ import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.Centralization;
 import java.io.IOException;
@@ -86,14 +87,15 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         if (trainDataset == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
-        this.rewardRange = b.rewardFunc() == null ? null : b.rewardFunc().rewardRange();
+        RewardFunction reward = b.get(TrainerSettings.REWARD_FUNC);
+        this.rewardRange = reward == null ? null : reward.rewardRange();
         if (args.logRewardDistribution() && (rewardRange == null || rewardRange.length != 2)) {
             throw new IllegalArgumentException("log_reward_distribution requires a reward function that states its range "
-                    + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + b.rewardFunc()
+                    + "(RewardFunction.rewardRange(), e.g. [0, 1] for length_ratio); " + reward
                     + " does not; set log_reward_distribution to false");
         }
-        Path outputDir = b.outputDir();
-        Path base = outputBase(outputDir, b.wandbConfig(), System.getenv("SLURM_JOB_ID"));
+        Path outputDir = b.get(TrainerSettings.OUTPUT_DIR);
+        Path base = outputBase(outputDir, b.get(TrainerSettings.WANDB_CONFIG), System.getenv("SLURM_JOB_ID"));
         this.replayInOutput = args.preferenceReplayDir() == null && outputDir != null;
         this.replayDir = args.preferenceReplayDir() != null ? Path.of(args.preferenceReplayDir())
                 : base != null ? base.resolve("preference_replay") : temporaryDir("preference_replay");
@@ -107,7 +109,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         try {
             built = buildStage.apply(this);
             this.work = built.collector().work(); // a ddp run: the stage's processes
-            comparators.loadFixedComparators(work, built.collector().agents(), b.dtype());
+            comparators.loadFixedComparators(work, built.collector().agents(), b.get(TrainerSettings.DTYPE));
         } catch (RuntimeException | Error e) {
             if (built != null) {
                 built.close();

@@ -7,30 +7,27 @@ import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.AgentGeneration;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.HeldAgents;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.MetricsLogger;
 import comlrl.trainers.common.PromptEncoder;
 import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.ReferencePolicy;
 import comlrl.trainers.common.SeedStream;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
-import comlrl.utils.RewardProcessors;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.UnaryOperator;
 
 /**
  * Multi-agent DPO (reference §7.2): an offline preference set built once from the initial policy,
@@ -55,19 +52,17 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPO";
 
-    private final AgentSet actors;
+    /** The agents, their optimizers and reference, executor and logger, freed together ({@link TrainerParts}). */
+    private final TrainerParts parts;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
     private final HeldAgents<AdamW> optimizers;
     /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
-    private final HeldAgents<GenerationSettings.Resolved> generation;
     private final Dataset evalDataset;
-    private final AgentExecutor executor;
     private final SeedStream seeds;
     private final MetricsLogger logger;
     private final JointEvaluator evaluator;
-    private final ReferencePolicy reference; // frozen_initial only
     private final TrainerCheckpoint checkpoint;
     private final boolean verbose;
     private final MADPOStep step;
@@ -83,65 +78,58 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         boolean centralized = args.collaborationMode() == comlrl.utils.CollaborationMode.CENTRALIZED;
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
         int count = b.resolvedNumAgents(args.numAgents());
-        List<Object> sources = AgentSources.resolve("agents", b.agentModel(), b.agents(), count,
+        List<Object> sources = AgentSources.resolve("agents", settings.get(TrainerSettings.AGENT_MODEL),
+                settings.get(TrainerSettings.AGENTS), count,
                 centralized ? "1 actor (collaboration_mode: centralized)" : "num_agents");
-        Formatters formatters = Formatters.fromArgument(b.formatters(), count);
-        RewardFunction rewardFunc = b.rewardFunc();
-        RewardProcessor rewardProcessor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), count);
+        RewardFunction rewardFunc = settings.get(TrainerSettings.REWARD_FUNC);
+        RewardProcessor rewardProcessor = settings.rewardProcessor();
         JointRewarder rewarder = new JointRewarder(rewardFunc, rewardProcessor, count, args.preferenceNumCandidates(),
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
-        this.evalDataset = b.evalDataset();
-        PromptEncoder promptEncoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
-        this.verbose = b.verbose();
+        this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
+        PromptEncoder promptEncoder = settings.promptEncoder();
+        this.verbose = settings.get(TrainerSettings.VERBOSE);
         this.seeds = new SeedStream(args.seed());
-        b.requireTaskData();
-        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count, b.distributed());
+        settings.requireTaskData();
+        RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
+                settings.get(TrainerSettings.DISTRIBUTED));
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                work.device());
-        this.actors = AgentSet.loadActors(sources, settings, devices, args.seed(), work);
-        this.agents = actors.held(work);
-        this.executor = AgentExecutor.create(count, AgentSet.runsInParallel(args.parallelTraining(), devices));
-        MetricsLogger metrics = null;
-        ReferencePolicy refs = null;
-        HeldAgents<AdamW> opts = null;
+                joined.device());
+        this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices,
+                args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null, args.seed(),
+                args.parallelTraining(), args, args.preferenceNumCandidates()), UnaryOperator.identity());
+        this.work = joined;
+        this.agents = parts.agents;
         try {
-            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, args,
-                    args.preferenceNumCandidates()));
-            opts = agents.open((i, a) -> work.adamW(a.model().parameters(), args.agentLearningRate(), 0.01));
-            List<Object> described = new ArrayList<>(sources);
-            agents.indices().forEach(i -> described.set(i, agents.get(i)));
-            if (args.dpoReference() == DpoReference.FROZEN_INITIAL) {
-                refs = new ReferencePolicy(agents.map(CausalLm::model), devices);
+            this.optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
+                    args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
+            this.logger = parts.openLogger(b.stageLogger != null ? b.stageLogger.apply(work.isMain())
+                    : settings.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, parts.trackedConfig(args.toMap()),
+                            work.isMain()));
+            this.step = new MADPOStep(args, agents, optimizers, parts.executor, work, parts.references != null,
+                    b.observer);
+            this.collector = new PreferenceCollector(args, agents, parts.generation, formatters, promptEncoder, rewarder,
+                    parts.executor, seeds, parts.references, work); // references: frozen_initial only
+            if (verbose && work.isMain()) {
+                collector.showProgress(console);
             }
-            actors.requireOutside(b.outputDir(), "output_dir");
-            metrics = b.stageLogger != null ? b.stageLogger.apply(work.isMain()) : b.metricsLogger(args.loggingSteps(),
-                    ALGORITHM_NAME, TrainerBuilder.trackedConfig(args.toMap(), described), work.isMain());
+            this.evaluator = new JointEvaluator(evalDataset, agents.asList(), parts.generation.asList(), formatters,
+                    promptEncoder, rewarder, new Transitions(null, count), parts.executor, work, seeds,
+                    settings.get(TrainerSettings.EVAL_LOGGER), settings.get(TrainerSettings.EVAL_AGGREGATOR), 1,
+                    args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+            Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
+            // every process holds the same pairs: rank 0 writes them, every process restores them
+            saved.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
+            this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
+                    List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), saved,
+                    TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
+                            seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
+                            "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger, work)
+                    .extendedBy(settings.get(TrainerSettings.CHECKPOINT_EXTENSION));
         } catch (RuntimeException | Error e) {
-            closeModels(opts, refs);
+            parts.closeAfter(e);
             throw e;
         }
-        this.optimizers = opts;
-        this.reference = refs;
-        this.logger = metrics;
-        logger.recordGeneration(generation.asList());
-        this.step = new MADPOStep(args, agents, optimizers, executor, work, reference != null, b.observer);
-        this.collector = new PreferenceCollector(args, agents, generation, formatters, promptEncoder, rewarder, executor,
-                seeds, reference, work);
-        if (verbose && work.isMain()) {
-            collector.showProgress(console);
-        }
-        this.evaluator = new JointEvaluator(evalDataset, agents.asList(), generation.asList(), formatters, promptEncoder,
-                rewarder, new Transitions(null, count), executor, work, seeds, b.evalLogger(), b.evalAggregator(), 1,
-                args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
-        Map<String, TrainerCheckpoint.Part> parts = step.checkpointParts();
-        // every process holds the same pairs: rank 0 writes them, every process restores them
-        parts.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
-        this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
-                List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), parts,
-                TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
-                        seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
-                        "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger, work)
-                .extendedBy(b.checkpointExtension());
     }
 
     public static Builder builder() {
@@ -185,7 +173,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return generation.asList();
+        return parts.generation.asList();
     }
 
     // ------------------------------------------------------------------ training
@@ -194,7 +182,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         java.util.function.IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir,
                 checkpointInterval, args.numTrainEpochs(), () -> envStep);
-        actors.requireOutside(checkpointDir, "checkpoint directory");
+        parts.actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
@@ -317,29 +305,13 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** Writes {@code dir/agent_i/}, Hugging Face model directories. */
     @Override
     public void saveModel(Path dir) {
-        actors.saveAgents(agents, work, dir);
+        parts.actors.saveAgents(agents, work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     @Override
     public void close() {
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            closeModels(optimizers, reference);
-        }
-    }
-
-    private void closeModels(HeldAgents<AdamW> opts, ReferencePolicy refs) {
-        executor.close();
-        if (opts != null) {
-            opts.values().forEach(AdamW::close);
-        }
-        if (refs != null) {
-            refs.close();
-        }
-        actors.close();
-        work.close();
+        parts.close(); // the logger, then the optimizers, reference and agents (TrainerParts#close)
     }
 
     // ------------------------------------------------------------------ builder

@@ -84,7 +84,7 @@ final class MARLHFBackend {
         // critics: the builder's, else critic_model_name, else the first actor's model (reference §7.3)
         if (stage.get(TrainerSettings.CRITIC_MODEL) == null && stage.get(TrainerSettings.CRITICS) == null) {
             Object criticModel = args.criticModelName() != null ? args.criticModelName()
-                    : firstActorSource(b.agentSource(), b.agents());
+                    : firstActorSource(b.agentSource(), b.get(TrainerSettings.AGENTS));
             stage = stage.with(TrainerSettings.CRITIC_MODEL, criticModel);
         }
         ActorCriticTrainerBase.Builder<? extends ActorCriticTrainerBase> inner = algorithm == RlAlgorithm.IAC

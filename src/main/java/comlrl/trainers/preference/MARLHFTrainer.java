@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.trainers.common.TrainerSettings;
 import comlrl.data.Stateful;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
@@ -95,19 +96,19 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
 
     private MARLHFTrainer(Builder b) {
         super(b, "MARLHFConfig");
-        if (b.rewardFunc() == null) {
+        if (settings.get(TrainerSettings.REWARD_FUNC) == null) {
             throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
                     + "labels the preference pairs and scores evaluation");
         }
-        if (b.trainDataset() == null) {
+        if (settings.get(TrainerSettings.TRAIN_DATASET) == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
         this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
-        this.rewardSource = rewardModelSource(args, b.agentSource(), b.agents());
-        this.dtype = b.dtype();
-        this.outerExtension = b.checkpointExtension();
+        this.rewardSource = rewardModelSource(args, b.agentSource(), settings.get(TrainerSettings.AGENTS));
+        this.dtype = settings.get(TrainerSettings.DTYPE);
+        this.outerExtension = settings.get(TrainerSettings.CHECKPOINT_EXTENSION);
         Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
         if (requested != null && requested.isCuda() && requested.index() >= Engine.cudaDeviceCount()) {
             throw new IllegalArgumentException("reward_model_device is \"" + args.rewardModelDevice() + "\" (default "
@@ -115,18 +116,21 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                     + "reward_model_device: cpu, or null for the agents' device");
         }
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
-        RewardProcessor processor = b.rewardProcessor() == null ? RewardProcessors.identity() : b.rewardProcessor();
+        RewardProcessor processor = settings.rewardProcessor();
         // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
-        Formatters formatters = Formatters.fromArgument(b.formatters(), numAgents);
-        RewardFunction taskReward = b.rewardFunc();
-        RewardFunction evalReward = b.evalRewardFunc() != null ? b.evalRewardFunc() : b.rewardFunc();
-        RewardProcessor evalProcessor = b.evalRewardProcessor() != null ? b.evalRewardProcessor() : processor;
+        Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
+        RewardFunction taskReward = settings.get(TrainerSettings.REWARD_FUNC);
+        RewardFunction evalReward = java.util.Objects.requireNonNullElse(settings.get(TrainerSettings.EVAL_REWARD_FUNC),
+                taskReward);
+        RewardProcessor evalProcessor = java.util.Objects.requireNonNullElse(
+                settings.get(TrainerSettings.EVAL_REWARD_PROCESSOR), processor);
         RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
         b.requireTaskData();
-        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents, b.distributed());
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents,
+                settings.get(TrainerSettings.DISTRIBUTED));
         this.logger = b.stageLogger(b.runName, work.isMain());
         logger.labelReward("reward (learned)"); // the RL stage's training reward is the reward model's score
-        this.progress = b.verbose() && work.isMain() ? console : null;
+        this.progress = settings.get(TrainerSettings.VERBOSE) && work.isMain() ? console : null;
         Trainer inner = null;
         AgentExecutor exec = null;
         try {
@@ -142,7 +146,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                     p, args, args.preferenceNumCandidates()));
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
                     && policies.values().stream().map(p -> p.model().device()).distinct().count() == numAgents);
-            PromptEncoder encoder = new PromptEncoder(b.chatTemplate(), b.systemPrompt());
+            PromptEncoder encoder = settings.promptEncoder();
             // the same collection labelled by the task reward (processed), or by the reward model (raw)
             this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, new JointRewarder(
                     taskReward, processor, numAgents, args.preferenceNumCandidates(), ALGORITHM_NAME,

@@ -45,14 +45,15 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
      * {@code agent_model} once per agent); {@code main} false on the other processes of a ddp run.
      */
     comlrl.trainers.common.MetricsLogger stageLogger(String algorithm, boolean main) {
-        List<?> described = agents() != null ? agents() : java.util.Collections.nCopies(args().numAgents(),
-                String.valueOf(agentModel()));
-        return metricsLogger(args().loggingSteps(), algorithm, trackedConfig(args().toMap(), described), main);
+        List<?> agents = get(TrainerSettings.AGENTS);
+        List<?> described = agents != null ? agents : java.util.Collections.nCopies(args().numAgents(),
+                String.valueOf(get(TrainerSettings.AGENT_MODEL)));
+        return settings().metricsLogger(args().loggingSteps(), algorithm, trackedConfig(args().toMap(), described), main);
     }
 
     /** {@code agent_model} when it is a model id or directory, else null. */
     String agentSource() {
-        return agentModel() instanceof String source ? source : null;
+        return get(TrainerSettings.AGENT_MODEL) instanceof String source ? source : null;
     }
 
     /**

@@ -40,9 +40,9 @@ abstract class PreferenceTrainer<C extends PreferenceConfig> implements Trainer 
     PreferenceTrainer(PreferenceBuilder<C, ?> b, String configName) {
         this.args = b.requireArgs(configName);
         this.settings = b.settings();
-        this.trainDataset = b.trainDataset();
-        this.console = b.console();
-        this.outputDir = b.outputDir();
+        this.trainDataset = settings.get(TrainerSettings.TRAIN_DATASET);
+        this.console = settings.console();
+        this.outputDir = settings.get(TrainerSettings.OUTPUT_DIR);
         this.hadFiles = hasFiles(outputDir);
     }
 

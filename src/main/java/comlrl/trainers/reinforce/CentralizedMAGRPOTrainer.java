@@ -90,14 +90,14 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
                 throw new IllegalArgumentException("centralized_adapter must be provided: a CentralizedAdapter with "
                         + "buildPrompt(item, agentPrompts) and parseCompletion(completion, item, numAgents)");
             }
-            if (rewardFunc() == null) {
+            if (get(TrainerSettings.REWARD_FUNC) == null) {
                 throw new IllegalArgumentException("reward_func must be provided (a RewardFunction)");
             }
-            if (externalTransition() != null) {
+            if (get(TrainerSettings.EXTERNAL_TRANSITION) != null) {
                 throw new IllegalArgumentException("Centralized MAGRPO is single-turn (num_turns=1): remove the "
                         + "external_transition");
             }
-            int roles = numAgents() != null ? numAgents() : args.numAgents();
+            int roles = java.util.Objects.requireNonNullElse(get(TrainerSettings.NUM_AGENTS), args.numAgents());
             if (roles != args.numAgents()) {
                 throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
                         + "args.num_agents (" + args.numAgents() + ")");

@@ -42,7 +42,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     private final String algorithmName;
     /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
     private final MAGRPOParts run;
-    private final HeldAgents<CausalLm> agents; // run.agents
+    private final HeldAgents<CausalLm> agents; // run.parts.agents
     private final MetricsLogger logger; // run.logger
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
@@ -57,15 +57,15 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.run = new MAGRPOParts(b, algorithmName);
         this.args = run.args;
         this.algorithmName = algorithmName;
-        this.agents = run.agents;
+        this.agents = run.parts.agents;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
-                run.work.isMain(), args.dynamicSampling());
+                run.parts.work.isMain(), args.dynamicSampling());
         this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
-                        agents.get(agent).model(), s, agents.get(agent).padId(), run.work));
-        this.progress = new EpochProgress(run.loop, run.checkpoint, run.actors, this::evaluate, this::trainItem,
+                run.parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
+                        agents.get(agent).model(), s, agents.get(agent).padId(), run.parts.work));
+        this.progress = new EpochProgress(run.loop, run.checkpoint, run.parts.actors, this::evaluate, this::trainItem,
                 this::flushAll);
     }
 
@@ -107,7 +107,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return run.generation.asList();
+        return run.parts.generation.asList();
     }
 
     /** Updates every agent from what its buffer still holds (end of an epoch); dynamic sampling's count starts afresh. */
@@ -145,17 +145,13 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     @Override
     public void saveModel(Path dir) {
-        run.actors.saveAgents(agents, run.work, dir);
+        run.parts.actors.saveAgents(agents, run.parts.work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
     @Override
     public void close() {
-        try {
-            logger.close(); // throws when a sink could not write (after the models are freed below)
-        } finally {
-            run.close();
-        }
+        run.close(); // the logger, then the models (TrainerParts#close)
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -356,9 +352,9 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             try {
                 if (oldLogprobs == null) {
-                    losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.work);
+                    losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.parts.work);
                 } else {
-                    clipped = MAGRPOLoss.accumulateClipped(model, kept, keptOld, args, pad, run.work);
+                    clipped = MAGRPOLoss.accumulateClipped(model, kept, keptOld, args, pad, run.parts.work);
                     losses = clipped.losses();
                 }
             } catch (MAGRPOLoss.NonFiniteException e) {
@@ -376,8 +372,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             return;
         }
-        if (run.work.splitsRows()) {
-            run.work.sumGradients(model); // the whole minibatch's gradient on every process
+        if (run.parts.work.splitsRows()) {
+            run.parts.work.sumGradients(model); // the whole minibatch's gradient on every process
         }
         if (!opt.gradientsFinite()) {
             opt.zeroGrad();
@@ -392,7 +388,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         if (run.gradientObserver != null) {
             run.gradientObserver.accept(agent, model);
         }
-        run.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+        run.parts.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());

@@ -1,0 +1,157 @@
+package comlrl.trainers.common;
+
+import comlrl.generation.CausalLm;
+import comlrl.generation.GenerationSettings;
+import comlrl.tensor.Device;
+import comlrl.utils.ParallelTraining;
+import comlrl.utils.TrainerConfig;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+/**
+ * What every trainer of agents (the MAGRPO family, IAC/MAAC, MADPO) assembles alike, in this order,
+ * once its process has joined the run ({@link RankWork}): the actors loaded from their sources on
+ * their devices ({@link AgentSet#loadActors}), the executor of per-agent work, each agent's generate
+ * settings, the frozen references (reference KL, or DPO's {@code frozen_initial}) when asked for, and
+ * the check that {@code output_dir} lies outside every loaded model. The trainer then adds its own
+ * parts ({@link #own}: optimizers, critics) and its metrics logger ({@link #openLogger}).
+ *
+ * <p>What is held is freed in one place: {@link #close()} stops the executor, closes the logger, then
+ * frees what was owned, newest first, the references, the actors loaded here (models passed in belong
+ * to the caller) and the process group. A trainer constructor that fails after these parts exist
+ * calls {@link #closeAfter} before rethrowing; a failure inside this constructor frees what it loaded.
+ */
+public final class TrainerParts implements AutoCloseable {
+    /**
+     * Where and how the actors load.
+     *
+     * @param sources per agent: a model id or directory, or a loaded model
+     * @param referenceDevices the references' devices, or null for no references
+     * @param args the config whose {@code generation_kwargs} each agent's generate settings resolve against
+     * @param generations the samples each agent draws per prompt (K)
+     */
+    public record Load(List<Object> sources, List<Device> devices, List<Device> referenceDevices, long seed,
+            ParallelTraining parallel, TrainerConfig args, int generations) {
+    }
+
+    public final TrainerSettings settings;
+    /** This process's share of a ddp run; one process does everything otherwise. */
+    public final RankWork work;
+    public final AgentSet actors;
+    /** The agents this process holds (all but in the agents split), with the tokenizers they use. */
+    public final HeldAgents<CausalLm> agents;
+    public final AgentExecutor executor;
+    /** Per agent: the generate settings of rollouts, resolved against the agent's generation config. */
+    public final HeldAgents<GenerationSettings.Resolved> generation;
+    /** Frozen copies of the agents as loaded, or null when none were asked for. */
+    public final ReferencePolicy references;
+    private final List<Object> sources;
+    private MetricsLogger logger;
+    /** What {@link #own} registered, newest first. */
+    private final Deque<Runnable> frees = new ArrayDeque<>();
+    private boolean closed;
+
+    /**
+     * Loads the actors of {@code load}, {@code tokenizers} giving the agents the tokenizers they use
+     * (identity: their own), then the rest of the common parts; frees what it loaded, and leaves the
+     * processes of {@code work}, when any of it fails.
+     */
+    public TrainerParts(TrainerSettings settings, RankWork work, Load load, UnaryOperator<HeldAgents<CausalLm>> tokenizers) {
+        this.settings = settings;
+        this.work = work;
+        this.sources = load.sources();
+        AgentSet loaded;
+        try {
+            loaded = AgentSet.loadActors(load.sources(), settings, load.devices(), load.seed(), work);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+        this.actors = loaded;
+        this.executor = AgentExecutor.create(load.sources().size(), AgentSet.runsInParallel(load.parallel(),
+                load.devices()));
+        try {
+            this.agents = tokenizers.apply(actors.held(work));
+            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, load.args(), load.generations()));
+            if (load.referenceDevices() != null) {
+                ReferencePolicy refs = new ReferencePolicy(agents.map(CausalLm::model), load.referenceDevices());
+                own(refs, ReferencePolicy::close);
+                this.references = refs;
+            } else {
+                this.references = null;
+            }
+            actors.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
+        } catch (RuntimeException | Error e) {
+            closeAfter(e);
+            throw e;
+        }
+    }
+
+    /** Registers {@code resource}, freed by {@code free} when these parts close (newest first); returns it. */
+    public <T> T own(T resource, Consumer<? super T> free) {
+        frees.push(() -> free.accept(resource));
+        return resource;
+    }
+
+    /** Takes {@code opened} as the trainer's metrics logger (closed with these parts) and records the generate settings in it. */
+    public MetricsLogger openLogger(MetricsLogger opened) {
+        this.logger = opened;
+        opened.recordGeneration(generation.asList());
+        return opened;
+    }
+
+    /**
+     * A tracker run's config ({@link TrainerBuilder#trackedConfig}) naming each agent this process
+     * holds by its loaded model's source, the others by their given source.
+     */
+    public Map<String, Object> trackedConfig(Map<String, Object> args) {
+        List<Object> described = new ArrayList<>(sources);
+        agents.indices().forEach(i -> described.set(i, agents.get(i)));
+        return TrainerBuilder.trackedConfig(args, described);
+    }
+
+    /** The epoch loop over {@code train_dataset}, logging into {@link #openLogger}'s logger; a progress bar on rank 0 when verbose. */
+    public EpochProgress.Loop loop(int evalInterval) {
+        return new EpochProgress.Loop(settings.get(TrainerSettings.TRAIN_DATASET),
+                settings.get(TrainerSettings.EVAL_DATASET) != null, evalInterval, settings.console(), logger,
+                settings.get(TrainerSettings.VERBOSE) && work.isMain());
+    }
+
+    /** Frees everything, as {@link #close()}, after {@code failure}; what freeing throws is added to it as suppressed. */
+    public void closeAfter(Throwable failure) {
+        try {
+            close();
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Stops the executor, closes the logger (which throws when a sink could not write, after the models
+     * are freed), frees what was owned, newest first, then the actors loaded here and the process group.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        executor.close();
+        try {
+            if (logger != null) {
+                logger.close();
+            }
+        } finally {
+            while (!frees.isEmpty()) {
+                frees.pop().run();
+            }
+            actors.close();
+            work.close();
+        }
+    }
+}
