@@ -286,10 +286,7 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
         }
         List<String> texts = new ArrayList<>(k);
         for (int j = 0; j < k; j++) {
-            TaskItem item = RewardFunctions.itemFor(batchItems, j, k);
-            for (int i = 0; i < agents; i++) {
-                item = item.with("completion_" + i, agentCompletions.get(i).get(j));
-            }
+            TaskItem item = jointItem(agentCompletions, batchItems, j, k);
             texts.add(template != null ? fill(template, item) : defaultText(item, agents));
         }
         return texts;
@@ -315,16 +312,22 @@ public final class RewardModelReward implements RewardFunction, AutoCloseable {
             }
             List<String> agentTexts = new ArrayList<>(k);
             for (int j = 0; j < k; j++) {
-                TaskItem item = RewardFunctions.itemFor(batchItems, j, k);
-                for (int a = 0; a < agents; a++) {
-                    item = item.with("completion_" + a, agentCompletions.get(a).get(j));
-                }
-                item = item.with("completion", agentCompletions.get(i).get(j));
+                TaskItem item = jointItem(agentCompletions, batchItems, j, k).with("completion",
+                        agentCompletions.get(i).get(j));
                 agentTexts.add(own != null ? fill(own, item) : defaultAgentText(item));
             }
             texts.add(agentTexts);
         }
         return texts;
+    }
+
+    /** Joint response j's task item with {@code {completion_i}} = agent i's completion, for every agent. */
+    private static TaskItem jointItem(List<List<String>> agentCompletions, List<TaskItem> batchItems, int j, int k) {
+        TaskItem item = RewardFunctions.itemFor(batchItems, j, k);
+        for (int i = 0; i < agentCompletions.size(); i++) {
+            item = item.with("completion_" + i, agentCompletions.get(i).get(j));
+        }
+        return item;
     }
 
     private static String defaultAgentText(TaskItem item) {

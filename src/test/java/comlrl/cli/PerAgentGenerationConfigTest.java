@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PerAgentGenerationConfigTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String RUN = String.join("\n",
+    /** A two-agent run on the built-in tiny model, without its args. */
+    static final String RUN = String.join("\n",
             "agent_model: builtin:tiny",
             "dataset: {train: 'builtin:length-ratio', test_size: 0.2}",
             "num_agents: 2",

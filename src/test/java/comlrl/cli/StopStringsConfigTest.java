@@ -30,12 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StopStringsConfigTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String RUN = String.join("\n",
-            "agent_model: builtin:tiny",
-            "dataset: {train: 'builtin:length-ratio', test_size: 0.2}",
-            "num_agents: 2",
-            "formatters: ['Short: {prompt}', 'Long: {prompt}']",
-            "reward: {type: length_ratio}", "");
+    private static final String RUN = PerAgentGenerationConfigTest.RUN;
 
     @TempDir
     Path dir;

@@ -207,14 +207,7 @@ class StopStringsTest {
                 LoraAdapter a0 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 1);
                 LoraAdapter a1 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 2);
                 LoraAdapter a2 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 3)) {
-            for (LoraAdapter a : List.of(a0, a1, a2)) {
-                try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(a.hashCode())) {
-                    List<Tensor> p = a.parameters();
-                    for (int k = 1; k < p.size(); k += 2) {
-                        p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
-                    }
-                }
-            }
+            TeamGeneratorTest.randomizeB(a0, a1, a2);
             List<LoraAdapter> adapters = List.of(a0, a1, a2);
             List<List<long[]>> prompts = List.of(List.of(new long[] {5, 6, 7, 8, 9}),
                     List.of(new long[] {10, 11}), List.of(new long[] {3, 4, 12}));

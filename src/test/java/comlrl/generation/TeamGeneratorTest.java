@@ -39,14 +39,7 @@ class TeamGeneratorTest {
                 LoraAdapter a0 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 1);
                 LoraAdapter a1 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 2);
                 LoraAdapter a2 = LoraAdapter.init(c, lora, DType.F32, Device.CPU, 3)) {
-            for (LoraAdapter a : List.of(a0, a1, a2)) { // trained adapters: each agent samples differently
-                try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(a.hashCode())) {
-                    List<Tensor> p = a.parameters();
-                    for (int k = 1; k < p.size(); k += 2) {
-                        p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
-                    }
-                }
-            }
+            randomizeB(a0, a1, a2); // trained adapters: each agent samples differently
             List<LoraAdapter> adapters = List.of(a0, a1, a2);
             List<List<long[]>> prompts = List.of(List.of(new long[] {5, 6, 7, 8, 9}),
                     List.of(new long[] {10, 11}), List.of(new long[] {3, 4, 12}));
@@ -74,6 +67,18 @@ class TeamGeneratorTest {
                     prompts.get(0)), cfg, new long[] {7, 7, 7});
             assertThat(Arrays.toString(same.get(0).get(0).get(0).logprobs()))
                     .isNotEqualTo(Arrays.toString(same.get(1).get(0).get(0).logprobs()));
+        }
+    }
+
+    /** Gives each adapter random B matrices (N(0, 0.2²), seeded by the adapter), as if trained. */
+    static void randomizeB(LoraAdapter... adapters) {
+        for (LoraAdapter a : adapters) {
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(a.hashCode())) {
+                List<Tensor> p = a.parameters();
+                for (int k = 1; k < p.size(); k += 2) {
+                    p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
+                }
+            }
         }
     }
 }
