@@ -44,8 +44,10 @@ import picocli.CommandLine.Option;
  * {@code bench}: times MAGRPO steps (generation, scoring forward+backward, AdamW) on a random model
  * of a named shape, optionally side by side with a plain PyTorch eager implementation of the same
  * step on the same weights ({@code bench/pytorch_step.py}), or with {@code --lora R} side by side
- * with the same team as LoRA agents on one shared frozen base (each configuration in a fresh JVM,
- * so that each one's peak resident memory is its own).
+ * with the same team as LoRA agents on one shared frozen base. Whenever two sides are compared, each
+ * measurement runs in a process of its own (our side in a fresh JVM, PyTorch in its interpreter),
+ * one after the other and alternating over {@code --rounds}: each side's peak resident memory is its
+ * own, and no side measures in a process that has just freed the other side's memory.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmark MAGRPO steps on a random model; --compare-pytorch runs the PyTorch baseline too, "
@@ -88,8 +90,8 @@ final class BenchCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--rounds", defaultValue = "3",
-            description = "with --compare-pytorch: alternate Java and PyTorch measurements this many times and take "
-                    + "the median of each, so that machine-load drift hits both alike (default ${DEFAULT-VALUE})")
+            description = "with --compare-pytorch: alternate the sides' measurements (each in a fresh process) this many "
+                    + "times and take the median of each, so that machine-load drift hits all alike (default ${DEFAULT-VALUE})")
     int rounds;
 
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
@@ -141,7 +143,10 @@ final class BenchCommand implements Callable<Integer> {
             + "AdamW state between the processes (distributed.zero_stage; default ${DEFAULT-VALUE})")
     int zeroStage;
 
-    /** With --lora: measure only this configuration ("full" or "lora") in this JVM (what each fresh JVM runs). */
+    /**
+     * Measure only this configuration in this JVM and print its JSON (what each fresh JVM of a comparison
+     * runs): "full" (the agents as full models) or, with --lora, "lora".
+     */
     @Option(names = "--lora-config", hidden = true)
     String loraConfig;
 
@@ -192,14 +197,16 @@ final class BenchCommand implements Callable<Integer> {
                 System.out.print(json ? new ObjectMapper().writeValueAsString(rows) + "\n" : DdpBench.table(rows, settings));
                 return 0;
             }
-            if (loraSettings != null) {
-                if (loraConfig == null) {
-                    compareLora(dir, k, loraSettings);
-                } else {
-                    try (JavaBench bench = new JavaBench(dir, type, dev, loraConfig.equals("lora") ? loraSettings : null)) {
-                        System.out.println(new ObjectMapper().writeValueAsString(bench.measure()));
-                    }
+            if (loraConfig != null) { // one side of a comparison, in its own JVM
+                try (JavaBench bench = new JavaBench(dir, type, dev, loraConfig.equals("lora") ? loraSettings : null)) {
+                    Map<String, Object> m = bench.measure();
+                    m.put("parameters", bench.parameterCount());
+                    System.out.println(new ObjectMapper().writeValueAsString(m));
                 }
+                return 0;
+            }
+            if (loraSettings != null) {
+                compareLora(dir, k, loraSettings);
                 return 0;
             }
             Map<String, Object> java;
@@ -213,25 +220,21 @@ final class BenchCommand implements Callable<Integer> {
                     java = bench.measure();
                 }
             } else {
-                // each round runs PyTorch first, then loads the agents afresh and frees them again: each
-                // side has the machine's memory to itself (two 0.5B agents do not fit twice in 24 GiB)
+                // each round runs every PyTorch side, then ours, each in a fresh process of its own: each
+                // side has the machine's memory to itself (two 0.5B agents do not fit twice in 24 GiB) and
+                // none measures in a process that has just freed a large heap (slow to touch again here)
                 List<Map<String, Object>> javaRounds = new ArrayList<>();
                 Map<String, List<Map<String, Object>>> torchRounds = new LinkedHashMap<>();
-                long count = 0;
                 for (int r = 0; r < Math.max(1, rounds); r++) {
                     for (PytorchBaselines.Baseline b : PytorchBaselines.select(dtype, pytorchBaselines)) {
                         torchRounds.computeIfAbsent(b.name(), n -> new ArrayList<>())
                                 .add(PytorchBaselines.run(b, dir, stepArgs(k), k, python));
                     }
-                    try (JavaBench bench = new JavaBench(dir, type, dev)) {
-                        count = bench.parameterCount();
-                        javaRounds.add(bench.measure());
-                    }
-                    Engine.releaseFreeMemory();
+                    javaRounds.add(freshJvm(dir, k, "full"));
                 }
-                parameters = count;
-                java = medianOfRounds(javaRounds);
-                torchRounds.forEach((name, results) -> torches.put(name, medianOfRounds(results)));
+                parameters = (long) num(javaRounds.get(0), "parameters");
+                java = medianOfRounds(javaRounds, RESULT_KEYS);
+                torchRounds.forEach((name, results) -> torches.put(name, medianOfRounds(results, RESULT_KEYS)));
                 torch = torches.values().iterator().next();
             }
             if (roofline) { // after the measurements: its 2 GiB of test tensors must not count in their peak memory
@@ -266,8 +269,8 @@ final class BenchCommand implements Callable<Integer> {
     /** The adapters' settings of {@code --lora R} (alpha 2R, no dropout), or null without it. */
     private LoraConfig loraSettings() {
         if (lora == null) {
-            if (loraConfig != null) {
-                throw new IllegalArgumentException("--lora-config needs --lora R");
+            if ("lora".equals(loraConfig)) {
+                throw new IllegalArgumentException("--lora-config lora needs --lora R");
             }
             if (loraOnly) {
                 throw new IllegalArgumentException("--lora-only needs --lora R");
@@ -285,25 +288,44 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
+     * One measurement of {@code config} ("full" or "lora") in a fresh JVM on the model in {@code dir}:
+     * this JVM's command with the same step options, printing the measurement's JSON.
+     */
+    private Map<String, Object> freshJvm(Path dir, int k, String config) throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of("bench", "--shape", shape, "--arch", arch, "--device", device,
+                "--model-dir", dir.toString(), "--lora-config", config));
+        if (lora != null) {
+            args.addAll(List.of("--lora", "" + lora, "--lora-targets", String.join(",", loraTargets)));
+        }
+        args.addAll(stepArgs(k));
+        if (gradientCheckpointing) {
+            args.add("--gradient-checkpointing");
+        }
+        List<String> cmd = new ArrayList<>(javaCommand());
+        cmd.addAll(args);
+        return runForJson(new ProcessBuilder(cmd), "The " + config + " agents' JVM (" + String.join(" ", args) + ")",
+                "(exit 137 is a kill, usually for memory: fewer --agents or a smaller --shape)");
+    }
+
+    /**
      * {@code --lora}: measures the full agents (not with {@code --lora-only}), then the LoRA agents, each
-     * in a fresh JVM on the same model directory, and reports both with the LoRA/full ratios and the goals.
+     * in a fresh JVM on the same model directory, and with {@code --compare-pytorch} PyTorch + peft after
+     * them; with {@code --compare-pytorch} this alternates {@code --rounds} times and reports the medians.
+     * Reports the LoRA/full ratios and the goals.
      */
     private void compareLora(Path dir, int k, LoraConfig settings) throws IOException, InterruptedException {
-        Map<String, Map<String, Object>> configs = new LinkedHashMap<>();
-        for (String config : loraOnly ? List.of("lora") : List.of("full", "lora")) {
-            List<String> args = new ArrayList<>(List.of("bench", "--shape", shape, "--arch", arch, "--device", device,
-                    "--model-dir", dir.toString(), "--lora", "" + lora, "--lora-targets", String.join(",", loraTargets),
-                    "--lora-config", config));
-            args.addAll(stepArgs(k));
-            if (gradientCheckpointing) {
-                args.add("--gradient-checkpointing");
+        Map<String, List<Map<String, Object>>> byConfig = new LinkedHashMap<>();
+        List<Map<String, Object>> peftRounds = new ArrayList<>();
+        for (int r = 0; r < (comparePytorch ? Math.max(1, rounds) : 1); r++) {
+            for (String config : loraOnly ? List.of("lora") : List.of("full", "lora")) {
+                byConfig.computeIfAbsent(config, c -> new ArrayList<>()).add(freshJvm(dir, k, config));
             }
-            List<String> cmd = new ArrayList<>(javaCommand());
-            cmd.addAll(args);
-            configs.put(config, runForJson(new ProcessBuilder(cmd), "The " + config + " agents' JVM ("
-                    + String.join(" ", args) + ")", "(exit 137 is a kill, usually for memory: fewer --agents or a "
-                    + "smaller --shape)"));
+            if (comparePytorch) { // after both JVMs, so that each side has the machine's memory to itself
+                peftRounds.add(PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets), dir, stepArgs(k), k, python));
+            }
         }
+        Map<String, Map<String, Object>> configs = new LinkedHashMap<>();
+        byConfig.forEach((config, results) -> configs.put(config, medianOfRounds(results, LORA_KEYS)));
         Map<String, Object> full = configs.get("full");
         Map<String, Object> team = configs.get("lora");
         Map<String, Object> out = new LinkedHashMap<>();
@@ -325,8 +347,8 @@ final class BenchCommand implements Callable<Integer> {
             out.put("ratios", ratios(team, full, LORA_KEYS));
         }
         Map<String, Object> peft = null;
-        if (comparePytorch) { // after both JVMs, so that each side has the machine's memory to itself
-            peft = PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets), dir, stepArgs(k), k, python);
+        if (comparePytorch) {
+            peft = medianOfRounds(peftRounds, PEFT_KEYS);
             out.put("pytorch_peft", peft);
             out.put("ratios_vs_peft", ratios(team, peft, PEFT_KEYS));
         }
@@ -601,6 +623,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("peak_rss_mib", peakRssMib());
             m.put("host_syncs_per_token", syncsPerToken);
             m.put("others_cpu_share", load.othersShareUntil(CpuSample.now()));
+            m.put("pid", ProcessHandle.current().pid());
             if (loraConfig != null) {
                 m.put("trainable_parameters", lms.get(0).model().parameters().stream().mapToLong(Tensor::numel).sum());
                 m.putAll(stateMib());
@@ -688,10 +711,10 @@ final class BenchCommand implements Callable<Integer> {
         return tensors.stream().mapToDouble(t -> (double) t.numel() * t.dtype().byteSize()).sum();
     }
 
-    /** The first round's fields, with each timed key replaced by its median over the rounds. */
-    static Map<String, Object> medianOfRounds(List<Map<String, Object>> rounds) {
+    /** The first round's fields, with each of {@code keys} replaced by its median over the rounds. */
+    static Map<String, Object> medianOfRounds(List<Map<String, Object>> rounds, List<String> keys) {
         Map<String, Object> out = new LinkedHashMap<>(rounds.get(0));
-        for (String key : RESULT_KEYS) {
+        for (String key : keys) {
             out.put(key, median(rounds.stream().map(r -> num(r, key)).toList()));
         }
         out.put("rounds", rounds.size());
@@ -744,6 +767,10 @@ final class BenchCommand implements Callable<Integer> {
         torches.forEach((name, t) -> System.out.printf(Locale.ROOT, "pytorch %s: torch %s (BLAS %s, oneDNN %s), %s "
                 + "thread(s); %s%n", name, t.get("torch_version"), t.get("blas"), t.get("onednn"), t.get("threads"),
                 t.get("baseline_what")));
+        if (!torches.isEmpty()) {
+            System.out.printf(Locale.ROOT, "medians of %s rounds, each side in a fresh process; peak resident = its VmHWM%n",
+                    java.get("rounds"));
+        }
         String[][] rows = {{"gen_tokens_per_s", "generation tokens/s"}, {"prefill_ms", "prefill ms (per agent)"},
             {"score_ms", "scoring fwd+bwd ms (per agent)"}, {"optim_ms", "optimizer ms (per agent)"},
             {"step_ms", "whole step ms"}, {"peak_rss_mib", "peak resident MiB"}};

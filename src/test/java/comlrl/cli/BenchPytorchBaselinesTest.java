@@ -43,7 +43,7 @@ class BenchPytorchBaselinesTest {
     @Test
     void bfloat16RunsThePlainFusedAndAutocastBaselinesAndKeepsRatiosAgainstPlain() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2", "--prompt-len",
-                "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "1", "--dtype", "bfloat16",
+                "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "2", "--dtype", "bfloat16",
                 "--compare-pytorch", "--python", python(), "--json");
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode o = JSON.readTree(r.out().trim());
@@ -56,6 +56,11 @@ class BenchPytorchBaselinesTest {
         assertThat(b.get("fused").get("bf16").asText()).isEqualTo("weights");
         assertThat(b.get("autocast").get("bf16").asText()).isEqualTo("autocast");
         assertThat(o.get("pytorch").get("baseline").asText()).isEqualTo("plain");
+        // our side measured in a JVM of its own, not in the one that ran the PyTorch processes
+        assertThat(o.get("pid").asLong()).isNotEqualTo(ProcessHandle.current().pid());
+        assertThat(o.get("rounds").asInt()).isEqualTo(2);
+        assertThat(b.get("fused").get("rounds").asInt()).isEqualTo(2);
+        assertThat(o.get("parameters").asLong()).isPositive();
         assertThat(o.get("ratios")).isEqualTo(o.get("ratios_by_baseline").get("plain"));
         for (String name : new String[] {"plain", "fused", "autocast"}) {
             double ratio = o.get("ratios_by_baseline").get(name).get("step_ms").asDouble();
@@ -69,14 +74,17 @@ class BenchPytorchBaselinesTest {
     @Test
     void loraAddsPeftWithTheSameAdapters() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "2", "--generations", "2",
-                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--compare-pytorch",
-                "--python", python(), "--json");
+                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "2",
+                "--compare-pytorch", "--python", python(), "--json");
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode o = JSON.readTree(r.out().trim());
         JsonNode peft = o.get("pytorch_peft");
         assertThat(peft.get("impl").asText()).isEqualTo("pytorch+peft");
         assertThat(peft.get("agents").asInt()).isEqualTo(2);
         assertThat(peft.get("adamw").asText()).isEqualTo("fused");
+        for (JsonNode side : new JsonNode[] {peft, o.get("lora"), o.get("full")}) { // alternated, medians of both
+            assertThat(side.get("rounds").asInt()).isEqualTo(2);
+        }
         assertThat(peft.get("trainable_parameters").asLong()).isEqualTo(o.get("lora").get("trainable_parameters").asLong());
         for (String key : BenchCommand.PEFT_KEYS) {
             assertThat(o.get("ratios_vs_peft").get(key).asDouble()).as(key)
