@@ -5,6 +5,6 @@
  * {@code bin/comlrl launch} does), the wire of values between processes ({@link comlrl.distributed.Codec},
  * {@link comlrl.distributed.Codecs}, {@link comlrl.distributed.Exchange}) and the optimizer state
  * sharded over them ({@link comlrl.distributed.ShardedAdamW}, ZeRO stage 1). The trainers reach these
- * through {@code comlrl.trainers.common.RankWork}; nothing here depends on the trainers.
+ * through {@code comlrl.distributed.RankWork}; nothing here depends on the trainers.
  */
 package comlrl.distributed;

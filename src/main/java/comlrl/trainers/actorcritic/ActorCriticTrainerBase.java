@@ -1,20 +1,21 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.HeldAgents;
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.generation.GenerationSettings;
 import comlrl.rl.Stats;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
-import comlrl.trainers.common.EvalSamples;
+import comlrl.logging.EvalSamples;
 import comlrl.trainers.common.JointRewarder;
-import comlrl.trainers.common.MetricsLogger;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
+import comlrl.logging.MetricsLogger;
+import comlrl.distributed.RankWork;
+import comlrl.generation.SeedStream;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;

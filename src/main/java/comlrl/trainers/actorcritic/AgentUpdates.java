@@ -1,11 +1,11 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.RankWork;
+import comlrl.generation.SeedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

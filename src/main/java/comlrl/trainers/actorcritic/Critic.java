@@ -1,14 +1,15 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
-import comlrl.trainers.common.AgentExecutor;
+import comlrl.distributed.AgentExecutor;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.List;

@@ -7,7 +7,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;

@@ -11,7 +11,7 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.logging;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
