@@ -2,10 +2,10 @@ package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.generation.GenerationSettings;
+import comlrl.logging.RunRecord;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.Algorithms;
-import comlrl.logging.RunRecord;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import java.nio.file.Files;

@@ -1,16 +1,16 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.generation.CausalLmWithValueHead;
-import comlrl.trainers.common.TrainerSettings;
+import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
-import comlrl.distributed.AgentExecutor;
 import comlrl.trainers.common.AgentSet;
-import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
