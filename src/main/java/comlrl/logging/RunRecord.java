@@ -43,17 +43,17 @@ import java.util.Map;
 public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, Dataset eval, Integer evalRows,
         boolean report, List<GenerationSettings.Resolved> generation) {
     /** The file names in a run directory. */
-    public static final String CONFIG_FILE = "config.json";
-    public static final String SPLITS_FILE = "splits.json";
+    static final String CONFIG_FILE = "config.json";
+    static final String SPLITS_FILE = "splits.json";
 
     /** This record with each agent's generate settings, for {@code config.json}. */
-    public RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
+    RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
         return new RunRecord(config, seed, train, eval, evalRows, report,
                 settings == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(settings)));
     }
 
     /** Writes {@code config.json} (with each agent's generation settings once known) and {@code splits.json} into {@code dir}. */
-    public void writeStart(Path dir) {
+    void writeStart(Path dir) {
         Map<String, Object> resolved = new LinkedHashMap<>(config);
         resolved.put("output_dir", dir.toString());
         writeConfig(dir, resolved, generation, seed);
@@ -61,7 +61,7 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
     }
 
     /** Writes {@code run.json} into {@code dir}, and {@code report.html} when asked. */
-    public void writeEnd(Path dir, RunTimes times) {
+    void writeEnd(Path dir, RunTimes times) {
         times.write(dir);
         if (report) {
             HtmlReport.write(dir);
