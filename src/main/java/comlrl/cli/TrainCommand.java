@@ -2,10 +2,10 @@ package comlrl.cli;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.generation.GenerationSettings;
+import comlrl.logging.RunRecord;
 import comlrl.model.io.ModelDirs;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.Algorithms;
-import comlrl.trainers.common.RunRecord;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerBuilder;
 import java.nio.file.Files;
@@ -136,7 +136,7 @@ final class TrainCommand implements Callable<Integer> {
 
     /** Rank 0's {@code reward.rewardRange()} on every rank (null when it states none). */
     private static double[] statedRange(comlrl.distributed.DistributedContext processes, RewardFunction reward) {
-        double[] range = comlrl.trainers.common.RankWork.of(processes, comlrl.utils.DdpSplit.DATA, 1).onMain(
+        double[] range = comlrl.distributed.RankWork.of(processes, comlrl.utils.DdpSplit.DATA, 1).onMain(
                 "stating the reward's range", () -> reward.rewardRange() == null ? new double[0] : reward.rewardRange(),
                 comlrl.distributed.Codecs.DOUBLES);
         return range.length == 0 ? null : range;

@@ -267,7 +267,7 @@ class TensorBoardSinkTest {
                 closed[0] = true;
             }
         };
-        comlrl.trainers.common.MetricsLogger logger = new comlrl.trainers.common.MetricsLogger(dir, List.of(tb, after), 1, 0);
+        comlrl.logging.MetricsLogger logger = new comlrl.logging.MetricsLogger(dir, List.of(tb, after), 1, 0);
         logger.log(1, Map.of("loss", 1.0));
         assertThat(Files.readAllLines(dir.resolve("metrics.jsonl"))).hasSize(1); // the other sinks go on
         assertThatThrownBy(logger::close).hasMessageContaining(tb.file().toString());

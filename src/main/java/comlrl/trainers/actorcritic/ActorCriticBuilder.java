@@ -1,11 +1,11 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.tensor.DType;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.common.ConfiguredBuilder;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.List;
 import java.util.Map;

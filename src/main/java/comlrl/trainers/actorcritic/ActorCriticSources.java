@@ -1,6 +1,6 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.HeldAgents;
 import comlrl.generation.CausalLm;
 import comlrl.tensor.Device;
 import comlrl.tokenizer.Tokenizer;

@@ -1,11 +1,11 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
+import comlrl.generation.SeedStream;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -1,12 +1,13 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.HeldAgents;
 import comlrl.distributed.Codecs;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;

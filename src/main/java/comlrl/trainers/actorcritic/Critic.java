@@ -1,15 +1,16 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
-import comlrl.trainers.common.AgentExecutor;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,12 +1,12 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
+import comlrl.distributed.RankWork;
 import comlrl.generation.Completion;
+import comlrl.generation.SeedStream;
 import comlrl.rl.ReferenceKl;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -1,7 +1,7 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.RankWork;
 
 /**
  * Independent Actor-Critic (reference §5.5): every agent learns its own value function, on a separate

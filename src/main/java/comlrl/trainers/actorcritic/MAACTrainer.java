@@ -1,7 +1,7 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.RankWork;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,5 +1,6 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
@@ -7,7 +8,6 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import comlrl.trainers.common.RankWork;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;

@@ -1,8 +1,8 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.Codecs;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.HeldAgents;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 import comlrl.tensor.DType;

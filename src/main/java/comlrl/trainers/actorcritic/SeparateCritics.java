@@ -1,10 +1,11 @@
 package comlrl.trainers.actorcritic;
 
+import comlrl.distributed.HeldAgents;
 import comlrl.generation.CausalLm;
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.HeldAgents;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

@@ -1,6 +1,7 @@
 package comlrl.trainers.actorcritic;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
@@ -11,7 +12,6 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import comlrl.trainers.common.RankWork;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;

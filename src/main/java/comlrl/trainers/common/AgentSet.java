@@ -1,5 +1,7 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.model.io.ModelDirs;
 import comlrl.tensor.DType;

@@ -3,6 +3,7 @@ package comlrl.trainers.common;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.logging.ConsoleProgress;
+import comlrl.logging.MetricsLogger;
 import comlrl.rl.EvalSchedule;
 import java.io.PrintStream;
 import java.nio.file.Path;

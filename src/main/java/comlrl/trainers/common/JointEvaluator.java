@@ -2,8 +2,13 @@ package comlrl.trainers.common;
 
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.generation.PromptEncoder;
+import comlrl.generation.SeedStream;
+import comlrl.logging.EvalSamples;
 import comlrl.rl.JointMode;
 import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;

@@ -1,12 +1,17 @@
 package comlrl.trainers.common;
 
 import comlrl.data.TaskItem;
+import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
+import comlrl.generation.PromptEncoder;
 import comlrl.generation.SamplingConfig;
+import comlrl.generation.SeedStream;
 import comlrl.rl.JointMode;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;

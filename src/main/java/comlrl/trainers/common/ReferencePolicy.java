@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.HeldAgents;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.ReferenceKl;

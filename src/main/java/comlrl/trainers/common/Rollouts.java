@@ -1,7 +1,9 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.Generator;

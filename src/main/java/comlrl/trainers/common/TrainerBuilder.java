@@ -3,6 +3,7 @@ package comlrl.trainers.common;
 import comlrl.data.Dataset;
 import comlrl.data.TaskSet;
 import comlrl.logging.MetricSink;
+import comlrl.logging.MetricsLogger;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.DType;
 import comlrl.utils.Formatter;

@@ -1,7 +1,11 @@
 package comlrl.trainers.common;
 
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
+import comlrl.logging.MetricsLogger;
 import comlrl.tensor.Device;
 import comlrl.utils.ParallelTraining;
 import comlrl.utils.TrainerConfig;

@@ -4,7 +4,11 @@ import comlrl.data.Dataset;
 import comlrl.data.RequiredFields;
 import comlrl.data.TaskSet;
 import comlrl.distributed.DistributedContext;
+import comlrl.generation.CausalLm;
+import comlrl.generation.PromptEncoder;
 import comlrl.logging.MetricSink;
+import comlrl.logging.MetricsLogger;
+import comlrl.logging.RunRecord;
 import comlrl.model.LoraConfig;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.DType;
@@ -273,7 +277,7 @@ public final class TrainerSettings {
      * a stage logs into its parent's), else one writing {@code metrics.jsonl} in {@code output_dir}, the
      * {@code metric_sinks}, TensorBoard and a W&amp;B run named for {@code algorithm} recording
      * {@code runConfig} (a centralized actor's adds {@code num_roles} and {@code num_actor_models} = 1,
-     * reference §3.7), recording the run ({@link RunRecord#of}). A process other than rank 0 of a ddp
+     * reference §3.7), recording the run ({@link #runRecord}). A process other than rank 0 of a ddp
      * run ({@code main} false) gets one that writes nowhere but keeps the log gate, so every rank decides alike.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
@@ -303,9 +307,69 @@ public final class TrainerSettings {
         }
         MetricsLogger logger = new MetricsLogger(outputDir, all, loggingSteps, get(LOG_HISTORY_LIMIT));
         if (outputDir != null && get(RECORD_RUN)) {
-            logger.record(RunRecord.of(algorithm, runConfig, this));
+            logger.record(runRecord(algorithm, runConfig));
         }
         return logger;
+    }
+
+    /**
+     * The {@link RunRecord} of a trainer built from Java with these settings, named as the command line's
+     * {@code config.json} names them: {@code algorithm} (the config name of the reference name
+     * {@code algorithmName}), {@code num_agents}, the agents and critics, {@code lora} where given,
+     * {@code args} (the fields of {@code trackedConfig}, {@link TrainerBuilder#trackedConfig}) and {@code output_dir}.
+     */
+    RunRecord runRecord(String algorithmName, Map<String, ?> trackedConfig) {
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("algorithm", comlrl.trainers.Algorithms.byDisplayName(algorithmName)
+                .map(comlrl.trainers.Algorithms.Algorithm::configName).orElse(algorithmName));
+        Object numAgents = trackedConfig.get("num_agents");
+        config.put("num_agents", numAgents);
+        List<?> agents = get(AGENTS);
+        if (agents != null) {
+            config.put("agents", agents.stream().map(TrainerSettings::modelName).toList());
+        } else if (get(AGENT_MODEL) != null) {
+            config.put("agent_model", modelName(get(AGENT_MODEL)));
+        } else if (trackedConfig.get("model_name") != null) {
+            config.put("agents", trackedConfig.get("model_name") instanceof List<?> names ? names
+                    : List.of(trackedConfig.get("model_name")));
+        }
+        if (get(CRITICS) != null) {
+            config.put("critics", get(CRITICS).stream().map(TrainerSettings::modelName).toList());
+        } else if (get(CRITIC_MODEL) != null) {
+            config.put("critic_model", modelName(get(CRITIC_MODEL)));
+        }
+        putLora(config, "lora", get(LORA));
+        if (get(LORA_ADAPTERS) != null) {
+            config.put("lora_adapters", get(LORA_ADAPTERS).stream()
+                    .map(p -> p == null ? null : p.toString()).toList());
+        }
+        putLora(config, "critic_lora", get(CRITIC_LORA));
+        Map<String, Object> args = new LinkedHashMap<>(trackedConfig);
+        args.remove("model_name");
+        config.put("args", args);
+        Path outputDir = get(OUTPUT_DIR);
+        config.put("output_dir", outputDir == null ? null : outputDir.toString());
+        Object evalRows = trackedConfig.get("eval_num_samples");
+        return new RunRecord(config, trackedConfig.get("seed"), get(TRAIN_DATASET),
+                get(EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
+                get(REPORT), null);
+    }
+
+    /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
+    private static Object modelName(Object model) {
+        return model instanceof CausalLm lm ? lm.source() : model == null ? null : model.toString();
+    }
+
+    private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
+        if (lora != null) {
+            Map<String, Object> section = new LinkedHashMap<>();
+            section.put("r", lora.r());
+            section.put("alpha", lora.alpha());
+            section.put("dropout", lora.dropout());
+            section.put("target_modules", lora.targetModules());
+            section.put("use_rslora", lora.useRslora());
+            config.put(key, section);
+        }
     }
 
     @Override

@@ -2,9 +2,9 @@ package comlrl.trainers.preference;
 
 import comlrl.data.Stateful;
 import comlrl.logging.ConsoleProgress;
-import comlrl.trainers.common.MetricsLogger;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
+import comlrl.logging.MetricsLogger;
+import comlrl.distributed.RankWork;
+import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.reward.RewardFunction;

@@ -44,7 +44,7 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
      * DPO trainer): its tracked config names the agents as given ({@code agents}, else
      * {@code agent_model} once per agent); {@code main} false on the other processes of a ddp run.
      */
-    comlrl.trainers.common.MetricsLogger stageLogger(String algorithm, boolean main) {
+    comlrl.logging.MetricsLogger stageLogger(String algorithm, boolean main) {
         List<?> agents = get(TrainerSettings.AGENTS);
         List<?> described = agents != null ? agents : java.util.Collections.nCopies(args().numAgents(),
                 String.valueOf(get(TrainerSettings.AGENT_MODEL)));

@@ -2,8 +2,8 @@ package comlrl.trainers.preference;
 
 import comlrl.data.TaskSet;
 import comlrl.distributed.Codecs;
-import comlrl.trainers.common.MetricsLogger;
-import comlrl.trainers.common.RankWork;
+import comlrl.logging.MetricsLogger;
+import comlrl.distributed.RankWork;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.io.IOException;

@@ -2,9 +2,9 @@ package comlrl.trainers.reinforce;
 
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.HeldAgents;
-import comlrl.trainers.common.SeedStream;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.generation.SeedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -6,7 +6,7 @@ import comlrl.rl.Advantages;
 import comlrl.rl.ReferenceKl;
 import comlrl.rl.Stats;
 import comlrl.tensor.Scope;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;

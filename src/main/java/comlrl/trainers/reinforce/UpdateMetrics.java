@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import comlrl.trainers.common.MetricsLogger;
+import comlrl.logging.MetricsLogger;
 import java.io.PrintStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

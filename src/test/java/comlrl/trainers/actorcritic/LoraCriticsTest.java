@@ -8,6 +8,7 @@ import static comlrl.trainers.actorcritic.ActorCriticTrainerTest.tasks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.LoraAdapter;
 import comlrl.model.LoraConfig;
 import comlrl.trainers.TinyAgents;

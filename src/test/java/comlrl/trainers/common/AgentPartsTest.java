@@ -2,6 +2,8 @@ package comlrl.trainers.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.distributed.TwoRanks;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;

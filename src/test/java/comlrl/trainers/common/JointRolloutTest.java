@@ -3,10 +3,15 @@ package comlrl.trainers.common;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import comlrl.data.TaskItem;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.Generator;
+import comlrl.generation.PromptEncoder;
+import comlrl.generation.SeedStream;
 import comlrl.model.DecoderLm;
 import comlrl.reward.RewardFunction;
 import comlrl.rl.JointMode;

@@ -2,6 +2,8 @@ package comlrl.trainers.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;

@@ -3,6 +3,8 @@ package comlrl.trainers.common;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import comlrl.distributed.RankWork;
+import comlrl.logging.MetricsLogger;
 import comlrl.tensor.Device;
 import comlrl.trainers.TinyAgents;
 import comlrl.trainers.reinforce.MAGRPOConfig;

@@ -19,7 +19,7 @@ import comlrl.trainers.actorcritic.IACConfig;
 import comlrl.trainers.actorcritic.IACTrainer;
 import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.actorcritic.MAACTrainer;
-import comlrl.trainers.common.MetricsLogger;
+import comlrl.logging.MetricsLogger;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;

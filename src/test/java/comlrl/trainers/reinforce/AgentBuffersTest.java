@@ -2,10 +2,10 @@ package comlrl.trainers.reinforce;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import comlrl.trainers.common.AgentExecutor;
-import comlrl.trainers.common.HeldAgents;
-import comlrl.trainers.common.RankWork;
-import comlrl.trainers.common.SeedStream;
+import comlrl.distributed.AgentExecutor;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
+import comlrl.generation.SeedStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import comlrl.rl.TreeReturns;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.TinyAgents;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -8,7 +8,7 @@ import comlrl.generation.Scorer;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.TinyAgents;
-import comlrl.trainers.common.RankWork;
+import comlrl.distributed.RankWork;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;

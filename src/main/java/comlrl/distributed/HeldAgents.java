@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.distributed;
 
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;

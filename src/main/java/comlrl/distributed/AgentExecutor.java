@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.distributed;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,11 +1,9 @@
-package comlrl.trainers.common;
+package comlrl.logging;
 
 import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Dataset;
 import comlrl.data.TaskSet;
-import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
-import comlrl.model.LoraConfig;
 import comlrl.report.HtmlReport;
 import comlrl.report.RunTimes;
 import java.io.IOException;
@@ -45,77 +43,17 @@ import java.util.Map;
 public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, Dataset eval, Integer evalRows,
         boolean report, List<GenerationSettings.Resolved> generation) {
     /** The file names in a run directory. */
-    public static final String CONFIG_FILE = "config.json";
-    public static final String SPLITS_FILE = "splits.json";
-
-    /**
-     * The record of a trainer built from Java, named as the command line's {@code config.json} names
-     * them: {@code algorithm} (the config name of the reference name {@code algorithmName}),
-     * {@code num_agents}, the agents and critics, {@code lora} where given, {@code args} (the fields of
-     * {@code trackedConfig}, {@link TrainerBuilder#trackedConfig}) and {@code output_dir}.
-     */
-    public static RunRecord of(String algorithmName, Map<String, ?> trackedConfig, TrainerSettings settings) {
-        Map<String, Object> config = new LinkedHashMap<>();
-        config.put("algorithm", comlrl.trainers.Algorithms.byDisplayName(algorithmName)
-                .map(comlrl.trainers.Algorithms.Algorithm::configName).orElse(algorithmName));
-        Object numAgents = trackedConfig.get("num_agents");
-        config.put("num_agents", numAgents);
-        List<?> agents = settings.get(TrainerSettings.AGENTS);
-        if (agents != null) {
-            config.put("agents", agents.stream().map(RunRecord::modelName).toList());
-        } else if (settings.get(TrainerSettings.AGENT_MODEL) != null) {
-            config.put("agent_model", modelName(settings.get(TrainerSettings.AGENT_MODEL)));
-        } else if (trackedConfig.get("model_name") != null) {
-            config.put("agents", trackedConfig.get("model_name") instanceof List<?> names ? names
-                    : List.of(trackedConfig.get("model_name")));
-        }
-        if (settings.get(TrainerSettings.CRITICS) != null) {
-            config.put("critics", settings.get(TrainerSettings.CRITICS).stream().map(RunRecord::modelName).toList());
-        } else if (settings.get(TrainerSettings.CRITIC_MODEL) != null) {
-            config.put("critic_model", modelName(settings.get(TrainerSettings.CRITIC_MODEL)));
-        }
-        putLora(config, "lora", settings.get(TrainerSettings.LORA));
-        if (settings.get(TrainerSettings.LORA_ADAPTERS) != null) {
-            config.put("lora_adapters", settings.get(TrainerSettings.LORA_ADAPTERS).stream()
-                    .map(p -> p == null ? null : p.toString()).toList());
-        }
-        putLora(config, "critic_lora", settings.get(TrainerSettings.CRITIC_LORA));
-        Map<String, Object> args = new LinkedHashMap<>(trackedConfig);
-        args.remove("model_name");
-        config.put("args", args);
-        Path outputDir = settings.get(TrainerSettings.OUTPUT_DIR);
-        config.put("output_dir", outputDir == null ? null : outputDir.toString());
-        Object evalRows = trackedConfig.get("eval_num_samples");
-        return new RunRecord(config, trackedConfig.get("seed"), settings.get(TrainerSettings.TRAIN_DATASET),
-                settings.get(TrainerSettings.EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
-                settings.get(TrainerSettings.REPORT), null);
-    }
-
-    /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
-    private static Object modelName(Object model) {
-        return model instanceof CausalLm lm ? lm.source() : model == null ? null : model.toString();
-    }
-
-    private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
-        if (lora != null) {
-            Map<String, Object> section = new LinkedHashMap<>();
-            section.put("r", lora.r());
-            section.put("alpha", lora.alpha());
-            section.put("dropout", lora.dropout());
-            section.put("target_modules", lora.targetModules());
-            section.put("use_rslora", lora.useRslora());
-            config.put(key, section);
-        }
-    }
+    static final String CONFIG_FILE = "config.json";
+    static final String SPLITS_FILE = "splits.json";
 
     /** This record with each agent's generate settings, for {@code config.json}. */
-    public RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
+    RunRecord withGeneration(List<GenerationSettings.Resolved> settings) {
         return new RunRecord(config, seed, train, eval, evalRows, report,
                 settings == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(settings)));
     }
 
     /** Writes {@code config.json} (with each agent's generation settings once known) and {@code splits.json} into {@code dir}. */
-    public void writeStart(Path dir) {
+    void writeStart(Path dir) {
         Map<String, Object> resolved = new LinkedHashMap<>(config);
         resolved.put("output_dir", dir.toString());
         writeConfig(dir, resolved, generation, seed);
@@ -123,7 +61,7 @@ public record RunRecord(Map<String, Object> config, Object seed, TaskSet train, 
     }
 
     /** Writes {@code run.json} into {@code dir}, and {@code report.html} when asked. */
-    public void writeEnd(Path dir, RunTimes times) {
+    void writeEnd(Path dir, RunTimes times) {
         times.write(dir);
         if (report) {
             HtmlReport.write(dir);

@@ -1,9 +1,12 @@
-package comlrl.trainers.common;
+package comlrl.distributed;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.Codecs;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.distributed.TwoRanks;
 import comlrl.utils.DdpSplit;
 import java.util.ArrayList;

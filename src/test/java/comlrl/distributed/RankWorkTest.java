@@ -1,7 +1,8 @@
-package comlrl.trainers.common;
+package comlrl.distributed;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import comlrl.distributed.RankWork;
 import comlrl.tensor.Device;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;

@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.generation;
 
 import comlrl.generation.CausalLm;
 import java.util.ArrayList;

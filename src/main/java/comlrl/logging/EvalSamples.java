@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.logging;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -22,7 +22,7 @@ public final class EvalSamples {
     /** Items kept per evaluation. */
     public static final int KEPT = 4;
     /** The file, in the run directory. */
-    public static final String FILE = "eval_samples.jsonl";
+    static final String FILE = "eval_samples.jsonl";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private EvalSamples() {

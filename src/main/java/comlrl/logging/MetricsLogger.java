@@ -1,4 +1,4 @@
-package comlrl.trainers.common;
+package comlrl.logging;
 
 import comlrl.logging.JsonlMetricSink;
 import comlrl.logging.MetricSink;

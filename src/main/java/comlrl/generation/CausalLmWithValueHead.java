@@ -1,6 +1,5 @@
-package comlrl.trainers.actorcritic;
+package comlrl.generation;
 
-import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
 
 /**
