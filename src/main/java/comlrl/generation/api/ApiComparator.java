@@ -56,10 +56,9 @@ import java.util.concurrent.Executors;
  * it asked for is an error; extra ones are dropped.
  *
  * <p><b>Stop strings</b> (the agent's {@code stop_strings}, {@link Sampling#stop()}) go as
- * {@code stop_strings} (generic), {@code stop} (openai; the chat completions API takes at most
- * {@value ApiCodec#OPENAI_MAX_STOP}, so more are refused, naming the field, unless
- * {@code comparator_api_extra_body} sets {@code stop} itself, e.g. for a server that takes more) and
- * {@code stop_sequences} (anthropic). The Responses API has no such parameter: with openai_responses
+ * {@code stop_strings} (generic), {@code stop} (openai; the chat completions API takes at most 4,
+ * so more are refused, naming the field, unless {@code comparator_api_extra_body} sets {@code stop}
+ * itself, e.g. for a server that takes more) and {@code stop_sequences} (anthropic). The Responses API has no such parameter: with openai_responses
  * each completion is cut here before the first occurrence of any of the strings, as the chat API
  * would end it. OpenAI's and Anthropic's APIs leave the stop string out of the text, where a local
  * generation keeps the token that completes it; a generic server does as it does.
