@@ -51,6 +51,11 @@ final class GenerateCommand implements Callable<Integer> {
             + "e.g. repetition_penalty=1.1 (repeatable; 'null' switches one off)")
     List<String> generationKwargs = new java.util.ArrayList<>();
 
+    @Option(names = "--stop", paramLabel = "STRING", description = "end the completion once its decoded text contains "
+            + "STRING, the token that completes it kept (repeatable; transformers' stop_strings; not together with "
+            + "--generation stop_strings)")
+    List<String> stop = new java.util.ArrayList<>();
+
     @Option(names = "--seed", defaultValue = "0", description = "sampling seed (default ${DEFAULT-VALUE})")
     long seed;
 
@@ -80,6 +85,14 @@ final class GenerateCommand implements Callable<Integer> {
                     .readValue(kv.substring(eq + 1), Object.class));
         }
         GenerationSettings.requireKnown("--generation", passed.keySet());
+        if (!stop.isEmpty()) {
+            // one place sets the stop strings: a silent merge or override would hide which list ran
+            if (passed.containsKey("stop_strings")) {
+                throw new IllegalArgumentException("--stop and --generation stop_strings both set the stop strings: "
+                        + "give them all as --stop (repeatable), or all in --generation stop_strings=[...]");
+            }
+            passed.put("stop_strings", List.copyOf(stop));
+        }
         if (temperature != null) {
             passed.put("temperature", temperature);
         }

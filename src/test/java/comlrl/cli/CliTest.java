@@ -69,6 +69,43 @@ class CliTest {
     }
 
     /**
+     * {@code --stop}: greedy decoding on the tiny model continues 1,2,3 with "@�es@entSheckesu f…", tokens
+     * '@' '�' 'es' '@' 'ent' 'S' 'heck' 'esu' ' f' (read from runs with --max-new-tokens 5 to 9). "ckes"
+     * begins inside 'heck' and ends inside 'esu', so the completion keeps 8 tokens; of "zzz" and "Sheck",
+     * the second ends with 'heck': 7 tokens.
+     */
+    @Test
+    void generateStopsAtAStopStringGivenWithStop(@TempDir Path tmp) throws Exception {
+        Path model = tmp.resolve("tiny");
+        assertThat(run("init-model", "--out", model.toString()).code()).isZero();
+        List<String> greedy = List.of("generate", "--model", model.toString(), "--prompt-ids", "1,2,3", "--greedy",
+                "--max-new-tokens", "20", "--json");
+        JsonNode free = JSON.readTree(run(greedy.toArray(String[]::new)).out());
+        assertThat(free.get("text").asText()).startsWith("@\uFFFDes@entSheckesu f");
+        assertThat(free.get("finish_reason").asText()).isEqualTo("length");
+        record Case(List<String> flags, String text, int kept) {
+        }
+        for (Case c : List.of(new Case(List.of("--stop", "ckes"), "@\uFFFDes@entSheckesu", 8),
+                new Case(List.of("--stop", "zzz", "--stop", "Sheck"), "@\uFFFDes@entSheck", 7))) {
+            List<String> args = new java.util.ArrayList<>(greedy);
+            args.addAll(c.flags());
+            Result r = run(args.toArray(String[]::new));
+            assertThat(r.code()).as(r.err()).isZero();
+            JsonNode o = JSON.readTree(r.out());
+            assertThat(o.get("text").asText()).as("%s", c.flags()).isEqualTo(c.text());
+            assertThat(o.get("ids").size()).isEqualTo(c.kept());
+            for (int t = 0; t < c.kept(); t++) {
+                assertThat(o.get("ids").get(t)).isEqualTo(free.get("ids").get(t));
+            }
+            assertThat(o.get("finish_reason").asText()).isEqualTo("stop");
+        }
+        Result both = run("generate", "--model", model.toString(), "--prompt-ids", "1,2,3", "--greedy",
+                "--max-new-tokens", "2", "--stop", "x", "--generation", "stop_strings=[y]");
+        assertThat(both.code()).isEqualTo(1);
+        assertThat(both.err()).contains("--stop and --generation stop_strings both set the stop strings");
+    }
+
+    /**
      * {@code dir/run.yaml}: the tiny length-ratio MAGRPO job (one epoch of 6-token answers, seconds on
      * a CPU) writing into {@code dir/<outputDir>}, with {@code extraLines} added at the top level.
      */

@@ -23,6 +23,8 @@ final class ApiCodec {
     private static final List<String> FALLBACK_FIELDS = List.of("completions", "responses", "outputs", "choices");
     private static final List<String> TEXT_FIELDS = List.of("text", "content", "completion", "output");
     private static final int RESPONSE_EXCERPT = 200;
+    /** The most stop strings the OpenAI chat completions API's {@code stop} takes. */
+    static final int OPENAI_MAX_STOP = 4;
 
     private final ApiComparatorSettings settings;
     private final ObjectNode extraBody;
@@ -37,6 +39,7 @@ final class ApiCodec {
 
     /** The JSON body of one request for {@code n} completions (see the class docs). */
     ObjectNode payload(String prompt, int agentIndex, int n, Map<String, Object> batchItem, ApiComparator.Sampling s) {
+        checkStop(s.stop());
         ObjectNode body = JSON.createObjectNode();
         switch (settings.format()) {
             case GENERIC -> {
@@ -51,6 +54,7 @@ final class ApiCodec {
                 if (settings.model() != null) {
                     body.put("model", settings.model());
                 }
+                putStop(body, "stop_strings", s.stop());
             }
             case OPENAI_CHAT -> {
                 body.put("model", settings.model());
@@ -59,6 +63,7 @@ final class ApiCodec {
                 body.put("max_tokens", s.maxNewTokens());
                 body.put("temperature", s.temperature());
                 body.put("top_p", s.topP());
+                putStop(body, "stop", s.stop());
             }
             case ANTHROPIC -> {
                 body.put("model", settings.model());
@@ -66,6 +71,7 @@ final class ApiCodec {
                 body.set("messages", userMessage(prompt));
                 body.put("temperature", s.temperature());
                 body.put("top_p", s.topP());
+                putStop(body, "stop_sequences", s.stop());
             }
             case OPENAI_RESPONSES -> {
                 body.put("model", settings.model());
@@ -83,6 +89,45 @@ final class ApiCodec {
             }
         });
         return body;
+    }
+
+    /** {@code body[field] = stop} when there are stop strings. */
+    private static void putStop(ObjectNode body, String field, List<String> stop) {
+        if (!stop.isEmpty()) {
+            stop.forEach(body.putArray(field)::add);
+        }
+    }
+
+    /**
+     * Refuses more stop strings than the openai chat completions API's {@code stop} takes
+     * ({@value #OPENAI_MAX_STOP}), unless {@code comparator_api_extra_body} sets {@code stop} itself.
+     */
+    void checkStop(List<String> stop) {
+        if (settings.format() == ApiFormat.OPENAI_CHAT && stop.size() > OPENAI_MAX_STOP && !extraBody.has("stop")) {
+            throw new IllegalArgumentException(where() + ": stop_strings holds " + stop.size() + " strings " + stop
+                    + ", but the chat completions API's \"stop\" takes at most " + OPENAI_MAX_STOP + "; keep at most "
+                    + OPENAI_MAX_STOP + " for this agent, or, for a server that takes more, set \"stop\" in "
+                    + ApiComparatorSettings.EXTRA_BODY + " (null sends none)");
+        }
+    }
+
+    /**
+     * {@code text} up to the first occurrence of any of {@code stop} (the string left out, as the chat
+     * API ends a completion) for the openai_responses format, whose API takes no stop strings; else
+     * {@code text} unchanged.
+     */
+    String cutAtStop(String text, List<String> stop) {
+        if (settings.format() != ApiFormat.OPENAI_RESPONSES) {
+            return text;
+        }
+        int end = text.length();
+        for (String s : stop) {
+            int at = text.indexOf(s);
+            if (at >= 0) {
+                end = Math.min(end, at);
+            }
+        }
+        return text.substring(0, end);
     }
 
     private static ArrayNode userMessage(String prompt) {

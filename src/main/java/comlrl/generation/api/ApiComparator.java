@@ -35,15 +35,17 @@ import java.util.concurrent.Executors;
  * removing it):
  * <pre>
  * generic           {prompt, agent_idx, num_return_sequences: n, max_new_tokens, temperature, top_p,
- *                    top_k, batch_item, model (only when set), ...extra_body}
+ *                    top_k, batch_item, model (only when set), stop_strings (only when set), ...extra_body}
  *                   completions: the dotted comparator_api_response_field (e.g. data.outputs),
  *                    else the first of completions, responses, outputs, choices at the top;
  *                    a string is one completion; a list holds strings or objects whose text is
  *                    text, content, completion, output or message.content
  * openai            {model, messages: [{role: user, content: prompt}], n, max_tokens, temperature,
- *                    top_p, ...extra_body}            completions: choices[i].message.content
+ *                    top_p, stop (only when set), ...extra_body}
+ *                                                     completions: choices[i].message.content
  * anthropic         {model, max_tokens, messages: [{role: user, content: prompt}], temperature,
- *                    top_p, ...extra_body}, n = 1     completion: content[*].text of type "text", joined
+ *                    top_p, stop_sequences (only when set), ...extra_body}, n = 1
+ *                                                     completion: content[*].text of type "text", joined
  * openai_responses  {model, input: prompt, max_output_tokens, temperature, top_p, ...extra_body}, n = 1
  *                                                     completion: output_text, else output[*].content[*].text joined
  * </pre>
@@ -52,6 +54,14 @@ import java.util.concurrent.Executors;
  * rejects n &gt; 1), repeating requests until {@code numCandidates} are collected; anthropic and
  * openai_responses send one request per candidate. A request answered with fewer completions than
  * it asked for is an error; extra ones are dropped.
+ *
+ * <p><b>Stop strings</b> (the agent's {@code stop_strings}, {@link Sampling#stop()}) go as
+ * {@code stop_strings} (generic), {@code stop} (openai; the chat completions API takes at most 4,
+ * so more are refused, naming the field, unless {@code comparator_api_extra_body} sets {@code stop}
+ * itself, e.g. for a server that takes more) and {@code stop_sequences} (anthropic). The Responses API has no such parameter: with openai_responses
+ * each completion is cut here before the first occurrence of any of the strings, as the chat API
+ * would end it. OpenAI's and Anthropic's APIs leave the stop string out of the text, where a local
+ * generation keeps the token that completes it; a generic server does as it does.
  *
  * <p><b>Headers</b>: {@code Content-Type: application/json}; the key (see
  * {@link ApiComparatorSettings}) as {@code <comparator_api_key_header>: <prefix> <key>} (no space
@@ -101,13 +111,21 @@ public final class ApiComparator implements AutoCloseable {
      * @param temperature  >= 0
      * @param topP         nucleus mass, in (0, 1]
      * @param topK         top-k, sent by the generic format only; null = none; >= 0
+     * @param stop         stop strings (see the class docs); null or empty = none; each non-empty
      */
-    public record Sampling(int maxNewTokens, double temperature, double topP, Integer topK) {
+    public record Sampling(int maxNewTokens, double temperature, double topP, Integer topK, List<String> stop) {
         public Sampling {
             check(maxNewTokens >= 1, "max_new_tokens must be >= 1 (got " + maxNewTokens + ")");
             check(Double.isFinite(temperature) && temperature >= 0, "temperature must be >= 0 (got " + temperature + ")");
             check(topP > 0 && topP <= 1, "top_p must be in (0, 1] (got " + topP + ")");
             check(topK == null || topK >= 0, "top_k must be >= 0 or null (got " + topK + ")");
+            stop = stop == null ? List.of() : List.copyOf(stop);
+            check(stop.stream().noneMatch(String::isEmpty), "stop_strings must hold non-empty strings (got " + stop + ")");
+        }
+
+        /** Without stop strings. */
+        public Sampling(int maxNewTokens, double temperature, double topP, Integer topK) {
+            this(maxNewTokens, temperature, topP, topK, null);
         }
     }
 
@@ -174,6 +192,16 @@ public final class ApiComparator implements AutoCloseable {
         return settings;
     }
 
+    /**
+     * Refuses sampling settings this comparator's API cannot take (more stop strings than the chat
+     * completions API's {@code stop} holds), so a run can check them before any model loads.
+     *
+     * @throws IllegalArgumentException naming the field and the fix
+     */
+    public void check(Sampling sampling) {
+        codec.checkStop(sampling.stop());
+    }
+
     /** The most completions one request asks for (see the class docs). */
     int maxPerRequest() {
         return perRequest;
@@ -206,7 +234,7 @@ public final class ApiComparator implements AutoCloseable {
                         + "before it); if the server caps n, set " + ApiComparatorSettings.MAX_N_PER_REQUEST);
             }
             // a server that echoes the request's headers must not carry the key into the rollouts
-            received.subList(0, n).forEach(text -> completions.add(scrub(text)));
+            received.subList(0, n).forEach(text -> completions.add(scrub(codec.cutAtStop(text, sampling.stop()))));
         }
         return List.copyOf(completions);
     }

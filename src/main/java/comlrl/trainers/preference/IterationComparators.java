@@ -55,6 +55,15 @@ final class IterationComparators implements AutoCloseable {
         this.adapter = adapter != null ? adapter : new comlrl.trainers.reinforce.TaggedCentralizedAdapter();
         this.api = args.comparatorPolicy() == ComparatorPolicy.API
                 ? new ApiComparator(ApiComparatorSettings.fromMap(args.comparatorApiFields())) : null;
+        for (int i = 0; api != null && i < args.numAgents(); i++) {
+            api.check(apiSampling(i)); // e.g. more stop strings than the API takes
+        }
+    }
+
+    /** Agent i's sampling settings, sent to the API comparator (its stop_strings unset: none). */
+    private ApiComparator.Sampling apiSampling(int i) {
+        return new ApiComparator.Sampling(args.maxNewTokens(i), args.temperature(i), args.topP(i), args.topK(i),
+                args.stopStrings(i));
     }
 
     /**
@@ -175,8 +184,7 @@ final class IterationComparators implements AutoCloseable {
      * item's fields and the agent's sampling settings from this config (the service's own randomness is not ours to seed).
      */
     private ComparatorSource apiSource() {
-        java.util.function.IntFunction<ApiComparator.Sampling> sampling = i -> new ApiComparator.Sampling(
-                args.maxNewTokens(i), args.temperature(i), args.topP(i), args.topK(i)); // agent i's settings
+        java.util.function.IntFunction<ApiComparator.Sampling> sampling = this::apiSampling; // agent i's settings
         return new ComparatorSource() {
             @Override
             public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,

@@ -316,6 +316,72 @@ class ApiComparatorTest {
         assertThat(body.get("top_p").asDouble()).isEqualTo(0.9);
     }
 
+    // ------------------------------------------------------------------ stop strings
+
+    private static final Sampling STOPPING = new Sampling(64, 0.7, 0.9, 20, List.of("\n\n", "</answer>"));
+
+    /** One request of {@code format} with {@link #STOPPING}, answered by {@code reply}; its body. */
+    private JsonNode stopBody(ApiFormat format, String reply) {
+        replies = r -> Reply.ok(reply);
+        try (ApiComparator comparator = new ApiComparator(settings("/x").format(format).model("m").build())) {
+            comparator.generate(PROMPT, 0, 1, ITEM, STOPPING);
+        }
+        return requests.get(requests.size() - 1).json();
+    }
+
+    @Test
+    void stopStringsGoAsEachFormatsOwnFieldAndOnlyWhenSet() {
+        JsonNode expected = JSON.valueToTree(List.of("\n\n", "</answer>"));
+        assertThat(stopBody(ApiFormat.GENERIC, "{\"completions\": [\"a\"]}").get("stop_strings")).isEqualTo(expected);
+        assertThat(stopBody(ApiFormat.OPENAI_CHAT, json(Map.of("choices", List.of(Map.of("message", Map.of("content", "a"))))))
+                .get("stop")).isEqualTo(expected);
+        assertThat(stopBody(ApiFormat.ANTHROPIC, json(Map.of("content", List.of(Map.of("type", "text", "text", "a")))))
+                .get("stop_sequences")).isEqualTo(expected);
+        JsonNode responses = stopBody(ApiFormat.OPENAI_RESPONSES, "{\"output_text\": \"a\"}");
+        assertThat(responses.has("stop") || responses.has("stop_sequences") || responses.has("stop_strings")).isFalse();
+        // without stop strings no format sends the field (bodies as they were)
+        replies = r -> Reply.ok("{\"completions\": [\"a\"]}");
+        generate(settings("/g").build(), 1);
+        assertThat(requests.get(requests.size() - 1).json().has("stop_strings")).isFalse();
+    }
+
+    @Test
+    void openAiChatRefusesMoreThanFourStopStringsNamingTheFieldUnlessTheExtraBodySetsStop() {
+        Sampling five = new Sampling(64, 0.7, 0.9, null, List.of("a", "b", "c", "d", "e"));
+        replies = r -> Reply.ok(json(Map.of("choices", List.of(Map.of("message", Map.of("content", "x"))))));
+        try (ApiComparator comparator = new ApiComparator(settings("/v1/chat").format(ApiFormat.OPENAI_CHAT).model("m").build())) {
+            assertThatThrownBy(() -> comparator.check(five)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("stop_strings holds 5 strings [a, b, c, d, e]")
+                    .hasMessageContaining("\"stop\" takes at most 4").hasMessageContaining("comparator_api_extra_body");
+            assertThatThrownBy(() -> comparator.generate(PROMPT, 0, 1, ITEM, five))
+                    .hasMessageContaining("stop_strings holds 5 strings");
+            comparator.check(new Sampling(64, 0.7, 0.9, null, List.of("a", "b", "c", "d"))); // four are taken
+        }
+        assertThat(requests).isEmpty();
+        try (ApiComparator comparator = new ApiComparator(settings("/v1/chat").format(ApiFormat.OPENAI_CHAT).model("m")
+                .extraBody(Map.of("stop", List.of("a", "b", "c", "d", "e", "f"))).build())) {
+            assertThat(comparator.generate(PROMPT, 0, 1, ITEM, five)).containsExactly("x");
+        }
+        assertThat(requests.get(0).json().get("stop")).hasSize(6);
+    }
+
+    @Test
+    void openAiResponsesCutsEachCompletionBeforeTheFirstStopString() {
+        // first: "</answer>" at 3 comes before "\n\n" at 13, so cut at 3, the string left out as the chat API
+        // does; third: "\n\n" at 1 before "</answer>" at 4
+        replies = inTurn(Reply.ok("{\"output_text\": \"abc</answer>d\\n\\ne\"}"), Reply.ok("{\"output_text\": \"no stop\"}"),
+                Reply.ok("{\"output_text\": \"x\\n\\ny</answer>\"}"));
+        try (ApiComparator comparator = new ApiComparator(settings("/r").format(ApiFormat.OPENAI_RESPONSES).model("m").build())) {
+            assertThat(comparator.generate(PROMPT, 0, 3, ITEM, STOPPING)).containsExactly("abc", "no stop", "x");
+            assertThat(comparator.generate(PROMPT, 0, 1, ITEM, SAMPLING)).containsExactly("x\n\ny</answer>");
+        }
+        // the other formats leave the cutting to the API: a generic server's text is taken as it comes
+        replies = r -> Reply.ok("{\"completions\": [\"abc</answer>d\"]}");
+        try (ApiComparator comparator = new ApiComparator(settings("/g").build())) {
+            assertThat(comparator.generate(PROMPT, 0, 1, ITEM, STOPPING)).containsExactly("abc</answer>d");
+        }
+    }
+
     // ------------------------------------------------------------------ reading the generic response
 
     @Test
