@@ -88,6 +88,19 @@ public abstract class FieldTableConfig implements TrainerConfig {
         return null;
     }
 
+    /**
+     * The placement rules of {@code agent_devices} under {@code parallel_training} (the MA-REINFORCE
+     * family's and the preference configs'): ddp places every model itself, mp needs one device per agent.
+     */
+    protected final void checkAgentPlacement() {
+        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
+                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove "
+                + "agent_devices (got " + agentDevices() + ")" : null);
+        check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
+                + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
+                + "use parallel_training=\"none\"" : null);
+    }
+
     /** Fails with "{@code <ConfigType>: <problem>.}" when {@code problem} is not null. */
     protected final void check(String problem) {
         if (problem != null) {

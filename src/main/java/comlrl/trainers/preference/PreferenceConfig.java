@@ -5,7 +5,6 @@ import comlrl.rl.JointMode;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import comlrl.utils.FieldTableConfig;
-import comlrl.utils.ParallelTraining;
 import java.util.List;
 import java.util.Map;
 
@@ -30,12 +29,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
-                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices"
-                : null);
-        check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
-                + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
-                + "use parallel_training=\"none\"" : null);
+        checkAgentPlacement();
         int actors = actorCount();
         List<String> references = referenceDevices();
         check(usesReferenceModels() && references != null && references.size() != 1 && references.size() != actors
