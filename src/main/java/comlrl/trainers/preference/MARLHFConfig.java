@@ -2,24 +2,17 @@ package comlrl.trainers.preference;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
-import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.utils.ConfigField;
 import comlrl.utils.TrainerFields;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
- * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
- * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
- * fields our MAGRPOConfig adds, and the MAGRPO family's update rules ({@code loss_type},
- * {@code scale_rewards}, {@code mask_truncated_completions}, {@code dynamic_sampling},
- * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}) and clipped surrogate
- * ({@code rl_num_iterations}, which is the stage's {@code num_iterations}, {@code epsilon},
- * {@code epsilon_high}, {@code importance_sampling_level}), which a MAGRPO-family
- * RL stage takes as they are (a set {@code scale_rewards} decides over the default
- * {@code advantage_normalization: true}) and an IAC/MAAC backend rejects when set. Immutable and validated when built; each field's meaning is declared
- * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
+ * Training configuration of multi-agent RLHF (reference §7.3): the fields of
+ * {@link PreferenceFields#MARLHF} (MADPO's, the reward model's, {@code rl_algorithm}, the critics'
+ * of IAC/MAAC backends, ours, and the MAGRPO family's update rules
+ * {@link PreferenceFields#RL_STAGE_RULES}, which a MAGRPO-family stage takes as they are and an
+ * IAC/MAAC one rejects when set). Immutable and validated when built.
  *
  * <pre>{@code
  * MARLHFConfig config = MARLHFConfig.builder()

@@ -203,14 +203,9 @@ final class PreferenceCollector {
     }
 
     /**
-     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2), as replay records:
-     * per item the agents sample {@code preference_num_candidates} current candidates and the
-     * comparator {@code comparatorCount}; both are scored by the task reward and its processor;
-     * candidate k of each side is paired with candidate k of the other ({@link PairSelection#aligned}, the
-     * higher processed reward wins, ties dropped) for k below both counts. With
-     * {@code skip_nonfinite_samples}, an index where either side's reward is not finite is dropped.
-     * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
-     * the pair order.
+     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2, {@link IterativeTrainer}),
+     * as replay records; an index where either side's reward is not finite is dropped. Seeds per item:
+     * one per agent (current), one per agent from {@code comparatorSeeds}, one for the pair order.
      *
      * @param selection the iterative config's {@code pair_selection}
      * @param limit its {@code preference_pairs_per_sample} (null for every pair)
