@@ -45,6 +45,10 @@ import java.util.Objects;
  * <p>Every such config has the {@link TrainerFields} whose builder setters live here and whose
  * getters are {@link TrainerConfig}'s; a config documents a getter of its own where the field is
  * its own.
+ *
+ * <p>Where every such config differs from the reference: {@code eval_num_samples} must be ≥ 1 (§14
+ * item 11), and each field's range (learning rates, sampling settings, {@code max_new_tokens},
+ * {@code discount}, …) is checked when the config is built rather than failing later in training.
  */
 public abstract class FieldTableConfig implements TrainerConfig {
     private final String configTypeName;

@@ -18,11 +18,8 @@ import java.util.Map;
  * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
  * {@code i mod W}, which samples, scores and steps it. Defaults: {@code docs/CONFIG.md}.
  *
- * <p>Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
- * {@code joint_mode} must be aligned when the config is built (the reference fails later, when
- * generating preference candidates); the learning rate, {@code temperature}, {@code top_p},
- * {@code top_k}, {@code max_new_tokens} and {@code discount} are range-checked here rather than
- * failing later in training.
+ * <p>Where we differ from the reference: as every {@link FieldTableConfig}, and {@code joint_mode}
+ * must be aligned when the config is built (the reference fails later, generating candidates).
  */
 public abstract sealed class PreferenceConfig extends FieldTableConfig permits MADPOConfig, MARLHFConfig,
         IterativePreferenceConfig {

@@ -49,9 +49,8 @@ import java.util.function.Function;
  * have every field's meaning and default). With non-negative rewards the default
  * {@code early_termination_threshold} of −0.2 stops multi-turn training after the first turn unless
  * raised or set to null. AdamW keeps PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay
- * 0.01), with no schedule and no clipping. Where we differ from the reference: {@code eval_num_samples}
- * must be ≥ 1 (§14 item 11); sampling settings, {@code agent_learning_rate} and {@code discount} are
- * range-checked here; {@code scale_rewards} (ours, TRL's name) is one setting with
+ * 0.01), with no schedule and no clipping. Where we differ from the reference: as every
+ * {@link FieldTableConfig}; {@code scale_rewards} (ours, TRL's name) is one setting with
  * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected.
  */
 public interface MAGRPOConfig extends TrainerConfig {
