@@ -34,15 +34,6 @@ final class MARLHFBackend {
 
     /** What the stage trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
     record Rewards(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters) {
-        /** The agents' formatters as the backend's builder takes them. */
-        List<comlrl.utils.Formatter> formatterList(int count) {
-            List<comlrl.utils.Formatter> out = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                int agent = i;
-                out.add(item -> formatters.format(agent, item));
-            }
-            return out;
-        }
     }
 
     /**
@@ -54,7 +45,7 @@ final class MARLHFBackend {
     static Trainer build(MARLHFConfig args, MARLHFTrainer.Builder b, int numAgents, RankWork work, MetricsLogger logger,
             Rewards backend, TrainerCheckpoint.Extension extension) {
         RlAlgorithm algorithm = args.rlAlgorithm();
-        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatterList(numAgents))
+        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatters().asList())
                 .with(TrainerSettings.NUM_AGENTS, numAgents)
                 .with(TrainerSettings.REWARD_FUNC, backend.learned())
                 .with(TrainerSettings.REWARD_PROCESSOR, RewardProcessors.identity())
