@@ -45,6 +45,10 @@ import java.util.Objects;
  * <p>Every such config has the {@link TrainerFields} whose builder setters live here and whose
  * getters are {@link TrainerConfig}'s; a config documents a getter of its own where the field is
  * its own.
+ *
+ * <p>Where every such config differs from the reference: {@code eval_num_samples} must be ≥ 1 (§14
+ * item 11), and each field's range (learning rates, sampling settings, {@code max_new_tokens},
+ * {@code discount}, …) is checked when the config is built rather than failing later in training.
  */
 public abstract class FieldTableConfig implements TrainerConfig {
     private final String configTypeName;
@@ -86,6 +90,19 @@ public abstract class FieldTableConfig implements TrainerConfig {
                     + numAgents + ": give one value per agent, or one value for every agent";
         }
         return null;
+    }
+
+    /**
+     * The placement rules of {@code agent_devices} under {@code parallel_training} (the MA-REINFORCE
+     * family's and the preference configs'): ddp places every model itself, mp needs one device per agent.
+     */
+    protected final void checkAgentPlacement() {
+        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
+                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove "
+                + "agent_devices (got " + agentDevices() + ")" : null);
+        check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
+                + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
+                + "use parallel_training=\"none\"" : null);
     }
 
     /** Fails with "{@code <ConfigType>: <problem>.}" when {@code problem} is not null. */

@@ -4,13 +4,7 @@ import comlrl.utils.TrainerConfig;
 
 /** What the DPO configs ({@link MADPOConfig}, {@link MADPOIterConfig}) have that the RLHF ones do not. */
 interface DpoConfig extends TrainerConfig {
-    /**
-     * {@code dpo_reference} (default "none"): what each agent's log-ratio Δ is measured against.
-     * {@link DpoReference#NONE} is the reference's reference-free loss,
-     * {@code Δ = log π(w) − log π(l)}; {@link DpoReference#FROZEN_INITIAL} is standard DPO against a
-     * frozen copy of the agent's initial policy (placed by {@code reference_devices}),
-     * {@code Δ = (log π(w) − log π_ref(w)) − (log π(l) − log π_ref(l))}. Not in the reference.
-     */
+    /** {@code dpo_reference}: what each agent's log-ratio Δ is measured against ({@link DpoReference}). */
     default DpoReference dpoReference() {
         return get(PreferenceFields.DPO_REFERENCE);
     }

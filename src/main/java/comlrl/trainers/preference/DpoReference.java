@@ -6,11 +6,8 @@ import comlrl.utils.ConfigNames;
  * reference, whose MADPO loss is reference-free (§7.2, §14 item 7).
  */
 public enum DpoReference {
-    /**
-     * Reference-free, as the reference: {@code Δ = log π(w | x) − log π(l | x)}. Config: "none"
-     * (the default; null means it too).
-     */
-    NONE("none") {
+    /** Reference-free, as the reference: {@code Δ = log π(w | x) − log π(l | x)}. The default. */
+    NONE {
         @Override
         public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
             return policyWinner - policyLoser;
@@ -20,9 +17,8 @@ public enum DpoReference {
      * Standard DPO against a frozen copy of the agent's initial policy π_ref:
      * {@code Δ = (log π(w | x) − log π_ref(w | x)) − (log π(l | x) − log π_ref(l | x))}. π_ref never
      * changes, so its log-probabilities are constants of each pair (computed once).
-     * Config: "frozen_initial".
      */
-    FROZEN_INITIAL("frozen_initial") {
+    FROZEN_INITIAL {
         @Override
         public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
             double winnerLogRatio = policyWinner - referenceWinner;
@@ -30,12 +26,6 @@ public enum DpoReference {
             return winnerLogRatio - loserLogRatio;
         }
     };
-
-    private final String configName;
-
-    DpoReference(String configName) {
-        this.configName = configName;
-    }
 
     /**
      * Δ of one agent and one pair from its sequence log-probabilities (sums over the completion
@@ -51,7 +41,7 @@ public enum DpoReference {
 
     /** The config spelling: "none" or "frozen_initial". */
     public String configName() {
-        return configName;
+        return name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /**
@@ -67,6 +57,6 @@ public enum DpoReference {
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

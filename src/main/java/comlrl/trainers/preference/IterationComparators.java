@@ -129,8 +129,7 @@ final class IterationComparators implements AutoCloseable {
      * Centralized comparator generation (reference §7.4, §7.5): agent
      * {@code comparator_centralized_agent_index} of {@code perAgent} answers the adapter's joint prompt
      * {@code build_prompt(item, [formatter_i(item)])} {@code n} times; each completion is split by
-     * {@code parse_completion} into the N roles' outputs (exactly N; a completion the adapter cannot
-     * parse gives N empty outputs).
+     * {@code parse_completion} into the N roles' outputs ({@link comlrl.trainers.reinforce.Centralization#splitRoles}).
      */
     private ComparatorSource centralized(ComparatorSource perAgent) {
         int j = args.comparatorCentralizedAgentIndex();
@@ -143,28 +142,11 @@ final class IterationComparators implements AutoCloseable {
                     return java.util.Collections.nCopies(roles, null);
                 }
                 String prompt = adapter.buildPrompt(item, List.copyOf(promptTexts));
-                List<String> joint = perAgent.generateOne(j, item, prompt, n, seeds[j]);
-                List<List<String>> out = new ArrayList<>();
-                for (int r = 0; r < roles; r++) {
-                    out.add(new ArrayList<>());
-                }
-                for (String completion : joint) {
-                    List<String> parts;
-                    try {
-                        parts = adapter.parseCompletion(completion, item, roles);
-                    } catch (RuntimeException e) {
-                        parts = java.util.Collections.nCopies(roles, "");
-                    }
-                    if (parts == null || parts.size() != roles) {
-                        throw new IllegalArgumentException("the centralized adapter split a comparator completion into "
-                                + (parts == null ? "null" : parts.size() + " parts") + "; it must return exactly " + roles
-                                + " strings (one per role)");
-                    }
-                    for (int r = 0; r < roles; r++) {
-                        out.get(r).add(parts.get(r));
-                    }
-                }
-                return out;
+                List<List<String>> split = perAgent.generateOne(j, item, prompt, n, seeds[j]).stream()
+                        .map(c -> comlrl.trainers.reinforce.CentralizedMAGRPOTrainer.splitRoles(adapter, c, item, roles))
+                        .toList(); // [n][roles]
+                return java.util.stream.IntStream.range(0, roles)
+                        .mapToObj(r -> split.stream().map(parts -> parts.get(r)).toList()).toList();
             }
 
             @Override

@@ -66,7 +66,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return get(PreferenceFields.NUM_ITERATIONS);
     }
 
-    /** {@code preference_replay_mode}: see {@link ReplayMode}. */
     public ReplayMode preferenceReplayMode() {
         return get(PreferenceFields.PREFERENCE_REPLAY_MODE);
     }
@@ -87,17 +86,14 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return get(PreferenceFields.PREFERENCE_REPLAY_DIR);
     }
 
-    /** {@code log_reward_distribution}: see {@link RewardDistribution}. */
     public boolean logRewardDistribution() {
         return get(PreferenceFields.LOG_REWARD_DISTRIBUTION);
     }
 
-    /** {@code policy_checkpoint_dir}; also written (under the output directory) for the history comparator. */
     public String policyCheckpointDir() {
         return get(PreferenceFields.POLICY_CHECKPOINT_DIR);
     }
 
-    /** {@code comparator_policy}: see {@link ComparatorPolicy}. */
     public ComparatorPolicy comparatorPolicy() {
         return get(PreferenceFields.COMPARATOR_POLICY);
     }
@@ -163,7 +159,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
             return put(PreferenceFields.NUM_ITERATIONS, numIterations);
         }
 
-        /** "current", "nearest_k", "all_history" or "lambda_decay" (or an alias); null = "current". */
         public B preferenceReplayMode(String mode) {
             return put(PreferenceFields.PREFERENCE_REPLAY_MODE, ReplayMode.parse(mode));
         }
@@ -176,12 +171,10 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
             return put(PreferenceFields.POLICY_CHECKPOINT_DIR, dir);
         }
 
-        /** "current", "current_copy", "model", "history" or "api" (or an alias); null = "current". */
         public B comparatorPolicy(String policy) {
             return put(PreferenceFields.COMPARATOR_POLICY, ComparatorPolicy.parse(policy));
         }
 
-        /** "decentralized" or "centralized". */
         public B comparatorGenerationMode(String mode) {
             return put(PreferenceFields.COMPARATOR_GENERATION_MODE, CollaborationMode.parse(mode));
         }

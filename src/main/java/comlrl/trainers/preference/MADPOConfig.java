@@ -50,7 +50,6 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
             super("MADPOConfig", "MADPO", PreferenceFields.MADPO, PreferenceFields.MADPO_HINTS);
         }
 
-        /** Null = NONE. */
         public Builder dpoReference(DpoReference dpoReference) {
             return put(PreferenceFields.DPO_REFERENCE, dpoReference == null ? DpoReference.NONE : dpoReference);
         }

@@ -44,9 +44,7 @@ import java.util.function.UnaryOperator;
  * </ol>
  * Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen}); {@code env_step}
  * advances by {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
- * Each batch logs, per agent i, {@code agent_i/dpo_loss} and TRL's implicit-reward health metrics
- * {@code agent_i/rewards/chosen|rejected|accuracies|margins} ({@link PreferenceMetrics.DpoRewards},
- * from the log-probabilities before the batch's steps), and {@code dpo_loss}, the agents' mean.
+ * Each batch logs {@link MADPOStep}'s metrics (per-agent DPO losses and TRL's implicit-reward metrics).
  */
 public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** The reference's algorithm name. */
@@ -290,10 +288,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         return metrics;
     }
 
-    /**
-     * Restores a checkpoint of a MADPO run. When the output directory had files before this trainer
-     * was built, outputs from here on go to a fresh {@code resume-<checkpoint>} subdirectory.
-     */
+    /** Restores a checkpoint of a MADPO run (outputs move as {@link PreferenceTrainer} says). */
     @Override
     public void resumeFrom(Path checkpointPath) {
         relocateOutput(checkpointPath);

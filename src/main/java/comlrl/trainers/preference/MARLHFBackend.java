@@ -34,15 +34,6 @@ final class MARLHFBackend {
 
     /** What the stage trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
     record Rewards(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters) {
-        /** The agents' formatters as the backend's builder takes them. */
-        List<comlrl.utils.Formatter> formatterList(int count) {
-            List<comlrl.utils.Formatter> out = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                int agent = i;
-                out.add(item -> formatters.format(agent, item));
-            }
-            return out;
-        }
     }
 
     /**
@@ -54,7 +45,7 @@ final class MARLHFBackend {
     static Trainer build(MARLHFConfig args, MARLHFTrainer.Builder b, int numAgents, RankWork work, MetricsLogger logger,
             Rewards backend, TrainerCheckpoint.Extension extension) {
         RlAlgorithm algorithm = args.rlAlgorithm();
-        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatterList(numAgents))
+        TrainerSettings stage = b.settings().with(TrainerSettings.FORMATTERS, backend.formatters().asList())
                 .with(TrainerSettings.NUM_AGENTS, numAgents)
                 .with(TrainerSettings.REWARD_FUNC, backend.learned())
                 .with(TrainerSettings.REWARD_PROCESSOR, RewardProcessors.identity())
@@ -100,25 +91,19 @@ final class MARLHFBackend {
     /**
      * Centralized collaboration's metrics callback (§7.5 {@code wrap_metrics_callback}): each rollout
      * of the one actor becomes one sample per role, with the role's prompt ({@code formatter_r(item)})
-     * and its part of the completion ({@code parse_completion}; "" when it cannot be parsed).
+     * and its part of the completion ({@link comlrl.trainers.reinforce.Centralization#splitRoles}).
      */
     static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
             comlrl.trainers.reinforce.Centralization centralized) {
-        comlrl.trainers.reinforce.CentralizedAdapter adapter = centralized.adapter();
         Formatters perRole = centralized.roleFormatters();
         int roles = centralized.roles();
         return rollouts -> {
             List<comlrl.trainers.actorcritic.RolloutSample> expanded = new ArrayList<>();
             for (comlrl.trainers.actorcritic.RolloutSample r : rollouts) {
-                List<String> parts;
-                try {
-                    parts = adapter.parseCompletion(r.completion(), r.item(), roles);
-                } catch (RuntimeException e) {
-                    parts = java.util.Collections.nCopies(roles, "");
-                }
+                List<String> parts = centralized.splitRoles(r.completion(), r.item());
                 for (int role = 0; role < roles; role++) {
                     expanded.add(new comlrl.trainers.actorcritic.RolloutSample(role, perRole.format(role, r.item()),
-                            role < parts.size() ? parts.get(role) : "", r.fullInputIds(), r.promptLen(), r.responseLen(),
+                            parts.get(role), r.fullInputIds(), r.promptLen(), r.responseLen(),
                             r.oldLogprob(), r.oldValue(), r.reward(), r.returns(), r.advantage(), r.normalizedAdvantage(),
                             r.turnIdx(), r.referenceKl(), r.referenceKlPenalty(), r.valueTarget(), r.generationIdx(),
                             r.jointInputIds(), r.item()));

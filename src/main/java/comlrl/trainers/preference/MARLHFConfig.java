@@ -2,24 +2,17 @@ package comlrl.trainers.preference;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
-import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.utils.ConfigField;
 import comlrl.utils.TrainerFields;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Training configuration of multi-agent RLHF (reference §7.3): MADPO's fields (the preference
- * dataset is built as MADPO builds it, with the task reward), the joint reward model's fields, the
- * online RL backend ({@code rl_algorithm}) and, for IAC/MAAC backends, the critic's fields; plus the
- * fields our MAGRPOConfig adds, and the MAGRPO family's update rules ({@code loss_type},
- * {@code scale_rewards}, {@code mask_truncated_completions}, {@code dynamic_sampling},
- * {@code dynamic_sampling_max_draws}: {@link MAGRPOConfig#updateRuleFields()}) and clipped surrogate
- * ({@code rl_num_iterations}, which is the stage's {@code num_iterations}, {@code epsilon},
- * {@code epsilon_high}, {@code importance_sampling_level}), which a MAGRPO-family
- * RL stage takes as they are (a set {@code scale_rewards} decides over the default
- * {@code advantage_normalization: true}) and an IAC/MAAC backend rejects when set. Immutable and validated when built; each field's meaning is declared
- * once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
+ * Training configuration of multi-agent RLHF (reference §7.3): the fields of
+ * {@link PreferenceFields#MARLHF} (MADPO's, the reward model's, {@code rl_algorithm}, the critics'
+ * of IAC/MAAC backends, ours, and the MAGRPO family's update rules
+ * {@link PreferenceFields#RL_STAGE_RULES}, which a MAGRPO-family stage takes as they are and an
+ * IAC/MAAC one rejects when set). Immutable and validated when built.
  *
  * <pre>{@code
  * MARLHFConfig config = MARLHFConfig.builder()
@@ -93,7 +86,6 @@ public final class MARLHFConfig extends PreferenceConfig {
         return field == PreferenceFields.OPTIONAL_ADVANTAGE_MODE ? advantageMode() : super.resolved(field);
     }
 
-    /** {@code rl_algorithm}: see {@link RlAlgorithm}. */
     public RlAlgorithm rlAlgorithm() {
         return get(PreferenceFields.RL_ALGORITHM);
     }
@@ -103,7 +95,6 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(PreferenceFields.NUM_GENERATIONS);
     }
 
-    /** {@code rl_num_iterations}: the MAGRPO-family RL stage's {@code num_iterations} (μ). */
     public int rlNumIterations() {
         return get(PreferenceFields.RL_NUM_ITERATIONS);
     }
@@ -145,7 +136,6 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(PreferenceFields.CRITIC_LEARNING_RATE);
     }
 
-    /** {@code critic_devices}; with {@code parallel_training="mp"} unset means the agents' devices. */
     public List<String> criticDevices() {
         return get(TrainerFields.CRITIC_DEVICES);
     }
@@ -180,12 +170,10 @@ public final class MARLHFConfig extends PreferenceConfig {
             super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);
         }
 
-        /** Null = MAGRPO. */
         public Builder rlAlgorithm(RlAlgorithm rlAlgorithm) {
             return put(PreferenceFields.RL_ALGORITHM, rlAlgorithm == null ? RlAlgorithm.MAGRPO : rlAlgorithm);
         }
 
-        /** "magrpo", "mareinforce" (or "mareforce"), "maremax", "marloo", "maac" or "iac"; null = "magrpo". */
         public Builder rlAlgorithm(String rlAlgorithm) {
             return put(PreferenceFields.RL_ALGORITHM, RlAlgorithm.parse(rlAlgorithm));
         }
@@ -194,12 +182,10 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(PreferenceFields.NUM_GENERATIONS, numGenerations);
         }
 
-        /** Null = the first agent's source. */
         public Builder rewardModelName(String rewardModelName) {
             return put(PreferenceFields.REWARD_MODEL_NAME, rewardModelName);
         }
 
-        /** Null = the trainer's device. */
         public Builder rewardModelDevice(String rewardModelDevice) {
             return put(PreferenceFields.REWARD_MODEL_DEVICE, rewardModelDevice);
         }
@@ -216,7 +202,6 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(PreferenceFields.REWARD_TRAIN_BATCH_SIZE, rewardTrainBatchSize);
         }
 
-        /** Null = no truncation. */
         public Builder rewardMaxLength(Integer rewardMaxLength) {
             return put(PreferenceFields.REWARD_MAX_LENGTH, rewardMaxLength);
         }
@@ -225,22 +210,18 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(PreferenceFields.REWARD_FREEZE_BACKBONE, rewardFreezeBackbone);
         }
 
-        /** Null = the first agent's source. */
         public Builder criticModelName(String criticModelName) {
             return put(PreferenceFields.CRITIC_MODEL_NAME, criticModelName);
         }
 
-        /** Null = the agent learning rate. */
         public Builder criticLearningRate(Double criticLearningRate) {
             return put(PreferenceFields.CRITIC_LEARNING_RATE, criticLearningRate);
         }
 
-        /** One device per critic, or one for all; null = with the agents. */
         public Builder criticDevices(List<String> criticDevices) {
             return put(TrainerFields.CRITIC_DEVICES, copy(criticDevices));
         }
 
-        /** The same device for every critic. */
         public Builder criticDevices(String device) {
             return put(TrainerFields.CRITIC_DEVICES, device == null ? null : List.of(device));
         }
@@ -249,12 +230,10 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(TrainerFields.USE_SEPARATE_CRITIC, useSeparateCritic);
         }
 
-        /** Null = V. */
         public Builder criticType(CriticType criticType) {
             return put(CriticType.CONFIG_FIELD, criticType == null ? CriticType.V : criticType);
         }
 
-        /** "v" or "q" (any case); null = "v". */
         public Builder criticType(String criticType) {
             return put(CriticType.CONFIG_FIELD, CriticType.parse(criticType));
         }
@@ -263,17 +242,14 @@ public final class MARLHFConfig extends PreferenceConfig {
             return put(TrainerFields.VALUE_LOSS_COEF, valueLossCoef);
         }
 
-        /** Null disables value clipping. */
         public Builder valueClipRange(Double valueClipRange) {
             return put(TrainerFields.VALUE_CLIP_RANGE, valueClipRange);
         }
 
-        /** Null or 0 = one linear layer. */
         public Builder criticValueHeadHiddenDim(Integer hiddenDim) {
             return put(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }
 
-        /** Null or 0 = one linear layer. */
         public Builder valueHeadHiddenDim(Integer hiddenDim) {
             return put(TrainerFields.VALUE_HEAD_HIDDEN_DIM, hiddenDim);
         }

@@ -64,12 +64,10 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
         return out;
     }
 
-    /** {@code preference_scoring_reward} (default "task"): see {@link PreferenceScoringReward}. */
     public PreferenceScoringReward preferenceScoringReward() {
         return get(PreferenceFields.PREFERENCE_SCORING_REWARD);
     }
 
-    /** {@code rl_algorithm}: see {@link MARLHFConfig#rlAlgorithm()}. */
     public RlAlgorithm rlAlgorithm() {
         return marlhf.rlAlgorithm();
     }
@@ -90,7 +88,6 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
             super("MARLHFIterConfig", "MARLHFIter", PreferenceFields.MARLHF_ITER, PreferenceFields.MARLHF_HINTS);
         }
 
-        /** "task" or "reward_model"; null = "task". */
         public Builder preferenceScoringReward(String value) {
             return put(PreferenceFields.PREFERENCE_SCORING_REWARD, PreferenceScoringReward.parse(value));
         }

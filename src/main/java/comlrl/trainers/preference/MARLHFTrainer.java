@@ -96,13 +96,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
 
     private MARLHFTrainer(Builder b) {
         super(b, "MARLHFConfig");
-        if (settings.get(TrainerSettings.REWARD_FUNC) == null) {
-            throw new IllegalArgumentException("reward_func must be provided (a RewardFunction): the task reward "
-                    + "labels the preference pairs and scores evaluation");
-        }
-        if (settings.get(TrainerSettings.TRAIN_DATASET) == null) {
-            throw new IllegalArgumentException("train_dataset must be provided");
-        }
+        b.requireRewardAndTrainData(); // the task reward labels the preference pairs and scores evaluation
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
         this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
@@ -335,11 +329,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         }
     }
 
-    /**
-     * Restores a checkpoint of a MARLHF run: the backend's state, the preference set, the reward
-     * model and its optimizer, the stage. When the output directory had files before this trainer
-     * was built, outputs from here on go to a fresh {@code resume-<checkpoint>} subdirectory.
-     */
+    /** Restores the backend's state and this run's (the preference set, reward model, stage); see {@link PreferenceTrainer}. */
     @Override
     public void resumeFrom(Path checkpoint) {
         relocateOutput(checkpoint);

@@ -23,42 +23,28 @@ import java.util.function.ToDoubleFunction;
  * </pre>
  */
 public enum PairSelection {
-    /**
-     * Largest reward gap {@code r_i − r_j} first. The sort is stable, so pairs with equal gaps keep
-     * their (i, j) lexicographic order, as the reference's stable {@code sort(reverse=True)} does.
-     * Config: "reward_gap" (the default).
-     */
-    REWARD_GAP("reward_gap") {
+    /** Largest gap first, stable (equal gaps keep (i, j) order, as the reference's {@code sort(reverse=True)}). */
+    REWARD_GAP {
         @Override
         <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
             pairs.sort(byGap);
         }
     },
-    /**
-     * Every pair, in (i, j) lexicographic order; requires {@code preference_pairs_per_sample = null}.
-     * Config: "all".
-     */
-    ALL("all") {
+    /** Every pair, in (i, j) order; requires {@code preference_pairs_per_sample = null}. */
+    ALL {
         @Override
         <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
         }
     },
-    /**
-     * A uniformly random order: {@link Collections#shuffle(List, Random)} of the lexicographic list
-     * with the caller's seeded {@link Random}. Config: "random".
-     */
-    RANDOM("random") {
+    /** {@link Collections#shuffle(List, Random)} of the (i, j) list with the seeded {@link Random}. */
+    RANDOM {
         @Override
         <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
             Collections.shuffle(pairs, random);
         }
     },
-    /**
-     * The iterative trainers' mode (reference §7.4): index-aligned pairs of a current and a
-     * comparator candidate, highest comparator reward first, then largest |gap| (stable). Only the
-     * iterative configs accept it; it has no order over an item's own candidates. Config: "comparator_reward".
-     */
-    COMPARATOR_REWARD("comparator_reward") {
+    /** The iterative configs' mode (§7.4, aligned pairs only): highest comparator reward, then largest gap. */
+    COMPARATOR_REWARD {
         @Override
         <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
             if (byComparatorReward == null) {
@@ -68,12 +54,6 @@ public enum PairSelection {
             pairs.sort(byComparatorReward.thenComparing(byGap));
         }
     };
-
-    private final String configName;
-
-    PairSelection(String configName) {
-        this.configName = configName;
-    }
 
     /**
      * One pair of an item's own candidates: joint candidate {@code winner} beat {@code loser} by
@@ -186,7 +166,7 @@ public enum PairSelection {
 
     /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */
     public String configName() {
-        return configName;
+        return name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /**
@@ -201,6 +181,6 @@ public enum PairSelection {
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

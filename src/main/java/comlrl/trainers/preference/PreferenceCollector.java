@@ -31,16 +31,10 @@ import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
- * Builds the offline preference set of MADPO and MARLHF (reference §7.2 steps 1–2) from the current
- * policy, in item order:
- * <ol>
- *   <li>per task item every agent samples {@code preference_num_candidates} completions of its prompt
- *       (one generator call, seeded from the trainer's stream); candidate k is the aligned joint
- *       response (c_0^k, …, c_{N−1}^k), scored by the task reward and the processor;</li>
- *   <li>candidates whose reward is not finite are left out ({@code skip_nonfinite_samples}, counted);</li>
- *   <li>pairs are selected among the rest by {@link PairSelection#pairs} (ties dropped).</li>
- * </ol>
- * Per item the seeds drawn are: one per agent (generation), then one for the pair selection.
+ * Builds the offline preference set of MADPO and MARLHF (reference §7.2 steps 1–2, as
+ * {@link MADPOTrainer} describes them) from the current policy, in item order; candidates whose
+ * reward is not finite are left out ({@code skip_nonfinite_samples}, counted). Per item the seeds
+ * drawn are: one per agent (one generator call each), then one for the pair selection.
  * The collector keeps the set it built ({@link #preferenceSet}), which a checkpoint holds as
  * {@code preference_pairs.json} ({@link #checkpointPart}): a resumed run trains on exactly these pairs.
  */
@@ -203,14 +197,9 @@ final class PreferenceCollector {
     }
 
     /**
-     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2), as replay records:
-     * per item the agents sample {@code preference_num_candidates} current candidates and the
-     * comparator {@code comparatorCount}; both are scored by the task reward and its processor;
-     * candidate k of each side is paired with candidate k of the other ({@link PairSelection#aligned}, the
-     * higher processed reward wins, ties dropped) for k below both counts. With
-     * {@code skip_nonfinite_samples}, an index where either side's reward is not finite is dropped.
-     * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for
-     * the pair order.
+     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2, {@link IterativeTrainer}),
+     * as replay records; an index where either side's reward is not finite is dropped. Seeds per item:
+     * one per agent (current), one per agent from {@code comparatorSeeds}, one for the pair order.
      *
      * @param selection the iterative config's {@code pair_selection}
      * @param limit its {@code preference_pairs_per_sample} (null for every pair)

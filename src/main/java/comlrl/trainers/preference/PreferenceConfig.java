@@ -5,7 +5,6 @@ import comlrl.rl.JointMode;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import comlrl.utils.FieldTableConfig;
-import comlrl.utils.ParallelTraining;
 import java.util.List;
 import java.util.Map;
 
@@ -19,23 +18,15 @@ import java.util.Map;
  * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
  * {@code i mod W}, which samples, scores and steps it. Defaults: {@code docs/CONFIG.md}.
  *
- * <p>Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
- * {@code joint_mode} must be aligned when the config is built (the reference fails later, when
- * generating preference candidates); the learning rate, {@code temperature}, {@code top_p},
- * {@code top_k}, {@code max_new_tokens} and {@code discount} are range-checked here rather than
- * failing later in training.
+ * <p>Where we differ from the reference: as every {@link FieldTableConfig}, and {@code joint_mode}
+ * must be aligned when the config is built (the reference fails later, generating candidates).
  */
 public abstract sealed class PreferenceConfig extends FieldTableConfig permits MADPOConfig, MARLHFConfig,
         IterativePreferenceConfig {
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
-                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices"
-                : null);
-        check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
-                + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
-                + "use parallel_training=\"none\"" : null);
+        checkAgentPlacement();
         int actors = actorCount();
         List<String> references = referenceDevices();
         check(usesReferenceModels() && references != null && references.size() != 1 && references.size() != actors
@@ -64,7 +55,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
                 || has(PreferenceFields.DPO_REFERENCE) && get(PreferenceFields.DPO_REFERENCE).needsReference();
     }
 
-    /** {@code collaboration_mode}; centralized: one actor writes every role's response (reference §7.5). */
     public CollaborationMode collaborationMode() {
         return get(PreferenceFields.COLLABORATION_MODE);
     }
@@ -78,7 +68,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return get(PreferenceFields.DISCOUNT);
     }
 
-    /** {@code joint_mode}: aligned only (joint candidate k is the k-th completion of every agent). */
     public JointMode jointMode() {
         return get(PreferenceFields.JOINT_MODE);
     }
@@ -92,17 +81,14 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
         return get(PreferenceFields.PREFERENCE_NUM_CANDIDATES);
     }
 
-    /** {@code preference_pairs_per_sample}; null = every pair. */
     public Integer preferencePairsPerSample() {
         return get(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE);
     }
 
-    /** {@code pair_selection}: see {@link PairSelection}. */
     public PairSelection pairSelection() {
         return get(PreferenceFields.PAIR_SELECTION);
     }
 
-    /** {@code dpo_beta}: the β of {@link MADPOLoss}. */
     public double dpoBeta() {
         return get(PreferenceFields.DPO_BETA);
     }
@@ -117,7 +103,9 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     /**
      * Builds a config of type {@code C}; the setters take Java values, {@link #apply(Map)} and
-     * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates.
+     * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates. A setter takes
+     * its field's values as the field table states them ({@link PreferenceFields}, {@code docs/CONFIG.md}:
+     * meaning, range, what null means); a String overload reads the config spelling.
      *
      * @param <C> the config built
      * @param <B> the builder's own type, so that chained setters keep it
@@ -129,13 +117,11 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             super(configTypeName, algorithmName, fields, hints);
         }
 
-        /** Null = DECENTRALIZED. */
         public B collaborationMode(CollaborationMode collaborationMode) {
             return put(PreferenceFields.COLLABORATION_MODE, collaborationMode == null ? CollaborationMode.DECENTRALIZED
                     : collaborationMode);
         }
 
-        /** "decentralized" or "centralized" (any case). */
         public B collaborationMode(String collaborationMode) {
             return put(PreferenceFields.COLLABORATION_MODE, CollaborationMode.parse(collaborationMode));
         }
@@ -144,23 +130,19 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return put(PreferenceFields.DISCOUNT, discount);
         }
 
-        /** Must be ALIGNED; null = ALIGNED. */
         public B jointMode(JointMode jointMode) {
             return put(PreferenceFields.JOINT_MODE, jointMode == null ? JointMode.ALIGNED : jointMode);
         }
 
-        /** "aligned"/"align" or "cross"/"crossed" (the latter rejected when built). */
         public B jointMode(String jointMode) {
             return put(PreferenceFields.JOINT_MODE, JointMode.parse(jointMode));
         }
 
-        /** Null = this config's default (MADPO "mean"; MARLHF follows rl_algorithm). */
         public B advantageMode(AdvantageMode advantageMode) {
             return put(PreferenceFields.ADVANTAGE_MODE, advantageMode != null ? advantageMode
                     : defaultOf(PreferenceFields.ADVANTAGE_MODE));
         }
 
-        /** "mean", "raw", "max" or "rloo" (any case); for MARLHF also null (follow rl_algorithm). */
         public B advantageMode(String advantageMode) {
             return set(PreferenceFields.ADVANTAGE_MODE.key, advantageMode);
         }
@@ -169,18 +151,15 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
             return put(PreferenceFields.PREFERENCE_NUM_CANDIDATES, preferenceNumCandidates);
         }
 
-        /** Null = every pair. */
         public B preferencePairsPerSample(Integer preferencePairsPerSample) {
             return put(PreferenceFields.PREFERENCE_PAIRS_PER_SAMPLE, preferencePairsPerSample);
         }
 
-        /** Null = REWARD_GAP. */
         public B pairSelection(PairSelection pairSelection) {
             return put(PreferenceFields.PAIR_SELECTION, pairSelection == null ? PairSelection.REWARD_GAP
                     : pairSelection);
         }
 
-        /** "reward_gap", "all" or "random" (any case); null = "reward_gap". */
         public B pairSelection(String pairSelection) {
             return put(PreferenceFields.PAIR_SELECTION, PairSelection.parse(pairSelection));
         }

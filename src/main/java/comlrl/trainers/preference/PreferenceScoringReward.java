@@ -7,19 +7,13 @@ import comlrl.utils.ConfigNames;
  * (the task reward in the first, when there is none yet).
  */
 public enum PreferenceScoringReward {
-    /** The task reward ({@code reward_func}). Config: "task" (the default). */
-    TASK("task"),
-    /** The previous iteration's learned reward model. Config: "reward_model". */
-    REWARD_MODEL("reward_model");
-
-    private final String configName;
-
-    PreferenceScoringReward(String configName) {
-        this.configName = configName;
-    }
+    /** The task reward ({@code reward_func}); the default. */
+    TASK,
+    /** The previous iteration's learned reward model. */
+    REWARD_MODEL;
 
     public String configName() {
-        return configName;
+        return name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** Parses a config value (case and blanks ignored); null means "task". */
@@ -30,6 +24,6 @@ public enum PreferenceScoringReward {
 
     @Override
     public String toString() {
-        return configName;
+        return configName();
     }
 }

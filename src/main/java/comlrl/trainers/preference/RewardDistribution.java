@@ -116,16 +116,7 @@ public final class RewardDistribution {
         return comparatorCounts.clone();
     }
 
-    /** The mean raw target reward (unclamped), 0 with no samples. */
-    public double targetMean() {
-        return mean(target);
-    }
-
-    /** The mean raw comparator reward (unclamped), 0 with no samples. */
-    public double comparatorMean() {
-        return mean(comparator);
-    }
-
+    /** A side's mean raw reward (unclamped), 0 with no samples. */
     private static double mean(double[] rewards) {
         return rewards.length == 0 ? 0 : Arrays.stream(rewards).sum() / rewards.length;
     }
@@ -139,8 +130,8 @@ public final class RewardDistribution {
         metrics.put(prefix + "/current_iteration", (double) iteration);
         metrics.put(prefix + "/target_sample_count", (double) target.length);
         metrics.put(prefix + "/comparator_sample_count", (double) comparator.length);
-        metrics.put(prefix + "/target_mean", targetMean());
-        metrics.put(prefix + "/comparator_mean", comparatorMean());
+        metrics.put(prefix + "/target_mean", mean(target));
+        metrics.put(prefix + "/comparator_mean", mean(comparator));
         return metrics;
     }
 
@@ -168,8 +159,8 @@ public final class RewardDistribution {
         doc.put("comparator_rewards", comparator.clone());
         doc.put("target_sample_count", target.length);
         doc.put("comparator_sample_count", comparator.length);
-        doc.put("target_mean", targetMean());
-        doc.put("comparator_mean", comparatorMean());
+        doc.put("target_mean", mean(target));
+        doc.put("comparator_mean", mean(comparator));
         Path file = file(dir, ".json");
         PreferenceReplay.writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
         return file;

@@ -8,7 +8,6 @@ import comlrl.utils.ConfigField;
 
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.FieldTableConfig;
-import comlrl.utils.ParallelTraining;
 import java.util.function.Function;
 
 /**
@@ -35,12 +34,7 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
                 ? "scale_rewards=\"" + set + "\" contradicts advantage_normalization=" + normalization + " (which stands "
                 + "for scale_rewards=\"" + ScaleRewards.of(normalization) + "\"); set only one of them" : null);
         this.scaleRewards = set != null ? set : ScaleRewards.of(normalization);
-        check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
-                + "agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use "
-                + "parallel_training=\"none\"" : null);
-        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
-                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove "
-                + "agent_devices (got " + agentDevices() + ")" : null);
+        checkAgentPlacement();
         check(credit() == Credit.COUNTERFACTUAL && jointMode() != comlrl.rl.JointMode.CROSS ? "credit=\"counterfactual\" "
                 + "requires joint_mode=\"cross\" (got joint_mode=\"" + jointMode() + "\"): the counterfactual baseline of "
                 + "an agent's completion needs every other completion scored against the same choice of the other "

@@ -23,9 +23,9 @@ public enum Credit {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and surrounding blanks ignored; null = shared); an unknown one fails naming the valid values. */
     public static Credit parse(String value) {
-        return ReinforceFields.choice("credit", value, values(), "");
+        return comlrl.utils.ConfigNames.parse("credit", value, SHARED, values(), Credit::configName, "");
     }
 
     @Override

@@ -22,9 +22,9 @@ public enum ImportanceSamplingLevel {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and surrounding blanks ignored; null = token); an unknown one fails naming the valid values. */
     public static ImportanceSamplingLevel parse(String value) {
-        return ReinforceFields.choice("importance_sampling_level", value, values(), "");
+        return comlrl.utils.ConfigNames.parse("importance_sampling_level", value, TOKEN, values(), ImportanceSamplingLevel::configName, "");
     }
 
     @Override

@@ -67,9 +67,9 @@ public enum LossType {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and surrounding blanks ignored; null = sequence_sum); an unknown one fails naming the valid values. */
     public static LossType parse(String value) {
-        return ReinforceFields.choice("loss_type", value, values(), "");
+        return comlrl.utils.ConfigNames.parse("loss_type", value, SEQUENCE_SUM, values(), LossType::configName, "");
     }
 
     @Override

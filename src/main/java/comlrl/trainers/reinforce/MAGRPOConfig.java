@@ -45,24 +45,19 @@ import java.util.function.Function;
  * {@link CentralizedMAGRPOConfig}) are sub-types with other defaults and their own {@code builder()}
  * and {@code fromMap}; trainers take this type. Obtain instances only from these builders.
  *
- * <p>MAGRPO's defaults where the other trainers' differ: {@code num_train_epochs} 20,
- * {@code logging_steps} 50, {@code top_k} 50, {@code rollout_buffer_size} 2 (node samples per agent
- * before an update). With non-negative rewards the default {@code early_termination_threshold} of
- * −0.2 stops multi-turn training after the first turn unless raised or set to null. AdamW keeps
- * PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay 0.01), with no schedule and no
- * clipping. Where we differ from the reference: {@code eval_num_samples} must be ≥ 1 (§14 item 11);
- * sampling settings, {@code agent_learning_rate} and {@code discount} are range-checked here.
- *
- * <p>Ours, named as in TRL's GRPOConfig, with defaults that keep the reference's loss (each is
- * documented where its getter links): {@code scale_rewards} is one setting with
- * {@code advantage_normalization} (unset it follows it, a contradicting pair is rejected).
+ * <p>The getters document only what the field table does not ({@code ReinforceFields}, {@code docs/CONFIG.md}
+ * have every field's meaning and default). With non-negative rewards the default
+ * {@code early_termination_threshold} of −0.2 stops multi-turn training after the first turn unless
+ * raised or set to null. AdamW keeps PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay
+ * 0.01), with no schedule and no clipping. Where we differ from the reference: as every
+ * {@link FieldTableConfig}; {@code scale_rewards} (ours, TRL's name) is one setting with
+ * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected.
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
     /** Which algorithm of the family these defaults belong to. */
     ReinforceAlgorithm algorithm();
 
-    /** {@code num_generations}: G, the group of the baseline. */
     default int numGenerations() {
         return get(NUM_GENERATIONS);
     }
@@ -72,17 +67,14 @@ public interface MAGRPOConfig extends TrainerConfig {
         return get(DISCOUNT);
     }
 
-    /** {@code joint_mode}: see {@link JointMode}. */
     default JointMode jointMode() {
         return get(JOINT_MODE);
     }
 
-    /** {@code advantage_mode}: the group baseline, see {@link AdvantageMode}. */
     default AdvantageMode advantageMode() {
         return get(ADVANTAGE_MODE);
     }
 
-    /** {@code loss_type}: how per-token terms are aggregated, see {@link LossType}. */
     default LossType lossType() {
         return get(LOSS_TYPE);
     }
@@ -99,32 +91,26 @@ public interface MAGRPOConfig extends TrainerConfig {
         return scaleRewards() != ScaleRewards.NONE;
     }
 
-    /** {@code mask_truncated_completions}: whether completions cut at max_new_tokens (no EOS) leave the loss. */
     default boolean maskTruncatedCompletions() {
         return get(MASK_TRUNCATED_COMPLETIONS);
     }
 
-    /** {@code credit}: shared or counterfactual (joint_mode cross only), see {@link Credit}. */
     default Credit credit() {
         return get(CREDIT);
     }
 
-    /** {@code dynamic_sampling}: whether items whose joint returns are all equal are dropped ({@link DynamicSampling}). */
     default boolean dynamicSampling() {
         return get(DYNAMIC_SAMPLING);
     }
 
-    /** {@code dynamic_sampling_max_draws}: the most items dropped per update batch; null = no cap ({@link DynamicSampling}). */
     default Integer dynamicSamplingMaxDraws() {
         return get(DYNAMIC_SAMPLING_MAX_DRAWS);
     }
 
-    /** {@code num_iterations}: μ, optimisation passes over each drained buffer; 1 = on-policy ({@link MAGRPOLoss}). */
     default int numIterations() {
         return get(NUM_ITERATIONS);
     }
 
-    /** {@code epsilon}: ε, the ratio is clipped to {@code [1 − ε, 1 + ε_high]} (when μ &gt; 1). */
     default double epsilon() {
         return get(EPSILON);
     }
@@ -135,12 +121,10 @@ public interface MAGRPOConfig extends TrainerConfig {
         return high != null ? high : epsilon();
     }
 
-    /** {@code importance_sampling_level}: token or sequence (GSPO) ratios, see {@link ImportanceSamplingLevel}. */
     default ImportanceSamplingLevel importanceSamplingLevel() {
         return get(IMPORTANCE_SAMPLING_LEVEL);
     }
 
-    /** {@code advantage_normalization_scope}: agent (default) or joint, see {@link NormalizationScope}. */
     default NormalizationScope advantageNormalizationScope() {
         return get(ADVANTAGE_NORMALIZATION_SCOPE);
     }
@@ -175,7 +159,9 @@ public interface MAGRPOConfig extends TrainerConfig {
     /**
      * Builds a config of type {@code C}; setters take the Java values ({@link FieldTableConfig.Builder}
      * has those of the fields every trainer shares), {@link #apply(Map)} and {@link #set(String, Object)}
-     * the snake_case config keys. {@link #build()} validates.
+     * the snake_case config keys. {@link #build()} validates. A setter takes its field's values as the
+     * field table states them ({@code ReinforceFields}, {@code docs/CONFIG.md}); a String overload reads
+     * the config spelling.
      *
      * @param <C> the config type built
      */
@@ -211,7 +197,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(JOINT_MODE, Objects.requireNonNull(jointMode, "jointMode"));
         }
 
-        /** "aligned"/"align" or "cross"/"crossed". */
         public Builder<C> jointMode(String jointMode) {
             return put(JOINT_MODE, JointMode.parse(jointMode));
         }
@@ -220,7 +205,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(ADVANTAGE_MODE, Objects.requireNonNull(advantageMode, "advantageMode"));
         }
 
-        /** "mean", "raw", "max" or "rloo". */
         public Builder<C> advantageMode(String advantageMode) {
             return put(ADVANTAGE_MODE, AdvantageMode.parse(advantageMode));
         }
@@ -229,17 +213,14 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(LOSS_TYPE, Objects.requireNonNull(lossType, "lossType"));
         }
 
-        /** "sequence_sum", "grpo", "dr_grpo", "dapo" or "bnpo". */
         public Builder<C> lossType(String lossType) {
             return put(LOSS_TYPE, LossType.parse(lossType));
         }
 
-        /** null follows advantage_normalization. */
         public Builder<C> scaleRewards(ScaleRewards scaleRewards) {
             return put(SCALE_REWARDS, scaleRewards);
         }
 
-        /** "group", "batch", "none", or null (follow advantage_normalization). */
         public Builder<C> scaleRewards(String scaleRewards) {
             return put(SCALE_REWARDS, ScaleRewards.parse(scaleRewards));
         }
@@ -252,7 +233,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(CREDIT, Objects.requireNonNull(credit, "credit"));
         }
 
-        /** "shared" or "counterfactual". */
         public Builder<C> credit(String credit) {
             return put(CREDIT, Credit.parse(credit));
         }
@@ -261,7 +241,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(DYNAMIC_SAMPLING, dynamicSampling);
         }
 
-        /** null = no cap; requires {@code dynamicSampling(true)}. */
         public Builder<C> dynamicSamplingMaxDraws(Integer maxDraws) {
             return put(DYNAMIC_SAMPLING_MAX_DRAWS, maxDraws);
         }
@@ -274,7 +253,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(EPSILON, epsilon);
         }
 
-        /** null = epsilon. */
         public Builder<C> epsilonHigh(Double epsilonHigh) {
             return put(EPSILON_HIGH, epsilonHigh);
         }
@@ -283,7 +261,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(IMPORTANCE_SAMPLING_LEVEL, Objects.requireNonNull(level, "importanceSamplingLevel"));
         }
 
-        /** "token" or "sequence". */
         public Builder<C> importanceSamplingLevel(String level) {
             return put(IMPORTANCE_SAMPLING_LEVEL, ImportanceSamplingLevel.parse(level));
         }
@@ -292,7 +269,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return put(ADVANTAGE_NORMALIZATION_SCOPE, Objects.requireNonNull(scope, "advantage_normalization_scope"));
         }
 
-        /** "agent" or "joint". */
         public Builder<C> advantageNormalizationScope(String scope) {
             return put(ADVANTAGE_NORMALIZATION_SCOPE, NormalizationScope.parse(scope));
         }
@@ -322,7 +298,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             return this;
         }
 
-        /** "centralized"; see {@link #collaborationMode(CollaborationMode)}. */
         public Builder<C> collaborationMode(String collaborationMode) {
             return collaborationMode(CollaborationMode.parse(collaborationMode));
         }

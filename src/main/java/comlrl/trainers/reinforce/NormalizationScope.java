@@ -28,9 +28,9 @@ public enum NormalizationScope {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a config value (case and surrounding blanks ignored); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and surrounding blanks ignored; null = agent); an unknown one fails naming the valid values. */
     public static NormalizationScope parse(String value) {
-        return ReinforceFields.choice("advantage_normalization_scope", value, values(), "");
+        return comlrl.utils.ConfigNames.parse("advantage_normalization_scope", value, AGENT, values(), NormalizationScope::configName, "");
     }
 
     @Override

@@ -11,11 +11,8 @@ import comlrl.utils.ConfigMaps;
 import comlrl.utils.PerAgent;
 import comlrl.utils.TrainerFields;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The table of the MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own fields
@@ -138,22 +135,5 @@ final class ReinforceFields {
         fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
         fields.add(ADVANTAGE_NORMALIZATION_SCOPE);
         return List.copyOf(fields);
-    }
-
-    /**
-     * The constant of {@code values} whose lower-case name is {@code value} (case and surrounding
-     * blanks ignored), for the family's enums; else fails: "{@code field} must be one of "a", "b"
-     * {@code orNull} (got "x")".
-     */
-    static <E extends Enum<E>> E choice(String field, String value, E[] values, String orNull) {
-        String key = value == null ? null : value.trim().toUpperCase(Locale.ROOT);
-        for (E constant : values) {
-            if (constant.name().equals(key)) {
-                return constant;
-            }
-        }
-        throw new IllegalArgumentException(field + " must be one of " + Arrays.stream(values)
-                .map(e -> "\"" + e.name().toLowerCase(Locale.ROOT) + "\"").collect(Collectors.joining(", ")) + orNull
-                + " (got " + (value == null ? "null" : "\"" + value + "\"") + ")");
     }
 }

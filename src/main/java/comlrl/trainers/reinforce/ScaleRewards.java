@@ -31,7 +31,7 @@ public enum ScaleRewards {
 
     /** Parses a config value (case and surrounding blanks ignored); null stays null (unset). */
     public static ScaleRewards parse(String value) {
-        return value == null ? null : ReinforceFields.choice("scale_rewards", value, values(), " or null");
+        return comlrl.utils.ConfigNames.parse("scale_rewards", value, null, values(), ScaleRewards::configName, " or null");
     }
 
     @Override

@@ -84,7 +84,7 @@ class MADPOIterTrainerTest {
                 if (parsed.incrementAndGet() % 4 == 0) {
                     throw new IllegalArgumentException("unparseable"); // -> every role ""
                 }
-                return List.of(completion.substring(0, completion.length() / 2), completion);
+                return List.of("A:" + completion, "B:" + completion);
             }
         };
         try (MADPOIterTrainer t = trainer(config().numIterations(1).comparatorGenerationMode("centralized")
@@ -93,6 +93,13 @@ class MADPOIterTrainerTest {
         }
         assertThat(prompts).hasSize(2).allMatch(p -> p.startsWith("JOINT ") && p.contains(" || "));
         assertThat(parsed.get()).isEqualTo(2 * 4); // 4 comparator candidates per item
+        // each role's text of a comparator side is that role's part of the joint completion
+        List<List<String>> comparatorSides = PreferenceReplay.readShard(dir.resolve("run/preference_replay")
+                .resolve(PreferenceReplay.shardName(1))).records().stream()
+                .flatMap(r -> java.util.stream.Stream.of(r.winnerTexts(), r.loserTexts()))
+                .filter(texts -> texts.get(0).startsWith("A:")).toList();
+        assertThat(comparatorSides).isNotEmpty().allSatisfy(texts -> assertThat(texts.get(1))
+                .isEqualTo("B:" + texts.get(0).substring(2)));
     }
 
     @Test

@@ -389,7 +389,7 @@ class ClippedSurrogateTest {
                 .hasMessageContaining("epsilon_high (0.2) must be at least epsilon (0.3)")
                 .hasMessageContaining("set epsilon_high to null");
         assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("importance_sampling_level", "sentence")))
-                .hasMessageContaining("\"token\", \"sequence\"");
+                .hasMessageContaining("importance_sampling_level must be one of: token, sequence (got \"sentence\")");
         // sequence with one iteration is allowed (every ratio is 1: the on-policy update)
         MAGRPOConfig gspo = MAGRPOConfig.fromMap(Map.of("importance_sampling_level", "sequence", "epsilon_high", 0.28));
         assertThat(gspo.epsilonHigh()).isEqualTo(0.28);

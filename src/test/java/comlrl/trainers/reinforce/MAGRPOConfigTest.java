@@ -86,7 +86,7 @@ class MAGRPOConfigTest {
                 rule("logging_steps", b -> b.loggingSteps(0), "logging_steps must be >= 1, got 0"),
                 rule("num_agents", b -> b.numAgents(0), "num_agents must be >= 1, got 0"),
                 rule("mp without agent_devices", b -> b.parallelTraining("mp"),
-                        "parallel_training=\"mp\" requires agent_devices"),
+                        "parallel_training=\"mp\" requires explicit agent_devices"),
                 rule("agent_devices empty", b -> b.agentDevices(List.of()), "agent_devices must not be an empty list"),
                 rule("agent_devices blank", b -> b.agentDevices(List.of("cuda:0", " ")), "agent_devices entries must be device names"),
                 rule("num_generations", b -> b.numGenerations(1),

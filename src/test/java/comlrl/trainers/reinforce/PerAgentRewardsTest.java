@@ -139,7 +139,7 @@ class PerAgentRewardsTest {
         assertThat(joint.toMap()).containsEntry("advantage_normalization_scope", "joint");
         assertThat(MAGRPOConfig.fromMap(joint.toMap())).isEqualTo(joint);
         assertThatThrownBy(() -> MAGRPOConfig.fromMap(Map.of("advantage_normalization_scope", "global")))
-                .hasMessageContaining("\"agent\", \"joint\"");
+                .hasMessageContaining("advantage_normalization_scope must be one of: agent, joint (got \"global\")");
         assertThatThrownBy(() -> scope("joint").credit("counterfactual").build())
                 .hasMessageContaining("advantage_normalization_scope: agent, or credit: shared");
         NodeSample noPeers = new NodeSample(0, 0, new long[] {1}, List.of(new long[1], new long[1]), new double[] {1, 2},
