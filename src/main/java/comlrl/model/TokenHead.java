@@ -60,9 +60,12 @@ final class TokenHead {
      * {@link #backward} gives the gradients.
      */
     static TokenHead of(Tensor weight, Tensor rows, Tensor targets) {
+        return of(weight, rows, targets, chunkRows(weight.size(0)));
+    }
+
+    /** {@link #of(Tensor, Tensor, Tensor)} with {@code chunk} rows per float32 chunk. */
+    static TokenHead of(Tensor weight, Tensor rows, Tensor targets, long chunk) {
         long m = targets.numel();
-        long v = weight.size(0);
-        long chunk = chunkRows(v);
         Tensor x = rows.contiguous().view(m, weight.size(1));
         Tensor y = targets.reshape(m, 1);
         Tensor logits = x.linear(weight, null); // [M, V]
