@@ -841,7 +841,7 @@ public final class DecoderLm implements AutoCloseable {
             Tensor upstream = graph[1].grad();                                        // ∂L/∂hidden from the loss
             Tensor g = graph[2].grad();                                               // ∂L/∂logp
             if (g != null) {
-                Tensor rows = head[0].backward(g, headGradBuffer()).view(b, t, config.hiddenSize());
+                Tensor rows = head[0].backward(g, lmHead.requiresGrad() ? headGradBuffer() : null).view(b, t, config.hiddenSize());
                 try (comlrl.tensor.GradMode off = comlrl.tensor.GradMode.noGrad()) {
                     if (upstream == null) {
                         upstream = Tensor.zerosOf(dtype(), device, graph[0].shape());

@@ -442,6 +442,8 @@ public final class ScoringPhasesProbe {
         DecoderLm model = DecoderLm.random(c, dt, Device.CPU, 1);
         System.out.printf("model made in %.0f ms (HWM %d MiB, RSS %d MiB)%n", (System.nanoTime() - t0) / 1e6, hwm(),
                 rss());
+        resetHwm(); // the peak of the passes, not of the random initialisation's float32 temporaries
+        System.out.printf("VmHWM reset to RSS: %d MiB%n", hwm());
         AdamW opt = withAdamW ? new AdamW(model.parameters(), 1e-6, 0.0) : null;
         System.out.printf("AdamW state made (HWM %d MiB, RSS %d MiB)%n", hwm(), rss());
         List<long[]> prompts = new ArrayList<>();
@@ -489,6 +491,15 @@ public final class ScoringPhasesProbe {
 
     private static long hwm() {
         return status("VmHWM:");
+    }
+
+    /** Resets VmHWM to the current RSS (Linux: 5 written to clear_refs). */
+    private static void resetHwm() {
+        try {
+            Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+        } catch (java.io.IOException | RuntimeException e) {
+            System.out.println("VmHWM not reset: " + e);
+        }
     }
 
     private static long rss() {
