@@ -46,6 +46,11 @@ public final class Scorer {
             Tensor zeros = Tensor.zerosOf(DType.F32, model.device(), prompts.size(), 1);
             return new Scores(zeros, zeros, out.hidden(), r.lengths);
         }
+        if (model.scoresTokensInHead()) {
+            DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length());
+            return new Scores(model.tokenLogprobs(out.hidden(), r.logitsFrom(), r.targets()).mul(r.mask), r.mask,
+                    out.hidden(), r.lengths);
+        }
         DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.logitsFrom());
         return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
     }
@@ -208,6 +213,11 @@ public final class Scorer {
     public static double backward(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
             boolean logits, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
         Rows r = rows(model, prompts, completions, padId);
+        if (logits && r.t > 0 && model.scoresTokensInHead()) {
+            return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), r.targets(),
+                    sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, sc.hidden(), r.lengths)),
+                    checkpointing);
+        }
         long from = logits && r.t > 0 ? r.logitsFrom() : r.batch.length();
         java.util.function.Function<DecoderLm.Output, Tensor> f = out -> loss.apply(new Scores(
                 logits && r.t > 0 ? r.tokenLogprobs(out) : logits ? Tensor.zerosOf(DType.F32, model.device(),
@@ -234,11 +244,19 @@ public final class Scorer {
             return batch.length() - t - 1;
         }
 
-        /** Masked per-token log-probabilities {@code [N, T]} from a forward's logits (float32). */
+        /** The completion tokens {@code [N, T]}: columns s-t .. s-1. */
+        Tensor targets() {
+            return batch.ids().narrow(1, batch.length() - t, t);
+        }
+
+        /**
+         * Masked per-token log-probabilities {@code [N, T]} from a forward's logits (float32), as
+         * {@code log_softmax(float(logits))[y]}; 16-bit models compute the same in their head
+         * ({@link DecoderLm#tokenLogprobs}) without the float32 {@code [N, T, V]} tensors.
+         */
         Tensor tokenLogprobs(DecoderLm.Output out) {
-            long s = batch.length();
             Tensor logits = out.logits().narrow(1, 0, t).toFloat();           // [N, T, V]
-            Tensor targets = batch.ids().narrow(1, s - t, t);                  // [N, T]
+            Tensor targets = targets();                                        // [N, T]
             Tensor logp = logits.logSoftmax(-1).gather(2, targets.unsqueeze(2)).squeeze(2); // [N, T]
             return logp.mul(mask);
         }

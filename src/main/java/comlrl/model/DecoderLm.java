@@ -742,11 +742,8 @@ public final class DecoderLm implements AutoCloseable {
     private Output head(Tensor x, long logitsFrom, Context c) {
         Tensor hidden = x.rmsNorm(finalNorm, config.rmsNormEps()); // [B, S, E]
         Tensor logits = null;
-        if (logitsFrom < c.s && lmHead == null) {
-            throw new IllegalStateException("this decoder was loaded without an LM head (the backbone of a "
-                    + "sequence-classification model): it computes hidden states only; pass logitsFrom = S");
-        }
         if (logitsFrom < c.s) {
+            requireHead();
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
             logits = c.packed == null || c.packed.head == null ? tail.linear(lmHead, null)
                     : c.packed.head.apply(tail, lmHead, null); // [B, S - logitsFrom, V]
@@ -774,6 +771,105 @@ public final class DecoderLm implements AutoCloseable {
      */
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
+        return backward(inputIds, positionIds, attentionMask, (top, c) -> loss.apply(head(top, logitsFrom, c)),
+                Tensor::backward, checkpointing);
+    }
+
+    /**
+     * What a scoring pass gives a loss: {@code tokenLogprobs [B, T]} float32, {@code log p(targets[b, t])}
+     * at position {@code from + t}, and the final-normed hidden states {@code [B, S, E]}.
+     */
+    public record Scored(Tensor tokenLogprobs, Tensor hidden) {
+    }
+
+    /**
+     * Whether {@link #tokenLogprobs} and the {@link Scored} backward apply: 16-bit weights, whose
+     * float32 log-softmax over {@code [B, T, V]} through autograd costs more than the head's products.
+     * Float32 models score through {@link Output#logits()} and autograd.
+     */
+    public boolean scoresTokensInHead() {
+        return dtype() == DType.BF16 || dtype() == DType.F16;
+    }
+
+    /**
+     * {@code log p(targets[b, t] | position from + t)}, {@code [B, T]} float32, from the final hidden
+     * states {@code [B, S, E]} of a forward ({@link Output#hidden()}): {@code l[y] − logsumexp(l)} over
+     * the float32 values of the 16-bit logits, computed in chunks of rows ({@link TokenHead});
+     * differentiable through autograd when gradients are on. The value {@link #backward(Tensor, Tensor,
+     * Tensor, long, Tensor, java.util.function.Function, boolean)} gives its loss, bit for bit.
+     */
+    public Tensor tokenLogprobs(Tensor hidden, long from, Tensor targets) {
+        requireHead();
+        long t = targets.size(1);
+        return TokenHead.of(lmHead, hidden.narrow(1, from, t), targets).logprobs().view(targets.size(0), t);
+    }
+
+    private void requireHead() {
+        if (lmHead == null) {
+            throw new IllegalStateException("this decoder was loaded without an LM head (the backbone of a "
+                    + "sequence-classification model): it computes hidden states only; pass logitsFrom = S");
+        }
+    }
+
+    /**
+     * As {@link #backward(Tensor, Tensor, Tensor, long, java.util.function.Function, boolean)} for a
+     * loss of the {@link #tokenLogprobs} of {@code targets} ({@code [B, T]}, predicted at positions
+     * {@code [from, from + T)}) and of the hidden states. The loss is evaluated on detached copies;
+     * its gradient {@code g = ∂L/∂logp} then goes through the head without autograd
+     * ({@link TokenHead#backward}: float32 per chunk of rows, W's gradient added in place into a
+     * buffer kept across steps), and {@code ∂L/∂hidden} (the head's plus the loss's own) through the
+     * final norm and the layers. Gradients are those of autograd through {@link #tokenLogprobs} up to
+     * float32 rounding before each 16-bit rounding.
+     */
+    public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long from, Tensor targets,
+            java.util.function.Function<Scored, Tensor> loss, boolean checkpointing) {
+        requireHead();
+        long b = targets.size(0);
+        long t = targets.size(1);
+        Tensor[] graph = new Tensor[3]; // hidden (with its graph), its detached copy, the detached logp
+        TokenHead[] head = new TokenHead[1];
+        return backward(inputIds, positionIds, attentionMask, (top, c) -> {
+            graph[0] = top.rmsNorm(finalNorm, config.rmsNormEps());                   // [B, S, E]
+            try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+                head[0] = TokenHead.of(lmHead, graph[0].narrow(1, from, t), targets);
+            }
+            graph[1] = graph[0].detach().requiresGrad(true);
+            graph[2] = head[0].logprobs().view(b, t).detach().requiresGrad(true);
+            return loss.apply(new Scored(graph[2], graph[1]));
+        }, value -> {
+            value.backward();
+            Tensor upstream = graph[1].grad();                                        // ∂L/∂hidden from the loss
+            Tensor g = graph[2].grad();                                               // ∂L/∂logp
+            if (g != null) {
+                Tensor rows = head[0].backward(g, lmHead.requiresGrad() ? headGradBuffer() : null).view(b, t, config.hiddenSize());
+                try (comlrl.tensor.GradMode off = comlrl.tensor.GradMode.noGrad()) {
+                    if (upstream == null) {
+                        upstream = Tensor.zerosOf(dtype(), device, graph[0].shape());
+                    }
+                    upstream.narrow(1, from, t).add_(rows, 1);
+                }
+            }
+            if (upstream != null) {
+                graph[0].backward(upstream);
+            }
+        }, checkpointing);
+    }
+
+    /** The head weight's gradient storage, reused across steps (a tied 150k × 896 bf16 one is 272 MB). */
+    private Tensor headGradBuffer() {
+        if (headGrad == null) {
+            try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+                headGrad = Tensor.emptyOf(lmHead.dtype(), device, lmHead.shape()).keep();
+            }
+        }
+        return headGrad;
+    }
+
+    private Tensor headGrad;
+
+    private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
+            java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
+            boolean checkpointing) {
         if (batch != null) {
             throw new UnsupportedOperationException("a multi-adapter view is for inference; train each agent's own view");
         }
@@ -781,12 +877,14 @@ public final class DecoderLm implements AutoCloseable {
             releaseDecodeWeights(); // a view trains its adapter only: the shared base's packed weights stay valid
         }
         try (Engine.BlasSection blas = blasSections() ? Engine.blasSection() : null) {
-            return backwardLayers(inputIds, positionIds, attentionMask, logitsFrom, loss, checkpointing);
+            return backwardLayers(inputIds, positionIds, attentionMask, loss, backprop, checkpointing);
         }
     }
 
-    private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
-            java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
+    /** {@code loss} maps the last layer's output to the loss; {@code backprop} backpropagates the loss into its graph. */
+    private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
+            java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
+            boolean checkpointing) {
         // a LoRA agent's training pass draws dropout masks (PEFT's lora_dropout in train mode)
         long dropoutSeed = adapter != null && adapter.config().dropout() > 0 ? adapter.nextDropoutSeed() | 1 : 0;
         Context ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed);
@@ -797,12 +895,12 @@ public final class DecoderLm implements AutoCloseable {
             for (int i = 0; i < layers.length; i++) {
                 x = layer(i, x, ctx);
             }
-            Tensor value = loss.apply(head(x, logitsFrom, ctx));
+            Tensor value = loss.apply(x, ctx);
             double result = value.item();
             if (!Double.isFinite(result)) {
                 return result; // no gradient from a non-finite loss
             }
-            value.backward();
+            backprop.accept(value);
             addEmbeddingGradient(inputIds, x0.grad());
             return result;
         }
@@ -816,12 +914,12 @@ public final class DecoderLm implements AutoCloseable {
             inputs.add(x);
         }
         Tensor top = inputs.get(layers.length).detach().requiresGrad(true);
-        Tensor value = loss.apply(head(top, logitsFrom, ctx));
+        Tensor value = loss.apply(top, ctx);
         double result = value.item();
         if (!Double.isFinite(result)) {
             return result;
         }
-        value.backward();
+        backprop.accept(value);
         upstream = top.grad(); // ∂L/∂h_L
         for (int i = layers.length - 1; i >= 0; i--) {
             Tensor in = inputs.get(i).detach().requiresGrad(true);
@@ -1027,6 +1125,9 @@ public final class DecoderLm implements AutoCloseable {
             parameters.values().forEach(Tensor::close);
             inverseFrequencies.close();
             rotateHalf.close();
+        }
+        if (headGrad != null) {
+            headGrad.close();
         }
         if (cosTable != null) {
             cosTable.close();

@@ -902,6 +902,27 @@ public final class Tensor implements AutoCloseable {
         return this;
     }
 
+    public Tensor exp_() {
+        handle.exp_();
+        return this;
+    }
+
+    public Tensor sub_(Tensor o) {
+        handle.sub_(o.handle);
+        return this;
+    }
+
+    public Tensor mul_(Tensor o) {
+        handle.mul_(o.handle);
+        return this;
+    }
+
+    /** {@code this[i][index[i][j]] += src[i][j]} along {@code dim} (here for dim 1), in place. */
+    public Tensor scatterAdd_(int dim, Tensor index, Tensor src) {
+        handle.scatter_add_(dim, index.handle, src.handle);
+        return this;
+    }
+
     /** {@code this += value · t1 · t2}, in place. */
     public Tensor addcmul_(Tensor t1, Tensor t2, double value) {
         torch.addcmul_out(handle, handle, t1.handle, t2.handle, new Scalar(value));
@@ -960,6 +981,22 @@ public final class Tensor implements AutoCloseable {
     public void addRowsToGrad(Tensor index, Tensor rows) {
         org.bytedeco.pytorch.Tensor g = gradOrZeros().handle;
         g.index_add_(0, index.handle, rows.handle.to(g.scalar_type()));
+    }
+
+    /**
+     * {@code grad += a @ b} in place (no autograd). Without a gradient, {@code buffer} (this tensor's
+     * shape and dtype, its old contents ignored) receives {@code a @ b} and becomes the gradient: a
+     * caller that keeps the buffer across steps reuses its memory instead of a fresh allocation
+     * (whose first touch costs more than the product's writes on some machines).
+     */
+    public void addProductToGrad(Tensor a, Tensor b, Tensor buffer) {
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        if (g.defined()) {
+            g.addmm_(a.handle, b.handle);
+        } else {
+            torch.mm_out(buffer.handle, a.handle, b.handle);
+            handle.mutable_grad().put(buffer.handle);
+        }
     }
 
     public Tensor grad() {

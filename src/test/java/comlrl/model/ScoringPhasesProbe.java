@@ -29,8 +29,10 @@ import java.util.function.Supplier;
  *   mvn -o -q dependency:build-classpath -Dmdep.outputFile=cp.txt -Dmdep.includeScope=test
  *   COMLRL_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 java -Dorg.bytedeco.javacpp.nopointergc=true \
  *       -cp target/classes:target/test-classes:$(cat cp.txt) comlrl.model.ScoringPhasesProbe \
- *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|attn]
+ *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|headpass|attn]
  * </pre>
+ * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers. {@code headpass}: the
+ * scoring head forward and backward, autograd through the float32 log-softmax against {@link TokenHead}.
  * {@code parts}: each layer part forward and backward; {@code score}: whole passes; {@code pass}:
  * whole passes and AdamW steps; {@code mm}, {@code head}, {@code attn}: the products of a linear
  * layer, of the head, and attention at decoding shapes, in several layouts, without autograd.
@@ -50,9 +52,19 @@ public final class ScoringPhasesProbe {
         String what = args.length > 2 ? args[2] : "all";
         Engine.init();
         ModelConfig config = ModelPresets.config("qwen2", "qwen2.5-0.5b", 0, -1, 0, dtypeName);
+        if (Integer.getInteger("layers") != null) { // same E and V, fewer layers (the head's cost does not depend on them)
+            com.fasterxml.jackson.databind.node.ObjectNode n = (com.fasterxml.jackson.databind.node.ObjectNode)
+                    new com.fasterxml.jackson.databind.ObjectMapper().readTree(config.toJson());
+            n.put("num_hidden_layers", Integer.getInteger("layers"));
+            config = ModelConfig.fromJson(n, "probe config");
+        }
         DType dtype = config.dtype();
         System.out.printf("dtype %s, threads %d, reps %d, VmHWM at start %d MiB%n", dtype, Engine.numThreads(),
                 reps, hwm());
+        if (what.equals("headpass")) {
+            headPass(config, dtype, reps);
+            return;
+        }
         if (what.equals("head")) {
             headProducts(config, dtype, reps);
             return;
@@ -284,6 +296,85 @@ public final class ScoringPhasesProbe {
         }
     }
 
+    /**
+     * The scoring head at B × NEW rows, forward and backward, the old and the new way, alternating
+     * within each repetition: autograd through {@code float(x Wᵀ).logSoftmax().gather(y)} (product and
+     * log-softmax/gather timed apart) against {@link TokenHead} (16-bit models' path), W's gradient
+     * dropped after each repetition as a step's zeroGrad does.
+     */
+    private static void headPass(ModelConfig c, DType dt, int reps) {
+        long e = c.hiddenSize();
+        long v = c.vocabSize();
+        long m = B * NEW;
+        String side = System.getProperty("side", "both"); // -Dside=old|new: one side only (its own VmHWM)
+        try (Rng rng = new Rng(1)) {
+            Tensor w = leaf(rng, 0.02, dt, v, e);
+            Tensor x = leaf(rng, 1, dt, B, NEW, e);
+            Tensor y;
+            Tensor g;
+            Tensor buffer;
+            try (Scope s = Scope.open()) {
+                y = Tensor.randn(rng, 1, DType.F32, Device.CPU, B, NEW, 1).abs().mul(1000).to(DType.I64).keep();
+                g = Tensor.randn(rng, 1, DType.F32, Device.CPU, B, NEW).keep();
+                buffer = Tensor.emptyOf(dt, Device.CPU, v, e).keep();
+            }
+            List<Double> oldProduct = new ArrayList<>();
+            List<Double> oldSoftmax = new ArrayList<>();
+            List<Double> oldBackward = new ArrayList<>();
+            List<Double> newForward = new ArrayList<>();
+            List<Double> newBackward = new ArrayList<>();
+            for (int r = 0; r < reps + 1; r++) {
+                w.zeroGrad();
+                x.zeroGrad();
+                long t0 = 0;
+                long t1 = 0;
+                long t2 = 0;
+                long t3 = 0;
+                do try (Scope s = Scope.open()) {
+                    if (side.equals("new")) {
+                        break;
+                    }
+                    t0 = System.nanoTime();
+                    Tensor logits = x.linear(w, null);
+                    t1 = System.nanoTime();
+                    Tensor loss = logits.toFloat().logSoftmax(-1).gather(2, y).squeeze(2).mul(g).sum();
+                    t2 = System.nanoTime();
+                    loss.backward();
+                    t3 = System.nanoTime();
+                } while (false);
+                long oldHwm = hwm();
+                w.zeroGrad();
+                x.zeroGrad();
+                long n0 = 0;
+                long n1 = 0;
+                long n2 = 0;
+                do try (Scope s = Scope.open(); GradMode off = GradMode.noGrad()) {
+                    if (side.equals("old")) {
+                        break;
+                    }
+                    n0 = System.nanoTime();
+                    TokenHead head = TokenHead.of(w, x.detach(), y);
+                    n1 = System.nanoTime();
+                    head.backward(g, buffer);
+                    n2 = System.nanoTime();
+                } while (false);
+                System.out.printf("  old: product %.0f, logSoftmax+gather %.0f, backward %.0f ms (HWM %d MiB); "
+                        + "new: forward %.0f, backward %.0f ms (HWM %d MiB)%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+                        (t3 - t2) / 1e6, oldHwm, (n1 - n0) / 1e6, (n2 - n1) / 1e6, hwm());
+                if (r > 0) {
+                    oldProduct.add((t1 - t0) / 1e6);
+                    oldSoftmax.add((t2 - t1) / 1e6);
+                    oldBackward.add((t3 - t2) / 1e6);
+                    newForward.add((n1 - n0) / 1e6);
+                    newBackward.add((n2 - n1) / 1e6);
+                }
+            }
+            System.out.printf("head %d rows x [%d, %d]: old product %.0f + logSoftmax/gather %.0f + backward %.0f ms;"
+                    + " new forward %.0f + backward %.0f ms (medians)%n", m, v, e, median(oldProduct),
+                    median(oldSoftmax), median(oldBackward), median(newForward), median(newBackward));
+        }
+    }
+
     /** The head's products and conversions without autograd. */
     private static void headProducts(ModelConfig c, DType dt, int reps) {
         long e = c.hiddenSize();
@@ -351,6 +442,8 @@ public final class ScoringPhasesProbe {
         DecoderLm model = DecoderLm.random(c, dt, Device.CPU, 1);
         System.out.printf("model made in %.0f ms (HWM %d MiB, RSS %d MiB)%n", (System.nanoTime() - t0) / 1e6, hwm(),
                 rss());
+        resetHwm(); // the peak of the passes, not of the random initialisation's float32 temporaries
+        System.out.printf("VmHWM reset to RSS: %d MiB%n", hwm());
         AdamW opt = withAdamW ? new AdamW(model.parameters(), 1e-6, 0.0) : null;
         System.out.printf("AdamW state made (HWM %d MiB, RSS %d MiB)%n", hwm(), rss());
         List<long[]> prompts = new ArrayList<>();
@@ -398,6 +491,15 @@ public final class ScoringPhasesProbe {
 
     private static long hwm() {
         return status("VmHWM:");
+    }
+
+    /** Resets VmHWM to the current RSS (Linux: 5 written to clear_refs). */
+    private static void resetHwm() {
+        try {
+            Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+        } catch (java.io.IOException | RuntimeException e) {
+            System.out.println("VmHWM not reset: " + e);
+        }
     }
 
     private static long rss() {
