@@ -186,10 +186,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     // ------------------------------------------------------------------ training
 
-    /**
-     * Resumes from {@code resumeFromCheckpoint} when given, then trains the epochs left ({@link EpochProgress#trainUntil});
-     * the preference set is built when the loop first sizes its batches.
-     */
+    /** Resumes when asked, then the epochs left; the preference set is built when the loop first sizes its batches. */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         if (resumeFromCheckpoint != null) {
@@ -198,11 +195,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         logger.timeRun(() -> progress.trainUntil(args.numTrainEpochs(), checkpointDir, checkpointInterval));
     }
 
-    /**
-     * One epoch's batches, the outer loop's items: each pass shuffles the preference set (built on
-     * first use, {@link PreferenceCollector#preferenceSet}) with a seed drawn from the stream and cuts
-     * it into batches of {@code train_batch_size}, each item holding its pairs under {@code "pairs"}.
-     */
+    /** One epoch's items: the preference set shuffled (a seed drawn per pass), in batches of {@code train_batch_size}. */
     private final class Batches implements TaskSet {
         @Override
         public OptionalInt knownSize() {
@@ -215,30 +208,24 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
             List<PreferencePair> order = new ArrayList<>(collector.preferenceSet(trainDataset));
             Collections.shuffle(order, new Random(seeds.next()));
             int size = args.trainBatchSize();
-            return java.util.stream.IntStream.iterate(0, start -> start < order.size(), start -> start + size)
-                    .mapToObj(start -> TaskItem.of(Map.of("pairs", order.subList(start, Math.min(order.size(),
-                            start + size))))).iterator();
+            return java.util.stream.IntStream.iterate(0, i -> i < order.size(), i -> i + size).mapToObj(i -> TaskItem.of(
+                    Map.of("pairs", order.subList(i, Math.min(order.size(), i + size))))).iterator();
         }
     }
 
     /**
-     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (its training
-     * pairs of one iteration), then {@code iterations} becomes the completed count its checkpoints
-     * carry (the iterations done).
+     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (one iteration's
+     * training pairs), then {@code iterations} becomes the count its checkpoints carry.
      */
     void trainOn(List<PreferencePair> set, int iterations) {
+        iterationsBefore = progress.epochsDone();
         if (!set.isEmpty()) {
             collector.keep(set);
-            iterationsBefore = progress.epochsDone();
             progress.epochsDone(0); // the loop counts this iteration's epochs
-            try {
-                progress.trainUntil(args.numTrainEpochs(), null, 1);
-            } finally {
-                progress.epochsDone(iterationsBefore);
-                iterationsBefore = -1;
-            }
+            progress.trainUntil(args.numTrainEpochs(), null, 1);
         }
         progress.epochsDone(iterations);
+        iterationsBefore = -1;
     }
 
     /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
