@@ -138,4 +138,14 @@ public final class EpochProgress {
             }
         }
     }
+
+    /** The epochs done (restored by {@link #resume}, counted by {@link #trainUntil}). */
+    public int epochsDone() {
+        return epochsDone;
+    }
+
+    /** Sets the epochs done: a trainer that runs its epochs in rounds (MADPOIter's DPO stage) records the rounds done. */
+    public void epochsDone(int done) {
+        epochsDone = done;
+    }
 }

@@ -1,6 +1,8 @@
 package comlrl.trainers.preference;
 
 import comlrl.data.Dataset;
+import comlrl.data.TaskItem;
+import comlrl.data.TaskSet;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
@@ -8,6 +10,7 @@ import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.common.AgentSet;
+import comlrl.trainers.common.EpochProgress;
 import comlrl.distributed.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
@@ -24,8 +27,10 @@ import comlrl.utils.RewardProcessor;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Random;
 import java.util.function.UnaryOperator;
 
@@ -42,8 +47,10 @@ import java.util.function.UnaryOperator;
  *       are computed once, before the batch's updates. With {@code dpo_reference: frozen_initial} each
  *       Δ is taken relative to the initial policy (standard DPO).</li>
  * </ol>
- * Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen}); {@code env_step}
- * advances by {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
+ * The epochs run in the shared outer loop ({@link EpochProgress}), whose items are one epoch's batches
+ * ({@link Batches}). Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen},
+ * counted across epochs, not the loop's items); {@code env_step} advances by
+ * {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
  * Each batch logs {@link MADPOStep}'s metrics (per-agent DPO losses and TRL's implicit-reward metrics).
  */
 public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
@@ -61,14 +68,14 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     private final SeedStream seeds;
     private final MetricsLogger logger;
     private final JointEvaluator evaluator;
-    private final TrainerCheckpoint checkpoint;
-    private final boolean verbose;
+    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop over {@link Batches}. */
+    private final EpochProgress progress;
     private final MADPOStep step;
 
     private final PreferenceCollector collector;
-    private long envStep;
     private long updatesSeen;
-    private int epochsDone;
+    /** While {@link #trainOn} runs an iteration's epochs: the iterations done before it ({@link #progress}); else -1. */
+    private int iterationsBefore = -1;
 
     private MADPOTrainer(Builder b) {
         super(b, "MADPOConfig");
@@ -86,7 +93,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
                 ALGORITHM_NAME, args.skipNonfiniteSamples());
         this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         PromptEncoder promptEncoder = settings.promptEncoder();
-        this.verbose = settings.get(TrainerSettings.VERBOSE);
+        boolean verbose = settings.get(TrainerSettings.VERBOSE);
         this.seeds = new SeedStream(args.seed());
         settings.requireTaskData();
         RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
@@ -118,12 +125,15 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
             Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
             // every process holds the same pairs: rank 0 writes them, every process restores them
             saved.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
-            this.checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
+            TrainerCheckpoint checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
                     List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), saved,
                     TrainerCheckpoint.statefulParts("madpo_progress", Counters.of("updates_seen", () -> updatesSeen,
                             seen -> updatesSeen = seen), "train_dataset", trainDataset, "eval_dataset", evalDataset,
                             "reward_func", rewardFunc, "reward_processor", rewardProcessor), seeds, logger, work)
                     .extendedBy(settings.get(TrainerSettings.CHECKPOINT_EXTENSION));
+            // evaluation is scheduled by updates seen ({@link #trainBatch}), not by the loop's items
+            this.progress = new EpochProgress(new EpochProgress.Loop(new Batches(), false, 0, console, logger,
+                    verbose && work.isMain()), checkpoint, parts.actors, () -> { }, this::trainBatch, () -> { });
         } catch (RuntimeException | Error e) {
             parts.closeAfter(e);
             throw e;
@@ -141,7 +151,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     @Override
     public long envStep() {
-        return envStep;
+        return progress.envStep();
     }
 
     @Override
@@ -151,7 +161,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     @Override
     public Path saveCheckpoint(Path root) {
-        return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
+        return progress.save(root);
     }
 
     /** DPO batches trained on so far (the evaluation schedule's counter). */
@@ -176,74 +186,51 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     // ------------------------------------------------------------------ training
 
+    /** Resumes when asked, then the epochs left; the preference set is built when the loop first sizes its batches. */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
-        java.util.function.IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir,
-                checkpointInterval, args.numTrainEpochs(), () -> envStep);
-        parts.actors.requireOutside(checkpointDir, "checkpoint directory");
         if (resumeFromCheckpoint != null) {
             resumeFrom(resumeFromCheckpoint);
         }
-        if (epochsDone >= args.numTrainEpochs()) {
-            console.printf(java.util.Locale.ROOT, "Nothing to train: %d of num_train_epochs=%d epochs are already done "
-                    + "(the checkpoint's progress); raise num_train_epochs to train further.%n", epochsDone,
-                    args.numTrainEpochs());
-            return;
-        }
-        logger.timeRun(() -> runEpochs(collector.preferenceSet(trainDataset), epochsDone, args.numTrainEpochs(),
-                epochDone));
+        logger.timeRun(() -> progress.trainUntil(args.numTrainEpochs(), checkpointDir, checkpointInterval));
     }
 
-    /**
-     * Epochs {@code from .. to−1} over {@code set}: each shuffles it (seeded from the stream) into
-     * batches of {@code train_batch_size}, evaluating before every {@code eval_interval}-th update.
-     */
-    private void runEpochs(List<PreferencePair> set, int from, int to, java.util.function.IntConsumer epochDone) {
-        int size = args.trainBatchSize();
-        long batchesPerEpoch = (set.size() + size - 1) / size;
-        comlrl.logging.ConsoleProgress bar = verbose && work.isMain()
-                ? new comlrl.logging.ConsoleProgress(console, batchesPerEpoch * (to - from)) : null;
-        if (bar != null) {
-            logger.addSink(bar);
+    /** One epoch's items: the preference set shuffled (a seed drawn per pass), in batches of {@code train_batch_size}. */
+    private final class Batches implements TaskSet {
+        @Override
+        public OptionalInt knownSize() {
+            int size = args.trainBatchSize();
+            return OptionalInt.of((collector.preferenceSet(trainDataset).size() + size - 1) / size);
         }
-        try {
-            for (int epoch = from; epoch < to; epoch++) {
-                List<PreferencePair> order = new ArrayList<>(set);
-                Collections.shuffle(order, new Random(seeds.next()));
-                for (int start = 0; start < order.size(); start += size) {
-                    if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
-                        evaluate();
-                    }
-                    trainBatch(order.subList(start, Math.min(order.size(), start + size)));
-                    if (bar != null) {
-                        bar.advance(1);
-                    }
-                }
-                epochDone.accept(epoch + 1);
-            }
-        } finally {
-            if (bar != null) {
-                logger.removeSink(bar);
-            }
+
+        @Override
+        public Iterator<TaskItem> iterator() {
+            List<PreferencePair> order = new ArrayList<>(collector.preferenceSet(trainDataset));
+            Collections.shuffle(order, new Random(seeds.next()));
+            int size = args.trainBatchSize();
+            return java.util.stream.IntStream.iterate(0, i -> i < order.size(), i -> i + size).mapToObj(i -> TaskItem.of(
+                    Map.of("pairs", order.subList(i, Math.min(order.size(), i + size))))).iterator();
         }
     }
 
     /**
-     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (its training
-     * pairs of one iteration), then {@code progress} becomes the completed count its checkpoints
-     * carry (the iterations done).
+     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (one iteration's
+     * training pairs), then {@code iterations} becomes the count its checkpoints carry.
      */
-    void trainOn(List<PreferencePair> set, int progress) {
+    void trainOn(List<PreferencePair> set, int iterations) {
+        iterationsBefore = progress.epochsDone();
         if (!set.isEmpty()) {
             collector.keep(set);
-            runEpochs(set, 0, args.numTrainEpochs(), done -> { });
+            progress.epochsDone(0); // the loop counts this iteration's epochs
+            progress.trainUntil(args.numTrainEpochs(), null, 1);
         }
-        epochsDone = progress;
+        progress.epochsDone(iterations);
+        iterationsBefore = -1;
     }
 
     /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
     int progress() {
-        return epochsDone;
+        return iterationsBefore >= 0 ? iterationsBefore : progress.epochsDone();
     }
 
     @Override
@@ -261,14 +248,22 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         return collector;
     }
 
-    /** One DPO batch ({@link MADPOStep}), counted as an update, its metrics logged at the env step after it. */
-    private void trainBatch(List<PreferencePair> batch) {
+    /**
+     * One DPO batch ({@link MADPOStep}), after the evaluation when {@code updates_seen % eval_interval == 0};
+     * counted as an update, its metrics logged at the env step after it.
+     */
+    private void trainBatch(TaskItem item, String label) {
+        if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
+            evaluate();
+        }
+        @SuppressWarnings("unchecked")
+        List<PreferencePair> batch = (List<PreferencePair>) item.get("pairs");
         Map<String, Double> metrics = step.train(batch);
         updatesSeen++;
         if (args.useEnvironmentStep()) {
-            envStep += (long) args.environmentStepsPerPair() * batch.size();
+            progress.advance((long) args.environmentStepsPerPair() * batch.size());
         }
-        logger.logTrain(envStep, metrics);
+        logger.logTrain(progress.envStep(), metrics);
     }
 
     // ------------------------------------------------------------------ evaluation, saving
@@ -282,8 +277,8 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     public Map<String, Double> evaluate(int numEvalSamples) {
         Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
-            logger.log(envStep, metrics);
-            logger.samples(envStep, evaluator.lastSamples());
+            logger.log(progress.envStep(), metrics);
+            logger.samples(progress.envStep(), evaluator.lastSamples());
         }
         return metrics;
     }
@@ -292,9 +287,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     @Override
     public void resumeFrom(Path checkpointPath) {
         relocateOutput(checkpointPath);
-        TrainerCheckpoint.Progress p = checkpoint.restore(checkpointPath);
-        epochsDone = p.epochsDone();
-        envStep = p.envStep();
+        progress.resume(checkpointPath);
     }
 
     /** Writes {@code dir/agent_i/}, Hugging Face model directories. */

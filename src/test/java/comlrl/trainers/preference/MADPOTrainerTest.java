@@ -108,6 +108,33 @@ class MADPOTrainerTest {
         }
     }
 
+    /**
+     * Evaluation runs before update u when {@code u % eval_interval == 0}, u counting DPO batches
+     * across epochs (reference §7.2), not the epoch loop's per-epoch item index. With P pairs, one
+     * pair per batch and {@code eval_interval} k = P + 1 over 3 epochs, the evaluations come before
+     * u = 0, k, 2k, … < 3P, logged at env_step 2u (environment_steps_per_pair = 2); a per-epoch
+     * schedule would evaluate before u = 0, P, 2P instead.
+     */
+    @Test
+    void evaluationCountsUpdatesAcrossEpochs() {
+        int pairs;
+        try (MADPOTrainer probe = trainer(config().build()).build()) {
+            probe.train();
+            pairs = probe.numPairs(); // the same seed builds the same set below
+        }
+        int k = pairs + 1;
+        try (MADPOTrainer t = trainer(config().numTrainEpochs(3).trainBatchSize(1).evalInterval(k).build()).build()) {
+            t.train();
+            assertThat(t.numPairs()).isEqualTo(pairs);
+            List<Double> expected = new ArrayList<>();
+            for (int u = 0; u < 3 * pairs; u += k) {
+                expected.add(2.0 * u);
+            }
+            assertThat(t.logHistory()).filteredOn(e -> e.containsKey("eval/turn_1/reward_mean"))
+                    .extracting(e -> e.get("env_step")).containsExactlyElementsOf(expected);
+        }
+    }
+
     @Test
     void oneDpoUpdateEqualsTheFormulaWithTheOtherAgentsDeltaHeldFixed(@TempDir Path dir) throws Exception {
         List<List<float[]>> seen = new ArrayList<>();
