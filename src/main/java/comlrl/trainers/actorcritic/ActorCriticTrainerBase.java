@@ -29,7 +29,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -286,13 +285,13 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
         evalSeeds = seeds.evaluation();
-        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
+        List<RolloutSample> all = new ArrayList<>();
         Map<String, List<Double>> custom = new LinkedHashMap<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int j = 0; j < n; j++) {
             itemLabel = "eval item " + j;
             List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            rollouts.forEach(s -> byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s));
+            all.addAll(rollouts);
             if (j < EvalSamples.KEPT && work.isMain()) {
                 kept.add(sample(j, rollouts));
             }
@@ -301,7 +300,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             }
         }
         Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
+        AgentUpdates.byTurn(all).values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
                 Double.NaN));
         custom.forEach((k, values) -> metrics.put("eval/" + k, Stats.sum(values.stream().mapToDouble(v -> v).toArray())
                 / values.size()));

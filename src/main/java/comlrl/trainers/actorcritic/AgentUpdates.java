@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * Each agent's buffer of samples and its updates (reference §5.7). An agent whose buffer holds
@@ -65,13 +66,7 @@ final class AgentUpdates {
 
     /** The agents whose buffers hold samples (to drain at the end of an epoch). */
     List<Integer> nonEmpty() {
-        List<Integer> agents = new ArrayList<>();
-        for (int i = 0; i < buffers.size(); i++) {
-            if (!buffers.get(i).isEmpty()) {
-                agents.add(i);
-            }
-        }
-        return agents;
+        return IntStream.range(0, buffers.size()).filter(i -> !buffers.get(i).isEmpty()).boxed().toList();
     }
 
     /**
@@ -155,7 +150,7 @@ final class AgentUpdates {
     }
 
     /** {@code samples} by turn index, in their order. */
-    private static Map<Integer, List<RolloutSample>> byTurn(List<RolloutSample> samples) {
+    static Map<Integer, List<RolloutSample>> byTurn(List<RolloutSample> samples) {
         Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
         for (RolloutSample s : samples) {
             byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);

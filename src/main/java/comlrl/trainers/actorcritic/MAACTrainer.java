@@ -2,8 +2,9 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
 import comlrl.trainers.common.TrainerSettings;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic
@@ -45,19 +46,9 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
      * </pre>
      */
     public static String criticInput(List<String> prompts, List<String> actions) {
-        List<String> parts = new ArrayList<>();
-        for (int i = 0; i < prompts.size(); i++) {
-            parts.add("[Agent " + i + "] " + prompts.get(i));
-        }
-        String text = String.join("\n\n", parts);
-        if (actions == null) {
-            return text;
-        }
-        List<String> joint = new ArrayList<>();
-        joint.add("[Joint Action]");
-        for (int i = 0; i < actions.size(); i++) {
-            joint.add("[Agent " + i + " action]\n" + actions.get(i));
-        }
-        return text + "\n\n" + String.join("\n\n", joint);
+        String text = IntStream.range(0, prompts.size()).mapToObj(i -> "[Agent " + i + "] " + prompts.get(i))
+                .collect(Collectors.joining("\n\n"));
+        return actions == null ? text : text + "\n\n[Joint Action]" + IntStream.range(0, actions.size())
+                .mapToObj(i -> "\n\n[Agent " + i + " action]\n" + actions.get(i)).collect(Collectors.joining());
     }
 }
