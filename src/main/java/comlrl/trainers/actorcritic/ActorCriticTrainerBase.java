@@ -254,11 +254,9 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
         shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model)));
         shapes.addAll(critic.shapes());
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i : agents.indices()) {
-            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), actorOptimizers.get(i)));
-            parts.putAll(critic.agentParts(i));
-        }
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>(TrainerCheckpoint.agentParts(agents,
+                actorOptimizers));
+        agents.indices().forEach(i -> parts.putAll(critic.agentParts(i)));
         parts.putAll(critic.sharedParts());
         return new TrainerCheckpoint(algorithm.name(), agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
                 shapes, parts, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,

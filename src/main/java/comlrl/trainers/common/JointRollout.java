@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
+import java.util.stream.IntStream;
 
 /**
  * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
@@ -99,11 +100,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
         /** The joint response that takes completion {@code idx[i]} of each agent i. */
         public List<String> joint(int[] idx) {
-            List<String> out = new ArrayList<>();
-            for (int i = 0; i < completions.size(); i++) {
-                out.add(completions.get(i).get(idx[i]).text());
-            }
-            return out;
+            return IntStream.range(0, completions.size()).mapToObj(i -> completions.get(i).get(idx[i]).text()).toList();
         }
 
         /** The aligned joint response k: every agent's completion k. */
@@ -183,12 +180,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
     /** Turn 1 of {@code item}: each agent's formatted prompt, empty histories. */
     public TurnState start(TaskItem item, String label) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        return new TurnState(item, label, 0, List.copyOf(prompts), List.copyOf(prompts), transitions.emptyHistories(),
-                transitions.emptyHistories());
+        List<String> prompts = List.copyOf(IntStream.range(0, agents.size()).mapToObj(i -> formatters.format(i, item))
+                .toList());
+        return new TurnState(item, label, 0, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
     }
 
     /** {@link #sample(List, SeedStream, int)} of one item. */
@@ -248,18 +242,14 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public TurnState next(Turn turn, int[] chosen) {
         TurnState s = turn.state();
         List<String> joint = turn.joint(chosen);
-        List<List<String>> ph = new ArrayList<>();
-        List<List<String>> rh = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            ph.add(Transitions.append(s.promptHistory().get(i), s.historyPrompts().get(i)));
-            rh.add(Transitions.append(s.responseHistory().get(i), joint.get(i)));
-        }
+        List<List<String>> ph = IntStream.range(0, agents.size())
+                .mapToObj(i -> Transitions.append(s.promptHistory().get(i), s.historyPrompts().get(i))).toList();
+        List<List<String>> rh = IntStream.range(0, agents.size())
+                .mapToObj(i -> Transitions.append(s.responseHistory().get(i), joint.get(i))).toList();
         List<String> external = work.onMain("running the external transition of " + s.label(),
                 () -> transitions.next(s.item(), joint, ph, rh), Codecs.STRINGS);
-        List<String> formatted = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            formatted.add(formatters.turnPrompt(i, s.item(), external.get(i), passthrough));
-        }
+        List<String> formatted = IntStream.range(0, agents.size())
+                .mapToObj(i -> formatters.turnPrompt(i, s.item(), external.get(i), passthrough)).toList();
         return new TurnState(s.item(), s.label(), s.turn() + 1, List.copyOf(formatted), List.copyOf(external),
                 List.copyOf(ph), List.copyOf(rh));
     }
@@ -272,7 +262,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
         List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
-        List<Integer> active = java.util.stream.IntStream.range(0, starts.size()).boxed().toList();
+        List<Integer> active = IntStream.range(0, starts.size()).boxed().toList();
         List<TurnState> states = starts;
         int[] first = new int[agents.size()];
         for (int t = 0; t < numTurns && !active.isEmpty(); t++) {
