@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
-import comlrl.trainers.common.TrainerSettings;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -19,9 +18,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     public static final String ALGORITHM_NAME = "MAAC";
 
     public static Builder<MAACTrainer> builder() {
-        return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME,
-                c -> ActorCriticSources.maac(c, b.get(TrainerSettings.AGENT_MODEL), b.get(TrainerSettings.AGENTS),
-                        b.tokenizers(), b.criticModel(), b.critics()),
+        return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME, ActorCriticSources::maac,
                 (c, sources, placement, work) -> new MAACTrainer(b, c, sources, placement, work)));
     }
 
