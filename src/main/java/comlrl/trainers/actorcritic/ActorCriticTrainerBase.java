@@ -91,7 +91,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final HeldAgents<CausalLm> agents;
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
-    private final Dataset evalDataset;
     private final MetricsCallback metricsCallback;
     private final SeedStream seeds;
     private final MetricsLogger logger;
@@ -119,7 +118,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         this.evalRewarder = rewarders.evaluation();
-        this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         this.metricsCallback = b.get(ActorCriticBuilder.METRICS_CALLBACK);
         this.seeds = new SeedStream(args.seed());
         this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources.actors(), placement.agents(),
@@ -262,6 +260,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
      */
     @Override
     public Map<String, Double> evaluate() {
+        Dataset evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         if (evalDataset == null) {
             return Map.of();
         }

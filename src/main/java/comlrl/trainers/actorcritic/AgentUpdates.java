@@ -52,9 +52,7 @@ final class AgentUpdates {
         this.executor = executor;
         this.work = work;
         this.steps = steps;
-        for (int i = 0; i < args.numAgents(); i++) {
-            buffers.add(new ArrayList<>());
-        }
+        IntStream.range(0, args.numAgents()).forEach(i -> buffers.add(new ArrayList<>()));
     }
 
     /** Buffers {@code sample}; true when its agent's buffer now holds {@code rollout_buffer_size} samples or more. */

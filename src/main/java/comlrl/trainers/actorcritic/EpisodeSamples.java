@@ -131,12 +131,6 @@ final class EpisodeSamples {
                 }
             }
         }
-        List<RolloutSample> flat = new ArrayList<>();
-        for (RolloutSample[][] turn : out) {
-            for (RolloutSample[] agent : turn) {
-                flat.addAll(Arrays.asList(agent));
-            }
-        }
-        return flat;
+        return Arrays.stream(out).flatMap(Arrays::stream).flatMap(Arrays::stream).toList();
     }
 }
