@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 
 /**
  * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
@@ -197,26 +198,18 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
      */
     public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
         int n = agents.size();
-        long[] rowSeeds = new long[n];
-        for (int i = 0; i < n; i++) {
-            rowSeeds[i] = seeds.next();
-        }
+        long[] rowSeeds = LongStream.generate(seeds::next).limit(n).toArray(); // one per agent, in agent order
         List<List<long[]>> ids = held() // [N][B], each agent's by its owner
                 .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
                 .fromOwners(Codecs.listOf(Codecs.LONGS));
         List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
-        List<Turn> out = new ArrayList<>();
-        for (int b = 0; b < states.size(); b++) {
-            List<long[]> promptIds = new ArrayList<>();
-            List<List<Completion>> completions = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                promptIds.add(ids.get(i).get(b));
-                completions.add(sampled.get(i).get(b));
-            }
-            out.add(new Turn(states.get(b), List.copyOf(promptIds), List.copyOf(completions),
-                    references == null ? null : referenceKls(promptIds, completions)));
-        }
-        return out;
+        return IntStream.range(0, states.size()).mapToObj(b -> { // in item order (referenceKls sums over the processes)
+            List<long[]> promptIds = List.copyOf(IntStream.range(0, n).mapToObj(i -> ids.get(i).get(b)).toList());
+            List<List<Completion>> completions = List.copyOf(IntStream.range(0, n).mapToObj(i -> sampled.get(i).get(b))
+                    .toList());
+            return new Turn(states.get(b), promptIds, completions,
+                    references == null ? null : referenceKls(promptIds, completions));
+        }).toList();
     }
 
     private IntFunction<SamplingConfig> samplingOf(int k) {
@@ -291,20 +284,13 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         int[] rows = work.localRows(g);
         for (int i : rows.length == 0 ? List.<Integer>of() : held().indices()) {
             CausalLm agent = agents.get(i);
-            List<long[]> ys = new ArrayList<>();
-            for (int r : rows) {
-                ys.add(completions.get(i).get(r).tokenIds());
-            }
+            List<long[]> ys = Arrays.stream(rows).mapToObj(r -> completions.get(i).get(r).tokenIds()).toList();
             double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
             for (int r = 0; r < rows.length; r++) {
                 flat[i * g + rows[r]] = kl[r];
             }
         }
-        flat = work.sum(flat);
-        double[][] out = new double[n][];
-        for (int i = 0; i < n; i++) {
-            out[i] = Arrays.copyOfRange(flat, i * g, i * g + g);
-        }
-        return out;
+        double[] summed = work.sum(flat);
+        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g)).toArray(double[][]::new);
     }
 }
