@@ -120,10 +120,8 @@ final class AgentUpdates {
             double[] targets = group.stream().mapToDouble(RolloutSample::valueTarget).toArray();
             double[] old = group.stream().mapToDouble(RolloutSample::oldValue).toArray();
             double[] a = ActorCriticLoss.advantages(targets, old, args.advantageNormalization());
-            List<RolloutSample> normalized = new ArrayList<>();
-            for (int j = 0; j < group.size(); j++) {
-                normalized.add(group.get(j).withNormalizedAdvantage(a[j]));
-            }
+            List<RolloutSample> normalized = new ArrayList<>(IntStream.range(0, group.size())
+                    .mapToObj(j -> group.get(j).withNormalizedAdvantage(a[j])).toList()); // shuffled in place
             Collections.shuffle(normalized, shuffle);
             double policyLoss = 0;
             double valueLoss = 0;
