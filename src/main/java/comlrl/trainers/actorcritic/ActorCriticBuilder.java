@@ -80,22 +80,6 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return set(METRICS_CALLBACK, metricsCallback);
     }
 
-    public Object criticModel() {
-        return get(TrainerSettings.CRITIC_MODEL);
-    }
-
-    public List<?> critics() {
-        return get(TrainerSettings.CRITICS);
-    }
-
-    public List<Tokenizer> tokenizers() {
-        return get(TrainerSettings.TOKENIZERS);
-    }
-
-    public ActorCriticTrainerBase.MetricsCallback metricsCallback() {
-        return get(METRICS_CALLBACK);
-    }
-
     /**
      * The reference's {@code model_config}: {@code torch_dtype}/{@code dtype} (top level or in
      * {@code model_kwargs}), and MAAC's {@code critic_value_head_hidden_dim}.
@@ -136,6 +120,12 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return factory.apply(self());
     }
 
+    /** Which models an algorithm builds from the builder's ({@link ActorCriticSources#iac}, {@link ActorCriticSources#maac}). */
+    interface SourceRule<C extends ActorCriticConfig> {
+        ActorCriticSources.Sources resolve(C config, Object agentModel, List<?> agents, List<Tokenizer> tokenizers,
+                Object criticModel, List<?> critics);
+    }
+
     /** How an IAC or MAAC trainer is made once its checks passed and its processes joined. */
     interface Factory<C extends ActorCriticConfig, T> {
         T make(C config, ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work);
@@ -148,7 +138,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
      * again when that fails.
      */
     <C extends ActorCriticConfig> T create(Class<C> type, String described, String algorithmName,
-            Function<C, ActorCriticSources.Sources> sources, Factory<C, T> make) {
+            SourceRule<C> sources, Factory<C, T> make) {
         if (!type.isInstance(args())) {
             String name = type.getSimpleName();
             throw new IllegalArgumentException("args must be " + described + " (" + name + ".builder()...build() or "
@@ -156,7 +146,9 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         }
         C c = type.cast(args());
         requireCommon(algorithmName);
-        ActorCriticSources.Sources resolved = sources.apply(c);
+        ActorCriticSources.Sources resolved = sources.resolve(c, get(TrainerSettings.AGENT_MODEL),
+                get(TrainerSettings.AGENTS), get(TrainerSettings.TOKENIZERS), get(TrainerSettings.CRITIC_MODEL),
+                get(TrainerSettings.CRITICS));
         requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), get(TrainerSettings.DISTRIBUTED));
         try {

@@ -15,11 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link IACConfig} and {@link MAACConfig} share: their typed getters and the cross-field
- * validation. Immutable. The fields are declared (and documented) once, in {@code ActorCriticFields}
- * or, when the preference configs have them too, in {@link comlrl.utils.TrainerFields}; the value
- * table, its map form and the builder machinery are {@link FieldTableConfig}'s, the getters of the
- * fields every trainer has {@link comlrl.utils.TrainerConfig}'s. What those mean here: {@code num_turns > 1} requires
+ * What {@link IACConfig} and {@link MAACConfig} share: typed getters and the cross-field validation.
+ * Fields are declared and documented once ({@code ActorCriticFields}, {@link comlrl.utils.TrainerFields});
+ * the table and builder machinery are {@link FieldTableConfig}'s. Here: {@code num_turns > 1} requires
  * {@code num_generations == 1} and an external transition, and an episode stops after a turn whose
  * mean reward exceeds {@code early_termination_threshold}; {@code advantage_normalization}
  * z-normalises the advantages of each update group (one agent, one turn) that has more than one

@@ -134,14 +134,4 @@ public final class ActorCriticLoss {
         }
         return sum / x.length;
     }
-
-    /** {@link #valueErrors} on plain numbers (for metrics and tests). */
-    public static double valueError(double target, double value, double oldValue, Double clipRange) {
-        double plain = (target - value) * (target - value);
-        if (clipRange == null) {
-            return plain;
-        }
-        double clipped = oldValue + Math.max(-clipRange, Math.min(clipRange, value - oldValue));
-        return Math.max(plain, (target - clipped) * (target - clipped));
-    }
 }

@@ -208,7 +208,9 @@ public final class ActorCriticSources {
                 case ON_ACTORS -> 0;
                 case SHARED -> 1;
             };
-            return onOne(processDevice, args.numAgents(), critics, args.referenceKlEnabled());
+            return new Placement(Collections.nCopies(args.numAgents(), processDevice), Collections.nCopies(critics,
+                    processDevice), args.referenceKlEnabled() ? Collections.nCopies(args.numAgents(), processDevice)
+                    : List.of());
         }
         return place(args.parallelTraining(), args.numAgents(), args.agentDevices(), args.criticDevices(), layout,
                 args.referenceKlEnabled(), args.referenceDevices());
@@ -239,12 +241,6 @@ public final class ActorCriticSources {
         List<Device> references = !referenceKl ? List.of()
                 : referenceDevices == null ? agents : Devices.resolve(referenceDevices, n, "reference_devices");
         return new Placement(agents, critics, references);
-    }
-
-    /** Every model on {@code d}: {@code n} actors, {@code critics} critics, references when reference KL is on. */
-    static Placement onOne(Device d, int n, int critics, boolean referenceKl) {
-        return new Placement(Collections.nCopies(n, d), Collections.nCopies(critics, d),
-                referenceKl ? Collections.nCopies(n, d) : List.of());
     }
 
     private static Device sharedCriticDevice(List<String> criticDevices) {

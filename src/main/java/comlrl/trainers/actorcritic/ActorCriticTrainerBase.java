@@ -25,12 +25,11 @@ import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * The loop IAC and MAAC share (reference §5.7), top to bottom:
@@ -90,10 +89,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final TrainerParts parts;
     /** The actors this process holds, with the tokenizers they use. */
     private final HeldAgents<CausalLm> agents;
-    private final HeldAgents<GenerationSettings.Resolved> generation;
     private final JointRewarder rewarder;
     private final JointRewarder evalRewarder;
-    private final Dataset evalDataset;
     private final MetricsCallback metricsCallback;
     private final SeedStream seeds;
     private final MetricsLogger logger;
@@ -105,8 +102,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final EpisodeSamples episodes;
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
-    /** The task item being rolled out, for messages ("train item 3 of epoch 1", "eval item 0"). */
-    private String itemLabel = "a task item";
 
     /**
      * Loads the actors (and their references, {@link TrainerParts}), then the critic {@code critic} makes
@@ -123,8 +118,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         this.evalRewarder = rewarders.evaluation();
-        this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
-        this.metricsCallback = b.metricsCallback();
+        this.metricsCallback = b.get(ActorCriticBuilder.METRICS_CALLBACK);
         this.seeds = new SeedStream(args.seed());
         this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources.actors(), placement.agents(),
                 !args.referenceKlEnabled() ? null : placement.references().isEmpty() ? placement.agents()
@@ -132,7 +126,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 sources::withTokenizers);
         this.work = work;
         this.agents = parts.agents;
-        this.generation = parts.generation;
         try {
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
             MinibatchSteps steps = new MinibatchSteps(work, b.observer);
@@ -144,7 +137,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
                     TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
             this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);
-            JointRollout rollout = JointRollout.of(agents.asList(), generation.asList(), formatters,
+            JointRollout rollout = JointRollout.of(agents.asList(), parts.generation.asList(), formatters,
                     settings.promptEncoder(), parts.executor, work)
                     .withTransitions(new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), numAgents),
                             args.externalPromptPassthrough())
@@ -200,13 +193,12 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** Each agent's generate settings with the source of every value. */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
-        return generation.asList();
+        return parts.generation.asList();
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
     private void trainItem(TaskItem item, String label) {
-        itemLabel = label;
-        List<RolloutSample> rollouts = collect(item, false);
+        List<RolloutSample> rollouts = episodes.collect(item, label, seeds, rewarder, args.numGenerations());
         long envStep = progress.advance(rollouts.size() / numAgents);
         if (metricsCallback != null && work.isMain()) {
             Map<String, Double> extra = callback(rollouts);
@@ -237,15 +229,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     /**
-     * One item's rollouts, in (turn, agent, generation) order ({@link EpisodeSamples#collect}):
-     * {@code num_generations} samples per agent per turn in training, one in evaluation.
-     */
-    private List<RolloutSample> collect(TaskItem item, boolean eval) {
-        return eval ? episodes.collect(item, itemLabel, evalSeeds, evalRewarder, 1)
-                : episodes.collect(item, itemLabel, seeds, rewarder, args.numGenerations());
-    }
-
-    /**
      * The checkpoint: per agent {@code agent_i} (its weights) and {@code optimizer_i.safetensors}, then
      * the critic's parts of that agent ({@link Critic#agentParts}), then the critic's shared parts; the
      * model shapes of the actors and the critic; progress, seeds and the stateful parts. In the agents
@@ -255,11 +238,9 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
         shapes.add(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model)));
         shapes.addAll(critic.shapes());
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i : agents.indices()) {
-            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), actorOptimizers.get(i)));
-            parts.putAll(critic.agentParts(i));
-        }
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>(TrainerCheckpoint.agentParts(agents,
+                actorOptimizers));
+        agents.indices().forEach(i -> parts.putAll(critic.agentParts(i)));
         parts.putAll(critic.sharedParts());
         return new TrainerCheckpoint(algorithm.name(), agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
                 shapes, parts, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
@@ -268,12 +249,10 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 seeds, logger, work).extendedBy(extension);
     }
 
-    /** The seeds of the evaluation under way ({@link SeedStream#evaluation()}: none of training's). */
-    private SeedStream evalSeeds;
-
     /**
      * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument): one generation per agent per turn, no updates. Returns per turn the rollout means
+     * no argument): one generation per agent per turn, drawn from the evaluations' own seeds
+     * ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
      * of every item's samples of that turn ({@link TurnMetrics} under {@code eval/}: reward_mean of the
      * raw rewards, expected_return, reference_kl_mean, reference_kl_penalty_mean), then
      * {@code eval/<key>}, the mean over the items that returned it of {@code metrics_callback};
@@ -281,18 +260,19 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
      */
     @Override
     public Map<String, Double> evaluate() {
+        Dataset evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         if (evalDataset == null) {
             return Map.of();
         }
         int n = Math.min(args.evalNumSamples(), evalDataset.size());
-        evalSeeds = seeds.evaluation();
-        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
+        SeedStream evalSeeds = seeds.evaluation(); // none of training's
+        List<RolloutSample> all = new ArrayList<>();
         Map<String, List<Double>> custom = new LinkedHashMap<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int j = 0; j < n; j++) {
-            itemLabel = "eval item " + j;
-            List<RolloutSample> rollouts = collect(evalDataset.get(j), true);
-            rollouts.forEach(s -> byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s));
+            List<RolloutSample> rollouts = episodes.collect(evalDataset.get(j), "eval item " + j, evalSeeds, evalRewarder,
+                    1);
+            all.addAll(rollouts);
             if (j < EvalSamples.KEPT && work.isMain()) {
                 kept.add(sample(j, rollouts));
             }
@@ -301,7 +281,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             }
         }
         Map<String, Double> metrics = new LinkedHashMap<>();
-        byTurn.values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
+        AgentUpdates.byTurn(all).values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
                 Double.NaN));
         custom.forEach((k, values) -> metrics.put("eval/" + k, Stats.sum(values.stream().mapToDouble(v -> v).toArray())
                 / values.size()));
@@ -312,23 +292,13 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     /** An evaluation item's rollouts as {@link EvalSamples} show them; a turn's reward is the mean over the agents. */
     private EvalSamples.Sample sample(int index, List<RolloutSample> rollouts) {
-        int turns = rollouts.stream().mapToInt(RolloutSample::turnIdx).max().orElse(-1) + 1;
-        List<List<String>> prompts = new ArrayList<>();
-        List<List<String>> completions = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            int agent = i;
-            List<RolloutSample> own = rollouts.stream().filter(r -> r.agentIdx() == agent)
-                    .sorted(Comparator.comparingInt(RolloutSample::turnIdx)).toList();
-            prompts.add(own.stream().map(RolloutSample::prompt).toList());
-            completions.add(own.stream().map(RolloutSample::completion).toList());
-        }
-        List<Double> rewards = new ArrayList<>();
-        for (int t = 0; t < turns; t++) {
-            int turn = t;
-            rewards.add(rollouts.stream().filter(r -> r.turnIdx() == turn).mapToDouble(RolloutSample::reward).average()
-                    .orElse(Double.NaN));
-        }
-        return new EvalSamples.Sample(index, prompts, completions, rewards);
+        Map<Integer, List<RolloutSample>> byTurn = AgentUpdates.byTurn(rollouts); // [turn][agent]: one generation
+        Function<Function<RolloutSample, String>, List<List<String>>> perAgent = f -> IntStream.range(0, numAgents)
+                .mapToObj(i -> byTurn.values().stream().flatMap(List::stream).filter(r -> r.agentIdx() == i).map(f)
+                        .toList()).toList();
+        return new EvalSamples.Sample(index, perAgent.apply(RolloutSample::prompt), perAgent.apply(RolloutSample::completion),
+                byTurn.values().stream().map(turn -> turn.stream().mapToDouble(RolloutSample::reward).average()
+                        .orElse(Double.NaN)).toList());
     }
 
     /**

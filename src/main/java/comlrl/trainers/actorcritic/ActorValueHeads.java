@@ -77,11 +77,7 @@ final class ActorValueHeads extends PerAgentCritics {
      * responses): the last token (Q) or the prompt's last token (V).
      */
     static long[] valuePositions(List<RolloutSample> samples, long rowLength, boolean q) {
-        long[] pos = new long[samples.size()];
-        for (int j = 0; j < pos.length; j++) {
-            pos[j] = q ? rowLength - 1 : rowLength - 1 - samples.get(j).responseLen();
-        }
-        return pos;
+        return samples.stream().mapToLong(s -> q ? rowLength - 1 : rowLength - 1 - s.responseLen()).toArray();
     }
 
     @Override

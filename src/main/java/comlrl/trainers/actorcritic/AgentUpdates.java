@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * Each agent's buffer of samples and its updates (reference §5.7). An agent whose buffer holds
@@ -51,9 +52,7 @@ final class AgentUpdates {
         this.executor = executor;
         this.work = work;
         this.steps = steps;
-        for (int i = 0; i < args.numAgents(); i++) {
-            buffers.add(new ArrayList<>());
-        }
+        IntStream.range(0, args.numAgents()).forEach(i -> buffers.add(new ArrayList<>()));
     }
 
     /** Buffers {@code sample}; true when its agent's buffer now holds {@code rollout_buffer_size} samples or more. */
@@ -65,13 +64,7 @@ final class AgentUpdates {
 
     /** The agents whose buffers hold samples (to drain at the end of an epoch). */
     List<Integer> nonEmpty() {
-        List<Integer> agents = new ArrayList<>();
-        for (int i = 0; i < buffers.size(); i++) {
-            if (!buffers.get(i).isEmpty()) {
-                agents.add(i);
-            }
-        }
-        return agents;
+        return IntStream.range(0, buffers.size()).filter(i -> !buffers.get(i).isEmpty()).boxed().toList();
     }
 
     /**
@@ -127,10 +120,8 @@ final class AgentUpdates {
             double[] targets = group.stream().mapToDouble(RolloutSample::valueTarget).toArray();
             double[] old = group.stream().mapToDouble(RolloutSample::oldValue).toArray();
             double[] a = ActorCriticLoss.advantages(targets, old, args.advantageNormalization());
-            List<RolloutSample> normalized = new ArrayList<>();
-            for (int j = 0; j < group.size(); j++) {
-                normalized.add(group.get(j).withNormalizedAdvantage(a[j]));
-            }
+            List<RolloutSample> normalized = new ArrayList<>(IntStream.range(0, group.size())
+                    .mapToObj(j -> group.get(j).withNormalizedAdvantage(a[j])).toList()); // shuffled in place
             Collections.shuffle(normalized, shuffle);
             double policyLoss = 0;
             double valueLoss = 0;
@@ -155,7 +146,7 @@ final class AgentUpdates {
     }
 
     /** {@code samples} by turn index, in their order. */
-    private static Map<Integer, List<RolloutSample>> byTurn(List<RolloutSample> samples) {
+    static Map<Integer, List<RolloutSample>> byTurn(List<RolloutSample> samples) {
         Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
         for (RolloutSample s : samples) {
             byTurn.computeIfAbsent(s.turnIdx(), t -> new ArrayList<>()).add(s);

@@ -10,12 +10,12 @@ import comlrl.tensor.Rng;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 
 /**
  * MAAC's one centralised critic (reference §5.6): a model with a value head that values the joint
@@ -80,31 +80,14 @@ final class CentralCritic implements Critic {
         int rows = q ? k : 1;
         double[] v = ValueHeads.values(model.get(0).model(), head, joint.subList(0, rows),
                 Collections.nCopies(rows, new long[0]), actors.padIds()[0], k);
-        double[][] values = new double[actors.lms().size()][];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = v.clone();
-        }
-        List<long[]> perGeneration = new ArrayList<>();
-        for (int g = 0; g < k; g++) {
-            perGeneration.add(joint.get(q ? g : 0));
-        }
-        return new Critic.Values(values, perGeneration);
+        double[][] values = IntStream.range(0, actors.lms().size()).mapToObj(i -> v.clone()).toArray(double[][]::new);
+        return new Critic.Values(values, IntStream.range(0, k).mapToObj(g -> joint.get(q ? g : 0)).toList());
     }
 
-    /** The critic's input ids per generation g (agent 0's tokenizer). */
+    /** The critic's input ids per generation g (agent 0's tokenizer); Q: with joint action g. */
     private List<long[]> jointIds(List<String> prompts, List<List<String>> texts, boolean q, int k) {
-        List<long[]> joint = new ArrayList<>();
-        for (int g = 0; g < k; g++) {
-            List<String> actions = null;
-            if (q) {
-                actions = new ArrayList<>();
-                for (List<String> agentTexts : texts) {
-                    actions.add(agentTexts.get(g));
-                }
-            }
-            joint.add(actors.lms().get(0).encode(MAACTrainer.criticInput(prompts, actions)));
-        }
-        return joint;
+        return IntStream.range(0, k).mapToObj(g -> actors.lms().get(0).encode(MAACTrainer.criticInput(prompts,
+                q ? texts.stream().map(agentTexts -> agentTexts.get(g)).toList() : null))).toList();
     }
 
     @Override

@@ -5,6 +5,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.Completion;
 import comlrl.generation.SeedStream;
 import comlrl.rl.ReferenceKl;
+import comlrl.rl.Stats;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import java.util.ArrayList;
@@ -64,15 +65,7 @@ final class EpisodeSamples {
     }
 
     private static double mean(double[][] values) {
-        double sum = 0;
-        int count = 0;
-        for (double[] row : values) {
-            for (double v : row) {
-                sum += v;
-                count++;
-            }
-        }
-        return sum / Math.max(count, 1);
+        return Stats.mean(Arrays.stream(values).flatMapToDouble(Arrays::stream).toArray());
     }
 
     /**
@@ -138,12 +131,6 @@ final class EpisodeSamples {
                 }
             }
         }
-        List<RolloutSample> flat = new ArrayList<>();
-        for (RolloutSample[][] turn : out) {
-            for (RolloutSample[] agent : turn) {
-                flat.addAll(Arrays.asList(agent));
-            }
-        }
-        return flat;
+        return Arrays.stream(out).flatMap(Arrays::stream).flatMap(Arrays::stream).toList();
     }
 }

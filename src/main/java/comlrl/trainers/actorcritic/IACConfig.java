@@ -48,7 +48,7 @@ public final class IACConfig extends ActorCriticConfig {
         return keysOf(ActorCriticFields.IAC);
     }
 
-    /** A builder holding this config's values (unset train_batch_size and critic_learning_rate stay unset). */
+    /** A builder holding this config's values (unset fields stay unset). */
     public Builder toBuilder() {
         Builder b = builder();
         copyInto(b);

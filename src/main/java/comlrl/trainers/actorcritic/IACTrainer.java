@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
-import comlrl.trainers.common.TrainerSettings;
 
 /**
  * Independent Actor-Critic (reference §5.5): every agent learns its own value function, on a separate
@@ -25,14 +24,14 @@ public final class IACTrainer extends ActorCriticTrainerBase {
     public static final String ALGORITHM_NAME = "IAC";
 
     public static Builder<IACTrainer> builder() {
-        return new Builder<>(b -> b.create(IACConfig.class, "an IACConfig", ALGORITHM_NAME, c -> {
+        return new Builder<>(b -> b.create(IACConfig.class, "an IACConfig", ALGORITHM_NAME, (c, agentModel, agents,
+                tokenizers, criticModel, critics) -> {
             if (!c.useSeparateCritic() && b.settings().criticLoraAgents() != null) {
                 throw new IllegalArgumentException("critic_lora makes separate critics LoRA critics, but "
                         + "use_separate_critic is false (the value head sits on each actor); set use_separate_critic: "
                         + "true or remove critic_lora");
             }
-            return ActorCriticSources.iac(c, b.get(TrainerSettings.AGENT_MODEL), b.get(TrainerSettings.AGENTS),
-                    b.tokenizers(), b.criticModel(), b.critics());
+            return ActorCriticSources.iac(c, agentModel, agents, tokenizers, criticModel, critics);
         }, (c, sources, placement, work) -> new IACTrainer(b, c, sources, placement, work)));
     }
 

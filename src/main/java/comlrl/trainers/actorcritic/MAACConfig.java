@@ -6,18 +6,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Training configuration of Multi-Agent Actor-Critic with one shared critic (reference §5.2): every
- * field of the Python {@code MAACConfig} with the same defaults (notably {@code discount} 1.0 and a
- * required {@code critic_learning_rate}), plus {@code critic_value_head_hidden_dim} and the fields our
- * MAGRPOConfig adds ({@code seed}, {@code gradient_checkpointing}, {@code generation_kwargs},
- * {@code skip_nonfinite_samples}, {@code save_total_limit}). Immutable and validated when built.
- *
- * <p>MAAC has no {@code use_separate_critic}, {@code value_clip_range} or {@code value_head_hidden_dim}
- * (its actors carry no value heads and its critic is never clipped). The shared critic's head width,
- * which the reference reads from {@code model_config["critic_value_head_hidden_dim"]}, is also a
- * config field here, so that it is type-checked and recorded in the run's {@code config.json}.
- *
- * <p>Where we differ from the reference: as for {@link IACConfig}.
+ * Training configuration of Multi-Agent Actor-Critic with one shared critic (reference §5.2), as
+ * {@link IACConfig} is IAC's (the same additions and differences), with MAAC's defaults
+ * ({@code discount} 1.0, a required {@code critic_learning_rate}) and without
+ * {@code use_separate_critic}, {@code value_clip_range} and {@code value_head_hidden_dim} (its actors
+ * carry no value heads; its critic is never clipped). {@code critic_value_head_hidden_dim} (the
+ * reference's {@code model_config} key) is a config field here, type-checked and recorded in
+ * {@code config.json}.
  */
 public final class MAACConfig extends ActorCriticConfig {
 
@@ -40,7 +35,7 @@ public final class MAACConfig extends ActorCriticConfig {
         return keysOf(ActorCriticFields.MAAC);
     }
 
-    /** A builder holding this config's values (an unset train_batch_size stays unset). */
+    /** A builder holding this config's values (unset fields stay unset). */
     public Builder toBuilder() {
         Builder b = builder();
         copyInto(b);

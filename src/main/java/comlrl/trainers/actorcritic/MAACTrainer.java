@@ -1,9 +1,9 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
-import comlrl.trainers.common.TrainerSettings;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic
@@ -18,9 +18,7 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
     public static final String ALGORITHM_NAME = "MAAC";
 
     public static Builder<MAACTrainer> builder() {
-        return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME,
-                c -> ActorCriticSources.maac(c, b.get(TrainerSettings.AGENT_MODEL), b.get(TrainerSettings.AGENTS),
-                        b.tokenizers(), b.criticModel(), b.critics()),
+        return new Builder<>(b -> b.create(MAACConfig.class, "a MAACConfig", ALGORITHM_NAME, ActorCriticSources::maac,
                 (c, sources, placement, work) -> new MAACTrainer(b, c, sources, placement, work)));
     }
 
@@ -45,19 +43,9 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
      * </pre>
      */
     public static String criticInput(List<String> prompts, List<String> actions) {
-        List<String> parts = new ArrayList<>();
-        for (int i = 0; i < prompts.size(); i++) {
-            parts.add("[Agent " + i + "] " + prompts.get(i));
-        }
-        String text = String.join("\n\n", parts);
-        if (actions == null) {
-            return text;
-        }
-        List<String> joint = new ArrayList<>();
-        joint.add("[Joint Action]");
-        for (int i = 0; i < actions.size(); i++) {
-            joint.add("[Agent " + i + " action]\n" + actions.get(i));
-        }
-        return text + "\n\n" + String.join("\n\n", joint);
+        String text = IntStream.range(0, prompts.size()).mapToObj(i -> "[Agent " + i + "] " + prompts.get(i))
+                .collect(Collectors.joining("\n\n"));
+        return actions == null ? text : text + "\n\n[Joint Action]" + IntStream.range(0, actions.size())
+                .mapToObj(i -> "\n\n[Agent " + i + " action]\n" + actions.get(i)).collect(Collectors.joining());
     }
 }

@@ -43,11 +43,6 @@ public record RolloutSample(int agentIdx, String prompt, String completion, long
         return java.util.Arrays.copyOfRange(fullInputIds, 0, promptLen);
     }
 
-    /** The shaped reward {@code r' = r − β·KL}. */
-    public double shapedReward() {
-        return reward - referenceKlPenalty;
-    }
-
     /** A copy with {@code Â} set. */
     public RolloutSample withNormalizedAdvantage(double a) {
         return new RolloutSample(agentIdx, prompt, completion, fullInputIds, promptLen, responseLen, oldLogprob, oldValue,

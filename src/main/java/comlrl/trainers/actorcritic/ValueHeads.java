@@ -18,10 +18,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.DoubleStream;
 
 /**
  * What the critics do with their value heads outside the updates: the values of rows without
@@ -45,12 +45,7 @@ final class ValueHeads {
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             Tensor hidden = Scorer.hidden(model, prompts, responses, pad); // [B, S, E]
             double[] values = head.forward(hidden).select(1, hidden.size(1) - 1).toFloat().toDoubleArray(); // [B]
-            if (values.length == k) {
-                return values;
-            }
-            double[] out = new double[k];
-            Arrays.fill(out, values[0]);
-            return out;
+            return values.length == k ? values : DoubleStream.generate(() -> values[0]).limit(k).toArray();
         }
     }
 

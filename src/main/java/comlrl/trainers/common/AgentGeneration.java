@@ -3,9 +3,7 @@ package comlrl.trainers.common;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.utils.TrainerConfig;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -58,15 +56,5 @@ public final class AgentGeneration {
         }
         return resolve(agent, lm, kwargs, args.temperature(agent), args.topP(agent), args.topK(agent),
                 args.maxNewTokens(agent), numReturnSequences);
-    }
-
-    /** {@link #resolve} of each of {@code agents}; null for a null agent (another process's, in the agents split). */
-    public static List<GenerationSettings.Resolved> resolveAll(List<? extends CausalLm> agents, TrainerConfig args,
-            int numReturnSequences) {
-        List<GenerationSettings.Resolved> settings = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            settings.add(agents.get(i) == null ? null : resolve(i, agents.get(i), args, numReturnSequences));
-        }
-        return settings;
     }
 }

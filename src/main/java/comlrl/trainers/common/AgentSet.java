@@ -133,10 +133,8 @@ public final class AgentSet implements AutoCloseable {
                 }
             }
         }
-        boolean same = true;
-        for (int i = 1; i < sources.size(); i++) {
-            same &= sameSource(sources.get(0), sources.get(i)) && devices.get(i).equals(devices.get(0));
-        }
+        boolean same = java.util.stream.IntStream.range(1, sources.size())
+                .allMatch(i -> sameSource(sources.get(0), sources.get(i)) && devices.get(i).equals(devices.get(0)));
         if (lora.shareBase() != null && lora.shareBase() && !same) {
             throw new IllegalArgumentException("agents_share_base: true needs every " + label + " to name the same base "
                     + "model on the same device, got " + describe(sources) + " on " + devices + "; set agents_share_base: "

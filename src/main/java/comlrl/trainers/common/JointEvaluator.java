@@ -142,10 +142,8 @@ public final class JointEvaluator {
 
     /** One completion per agent per turn for each item, all items sampled together turn by turn. */
     private Batch batch(List<TaskItem> items, int firstIndex, SeedStream evalSeeds) {
-        List<JointRollout.TurnState> starts = new ArrayList<>();
-        for (int j = 0; j < items.size(); j++) {
-            starts.add(rollout.start(items.get(j), "eval item " + (firstIndex + j)));
-        }
+        List<JointRollout.TurnState> starts = java.util.stream.IntStream.range(0, items.size())
+                .mapToObj(j -> rollout.start(items.get(j), "eval item " + (firstIndex + j))).toList();
         List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, evalSeeds, 1,
                 JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
         double[][] rewards = episodes.stream().map(e -> e.stream().mapToDouble(s -> s.rewards()[0]).toArray())

@@ -7,6 +7,8 @@ import comlrl.reward.RewardLengths;
 import comlrl.utils.RewardProcessor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The reward step of every trainer: the reward function called on the agents' completions with
@@ -187,23 +189,14 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
 
     /** Completions of agent {@code agent} (all when −1), generation {@code gen} (all when −1). */
     private static List<String> flatten(List<List<String>> completions, int agent, int gen) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < completions.size(); i++) {
-            for (int g = 0; g < completions.get(i).size(); g++) {
-                if ((agent < 0 || agent == i) && (gen < 0 || gen == g)) {
-                    out.add(completions.get(i).get(g));
-                }
-            }
-        }
-        return out;
+        return IntStream.range(0, completions.size()).filter(i -> agent < 0 || agent == i).boxed()
+                .flatMap(i -> IntStream.range(0, completions.get(i).size()).filter(g -> gen < 0 || gen == g)
+                        .mapToObj(completions.get(i)::get)).toList();
     }
 
     /** {@code byAgent}: {@code scored} holds one response per agent (named so in messages). */
     private double process(Double value, List<String> scored, boolean byAgent, TaskItem item, String itemLabel) {
-        int length = 0;
-        for (String c : scored) {
-            length += c.codePointCount(0, c.length());
-        }
+        int length = scored.stream().mapToInt(c -> c.codePointCount(0, c.length())).sum();
         double processed = value == null ? Double.NaN : processor.applyWithLength(value, length);
         if (!Double.isFinite(processed) && !skipNonfinite) {
             String what = value == null || !Double.isFinite(value) ? "The reward function returned " + value
@@ -221,10 +214,7 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
     }
 
     private static String describe(List<String> joint, boolean byAgent) {
-        List<String> parts = new ArrayList<>();
-        for (int i = 0; i < joint.size(); i++) {
-            parts.add((byAgent ? "agent " + i + " " : "") + abbreviate(joint.get(i)));
-        }
-        return String.join(", ", parts);
+        return IntStream.range(0, joint.size()).mapToObj(i -> (byAgent ? "agent " + i + " " : "")
+                + abbreviate(joint.get(i))).collect(Collectors.joining(", "));
     }
 }

@@ -19,6 +19,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 
 /**
  * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
@@ -99,11 +101,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
         /** The joint response that takes completion {@code idx[i]} of each agent i. */
         public List<String> joint(int[] idx) {
-            List<String> out = new ArrayList<>();
-            for (int i = 0; i < completions.size(); i++) {
-                out.add(completions.get(i).get(idx[i]).text());
-            }
-            return out;
+            return IntStream.range(0, completions.size()).mapToObj(i -> completions.get(i).get(idx[i]).text()).toList();
         }
 
         /** The aligned joint response k: every agent's completion k. */
@@ -183,12 +181,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
     /** Turn 1 of {@code item}: each agent's formatted prompt, empty histories. */
     public TurnState start(TaskItem item, String label) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        return new TurnState(item, label, 0, List.copyOf(prompts), List.copyOf(prompts), transitions.emptyHistories(),
-                transitions.emptyHistories());
+        List<String> prompts = List.copyOf(IntStream.range(0, agents.size()).mapToObj(i -> formatters.format(i, item))
+                .toList());
+        return new TurnState(item, label, 0, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
     }
 
     /** {@link #sample(List, SeedStream, int)} of one item. */
@@ -203,26 +198,18 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
      */
     public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
         int n = agents.size();
-        long[] rowSeeds = new long[n];
-        for (int i = 0; i < n; i++) {
-            rowSeeds[i] = seeds.next();
-        }
+        long[] rowSeeds = LongStream.generate(seeds::next).limit(n).toArray(); // one per agent, in agent order
         List<List<long[]>> ids = held() // [N][B], each agent's by its owner
                 .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
                 .fromOwners(Codecs.listOf(Codecs.LONGS));
         List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
-        List<Turn> out = new ArrayList<>();
-        for (int b = 0; b < states.size(); b++) {
-            List<long[]> promptIds = new ArrayList<>();
-            List<List<Completion>> completions = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                promptIds.add(ids.get(i).get(b));
-                completions.add(sampled.get(i).get(b));
-            }
-            out.add(new Turn(states.get(b), List.copyOf(promptIds), List.copyOf(completions),
-                    references == null ? null : referenceKls(promptIds, completions)));
-        }
-        return out;
+        return IntStream.range(0, states.size()).mapToObj(b -> { // in item order (referenceKls sums over the processes)
+            List<long[]> promptIds = List.copyOf(IntStream.range(0, n).mapToObj(i -> ids.get(i).get(b)).toList());
+            List<List<Completion>> completions = List.copyOf(IntStream.range(0, n).mapToObj(i -> sampled.get(i).get(b))
+                    .toList());
+            return new Turn(states.get(b), promptIds, completions,
+                    references == null ? null : referenceKls(promptIds, completions));
+        }).toList();
     }
 
     private IntFunction<SamplingConfig> samplingOf(int k) {
@@ -248,18 +235,14 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public TurnState next(Turn turn, int[] chosen) {
         TurnState s = turn.state();
         List<String> joint = turn.joint(chosen);
-        List<List<String>> ph = new ArrayList<>();
-        List<List<String>> rh = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            ph.add(Transitions.append(s.promptHistory().get(i), s.historyPrompts().get(i)));
-            rh.add(Transitions.append(s.responseHistory().get(i), joint.get(i)));
-        }
+        List<List<String>> ph = IntStream.range(0, agents.size())
+                .mapToObj(i -> Transitions.append(s.promptHistory().get(i), s.historyPrompts().get(i))).toList();
+        List<List<String>> rh = IntStream.range(0, agents.size())
+                .mapToObj(i -> Transitions.append(s.responseHistory().get(i), joint.get(i))).toList();
         List<String> external = work.onMain("running the external transition of " + s.label(),
                 () -> transitions.next(s.item(), joint, ph, rh), Codecs.STRINGS);
-        List<String> formatted = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            formatted.add(formatters.turnPrompt(i, s.item(), external.get(i), passthrough));
-        }
+        List<String> formatted = IntStream.range(0, agents.size())
+                .mapToObj(i -> formatters.turnPrompt(i, s.item(), external.get(i), passthrough)).toList();
         return new TurnState(s.item(), s.label(), s.turn() + 1, List.copyOf(formatted), List.copyOf(external),
                 List.copyOf(ph), List.copyOf(rh));
     }
@@ -272,7 +255,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
         List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
-        List<Integer> active = java.util.stream.IntStream.range(0, starts.size()).boxed().toList();
+        List<Integer> active = IntStream.range(0, starts.size()).boxed().toList();
         List<TurnState> states = starts;
         int[] first = new int[agents.size()];
         for (int t = 0; t < numTurns && !active.isEmpty(); t++) {
@@ -301,20 +284,13 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         int[] rows = work.localRows(g);
         for (int i : rows.length == 0 ? List.<Integer>of() : held().indices()) {
             CausalLm agent = agents.get(i);
-            List<long[]> ys = new ArrayList<>();
-            for (int r : rows) {
-                ys.add(completions.get(i).get(r).tokenIds());
-            }
+            List<long[]> ys = Arrays.stream(rows).mapToObj(r -> completions.get(i).get(r).tokenIds()).toList();
             double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
             for (int r = 0; r < rows.length; r++) {
                 flat[i * g + rows[r]] = kl[r];
             }
         }
-        flat = work.sum(flat);
-        double[][] out = new double[n][];
-        for (int i = 0; i < n; i++) {
-            out[i] = Arrays.copyOfRange(flat, i * g, i * g + g);
-        }
-        return out;
+        double[] summed = work.sum(flat);
+        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g)).toArray(double[][]::new);
     }
 }

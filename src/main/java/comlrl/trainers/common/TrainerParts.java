@@ -25,10 +25,8 @@ import java.util.function.UnaryOperator;
  * the check that {@code output_dir} lies outside every loaded model. The trainer then adds its own
  * parts ({@link #own}: optimizers, critics) and its metrics logger ({@link #openLogger}).
  *
- * <p>What is held is freed in one place: {@link #close()} stops the executor, closes the logger, then
- * frees what was owned, newest first, the references, the actors loaded here (models passed in belong
- * to the caller) and the process group. A trainer constructor that fails after these parts exist
- * calls {@link #closeAfter} before rethrowing; a failure inside this constructor frees what it loaded.
+ * <p>What is held is freed in one place, {@link #close()}; a trainer constructor that fails after these
+ * parts exist calls {@link #closeAfter} before rethrowing; a failure inside this constructor frees what it loaded.
  */
 public final class TrainerParts implements AutoCloseable {
     /**
@@ -137,7 +135,8 @@ public final class TrainerParts implements AutoCloseable {
 
     /**
      * Stops the executor, closes the logger (which throws when a sink could not write, after the models
-     * are freed), frees what was owned, newest first, then the actors loaded here and the process group.
+     * are freed), frees what was owned, newest first (the references among them), then the actors loaded
+     * here (models passed in belong to the caller) and the process group.
      */
     @Override
     public void close() {

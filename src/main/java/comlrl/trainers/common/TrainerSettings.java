@@ -19,6 +19,7 @@ import comlrl.trainers.ExternalTransition;
 import comlrl.utils.RewardProcessor;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -155,12 +156,8 @@ public final class TrainerSettings {
      * @param why what the trainer does instead, for the message
      */
     public void refuse(String trainer, String why, Key<?>... keys) {
-        List<String> given = new java.util.ArrayList<>();
-        for (Key<?> key : keys) {
-            if (!Objects.equals(get(key), key.defaultValue())) {
-                given.add(key.name());
-            }
-        }
+        List<String> given = Arrays.stream(keys).filter(k -> !Objects.equals(get(k), k.defaultValue())).map(Key::name)
+                .toList();
         if (!given.isEmpty()) {
             throw new IllegalArgumentException(trainer + " does not take " + String.join(", ", given) + " (" + why
                     + "); remove " + (given.size() == 1 ? "it" : "them"));

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The per-agent pieces every trainer shares: the checkpoint parts of the agents a process holds
  * ({@link TrainerCheckpoint#agentParts}) and their generation settings from a config
- * ({@link AgentGeneration#resolveAll}), on a team of three with the middle agent held elsewhere.
+ * ({@link AgentGeneration#resolve}), on a team of three with the middle agent held elsewhere.
  */
 class AgentPartsTest {
     @TempDir
@@ -79,17 +79,15 @@ class AgentPartsTest {
     @Test
     void generationSettingsComeFromTheConfigsSamplingFieldsPerHeldAgent() {
         MADPOConfig args = MADPOConfig.builder().temperature(0.7).topP(0.8).topK(3).maxNewTokens(5).build();
-        List<GenerationSettings.Resolved> all = AgentGeneration.resolveAll(team, args, 4);
-        assertThat(all).hasSize(3);
-        assertThat(all.get(1)).isNull();
         for (int i : new int[] {0, 2}) {
-            SamplingConfig s = all.get(i).sampling();
+            GenerationSettings.Resolved resolved = AgentGeneration.resolve(i, team.get(i), args, 4);
+            SamplingConfig s = resolved.sampling();
             assertThat(s.temperature()).isEqualTo(0.7);
             assertThat(s.topP()).isEqualTo(0.8);
             assertThat(s.topK()).isEqualTo(3);
             assertThat(s.maxNewTokens()).isEqualTo(5);
             assertThat(s.numReturnSequences()).isEqualTo(4);
-            assertThat(all.get(i).settings().get("temperature").source()).isEqualTo("run config");
+            assertThat(resolved.settings().get("temperature").source()).isEqualTo("run config");
         }
     }
 }

@@ -42,8 +42,8 @@ class PerAgentTeamGenerationTest {
             MAGRPOConfig same = MAGRPOConfig.builder().maxNewTokens(7).temperature(1.0).topP(1.0).topK(0).build();
             MAGRPOConfig own = MAGRPOConfig.builder().maxNewTokensPerAgent(List.of(3, 7))
                     .temperaturePerAgent(List.of(0.7, 1.3)).topP(1.0).topK(0).build();
-            IntFunction<SamplingConfig> sameSampling = sampling(AgentGeneration.resolveAll(team, same, 2));
-            IntFunction<SamplingConfig> ownSampling = sampling(AgentGeneration.resolveAll(team, own, 2));
+            IntFunction<SamplingConfig> sameSampling = sampling(team, same);
+            IntFunction<SamplingConfig> ownSampling = sampling(team, own);
             assertThat(Rollouts.teamable(team, sameSampling)).isTrue();
             assertThat(Rollouts.teamable(team, ownSampling)).isFalse();
 
@@ -69,7 +69,10 @@ class PerAgentTeamGenerationTest {
         }
     }
 
-    private static IntFunction<SamplingConfig> sampling(List<GenerationSettings.Resolved> settings) {
+    /** Each agent's sampling as {@link AgentGeneration#resolve} gives it from {@code args} (2 per prompt). */
+    private static IntFunction<SamplingConfig> sampling(List<CausalLm> team, MAGRPOConfig args) {
+        List<GenerationSettings.Resolved> settings = java.util.stream.IntStream.range(0, team.size())
+                .mapToObj(i -> AgentGeneration.resolve(i, team.get(i), args, 2)).toList();
         return i -> settings.get(i).sampling();
     }
 }
