@@ -480,9 +480,15 @@ public final class DecoderLm implements AutoCloseable {
                 } else {
                     t = Tensor.randn(rng, 0.02, DType.F32, Device.CPU, e.getValue());
                 }
+                if (dtype != DType.F32) { // round each weight as it is drawn: no float32 copy of the whole model
+                    Tensor rounded = t.to(dtype);
+                    t.close();
+                    t = rounded;
+                }
                 weights.put(name, t);
             }
-            return fromWeights(config, weights, dtype, device, "random init", true, lmHead);
+            // the drawn weights become the parameters (no second copy): a 3B model fits twice in no 24 GiB
+            return fromWeights(config, weights, dtype, device, "random init", false, lmHead);
         } finally {
             weights.values().forEach(Tensor::close);
         }
