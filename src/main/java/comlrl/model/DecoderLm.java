@@ -4,6 +4,7 @@ import comlrl.model.io.ModelDirs;
 import comlrl.model.io.Safetensors;
 import comlrl.tensor.DType;
 import comlrl.tensor.Engine;
+import comlrl.tensor.GradMode;
 import comlrl.tensor.PackedWeight;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
@@ -107,7 +108,7 @@ public final class DecoderLm implements AutoCloseable {
         if (adapter == null) {
             throw new IllegalStateException("this model has no adapter to merge (see withAdapter)");
         }
-        try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             Map<String, Tensor> merged = new java.util.LinkedHashMap<>();
             parameters.forEach((name, w) -> merged.put(name, w.detach()));
             for (int layer = 0; layer < config.numLayers(); layer++) {
@@ -555,7 +556,7 @@ public final class DecoderLm implements AutoCloseable {
      */
     public void loadParameters(Path dir) {
         try (Safetensors.LoadedWeights saved = Safetensors.loadModelWeights(dir);
-                Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             checkWeights(config, saved, dir, lmHead != null, java.util.Set.of(), dtype());
             for (Map.Entry<String, Tensor> e : parameters.entrySet()) {
                 Tensor src = saved.tensors().get(e.getKey());
@@ -836,7 +837,7 @@ public final class DecoderLm implements AutoCloseable {
         TokenHead[] head = new TokenHead[1];
         return backward(inputIds, positionIds, attentionMask, (top, c) -> {
             graph[0] = top.rmsNorm(finalNorm, config.rmsNormEps());                   // [B, S, E]
-            try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            try (GradMode g = GradMode.noGrad()) {
                 head[0] = TokenHead.of(lmHead, graph[0].narrow(1, from, t), targets);
             }
             graph[1] = graph[0].detach().requiresGrad(true);
@@ -848,7 +849,7 @@ public final class DecoderLm implements AutoCloseable {
             Tensor g = graph[2].grad();                                               // ∂L/∂logp
             if (g != null) {
                 Tensor rows = head[0].backward(g, lmHead.requiresGrad() ? headGradBuffer() : null).view(b, t, config.hiddenSize());
-                try (comlrl.tensor.GradMode off = comlrl.tensor.GradMode.noGrad()) {
+                try (GradMode off = GradMode.noGrad()) {
                     if (upstream == null) {
                         upstream = Tensor.zerosOf(dtype(), device, graph[0].shape());
                     }
@@ -864,7 +865,7 @@ public final class DecoderLm implements AutoCloseable {
     /** The head weight's gradient storage, reused across steps (a tied 150k × 896 bf16 one is 272 MB). */
     private Tensor headGradBuffer() {
         if (headGrad == null) {
-            try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            try (GradMode g = GradMode.noGrad()) {
                 headGrad = Tensor.emptyOf(lmHead.dtype(), device, lmHead.shape()).keep();
             }
         }
@@ -911,7 +912,7 @@ public final class DecoderLm implements AutoCloseable {
             return result;
         }
         List<Tensor> inputs = new ArrayList<>(); // h_0 .. h_L, without graphs
-        try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+        try (GradMode g = GradMode.noGrad()) {
             Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 inputs.add(x);
@@ -941,7 +942,7 @@ public final class DecoderLm implements AutoCloseable {
         if (rows == null || !embed.requiresGrad()) {
             return;
         }
-        try (comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+        try (GradMode g = GradMode.noGrad()) {
             embed.addRowsToGrad(inputIds.reshape(-1), rows.reshape(-1, config.hiddenSize()));
         }
     }

@@ -54,9 +54,8 @@ class ScorerSixteenBitTest {
             Tensor w = m.namedParameters().get("lm_head.weight");
             Tensor got = w.grad().toFloat();
             try (GradMode off = GradMode.noGrad()) {
-                List<long[]> rows = rows();
-                PaddedBatch b = PaddedBatch.leftPadded(rows, 0, Device.CPU);
-                long n = rows.size();
+                PaddedBatch b = batch();
+                long n = PROMPTS.size();
                 long sLen = b.ids().size(1);
                 long t = 4;
                 long e = m.config().hiddenSize();
@@ -87,9 +86,8 @@ class ScorerSixteenBitTest {
     @Test
     void finalNormGradientMatchesAutogradThroughTheFloat32LogSoftmax() {
         try (DecoderLm m = model(false); Scope s = Scope.open()) {
-            List<long[]> rows = rows();
-            PaddedBatch b = PaddedBatch.leftPadded(rows, 0, Device.CPU);
-            long n = rows.size();
+            PaddedBatch b = batch();
+            long n = PROMPTS.size();
             long sLen = b.ids().size(1);
             long t = 4;
             long e = m.config().hiddenSize();
@@ -122,6 +120,11 @@ class ScorerSixteenBitTest {
         }
     }
 
+    /** Each prompt ⊕ completion, left-padded with 0 as {@link Scorer} pads them. */
+    private static PaddedBatch batch() {
+        return PaddedBatch.leftPadded(rows(), 0, Device.CPU);
+    }
+
     private static List<long[]> rows() {
         List<long[]> rows = new ArrayList<>();
         for (int i = 0; i < PROMPTS.size(); i++) {
@@ -148,8 +151,7 @@ class ScorerSixteenBitTest {
     void tokenLogprobsMatchTheFloat32LogSoftmaxOfTheLogits() {
         try (DecoderLm m = model(true); Scope s = Scope.open(); GradMode off = GradMode.noGrad()) {
             float[][] mine = Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0);
-            List<long[]> rows = rows();
-            PaddedBatch b = PaddedBatch.leftPadded(rows, 0, Device.CPU);
+            PaddedBatch b = batch();
             long sLen = b.ids().size(1);
             int t = 4;
             long v = m.config().vocabSize();
@@ -158,7 +160,7 @@ class ScorerSixteenBitTest {
             float[] lse = lf.logsumexp(2).toFloatArray();     // [N, T]
             float[] l = lf.toFloatArray();
             double maxLogit = lf.abs().max().item();
-            for (int i = 0; i < rows.size(); i++) {
+            for (int i = 0; i < PROMPTS.size(); i++) {
                 int len = COMPLETIONS.get(i).length;
                 assertThat(mine[i]).hasSize(len);
                 for (int j = 0; j < len; j++) {
