@@ -1,6 +1,7 @@
 package comlrl.model;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -48,6 +49,20 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
     /** The scale s: α/r, or α/√r with use_rslora. */
     public double scale() {
         return useRslora ? alpha / Math.sqrt(r) : alpha / r;
+    }
+
+    /**
+     * The settings as a run's {@code lora:} section writes them ({@code r, alpha, dropout,
+     * target_modules, use_rslora}, in that order; {@link #fromMap(Map)} reads it back).
+     */
+    public Map<String, Object> toMap() {
+        Map<String, Object> map = new LinkedHashMap<>();
+        map.put("r", r);
+        map.put("alpha", alpha);
+        map.put("dropout", dropout);
+        map.put("target_modules", targetModules);
+        map.put("use_rslora", useRslora);
+        return map;
     }
 
     /** Whether projection {@code name} (e.g. "q_proj") is adapted. */

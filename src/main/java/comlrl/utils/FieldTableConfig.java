@@ -93,16 +93,29 @@ public abstract class FieldTableConfig implements TrainerConfig {
     }
 
     /**
-     * The placement rules of {@code agent_devices} under {@code parallel_training} (the MA-REINFORCE
-     * family's and the preference configs'): ddp places every model itself, mp needs one device per agent.
+     * The placement rules of {@code agent_devices} under {@code parallel_training}, and of
+     * {@code critic_devices} where {@code critics} (the actor-critic configs): ddp places every model
+     * itself, mp needs one device per agent.
      */
-    protected final void checkAgentPlacement() {
-        check(parallelTraining() == ParallelTraining.DDP && agentDevices() != null ? "parallel_training=\"ddp\" puts "
-                + "every model of a process on that process's device (cuda:LOCAL_RANK, or the cpu); remove "
-                + "agent_devices (got " + agentDevices() + ")" : null);
+    protected final void checkAgentPlacement(boolean critics) {
+        check(parallelTraining() == ParallelTraining.DDP && (agentDevices() != null || critics
+                && get(TrainerFields.CRITIC_DEVICES) != null) ? "parallel_training=\"ddp\" puts every model of a "
+                + "process on that process's device (cuda:LOCAL_RANK, or the cpu); remove agent_devices" + (critics
+                ? " and critic_devices" : " (got " + agentDevices() + ")") : null);
         check(parallelTraining() == ParallelTraining.MP && agentDevices() == null ? "parallel_training=\"mp\" requires "
                 + "explicit agent_devices (one device per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or "
                 + "use parallel_training=\"none\"" : null);
+    }
+
+    /**
+     * The rule of {@code reference_devices} where this config loads {@code models} frozen references
+     * ({@code loaded}): one device for all, or one per model ({@code per} names a model in the message).
+     */
+    protected final void checkReferenceDevices(boolean loaded, int models, String per) {
+        List<String> references = referenceDevices();
+        check(loaded && references != null && references.size() != 1 && references.size() != models
+                ? "reference_devices length (" + references.size() + ") must be " + (models == 1 ? "1" : "1 or "
+                + models) + " (one frozen reference per " + per + ", or one device for all)" : null);
     }
 
     /** Fails with "{@code <ConfigType>: <problem>.}" when {@code problem} is not null. */

@@ -2,6 +2,7 @@ package comlrl.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 import static org.assertj.core.api.Assertions.within;
 
 import comlrl.tensor.DType;
@@ -33,6 +34,14 @@ class LoraAdapterTest {
         assertThat(LoraConfig.fromMap(Map.of("r", 4, "alpha", 8, "target_modules", "all-linear")).targetModules())
                 .hasSize(7);
         assertThatThrownBy(() -> LoraConfig.fromMap(Map.of("rank", 4))).hasMessageContaining("unknown key 'rank'");
+    }
+
+    @Test
+    void toMapIsTheLoraSectionInItsOrderAndReadsBack() {
+        LoraConfig c = new LoraConfig(4, 16, 0.1, List.of("v_proj", "q_proj"), true);
+        assertThat(c.toMap()).containsExactly(entry("r", 4), entry("alpha", 16.0), entry("dropout", 0.1),
+                entry("target_modules", List.of("q_proj", "v_proj")), entry("use_rslora", true));
+        assertThat(LoraConfig.fromMap(c.toMap())).isEqualTo(c);
     }
 
     @Test

@@ -33,18 +33,9 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         check(numTurns() > 1 && numGenerations() != 1 ? "Multi-turn " + algorithmName() + " currently supports "
                 + "num_generations == 1, got num_generations=" + numGenerations() + " with num_turns=" + numTurns()
                 + "; set num_generations to 1, or num_turns to 1 for several samples per prompt" : null);
-        check(parallelTraining() == ParallelTraining.DDP && (agentDevices() != null || criticDevices() != null)
-                ? "parallel_training=\"ddp\" puts every model of a process on that process's device (cuda:LOCAL_RANK, "
-                + "or the cpu); remove agent_devices and critic_devices" : null);
-        boolean mp = parallelTraining() == ParallelTraining.MP;
-        check(mp && agentDevices() == null ? "parallel_training=\"mp\" requires explicit agent_devices (one device "
-                + "per agent, e.g. [\"cuda:0\", \"cuda:1\"]); set agent_devices or use parallel_training=\"none\"" : null);
-        check(mp && criticDevices() == null ? missingCriticDevices() : null);
-        int n = numAgents();
-        List<String> references = referenceDevices();
-        check(referenceKlEnabled() && references != null && references.size() != 1 && references.size() != n
-                ? "reference_devices length (" + references.size() + ") must be 1 or " + n + " (one frozen reference "
-                + "per agent, or one device for all)" : null);
+        checkAgentPlacement(true);
+        check(parallelTraining() == ParallelTraining.MP && criticDevices() == null ? missingCriticDevices() : null);
+        checkReferenceDevices(referenceKlEnabled(), numAgents(), "agent");
     }
 
     /**

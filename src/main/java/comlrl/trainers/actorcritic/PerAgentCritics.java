@@ -8,6 +8,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
+import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,7 +89,7 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
                     if (responses.get(i).get(g).length == 0) {
                         throw new IllegalStateException("critic_type \"q\" values the prompt with the response, but agent "
                                 + i + " generated an empty response (turn " + (turn + 1) + ", prompt "
-                                + abbreviate(prompts.get(i)) + "); use critic_type: v, or make empty answers rarer "
+                                + JointRewarder.abbreviate(prompts.get(i)) + "); use critic_type: v, or make empty answers rarer "
                                 + "(a reward for non-empty answers, a larger max_new_tokens)");
                     }
                 }
@@ -97,11 +98,6 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
                     q ? responses.get(i) : Collections.nCopies(1, new long[0]), actors.padIds()[i], k);
         });
         return new Critic.Values(values.fromOwners(Codecs.DOUBLES).toArray(new double[0][]), null); // from the owners
-    }
-
-    private static String abbreviate(String text) {
-        String oneLine = text.replace("\n", "\\n");
-        return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
     }
 
     @Override

@@ -208,7 +208,8 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         return processed;
     }
 
-    private static String abbreviate(String text) {
+    /** {@code text} on one line, quoted, cut to 60 characters: a prompt or completion in a message. */
+    public static String abbreviate(String text) {
         String oneLine = text.replace("\n", "\\n");
         return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
     }

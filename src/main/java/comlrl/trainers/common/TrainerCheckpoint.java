@@ -290,12 +290,8 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
         shape.put("head_dim", c.headDim());
         shape.put("tie_word_embeddings", c.tieWordEmbeddings());
         if (model.adapter() != null) { // a LoRA agent: its adapter's shape too
-            comlrl.model.LoraConfig l = model.adapter().config();
-            Map<String, Object> lora = new LinkedHashMap<>();
-            lora.put("r", l.r());
-            lora.put("alpha", l.alpha());
-            lora.put("target_modules", l.targetModules());
-            lora.put("use_rslora", l.useRslora());
+            Map<String, Object> lora = model.adapter().config().toMap();
+            lora.remove("dropout"); // no part of the weights' shape
             shape.put("lora", lora);
         }
         return shape;

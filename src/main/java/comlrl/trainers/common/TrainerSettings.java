@@ -359,13 +359,7 @@ public final class TrainerSettings {
 
     private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
         if (lora != null) {
-            Map<String, Object> section = new LinkedHashMap<>();
-            section.put("r", lora.r());
-            section.put("alpha", lora.alpha());
-            section.put("dropout", lora.dropout());
-            section.put("target_modules", lora.targetModules());
-            section.put("use_rslora", lora.useRslora());
-            config.put(key, section);
+            config.put(key, lora.toMap());
         }
     }
 

@@ -26,12 +26,8 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
 
     PreferenceConfig(Builder<?, ?> b) {
         super(b);
-        checkAgentPlacement();
-        int actors = actorCount();
-        List<String> references = referenceDevices();
-        check(usesReferenceModels() && references != null && references.size() != 1 && references.size() != actors
-                ? "reference_devices length (" + references.size() + ") must be " + (actors == 1 ? "1" : "1 or "
-                + actors) + " (one frozen reference per actor, or one device for all)" : null);
+        checkAgentPlacement(false);
+        checkReferenceDevices(usesReferenceModels(), actorCount(), "actor");
         check(numTurns() != 1 ? algorithmName() + " currently supports num_turns=1 only, got num_turns=" + numTurns()
                 + ": a preference pair compares two single-turn joint completions; set num_turns to 1" : null);
         check(jointMode() != JointMode.ALIGNED ? algorithmName() + " preference generation currently supports aligned "

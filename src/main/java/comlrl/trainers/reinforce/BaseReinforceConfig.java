@@ -34,7 +34,7 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
                 ? "scale_rewards=\"" + set + "\" contradicts advantage_normalization=" + normalization + " (which stands "
                 + "for scale_rewards=\"" + ScaleRewards.of(normalization) + "\"); set only one of them" : null);
         this.scaleRewards = set != null ? set : ScaleRewards.of(normalization);
-        checkAgentPlacement();
+        checkAgentPlacement(false);
         check(credit() == Credit.COUNTERFACTUAL && jointMode() != comlrl.rl.JointMode.CROSS ? "credit=\"counterfactual\" "
                 + "requires joint_mode=\"cross\" (got joint_mode=\"" + jointMode() + "\"): the counterfactual baseline of "
                 + "an agent's completion needs every other completion scored against the same choice of the other "

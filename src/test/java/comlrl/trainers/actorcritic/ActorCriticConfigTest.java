@@ -217,6 +217,8 @@ class ActorCriticConfigTest {
                 .isEqualTo(ParallelTraining.DDP);
         assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "ddp", "agent_devices", List.of("cuda:1"))))
                 .hasMessageContaining("parallel_training=\"ddp\" puts every model of a process on that process's device");
+        assertThatThrownBy(() -> kind.fromMap().apply(Map.of("parallel_training", "ddp", "critic_devices", List.of("cuda:1"))))
+                .hasMessageEndingWith("(cuda:LOCAL_RANK, or the cpu); remove agent_devices and critic_devices.");
         assertThat(kind.builder().get().build().ddpSplit()).isEqualTo(comlrl.utils.DdpSplit.DATA);
         assertThat(kind.fromMap().apply(Map.of("parallel_training", "ddp", "ddp_split", " Agents ")).ddpSplit())
                 .isEqualTo(comlrl.utils.DdpSplit.AGENTS);

@@ -1,6 +1,7 @@
 package comlrl.trainers.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
@@ -8,6 +9,9 @@ import comlrl.distributed.TwoRanks;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.SamplingConfig;
+import comlrl.model.DecoderLm;
+import comlrl.model.LoraAdapter;
+import comlrl.model.LoraConfig;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.TinyAgents;
@@ -17,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The per-agent pieces every trainer shares: the checkpoint parts of the agents a process holds
  * ({@link TrainerCheckpoint#agentParts}) and their generation settings from a config
- * ({@link AgentGeneration#resolve}), on a team of three with the middle agent held elsewhere.
+ * ({@link AgentGeneration#resolve}), on a team of three with the middle agent held elsewhere; and a
+ * LoRA agent's shape ({@link TrainerCheckpoint#shapeOf}).
  */
 class AgentPartsTest {
     @TempDir
@@ -50,6 +56,17 @@ class AgentPartsTest {
         optimizers.stream().filter(o -> o != null).forEach(AdamW::close);
         first.close();
         third.close();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aLoraAgentsShapeHoldsItsAdapterSettingsButNotItsDropout() {
+        LoraConfig settings = new LoraConfig(2, 4, 0.1, List.of("v_proj", "q_proj"), true);
+        try (LoraAdapter adapter = LoraAdapter.init(first.model().config(), settings, first.model().dtype(), Device.CPU, 1);
+                DecoderLm agent = first.model().withAdapter(adapter)) {
+            assertThat((Map<String, Object>) TrainerCheckpoint.shapeOf(agent).get("lora")).containsExactly(entry("r", 2),
+                    entry("alpha", 4.0), entry("target_modules", List.of("q_proj", "v_proj")), entry("use_rslora", true));
+        }
     }
 
     @Test
