@@ -50,9 +50,7 @@ public final class IACConfig extends ActorCriticConfig {
 
     /** A builder holding this config's values (unset fields stay unset). */
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     /** {@code use_separate_critic}: a critic model per agent, or a value head on each actor. */
@@ -81,11 +79,6 @@ public final class IACConfig extends ActorCriticConfig {
     public static final class Builder extends ActorCriticConfig.Builder<IACConfig, Builder> {
         private Builder() {
             super("IACConfig", "IAC", ActorCriticFields.IAC, ActorCriticFields.IAC_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         /** Null = the agent learning rate. */

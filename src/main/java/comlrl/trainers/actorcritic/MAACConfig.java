@@ -37,9 +37,7 @@ public final class MAACConfig extends ActorCriticConfig {
 
     /** A builder holding this config's values (unset fields stay unset). */
     public Builder toBuilder() {
-        Builder b = builder();
-        copyInto(b);
-        return b;
+        return copyInto(builder());
     }
 
     @Override
@@ -52,11 +50,6 @@ public final class MAACConfig extends ActorCriticConfig {
     public static final class Builder extends ActorCriticConfig.Builder<MAACConfig, Builder> {
         private Builder() {
             super("MAACConfig", "MAAC", ActorCriticFields.MAAC, ActorCriticFields.MAAC_HINTS);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
         }
 
         public Builder criticLearningRate(double criticLearningRate) {

@@ -88,9 +88,7 @@ abstract class BaseReinforceConfig<C extends MAGRPOConfig> extends FieldTableCon
     /** A builder of this variant holding this config's values. */
     @Override
     public final MAGRPOConfig.Builder<C> toBuilder() {
-        MAGRPOConfig.Builder<C> b = new MAGRPOConfig.Builder<>(algorithm, factory);
-        copyInto(b);
-        return b;
+        return copyInto(new MAGRPOConfig.Builder<>(algorithm, factory));
     }
 
     static final class Magrpo extends BaseReinforceConfig<MAGRPOConfig> {

@@ -69,11 +69,6 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
         private Builder() {
         }
 
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
         /** {@code centralized_adapter}: joint prompt and role parsing (default {@link TaggedCentralizedAdapter}). */
         public Builder centralizedAdapter(CentralizedAdapter adapter) {
             return set(Centralization.ADAPTER, adapter);

@@ -180,11 +180,6 @@ public interface MAGRPOConfig extends TrainerConfig {
             this.factory = factory;
         }
 
-        @Override
-        protected Builder<C> self() {
-            return this;
-        }
-
         public Builder<C> numGenerations(int numGenerations) {
             return put(NUM_GENERATIONS, numGenerations);
         }

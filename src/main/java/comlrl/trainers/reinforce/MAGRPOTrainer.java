@@ -47,11 +47,6 @@ public class MAGRPOTrainer extends ReinforceTrainer {
         }
 
         @Override
-        protected Builder self() {
-            return this;
-        }
-
-        @Override
         public MAGRPOTrainer build() {
             refuseCritics();
             return factory.apply(this);
