@@ -1,12 +1,13 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.utils.ConfigField;
+import comlrl.utils.ConfigName;
 import java.util.Locale;
 
 /**
  * {@code critic_type}: what the critic conditions on (reference §5.5, §5.6).
  */
-public enum CriticType {
+public enum CriticType implements ConfigName {
     /** {@code V(h)}: the value of the prompt alone, read at the prompt's last token. Config: "v". */
     V,
     /** {@code Q(h, a)}: the value of the prompt and the response, read at the response's last token. Config: "q". */
@@ -19,11 +20,6 @@ public enum CriticType {
     public static final ConfigField<CriticType> CONFIG_FIELD = ConfigField.choice("critic_type", V,
             CriticType::parse, CriticType::configName)
             .means("What the critic values: v (the prompt) or q (the prompt and the agents' answers).");
-
-    /** The config spelling, "v" or "q". */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** Whether the critic's input includes the agent's response (Q) or only the prompt (V). */
     public boolean readsResponse() {

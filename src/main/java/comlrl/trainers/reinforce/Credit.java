@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Locale;
+import comlrl.utils.ConfigName;
 
 /**
  * {@code credit}: how the returns of a node's joint actions become agent i's advantages.
@@ -15,13 +15,8 @@ import java.util.Locale;
  *       why it is not the naive {@code R(k, c) − mean_k' R(k', c)}).</li>
  * </ul>
  */
-public enum Credit {
+public enum Credit implements ConfigName {
     SHARED, COUNTERFACTUAL;
-
-    /** The config-file spelling. */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** Parses a config value (case and surrounding blanks ignored; null = shared); an unknown one fails naming the valid values. */
     public static Credit parse(String value) {

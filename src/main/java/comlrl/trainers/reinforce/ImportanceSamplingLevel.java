@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Locale;
+import comlrl.utils.ConfigName;
 
 /**
  * {@code importance_sampling_level}: which ratio of the current policy π_θ to the sampling policy
@@ -14,13 +14,8 @@ import java.util.Locale;
  * one value per completion a completion is clipped whole or not at all. With one pass
  * ({@code num_iterations} 1) π_θ = π_old, every ratio is 1 and the level makes no difference.
  */
-public enum ImportanceSamplingLevel {
+public enum ImportanceSamplingLevel implements ConfigName {
     TOKEN, SEQUENCE;
-
-    /** The config-file spelling. */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** Parses a config value (case and surrounding blanks ignored; null = token); an unknown one fails naming the valid values. */
     public static ImportanceSamplingLevel parse(String value) {

@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Locale;
+import comlrl.utils.ConfigName;
 
 /**
  * {@code loss_type}: how the per-token terms of a minibatch B of NodeSamples are aggregated into
@@ -19,7 +19,7 @@ import java.util.Locale;
  * {@link #DAPO} over the whole minibatch, as TRL's {@code bnpo} (per micro-batch, then divided by the
  * accumulation steps) and {@code dapo} ({@code num_items_in_batch}, all tokens of the step) do.
  */
-public enum LossType {
+public enum LossType implements ConfigName {
     /** The reference's (§3.3) and the default: token sum, mean over completions and samples. D = M_s·|B|. */
     SEQUENCE_SUM {
         @Override
@@ -61,11 +61,6 @@ public enum LossType {
      * = T_s, {@code batchTokens} = T_B, {@code batchSize} = |B|, {@code maxNewTokens} = L (all ≥ 1).
      */
     abstract double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens);
-
-    /** The config-file spelling. */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** Parses a config value (case and surrounding blanks ignored; null = sequence_sum); an unknown one fails naming the valid values. */
     public static LossType parse(String value) {

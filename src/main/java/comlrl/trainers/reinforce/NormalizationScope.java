@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Locale;
+import comlrl.utils.ConfigName;
 
 /**
  * {@code advantage_normalization_scope}: whose statistics {@code scale_rewards} (group or batch)
@@ -20,13 +20,8 @@ import java.util.Locale;
  * differ: joint lets the agent whose returns spread most set every agent's scale. {@code scale_rewards: none}
  * ignores the scope; {@code credit: counterfactual} needs {@code agent}.
  */
-public enum NormalizationScope {
+public enum NormalizationScope implements ConfigName {
     AGENT, JOINT;
-
-    /** The config-file spelling. */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** Parses a config value (case and surrounding blanks ignored; null = agent); an unknown one fails naming the valid values. */
     public static NormalizationScope parse(String value) {

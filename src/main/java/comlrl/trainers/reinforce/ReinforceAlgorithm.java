@@ -2,6 +2,7 @@ package comlrl.trainers.reinforce;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.utils.ConfigMaps;
+import comlrl.utils.ConfigName;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
@@ -12,7 +13,7 @@ import java.util.stream.Collectors;
  * only in defaults: the baseline ({@code advantage_mode}) and, for the centralized variant,
  * {@code num_turns = 1} with {@code collaboration_mode = "centralized"}.
  */
-public enum ReinforceAlgorithm {
+public enum ReinforceAlgorithm implements ConfigName {
     /** Group-mean baseline. Config: "magrpo". */
     MAGRPO("MAGRPO", AdvantageMode.MEAN),
     /** No baseline. Config: "mareinforce". */
@@ -30,11 +31,6 @@ public enum ReinforceAlgorithm {
     ReinforceAlgorithm(String displayName, AdvantageMode defaultAdvantageMode) {
         this.displayName = displayName;
         this.defaultAdvantageMode = defaultAdvantageMode;
-    }
-
-    /** The config-file spelling ({@code algorithm: magrpo}). */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
     }
 
     /** The reference's {@code algorithm_name} ("MAGRPO", "MAREINFORCE", "MAReMax", "MARLOO", ...). */

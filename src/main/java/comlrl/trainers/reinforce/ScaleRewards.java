@@ -1,6 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import java.util.Locale;
+import comlrl.utils.ConfigName;
 
 /**
  * {@code scale_rewards}: what the advantages of a NodeSample s are divided by, the names as TRL's
@@ -16,13 +16,8 @@ import java.util.Locale;
  * Unset, it follows {@code advantage_normalization}; the one is derived from the other, so a run's
  * {@code config.json} holds the pair consistent.
  */
-public enum ScaleRewards {
+public enum ScaleRewards implements ConfigName {
     GROUP, BATCH, NONE;
-
-    /** The config-file spelling. */
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
 
     /** The value {@code advantage_normalization} stands for: group when true, none when false. */
     static ScaleRewards of(boolean advantageNormalization) {
