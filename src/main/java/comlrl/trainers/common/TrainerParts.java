@@ -11,6 +11,7 @@ import comlrl.utils.ParallelTraining;
 import comlrl.utils.TrainerConfig;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +56,7 @@ public final class TrainerParts implements AutoCloseable {
     private final List<Object> sources;
     private MetricsLogger logger;
     /** What {@link #own} registered, newest first. */
-    private final Deque<Runnable> frees = new ArrayDeque<>();
+    private final Deque<AutoCloseable> frees = new ArrayDeque<>();
     private boolean closed;
 
     /**
@@ -126,17 +127,14 @@ public final class TrainerParts implements AutoCloseable {
 
     /** Frees everything, as {@link #close()}, after {@code failure}; what freeing throws is added to it as suppressed. */
     public void closeAfter(Throwable failure) {
-        try {
-            close();
-        } catch (RuntimeException | Error e) {
-            failure.addSuppressed(e);
-        }
+        free(failure, this);
     }
 
     /**
      * Stops the executor, closes the logger (which throws when a sink could not write, after the models
      * are freed), frees what was owned, newest first (the references among them), then the actors loaded
-     * here (models passed in belong to the caller) and the process group.
+     * here (models passed in belong to the caller) and the process group ({@link #free}: each of them
+     * even when an earlier one's freeing throws).
      */
     @Override
     public void close() {
@@ -144,17 +142,36 @@ public final class TrainerParts implements AutoCloseable {
             return;
         }
         closed = true;
-        executor.close();
-        try {
-            if (logger != null) {
-                logger.close();
+        List<AutoCloseable> order = new ArrayList<>(Arrays.asList(executor, logger));
+        order.addAll(frees); // newest first
+        order.addAll(Arrays.asList(actors, work));
+        free(null, order.toArray(AutoCloseable[]::new));
+    }
+
+    /**
+     * Frees {@code resources} in order (a null, never made, is passed over), each even when an earlier
+     * one's freeing throws. What freeing throws is added to {@code failure} as suppressed; without a
+     * failure, the first thing thrown is rethrown once all are freed, the later ones suppressed in it.
+     */
+    public static void free(Throwable failure, AutoCloseable... resources) {
+        Throwable first = failure;
+        for (AutoCloseable resource : resources) {
+            try {
+                if (resource != null) {
+                    resource.close();
+                }
+            } catch (Exception | Error e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
             }
-        } finally {
-            while (!frees.isEmpty()) {
-                frees.pop().run();
-            }
-            actors.close();
-            work.close();
+        }
+        if (failure == null && first instanceof Error e) {
+            throw e;
+        } else if (failure == null && first != null) {
+            throw first instanceof RuntimeException e ? e : new IllegalStateException(first.getMessage(), first);
         }
     }
 }

@@ -7,6 +7,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.Centralization;
@@ -111,10 +112,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
             this.work = built.collector().work(); // a ddp run: the stage's processes
             comparators.loadFixedComparators(work, built.collector().agents(), b.get(TrainerSettings.DTYPE));
         } catch (RuntimeException | Error e) {
-            if (built != null) {
-                built.close();
-            }
-            comparators.close();
+            TrainerParts.free(e, built, comparators);
             throw e;
         }
         this.stage = built;
@@ -141,9 +139,19 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         return stage.collector();
     }
 
+    /**
+     * The first step of a resume ({@link StagedTrainer#resumeFrom}: then the stage's state, the replay
+     * shards, the seed streams): outputs go to a {@code resume-*} subdirectory when the output directory
+     * had files, and a replay directory inside the output directory moves there, so the earlier run's
+     * shards stay as they were (the checkpoint's shards are restored into the new one). Policy
+     * checkpoints stay where they are: the history comparator reads the earlier ones.
+     */
     @Override
     void relocateOutput(Path checkpoint) {
         stage.relocateOutput(checkpoint);
+        if (replayInOutput && outputDir() != null) {
+            replayDir = outputDir().resolve("preference_replay");
+        }
     }
 
     /** Where the replay shards are. */
@@ -159,22 +167,6 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     @Override
     Trainer stage() {
         return stage;
-    }
-
-    /**
-     * Restores a checkpoint (the stage's state, the replay shards, the seed streams); outputs go to
-     * a {@code resume-*} subdirectory when the output directory had files, and a replay directory
-     * inside the output directory moves there, so the earlier run's shards stay as they were (the
-     * checkpoint's shards are restored into the new one). Policy checkpoints stay where they are:
-     * the history comparator reads the earlier ones.
-     */
-    @Override
-    public void resumeFrom(Path checkpoint) {
-        relocateOutput(checkpoint);
-        if (replayInOutput && outputDir() != null) {
-            replayDir = outputDir().resolve("preference_replay");
-        }
-        stage.resumeFrom(checkpoint);
     }
 
     /** Refuses a checkpoint extension: an iterative trainer is not run as another's stage. */
@@ -356,10 +348,10 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     /**
      * The replay shards written up to {@code iterationsDone}, the seed streams and, with the history
      * comparator, the policy snapshots it will read ({@link IterationComparators#historySnapshots}), for the checkpoints
-     * of the trainer {@code algorithm}; restoring rewrites the replay directory from them (a shard
-     * written after the checkpoint is removed, to be written again).
+     * of the trainer {@code algorithm}, with the subclass's {@code more} states; restoring rewrites the
+     * replay directory from them (a shard written after the checkpoint is removed, to be written again).
      */
-    TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone) {
+    TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone, Map<String, Stateful> more) {
         TrainerCheckpoint.Part replay = TrainerCheckpoint.Part.of(dir -> {
             Path to = dir.resolve("preference_replay");
             shards.headMap(iterationsDone.getAsInt(), true).forEach((i, r) -> PreferenceReplay.writeShard(to, i, r));
@@ -390,14 +382,13 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         if (args.comparatorPolicy() == ComparatorPolicy.HISTORY) {
             parts.put(IterationComparators.HISTORY_DIR, comparators.historySnapshots(iterationsDone));
         }
-        return new TrainerCheckpoint.Extension(algorithm, parts, Map.of("iteration_progress", progress));
+        Map<String, Stateful> states = new LinkedHashMap<>(Map.of("iteration_progress", progress));
+        states.putAll(more);
+        return new TrainerCheckpoint.Extension(algorithm, parts, states);
     }
 
     @Override
     public void close() {
-        comparators.close();
-        if (stage != null) {
-            stage.close();
-        }
+        TrainerParts.free(null, comparators, stage);
     }
 }

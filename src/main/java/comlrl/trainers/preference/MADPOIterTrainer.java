@@ -22,7 +22,7 @@ public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig, MA
     private MADPOIterTrainer(Builder b) {
         super(b, "MADPOIterConfig", self -> {
             MADPOTrainer.Builder stage = MADPOTrainer.builder().settings(b.settings()).args(dpoConfig(self.args))
-                    .checkpointExtension(self.extension(ALGORITHM_NAME, self::iterationsDone));
+                    .checkpointExtension(self.extension(ALGORITHM_NAME, self::iterationsDone, java.util.Map.of()));
             // the DPO stage receives this builder's settings whole; it logs as this trainer, into its output directory
             stage.stageLogger = main -> b.stageLogger(ALGORITHM_NAME, main);
             return stage.build();

@@ -1,9 +1,7 @@
 package comlrl.trainers.preference;
 
-import comlrl.data.Stateful;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -39,11 +37,8 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, 
 
     /** The iterations' state and the iterations done, joined to MARLHF's in every checkpoint. */
     private TrainerCheckpoint.Extension extension() {
-        TrainerCheckpoint.Extension replay = extension(ALGORITHM_NAME, () -> iterationsDone);
-        Map<String, Stateful> states = new LinkedHashMap<>(replay.states());
-        states.put("marlhf_iter_progress", Counters.of("iterations_done", () -> iterationsDone,
-                done -> iterationsDone = Math.toIntExact(done)));
-        return new TrainerCheckpoint.Extension(ALGORITHM_NAME, replay.parts(), states);
+        return extension(ALGORITHM_NAME, () -> iterationsDone, Map.of("marlhf_iter_progress", Counters.of(
+                "iterations_done", () -> iterationsDone, done -> iterationsDone = Math.toIntExact(done))));
     }
 
     public static Builder builder() {

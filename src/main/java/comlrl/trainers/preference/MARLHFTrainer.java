@@ -19,6 +19,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
 import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.Formatters;
 import comlrl.utils.ParallelTraining;
@@ -153,17 +154,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                 learnedCollector.showProgress(progress);
             }
         } catch (RuntimeException | Error e) {
-            if (rewardModel != null) {
-                rewardModel.close();
-            }
-            if (exec != null) {
-                exec.close();
-            }
-            if (inner != null) {
-                inner.close();
-            }
-            logger.close();
-            work.close();
+            TrainerParts.free(e, exec, rewardModel, inner, logger, work); // as close() frees them
             throw e;
         }
         this.rl = inner;
@@ -329,13 +320,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         }
     }
 
-    /** Restores the backend's state and this run's (the preference set, reward model, stage); see {@link PreferenceTrainer}. */
-    @Override
-    public void resumeFrom(Path checkpoint) {
-        relocateOutput(checkpoint);
-        rl.resumeFrom(checkpoint);
-    }
-
     // ------------------------------------------------------------------ evaluation, saving
 
     /** Writes the agents as the backend saves them, and {@code dir/reward_model/}. */
@@ -355,14 +339,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
 
     @Override
     public void close() {
-        executor.close();
-        rewardModel.close();
-        rl.close();
-        try {
-            logger.close(); // throws when a sink could not write
-        } finally {
-            work.close();
-        }
+        TrainerParts.free(null, executor, rewardModel, rl, logger, work); // the logger throws when a sink could not write
     }
 
     // ------------------------------------------------------------------ builder

@@ -43,6 +43,17 @@ abstract class StagedTrainer<C extends PreferenceConfig> extends PreferenceTrain
         return stage().evaluate();
     }
 
+    /**
+     * Moves the outputs as {@link PreferenceTrainer} says ({@link #relocateOutput}), then restores the
+     * stage's checkpoint, which holds this trainer's state too (MARLHF: the preference set, reward
+     * model and stage reached).
+     */
+    @Override
+    public void resumeFrom(Path checkpoint) {
+        relocateOutput(checkpoint);
+        stage().resumeFrom(checkpoint);
+    }
+
     @Override
     public Path saveCheckpoint(Path root) {
         return stage().saveCheckpoint(root);

@@ -93,6 +93,27 @@ class TrainerPartsTest {
     }
 
     @Test
+    void freesEveryResourceInOrderThoughOneThrowsThenThrowsTheFirstFailure() {
+        List<String> freed = new ArrayList<>();
+        AutoCloseable b = () -> {
+            freed.add("b");
+            throw new IllegalStateException("could not free b");
+        };
+        AutoCloseable c = () -> {
+            freed.add("c");
+            throw new IllegalStateException("could not free c");
+        };
+        assertThatThrownBy(() -> TrainerParts.free(null, () -> freed.add("a"), b, null, c, () -> freed.add("d")))
+                .hasMessage("could not free b")
+                .satisfies(e -> assertThat(e.getSuppressed()).extracting(Throwable::getMessage)
+                        .containsExactly("could not free c"));
+        assertThat(freed).containsExactly("a", "b", "c", "d");
+        RuntimeException failure = new RuntimeException("a later step failed");
+        TrainerParts.free(failure, b); // after a failure: kept with it, not thrown
+        assertThat(failure.getSuppressed()).extracting(Throwable::getMessage).containsExactly("could not free b");
+    }
+
+    @Test
     void refusesAnOutputDirectoryInsideALoadedAgent() {
         TrainerSettings settings = TrainerSettings.defaults().with(TrainerSettings.OUTPUT_DIR, dir.resolve("a/run"));
         assertThatThrownBy(() -> load(settings, true)).isInstanceOf(IllegalArgumentException.class)
