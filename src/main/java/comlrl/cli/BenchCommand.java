@@ -154,6 +154,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--model-dir", hidden = true)
     Path modelDir;
 
+    /** Print resident memory after each phase and the phase's own high-water mark (to stderr). */
+    @Option(names = "--memory-trace", hidden = true)
+    boolean memoryTrace;
+
     /** The goals of the LoRA comparison: LoRA/full peak memory at most this ... */
     static final double LORA_MEMORY_GOAL = 0.45;
     /** ... and LoRA/full generation tokens/s at least this. */
@@ -550,6 +554,7 @@ final class BenchCommand implements Callable<Integer> {
             double syncsPerToken = 0;
             SamplingConfig sampling = SamplingConfig.sample(1.0, null, null, newTokens, generations);
             int first = warm ? 0 : warmup;
+            trace(warm ? "between measurements" : "load");
             warm = true;
             int unit = team ? agents : 1; // agents per generation call
             CpuSample load = null;
@@ -565,8 +570,10 @@ final class BenchCommand implements Callable<Integer> {
                 long stepStart = System.nanoTime();
                 for (int from = 0; from < agents; from += unit) {
                     long t0 = System.nanoTime();
+                    trace("before generation, step " + s);
                     Sampled sampled = sample(from, unit, sampling, s);
                     long t1 = System.nanoTime();
+                    trace("generation");
                     genSec += (t1 - t0) / 1e9;
                     decodeMs += sampled.stats().decodeNanos() / 1e6;
                     prefillMs += sampled.stats().prefillNanos() / 1e6;
@@ -581,9 +588,11 @@ final class BenchCommand implements Callable<Integer> {
                                     lms.get(i).padId(), weights, gradientCheckpointing);
                         }
                         long t3 = System.nanoTime();
+                        trace("scoring agent " + i);
                         opts.get(i).step();
                         opts.get(i).zeroGrad();
                         long t4 = System.nanoTime();
+                        trace("step agent " + i);
                         scoreMs += (t3 - t2) / 1e6;
                         optimMs += (t4 - t3) / 1e6;
                     }
@@ -812,6 +821,29 @@ final class BenchCommand implements Callable<Integer> {
     static double median(List<Double> xs) {
         double[] a = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+    }
+
+    /**
+     * With {@code --memory-trace}: resident MiB now and the high-water mark since the last call (the
+     * mark is reset through {@code /proc/self/clear_refs}), on stderr.
+     */
+    private void trace(String phase) {
+        if (!memoryTrace) {
+            return;
+        }
+        double rss = Double.NaN;
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    rss = Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+                }
+            }
+            System.err.printf(Locale.ROOT, "memory: %-28s resident %8.0f MiB, phase peak %8.0f MiB%n", phase, rss,
+                    peakRssMib());
+            Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+        } catch (IOException e) {
+            System.err.println("memory: " + phase + ": " + e.getMessage());
+        }
     }
 
     static double peakRssMib() {
