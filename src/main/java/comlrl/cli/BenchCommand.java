@@ -491,6 +491,7 @@ final class BenchCommand implements Callable<Integer> {
                     Collections.nCopies(agents, dev), loraSettings == null ? null
                             : new LoraAgents(loraSettings, true, null, false), seed);
             lms = set.models();
+            trace("agents loaded");
             team = set.lora() && agents > 1;
             try {
                 for (CausalLm lm : lms) {

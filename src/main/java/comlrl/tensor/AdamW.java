@@ -63,13 +63,15 @@ public final class AdamW implements AutoCloseable {
         this.beta2 = beta2;
         this.eps = eps;
         this.weightDecay = weightDecay;
-        try (GradMode g = GradMode.noGrad()) {
+        // a scope of its own: without one, every temporary here would outlive the optimizer
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             for (int i = 0; i < this.parameters.size(); i++) {
                 Tensor p = this.parameters.get(i);
                 boolean own = this.holds.test(i);
                 expAvg.add(own ? Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep() : null);
                 expAvgSq.add(own ? Tensor.zerosOf(DType.F32, p.device(), p.shape()).keep() : null);
-                master.add(!own || p.dtype() == DType.F32 ? null : p.detach().to(DType.F32).cloneTensor().keep());
+                // the conversion is the copy (a parameter of another dtype)
+                master.add(!own || p.dtype() == DType.F32 ? null : p.detach().to(DType.F32).keep());
             }
         }
     }
