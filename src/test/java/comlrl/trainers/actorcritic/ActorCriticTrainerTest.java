@@ -3,6 +3,8 @@ package comlrl.trainers.actorcritic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.data.Dataset;
 import comlrl.generation.CausalLm;
 import comlrl.model.ValueHead;
@@ -10,18 +12,21 @@ import comlrl.reward.RewardFunction;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.trainers.TinyAgents;
+import comlrl.trainers.TransitionContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** IAC and MAAC end to end on tiny agents: training, saving, restoring heads, resuming, bad input. */
+/** IAC and MAAC end to end on tiny agents: training, evaluation, saving, restoring heads, resuming, bad input. */
 class ActorCriticTrainerTest {
     @TempDir
     static Path models;
@@ -291,5 +296,122 @@ class ActorCriticTrainerTest {
             assertThat(state.keySet()).containsExactly("value_projection.weight", "value_projection.bias");
             state.values().forEach(Tensor::close);
         }
+    }
+
+    // ------------------------------------------------------------------ evaluation
+    // Two turns with early termination and reference KL: each metric, after training, is the mean of what the
+    // evaluation's rollouts hold (metrics_callback sees them), per turn over the items that reached it, and
+    // eval_samples.jsonl shows the same rollouts.
+
+    /** Three items; "Say hello." scores 5 more, so its episode ends after turn 1 (threshold 2). */
+    static Dataset items() {
+        return Dataset.fromRows(List.of(Map.of("prompt", "Say hello."), Map.of("prompt", "Describe the sea."),
+                Map.of("prompt", "Explain why the sky is blue.")));
+    }
+
+    /** One reward per agent: its completion's length / 10, plus 5 on "Say hello.". */
+    static RewardFunction perAgentLength() {
+        return (completions, batch) -> {
+            double bonus = batch.get(0).getString("prompt", "").equals("Say hello.") ? 5 : 0;
+            return completions.stream().map(c -> c.get(0).length() / 10.0 + bonus).toList();
+        };
+    }
+
+    @Test
+    void iacEvaluationLogsTheMeansOfItsRollouts(@TempDir Path out) throws Exception {
+        IACConfig config = IACConfig.builder().numAgents(2).numTurns(2).numTrainEpochs(1).numGenerations(1)
+                .maxNewTokens(6).temperature(1.0).topP(1.0).topK(0).rolloutBufferSize(2).evalInterval(0)
+                .evalNumSamples(3).discount(0.9).earlyTerminationThreshold(2.0).referenceKlEnabled(true)
+                .referenceKlCoef(0.1).agentLearningRate(1e-3).criticLearningRate(1e-3).seed(7).build();
+        List<List<RolloutSample>> seen = new ArrayList<>();
+        try (IACTrainer t = IACTrainer.builder().agents(List.of(agent.toString(), other.toString()))
+                .criticModel(agent.toString()).rewardFunc(perAgentLength()).externalTransition(ActorCriticTrainerTest::goOn)
+                .trainDataset(items()).evalDataset(items()).metricsCallback(callback(seen)).args(config)
+                .outputDir(out.resolve("run")).verbose(false).build()) {
+            t.train(); // the trained actors differ from their references
+            seen.clear();
+            assertEvaluation(t.evaluate(), seen, out.resolve("run"));
+            seen.clear();
+            assertEvaluation(t.evaluate(), seen, out.resolve("run")); // the next evaluation samples anew, as logged
+        }
+    }
+
+    @Test
+    void maacEvaluationLogsTheMeansOfItsRollouts(@TempDir Path out) throws Exception {
+        MAACConfig config = MAACConfig.builder().numAgents(2).numTurns(2).numTrainEpochs(1).numGenerations(1)
+                .maxNewTokens(6).temperature(1.0).topP(1.0).topK(0).rolloutBufferSize(2).evalInterval(0)
+                .evalNumSamples(3).earlyTerminationThreshold(2.0).referenceKlEnabled(true).referenceKlCoef(0.1)
+                .agentLearningRate(1e-3).criticLearningRate(1e-3).seed(7).build();
+        List<List<RolloutSample>> seen = new ArrayList<>();
+        try (MAACTrainer t = MAACTrainer.builder().agentModel(agent.toString()).criticModel(other.toString())
+                .rewardFunc(perAgentLength()).externalTransition(ActorCriticTrainerTest::goOn)
+                .trainDataset(items()).evalDataset(items()).metricsCallback(callback(seen)).args(config)
+                .outputDir(out.resolve("run")).verbose(false).build()) {
+            t.train();
+            seen.clear();
+            assertEvaluation(t.evaluate(), seen, out.resolve("run"));
+        }
+    }
+
+    private static List<String> goOn(TransitionContext c) {
+        return c.agentCompletions().stream().map(x -> "Go on: " + x).toList();
+    }
+
+    /** Records each item's rollouts; returns the item's sample count and, on the first item only, a marker. */
+    private static ActorCriticTrainerBase.MetricsCallback callback(List<List<RolloutSample>> seen) {
+        return r -> {
+            seen.add(r);
+            Map<String, Double> m = new LinkedHashMap<>();
+            m.put("callback/samples", (double) r.size());
+            if (seen.size() == 1) {
+                m.put("callback/first", 1.0);
+            }
+            return m;
+        };
+    }
+
+    private static void assertEvaluation(Map<String, Double> eval, List<List<RolloutSample>> seen, Path run)
+            throws Exception {
+        assertThat(seen).hasSize(3);
+        assertThat(seen.get(0)).as("the early-terminated item: one turn").allMatch(s -> s.turnIdx() == 0).hasSize(2);
+        assertThat(seen.get(1)).hasSize(4);
+        Map<Integer, List<RolloutSample>> byTurn = new TreeMap<>();
+        seen.forEach(item -> item.forEach(s -> byTurn.computeIfAbsent(s.turnIdx(), x -> new ArrayList<>()).add(s)));
+        Map<String, Double> expected = new LinkedHashMap<>();
+        byTurn.forEach((turn, samples) -> {
+            String p = "eval/turn_" + (turn + 1) + "/";
+            expected.put(p + "reward_mean", mean(samples, RolloutSample::reward));
+            expected.put(p + "expected_return", mean(samples, RolloutSample::returns));
+            expected.put(p + "reference_kl_mean", mean(samples, RolloutSample::referenceKl));
+            expected.put(p + "reference_kl_penalty_mean", mean(samples, RolloutSample::referenceKlPenalty));
+        });
+        expected.put("eval/callback/samples", (2.0 + 4.0 + 4.0) / 3);
+        expected.put("eval/callback/first", 1.0); // the mean over the items that returned it
+        assertThat(eval).containsExactlyEntriesOf(expected);
+        assertThat(eval.get("eval/turn_1/reference_kl_mean")).isNotZero();
+        List<String> lines = Files.readAllLines(run.resolve("eval_samples.jsonl"));
+        JsonNode samples = new ObjectMapper().readTree(lines.get(lines.size() - 1)).get("samples");
+        assertThat(samples).hasSize(3);
+        for (int j = 0; j < 3; j++) {
+            List<RolloutSample> item = seen.get(j);
+            int turns = (int) item.stream().mapToInt(RolloutSample::turnIdx).distinct().count();
+            assertThat(samples.get(j).get("rewards")).hasSize(turns);
+            for (RolloutSample s : item) {
+                JsonNode sample = samples.get(j);
+                assertThat(sample.get("prompts").get(s.agentIdx()).get(s.turnIdx()).asText()).isEqualTo(s.prompt());
+                assertThat(sample.get("completions").get(s.agentIdx()).get(s.turnIdx()).asText()).isEqualTo(s.completion());
+                double agentMean = item.stream().filter(x -> x.turnIdx() == s.turnIdx()).mapToDouble(RolloutSample::reward)
+                        .average().orElseThrow();
+                assertThat(sample.get("rewards").get(s.turnIdx()).asDouble()).isEqualTo(agentMean);
+            }
+        }
+    }
+
+    private static double mean(List<RolloutSample> samples, ToDoubleFunction<RolloutSample> f) {
+        double sum = 0;
+        for (RolloutSample s : samples) {
+            sum += f.applyAsDouble(s);
+        }
+        return sum / samples.size();
     }
 }
