@@ -1,6 +1,5 @@
 package comlrl.trainers.actorcritic;
 
-import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
@@ -8,13 +7,12 @@ import comlrl.generation.CausalLm;
 import comlrl.generation.CausalLmWithValueHead;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.SeedStream;
-import comlrl.logging.EvalSamples;
 import comlrl.logging.MetricsLogger;
-import comlrl.rl.Stats;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EpochTrainer;
+import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.TrainerBuilder;
@@ -29,7 +27,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.stream.IntStream;
 
 /**
  * The loop IAC and MAAC share (reference §5.7), top to bottom:
@@ -90,7 +87,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** The actors this process holds, with the tokenizers they use. */
     private final HeldAgents<CausalLm> agents;
     private final JointRewarder rewarder;
-    private final JointRewarder evalRewarder;
     private final MetricsCallback metricsCallback;
     private final SeedStream seeds;
     private final MetricsLogger logger;
@@ -100,6 +96,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final AgentUpdates updates;
     /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
+    /** The evaluation: the actors' rollout of each evaluation item, one at a time ({@link #recordEvaluation}). */
+    private final JointEvaluator evaluator;
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
 
@@ -117,7 +115,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         TrainerSettings.Rewarders rewarders = settings.rewarders(numAgents, args.numGenerations(), algorithm.name(),
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
-        this.evalRewarder = rewarders.evaluation();
         this.metricsCallback = b.get(ActorCriticBuilder.METRICS_CALLBACK);
         this.seeds = new SeedStream(args.seed());
         this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources.actors(), placement.agents(),
@@ -143,6 +140,9 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                             args.externalPromptPassthrough())
                     .withReferences(parts.references);
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, this.critic, work);
+            this.evaluator = new JointEvaluator(settings, rollout, new JointEvaluator.Family<>(JointRollout.Scoring
+                    .perAgent(rewarders.evaluation()), episodes::terminates, this::recordEvaluation, true), seeds,
+                    args.numTurns(), 1);
             this.progress = new EpochProgress(parts.loop(args.evalInterval()),
                     checkpoint(settings.get(TrainerSettings.CHECKPOINT_EXTENSION)), parts.actors,
                     this::evaluate, this::trainItem, () -> drain(updates.nonEmpty()));
@@ -251,8 +251,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     /**
      * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument): one generation per agent per turn, drawn from the evaluations' own seeds
-     * ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
+     * no argument; {@link JointEvaluator}): one generation per agent per turn, drawn from the evaluations'
+     * own seeds ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
      * of every item's samples of that turn ({@link TurnMetrics} under {@code eval/}: reward_mean of the
      * raw rewards, expected_return, reference_kl_mean, reference_kl_penalty_mean), then
      * {@code eval/<key>}, the mean over the items that returned it of {@code metrics_callback};
@@ -260,45 +260,23 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
      */
     @Override
     public Map<String, Double> evaluate() {
-        Dataset evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
-        if (evalDataset == null) {
-            return Map.of();
-        }
-        int n = Math.min(args.evalNumSamples(), evalDataset.size());
-        SeedStream evalSeeds = seeds.evaluation(); // none of training's
-        List<RolloutSample> all = new ArrayList<>();
-        Map<String, List<Double>> custom = new LinkedHashMap<>();
-        List<EvalSamples.Sample> kept = new ArrayList<>();
-        for (int j = 0; j < n; j++) {
-            List<RolloutSample> rollouts = episodes.collect(evalDataset.get(j), "eval item " + j, evalSeeds, evalRewarder,
-                    1);
-            all.addAll(rollouts);
-            if (j < EvalSamples.KEPT && work.isMain()) {
-                kept.add(sample(j, rollouts));
-            }
-            if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-                callback(rollouts).forEach((k, v) -> custom.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-            }
-        }
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        AgentUpdates.byTurn(all).values().forEach(samples -> TurnMetrics.put(metrics, "eval/", samples, Double.NaN, Double.NaN,
-                Double.NaN));
-        custom.forEach((k, values) -> metrics.put("eval/" + k, Stats.sum(values.stream().mapToDouble(v -> v).toArray())
-                / values.size()));
-        logger.log(progress.envStep(), metrics);
-        logger.samples(progress.envStep(), kept);
-        return metrics;
+        return evaluator.evaluate(args.evalNumSamples(), logger, progress.envStep());
     }
 
-    /** An evaluation item's rollouts as {@link EvalSamples} show them; a turn's reward is the mean over the agents. */
-    private EvalSamples.Sample sample(int index, List<RolloutSample> rollouts) {
-        Map<Integer, List<RolloutSample>> byTurn = AgentUpdates.byTurn(rollouts); // [turn][agent]: one generation
-        Function<Function<RolloutSample, String>, List<List<String>>> perAgent = f -> IntStream.range(0, numAgents)
-                .mapToObj(i -> byTurn.values().stream().flatMap(List::stream).filter(r -> r.agentIdx() == i).map(f)
-                        .toList()).toList();
-        return new EvalSamples.Sample(index, perAgent.apply(RolloutSample::prompt), perAgent.apply(RolloutSample::completion),
-                byTurn.values().stream().map(turn -> turn.stream().mapToDouble(RolloutSample::reward).average()
-                        .orElse(Double.NaN)).toList());
+    /**
+     * What evaluation records of an item's episode ({@link JointEvaluator.Family}): each sample's
+     * {@link TurnMetrics} and the item's {@code metrics_callback} values (on rank 0 of a ddp run); a turn's
+     * reward in the evaluation samples is the mean over the agents.
+     */
+    private double[] recordEvaluation(TaskItem item, List<JointRollout.Scored<double[][]>> episode,
+            JointEvaluator.Means means) {
+        List<RolloutSample> rollouts = episodes.samples(item, episode, 1);
+        rollouts.forEach(r -> TurnMetrics.add(means, r));
+        if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
+            callback(rollouts).forEach(means::custom);
+        }
+        return AgentUpdates.byTurn(rollouts).values().stream().mapToDouble(turn -> turn.stream()
+                .mapToDouble(RolloutSample::reward).average().orElse(Double.NaN)).toArray();
     }
 
     /**

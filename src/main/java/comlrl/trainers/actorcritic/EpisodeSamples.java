@@ -58,14 +58,18 @@ final class EpisodeSamples {
      * {@code num_turns} or until the turn's mean reward exceeds {@code early_termination_threshold}.
      */
     List<RolloutSample> collect(TaskItem item, String label, SeedStream seeds, JointRewarder rewarder, int k) {
-        List<JointRollout.Scored<double[][]>> episode = rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
-                JointRollout.Scoring.perAgent(rewarder), numTurns,
-                rewards -> threshold != null && mean(rewards) > threshold).get(0);
-        return samples(item, episode.stream().map(this::withCritic).toList(), k);
+        return samples(item, rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
+                JointRollout.Scoring.perAgent(rewarder), numTurns, this::terminates).get(0), k);
     }
 
-    private static double mean(double[][] values) {
-        return Stats.mean(Arrays.stream(values).flatMapToDouble(Arrays::stream).toArray());
+    /** Whether an episode ends after a turn with these rewards: their mean exceeds {@code early_termination_threshold}. */
+    boolean terminates(double[][] rewards) {
+        return threshold != null && Stats.mean(Arrays.stream(rewards).flatMapToDouble(Arrays::stream).toArray()) > threshold;
+    }
+
+    /** The samples of an episode's scored turns ({@code k} per agent), the critic's old values recorded. */
+    List<RolloutSample> samples(TaskItem item, List<JointRollout.Scored<double[][]>> episode, int k) {
+        return withTargets(item, episode.stream().map(this::withCritic).toList(), k);
     }
 
     /**
@@ -102,7 +106,7 @@ final class EpisodeSamples {
     }
 
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */
-    private List<RolloutSample> samples(TaskItem item, List<Turn> turns, int k) {
+    private List<RolloutSample> withTargets(TaskItem item, List<Turn> turns, int k) {
         int n = turns.size();
         RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
         for (int i = 0; i < numAgents; i++) {

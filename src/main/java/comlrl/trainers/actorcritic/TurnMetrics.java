@@ -2,6 +2,7 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
+import comlrl.trainers.common.JointEvaluator;
 import java.util.List;
 import java.util.Map;
 
@@ -15,7 +16,7 @@ import java.util.Map;
  *   explained_variance          1 − Var[y − V_old] / Var[y] over the update   (training only; absent
  *                               when Var[y] = 0, where it is undefined: one sample, or equal targets)
  * </pre>
- * Evaluation logs the first four (its losses and explained variance are NaN, and not logged).
+ * Evaluation logs the first four, each the mean over the turn's samples of all items ({@link #add}).
  */
 final class TurnMetrics {
     private static final String[] KEYS = {"reward_mean", "expected_return", "reference_kl_mean",
@@ -26,6 +27,14 @@ final class TurnMetrics {
             Codecs.DOUBLES.as(v -> v[0], d -> new double[] {d}));
 
     private TurnMetrics() {
+    }
+
+    /** Adds a sample's first four values (evaluation's) to the means of its turn. */
+    static void add(JointEvaluator.Means means, RolloutSample s) {
+        double[] values = {s.reward(), s.returns(), s.referenceKl(), s.referenceKlPenalty()};
+        for (int j = 0; j < values.length; j++) {
+            means.turn(s.turnIdx(), KEYS[j], values[j]);
+        }
     }
 
     /** Puts the keys of {@code samples} (one turn's) under {@code prefix}; NaN values are left out. */

@@ -9,6 +9,7 @@ import comlrl.generation.GenerationSettings;
 import comlrl.generation.PromptEncoder;
 import comlrl.generation.SeedStream;
 import comlrl.logging.EvalSamples;
+import comlrl.logging.MetricsLogger;
 import comlrl.rl.JointMode;
 import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;
@@ -20,12 +21,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The evaluation of the MA-REINFORCE and preference trainers (reference §3.5): for each of the first
- * n evaluation items, one completion per agent per turn, every turn run (the external transition
- * between turns), the joint reward of each turn; {@code eval/turn_t/reward_mean} and
- * {@code eval/turn_t/expected_return} (the undiscounted suffix sum) averaged over items, and the
- * custom metrics of {@code eval_logger} + {@code eval_aggregator}. Evaluations sample from their own
- * stream ({@link SeedStream#evaluation()}), none drawn from training's.
+ * The evaluation of every trainer family (reference §3.5, §5.7): for each of the first n evaluation
+ * items, one completion per agent per turn, the external transition between turns, each turn scored;
+ * per turn the means of what the family's {@link Family} takes from each item's episode, then the
+ * family's custom metrics and those of {@code eval_logger} + {@code eval_aggregator}. Evaluations
+ * sample from their own stream ({@link SeedStream#evaluation()}), none drawn from training's.
+ *
+ * <p>The MA-REINFORCE and preference trainers' family ({@link #team}): every turn run, the joint reward
+ * of each; {@code eval/turn_t/reward_mean} and {@code eval/turn_t/expected_return} (the undiscounted
+ * suffix sum) averaged over items. IAC and MAAC bring their own (per-agent rewards, early termination,
+ * reference KL, {@code metrics_callback}).
  *
  * <p>With {@code eval_num_generations} g > 1 ({@link #generations(int)}) each batch of items is rolled out g
  * times, one after the other, each rollout drawing its own seeds from the evaluation stream (so the g joint
@@ -34,8 +39,75 @@ import java.util.Map;
  * through {@link EvalLogger#logSamples} (pass@k). With g = 1 this is the one-sample evaluation above.
  */
 public final class JointEvaluator {
+    /**
+     * What a trainer family makes of its evaluation episodes: how a turn is scored ({@code R} the rewards'
+     * shape), whether an episode ends after a turn with these rewards (before {@code num_turns}), what one
+     * item's episode adds to the {@link Means} ({@code recorder}), and whether a per-turn mean that is NaN
+     * is left out of the metrics (else logged as NaN).
+     */
+    public record Family<R>(JointRollout.Scoring<R> scoring, java.util.function.Predicate<R> terminates,
+            Recorder<R> recorder, boolean omitsNaNTurnMeans) {
+    }
+
+    /** One item's episode (its turns, in order) added to {@code means}; returns each turn's reward as {@link EvalSamples} show it. */
+    @FunctionalInterface
+    public interface Recorder<R> {
+        double[] record(TaskItem item, List<JointRollout.Scored<R>> episode, Means means);
+    }
+
+    /**
+     * The MA-REINFORCE and preference trainers' family: one joint reward per turn ({@code rewarder}, aligned
+     * joint action), every turn run; per turn {@code reward_mean} and {@code expected_return} (the
+     * undiscounted suffix sum).
+     */
+    public static Family<double[]> team(JointRewarder rewarder) {
+        return new Family<>(JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), r -> false, (item, e, means) -> {
+            double[] rewards = e.stream().mapToDouble(s -> s.rewards()[0]).toArray();
+            double[] suffix = Returns.suffixSums(rewards);
+            for (int t = 0; t < rewards.length; t++) {
+                means.turn(t, "reward_mean", rewards[t]);
+                means.turn(t, "expected_return", suffix[t]);
+            }
+            return rewards;
+        }, false);
+    }
+
+    /**
+     * The means of one evaluation, per turn ({@code eval/turn_t/<key>}) and then custom ({@code eval/<key>}),
+     * each the sum of the values added under its key, in order, over their count.
+     */
+    public static final class Means {
+        private final Map<String, double[]> turns = new LinkedHashMap<>(); // {sum, count}; turn t+1's keys after t's
+        private final Map<String, double[]> custom = new LinkedHashMap<>();
+
+        /** Adds {@code value} to the mean of {@code key} at turn {@code turn} (0-based). */
+        public void turn(int turn, String key, double value) {
+            add(turns, "eval/turn_" + (turn + 1) + "/" + key, value);
+        }
+
+        /** Adds {@code value} to the mean of the custom metric {@code key}. */
+        public void custom(String key, double value) {
+            add(custom, "eval/" + key, value);
+        }
+
+        private static void add(Map<String, double[]> sums, String key, double value) {
+            double[] s = sums.computeIfAbsent(key, k -> new double[2]);
+            s[0] += value;
+            s[1]++;
+        }
+
+        private void putInto(Map<String, Double> metrics, boolean omitNaNTurnMeans) {
+            turns.forEach((key, s) -> {
+                if (!(omitNaNTurnMeans && Double.isNaN(s[0] / s[1]))) {
+                    metrics.put(key, s[0] / s[1]);
+                }
+            });
+            custom.forEach((key, s) -> metrics.put(key, s[0] / s[1]));
+        }
+    }
+
     private final Dataset evalDataset;
-    private final JointRewarder rewarder;
+    private final Family<?> family;
     private final SeedStream seeds;
     private final EvalLogger evalLogger;
     private final EvalAggregator evalAggregator;
@@ -57,23 +129,41 @@ public final class JointEvaluator {
         }
     }
 
+    /** The MA-REINFORCE and preference trainers' evaluation ({@link #team}), with a rollout of its own. */
     public JointEvaluator(Dataset evalDataset, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
             Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, Transitions transitions,
             AgentExecutor executor, RankWork work, SeedStream seeds, EvalLogger evalLogger, EvalAggregator evalAggregator,
             int numTurns, int batchSize, boolean passthrough) {
+        this(evalDataset, JointRollout.of(agents, generation, formatters, promptEncoder, executor, work)
+                .withTransitions(transitions, passthrough), team(rewarder), seeds, evalLogger, evalAggregator,
+                numTurns, batchSize);
+    }
+
+    /**
+     * {@code family}'s evaluation of the settings' {@code eval_dataset} with {@code rollout}, custom metrics
+     * by its {@code eval_logger} and {@code eval_aggregator}; {@code batchSize} items sampled together (the
+     * seeds each turn draws are one per agent, so the batch size decides which seeds an item gets).
+     */
+    public JointEvaluator(TrainerSettings settings, JointRollout rollout, Family<?> family, SeedStream seeds,
+            int numTurns, int batchSize) {
+        this(settings.get(TrainerSettings.EVAL_DATASET), rollout, family, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
+                settings.get(TrainerSettings.EVAL_AGGREGATOR), numTurns, batchSize);
+    }
+
+    private JointEvaluator(Dataset evalDataset, JointRollout rollout, Family<?> family, SeedStream seeds,
+            EvalLogger evalLogger, EvalAggregator evalAggregator, int numTurns, int batchSize) {
         if ((evalLogger == null) != (evalAggregator == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
         this.evalDataset = evalDataset;
-        this.rewarder = rewarder;
+        this.family = family;
         this.seeds = seeds;
         this.evalLogger = evalLogger;
         this.evalAggregator = evalAggregator;
         this.numTurns = numTurns;
         this.batchSize = batchSize;
-        this.work = work;
-        this.rollout = JointRollout.of(agents, generation, formatters, promptEncoder, executor, work)
-                .withTransitions(transitions, passthrough);
+        this.work = rollout.work();
+        this.rollout = rollout;
     }
 
     /** Evaluates {@code g} joint samples of each item ({@code eval_num_generations}, default 1; ≥ 1). Returns this. */
@@ -95,8 +185,7 @@ public final class JointEvaluator {
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
         SeedStream evalSeeds = seeds.evaluation(); // the evaluations' own stream, none of training's
-        double[] rewardSums = new double[numTurns];
-        double[] returnSums = new double[numTurns];
+        Means means = new Means();
         List<Map<String, Double>> rows = new ArrayList<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int start = 0; start < n; start += batchSize) {
@@ -104,16 +193,9 @@ public final class JointEvaluator {
                     .mapToObj(evalDataset::get).toList();
             List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
             for (int g = 0; g < generations; g++) {
-                Batch batch = batch(items, start, evalSeeds);
+                Batch batch = batch(family, items, start, evalSeeds, means);
                 for (int j = 0; g == 0 && work.isMain() && j < items.size() && start + j < EvalSamples.KEPT; j++) {
                     kept.add(batch.sample(j, start + j));
-                }
-                for (int j = 0; j < items.size(); j++) {
-                    double[] suffix = Returns.suffixSums(batch.rewards[j]);
-                    for (int t = 0; t < numTurns; t++) {
-                        rewardSums[t] += batch.rewards[j][t];
-                        returnSums[t] += suffix[t];
-                    }
                 }
                 samples.add(batch.completions);
             }
@@ -124,13 +206,22 @@ public final class JointEvaluator {
         }
         lastSamples = List.copyOf(kept);
         Map<String, Double> metrics = new LinkedHashMap<>();
-        int episodes = n * generations;
-        for (int t = 0; t < numTurns; t++) {
-            metrics.put("eval/turn_" + (t + 1) + "/reward_mean", rewardSums[t] / episodes);
-            metrics.put("eval/turn_" + (t + 1) + "/expected_return", returnSums[t] / episodes);
-        }
+        means.putInto(metrics, family.omitsNaNTurnMeans());
         if (evalAggregator != null && work.isMain()) {
             evalAggregator.aggregate(rows, numTurns).forEach((k, v) -> metrics.put("eval/" + k, v));
+        }
+        return metrics;
+    }
+
+    /**
+     * {@link #evaluate(int)}, its metrics and samples logged at {@code envStep} by {@code logger}
+     * (nothing without an evaluation set).
+     */
+    public Map<String, Double> evaluate(int numEvalSamples, MetricsLogger logger, long envStep) {
+        Map<String, Double> metrics = evaluate(numEvalSamples);
+        if (!metrics.isEmpty()) {
+            logger.log(envStep, metrics);
+            logger.samples(envStep, lastSamples);
         }
         return metrics;
     }
@@ -140,21 +231,21 @@ public final class JointEvaluator {
         return lastSamples;
     }
 
-    /** One completion per agent per turn for each item, all items sampled together turn by turn. */
-    private Batch batch(List<TaskItem> items, int firstIndex, SeedStream evalSeeds) {
+    /** One completion per agent per turn for each item, all items sampled together turn by turn, recorded in {@code means}. */
+    private <R> Batch batch(Family<R> family, List<TaskItem> items, int firstIndex, SeedStream evalSeeds, Means means) {
         List<JointRollout.TurnState> starts = java.util.stream.IntStream.range(0, items.size())
                 .mapToObj(j -> rollout.start(items.get(j), "eval item " + (firstIndex + j))).toList();
-        List<List<JointRollout.Scored<double[]>>> episodes = rollout.rollout(starts, evalSeeds, 1,
-                JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), numTurns, r -> false);
-        double[][] rewards = episodes.stream().map(e -> e.stream().mapToDouble(s -> s.rewards()[0]).toArray())
-                .toArray(double[][]::new);
+        List<List<JointRollout.Scored<R>>> episodes = rollout.rollout(starts, evalSeeds, 1, family.scoring(), numTurns,
+                family.terminates());
+        double[][] rewards = java.util.stream.IntStream.range(0, items.size())
+                .mapToObj(j -> family.recorder().record(items.get(j), episodes.get(j), means)).toArray(double[][]::new);
         return new Batch(rewards, byAgent(episodes, (s, i) -> s.turn().completions().get(i).get(0).text()),
                 byAgent(episodes, (s, i) -> s.turn().state().prompts().get(i)));
     }
 
     /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
-    private List<List<List<String>>> byAgent(List<List<JointRollout.Scored<double[]>>> episodes,
-            java.util.function.BiFunction<JointRollout.Scored<double[]>, Integer, String> f) {
+    private <R> List<List<List<String>>> byAgent(List<List<JointRollout.Scored<R>>> episodes,
+            java.util.function.BiFunction<JointRollout.Scored<R>, Integer, String> f) {
         return java.util.stream.IntStream.range(0, rollout.numAgents()).mapToObj(i -> episodes.stream()
                 .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }

@@ -97,14 +97,12 @@ final class MAGRPOParts implements AutoCloseable {
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithmName,
                     parts.trackedConfig(args.toMap()), parts.work.isMain()));
             this.loop = parts.loop(args.evalInterval());
-            this.evaluator = new JointEvaluator(settings.get(TrainerSettings.EVAL_DATASET), parts.agents.asList(),
-                    parts.generation.asList(), formatters, promptEncoder,
-                    rewarders.evaluation().averagingAgentRewards(), // per-agent rewards: evaluation logs their team mean
-                    transitions, parts.executor, parts.work, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
-                    settings.get(TrainerSettings.EVAL_AGGREGATOR), args.numTurns(), args.evalBatchSize(),
-                    args.externalPromptPassthrough()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
-            this.rollout = JointRollout.of(parts.agents.asList(), parts.generation.asList(), formatters, promptEncoder, parts.executor, parts.work)
-                    .withTransitions(transitions, args.externalPromptPassthrough()).withReferences(parts.references);
+            JointRollout evalRollout = JointRollout.of(parts.agents.asList(), parts.generation.asList(), formatters,
+                    promptEncoder, parts.executor, parts.work).withTransitions(transitions, args.externalPromptPassthrough());
+            this.evaluator = new JointEvaluator(settings, evalRollout, JointEvaluator.team(
+                    rewarders.evaluation().averagingAgentRewards()), // per-agent rewards: evaluation logs their team mean
+                    seeds, args.numTurns(), args.evalBatchSize()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
+            this.rollout = evalRollout.withReferences(parts.references);
             this.checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(), args.saveTotalLimit(),
                     List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", parts.agents.map(CausalLm::model))),
                     TrainerCheckpoint.agentParts(parts.agents, optimizers), settings.statefulParts(

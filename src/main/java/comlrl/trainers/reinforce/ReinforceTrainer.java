@@ -130,12 +130,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      * and the custom metrics; {@code {}} without an evaluation set.
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        Map<String, Double> metrics = run.evaluator.evaluate(numEvalSamples);
-        if (!metrics.isEmpty()) {
-            logger.log(progress.envStep(), metrics);
-            logger.samples(progress.envStep(), run.evaluator.lastSamples());
-        }
-        return metrics;
+        return run.evaluator.evaluate(numEvalSamples, logger, progress.envStep());
     }
 
     /**
