@@ -21,16 +21,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The evaluation of every trainer family (reference §3.5, §5.7): for each of the first n evaluation
- * items, one completion per agent per turn, the external transition between turns, each turn scored;
- * per turn the means of what the family's {@link Family} takes from each item's episode, then the
- * family's custom metrics and those of {@code eval_logger} + {@code eval_aggregator}. Evaluations
- * sample from their own stream ({@link SeedStream#evaluation()}), none drawn from training's.
- *
- * <p>The MA-REINFORCE and preference trainers' family ({@link #team}): every turn run, the joint reward
- * of each; {@code eval/turn_t/reward_mean} and {@code eval/turn_t/expected_return} (the undiscounted
- * suffix sum) averaged over items. IAC and MAAC bring their own (per-agent rewards, early termination,
- * reference KL, {@code metrics_callback}).
+ * The evaluation of every trainer (reference §3.5, §5.7): for each of the first n evaluation items, one
+ * completion per agent per turn, the external transition between turns, each turn scored; the per-turn
+ * and custom means its {@link Family} takes from each item's episode (MA-REINFORCE and preference:
+ * {@link #team}; IAC and MAAC their own), and the custom metrics of {@code eval_logger} +
+ * {@code eval_aggregator}. Evaluations sample from their own stream ({@link SeedStream#evaluation()}),
+ * none drawn from training's.
  *
  * <p>With {@code eval_num_generations} g > 1 ({@link #generations(int)}) each batch of items is rolled out g
  * times, one after the other, each rollout drawing its own seeds from the evaluation stream (so the g joint
