@@ -2,11 +2,7 @@ package comlrl.trainers.common;
 
 import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
-import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.RankWork;
-import comlrl.generation.CausalLm;
-import comlrl.generation.GenerationSettings;
-import comlrl.generation.PromptEncoder;
 import comlrl.generation.SeedStream;
 import comlrl.logging.EvalSamples;
 import comlrl.logging.MetricsLogger;
@@ -14,7 +10,6 @@ import comlrl.rl.JointMode;
 import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
-import comlrl.utils.Formatters;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -113,9 +108,6 @@ public final class JointEvaluator {
     private final JointRollout rollout;
     private final RankWork work;
 
-    /** The samples of the latest evaluation's first items ({@link EvalSamples}; rank 0 only). */
-    private List<EvalSamples.Sample> lastSamples = List.of();
-
     /** Rewards {@code [item][turn]}; completions and the prompts they answered {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions, List<List<List<String>>> prompts) {
         EvalSamples.Sample sample(int item, int index) {
@@ -125,16 +117,6 @@ public final class JointEvaluator {
         }
     }
 
-    /** The MA-REINFORCE and preference trainers' evaluation ({@link #team}), with a rollout of its own. */
-    public JointEvaluator(Dataset evalDataset, List<CausalLm> agents, List<GenerationSettings.Resolved> generation,
-            Formatters formatters, PromptEncoder promptEncoder, JointRewarder rewarder, Transitions transitions,
-            AgentExecutor executor, RankWork work, SeedStream seeds, EvalLogger evalLogger, EvalAggregator evalAggregator,
-            int numTurns, int batchSize, boolean passthrough) {
-        this(evalDataset, JointRollout.of(agents, generation, formatters, promptEncoder, executor, work)
-                .withTransitions(transitions, passthrough), team(rewarder), seeds, evalLogger, evalAggregator,
-                numTurns, batchSize);
-    }
-
     /**
      * {@code family}'s evaluation of the settings' {@code eval_dataset} with {@code rollout}, custom metrics
      * by its {@code eval_logger} and {@code eval_aggregator}; {@code batchSize} items sampled together (the
@@ -142,20 +124,14 @@ public final class JointEvaluator {
      */
     public JointEvaluator(TrainerSettings settings, JointRollout rollout, Family<?> family, SeedStream seeds,
             int numTurns, int batchSize) {
-        this(settings.get(TrainerSettings.EVAL_DATASET), rollout, family, seeds, settings.get(TrainerSettings.EVAL_LOGGER),
-                settings.get(TrainerSettings.EVAL_AGGREGATOR), numTurns, batchSize);
-    }
-
-    private JointEvaluator(Dataset evalDataset, JointRollout rollout, Family<?> family, SeedStream seeds,
-            EvalLogger evalLogger, EvalAggregator evalAggregator, int numTurns, int batchSize) {
+        this.evalLogger = settings.get(TrainerSettings.EVAL_LOGGER);
+        this.evalAggregator = settings.get(TrainerSettings.EVAL_AGGREGATOR);
         if ((evalLogger == null) != (evalAggregator == null)) {
             throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
         }
-        this.evalDataset = evalDataset;
+        this.evalDataset = settings.get(TrainerSettings.EVAL_DATASET);
         this.family = family;
         this.seeds = seeds;
-        this.evalLogger = evalLogger;
-        this.evalAggregator = evalAggregator;
         this.numTurns = numTurns;
         this.batchSize = batchSize;
         this.work = rollout.work();
@@ -171,8 +147,11 @@ public final class JointEvaluator {
         return this;
     }
 
-    /** The metrics of the first {@code numEvalSamples} items ({@code {}} without an evaluation set). */
-    public Map<String, Double> evaluate(int numEvalSamples) {
+    /**
+     * The metrics of the first {@code numEvalSamples} items, logged with the first items' samples
+     * ({@link EvalSamples}, rank 0) at {@code envStep} by {@code logger}; {@code {}} without an evaluation set.
+     */
+    public Map<String, Double> evaluate(int numEvalSamples, MetricsLogger logger, long envStep) {
         if (evalDataset == null) {
             return Map.of();
         }
@@ -200,31 +179,16 @@ public final class JointEvaluator {
                 rows.addAll(evalLogger.logSamples(samples, items, prompts));
             }
         }
-        lastSamples = List.copyOf(kept);
         Map<String, Double> metrics = new LinkedHashMap<>();
         means.putInto(metrics, family.omitsNaNTurnMeans());
         if (evalAggregator != null && work.isMain()) {
             evalAggregator.aggregate(rows, numTurns).forEach((k, v) -> metrics.put("eval/" + k, v));
         }
-        return metrics;
-    }
-
-    /**
-     * {@link #evaluate(int)}, its metrics and samples logged at {@code envStep} by {@code logger}
-     * (nothing without an evaluation set).
-     */
-    public Map<String, Double> evaluate(int numEvalSamples, MetricsLogger logger, long envStep) {
-        Map<String, Double> metrics = evaluate(numEvalSamples);
         if (!metrics.isEmpty()) {
             logger.log(envStep, metrics);
-            logger.samples(envStep, lastSamples);
+            logger.samples(envStep, kept);
         }
         return metrics;
-    }
-
-    /** The first items' joint samples of the latest {@link #evaluate} (none before it, and on ranks other than 0). */
-    public List<EvalSamples.Sample> lastSamples() {
-        return lastSamples;
     }
 
     /** One completion per agent per turn for each item, all items sampled together turn by turn, recorded in {@code means}. */

@@ -14,6 +14,7 @@ import comlrl.trainers.common.EpochProgress;
 import comlrl.distributed.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.JointRollout;
 import comlrl.logging.MetricsLogger;
 import comlrl.generation.PromptEncoder;
 import comlrl.distributed.RankWork;
@@ -21,7 +22,6 @@ import comlrl.generation.SeedStream;
 import comlrl.trainers.common.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.RewardProcessor;
 import java.nio.file.Path;
@@ -118,10 +118,9 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
             if (verbose && work.isMain()) {
                 collector.showProgress(console);
             }
-            this.evaluator = new JointEvaluator(evalDataset, agents.asList(), parts.generation.asList(), formatters,
-                    promptEncoder, rewarder, new Transitions(null, count), parts.executor, work, seeds,
-                    settings.get(TrainerSettings.EVAL_LOGGER), settings.get(TrainerSettings.EVAL_AGGREGATOR), 1,
-                    args.evalBatchSize(), false).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
+            this.evaluator = new JointEvaluator(settings, JointRollout.of(agents.asList(), parts.generation.asList(),
+                    formatters, promptEncoder, parts.executor, work), JointEvaluator.team(rewarder), seeds, 1,
+                    args.evalBatchSize()).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
             Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
             // every process holds the same pairs: rank 0 writes them, every process restores them
             saved.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
@@ -275,12 +274,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     /** MAGRPO's evaluation ({@link JointEvaluator}) on the first {@code numEvalSamples} items. */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        Map<String, Double> metrics = evaluator.evaluate(numEvalSamples);
-        if (!metrics.isEmpty()) {
-            logger.log(progress.envStep(), metrics);
-            logger.samples(progress.envStep(), evaluator.lastSamples());
-        }
-        return metrics;
+        return evaluator.evaluate(numEvalSamples, logger, progress.envStep());
     }
 
     /** Restores a checkpoint of a MADPO run (outputs move as {@link PreferenceTrainer} says). */
