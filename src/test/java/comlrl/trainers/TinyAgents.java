@@ -61,6 +61,15 @@ public final class TinyAgents {
         return List.of(create(dir.resolve("qwen"), seed, printable), createLlama(dir.resolve("llama"), seed + 1, printable));
     }
 
+    /**
+     * Two {@link #create} agents in {@code dir} ({@code agent} and {@code other}), weights from {@code seed}
+     * and {@code seed + 1}, where every printable ASCII byte also ends a completion.
+     */
+    public static List<Path> pair(Path dir, long seed) {
+        List<Long> printable = java.util.stream.LongStream.rangeClosed(33, 126).boxed().toList();
+        return List.of(create(dir.resolve("agent"), seed, printable), create(dir.resolve("other"), seed + 1, printable));
+    }
+
     /** Embedding rows of a {@link #createLlama} agent beyond the tokenizer's ids. */
     public static final int LLAMA_PADDING = 61;
 

@@ -96,7 +96,10 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final AgentUpdates updates;
     /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
-    /** The evaluation: the actors' rollout of each evaluation item, one at a time ({@link #recordEvaluation}). */
+    /**
+     * The evaluation: the actors' rollout of the evaluation items, {@code eval_batch_size} of them sampled
+     * together, each its own episode ({@link #recordEvaluation}).
+     */
     private final JointEvaluator evaluator;
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
@@ -142,7 +145,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, this.critic, work);
             this.evaluator = new JointEvaluator(settings, rollout, new JointEvaluator.Family<>(JointRollout.Scoring
                     .perAgent(rewarders.evaluation()), episodes::terminates, this::recordEvaluation, true), seeds,
-                    args.numTurns(), 1);
+                    args.numTurns(), args.evalBatchSize());
             this.progress = new EpochProgress(parts.loop(args.evalInterval()),
                     checkpoint(settings.get(TrainerSettings.CHECKPOINT_EXTENSION)), parts.actors,
                     this::evaluate, this::trainItem, () -> drain(updates.nonEmpty()));
@@ -251,8 +254,10 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     /**
      * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument; {@link JointEvaluator}): one generation per agent per turn, drawn from the evaluations'
-     * own seeds ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
+     * no argument; {@link JointEvaluator}): one generation per agent per turn, {@code eval_batch_size}
+     * items sampled together (each its own episode, ended early on its own rewards; the batch draws one
+     * seed per agent per turn, so the batch size decides which seeds an item gets), drawn from the
+     * evaluations' own seeds ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
      * of every item's samples of that turn ({@link TurnMetrics} under {@code eval/}: reward_mean of the
      * raw rewards, expected_return, reference_kl_mean, reference_kl_penalty_mean), then
      * {@code eval/<key>}, the mean over the items that returned it of {@code metrics_callback};
