@@ -630,7 +630,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("score_ms", median(score));
             m.put("optim_ms", median(optim));
             m.put("step_ms", median(step));
-            m.put("peak_rss_mib", peakRssMib());
+            m.put("peak_rss_mib", runPeakMib());
             m.put("host_syncs_per_token", syncsPerToken);
             m.put("others_cpu_share", load.othersShareUntil(CpuSample.now()));
             m.put("pid", ProcessHandle.current().pid());
@@ -828,6 +828,14 @@ final class BenchCommand implements Callable<Integer> {
      * With {@code --memory-trace}: resident MiB now and the high-water mark since the last call (the
      * mark is reset through {@code /proc/self/clear_refs}), on stderr.
      */
+    /** The highest phase peak {@link #trace} has read (it resets the process's mark after each phase). */
+    private double tracedPeak;
+
+    /** The process's peak resident MiB, whether or not {@link #trace} reset the mark along the way. */
+    private double runPeakMib() {
+        return Math.max(tracedPeak, peakRssMib());
+    }
+
     private void trace(String phase) {
         if (!memoryTrace) {
             return;
@@ -839,8 +847,10 @@ final class BenchCommand implements Callable<Integer> {
                     rss = Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
                 }
             }
+            double peak = peakRssMib();
+            tracedPeak = Math.max(tracedPeak, peak);
             System.err.printf(Locale.ROOT, "memory: %-28s resident %8.0f MiB, phase peak %8.0f MiB%n", phase, rss,
-                    peakRssMib());
+                    peak);
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
         } catch (IOException e) {
             System.err.println("memory: " + phase + ": " + e.getMessage());

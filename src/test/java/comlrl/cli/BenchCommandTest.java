@@ -44,6 +44,31 @@ class BenchCommandTest {
         assertThat(goals.has("gen_tokens_per_s_met")).isTrue();
     }
 
+    /**
+     * {@code --memory-trace} prints each phase's resident size and peak, in order, and the result's
+     * peak is still the run's (the trace resets the process's mark after each phase).
+     */
+    @Test
+    void memoryTracePrintsEveryPhaseAndTheResultKeepsTheRunsPeak() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2",
+                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--lora-config", "full",
+                "--memory-trace");
+        assertThat(r.code()).as(r.err()).isZero();
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("memory: (.+?) +resident +([0-9]+) MiB, phase peak +([0-9]+) MiB").matcher(r.err());
+        java.util.List<String> phases = new java.util.ArrayList<>();
+        double highest = 0;
+        while (m.find()) {
+            phases.add(m.group(1));
+            highest = Math.max(highest, Double.parseDouble(m.group(3)));
+        }
+        assertThat(phases).containsExactly("agents loaded", "load", "before generation, step 0", "generation",
+                "scoring agent 0", "step agent 0");
+        String[] out = r.out().trim().split("\n");
+        JsonNode o = JSON.readTree(out[out.length - 1]);
+        assertThat(o.get("peak_rss_mib").asDouble()).isGreaterThanOrEqualTo(highest - 1); // printed rounded
+    }
+
     @Test
     @Tag("slow")
     void loraOnlyMeasuresTheTeamWithoutTheFullAgents() throws Exception {
