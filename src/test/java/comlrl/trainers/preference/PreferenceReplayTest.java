@@ -179,12 +179,12 @@ class PreferenceReplayTest {
     @Test
     void sampleRejectsMismatchedOrNegativeWeights() {
         List<List<ReplayRecord>> shards = List.of(List.of(record("x")));
-        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {0.5, 0.5}, 1, new Random()))
+        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {0.5, 0.5}, 1, new Random(0)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("one weight per replay shard is needed: 1 shards, 2 weights");
-        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {-1}, 1, new Random()))
+        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {-1}, 1, new Random(0)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("replay shard weight 0 is -1.0");
-        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {1}, -1, new Random()))
+        assertThatThrownBy(() -> PreferenceReplay.sample(shards, new double[] {1}, -1, new Random(0)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(">= 0, got -1");
     }
 
