@@ -824,10 +824,6 @@ final class BenchCommand implements Callable<Integer> {
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
 
-    /**
-     * With {@code --memory-trace}: resident MiB now and the high-water mark since the last call (the
-     * mark is reset through {@code /proc/self/clear_refs}), on stderr.
-     */
     /** The highest phase peak {@link #trace} has read (it resets the process's mark after each phase). */
     private double tracedPeak;
 
@@ -836,17 +832,16 @@ final class BenchCommand implements Callable<Integer> {
         return Math.max(tracedPeak, peakRssMib());
     }
 
+    /**
+     * With {@code --memory-trace}: resident MiB now and the high-water mark since the last call (the
+     * mark is reset through {@code /proc/self/clear_refs}), on stderr.
+     */
     private void trace(String phase) {
         if (!memoryTrace) {
             return;
         }
-        double rss = Double.NaN;
+        double rss = statusMib("VmRSS:");
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    rss = Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
-                }
-            }
             double peak = peakRssMib();
             tracedPeak = Math.max(tracedPeak, peak);
             System.err.printf(Locale.ROOT, "memory: %-28s resident %8.0f MiB, phase peak %8.0f MiB%n", phase, rss,
@@ -858,9 +853,14 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     static double peakRssMib() {
+        return statusMib("VmHWM:");
+    }
+
+    /** A size field of {@code /proc/self/status} in MiB (NaN where it cannot be read). */
+    private static double statusMib(String field) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmHWM:")) {
+                if (line.startsWith(field)) {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
                 }
             }
