@@ -3,6 +3,7 @@ package comlrl.trainers.preference;
 import comlrl.data.Stateful;
 import comlrl.logging.ConsoleProgress;
 import comlrl.logging.MetricsLogger;
+import comlrl.model.io.ModelDirs;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
@@ -61,6 +62,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     /** The comparator of each iteration (its frozen models are loaded once the stage's agents are). */
     private final IterationComparators comparators;
     private final double[] rewardRange;
+    /** The temporary directories made for the replay or policy checkpoints (no output directory): close deletes them. */
+    private final List<Path> scratch = new ArrayList<>();
     /**
      * This process's share of a ddp run: only rank 0 writes the replay shards, reward histograms and
      * prints; every process keeps the shards (where the comparator generates: {@link IterationComparators}).
@@ -113,6 +116,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
             comparators.loadFixedComparators(work, built.collector().agents(), b.get(TrainerSettings.DTYPE));
         } catch (RuntimeException | Error e) {
             TrainerParts.free(e, built, comparators);
+            scratch.forEach(ModelDirs::deleteRecursively);
             throw e;
         }
         this.stage = built;
@@ -180,7 +184,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
      * "output directories", with the run directory first): the trainer's output directory; else
      * {@code wandb_config["output_dir"]}; else {@code config_sections.output.base_dir} or
      * {@code wandb_config["dir"]}, in {@code job_<SLURM_JOB_ID>} when that variable is set; else null
-     * (a temporary directory; the reference writes to the working directory).
+     * (a temporary directory, deleted by {@link #close}; the reference writes to the working directory).
      */
     static Path outputBase(Path outputDir, Map<String, ?> wandbConfig, String slurmJobId) {
         if (outputDir != null) {
@@ -204,9 +208,11 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         return slurmJobId == null || slurmJobId.isBlank() ? dir : dir.resolve("job_" + slurmJobId);
     }
 
-    private static Path temporaryDir(String name) {
+    private Path temporaryDir(String name) {
         try {
-            return Files.createTempDirectory("comlrl-" + name + "-");
+            Path dir = Files.createTempDirectory("comlrl-" + name + "-");
+            scratch.add(dir);
+            return dir;
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot create a directory for " + name + ": " + e.getMessage(), e);
         }
@@ -387,8 +393,13 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         return new TrainerCheckpoint.Extension(algorithm, parts, states);
     }
 
+    /** Frees the comparators and the stage, and deletes the temporary replay and policy directories. */
     @Override
     public void close() {
-        TrainerParts.free(null, comparators, stage);
+        try {
+            TrainerParts.free(null, comparators, stage);
+        } finally {
+            scratch.forEach(ModelDirs::deleteRecursively);
+        }
     }
 }

@@ -50,6 +50,21 @@ class MADPOIterTrainerTest {
     }
 
     @Test
+    void withoutAnOutputDirectoryTheTemporaryReplayAndPolicyDirectoriesAreDeletedOnClose() {
+        Path replay;
+        Path policies;
+        try (MADPOIterTrainer t = trainer(config().numIterations(1).comparatorPolicy("history").build(), null).build()) {
+            t.train();
+            replay = t.replayDir();
+            policies = t.policyCheckpointDir();
+            assertThat(replay.resolve("iteration_0001.json")).exists();
+            assertThat(policies.resolve("iteration_0001/agent_0/config.json")).exists();
+        }
+        assertThat(replay).doesNotExist();
+        assertThat(policies).doesNotExist();
+    }
+
+    @Test
     void theIterativePairSelectionAndCapApply(@TempDir Path dir) {
         try (MADPOIterTrainer t = trainer(config().numIterations(1).pairSelection("comparator_reward")
                 .preferencePairsPerSample(1).build(), dir.resolve("run")).build()) {

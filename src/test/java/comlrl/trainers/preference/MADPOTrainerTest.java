@@ -37,7 +37,9 @@ class MADPOTrainerTest {
     static synchronized void writeAgentsIfNeeded() {
         if (agent == null || !java.nio.file.Files.isDirectory(agent)) {
             try {
-                models = java.nio.file.Files.createTempDirectory("madpo-agents");
+                Path dir = java.nio.file.Files.createTempDirectory("madpo-agents");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> comlrl.model.io.ModelDirs.deleteRecursively(dir)));
+                models = dir;
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
