@@ -834,7 +834,9 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * With {@code --memory-trace}: resident MiB now and the high-water mark since the last call (the
-     * mark is reset through {@code /proc/self/clear_refs}), on stderr.
+     * mark is reset through {@code /proc/self/clear_refs}), and the minor page faults and kernel CPU
+     * seconds since the last call (fresh pages the allocator had handed back to the system and asks
+     * for again: each is zeroed by the kernel), on stderr.
      */
     private void trace(String phase) {
         if (!memoryTrace) {
@@ -844,12 +846,23 @@ final class BenchCommand implements Callable<Integer> {
         try {
             double peak = peakRssMib();
             tracedPeak = Math.max(tracedPeak, peak);
-            System.err.printf(Locale.ROOT, "memory: %-28s resident %8.0f MiB, phase peak %8.0f MiB%n", phase, rss,
-                    peak);
+            long[] faults = faultsAndSystemTicks();
+            System.err.printf(Locale.ROOT, "memory: %-28s resident %8.0f MiB, phase peak %8.0f MiB, %8d page faults, "
+                    + "kernel %5.2f s%n", phase, rss, peak, faults[0] - lastFaults[0], (faults[1] - lastFaults[1]) / 100.0);
+            lastFaults = faults;
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
         } catch (IOException e) {
             System.err.println("memory: " + phase + ": " + e.getMessage());
         }
+    }
+
+    private long[] lastFaults = new long[2];
+
+    /** Minor page faults and kernel-mode CPU ticks (1/100 s) of this process so far ({@code /proc/self/stat}). */
+    private static long[] faultsAndSystemTicks() throws IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // fields from the 3rd on
+        return new long[] {Long.parseLong(f[7]), Long.parseLong(f[12])};
     }
 
     static double peakRssMib() {

@@ -1,0 +1,46 @@
+package comlrl.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** {@link PackedWeight}: the packed product equals the plain one, for a weight packed as one block and as several. */
+class PackedWeightTest {
+    /**
+     * Small integers in x, W and b make every product and partial sum an integer below 2^24, exact in
+     * float32 whatever the summation order, so the packed and the plain product must agree bit for bit.
+     * 8192 × 1024 float32 is 32 MiB: two blocks of 6144 and 2048 rows (a wrong block offset, a bias
+     * slice from the wrong place or blocks concatenated in the wrong order all change values).
+     */
+    @Test
+    void packedProductsEqualThePlainProductForOneAndSeveralBlocks() {
+        assumeTrue(Engine.oneDnnLinear(), "the natives have no oneDNN");
+        for (long out : new long[] {1024, 8192}) {
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+                long in = 1024;
+                long rows = 4;
+                Tensor w = integers(out * in, 7).view(out, in);
+                Tensor b = integers(out, 11);
+                Tensor x = integers(rows * in, 13).view(2, 2, in);
+                try (PackedWeight p = PackedWeight.of(w, rows)) {
+                    assertThat(p).isNotNull();
+                    assertThat(p.blocks()).as("blocks of a %d x %d float32 weight", out, in).isEqualTo(out == 8192 ? 2 : 1);
+                    Tensor packed = p.apply(x, w, b);
+                    assertThat(packed.shape()).containsExactly(2, 2, out);
+                    assertThat(packed.toFloatArray()).containsExactly(x.linear(w, b).toFloatArray());
+                    assertThat(p.apply(x, w, null).toFloatArray()).containsExactly(x.linear(w, null).toFloatArray());
+                }
+            }
+        }
+    }
+
+    /** {@code n} float32 values in [-3, 3]: {@code ((i · k) mod 7) - 3}. */
+    private static Tensor integers(long n, long k) {
+        float[] v = new float[(int) n];
+        for (int i = 0; i < n; i++) {
+            v[i] = (float) ((i * k) % 7 - 3);
+        }
+        return Tensor.ofFloats(v, Device.CPU, n);
+    }
+}
