@@ -655,8 +655,29 @@ public final class DecoderLm implements AutoCloseable {
          * groups' adapters') when it adapts it.
          */
         Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which, Rng dropout) {
-            PackedWeight p = packed == null ? null : packed.layers[layer][which];
-            Tensor y = p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
+            PackedWeight p = packed == null ? null : packed.single(layer, which);
+            return adapted(p == null ? x.linear(weight, bias) : p.apply(x, weight, bias), x, layer, which, dropout);
+        }
+
+        /**
+         * Projections {@code which} of one input {@code x} (q, k, v or gate, up) with their weights and
+         * biases: one product of their stacked packed weight (slot {@code slot}) when this pass decodes
+         * with packed weights for x's rows, else one by one; each plus its adapter's delta, in order.
+         */
+        Tensor[] projectStacked(Tensor x, Tensor[] weights, Tensor[] biases, int layer, int slot, int[] which,
+                Rng dropout) {
+            PackedWeight p = packed == null ? null : packed.layers[layer][slot];
+            Tensor[] base = p != null && p.fits(x) ? p.applyStacked(x) : null;
+            Tensor[] y = new Tensor[which.length];
+            for (int k = 0; k < which.length; k++) {
+                y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
+                        : adapted(base[k], x, layer, which[k], dropout);
+            }
+            return y;
+        }
+
+        /** {@code y} plus the adapter's (or the row groups' adapters') addition for projection {@code which} of x. */
+        private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
             String name = LoraConfig.PROJECTIONS.get(which);
             Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
                     : batch != null ? batch.delta(x, layer, name) : null;
@@ -712,6 +733,10 @@ public final class DecoderLm implements AutoCloseable {
         return Scope.inner(() -> layer(i, x, c));
     }
 
+    /** The projections (indices of {@link LoraConfig#PROJECTIONS}) that read one input: q, k, v and gate, up. */
+    private static final int[] QKV = {0, 1, 2};
+    private static final int[] GATE_UP = {4, 5};
+
     /** Decoder layer {@code i}: {@code x [B, S, E]} → {@code [B, S, E]}. */
     private Tensor layer(int i, Tensor x, Context c) {
         Rng dropout = c.dropout(i);
@@ -734,9 +759,11 @@ public final class DecoderLm implements AutoCloseable {
         double eps = config.rmsNormEps();
         // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
-        Tensor q = c.project(hn, l.qWeight, l.qBias, i, 0, dropout).view(b, s, h, d);  // [B, S, H, D]
-        Tensor k = c.project(hn, l.kWeight, l.kBias, i, 1, dropout).view(b, s, kvh, d); // [B, S, K, D]
-        Tensor v = c.project(hn, l.vWeight, l.vBias, i, 2, dropout).view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        Tensor[] qkv = c.projectStacked(hn, new Tensor[] {l.qWeight, l.kWeight, l.vWeight},
+                new Tensor[] {l.qBias, l.kBias, l.vBias}, i, DecodeWeights.QKV, QKV, dropout);
+        Tensor q = qkv[0].view(b, s, h, d);                   // [B, S, H, D]
+        Tensor k = qkv[1].view(b, s, kvh, d);                 // [B, S, K, D]
+        Tensor v = qkv[2].view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
         if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
             q = q.rmsNorm(l.qNorm, eps);
             k = k.rmsNorm(l.kNorm, eps);
@@ -753,7 +780,9 @@ public final class DecoderLm implements AutoCloseable {
         x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3, dropout));
         // MLP block: x + down(silu(gate(x)) * up(x))
         Tensor hm = x.rmsNorm(l.postNorm, eps);
-        Tensor gated = c.project(hm, l.gateWeight, l.gateBias, i, 4, dropout).silu().mul(c.project(hm, l.upWeight, l.upBias, i, 5, dropout));
+        Tensor[] gateUp = c.projectStacked(hm, new Tensor[] {l.gateWeight, l.upWeight},
+                new Tensor[] {l.gateBias, l.upBias}, i, DecodeWeights.GATE_UP, GATE_UP, dropout);
+        Tensor gated = gateUp[0].silu().mul(gateUp[1]);
         return x.add(c.project(gated, l.downWeight, l.downBias, i, 6, dropout));
     }
 
@@ -1021,11 +1050,17 @@ public final class DecoderLm implements AutoCloseable {
         try {
             for (int i = 0; i < layers.length; i++) {
                 Layer l = layers[i];
-                Tensor[] w = {l.qWeight, l.kWeight, l.vWeight, l.oWeight, l.gateWeight, l.upWeight, l.downWeight};
-                packed[i] = new PackedWeight[w.length];
-                for (int j = 0; j < w.length; j++) {
-                    packed[i][j] = PackedWeight.of(w[j], rows);
-                    sources.add(w[j]);
+                packed[i] = new PackedWeight[] {
+                    PackedWeight.stacked(List.of(l.qWeight, l.kWeight, l.vWeight), Arrays.asList(l.qBias, l.kBias, l.vBias),
+                            rows),
+                    PackedWeight.of(l.oWeight, rows),
+                    PackedWeight.stacked(List.of(l.gateWeight, l.upWeight), Arrays.asList(l.gateBias, l.upBias), rows),
+                    PackedWeight.of(l.downWeight, rows)};
+                for (Tensor w : Arrays.asList(l.qWeight, l.kWeight, l.vWeight, l.oWeight, l.gateWeight, l.upWeight,
+                        l.downWeight, l.qBias, l.kBias, l.vBias, l.oBias, l.gateBias, l.upBias, l.downBias)) {
+                    if (w != null) {
+                        sources.add(w);
+                    }
                 }
             }
         } catch (RuntimeException e) {
@@ -1035,12 +1070,19 @@ public final class DecoderLm implements AutoCloseable {
         return new DecodeWeights(packed, head, rows, sources);
     }
 
-    /** Packed weights for decoding (see {@link #decodeWeights(long)}): per layer q, k, v, o, gate, up, down, and the head. */
+    /**
+     * Packed weights for decoding (see {@link #decodeWeights(long)}): per layer q, k, v stacked, o, gate
+     * and up stacked, down; and the head.
+     */
     public static final class DecodeWeights {
-        private final PackedWeight[][] layers; // entries null where a weight stays plain
+        static final int QKV = 0;
+        static final int O = 1;
+        static final int GATE_UP = 2;
+        static final int DOWN = 3;
+        private final PackedWeight[][] layers; // [layer][QKV, O, GATE_UP, DOWN], entries null where weights stay plain
         private final PackedWeight head;
         private final long rows;
-        private final List<Tensor> sources;    // the weights packed
+        private final List<Tensor> sources;    // the weights and biases packed
         private final long[] versions;         // their version counters when packed
 
         private DecodeWeights(PackedWeight[][] layers, PackedWeight head, long rows, List<Tensor> sources) {
@@ -1049,6 +1091,11 @@ public final class DecoderLm implements AutoCloseable {
             this.rows = rows;
             this.sources = sources;
             this.versions = sources.stream().mapToLong(Tensor::version).toArray();
+        }
+
+        /** The packed weight of projection {@code which} of layer {@code layer} when it is packed alone (o, down). */
+        PackedWeight single(int layer, int which) {
+            return which == 3 ? layers[layer][O] : which == 6 ? layers[layer][DOWN] : null;
         }
 
         /** Whether no packed weight changed since packing. */

@@ -1,11 +1,20 @@
 package comlrl.tensor;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * A linear layer's weight {@code W [out, in]} reordered once into oneDNN's blocked layout for
  * products with a fixed number of rows, as token-by-token decoding makes them: {@code x @ Wᵀ + b}
  * then streams the weight at close to memory bandwidth (the plain layout reaches about half of it).
  * A copy of the weight at the moment it was packed: rebuild it after the weight changes. Owns the
  * copy: close it.
+ *
+ * <p>{@link #stacked} packs several weights that read the same input ({@code q, k, v}; {@code gate,
+ * up}) as one {@code [W_1; W_2; ...]} with its biases: one product in place of several, and the
+ * narrow ones (a 0.5B model's 128-row {@code k} and {@code v}, too small to pack on their own) at the
+ * stacked weight's speed. At the 0.5B shape, 4 bfloat16 rows: q, k, v 82 + 84 + 84 µs apart, 53 µs
+ * stacked; gate and up 2 × 329 µs apart, 491 µs stacked.
  *
  * <p>A weight above {@link #MAX_CHUNK_BYTES} is packed as row blocks of {@code W} (blocks of the
  * outputs) of at most that size, and the product concatenates theirs: glibc serves an allocation
@@ -18,16 +27,23 @@ public final class PackedWeight implements AutoCloseable {
     /** The largest block packed as one allocation: below glibc's largest mmap threshold (32 MiB). */
     static final long MAX_CHUNK_BYTES = 24L << 20;
 
-    private final java.util.List<Tensor> blocks; // packed row blocks of W, blockRows rows each (the last fewer)
+    private final List<Tensor> blocks; // packed row blocks of W, blockRows rows each (the last fewer)
     private final long blockRows;
     private final long rows;
-    private final long out;
+    private final long in;
+    private final DType dtype;
+    private final long[] parts;        // the stacked weights' output sizes (one entry for a single weight)
+    private final Tensor bias;         // stacked: the weights' biases end to end (null without); single: null
 
-    private PackedWeight(java.util.List<Tensor> blocks, long blockRows, long rows, long out) {
+    private PackedWeight(List<Tensor> blocks, long blockRows, long rows, long in, DType dtype, long[] parts,
+            Tensor bias) {
         this.blocks = blocks;
         this.blockRows = blockRows;
         this.rows = rows;
-        this.out = out;
+        this.in = in;
+        this.dtype = dtype;
+        this.parts = parts;
+        this.bias = bias;
     }
 
     /**
@@ -36,25 +52,76 @@ public final class PackedWeight implements AutoCloseable {
      * or a weight too small for the gain to outweigh the call's overhead).
      */
     public static PackedWeight of(Tensor weight, long rows) {
-        if (!Engine.oneDnnLinear() || weight.dim() != 2 || weight.device().isCuda() || !Tensor.isOneDnnType(weight)
-                || !Tensor.oneDnnWorthIt(weight) || rows < 1) {
+        return packs(weight, weight.size(0), rows) ? pack(List.of(weight), rows, null) : null;
+    }
+
+    /**
+     * {@code weights} (each {@code [out_i, in]}, one input) packed as one stacked weight with their
+     * {@code biases} (entries null where a weight has none; a missing bias beside present ones counts
+     * as zeros), for {@link #applyStacked}; null where packing does not apply to the stacked weight.
+     */
+    public static PackedWeight stacked(List<Tensor> weights, List<Tensor> biases, long rows) {
+        long out = weights.stream().mapToLong(w -> w.size(0)).sum();
+        if (!packs(weights.get(0), out, rows)) {
             return null;
         }
-        long out = weight.size(0);
-        long rowBytes = weight.size(1) * weight.dtype().byteSize();
-        long blockRows = Math.max(1, Math.min(out, MAX_CHUNK_BYTES / rowBytes));
-        java.util.List<Tensor> blocks = new java.util.ArrayList<>();
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            Tensor w = weight.detach().contiguous();
+            Tensor b = null;
+            if (biases.stream().anyMatch(x -> x != null)) {
+                List<Tensor> all = new ArrayList<>();
+                for (int i = 0; i < weights.size(); i++) {
+                    Tensor w = weights.get(i);
+                    all.add(biases.get(i) != null ? biases.get(i).detach() : Tensor.zerosOf(w.dtype(), w.device(), w.size(0)));
+                }
+                b = Tensor.cat(all, 0).contiguous().cloneTensor();
+            }
+            PackedWeight p = pack(weights, rows, b);
+            if (b != null) {
+                b.keep();
+            }
+            return p;
+        }
+    }
+
+    /** Whether a weight like {@code weight} with {@code out} rows packs (see {@link #of}). */
+    private static boolean packs(Tensor weight, long out, long rows) {
+        return Engine.oneDnnLinear() && weight.dim() == 2 && !weight.device().isCuda() && Tensor.isOneDnnType(weight)
+                && Tensor.oneDnnWorthIt(out * weight.size(1), out) && rows >= 1;
+    }
+
+    /**
+     * Packs {@code [W_1; W_2; ...]} block by block: each block is made from the rows of the weights it
+     * covers, so no temporary is larger than a block (the whole stacked copy would be one more
+     * allocation above the mmap threshold).
+     */
+    private static PackedWeight pack(List<Tensor> weights, long rows, Tensor bias) {
+        long[] parts = weights.stream().mapToLong(w -> w.size(0)).toArray();
+        long out = java.util.Arrays.stream(parts).sum();
+        Tensor first = weights.get(0);
+        long in = first.size(1);
+        long blockRows = Math.max(1, Math.min(out, MAX_CHUNK_BYTES / (in * first.dtype().byteSize())));
+        List<Tensor> blocks = new ArrayList<>();
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             for (long start = 0; start < out; start += blockRows) {
-                blocks.add(NativeOps.oneDnnPack(w.narrow(0, start, Math.min(blockRows, out - start)).contiguous(), rows)
-                        .keep());
+                long end = Math.min(out, start + blockRows);
+                List<Tensor> pieces = new ArrayList<>();
+                long offset = 0;
+                for (int i = 0; i < parts.length; i++) {
+                    long from = Math.max(start, offset);
+                    long to = Math.min(end, offset + parts[i]);
+                    if (from < to) {
+                        pieces.add(weights.get(i).detach().narrow(0, from - offset, to - from));
+                    }
+                    offset += parts[i];
+                }
+                Tensor block = pieces.size() == 1 ? pieces.get(0).contiguous() : Tensor.cat(pieces, 0);
+                blocks.add(NativeOps.oneDnnPack(block, rows).keep());
             }
         } catch (RuntimeException | Error e) {
             blocks.forEach(Tensor::close);
             throw e;
         }
-        return new PackedWeight(java.util.List.copyOf(blocks), blockRows, rows, out);
+        return new PackedWeight(List.copyOf(blocks), blockRows, rows, in, first.dtype(), parts, bias);
     }
 
     /** How many blocks the weight was packed as (one unless it is above {@link #MAX_CHUNK_BYTES}). */
@@ -67,29 +134,54 @@ public final class PackedWeight implements AutoCloseable {
         return rows;
     }
 
+    /** Whether {@code x} is an input the packing serves: {@link #rows()} rows of the packed dtype. */
+    public boolean fits(Tensor x) {
+        return x.size(-1) == in && x.numel() == rows * in && x.dtype() == dtype;
+    }
+
     /**
      * {@code x @ Wᵀ + b} for {@code x [..., in]} with {@link #rows()} rows in all (no autograd);
      * other row counts fall back to {@code fallback}'s plain product.
      */
     public Tensor apply(Tensor x, Tensor fallback, Tensor bias) {
-        long in = x.size(-1);
-        if (x.numel() != rows * in || x.dtype() != fallback.dtype()) {
-            return x.linear(fallback, bias);
+        return fits(x) ? product(x, bias) : x.linear(fallback, bias);
+    }
+
+    /**
+     * The stacked weights' products {@code x @ W_iᵀ + b_i} for an input that {@link #fits}, in order:
+     * views into one output, each {@code [..., out_i]}.
+     */
+    public Tensor[] applyStacked(Tensor x) {
+        if (!fits(x)) {
+            throw new IllegalArgumentException("packed for " + rows + " rows of " + in + ", got " + java.util.Arrays
+                    .toString(x.shape()));
         }
+        Tensor y = product(x, bias);
+        Tensor[] out = new Tensor[parts.length];
+        long start = 0;
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = y.narrow(-1, start, parts[i]);
+            start += parts[i];
+        }
+        return out;
+    }
+
+    private Tensor product(Tensor x, Tensor b) {
+        long out = java.util.Arrays.stream(parts).sum();
         long[] shape = x.shape();
         Tensor flat = x.isContiguous() ? x.view(rows, in) : x.contiguous().view(rows, in);
         Tensor y;
         if (blocks.size() == 1) {
-            y = NativeOps.oneDnnLinear(flat, blocks.get(0), bias);
+            y = NativeOps.oneDnnLinear(flat, blocks.get(0), b);
         } else {
-            java.util.List<Tensor> parts = new java.util.ArrayList<>(blocks.size());
+            List<Tensor> ys = new ArrayList<>(blocks.size());
             long start = 0;
             for (Tensor block : blocks) {
                 long n = Math.min(blockRows, out - start);
-                parts.add(NativeOps.oneDnnLinear(flat, block, bias == null ? null : bias.narrow(0, start, n)));
+                ys.add(NativeOps.oneDnnLinear(flat, block, b == null ? null : b.narrow(0, start, n)));
                 start += n;
             }
-            y = Tensor.cat(parts, 1);
+            y = Tensor.cat(ys, 1);
         }
         shape[shape.length - 1] = out;
         return y.view(shape);
@@ -98,5 +190,8 @@ public final class PackedWeight implements AutoCloseable {
     @Override
     public void close() {
         blocks.forEach(Tensor::close);
+        if (bias != null) {
+            bias.close();
+        }
     }
 }

@@ -565,8 +565,12 @@ public final class Tensor implements AutoCloseable {
 
     /** Whether a {@code [out, in]} weight is large enough for oneDNN to beat BLAS on few rows. */
     static boolean oneDnnWorthIt(Tensor weight) {
-        long n = weight.handle.numel();
-        return n >= ONEDNN_MIN_WEIGHT || (n >= ONEDNN_MIN_WIDE_WEIGHT && weight.handle.size(0) >= ONEDNN_WIDE_OUT);
+        return oneDnnWorthIt(weight.handle.numel(), weight.handle.size(0));
+    }
+
+    /** {@link #oneDnnWorthIt(Tensor)} for a weight of {@code n} elements and {@code out} outputs. */
+    static boolean oneDnnWorthIt(long n, long out) {
+        return n >= ONEDNN_MIN_WEIGHT || (n >= ONEDNN_MIN_WIDE_WEIGHT && out >= ONEDNN_WIDE_OUT);
     }
     private boolean useOneDnn(Tensor weight) {
         return Engine.oneDnnLinear() && !org.bytedeco.pytorch.GradMode.is_enabled() && oneDnnWorthIt(weight)

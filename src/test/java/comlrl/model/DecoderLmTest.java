@@ -8,6 +8,7 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
 import comlrl.tensor.GradMode;
+import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import java.util.HashMap;
@@ -73,7 +74,9 @@ class DecoderLmTest {
      * 512), each rounding adds at most u = 2^-24 of the magnitude, and the L = 2 layers' errors add:
      * |Δz| ≤ u·K·L·max|z| ≈ 1.2e-4·max|z| (measured: ~1e-6 at max|z| ≈ 1.8, AVX2 and AVX-512 kernels).
      * A wrong oneDNN product (transposed weight, lost bias, another row's input) moves logits by
-     * about their own size.
+     * about their own size. The packed weights of decoding ({@link DecoderLm#decodeWeights}: q, k, v
+     * and gate, up each stacked into one product, with qwen2's q, k, v biases) are held to the same
+     * bound: a stacked product split at the wrong place or a bias shifted moves logits as much.
      */
     @ParameterizedTest
     @CsvSource({"qwen2,false", "llama,true", "qwen3,false"})
@@ -85,13 +88,25 @@ class DecoderLmTest {
         try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 4); Scope s = Scope.open();
                 GradMode g = GradMode.inference();
                 KvCache blas = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU);
-                KvCache onednn = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
+                KvCache onednn = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU);
+                KvCache packedCache = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
+            // a random model's biases are zeros: make them count
+            try (Rng rng = new Rng(3)) {
+                m.namedParameters().forEach((name, w) -> {
+                    if (name.endsWith(".bias")) {
+                        w.copy_(Tensor.randn(rng, 0.5, DType.F32, Device.CPU, w.shape()));
+                    }
+                });
+            }
             Tensor ids = Tensor.ofLongs(new long[] {5, 17, 3, 42, 9, 11, 60, 1}, Device.CPU, 2, 4);
             Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(2, 4).contiguous();
             Engine.setOneDnnLinear(false);
             m.forward(ids, pos, null, blas, 3);
             Engine.setOneDnnLinear(true);
             m.forward(ids, pos, null, onednn, 3);
+            m.forward(ids, pos, null, packedCache, 3);
+            DecoderLm.DecodeWeights packed = m.decodeWeights(2);
+            assertThat(packed).isNotNull();
             for (int t = 0; t < 4; t++) { // one token per row: the rows oneDNN serves
                 Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
                 Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);
@@ -102,6 +117,8 @@ class DecoderLmTest {
                 double bound = comlrl.tensor.Rounding.forwardBound(1024, 2, a.abs().max().item());
                 assertThat(b.maxAbsDiff(a)).as("step %d", t).isLessThan(bound);
                 rounded += b.bitEquals(a) ? 0 : 1;
+                Tensor fromPacked = m.forward(next, p, null, packedCache, 0, packed).logits();
+                assertThat(fromPacked.maxAbsDiff(a)).as("packed, step %d", t).isLessThan(bound);
             }
         } finally {
             Engine.setOneDnnLinear(before); // as the other tests (one JVM) expect it
