@@ -482,6 +482,11 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.neg());
     }
 
+    /** {@code torch.roll(x, shift, dim)}: element i of dimension {@code dim} moves to (i + shift) mod size. */
+    public Tensor roll(long shift, long dim) {
+        return new Tensor(handle.roll(new long[] {shift}, dim));
+    }
+
     public Tensor exp() {
         return new Tensor(handle.exp());
     }
