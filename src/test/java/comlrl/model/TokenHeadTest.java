@@ -11,6 +11,8 @@ import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link TokenHead} against autograd through {@code log_softmax(float(x Wᵀ)).gather(y)} (the
@@ -73,15 +75,20 @@ class TokenHeadTest {
         }
     }
 
-    /** Chunks of 3 rows (3, 3, 3, 1) against the whole float32 log-softmax, values and gradients. */
-    @Test
-    void chunkedHeadMatchesAutogradThroughLogSoftmax() {
+    /**
+     * Chunks of 3 rows (3, 3, 3, 1) against the whole float32 log-softmax, values and gradients, for
+     * bf16 weights and for float32 ones (which score through the head's chunks on the CPU too).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bfloat16", "float32"})
+    void chunkedHeadMatchesAutogradThroughLogSoftmax(String type) {
+        DType dtype = DType.fromTorchName(type);
         long m = 10;
         long e = 48;
         long v = 300;
         try (Scope s = Scope.open(); Rng rng = new Rng(11)) {
-            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(DType.BF16).requiresGrad(true);
-            Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, m, e).to(DType.BF16).requiresGrad(true);
+            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(dtype).requiresGrad(true);
+            Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, m, e).to(dtype).requiresGrad(true);
             Tensor y = Tensor.randn(rng, 1, DType.F32, Device.CPU, m).abs().mul(100).to(DType.I64).clampMax(v - 1);
             float[] gv = Tensor.randn(rng, 1, DType.F32, Device.CPU, m).toFloatArray();
             gv[4] = 0; // a masked token
@@ -98,7 +105,7 @@ class TokenHeadTest {
             try (GradMode off = GradMode.noGrad()) {
                 TokenHead head = TokenHead.of(w, x.detach(), y, 3);
                 mine = head.logprobs();
-                dx = head.backward(g, Tensor.emptyOf(DType.BF16, Device.CPU, v, e)).toFloat();
+                dx = head.backward(g, Tensor.emptyOf(dtype, Device.CPU, v, e)).toFloat();
             }
             Tensor dw = w.grad().toFloat();
             try (GradMode off = GradMode.noGrad()) {
@@ -111,7 +118,9 @@ class TokenHeadTest {
                 // the logit gradient by hand: dl = g·(1[v=y] − softmax(l))
                 Tensor dl = lf.softmax(-1).neg().scatterAdd_(1, y.view(m, 1), Tensor.fullOf(1, DType.F32, Device.CPU,
                         m, 1)).mul(g.view(m, 1));
-                double factor = Math.pow(2, -7) + 2 * Math.pow(2, -8);
+                // bf16: the gradients' own rounding (2^-8 relative, twice) and that of dl's bf16 copy (2^-7);
+                // float32: a few roundings of u each
+                double factor = dtype == DType.BF16 ? Math.pow(2, -7) + 2 * Math.pow(2, -8) : 4 * U;
                 Tensor tolDx = dl.abs().matmul(w.detach().toFloat().abs()).mul(factor + 2 * v * U);
                 Tensor tolDw = dl.abs().transpose(0, 1).matmul(x.detach().toFloat().abs()).mul(factor + 2 * m * U);
                 assertWithin(dx, refDx, tolDx, "dx");
