@@ -825,15 +825,21 @@ public final class DecoderLm implements AutoCloseable {
     /**
      * Whether {@link #tokenLogprobs} and the {@link Scored} backward apply: 16-bit weights, whose
      * float32 log-softmax over {@code [B, T, V]} through autograd costs more than the head's products,
-     * and float32 weights on the CPU, where the {@code [B, T, V]} logits, their log-softmax and its
-     * gradient are each an allocation above glibc's mmap threshold, served with fresh pages every pass
-     * (0.5B shape, 4 × 96 tokens: 233 MB each; a LoRA agent of a 3-agent team scored in 4.5 s through
-     * the head's chunks against 5.9 s through autograd, with 60% fewer page faults). Float32 models on
-     * a GPU score through {@link Output#logits()} and autograd.
+     * and float32 weights on the CPU with a vocabulary of {@link #HEAD_SCORING_MIN_VOCAB} or more,
+     * where the {@code [B, T, V]} logits, their log-softmax and its gradient are each an allocation
+     * above glibc's mmap threshold for a scoring batch of a thousand tokens, served with fresh pages
+     * every pass (0.5B shape, 4 × 96 tokens: 233 MB each; a LoRA agent of a 3-agent team scored in
+     * 4.4–4.9 s through the head's chunks against 5.9–6.3 s through autograd). Smaller float32
+     * vocabularies (the built-in tiny models) and float32 on a GPU score through
+     * {@link Output#logits()} and autograd.
      */
     public boolean scoresTokensInHead() {
-        return dtype() == DType.BF16 || dtype() == DType.F16 || (dtype() == DType.F32 && !device.isCuda());
+        return dtype() == DType.BF16 || dtype() == DType.F16
+                || (dtype() == DType.F32 && !device.isCuda() && config.vocabSize() >= HEAD_SCORING_MIN_VOCAB);
     }
+
+    /** Float32 vocabularies from this size on score in the head's chunks: 1,024 tokens' logits are then 32 MiB. */
+    static final int HEAD_SCORING_MIN_VOCAB = 8192;
 
     /**
      * {@code log p(targets[b, t] | position from + t)}, {@code [B, T]} float32, from the final hidden
