@@ -33,6 +33,7 @@ public final class PackedWeight implements AutoCloseable {
     private final long in;
     private final DType dtype;
     private final long[] parts;        // the stacked weights' output sizes (one entry for a single weight)
+    private final long out;            // their sum: W's rows
     private final Tensor bias;         // stacked: the weights' biases end to end (null without); single: null
 
     private PackedWeight(List<Tensor> blocks, long blockRows, long rows, long in, DType dtype, long[] parts,
@@ -42,6 +43,7 @@ public final class PackedWeight implements AutoCloseable {
         this.rows = rows;
         this.in = in;
         this.dtype = dtype;
+        this.out = java.util.Arrays.stream(parts).sum();
         this.parts = parts;
         this.bias = bias;
     }
@@ -73,7 +75,7 @@ public final class PackedWeight implements AutoCloseable {
                     Tensor w = weights.get(i);
                     all.add(biases.get(i) != null ? biases.get(i).detach() : Tensor.zerosOf(w.dtype(), w.device(), w.size(0)));
                 }
-                b = Tensor.cat(all, 0).contiguous().cloneTensor();
+                b = Tensor.cat(all, 0); // a new tensor: the biases' copy
             }
             PackedWeight p = pack(weights, rows, b);
             if (b != null) {
@@ -167,7 +169,6 @@ public final class PackedWeight implements AutoCloseable {
     }
 
     private Tensor product(Tensor x, Tensor b) {
-        long out = java.util.Arrays.stream(parts).sum();
         long[] shape = x.shape();
         Tensor flat = x.isContiguous() ? x.view(rows, in) : x.contiguous().view(rows, in);
         Tensor y;
