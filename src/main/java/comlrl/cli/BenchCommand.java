@@ -90,8 +90,9 @@ final class BenchCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--rounds", defaultValue = "3",
-            description = "with --compare-pytorch: alternate the sides' measurements (each in a fresh process) this many "
-                    + "times and take the median of each, so that machine-load drift hits all alike (default ${DEFAULT-VALUE})")
+            description = "with --compare-pytorch (or --lora --generation-only): alternate the sides' measurements (each in "
+                    + "a fresh process) this many times and take the median of each, so that machine-load drift hits all "
+                    + "alike (default ${DEFAULT-VALUE})")
     int rounds;
 
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
@@ -126,6 +127,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--lora-only", description = "with --lora: measure only the LoRA agents (and PyTorch + peft with "
             + "--compare-pytorch), for shapes whose full agents do not fit in memory")
     boolean loraOnly;
+
+    @Option(names = "--generation-only", description = "measure generation only: no scoring, no AdamW state (for teams "
+            + "whose full agents with AdamW do not fit in memory); after each generation a full agent's packed decoding "
+            + "weights are released, as its update would release them, so each generation repacks as in training")
+    boolean generationOnly;
 
     @Option(names = "--lora-targets", split = ",", defaultValue = "all-linear",
             description = "with --lora: the adapted projections, comma-separated, or all-linear (default ${DEFAULT-VALUE})")
@@ -171,6 +177,10 @@ final class BenchCommand implements Callable<Integer> {
         DType type = DType.fromTorchName(dtype);
         Device dev = Device.parse(device);
         Engine.checkDevice(dev);
+        if (generationOnly && (comparePytorch || roofline || processes != null)) {
+            throw new IllegalArgumentException("--generation-only measures our generation alone: run it without "
+                    + "--compare-pytorch, --roofline and --processes (they measure whole steps)");
+        }
         if (comparePytorch && dev.isCuda()) {
             throw new IllegalArgumentException("--compare-pytorch runs the PyTorch baseline on the CPU: compare a "
                     + "--device cpu run with it, not a GPU run");
@@ -305,6 +315,9 @@ final class BenchCommand implements Callable<Integer> {
         if (gradientCheckpointing) {
             args.add("--gradient-checkpointing");
         }
+        if (generationOnly) {
+            args.add("--generation-only");
+        }
         List<String> cmd = new ArrayList<>(javaCommand());
         cmd.addAll(args);
         return runForJson(new ProcessBuilder(cmd), "The " + config + " agents' JVM (" + String.join(" ", args) + ")",
@@ -320,7 +333,7 @@ final class BenchCommand implements Callable<Integer> {
     private void compareLora(Path dir, int k, LoraConfig settings) throws IOException, InterruptedException {
         Map<String, List<Map<String, Object>>> byConfig = new LinkedHashMap<>();
         List<Map<String, Object>> peftRounds = new ArrayList<>();
-        for (int r = 0; r < (comparePytorch ? Math.max(1, rounds) : 1); r++) {
+        for (int r = 0; r < (comparePytorch || generationOnly ? Math.max(1, rounds) : 1); r++) {
             for (String config : loraOnly ? List.of("lora") : List.of("full", "lora")) {
                 byConfig.computeIfAbsent(config, c -> new ArrayList<>()).add(freshJvm(dir, k, config));
             }
@@ -358,8 +371,10 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (full != null) {
             Map<String, Object> goals = new LinkedHashMap<>();
-            goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
-            goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
+            if (!generationOnly) { // without AdamW state and gradients, the memory is not the training run's
+                goals.put("peak_rss_mib_ratio_at_most", LORA_MEMORY_GOAL);
+                goals.put("peak_rss_mib_met", num(team, "peak_rss_mib") / num(full, "peak_rss_mib") <= LORA_MEMORY_GOAL);
+            }
             goals.put("gen_tokens_per_s_ratio_at_least", LORA_GENERATION_GOAL);
             goals.put("gen_tokens_per_s_met", num(team, "gen_tokens_per_s") / num(full, "gen_tokens_per_s") >= LORA_GENERATION_GOAL);
             out.put("goals", goals);
@@ -495,7 +510,9 @@ final class BenchCommand implements Callable<Integer> {
             team = set.lora() && agents > 1;
             try {
                 for (CausalLm lm : lms) {
-                    opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01)); // a LoRA agent's: its adapter's
+                    if (!generationOnly) {
+                        opts.add(new AdamW(lm.model().parameters(), 1e-6, 0.01)); // a LoRA agent's: its adapter's
+                    }
                 }
             } catch (RuntimeException e) {
                 close();
@@ -579,7 +596,10 @@ final class BenchCommand implements Callable<Integer> {
                     decodeMs += sampled.stats().decodeNanos() / 1e6;
                     prefillMs += sampled.stats().prefillNanos() / 1e6;
                     syncsPerToken = sampled.stats().syncsPerToken();
-                    for (int i = from; i < from + unit; i++) {
+                    for (int i = from; i < from + unit && generationOnly; i++) {
+                        lms.get(i).model().releaseDecodeWeights(); // as the update's backward would (a view: none)
+                    }
+                    for (int i = from; i < from + unit && !generationOnly; i++) {
                         long t2 = System.nanoTime();
                         DecoderLm model = lms.get(i).model();
                         try (Scope scope = Scope.open()) {
@@ -620,6 +640,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("generations", generations);
             m.put("prompt_len", promptLen);
             m.put("new_tokens", newTokens);
+            m.put("generation_only", generationOnly);
             if (loraConfig != null) {
                 m.put("config", loraConfig);
                 m.put("team_generation", team);
@@ -660,7 +681,7 @@ final class BenchCommand implements Callable<Integer> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("weights_mib", bytes(held.keySet()) / MIB);
             m.put("optimizer_state_mib", optimizer / MIB);
-            m.put("gradients_mib", bytes(lms.get(0).model().parameters()) / MIB);
+            m.put("gradients_mib", generationOnly ? 0.0 : bytes(lms.get(0).model().parameters()) / MIB);
             return m;
         }
 
@@ -744,10 +765,16 @@ final class BenchCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "libtorch %s (BLAS %s, oneDNN %s); LoRA r=%s, alpha=%s, no dropout, on %s%n",
                 out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("lora_r"), out.get("lora_alpha"),
                 String.join(",", (List<String>) out.get("lora_targets")));
-        System.out.printf(Locale.ROOT, "full: %s models with their own AdamW, generating one after the other; lora: one "
-                + "frozen base, %s%n", full.get("agents"), Boolean.TRUE.equals(team.get("team_generation"))
+        System.out.printf(Locale.ROOT, "full: %s models%s, generating one after the other; lora: one "
+                + "frozen base, %s%n", full.get("agents"), Boolean.TRUE.equals(team.get("generation_only")) ? ""
+                : " with their own AdamW", Boolean.TRUE.equals(team.get("team_generation"))
                 ? "one batched team generation" : "generating through its view");
         System.out.printf(Locale.ROOT, "each configuration in a fresh JVM; peak resident = its VmHWM%n");
+        boolean generationOnly = Boolean.TRUE.equals(team.get("generation_only"));
+        if (generationOnly) {
+            System.out.printf(Locale.ROOT, "generation only: no scoring, no AdamW state; a full agent repacks its "
+                    + "decoding weights for each generation, as after an update%n");
+        }
         System.out.printf(Locale.ROOT, "%-32s %12s %12s %8s %8s%n", "median", "full", "lora", "ratio", "goal");
         String[][] rows = {{"gen_tokens_per_s", "generation tokens/s (team)", ">= " + LORA_GENERATION_GOAL},
             {"decode_ms_per_token", "decoding ms per token (team)", ""}, {"prefill_ms", "prefill ms (per agent)", ""},
@@ -759,7 +786,11 @@ final class BenchCommand implements Callable<Integer> {
         for (String[] r : rows) {
             double f = num(full, r[0]);
             double l = num(team, r[0]);
-            String goal = r[2].isEmpty() ? "" : r[2] + (Boolean.TRUE.equals(goals.get(r[0] + "_met")) ? " met" : " NOT met");
+            if (generationOnly && f == 0 && l == 0) {
+                continue; // scoring, AdamW and gradients: not measured
+            }
+            String goal = r[2].isEmpty() || !goals.containsKey(r[0] + "_met") ? ""
+                    : r[2] + (Boolean.TRUE.equals(goals.get(r[0] + "_met")) ? " met" : " NOT met");
             System.out.printf(Locale.ROOT, "%-32s %12.2f %12.2f %8.3f %s%n", r[1], f, l, l / f, goal);
         }
         System.out.printf(Locale.ROOT, "%-32s %11.0f%% %11.0f%%%n", "CPU time of other processes", 100 * num(full,
@@ -789,6 +820,9 @@ final class BenchCommand implements Callable<Integer> {
         System.out.println(head);
         for (String[] r : rows) {
             double j = num(java, r[0]);
+            if (j == 0 && Boolean.TRUE.equals(java.get("generation_only"))) {
+                continue; // scoring and AdamW: not measured
+            }
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-32s %12.2f", r[1], j));
             torches.values().forEach(t -> line.append(String.format(Locale.ROOT, " %12.2f %8.2f", num(t, r[0]),
                     j / num(t, r[0]))));

@@ -83,6 +83,32 @@ class BenchCommandTest {
         assertThat(o.get("lora").get("trainable_parameters").asLong()).isEqualTo(8192);
     }
 
+    /**
+     * {@code --generation-only}: generation is measured, and nothing of a training step runs (no
+     * scoring or AdamW phase in the trace, their times zero, no optimizer state counted); the whole-step
+     * measurements are refused beside it.
+     */
+    @Test
+    void generationOnlyMeasuresGenerationAndNoTrainingStep() throws Exception {
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "2", "--generations", "2",
+                "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "2", "--lora", "4",
+                "--lora-config", "lora", "--generation-only", "--memory-trace");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("memory: generation").doesNotContain("scoring agent").doesNotContain("step agent");
+        String[] out = r.out().trim().split("\n");
+        JsonNode o = JSON.readTree(out[out.length - 1]);
+        assertThat(o.get("generation_only").asBoolean()).isTrue();
+        assertThat(o.get("team_generation").asBoolean()).isTrue();
+        assertThat(o.get("gen_tokens_per_s").asDouble()).isPositive();
+        assertThat(o.get("score_ms").asDouble()).isZero();
+        assertThat(o.get("optim_ms").asDouble()).isZero();
+        assertThat(o.get("optimizer_state_mib").asDouble()).isZero();
+        assertThat(o.get("gradients_mib").asDouble()).isZero();
+        CliTest.Result refused = CliTest.run("bench", "--shape", "tiny", "--generation-only", "--compare-pytorch");
+        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.err()).contains("--generation-only").contains("--compare-pytorch");
+    }
+
     @Test
     void loraRefusesTheFullAgentOnlyMeasurements() {
         CliTest.Result only = CliTest.run("bench", "--shape", "tiny", "--lora-only");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
+import comlrl.tensor.Engine;
 import comlrl.tensor.GradMode;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
@@ -12,6 +13,8 @@ import comlrl.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Several agents' adapters in one batched forward over the shared base equal each agent's own forward. */
 class LoraBatchTest {
@@ -113,6 +116,86 @@ class LoraBatchTest {
                 }
             }
             assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3}, true)).isLessThan(2e-2);
+        }
+    }
+
+    /**
+     * A team's decoding step through the base's packed weights (q, k, v and gate, up each one stacked
+     * product, split into views, each plus its rows' adapters' additions) equals each agent's own
+     * forward through the plain products, step by step: within the rounding bound of
+     * {@code DecoderLmTest}'s packed decoding (oneDNN's sums in another order; the adapters' products
+     * sum at most 512 + 4 terms more). The tiny models of the other tests are too small to pack. With
+     * some projections not adapted, the others' additions must still land on their own views; an
+     * addition on another projection's view, or another group's rows, moves logits by about their
+     * own size.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"all-linear", "k_proj,o_proj,up_proj"})
+    void aTeamsPackedDecodingEqualsEachAgentsOwnForward(String targets) {
+        ModelConfig c = TinyConfigs.wide("qwen2", false);
+        LoraConfig lc = new LoraConfig(4, 12, 0, List.of(targets.split(",")), false); // scale 3
+        boolean before = Engine.oneDnnLinear();
+        List<LoraAdapter> adapters = new ArrayList<>();
+        try (DecoderLm base = DecoderLm.random(c, DType.F32, Device.CPU, 4); Scope s = Scope.open();
+                GradMode g = GradMode.inference()) {
+            try (Rng rng = new Rng(3)) {
+                base.namedParameters().forEach((name, w) -> {
+                    if (name.endsWith(".bias")) {
+                        w.copy_(Tensor.randn(rng, 0.5, DType.F32, Device.CPU, w.shape()));
+                    }
+                });
+            }
+            for (int a = 0; a < 3; a++) {
+                LoraAdapter ad = LoraAdapter.init(c, lc, DType.F32, Device.CPU, 20 + a);
+                adapters.add(ad);
+                try (Rng rng = new Rng(30 + a)) {
+                    List<Tensor> p = ad.parameters();
+                    for (int k = 1; k < p.size(); k += 2) {
+                        p.get(k).copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.get(k).shape()));
+                    }
+                }
+            }
+            long[][] prompts = {{5, 17, 3, 42}, {9, 11, 60, 1}, {7, 7, 300, 2}};
+            Engine.setOneDnnLinear(true);
+            try (DecoderLm team = base.withAdapters(adapters, new int[] {1, 1, 1});
+                    KvCache teamCache = KvCache.allocate(c, 3, 16, DType.F32, Device.CPU)) {
+                Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(3, 4).contiguous();
+                team.forward(Tensor.ofLongs(java.util.Arrays.stream(prompts).flatMapToLong(java.util.Arrays::stream)
+                        .toArray(), Device.CPU, 3, 4), pos, null, teamCache, 3);
+                DecoderLm.DecodeWeights packed = team.decodeWeights(3);
+                assertThat(packed).isNotNull();
+                Tensor[] teamLogits = new Tensor[4];
+                for (int t = 0; t < 4; t++) {
+                    Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7, 3 * t + 100}, Device.CPU, 3, 1);
+                    Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 3, 1);
+                    teamLogits[t] = team.forward(next, p, null, teamCache, 0, packed).logits();
+                }
+                Engine.setOneDnnLinear(false);
+                for (int a = 0; a < 3; a++) {
+                    try (DecoderLm alone = base.withAdapter(adapters.get(a));
+                            KvCache cache = KvCache.allocate(c, 1, 16, DType.F32, Device.CPU);
+                            KvCache baseCache = KvCache.allocate(c, 1, 16, DType.F32, Device.CPU)) {
+                        Tensor promptPos = Tensor.arangeOf(4, Device.CPU).view(1, -1).contiguous();
+                        alone.forward(Tensor.ofLongs(prompts[a], Device.CPU, 1, 4), promptPos, null, cache, 3);
+                        base.forward(Tensor.ofLongs(prompts[a], Device.CPU, 1, 4), promptPos, null, baseCache, 3);
+                        for (int t = 0; t < 4; t++) {
+                            Tensor token = Tensor.ofLongs(new long[] {new long[] {t + 1, 2 * t + 7, 3 * t + 100}[a]},
+                                    Device.CPU, 1, 1);
+                            Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 1, 1);
+                            Tensor own = alone.forward(token, p, null, cache, 0).logits();
+                            double bound = comlrl.tensor.Rounding.forwardBound(1024 + 516, 2, own.abs().max().item());
+                            assertThat(teamLogits[t].narrow(0, a, 1).maxAbsDiff(own)).as("agent %d, step %d", a, t)
+                                    .isLessThan(bound);
+                            // and the agent's adapter counts: its logits are not the base's
+                            assertThat(own.maxAbsDiff(base.forward(token, p, null, baseCache, 0).logits()))
+                                    .isGreaterThan(100 * bound);
+                        }
+                    }
+                }
+            }
+        } finally {
+            Engine.setOneDnnLinear(before);
+            adapters.forEach(LoraAdapter::close);
         }
     }
 
