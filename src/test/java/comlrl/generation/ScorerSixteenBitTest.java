@@ -126,25 +126,11 @@ class ScorerSixteenBitTest {
     }
 
     private static List<long[]> rows() {
-        List<long[]> rows = new ArrayList<>();
-        for (int i = 0; i < PROMPTS.size(); i++) {
-            long[] r = new long[PROMPTS.get(i).length + COMPLETIONS.get(i).length];
-            System.arraycopy(PROMPTS.get(i), 0, r, 0, PROMPTS.get(i).length);
-            System.arraycopy(COMPLETIONS.get(i), 0, r, PROMPTS.get(i).length, COMPLETIONS.get(i).length);
-            rows.add(r);
-        }
-        return rows;
+        return ScoringRows.rows(PROMPTS, COMPLETIONS);
     }
 
-    /** {@code [N, T]}: w_i at row i's completion tokens (right-aligned), 0 at padding. */
     private static Tensor coefficients(long n, long t) {
-        float[] coef = new float[(int) (n * t)];
-        for (int i = 0; i < n; i++) {
-            for (int j = (int) t - COMPLETIONS.get(i).length; j < t; j++) {
-                coef[(int) (i * t + j)] = (float) WEIGHTS[i];
-            }
-        }
-        return Tensor.ofFloats(coef, Device.CPU, n, t);
+        return ScoringRows.coefficients(COMPLETIONS, WEIGHTS, t);
     }
 
     @Test
