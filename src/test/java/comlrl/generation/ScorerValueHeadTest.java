@@ -15,7 +15,6 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Rounding;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
