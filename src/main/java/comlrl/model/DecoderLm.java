@@ -905,8 +905,17 @@ public final class DecoderLm implements AutoCloseable {
         }, checkpointing);
     }
 
-    /** The head weight's gradient storage, reused across steps (a tied 150k × 896 bf16 one is 272 MB). */
+    /**
+     * The head weight's gradient storage, reused across steps (a tied 150k × 896 bf16 one is 272 MB,
+     * fresh from the kernel at every step otherwise); a new one when the last is still held (a caller
+     * kept the gradient of an earlier step, or a view of it, past {@code zeroGrad}), whose values this
+     * backward must not overwrite.
+     */
     private Tensor headGradBuffer() {
+        if (headGrad != null && headGrad.isShared()) {
+            headGrad.close();
+            headGrad = null;
+        }
         if (headGrad == null) {
             try (GradMode g = GradMode.noGrad()) {
                 headGrad = Tensor.emptyOf(lmHead.dtype(), device, lmHead.shape()).keep();

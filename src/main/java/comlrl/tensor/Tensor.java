@@ -993,6 +993,22 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
+     * Whether anything but this object holds this tensor or its memory: another reference to the
+     * same tensor (a gradient slot, a caller's {@code grad()}), or a view of its storage.
+     */
+    public boolean isShared() {
+        if (handle.use_count() > 1) {
+            return true;
+        }
+        if (!handle.has_storage()) {
+            return false;
+        }
+        try (org.bytedeco.pytorch.Storage st = handle.storage()) {
+            return st.use_count() > 1;
+        }
+    }
+
+    /**
      * {@code grad += a @ b} in place (no autograd). Without a gradient, {@code buffer} (this tensor's
      * shape and dtype, its old contents ignored) receives {@code a @ b} and becomes the gradient: a
      * caller that keeps the buffer across steps reuses its memory instead of a fresh allocation
@@ -1009,8 +1025,10 @@ public final class Tensor implements AutoCloseable {
     }
 
     public Tensor grad() {
-        org.bytedeco.pytorch.Tensor g = handle.grad();
-        return g.defined() ? new Tensor(g) : null;
+        org.bytedeco.pytorch.Tensor g = handle.grad(); // the gradient slot itself
+        // a reference of its own, as PyTorch's p.grad: it keeps this step's gradient after zeroGrad
+        // empties the slot and a later backward fills it again
+        return g.defined() ? new Tensor(new org.bytedeco.pytorch.Tensor(g)) : null;
     }
 
     /** The accumulated gradient, a zero one created first when there is none (for summing gradients across processes). */

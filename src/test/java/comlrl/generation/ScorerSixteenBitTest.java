@@ -120,6 +120,32 @@ class ScorerSixteenBitTest {
         }
     }
 
+    /**
+     * The head weight's gradient storage is reused from step to step, but never under a caller who
+     * kept an earlier step's gradient past {@code zeroGrad} (as PyTorch's {@code zero_grad()}, which
+     * drops the gradient, leaves a kept one as it was): the kept values stay, and the new step's
+     * gradient is its own. With negated weights the head's gradient is exactly the negation
+     * ({@code dl = c·(1[v=y] − p)} changes sign, and rounding is symmetric).
+     */
+    @Test
+    void aKeptHeadGradientIsNotOverwrittenByTheNextStep() {
+        try (DecoderLm m = model(false); Scope s = Scope.open()) {
+            Tensor w = m.namedParameters().get("lm_head.weight");
+            m.parameters().forEach(Tensor::zeroGrad);
+            Scorer.backwardWeighted(m, PROMPTS, COMPLETIONS, 0, WEIGHTS, false);
+            Tensor kept = w.grad();
+            float[] first = kept.toFloatArray();
+            m.parameters().forEach(Tensor::zeroGrad);
+            double[] negated = java.util.Arrays.stream(WEIGHTS).map(x -> -x).toArray();
+            Scorer.backwardWeighted(m, PROMPTS, COMPLETIONS, 0, negated, false);
+            assertThat(kept.toFloatArray()).as("the kept gradient").containsExactly(first);
+            float[] second = w.grad().toFloatArray();
+            for (int j = 0; j < first.length; j++) {
+                assertThat(second[j]).as("element %d", j).isEqualTo(-first[j]);
+            }
+        }
+    }
+
     /** Each prompt ⊕ completion, left-padded with 0 as {@link Scorer} pads them. */
     private static PaddedBatch batch() {
         return PaddedBatch.leftPadded(rows(), 0, Device.CPU);
