@@ -127,7 +127,6 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     private DecoderLm(DecoderLm base, LoraAdapter adapter, LoraBatch batch) {
-        base.hasViews = true;
         this.root = base;
         this.batch = batch;
         this.config = base.config;
@@ -1003,52 +1002,40 @@ public final class DecoderLm implements AutoCloseable {
         }
     }
 
-    /** Whether adapter views share this model's weights (and its packed weights, possibly from several threads). */
-    private volatile boolean hasViews;
-
-    /** The packed weights made by {@link #decodeWeights}, by row count (empty for a view). */
-    private final Map<Long, DecodeWeights> decodeCache = new java.util.HashMap<>();
+    /** The packed weights made by {@link #decodeWeights} (null for a view, or none made). */
+    private DecodeWeights decodeSet;
 
     /**
-     * The projection and head weights packed by oneDNN for forwards of {@code rows} rows (token-by-token
-     * decoding of {@code rows} sequences), or null where packing does not apply (see
-     * {@link PackedWeight#of}). Kept by the model and reused while no weight changed (each weight's
-     * version counter is compared) and the row count is the same; repacked otherwise. A training
-     * {@link #backward} releases them (they would be stale after the update, and hold memory during it).
+     * The projection and head weights packed by oneDNN for forwards of few rows (token-by-token
+     * decoding), or null where packing does not apply (see {@link PackedWeight#of}). One set, made
+     * for {@code rows} rows and serving other row counts as {@link PackedWeight#fits} says; kept by the
+     * model and reused while no weight changed (each weight's version counter is compared), repacked
+     * otherwise. A training {@link #backward} releases it (it would be stale after the update, and
+     * hold memory during it).
      */
     public DecodeWeights decodeWeights(long rows) {
         return root != null ? root.decodeWeights(rows) : packedFor(rows);
     }
 
     /**
-     * The base's packed weights for {@code rows}: one set per row count in use (the agents of a
-     * shared base may decode different row counts side by side), replaced when a weight changed.
+     * The base's packed weights: the current set whatever the row count (the agents of a shared base
+     * may decode different row counts side by side through it), replaced when a weight changed.
      */
     private synchronized DecodeWeights packedFor(long rows) {
-        DecodeWeights cached = decodeCache.get(rows);
-        if (cached != null && cached.current()) {
-            return cached;
+        if (decodeSet != null && decodeSet.current()) {
+            return decodeSet;
         }
-        if (cached != null) {
-            cached.close(); // stale: only this model's own thread trains and decodes it
-            decodeCache.remove(rows);
-        }
-        if (!hasViews) { // one set at a time, as memory allows; a shared base's agents may decode side by side
-            releaseDecodeWeights();
-        }
-        DecodeWeights fresh = packForDecoding(rows);
-        if (fresh == null) {
-            decodeCache.remove(rows);
-        } else {
-            decodeCache.put(rows, fresh);
-        }
-        return fresh;
+        releaseDecodeWeights(); // stale: only this model's own thread trains it, and a shared base is frozen
+        decodeSet = packForDecoding(rows);
+        return decodeSet;
     }
 
     /** Frees the packed weights of {@link #decodeWeights}, if any (a view's belong to its base). */
     public synchronized void releaseDecodeWeights() {
-        decodeCache.values().forEach(DecodeWeights::close);
-        decodeCache.clear();
+        if (decodeSet != null) {
+            decodeSet.close();
+            decodeSet = null;
+        }
     }
 
     private DecodeWeights packForDecoding(long rows) {
@@ -1075,10 +1062,10 @@ public final class DecoderLm implements AutoCloseable {
                 }
             }
         } catch (RuntimeException e) {
-            new DecodeWeights(packed, head, rows, List.of()).close();
+            new DecodeWeights(packed, head, List.of()).close();
             throw e;
         }
-        return new DecodeWeights(packed, head, rows, sources);
+        return new DecodeWeights(packed, head, sources);
     }
 
     /**
@@ -1092,14 +1079,12 @@ public final class DecoderLm implements AutoCloseable {
         static final int DOWN = 3;
         private final PackedWeight[][] layers; // [layer][QKV, O, GATE_UP, DOWN], entries null where weights stay plain
         private final PackedWeight head;
-        private final long rows;
         private final List<Tensor> sources;    // the weights and biases packed
         private final long[] versions;         // their version counters when packed
 
-        private DecodeWeights(PackedWeight[][] layers, PackedWeight head, long rows, List<Tensor> sources) {
+        private DecodeWeights(PackedWeight[][] layers, PackedWeight head, List<Tensor> sources) {
             this.layers = layers;
             this.head = head;
-            this.rows = rows;
             this.sources = sources;
             this.versions = sources.stream().mapToLong(Tensor::version).toArray();
         }

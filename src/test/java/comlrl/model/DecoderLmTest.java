@@ -105,8 +105,10 @@ class DecoderLmTest {
             Engine.setOneDnnLinear(true);
             m.forward(ids, pos, null, onednn, 3);
             m.forward(ids, pos, null, packedCache, 3);
-            DecoderLm.DecodeWeights packed = m.decodeWeights(2);
+            // packed for 5 rows, decoding 2: one set serves every row count (PackedWeight.fits)
+            DecoderLm.DecodeWeights packed = m.decodeWeights(5);
             assertThat(packed).isNotNull();
+            assertThat(m.decodeWeights(2)).as("one packed set for every row count").isSameAs(packed);
             for (int t = 0; t < 4; t++) { // one token per row: the rows oneDNN serves
                 Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
                 Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);

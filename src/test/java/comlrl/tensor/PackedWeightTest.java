@@ -35,6 +35,35 @@ class PackedWeightTest {
         }
     }
 
+    /**
+     * A copy packed for 4 rows serves other row counts (its products checked against a copy packed for
+     * them; where the two disagree, the plain product): every product equals the plain one bit for bit
+     * (integer values, as above), for one block and for two; row counts above
+     * {@link PackedWeight#MAX_ROWS} are not served.
+     */
+    @Test
+    void aCopyPackedForOneRowCountServesOthers() {
+        assumeTrue(Engine.oneDnnLinear(), "the natives have no oneDNN");
+        for (long out : new long[] {1024, 8192}) {
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+                long in = 1024;
+                Tensor w = integers(out * in, 7).view(out, in);
+                Tensor b = integers(out, 11);
+                try (PackedWeight p = PackedWeight.of(w, 4)) {
+                    for (long rows : new long[] {1, 3, 4, 12, 4, 3}) { // again: the checked answer is reused
+                        Tensor x = integers(rows * in, 13 + rows).view(rows, 1, in);
+                        Tensor packed = p.apply(x, w, b);
+                        assertThat(packed.shape()).containsExactly(rows, 1, out);
+                        assertThat(packed.toFloatArray()).as("%d rows", rows).containsExactly(x.linear(w, b).toFloatArray());
+                    }
+                    Tensor many = integers((PackedWeight.MAX_ROWS + 1) * in, 5).view(PackedWeight.MAX_ROWS + 1, in);
+                    assertThat(p.fits(many)).isFalse();
+                    assertThat(p.apply(many, w, b).toFloatArray()).containsExactly(many.linear(w, b).toFloatArray());
+                }
+            }
+        }
+    }
+
     /** {@code n} float32 values in [-3, 3]: {@code ((i · k) mod 7) - 3}. */
     private static Tensor integers(long n, long k) {
         float[] v = new float[(int) n];
