@@ -890,7 +890,9 @@ public final class DecoderLm implements AutoCloseable {
             Tensor upstream = graph[1].grad();                                        // ∂L/∂hidden from the loss
             Tensor g = graph[2].grad();                                               // ∂L/∂logp
             if (g != null) {
-                Tensor rows = head[0].backward(g, lmHead.requiresGrad() ? headGradBuffer() : null).view(b, t, config.hiddenSize());
+                // the buffer only where the head has no gradient yet (else the product is added to it)
+                Tensor buffer = lmHead.requiresGrad() && lmHead.grad() == null ? headGradBuffer() : null;
+                Tensor rows = head[0].backward(g, buffer).view(b, t, config.hiddenSize());
                 try (GradMode off = GradMode.noGrad()) {
                     if (upstream == null) {
                         upstream = Tensor.zerosOf(dtype(), device, graph[0].shape());
@@ -906,9 +908,9 @@ public final class DecoderLm implements AutoCloseable {
 
     /**
      * The head weight's gradient storage, reused across steps (a tied 150k × 896 bf16 one is 272 MB,
-     * fresh from the kernel at every step otherwise); a new one when the last is still held (a caller
-     * kept the gradient of an earlier step, or a view of it, past {@code zeroGrad}), whose values this
-     * backward must not overwrite.
+     * fresh from the kernel at every step otherwise); a new one when the last is still referred to (a
+     * caller kept a view of an earlier step's gradient, or a tensor sharing its memory, past
+     * {@code zeroGrad}), whose values this backward must not overwrite.
      */
     private Tensor headGradBuffer() {
         if (headGrad != null && headGrad.isShared()) {

@@ -1024,11 +1024,14 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
+    /**
+     * The gradient, or null before a backward reached this tensor. The result refers to the gradient
+     * slot itself (no reference of its own, so it costs nothing to hold): read it before
+     * {@link #zeroGrad}, and take a copy (or any tensor computed from it) to keep its values.
+     */
     public Tensor grad() {
-        org.bytedeco.pytorch.Tensor g = handle.grad(); // the gradient slot itself
-        // a reference of its own, as PyTorch's p.grad: it keeps this step's gradient after zeroGrad
-        // empties the slot and a later backward fills it again
-        return g.defined() ? new Tensor(new org.bytedeco.pytorch.Tensor(g)) : null;
+        org.bytedeco.pytorch.Tensor g = handle.grad();
+        return g.defined() ? new Tensor(g) : null;
     }
 
     /** The accumulated gradient, a zero one created first when there is none (for summing gradients across processes). */

@@ -122,10 +122,9 @@ class ScorerSixteenBitTest {
 
     /**
      * The head weight's gradient storage is reused from step to step, but never under a caller who
-     * kept an earlier step's gradient past {@code zeroGrad} (as PyTorch's {@code zero_grad()}, which
-     * drops the gradient, leaves a kept one as it was): the kept values stay, and the new step's
-     * gradient is its own. With negated weights the head's gradient is exactly the negation
-     * ({@code dl = c·(1[v=y] − p)} changes sign, and rounding is symmetric).
+     * kept a view of an earlier step's gradient past {@code zeroGrad}: the kept values stay, and the
+     * new step's gradient is its own. With negated weights the head's gradient is exactly the
+     * negation ({@code dl = c·(1[v=y] − p)} changes sign, and rounding is symmetric).
      */
     @Test
     void aKeptHeadGradientIsNotOverwrittenByTheNextStep() {
@@ -133,7 +132,7 @@ class ScorerSixteenBitTest {
             Tensor w = m.namedParameters().get("lm_head.weight");
             m.parameters().forEach(Tensor::zeroGrad);
             Scorer.backwardWeighted(m, PROMPTS, COMPLETIONS, 0, WEIGHTS, false);
-            Tensor kept = w.grad();
+            Tensor kept = w.grad().view(-1); // shares the gradient's memory
             float[] first = kept.toFloatArray();
             m.parameters().forEach(Tensor::zeroGrad);
             double[] negated = java.util.Arrays.stream(WEIGHTS).map(x -> -x).toArray();
