@@ -890,9 +890,7 @@ public final class DecoderLm implements AutoCloseable {
             Tensor upstream = graph[1].grad();                                        // ∂L/∂hidden from the loss
             Tensor g = graph[2].grad();                                               // ∂L/∂logp
             if (g != null) {
-                // the buffer only where the head has no gradient yet (else the product is added to it)
-                Tensor buffer = lmHead.requiresGrad() && lmHead.grad() == null ? headGradBuffer() : null;
-                Tensor rows = head[0].backward(g, buffer).view(b, t, config.hiddenSize());
+                Tensor rows = head[0].backward(g, this::headGradBuffer).view(b, t, config.hiddenSize());
                 try (GradMode off = GradMode.noGrad()) {
                     if (upstream == null) {
                         upstream = Tensor.zerosOf(dtype(), device, graph[0].shape());

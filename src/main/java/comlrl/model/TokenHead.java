@@ -93,10 +93,10 @@ final class TokenHead {
     /**
      * Backpropagates {@code g = ∂L/∂logp} ({@code [M]} float32): returns {@code ∂L/∂rows} ({@code [M, E]},
      * model dtype) and adds {@code ∂L/∂W} to W's gradient when W requires one, using
-     * {@code gradBuffer} when W has no gradient yet ({@link Tensor#addProductToGrad}). Overwrites the
+     * the tensor {@code gradBuffer} gives when W has no gradient yet ({@link Tensor#addProductToGrad}). Overwrites the
      * logits; call once, under no-grad.
      */
-    Tensor backward(Tensor g, Tensor gradBuffer) {
+    Tensor backward(Tensor g, java.util.function.Supplier<Tensor> gradBuffer) {
         try (GradMode off = GradMode.noGrad()) {
             long m = rows.size(0);
             Tensor gf = g.to(DType.F32).reshape(m, 1);

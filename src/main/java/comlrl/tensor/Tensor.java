@@ -994,7 +994,8 @@ public final class Tensor implements AutoCloseable {
 
     /**
      * Whether anything but this object holds this tensor or its memory: another reference to the
-     * same tensor (a gradient slot, a caller's {@code grad()}), or a view of its storage.
+     * same tensor (a gradient slot that holds it), or another tensor on its storage (a view, a
+     * {@code detach()}).
      */
     public boolean isShared() {
         if (handle.use_count() > 1) {
@@ -1009,18 +1010,20 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
-     * {@code grad += a @ b} in place (no autograd). Without a gradient, {@code buffer} (this tensor's
-     * shape and dtype, its old contents ignored) receives {@code a @ b} and becomes the gradient: a
-     * caller that keeps the buffer across steps reuses its memory instead of a fresh allocation
-     * (whose first touch costs more than the product's writes on some machines).
+     * {@code grad += a @ b} in place (no autograd). Without a gradient, the tensor {@code buffer} gives
+     * (this tensor's shape and dtype, its old contents ignored; asked for only then) receives
+     * {@code a @ b} and becomes the gradient: a caller that keeps the buffer across steps reuses its
+     * memory instead of a fresh allocation (whose first touch costs more than the product's writes on
+     * some machines).
      */
-    public void addProductToGrad(Tensor a, Tensor b, Tensor buffer) {
+    public void addProductToGrad(Tensor a, Tensor b, java.util.function.Supplier<Tensor> buffer) {
         org.bytedeco.pytorch.Tensor g = handle.grad();
         if (g.defined()) {
             g.addmm_(a.handle, b.handle);
         } else {
-            torch.mm_out(buffer.handle, a.handle, b.handle);
-            handle.mutable_grad().put(buffer.handle);
+            Tensor into = buffer.get();
+            torch.mm_out(into.handle, a.handle, b.handle);
+            handle.mutable_grad().put(into.handle);
         }
     }
 

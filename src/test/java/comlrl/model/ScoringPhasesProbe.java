@@ -355,7 +355,7 @@ public final class ScoringPhasesProbe {
                     n0 = System.nanoTime();
                     TokenHead head = TokenHead.of(w, x.detach(), y);
                     n1 = System.nanoTime();
-                    head.backward(g, buffer);
+                    head.backward(g, () -> buffer);
                     n2 = System.nanoTime();
                 } while (false);
                 System.out.printf("  old: product %.0f, logSoftmax+gather %.0f, backward %.0f ms (HWM %d MiB); "
