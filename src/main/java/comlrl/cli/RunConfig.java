@@ -22,7 +22,7 @@ import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardFunctions;
 import comlrl.tensor.DType;
 import comlrl.trainers.Algorithms;
-import comlrl.trainers.ExternalCommandTransition;
+import comlrl.env.ExternalCommandTransition;
 import comlrl.utils.ConfigField;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.Formatters;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import comlrl.reward.ExternalCommandReward;
-import comlrl.trainers.ExternalCommandTransition;
+import comlrl.env.ExternalCommandTransition;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -16,7 +16,7 @@ import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.TrainerBuilder;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;

@@ -8,7 +8,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Rng;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -9,7 +9,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.List;

@@ -9,7 +9,7 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
 import comlrl.trainers.common.JointRewarder;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -6,7 +6,7 @@ import comlrl.generation.CausalLmWithValueHead;
 import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentSet;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;

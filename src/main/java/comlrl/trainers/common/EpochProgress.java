@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.data.TaskItem;
 import comlrl.data.TaskSet;
 import comlrl.logging.ConsoleProgress;

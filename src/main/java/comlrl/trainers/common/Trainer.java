@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import java.nio.file.Path;

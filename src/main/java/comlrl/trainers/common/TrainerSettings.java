@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.data.Dataset;
 import comlrl.data.RequiredFields;
 import comlrl.data.TaskSet;

@@ -13,7 +13,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.api.ApiComparator;
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.trainers.reinforce.CentralizedAdapter;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -7,7 +7,7 @@ import comlrl.model.io.ModelDirs;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.reward.RewardFunction;
 import comlrl.trainers.common.TrainerSettings;

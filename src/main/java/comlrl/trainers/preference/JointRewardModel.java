@@ -12,7 +12,7 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.utils.Formatters;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import comlrl.tensor.Scope;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -9,7 +9,7 @@ import comlrl.trainers.actorcritic.MAACTrainer;
 import comlrl.logging.MetricsLogger;
 import comlrl.distributed.RankWork;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.MAGRPOTrainer;
 import comlrl.trainers.reinforce.ReinforceAlgorithm;

@@ -1,7 +1,7 @@
 package comlrl.trainers.preference;
 
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import java.util.Map;
 
 /**

@@ -18,7 +18,7 @@ import comlrl.generation.PromptEncoder;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.trainers.common.Trainer;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.Formatters;

@@ -18,7 +18,7 @@ import comlrl.trainers.common.ReferencePolicy;
 import comlrl.distributed.RankWork;
 import comlrl.trainers.common.JointRollout;
 import comlrl.generation.SeedStream;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.utils.Formatters;
 import java.io.IOException;
 import java.io.PrintStream;

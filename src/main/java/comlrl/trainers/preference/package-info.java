@@ -8,6 +8,6 @@
  * {@link comlrl.trainers.preference.PairSelection} selects an item's pairs and {@link comlrl.trainers.preference.MADPOLoss}
  * holds the DPO loss and its gradient as weights for the scorer. MARLHF runs its backend as a stage:
  * the backend logs into MARLHF's logger and its checkpoints carry MARLHF's state
- * ({@link comlrl.trainers.common.TrainerCheckpoint.Extension}).
+ * ({@link comlrl.checkpoint.TrainerCheckpoint.Extension}).
  */
 package comlrl.trainers.preference;

@@ -16,7 +16,7 @@ import comlrl.logging.MetricsLogger;
 import comlrl.generation.PromptEncoder;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;

@@ -3,6 +3,7 @@ package comlrl.trainers.common;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.distributed.TwoRanks;

@@ -21,7 +21,7 @@ import comlrl.trainers.actorcritic.MAACConfig;
 import comlrl.trainers.actorcritic.MAACTrainer;
 import comlrl.logging.MetricsLogger;
 import comlrl.trainers.common.TrainerBuilder;
-import comlrl.trainers.common.TrainerCheckpoint;
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.TrainerSettings.Key;
 import comlrl.trainers.reinforce.CentralizedAdapter;

@@ -1,8 +1,10 @@
-package comlrl.trainers;
+package comlrl.env;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import comlrl.trainers.ExternalTransition;
+import comlrl.trainers.TransitionContext;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.JsonLinesProcess;
 import java.nio.file.Path;

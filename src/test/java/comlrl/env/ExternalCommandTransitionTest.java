@@ -1,4 +1,4 @@
-package comlrl.trainers;
+package comlrl.env;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import comlrl.data.TaskItem;
+import comlrl.trainers.TransitionContext;
 import comlrl.utils.JsonLinesProcess.ExternalProcessException;
 import java.io.IOException;
 import java.nio.file.Files;

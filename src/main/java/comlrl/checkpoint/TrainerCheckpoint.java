@@ -1,6 +1,5 @@
-package comlrl.trainers.common;
+package comlrl.checkpoint;
 
-import comlrl.checkpoint.Checkpoints;
 import comlrl.data.Stateful;
 import comlrl.distributed.Codecs;
 import comlrl.distributed.HeldAgents;
