@@ -13,23 +13,19 @@ import java.util.Random;
 import java.util.TreeMap;
 
 /**
- * The agents' rollout buffers and how they are drained into updates. Each agent buffers its
- * NodeSamples; a buffer holding {@code rollout_buffer_size} samples (or any samples at the end of an
- * epoch) is drained: per turn, its samples shuffled (the drain's own seed from the run's
- * {@link SeedStream}, drawn when the buffer is emptied, in sample order) and cut into minibatches of
+ * The agents' rollout buffers and their drains into updates. A buffer holding {@code rollout_buffer_size}
+ * samples (or any at an epoch's end) is drained: per turn, its samples shuffled (with the drain's seed
+ * from the run's {@link SeedStream}, drawn when the buffer is emptied) and cut into minibatches of
  * {@code train_batch_size}, each one optimizer step ({@link MinibatchStep}).
  *
- * <p>With {@code num_iterations} μ &gt; 1 a drain makes μ passes over the same minibatches, in the same
- * order (the shuffle is drawn once per drain, as before): pass 1 steps every minibatch of every turn,
- * then pass 2 steps them again, and so on, as TRL reuses one generation batch μ times. The loss of
- * those steps needs log π_old of every token under the policy that sampled it: {@link #add} records it
- * ({@link BehaviourLogprobs}) for the samples of the agents this process holds before it drains
- * anything, so every sample is scored by the weights that sampled it, also a sample that waits in
- * the buffer across an update of its agent. A drain's samples leave that record when it is done.
+ * <p>With {@code num_iterations} μ &gt; 1 a drain makes μ passes over the same minibatches in the same
+ * order (pass 1 steps every minibatch of every turn, then pass 2, ...), as TRL reuses one generation
+ * batch μ times. {@link #add} records log π_old of the held agents' samples before it drains anything,
+ * so every sample is scored by the weights that sampled it, also one that waits in the buffer across
+ * an update of its agent.
  *
- * <p>Different agents' drains run concurrently on their own threads in "mp" mode (separate models
- * and optimizers); each agent's in order. In the agents split of a ddp run every process receives
- * every agent's stats, in agent order, so all log the same events. Stats go to {@link UpdateMetrics}.
+ * <p>Different agents' drains run concurrently in "mp" mode; each agent's in order. In the agents split
+ * of a ddp run every process receives every agent's stats, in agent order, so all log the same events.
  */
 final class AgentBuffers {
     /** One optimizer step of agent {@code agent} on a minibatch, its samples' stats added to {@code stats}. */
@@ -53,15 +49,12 @@ final class AgentBuffers {
     private final UpdateMetrics metrics;
     /** μ, the passes of each drain over its minibatches. */
     private final int passes;
-    /** Scores the samples' old log-probabilities when μ &gt; 1; null when μ = 1. */
+    /** null when μ = 1. */
     private final BehaviourLogprobs behaviour;
-    /** log π_old of the buffered samples of the held agents (μ &gt; 1), by sample identity. */
+    /** log π_old of the held agents' buffered samples (μ &gt; 1), by sample identity. */
     private final Map<NodeSample, float[][]> oldLogprobs = new java.util.IdentityHashMap<>();
 
-    /**
-     * {@code agents}: the agents this process holds (it drains their buffers), of every agent's buffer;
-     * {@code passes} μ ≥ 1; {@code behaviour} is required when μ &gt; 1 and unused otherwise.
-     */
+    /** Drains the buffers of the {@code agents} this process holds; {@code behaviour} is required when μ &gt; 1. */
     AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
             MinibatchStep step, UpdateMetrics metrics, int passes, BehaviourLogprobs behaviour) {
         if (passes < 1 || (passes > 1 && behaviour == null)) {
@@ -95,7 +88,7 @@ final class AgentBuffers {
         return !drains.isEmpty();
     }
 
-    /** μ &gt; 1: log π_old of the held agents' samples, under the weights that sampled them (agents concurrently in "mp" mode). */
+    /** μ &gt; 1: log π_old of the held agents' samples under the weights that sampled them. */
     private void recordBehaviour(List<NodeSample> samples) {
         if (behaviour == null) {
             return;
@@ -144,7 +137,7 @@ final class AgentBuffers {
         return d;
     }
 
-    /** Runs drains (each agent's in order, agents concurrently in "mp" mode), then records their stats in agent order. */
+    /** Runs drains, then records their stats in agent order. */
     private void runDrains(List<Drain> drains) {
         if (drains.isEmpty()) {
             return;
@@ -174,10 +167,7 @@ final class AgentBuffers {
     private record Minibatch(List<NodeSample> samples, TurnStats stats) {
     }
 
-    /**
-     * Updates the drain's agent from its samples: per turn, shuffled and cut into minibatches; then μ
-     * passes, each one step per minibatch, turns in order.
-     */
+    /** Updates the drain's agent: per turn, its samples shuffled and cut into minibatches; then μ passes over them. */
     private DrainResult drain(Drain d) {
         Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
         for (NodeSample s : d.samples()) {

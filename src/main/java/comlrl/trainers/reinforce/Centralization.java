@@ -13,10 +13,9 @@ import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
- * Centralized collaboration (reference §3.7, §7.5) as one transformation of a trainer's settings,
- * used by every family that offers it (centralized MAGRPO, MADPO, MARLHF and through them the
- * iterative trainers): the N roles' settings become those of one actor that answers every role in a
- * single joint completion.
+ * Centralized collaboration (reference §3.7, §7.5) as one transformation of a trainer's settings, used
+ * by every family that offers it (centralized MAGRPO, MADPO, MARLHF, the iterative trainers): the N
+ * roles' settings become those of one actor that answers every role in a single joint completion.
  * <ul>
  *   <li>{@code formatters}: the actor's one prompt
  *       {@code adapter.buildPrompt(item, [formatter_0(item), …, formatter_{N−1}(item)])};</li>
@@ -27,8 +26,7 @@ import java.util.function.IntFunction;
  *   <li>{@code num_agents}: 1 (the actor); {@code agents}, when given, must hold exactly one model;</li>
  *   <li>{@code num_roles}: N (in the W&amp;B run's config, with {@code num_actor_models} 1).</li>
  * </ul>
- * Every other setting passes through unchanged: the wrapped settings are the same object with these
- * keys replaced ({@link TrainerSettings#with}).
+ * Every other setting passes through unchanged ({@link TrainerSettings#with}).
  *
  * @param adapter how prompts are joined and completions split ({@link #ADAPTER}, default {@link TaggedCentralizedAdapter})
  * @param roleFormatters the roles' formatters, in role order
@@ -44,8 +42,7 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
     }
 
     /**
-     * The centralization of {@code settings}' roles: its adapter (or the tagged one) and its
-     * formatters for {@code roles} roles.
+     * The centralization of {@code settings}' adapter (or the tagged one) and formatters for {@code roles} roles.
      *
      * @throws IllegalArgumentException when the formatters do not fit {@code roles}
      */
@@ -56,8 +53,7 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
     }
 
     /**
-     * The one actor's settings: {@code settings} with the formatters, rewards, evaluation logger and
-     * agent count replaced as the class describes.
+     * The one actor's settings, replaced as the class describes.
      *
      * @throws IllegalArgumentException when {@code agents} holds other than one model
      */
@@ -133,13 +129,18 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
         return perRole;
     }
 
+    /** The role outputs of one joint completion ({@link #splitRoles(CentralizedAdapter, String, TaskItem, int)}). */
+    public List<String> splitRoles(String completion, TaskItem item) {
+        return splitRoles(adapter, completion, item, roles);
+    }
+
     /**
      * The role outputs of one joint completion: {@code adapter.parseCompletion(...)}, or N empty
      * strings when the adapter throws (the completion did not follow the format).
      *
      * @throws IllegalStateException when the adapter returns null or not exactly N outputs
      */
-    public List<String> splitRoles(String completion, TaskItem item) {
+    public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int roles) {
         List<String> outputs;
         try {
             outputs = adapter.parseCompletion(completion, item, roles);

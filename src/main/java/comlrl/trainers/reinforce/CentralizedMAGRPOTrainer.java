@@ -2,10 +2,9 @@ package comlrl.trainers.reinforce;
 
 import comlrl.data.TaskItem;
 import comlrl.trainers.common.TrainerSettings;
-import comlrl.utils.Formatter;
-import comlrl.utils.Formatters;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Centralized MAGRPO (reference §3.7): MAGRPO with one agent, the actor, that writes every role's
@@ -47,16 +46,9 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
         return centralization.adapter();
     }
 
-    /**
-     * The role outputs of one joint completion: {@code adapter.parseCompletion(...)}, or N empty
-     * strings when the adapter throws ({@link Centralization#splitRoles}).
-     *
-     * @throws IllegalStateException when the adapter returns null or not exactly N outputs
-     */
+    /** The role outputs of one joint completion ({@link Centralization#splitRoles}). */
     public static List<String> splitRoles(CentralizedAdapter adapter, String completion, TaskItem item, int numRoles) {
-        // a centralization that only splits completions (its role formatters are never called)
-        return new Centralization(adapter, Formatters.build((Formatter) x -> "", numRoles), numRoles)
-                .splitRoles(completion, item);
+        return Centralization.splitRoles(adapter, completion, item, numRoles);
     }
 
     /**
@@ -92,7 +84,7 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
                 throw new IllegalArgumentException("Centralized MAGRPO is single-turn (num_turns=1): remove the "
                         + "external_transition");
             }
-            int roles = java.util.Objects.requireNonNullElse(get(TrainerSettings.NUM_AGENTS), args.numAgents());
+            int roles = Objects.requireNonNullElse(get(TrainerSettings.NUM_AGENTS), args.numAgents());
             if (roles != args.numAgents()) {
                 throw new IllegalArgumentException("num_agents (" + roles + ") is the number of roles and must equal "
                         + "args.num_agents (" + args.numAgents() + ")");

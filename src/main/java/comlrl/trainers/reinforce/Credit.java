@@ -18,7 +18,7 @@ import comlrl.utils.ConfigName;
 public enum Credit implements ConfigName {
     SHARED, COUNTERFACTUAL;
 
-    /** Parses a config value (case and surrounding blanks ignored; null = shared); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and blanks ignored; null = shared); an unknown one fails. */
     public static Credit parse(String value) {
         return comlrl.utils.ConfigNames.parse("credit", value, SHARED, values(), Credit::configName, "");
     }

@@ -17,7 +17,7 @@ import comlrl.utils.ConfigName;
 public enum ImportanceSamplingLevel implements ConfigName {
     TOKEN, SEQUENCE;
 
-    /** Parses a config value (case and surrounding blanks ignored; null = token); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and blanks ignored; null = token); an unknown one fails. */
     public static ImportanceSamplingLevel parse(String value) {
         return comlrl.utils.ConfigNames.parse("importance_sampling_level", value, TOKEN, values(), ImportanceSamplingLevel::configName, "");
     }

@@ -21,48 +21,32 @@ import comlrl.utils.ConfigName;
  */
 public enum LossType implements ConfigName {
     /** The reference's (§3.3) and the default: token sum, mean over completions and samples. D = M_s·|B|. */
-    SEQUENCE_SUM {
-        @Override
-        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
-            return -a / m / batchSize; // two divisions, as the reference divides
-        }
-    },
+    SEQUENCE_SUM,
     /** GRPO: each completion's token mean, mean over completions and samples. D = |y_{s,k}|·M_s·|B|. */
-    GRPO {
-        @Override
-        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
-            return -a / length / m / batchSize;
-        }
-    },
+    GRPO,
     /** Dr. GRPO: token sum over a constant, the completions' token budget. D = M_s·L·|B|. */
-    DR_GRPO {
-        @Override
-        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
-            return -a / m / maxNewTokens / batchSize;
-        }
-    },
+    DR_GRPO,
     /** DAPO: token mean over every token of the minibatch (a long completion weighs by its length). D = T_B. */
-    DAPO {
-        @Override
-        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
-            return -a / batchTokens;
-        }
-    },
+    DAPO,
     /** BNPO: token mean over each sample's tokens, mean over samples. D = T_s·|B|. */
-    BNPO {
-        @Override
-        double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
-            return -a / groupTokens / batchSize;
-        }
-    };
+    BNPO;
 
     /**
-     * w = −a / D of a completion in the loss with advantage {@code a}: {@code m} = M_s, {@code length} = |y_{s,k}|, {@code groupTokens}
-     * = T_s, {@code batchTokens} = T_B, {@code batchSize} = |B|, {@code maxNewTokens} = L (all ≥ 1).
+     * w = −a / D of a completion in the loss with advantage {@code a}: {@code m} = M_s, {@code length} =
+     * |y_{s,k}|, {@code groupTokens} = T_s, {@code batchTokens} = T_B, {@code batchSize} = |B|,
+     * {@code maxNewTokens} = L (all ≥ 1).
      */
-    abstract double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens);
+    double weight(double a, int m, int length, int groupTokens, int batchTokens, int batchSize, int maxNewTokens) {
+        return switch (this) {
+            case SEQUENCE_SUM -> -a / m / batchSize; // two divisions, as the reference divides
+            case GRPO -> -a / length / m / batchSize;
+            case DR_GRPO -> -a / m / maxNewTokens / batchSize;
+            case DAPO -> -a / batchTokens;
+            case BNPO -> -a / groupTokens / batchSize;
+        };
+    }
 
-    /** Parses a config value (case and surrounding blanks ignored; null = sequence_sum); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and blanks ignored; null = sequence_sum); an unknown one fails. */
     public static LossType parse(String value) {
         return comlrl.utils.ConfigNames.parse("loss_type", value, SEQUENCE_SUM, values(), LossType::configName, "");
     }

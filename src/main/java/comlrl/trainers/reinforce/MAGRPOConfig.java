@@ -1,18 +1,6 @@
 package comlrl.trainers.reinforce;
 
-import static comlrl.trainers.reinforce.ReinforceFields.ADVANTAGE_NORMALIZATION_SCOPE;
-import static comlrl.trainers.reinforce.ReinforceFields.CREDIT;
-import static comlrl.trainers.reinforce.ReinforceFields.DISCOUNT;
-import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING;
-import static comlrl.trainers.reinforce.ReinforceFields.DYNAMIC_SAMPLING_MAX_DRAWS;
-import static comlrl.trainers.reinforce.ReinforceFields.EPSILON;
-import static comlrl.trainers.reinforce.ReinforceFields.EPSILON_HIGH;
-import static comlrl.trainers.reinforce.ReinforceFields.IMPORTANCE_SAMPLING_LEVEL;
-import static comlrl.trainers.reinforce.ReinforceFields.NUM_ITERATIONS;
-import static comlrl.trainers.reinforce.ReinforceFields.LOSS_TYPE;
-import static comlrl.trainers.reinforce.ReinforceFields.MASK_TRUNCATED_COMPLETIONS;
-import static comlrl.trainers.reinforce.ReinforceFields.NUM_GENERATIONS;
-import static comlrl.trainers.reinforce.ReinforceFields.SCALE_REWARDS;
+import static comlrl.trainers.reinforce.ReinforceFields.*;
 import static comlrl.utils.TrainerFields.ADVANTAGE_MODE;
 import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
 import static comlrl.utils.TrainerFields.JOINT_MODE;
@@ -29,10 +17,9 @@ import java.util.function.Function;
 
 /**
  * Training configuration of MAGRPO and the MA-REINFORCE family (reference §3.1): every field of the
- * Python {@code MAGRPOConfig} with the same defaults, plus {@code seed}. Immutable and validated
- * when built. The fields are declared once, in {@code ReinforceFields} or, when other trainers have
- * them too, in {@link comlrl.utils.TrainerFields}; the getters of the fields every trainer has are
- * {@link TrainerConfig}'s, MAGRPO's own are here. {@code docs/CONFIG.md} lists every key.
+ * Python {@code MAGRPOConfig} with the same defaults, plus {@code seed}; immutable, validated when built.
+ * The fields are declared in {@code ReinforceFields} (or {@link comlrl.utils.TrainerFields} when shared),
+ * which, with {@code docs/CONFIG.md}, documents each field's meaning and default.
  *
  * <pre>{@code
  * MAGRPOConfig config = MAGRPOConfig.builder()
@@ -43,15 +30,13 @@ import java.util.function.Function;
  *
  * <p>The variants ({@link MAREINFORCEConfig}, {@link MAReMaxConfig}, {@link MARLOOConfig},
  * {@link CentralizedMAGRPOConfig}) are sub-types with other defaults and their own {@code builder()}
- * and {@code fromMap}; trainers take this type. Obtain instances only from these builders.
+ * and {@code fromMap}; trainers take this type.
  *
- * <p>The getters document only what the field table does not ({@code ReinforceFields}, {@code docs/CONFIG.md}
- * have every field's meaning and default). With non-negative rewards the default
- * {@code early_termination_threshold} of −0.2 stops multi-turn training after the first turn unless
- * raised or set to null. AdamW keeps PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay
- * 0.01), with no schedule and no clipping. Where we differ from the reference: as every
- * {@link FieldTableConfig}; {@code scale_rewards} (ours, TRL's name) is one setting with
- * {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected.
+ * <p>With non-negative rewards the default {@code early_termination_threshold} of −0.2 stops multi-turn
+ * training after the first turn unless raised or set to null. AdamW keeps PyTorch's defaults (betas
+ * 0.9/0.999, eps 1e-8, weight decay 0.01), with no schedule and no clipping. Where we differ from the
+ * reference: as every {@link FieldTableConfig}; {@code scale_rewards} (ours, TRL's name) is one setting
+ * with {@code advantage_normalization}: unset it follows it, a contradicting pair is rejected.
  */
 public interface MAGRPOConfig extends TrainerConfig {
 
@@ -79,13 +64,10 @@ public interface MAGRPOConfig extends TrainerConfig {
         return get(LOSS_TYPE);
     }
 
-    /**
-     * {@code scale_rewards}: what the advantages are divided by, see {@link ScaleRewards}; never null
-     * (unset, it is what {@code advantage_normalization} stands for).
-     */
+    /** {@code scale_rewards} ({@link ScaleRewards}); never null (unset: what advantage_normalization stands for). */
     ScaleRewards scaleRewards();
 
-    /** {@code advantage_normalization}: whether advantages are scaled at all, i.e. {@code scale_rewards != none}. */
+    /** {@code advantage_normalization}: {@code scale_rewards != none}. */
     @Override
     default boolean advantageNormalization() {
         return scaleRewards() != ScaleRewards.NONE;
@@ -137,16 +119,12 @@ public interface MAGRPOConfig extends TrainerConfig {
         return new Builder<>(ReinforceAlgorithm.MAGRPO, BaseReinforceConfig.Magrpo::new);
     }
 
-    /** An MAGRPO config from snake_case keys (a YAML/JSON {@code args:} section; {@link FieldTableConfig.Builder#apply}). */
+    /** An MAGRPO config from snake_case keys (a YAML/JSON {@code args:} section). */
     static MAGRPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
 
-    /**
-     * The update-rule fields ({@code loss_type}, {@code scale_rewards}, {@code mask_truncated_completions},
-     * {@code dynamic_sampling}, {@code dynamic_sampling_max_draws}): declared here, and by the configs
-     * that run a trainer of this family as a stage (MARLHF's RL stage), which pass them on.
-     */
+    /** The update-rule fields, which configs running this family as a stage (MARLHF's RL stage) pass on. */
     static List<comlrl.utils.ConfigField<?>> updateRuleFields() {
         return ReinforceFields.UPDATE_RULES;
     }
@@ -157,11 +135,9 @@ public interface MAGRPOConfig extends TrainerConfig {
     }
 
     /**
-     * Builds a config of type {@code C}; setters take the Java values ({@link FieldTableConfig.Builder}
-     * has those of the fields every trainer shares), {@link #apply(Map)} and {@link #set(String, Object)}
-     * the snake_case config keys. {@link #build()} validates. A setter takes its field's values as the
-     * field table states them ({@code ReinforceFields}, {@code docs/CONFIG.md}); a String overload reads
-     * the config spelling.
+     * Builds a config of type {@code C}: setters take the Java values (a String overload the config
+     * spelling), {@link #apply(Map)} and {@link #set(String, Object)} the snake_case keys; {@link #build()}
+     * validates.
      *
      * @param <C> the config type built
      */
@@ -281,10 +257,7 @@ public interface MAGRPOConfig extends TrainerConfig {
             return this;
         }
 
-        /**
-         * {@code collaboration_mode}: only {@link CentralizedMAGRPOConfig} has it, and only
-         * "centralized" is valid there; {@link #build()} rejects it for the other algorithms.
-         */
+        /** {@code collaboration_mode}: only {@link CentralizedMAGRPOConfig} has it ("centralized"). */
         public Builder<C> collaborationMode(CollaborationMode collaborationMode) {
             if (algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO) {
                 return put(COLLABORATION_MODE, collaborationMode);

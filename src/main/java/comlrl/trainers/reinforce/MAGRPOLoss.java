@@ -12,8 +12,8 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * The MA-REINFORCE policy loss of one agent (MAGRPO and its baselines), one place for its math.
- * For one NodeSample s (one agent at one rollout-tree node, G completions y_k of prompt x):
+ * The MA-REINFORCE policy loss of one agent (MAGRPO and its baselines). For one NodeSample s (one
+ * agent at one rollout-tree node, G completions y_k of prompt x):
  * <pre>
  *   R'_k = R_k − β·KL_k                                    (reference-KL shaping, when enabled)
  *   A    = baseline(R')  [mean / raw / max / rloo]          (rl.AdvantageMode)
@@ -22,67 +22,52 @@ import java.util.List;
  *   L_s  = (1/M) Σ_k −A_k · Σ_t log π(y_{k,t} | x, y_{k,&lt;t})   M = completions in the loss (≥ 1 token);
  *                                                               t over real tokens (EOS included, padding never)
  * </pre>
- * and for a minibatch B of NodeSamples, with gradient accumulation:
+ * and for a minibatch B, with gradient accumulation and then one AdamW step:
  * <pre>
- *   L_B  = (1/|B|) Σ_{s∈B} L_s,      ∇ ← ∇ L_B,  then one AdamW step
+ *   L_B  = (1/|B|) Σ_{s∈B} L_s = Σ_s Σ_k w_{s,k} Σ_t log π(y_{s,k,t}),    w_{s,k} = −A_{s,k} / (M_s · |B|)
  * </pre>
- * so each completion is a weighted log-likelihood term: {@code L_B = Σ_s Σ_k w_{s,k} Σ_t log π(y_{s,k,t})}
- * with {@code w_{s,k} = −A_{s,k} / (M_s · |B|)} ({@link #weights}). That is {@code loss_type: sequence_sum},
- * the default; the other loss types only change the divisor of w ({@link LossType}). With
- * {@code mask_truncated_completions} a completion that reached max_new_tokens without an EOS is not
- * in the loss: w = 0, and it counts in none of M, |y|, T_s, T_B (TRL's grpo and dr_grpo still count
- * such rows in their denominators; here M counts the completions in the loss, as for empty ones).
+ * ({@link #weights}). That is {@code loss_type: sequence_sum}, the default; the others change only the
+ * divisor of w ({@link LossType}). With {@code mask_truncated_completions} a completion that reached
+ * max_new_tokens without an EOS is not in the loss: w = 0, and it counts in none of M, |y|, T_s, T_B
+ * (TRL's grpo and dr_grpo still count such rows in their denominators).
  *
- * <p>With {@code num_iterations} μ &gt; 1 every drained buffer is stepped μ times ({@link AgentBuffers}) and
- * L_B is the clipped surrogate of the ratio r to the policy that sampled (π_old), with the same A and D:
+ * <p>With {@code num_iterations} μ &gt; 1 each drained buffer is stepped μ times ({@link AgentBuffers}) and
+ * L_B is the clipped surrogate of the ratio r to the sampling policy π_old, with the same A and D:
  * <pre>
  *   L_B = Σ_{s∈B} Σ_k (1/D_{s,k}) Σ_t −min(r_{s,k,t}·A_{s,k}, clip(r_{s,k,t}, 1 − ε, 1 + ε_high)·A_{s,k})
- *       = Σ_{s∈B} Σ_k w_{s,k} Σ_t g_{s,k,t},    g = min(r, clip(r)) for A &gt; 0,  max(r, clip(r)) for A &lt; 0
  * </pre>
- * (r per token, or per completion with {@code importance_sampling_level: sequence}; {@link #accumulateClipped}).
- * At r = 1, ∇g_t = ∇log π(y_t): the gradient of the μ = 1 loss above, which μ = 1 computes as it always did.
+ * (r per token, or per completion with {@code importance_sampling_level: sequence}). At r = 1 its
+ * gradient is that of the μ = 1 loss above.
  */
 public final class MAGRPOLoss {
     private MAGRPOLoss() {
     }
 
-    /** A of one NodeSample, as {@link #advantages(List, MAGRPOConfig)} gives it in a minibatch of itself. */
+    /** A of one NodeSample in a minibatch of itself. */
     public static double[] advantages(NodeSample s, MAGRPOConfig args) {
         return advantages(List.of(s), args)[0];
     }
 
     /**
-     * A of every sample of a minibatch: shaped returns, the config's baseline, then
-     * {@code scale_rewards} ({@link ScaleRewards}; {@code batch} takes the std of every sample's R'),
-     * with the statistics of the sample's agent or of every agent of its node
-     * ({@code advantage_normalization_scope}, {@link NormalizationScope}, where the formulas are).
-     * {@code [|B|][G]}.
+     * A of every sample of a minibatch, {@code [|B|][G]}: shaped returns, the config's baseline, then
+     * {@code scale_rewards} ({@link ScaleRewards}) with the statistics of the sample's agent or of every
+     * agent of its node ({@link NormalizationScope}, where the formulas are).
      *
      * <p>{@code credit: counterfactual} ({@link Credit}; {@code joint_mode: cross}): for agent i at a node,
-     * each context c (one choice of the other N−1 agents' completions, C = G^(N−1) of them) is its own
-     * group of the G joint actions that vary only agent i's completion k:
+     * each context c (one choice of the other N−1 agents' completions, C = G^(N−1) of them, in mixed
+     * radix G, {@link comlrl.rl.JointMode#contextReturns}) is its own group of G:
      * <pre>
      *   R'(k,c) = R_i[k][c] − β·KL_{i,k}                   (reference-KL shaping, when enabled)
-     *   A(k,c)  = scale( baseline( R'(·,c) ) )_k            (baseline: advantage_mode within the context;
-     *                                                        scale: group → normalise the context's G values,
-     *                                                        batch → (A − mean A) / std_pop of every R'(k,c) of B,
-     *                                                        none → A)
-     *   A_i[k]  = (1/C) Σ_c A(k,c)                          (the advantage of completion k in the loss)
+     *   A(k,c)  = scale( baseline( R'(·,c) ) )_k            (group: the context's G values; batch: std of
+     *                                                        every R'(k,c) of B; none: unscaled)
+     *   A_i[k]  = (1/C) Σ_c A(k,c)
      * </pre>
-     * Why not the naive COMA sum {@code Σ_c (R(k,c) − mean_k' R(k',c))}: with every joint action scored,
-     * it equals {@code R_i[k] − mean_k' R_i[k']} exactly (R_i[k] = Σ_c R(k,c) is shared credit's
-     * return), i.e. shared credit. Hence with the mean baseline, scale none and no KL, counterfactual
-     * A_i = shared A_i / C: the same direction. They differ where the scaling or the baseline is not
-     * linear across contexts: with group scaling a context where agent i's choice changes nothing
-     * (all R'(·,c) equal) gives A(·,c) = 0, and every context where it matters weighs alike,
-     * however large its returns; max and rloo baselines are taken per context. The KL term
-     * keeps its weight β per context, where shared credit sets it against a sum of C returns.
-     *
-     * <p>3+ agents: C = G^(N−1) contexts of G each, the K = G^N joint returns of the node read once per
-     * agent (N·K values per node, as scoring the K joint actions already costs K reward calls); a
-     * context is the other agents' completion indices in mixed radix G ({@link comlrl.rl.JointMode#contextReturns}).
-     * Multi-turn: R(k,c) are the tree returns of the node's joint actions (children's mean return
-     * included), one node at a time.
+     * Not the naive COMA sum {@code Σ_c (R(k,c) − mean_k' R(k',c))}: with every joint action scored that
+     * equals shared credit's {@code R_i[k] − mean_k' R_i[k']}. So with the mean baseline, scale none and no
+     * KL counterfactual A_i = shared A_i / C; they differ where scaling or baseline is not linear across
+     * contexts (with group scaling a context where agent i's choice changes nothing gives A(·,c) = 0 and
+     * every other context weighs alike; max and rloo per context; β weighs each context's return, not a
+     * sum of C). Multi-turn: R(k,c) are the tree returns of the node's joint actions.
      */
     public static double[][] advantages(List<NodeSample> minibatch, MAGRPOConfig args) {
         boolean counterfactual = args.credit() == Credit.COUNTERFACTUAL;
@@ -118,10 +103,7 @@ public final class MAGRPOLoss {
         return out;
     }
 
-    /**
-     * R'_m of every agent m at each sample's node, {@code [|B|][N][G]} ({@code advantage_normalization_scope:
-     * joint}, {@link NormalizationScope}): each agent's returns shaped with its own reference KL.
-     */
+    /** R'_m of every agent m at each sample's node, {@code [|B|][N][G]}, each shaped with its own reference KL. */
     private static double[][][] peerGroups(List<NodeSample> minibatch, MAGRPOConfig args) {
         double[][][] pooled = new double[minibatch.size()][][];
         for (int j = 0; j < pooled.length; j++) {
@@ -141,8 +123,8 @@ public final class MAGRPOLoss {
     }
 
     /**
-     * Joint group normalisation of one agent's A (G &gt; 1): {@code (A − mean_{m,k} A_{m,k}) / max(std_pop_{m,k}
-     * A_{m,k}, 1e-6)}, A_m = baseline(R'_m) of every agent m of the node ({@code peers}, {@code [N][G]}).
+     * Joint group normalisation (G &gt; 1): {@code (A − mean_{m,k} A_{m,k}) / max(std_pop_{m,k} A_{m,k}, 1e-6)},
+     * A_m = baseline(R'_m) of every agent m of the node ({@code peers}, {@code [N][G]}).
      */
     private static double[] jointNormalize(double[] a, double[][] peers, MAGRPOConfig args) {
         if (a.length <= 1) {
@@ -190,17 +172,21 @@ public final class MAGRPOLoss {
         return mean;
     }
 
-    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}; L = the agent's max_new_tokens). */
+    /** The weights of the config's loss type ({@link #weights(List, double[][], LossType, boolean, int)}). */
     public static double[][] weights(List<NodeSample> minibatch, MAGRPOConfig args) {
-        return weights(minibatch, advantages(minibatch, args), args.lossType(), args.maskTruncatedCompletions(),
+        return weights(minibatch, advantages(minibatch, args), args);
+    }
+
+    /** The weights of {@code advantages} under the config's loss type, L = the agent's max_new_tokens. */
+    private static double[][] weights(List<NodeSample> minibatch, double[][] advantages, MAGRPOConfig args) {
+        return weights(minibatch, advantages, args.lossType(), args.maskTruncatedCompletions(),
                 minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
     }
 
     /**
-     * {@code w_{s,k} = −A_{s,k} / D_{s,k}}, the weight of completion k of sample s's Σ_t log π in L_B,
-     * D as {@code type} defines it ({@link LossType}), and 0 for a completion not in the loss (no token,
-     * or truncated when {@code maskTruncated}). Always from whole groups (a ddp rank that scores
-     * some rows of a group still weighs them by the whole group's counts).
+     * {@code w_{s,k} = −A_{s,k} / D_{s,k}}, D as {@code type} defines it ({@link LossType}), 0 for a
+     * completion not in the loss (no token, or truncated when {@code maskTruncated}). Always from whole
+     * groups (a ddp rank scoring some rows of a group weighs them by the whole group's counts).
      */
     public static double[][] weights(List<NodeSample> minibatch, double[][] advantages, LossType type,
             boolean maskTruncated, int maxNewTokens) {
@@ -236,16 +222,13 @@ public final class MAGRPOLoss {
     }
 
     /**
-     * Adds ∇ L_B to the model's parameter gradients, one NodeSample at a time (one forward and
-     * backward per sample, so the activations of one sample are alive at once). With the completions
-     * divided between processes ({@link RankWork#splitsRows()}; L_B is a sum over completions) this rank
-     * adds the gradient of its completions' terms (weights from the whole group), the per-sample losses
-     * are summed across ranks before any is checked, and the caller sums the gradients
-     * ({@link RankWork#sumGradients}); every rank then throws for the same sample, or none does.
-     * This is the update of {@code num_iterations} 1 (ratio 1); {@link #accumulateClipped} that of μ &gt; 1.
+     * Adds ∇ L_B ({@code num_iterations} 1) to the model's parameter gradients, one forward and backward
+     * per NodeSample. With the completions divided between processes ({@link RankWork#splitsRows()})
+     * this rank adds its completions' terms, the per-sample losses are summed across ranks before any
+     * is checked (so every rank throws for the same sample, or none does), and the caller sums the
+     * gradients ({@link RankWork#sumGradients}).
      *
-     * @return L_s of every sample of the minibatch, in order: |B| times its terms of L_B (the sum over B of
-     *         L_s/|B| is L_B)
+     * @return L_s of every sample, in order (|B| times its terms of L_B)
      * @throws NonFiniteException when a sample's loss is not finite (its gradient is then not added;
      *         earlier samples' are, so callers drop the gradients)
      */
@@ -258,42 +241,31 @@ public final class MAGRPOLoss {
     }
 
     /**
-     * L_s of each sample ({@link #accumulateClipped}) and, summed over the minibatch, the tokens in the
-     * loss and those the clip cut off ({@code r < 1 − ε} with A &lt; 0; {@code r > 1 + ε_high} with A &gt; 0).
+     * L_s of each sample and, summed over the minibatch, the tokens in the loss and those the clip cut
+     * off ({@code r < 1 − ε} with A &lt; 0; {@code r > 1 + ε_high} with A &gt; 0).
      */
     public record ClippedLosses(double[] losses, double tokens, double lowClipped, double highClipped) {
     }
 
     /**
-     * The update of {@code num_iterations} μ &gt; 1: adds ∇ L_B of the clipped surrogate (TRL's
-     * GRPOTrainer loss) to the parameter gradients, sample by sample as {@link #accumulate} does. With
-     * π_old the policy that sampled ({@code oldLogprobs}, from {@link #behaviourLogprobs}) and the same
-     * A_{s,k} and divisor D_{s,k} of the loss type as the weights {@code w_{s,k} = −A_{s,k}/D_{s,k}}:
+     * The update of {@code num_iterations} μ &gt; 1: adds ∇ L_B of the clipped surrogate (TRL's GRPOTrainer
+     * loss) as {@link #accumulate} does, with π_old the sampling policy ({@link #behaviourLogprobs}):
      * <pre>
      *   r_{s,k,t} = exp(log π_θ(y_{s,k,t}) − log π_old(y_{s,k,t}))                       token level
      *   r_{s,k,t} = exp((1/|y_{s,k}|) Σ_u [log π_θ(y_{s,k,u}) − log π_old(y_{s,k,u})])    sequence level (GSPO)
      *   L_B = Σ_{s∈B} Σ_k (1/D_{s,k}) Σ_t −min(r_{s,k,t}·A_{s,k}, clip(r_{s,k,t}, 1 − ε, 1 + ε_high)·A_{s,k})
      * </pre>
-     * ({@link Scorer#backwardClipped}, with 1/D_{s,k} the weight of A = −1, as w is linear in A). Where
-     * every r = 1 (the first pass over a buffer, π_θ = π_old) the gradient is {@code Σ w_{s,k} Σ_t ∇log π},
-     * that of {@link #accumulate}; its loss value is then {@code Σ_k w_{s,k}·|y_{s,k}|}, not the weighted
-     * log-likelihood {@link #accumulate} reports. Rows split between processes and gradient
-     * checkpointing work as in {@link #accumulate} (each term is one completion's).
+     * (1/D_{s,k} is the weight of A = −1, as w is linear in A). At r = 1 the gradient is that of
+     * {@link #accumulate}, but the loss value is {@code Σ_k w_{s,k}·|y_{s,k}|}, not the weighted log-likelihood.
      *
-     * @param oldLogprobs per sample of the minibatch, per completion, log π_old of each token (null for
-     *        rows another process scores)
+     * @param oldLogprobs per sample, per completion, log π_old of each token (null for rows another process scores)
      */
     public static ClippedLosses accumulateClipped(DecoderLm model, List<NodeSample> minibatch,
             List<float[][]> oldLogprobs, MAGRPOConfig args, long padId, RankWork work) {
         double[][] advantages = advantages(minibatch, args);
-        double[][] minusOnes = new double[minibatch.size()][];
-        for (int j = 0; j < minusOnes.length; j++) {
-            minusOnes[j] = new double[advantages[j].length];
-            Arrays.fill(minusOnes[j], -1);
-        }
-        double[][] scales = weights(minibatch, minusOnes, args.lossType(), args.maskTruncatedCompletions(),
-                minibatch.isEmpty() ? args.maxNewTokens(0) : args.maxNewTokens(minibatch.get(0).agent()));
-        // 1/D_{s,k} (L = the agent's max_new_tokens, as in weights), 0 for a completion not in the loss
+        // 1/D_{s,k}: the weights of A = −1; 0 for a completion not in the loss
+        double[][] scales = weights(minibatch, Arrays.stream(advantages)
+                .map(a -> Arrays.stream(a).map(x -> -1).toArray()).toArray(double[][]::new), args);
         Scorer.Clip clip = new Scorer.Clip(args.epsilon(), args.epsilonHigh(),
                 args.importanceSamplingLevel() == ImportanceSamplingLevel.SEQUENCE);
         double[] counts = new double[3]; // tokens, clipped low, clipped high
@@ -313,15 +285,12 @@ public final class MAGRPOLoss {
     }
 
     /**
-     * log π_old of every token of {@code s}'s completions under {@code model} as it is now, the policy
-     * that sampled them, computed without gradient the way the loss computes log π_θ ({@link
-     * Scorer#tokenLogprobs}), so that the first pass's ratios are exactly 1. Only this process's rows
-     * ({@link RankWork#localRows}); null for the others. Not the log-probabilities sampling recorded
-     * ({@code Completion.logprobs}): those come from the KV-cached decode in the generation dtype and
-     * differ from the loss's forward by rounding, which would make the on-policy ratio differ from 1.
-     * A LoRA agent with {@code dropout} &gt; 0 is scored here without dropout while its training passes
-     * draw dropout masks, so its first-pass ratios are 1 only up to that noise (as in TRL, whose old
-     * log-probabilities come from another forward than the loss's).
+     * log π_old of every token of {@code s}'s completions under {@code model} as it is now, computed the
+     * way the loss computes log π_θ ({@link Scorer#tokenLogprobs}) so that the first pass's ratios are
+     * exactly 1 (the log-probabilities sampling recorded come from the KV-cached decode and differ by
+     * rounding). Only this process's rows ({@link RankWork#localRows}); null for the others. A LoRA agent
+     * with {@code dropout} &gt; 0 is scored here without dropout, so its first-pass ratios are 1 only up to
+     * that noise (as in TRL).
      */
     public static float[][] behaviourLogprobs(DecoderLm model, NodeSample s, long padId, RankWork work) {
         int[] rows = work.localRows(s.completionIds().size());
@@ -340,9 +309,8 @@ public final class MAGRPOLoss {
     }
 
     /**
-     * Runs {@code loss} on each sample of the minibatch that has rows here, each in its own scope, and
-     * returns L_s = |B| · its value; non-finite values throw {@link NonFiniteException}, after summing
-     * over the processes when rows are split (so that every rank throws for the same sample).
+     * Runs {@code loss} on each sample that has rows here, each in its own scope, and returns L_s = |B| ·
+     * its value; a non-finite one throws {@link NonFiniteException} (after the sum over processes when rows are split).
      */
     private static double[] perSample(List<NodeSample> minibatch, RankWork work, RowsLoss loss) {
         double[] losses = new double[minibatch.size()];
@@ -351,23 +319,26 @@ public final class MAGRPOLoss {
             int[] rows = work.localRows(s.completionIds().size());
             if (rows.length > 0) {
                 try (Scope scope = Scope.open()) {
-                    // L_s (this rank's part of it when the rows are split)
-                    losses[j] = loss.backward(j, s, rows) * minibatch.size();
+                    losses[j] = loss.backward(j, s, rows) * minibatch.size(); // this rank's part when rows are split
                 }
             }
-            if (!work.splitsRows() && !Double.isFinite(losses[j])) {
-                throw new NonFiniteException("the policy loss is " + losses[j], s);
+            if (!work.splitsRows()) {
+                requireFinite(losses[j], s);
             }
         }
         if (work.splitsRows()) {
             losses = work.sum(losses);
             for (int j = 0; j < losses.length; j++) {
-                if (!Double.isFinite(losses[j])) {
-                    throw new NonFiniteException("the policy loss is " + losses[j], minibatch.get(j));
-                }
+                requireFinite(losses[j], minibatch.get(j));
             }
         }
         return losses;
+    }
+
+    private static void requireFinite(double loss, NodeSample s) {
+        if (!Double.isFinite(loss)) {
+            throw new NonFiniteException("the policy loss is " + loss, s);
+        }
     }
 
     private static List<long[]> pick(List<long[]> values, int[] rows) {
@@ -385,7 +356,7 @@ public final class MAGRPOLoss {
 
         NonFiniteException(String what, NodeSample s) {
             super(what + " for agent " + s.agent() + ", turn " + (s.turn() + 1) + " of " + s.item()
-                    + " (returns " + java.util.Arrays.toString(s.returns()) + ")");
+                    + " (returns " + Arrays.toString(s.returns()) + ")");
             this.sample = s;
         }
 

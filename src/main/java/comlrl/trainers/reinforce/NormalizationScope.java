@@ -23,7 +23,7 @@ import comlrl.utils.ConfigName;
 public enum NormalizationScope implements ConfigName {
     AGENT, JOINT;
 
-    /** Parses a config value (case and surrounding blanks ignored; null = agent); an unknown one fails naming the valid values. */
+    /** Parses a config value (case and blanks ignored; null = agent); an unknown one fails. */
     public static NormalizationScope parse(String value) {
         return comlrl.utils.ConfigNames.parse("advantage_normalization_scope", value, AGENT, values(), NormalizationScope::configName, "");
     }

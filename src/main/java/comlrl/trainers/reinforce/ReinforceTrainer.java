@@ -20,8 +20,11 @@ import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * The trainer of the MAGRPO family ({@link MAGRPOTrainer} and its variants, {@link CentralizedMAGRPOTrainer}):
@@ -40,17 +43,14 @@ import java.util.Map;
 public abstract class ReinforceTrainer extends EpochTrainer {
     protected final MAGRPOConfig args;
     private final String algorithmName;
-    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint ({@link MAGRPOParts}). */
+    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint. */
     private final MAGRPOParts run;
-    private final HeldAgents<CausalLm> agents; // run.parts.agents
-    private final MetricsLogger logger; // run.logger
-    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
+    private final HeldAgents<CausalLm> agents;
+    private final MetricsLogger logger;
+    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop. */
     private final EpochProgress progress;
-    /** Each agent's buffered samples and their minibatch updates ({@link #step}). */
     private final AgentBuffers buffers;
-    /** The metrics of the updates since the last log event. */
     private final UpdateMetrics updateMetrics;
-    /** {@code dynamic_sampling}: which items are dropped instead of buffered ({@link DynamicSampling}). */
     private final DynamicSampling dynamicSampling;
 
     protected ReinforceTrainer(ReinforceBuilder<?> b, String algorithmName) {
@@ -125,18 +125,17 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     /**
-     * Evaluates on the first {@code numEvalSamples} evaluation items: one completion per agent per
-     * turn, all turns run. Returns {@code eval/turn_t/reward_mean}, {@code eval/turn_t/expected_return}
-     * and the custom metrics; {@code {}} without an evaluation set.
+     * Evaluates on the first {@code numEvalSamples} evaluation items, one completion per agent per turn:
+     * {@code eval/turn_t/reward_mean}, {@code eval/turn_t/expected_return} and the custom metrics
+     * ({@code {}} without an evaluation set).
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
         return run.evaluator.evaluate(numEvalSamples, logger, progress.envStep());
     }
 
     /**
-     * Writes {@code dir/agent_i/} for each agent: a Hugging Face model directory loadable as an agent,
-     * each replaced atomically (a failure leaves the previous one whole). {@code dir} may not be, or
-     * lie inside, a directory an agent was loaded from.
+     * Writes {@code dir/agent_i/}, a Hugging Face model directory, for each agent, each replaced atomically;
+     * {@code dir} may not be, or lie inside, a directory an agent was loaded from.
      */
     @Override
     public void saveModel(Path dir) {
@@ -169,16 +168,15 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     /**
-     * Trains on one task item: its rollout tree ({@link #buildNode}), the returns of every joint action
-     * (post-order, undiscounted, {@link TreeReturns}), each agent's returns per completion, buffered for
-     * the updates ({@link AgentBuffers}, {@link #step}):
+     * Trains on one task item: its rollout tree ({@link #buildNode}), the undiscounted returns of every
+     * joint action ({@link TreeReturns}) and each agent's returns per completion, buffered for the updates:
      * <pre>
      *   leaf:      R_k = r_k
      *   internal:  R_k = r_k + mean_l( R^{child k}_l )
      *   aligned:   R_i[k] = R_k          cross: R_i[k] = Σ_{j : j_i = k} R_j     (JointMode)
      * </pre>
-     * With {@code dynamic_sampling} an item whose joint returns are all equal at every node is counted
-     * and not buffered, up to {@code dynamic_sampling_max_draws} per update batch ({@link DynamicSampling}).
+     * With {@code dynamic_sampling} an item whose joint returns are all equal at every node may be
+     * dropped instead ({@link DynamicSampling}).
      */
     private void trainItem(TaskItem item, String label) {
         Node root = buildNode(run.rollout.start(item, label));
@@ -198,10 +196,9 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     /**
-     * Expands the node of {@code state} ({@link JointRollout#expand}: G completions per agent, the K
-     * joint actions' rewards, per agent where the reward function gives them), then, below the last turn
-     * and unless the node's mean team reward exceeds {@code early_termination_threshold}, one child per
-     * joint action, depth first.
+     * Expands the node of {@code state} (G completions per agent, the K joint actions' rewards), then,
+     * below the last turn and unless the node's mean team reward exceeds
+     * {@code early_termination_threshold}, one child per joint action, depth first.
      */
     private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
@@ -210,7 +207,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
                 JointRollout.Scoring.jointActionsPerAgent(run.rewarder, mode));
         double[] rewards = node.rewards()[0];   // [K] team rewards
         double[][] agentRewards = node.rewards().length == 1 ? null                  // [N][K]
-                : java.util.Arrays.copyOfRange(node.rewards(), 1, node.rewards().length);
+                : Arrays.copyOfRange(node.rewards(), 1, node.rewards().length);
         long step = progress.advance(rewards.length);
         Double threshold = args.earlyTerminationThreshold();
         boolean terminated = threshold != null && Stats.mean(rewards) > threshold;
@@ -230,32 +227,21 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     /** The tree of agent {@code agent}'s rewards r_{i,k} (the team's r_k when −1). */
     private static RolloutNode toRolloutNode(Node n, int agent) {
-        List<RolloutNode> children = new ArrayList<>();
-        for (Node c : n.children()) {
-            children.add(toRolloutNode(c, agent));
-        }
-        return RolloutNode.of(agent < 0 ? n.rewards() : n.rewardsOf(agent), children);
+        return RolloutNode.of(agent < 0 ? n.rewards() : n.rewardsOf(agent),
+                n.children().stream().map(c -> toRolloutNode(c, agent)).toList());
     }
 
     /** The returns of each agent's own rewards ({@code [N]} trees) when the reward function gave any; else null. */
     private List<TreeReturns> agentReturns(Node root) {
-        if (!root.anyAgentRewards()) {
-            return null;
-        }
-        List<TreeReturns> byAgent = new ArrayList<>();
-        for (int i = 0; i < agents.size(); i++) {
-            byAgent.add(TreeReturns.compute(toRolloutNode(root, i)));
-        }
-        return byAgent;
+        return !root.anyAgentRewards() ? null
+                : IntStream.range(0, agents.size()).mapToObj(i -> TreeReturns.compute(toRolloutNode(root, i))).toList();
     }
 
     /**
-     * One NodeSample per agent of {@code n} and of every node below it: agent i's returns per completion
-     * R_i[k] ({@link TreeReturns#perAgentReturns}) and, for {@code credit: counterfactual}, per context of
-     * the other agents' completions R_i[k][c] ({@link TreeReturns#contextReturns}, {@code [G][C]});
-     * {@code byAgent}: the returns of each
-     * agent's own rewards at this node ({@code [N]}; null for team rewards). With per-agent rewards agent i's
-     * returns, its per-context returns and its logged reward and return come from its own tree:
+     * One NodeSample per agent of {@code n} and of every node below it, with agent i's returns per
+     * completion R_i[k] and, for {@code credit: counterfactual}, per context R_i[k][c] ({@code [G][C]}).
+     * {@code byAgent}: the returns of each agent's own rewards at this node ({@code [N]}; null for team
+     * rewards), from which its returns and its logged reward and return then come:
      * <pre>
      *   R_{i,k} = r_{i,k} + mean_l R^{child k}_{i,l}
      *   aligned: R_i[k] = R_{i,k}      cross: R_i[k] = Σ_{j : j_i = k} R_{i,j}      R_i[k][c] = R_{i,j(k,c)}
@@ -263,7 +249,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      * </pre>
      */
     private void collectSamples(Node n, TreeReturns r, List<TreeReturns> byAgent, List<NodeSample> out) {
-        List<TreeReturns> own = byAgent != null ? byAgent : java.util.Collections.nCopies(agents.size(), r);
+        List<TreeReturns> own = byAgent != null ? byAgent : Collections.nCopies(agents.size(), r);
         double[][] perAgent = ownReturns(own, args.jointMode(), args.numGenerations());          // [N][G]
         double[][][] perContext = args.credit() != Credit.COUNTERFACTUAL ? null                  // [N][G][C]
                 : ownContextReturns(own, args.jointMode(), args.numGenerations());
@@ -290,39 +276,30 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     /**
-     * Each agent's returns per completion at one node, from the returns of its own rewards ({@code own},
-     * {@code [N]}, the same team tree N times for team rewards): {@code R_i[k] = perAgentReturns(own_i)[i][k]},
-     * i.e. aligned R_{i,k}, cross Σ_{j : j_i = k} R_{i,j} ({@link JointMode#perAgentReturns}). {@code [N][G]}.
+     * Each agent's returns per completion at one node, {@code [N][G]}, from the returns of its own rewards
+     * ({@code own}, {@code [N]}, the team tree N times for team rewards): R_i[k] = perAgentReturns(own_i)[i][k].
      */
     static double[][] ownReturns(List<TreeReturns> own, JointMode mode, int numGenerations) {
-        double[][] out = new double[own.size()][];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = own.get(i).perAgentReturns(mode, numGenerations, own.size())[i];
-        }
-        return out;
+        return IntStream.range(0, own.size()).mapToObj(i -> own.get(i).perAgentReturns(mode, numGenerations,
+                own.size())[i]).toArray(double[][]::new);
     }
 
     /** {@link #ownReturns} per context: {@code R_i[k][c] = contextReturns(own_i)[i][k][c]}, {@code [N][G][C]}. */
     static double[][][] ownContextReturns(List<TreeReturns> own, JointMode mode, int numGenerations) {
-        double[][][] out = new double[own.size()][][];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = own.get(i).contextReturns(mode, numGenerations, own.size())[i];
-        }
-        return out;
+        return IntStream.range(0, own.size()).mapToObj(i -> own.get(i).contextReturns(mode, numGenerations,
+                own.size())[i]).toArray(double[][][]::new);
     }
 
     // ------------------------------------------------------------------ updates
 
     /**
-     * One optimizer step on a minibatch B of NodeSamples: ∇ L_B accumulated sample by sample, then one
-     * AdamW step ({@link MAGRPOLoss}, where the loss and each symbol are defined). With
-     * {@code num_iterations} 1 ({@code oldLogprobs} null) L_B is the weighted log-likelihood
-     * ({@link MAGRPOLoss#accumulate}); above 1 the clipped surrogate of the ratio to π_old
-     * ({@link MAGRPOLoss#accumulateClipped}), this being one of the μ passes over B ({@link AgentBuffers}).
+     * One AdamW step on a minibatch B of NodeSamples after ∇ L_B is accumulated sample by sample
+     * ({@link MAGRPOLoss}): the weighted log-likelihood with {@code num_iterations} 1 ({@code oldLogprobs}
+     * null), else the clipped surrogate of the ratio to π_old (one of the μ passes over B).
      *
-     * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a
-     * minibatch whose accumulated gradient is not finite, stops training with an error before the
-     * step; with {@code skip_nonfinite_samples} such samples (or that minibatch) are left out and counted.
+     * <p>Nothing non-finite reaches the weights: a sample with a NaN/Inf return or loss, or a minibatch whose
+     * gradient is not finite, stops training before the step; with {@code skip_nonfinite_samples} such
+     * samples (or that minibatch) are left out and counted.
      */
     private void step(int agent, List<NodeSample> minibatch, List<float[][]> oldLogprobs, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
@@ -374,7 +351,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             if (!args.skipNonfiniteSamples()) {
                 throw nonFinite("the gradient of agent " + agent + "'s loss is not finite for a minibatch of "
-                        + kept.size() + " samples from " + kept.get(0).item() + " (losses " + java.util.Arrays.toString(losses)
+                        + kept.size() + " samples from " + kept.get(0).item() + " (losses " + Arrays.toString(losses)
                         + ")");
             }
             kept.forEach(s -> stats.skip());
