@@ -7,10 +7,13 @@ import comlrl.distributed.HeldAgents;
 import comlrl.generation.SeedStream;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The agents' rollout buffers and their drains into updates. A buffer holding {@code rollout_buffer_size}
@@ -52,7 +55,7 @@ final class AgentBuffers {
     /** null when μ = 1. */
     private final BehaviourLogprobs behaviour;
     /** log π_old of the held agents' buffered samples (μ &gt; 1), by sample identity. */
-    private final Map<NodeSample, float[][]> oldLogprobs = new java.util.IdentityHashMap<>();
+    private final Map<NodeSample, float[][]> oldLogprobs = new IdentityHashMap<>();
 
     /** Drains the buffers of the {@code agents} this process holds; {@code behaviour} is required when μ &gt; 1. */
     AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
@@ -93,28 +96,21 @@ final class AgentBuffers {
         if (behaviour == null) {
             return;
         }
-        for (Map<NodeSample, float[][]> scored : agents.mapIndexed(executor, (i, agent) -> {
-            Map<NodeSample, float[][]> out = new java.util.IdentityHashMap<>();
+        agents.mapIndexed(executor, (i, agent) -> {
+            Map<NodeSample, float[][]> out = new IdentityHashMap<>();
             for (NodeSample s : samples) {
                 if (s.agent() == i) {
                     out.put(s, behaviour.of(i, s));
                 }
             }
             return out;
-        }).values()) {
-            oldLogprobs.putAll(scored);
-        }
+        }).values().forEach(oldLogprobs::putAll);
     }
 
     /** Drains what every agent's buffer still holds (end of an epoch). */
     void drainAll() {
-        List<Drain> rest = new ArrayList<>();
-        for (int i = 0; i < buffers.size(); i++) {
-            if (!buffers.get(i).isEmpty()) {
-                rest.add(takeDrain(i));
-            }
-        }
-        runDrains(rest);
+        runDrains(IntStream.range(0, buffers.size()).filter(i -> !buffers.get(i).isEmpty()).mapToObj(this::takeDrain)
+                .toList());
     }
 
     /** One buffer drain of one agent: its samples and the seed of its minibatch shuffle. */
@@ -142,25 +138,11 @@ final class AgentBuffers {
         if (drains.isEmpty()) {
             return;
         }
-        Map<Integer, List<Drain>> byAgent = new TreeMap<>();
-        for (Drain d : drains) {
-            byAgent.computeIfAbsent(d.agent(), a -> new ArrayList<>()).add(d);
-        }
-        List<List<DrainResult>> results = agents.mapIndexed(executor, (i, agent) -> {
-            List<DrainResult> out = new ArrayList<>();
-            for (Drain d : byAgent.getOrDefault(i, List.of())) {
-                out.add(drain(d));
-            }
-            return out;
-        }).fromOwners(Codecs.listOf(DRAIN_RESULT)); // the agents split: every agent's stats from its owner
-        for (List<DrainResult> agentResults : results) {
-            for (DrainResult r : agentResults) {
-                metrics.record(r.agent(), r.stats(), r.maxEnvStep());
-            }
-        }
-        for (Drain d : drains) {
-            d.samples().forEach(oldLogprobs::remove);
-        }
+        Map<Integer, List<Drain>> byAgent = drains.stream().collect(Collectors.groupingBy(Drain::agent));
+        agents.mapIndexed(executor, (i, agent) -> byAgent.getOrDefault(i, List.of()).stream().map(this::drain).toList())
+                .fromOwners(Codecs.listOf(DRAIN_RESULT)) // the agents split: every agent's stats from its owner
+                .forEach(results -> results.forEach(r -> metrics.record(r.agent(), r.stats(), r.maxEnvStep())));
+        drains.forEach(d -> d.samples().forEach(oldLogprobs::remove));
     }
 
     /** One minibatch of a drain and the stats of its turn. */
@@ -169,10 +151,8 @@ final class AgentBuffers {
 
     /** Updates the drain's agent: per turn, its samples shuffled and cut into minibatches; then μ passes over them. */
     private DrainResult drain(Drain d) {
-        Map<Integer, List<NodeSample>> byTurn = new TreeMap<>();
-        for (NodeSample s : d.samples()) {
-            byTurn.computeIfAbsent(s.turn(), t -> new ArrayList<>()).add(s);
-        }
+        Map<Integer, List<NodeSample>> byTurn = d.samples().stream()
+                .collect(Collectors.groupingBy(NodeSample::turn, TreeMap::new, Collectors.toList()));
         Random shuffle = new Random(d.shuffleSeed());
         Map<Integer, TurnStats> stats = new TreeMap<>();
         List<Minibatch> minibatches = new ArrayList<>();

@@ -6,11 +6,11 @@ import comlrl.trainers.EvalLogger;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.utils.Formatter;
 import comlrl.utils.Formatters;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 
 /**
  * Centralized collaboration (reference §3.7, §7.5) as one transformation of a trainer's settings, used
@@ -76,57 +76,37 @@ public record Centralization(CentralizedAdapter adapter, Formatters roleFormatte
 
     /** The actor's formatter: {@code build_prompt(item, [formatter_r(item)]_r)}. */
     public Formatter actorFormatter() {
-        return item -> {
-            List<String> prompts = new ArrayList<>(roles);
-            for (int r = 0; r < roles; r++) {
-                prompts.add(roleFormatters.format(r, item));
-            }
-            return Objects.requireNonNull(adapter.buildPrompt(item, List.copyOf(prompts)),
-                    "the centralized adapter's buildPrompt returned null");
-        };
+        return item -> Objects.requireNonNull(adapter.buildPrompt(item, IntStream.range(0, roles)
+                .mapToObj(r -> roleFormatters.format(r, item)).toList()),
+                "the centralized adapter's buildPrompt returned null");
     }
 
     /** {@code task} over the roles' parts of each joint completion ({@code completions = [1][K]}). */
     public RewardFunction jointReward(RewardFunction task) {
         return (completions, items) -> {
             List<String> joint = completions.get(0); // [K] joint completions
-            return task.score(perRole(joint, k -> items.get(items.size() == joint.size() ? k : 0)).stream()
-                    .map(List::copyOf).toList(), items); // [N][K]
+            return task.score(perRole(joint, k -> items.get(items.size() == joint.size() ? k : 0)), items); // [N][K]
         };
     }
 
     /** {@code logger} over the roles' parts: {@code [1][item][turn]} joint → {@code [role][item][turn]}. */
     public EvalLogger evalLogger(EvalLogger logger) {
         return (completions, items, prompts) -> {
-            List<List<List<String>>> out = new ArrayList<>(roles);
-            for (int r = 0; r < roles; r++) {
-                out.add(new ArrayList<>());
-            }
             List<List<String>> actor = completions.get(0);
-            for (int j = 0; j < items.size(); j++) {
-                TaskItem item = items.get(j);
-                List<List<String>> parts = perRole(j < actor.size() ? actor.get(j) : List.of(), k -> item);
-                for (int r = 0; r < roles; r++) {
-                    out.get(r).add(parts.get(r));
-                }
-            }
-            return logger.log(out, items, prompts);
+            return logger.log(transpose(IntStream.range(0, items.size()).mapToObj(j -> perRole(j < actor.size()
+                    ? actor.get(j) : List.<String>of(), k -> items.get(j))).toList(), roles), items, prompts);
         };
     }
 
     /** The role outputs {@code [N][K]} of joint completions {@code [K]}, the k-th answering {@code item.apply(k)}. */
     private List<List<String>> perRole(List<String> joint, IntFunction<TaskItem> item) {
-        List<List<String>> perRole = new ArrayList<>(roles);
-        for (int r = 0; r < roles; r++) {
-            perRole.add(new ArrayList<>(joint.size()));
-        }
-        for (int k = 0; k < joint.size(); k++) {
-            List<String> outputs = splitRoles(joint.get(k), item.apply(k));
-            for (int r = 0; r < roles; r++) {
-                perRole.get(r).add(outputs.get(r));
-            }
-        }
-        return perRole;
+        return transpose(IntStream.range(0, joint.size()).mapToObj(k -> splitRoles(joint.get(k), item.apply(k)))
+                .toList(), roles);
+    }
+
+    /** {@code rows} {@code [a][b]} as {@code [b][a]}, b = {@code width}. */
+    private static <T> List<List<T>> transpose(List<List<T>> rows, int width) {
+        return IntStream.range(0, width).mapToObj(r -> rows.stream().map(row -> row.get(r)).toList()).toList();
     }
 
     /** The role outputs of one joint completion ({@link #splitRoles(CentralizedAdapter, String, TaskItem, int)}). */

@@ -11,8 +11,7 @@ import comlrl.utils.ConfigName;
  *   <li>{@link #COUNTERFACTUAL} (COMA-style, {@code joint_mode: cross} only): each context c (one fixed
  *       choice of the other agents' completions) is its own group of the G joint actions that vary only
  *       agent i's completion; the advantage is baselined and scaled within the context, then averaged
- *       over the contexts ({@link MAGRPOLoss#advantages(java.util.List, MAGRPOConfig)} has the formula and
- *       why it is not the naive {@code R(k, c) − mean_k' R(k', c)}).</li>
+ *       over the contexts ({@link MAGRPOLoss#advantages(java.util.List, MAGRPOConfig)}).</li>
  * </ul>
  */
 public enum Credit implements ConfigName {

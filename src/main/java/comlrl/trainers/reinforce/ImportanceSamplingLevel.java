@@ -10,9 +10,8 @@ import comlrl.utils.ConfigName;
  *   token:     r_t = exp(ρ_t)                          (GRPO, PPO)
  *   sequence:  r_t = s = exp((1/|y|) Σ_u ρ_u)  for every t   (GSPO)
  * </pre>
- * Unclipped, the sequence ratio's gradient is {@code ∇s = s · (1/|y|) Σ_u ∇log π_θ(y_u)}, and as s is
- * one value per completion a completion is clipped whole or not at all. With one pass
- * ({@code num_iterations} 1) π_θ = π_old, every ratio is 1 and the level makes no difference.
+ * Unclipped, {@code ∇s = s · (1/|y|) Σ_u ∇log π_θ(y_u)}; a completion is clipped whole or not at all.
+ * With {@code num_iterations} 1 every ratio is 1 and the level makes no difference.
  */
 public enum ImportanceSamplingLevel implements ConfigName {
     TOKEN, SEQUENCE;

@@ -10,6 +10,7 @@ import comlrl.distributed.RankWork;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * The MA-REINFORCE policy loss of one agent (MAGRPO and its baselines). For one NodeSample s (one
@@ -75,11 +76,7 @@ public final class MAGRPOLoss {
         for (int j = 0; j < groups.length; j++) {
             NodeSample s = minibatch.get(j);
             double[][] byContext = counterfactual ? contexts(s) : new double[][] {s.returns()};
-            groups[j] = new double[byContext.length][];
-            for (int c = 0; c < byContext.length; c++) {
-                groups[j][c] = s.referenceKls() == null ? byContext[c]
-                        : ReferenceKl.shapeReturns(byContext[c], s.referenceKls(), args.referenceKlCoef());
-            }
+            groups[j] = Arrays.stream(byContext).map(r -> shaped(r, s.referenceKls(), args)).toArray(double[][]::new);
         }
         ScaleRewards scale = args.scaleRewards();
         boolean joint = args.advantageNormalizationScope() == NormalizationScope.JOINT && scale != ScaleRewards.NONE;
@@ -114,12 +111,15 @@ public final class MAGRPOLoss {
             }
             double[][] returns = s.peers().returns();
             double[][] kls = s.peers().referenceKls();
-            pooled[j] = new double[returns.length][];
-            for (int m = 0; m < returns.length; m++) {
-                pooled[j][m] = kls == null ? returns[m] : ReferenceKl.shapeReturns(returns[m], kls[m], args.referenceKlCoef());
-            }
+            pooled[j] = IntStream.range(0, returns.length).mapToObj(m -> shaped(returns[m], kls == null ? null : kls[m],
+                    args)).toArray(double[][]::new);
         }
         return pooled;
+    }
+
+    /** R' = R − β·KL, or R when reference KL is off ({@code kls} null). */
+    private static double[] shaped(double[] returns, double[] kls, MAGRPOConfig args) {
+        return kls == null ? returns : ReferenceKl.shapeReturns(returns, kls, args.referenceKlCoef());
     }
 
     /**
@@ -134,11 +134,7 @@ public final class MAGRPOLoss {
                 .toArray();
         double mean = Stats.mean(all);
         double std = Math.max(Stats.populationStd(all), Advantages.STD_FLOOR);
-        double[] out = new double[a.length];
-        for (int k = 0; k < a.length; k++) {
-            out[k] = (a[k] - mean) / std;
-        }
-        return out;
+        return Arrays.stream(a).map(x -> (x - mean) / std).toArray();
     }
 
     /** R_i[·][c] of each context c, {@code [C][G]} (the sample's {@code [G][C]} transposed). */

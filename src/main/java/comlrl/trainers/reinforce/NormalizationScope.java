@@ -14,11 +14,10 @@ import comlrl.utils.ConfigName;
  *     group:  A_i ← (A_i − mean_{m,k} A_{m,k}) / max(std_pop_{m,k} A_{m,k}, 1e-6)      m over all N agents
  *     batch:  A_i ← (A_i − mean_k A_{i,k}) / max(std_pop {R'_{m,s,k} : s ∈ B, all m, all k}, 1e-6)
  * </pre>
- * (B is agent i's minibatch; in joint's batch std each of its nodes contributes every agent's R'.)
- * With team rewards in {@code joint_mode: aligned} and no reference KL every agent's R' at a node are the
- * same numbers, so joint equals agent (up to rounding); in cross mode, or with per-agent rewards, they
- * differ: joint lets the agent whose returns spread most set every agent's scale. {@code scale_rewards: none}
- * ignores the scope; {@code credit: counterfactual} needs {@code agent}.
+ * (B is agent i's minibatch.) With team rewards, {@code joint_mode: aligned} and no reference KL joint
+ * equals agent (up to rounding); otherwise joint lets the agent whose returns spread most set every
+ * agent's scale. {@code scale_rewards: none} ignores the scope; {@code credit: counterfactual} needs
+ * {@code agent}.
  */
 public enum NormalizationScope implements ConfigName {
     AGENT, JOINT;

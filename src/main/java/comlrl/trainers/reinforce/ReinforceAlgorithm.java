@@ -4,9 +4,9 @@ import comlrl.rl.AdvantageMode;
 import comlrl.utils.ConfigMaps;
 import comlrl.utils.ConfigName;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The algorithms of the MA-REINFORCE family, which share {@link MAGRPOConfig}'s fields and differ
@@ -65,7 +65,7 @@ public enum ReinforceAlgorithm implements ConfigName {
     }
 
     /** The snake_case keys of this algorithm's config, in field order. */
-    public java.util.List<String> keys() {
+    public List<String> keys() {
         return ReinforceFields.of(this).stream().map(f -> f.key).toList();
     }
 
@@ -76,20 +76,14 @@ public enum ReinforceAlgorithm implements ConfigName {
 
     /** Parses a config name ("magrpo", "mareinforce", "maremax", "marloo", "centralized_magrpo"), any case. */
     public static ReinforceAlgorithm parse(String value) {
-        if (value != null) {
-            String key = value.trim().toLowerCase(Locale.ROOT);
-            for (ReinforceAlgorithm algorithm : values()) {
-                if (algorithm.configName().equals(key)) {
-                    return algorithm;
-                }
-            }
+        List<String> names = Arrays.stream(values()).map(ReinforceAlgorithm::configName).toList();
+        String key = value == null ? null : value.trim().toLowerCase(Locale.ROOT);
+        if (key != null && names.contains(key)) {
+            return values()[names.indexOf(key)];
         }
-        String valid = Arrays.stream(values()).map(ReinforceAlgorithm::configName).collect(Collectors.joining(", "));
-        String suggestion = value == null ? ""
-                : "; did you mean '" + ConfigMaps.closest(value.trim().toLowerCase(Locale.ROOT),
-                        Arrays.stream(values()).map(ReinforceAlgorithm::configName).toList()) + "'?";
         throw new IllegalArgumentException("Unknown MA-REINFORCE algorithm " + (value == null ? "null" : "'" + value + "'")
-                + suggestion + " Valid: " + valid);
+                + (value == null ? "" : "; did you mean '" + ConfigMaps.closest(key, names) + "'?")
+                + " Valid: " + String.join(", ", names));
     }
 
     @Override

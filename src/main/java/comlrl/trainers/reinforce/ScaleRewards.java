@@ -10,11 +10,9 @@ import comlrl.utils.ConfigName;
  *   batch:  A_s ← (A_s − mean A_s) / max(std_pop {R'_{s',k} : s' ∈ B, all k}, 1e-6)
  *   none:   A_s unchanged                                                     (= advantage_normalization: false)
  * </pre>
- * each only for G &gt; 1. {@code batch} is TRL's: the group's mean subtracted, the standard deviation
- * taken over the rewards of the whole batch; our batch is the minibatch B of one optimizer step
- * (with the default {@code train_batch_size} the whole rollout buffer, TRL's generation batch).
- * Unset, it follows {@code advantage_normalization}; the one is derived from the other, so a run's
- * {@code config.json} holds the pair consistent.
+ * each only for G &gt; 1. {@code batch} is TRL's, B the minibatch of one optimizer step (by default the
+ * whole rollout buffer, TRL's generation batch). Unset, it follows {@code advantage_normalization}, and
+ * a run's {@code config.json} holds the pair consistent.
  */
 public enum ScaleRewards implements ConfigName {
     GROUP, BATCH, NONE;
@@ -24,7 +22,7 @@ public enum ScaleRewards implements ConfigName {
         return advantageNormalization ? GROUP : NONE;
     }
 
-    /** Parses a config value (case and surrounding blanks ignored); null stays null (unset). */
+    /** Parses a config value (case and blanks ignored); null stays null (unset). */
     public static ScaleRewards parse(String value) {
         return comlrl.utils.ConfigNames.parse("scale_rewards", value, null, values(), ScaleRewards::configName, " or null");
     }

@@ -2,21 +2,20 @@ package comlrl.trainers.reinforce;
 
 import comlrl.distributed.Codec;
 import comlrl.distributed.Codecs;
+import comlrl.rl.Stats;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Sums over the NodeSamples of one (agent, turn) drained since the last log event, turned into the
- * logged means {@code turn_t/reward_mean} (mean of node mean rewards), {@code turn_t/expected_return}
- * (mean of node mean returns), {@code turn_t/policy_loss} (mean L_s), {@code turn_t/completion_length_mean}
- * (tokens per completion) and, with reference KL, {@code turn_t/reference_kl_mean} and
- * {@code turn_t/reference_kl_penalty_mean} (= β · mean KL). Samples left out of the update for a
- * non-finite value are only counted ({@code nonfinite_samples_skipped}). With {@code num_iterations} μ &gt; 1
- * each sample counts once per pass (the means of rewards, returns and lengths are unchanged,
- * {@code policy_loss} is the mean over the passes), and the clipped surrogate's tokens give, as TRL
- * names them, {@code turn_t/clip_ratio/low_mean} (fraction of the tokens in the loss with r &lt; 1 − ε and
- * A &lt; 0), {@code turn_t/clip_ratio/high_mean} (r &gt; 1 + ε_high, A &gt; 0) and
- * {@code turn_t/clip_ratio/region_mean} (their sum: the tokens the clip removes from the gradient).
+ * Sums over the NodeSamples of one (agent, turn) drained since the last log event, logged as the means
+ * {@code turn_t/reward_mean} (of node mean rewards), {@code turn_t/expected_return} (of node mean
+ * returns), {@code turn_t/policy_loss} (L_s), {@code turn_t/completion_length_mean} (tokens) and, with
+ * reference KL, {@code turn_t/reference_kl_mean} and {@code turn_t/reference_kl_penalty_mean} (β · mean
+ * KL); samples skipped as non-finite are counted ({@code nonfinite_samples_skipped}). With
+ * {@code num_iterations} μ &gt; 1 each sample counts once per pass, and the clipped surrogate gives TRL's
+ * {@code turn_t/clip_ratio/low_mean} (fraction of the tokens in the loss with r &lt; 1 − ε and A &lt; 0),
+ * {@code .../high_mean} (r &gt; 1 + ε_high, A &gt; 0) and {@code .../region_mean} (their sum).
  */
 final class TurnStats {
     private static final int REWARD = 0;
@@ -29,12 +28,9 @@ final class TurnStats {
     private static final int CLIP_TOKENS = 7;
     private static final int CLIPPED_LOW = 8;
     private static final int CLIPPED_HIGH = 9;
-    /** The fields sent when nothing was clipped-surrogate (num_iterations 1): all but the clip counts. */
+    /** The fields sent without clipped-surrogate steps (num_iterations 1): all but the clip counts. */
     private static final int ON_POLICY_FIELDS = 7;
-    /**
-     * The sums of reward, return, loss, KL and length, the counts of samples used and skipped, then the
-     * clipped surrogate's token counts: in the loss, clipped low, clipped high.
-     */
+    /** The sums and counts, indexed by the constants above. */
     private final double[] v = new double[10];
 
     /** Adds a sample used in the update, with its loss L_s. */
@@ -44,7 +40,7 @@ final class TurnStats {
         v[LOSS] += lossValue;
         v[LENGTH] += s.meanCompletionLength();
         if (withKl) {
-            v[KL] += comlrl.rl.Stats.mean(s.referenceKls());
+            v[KL] += Stats.mean(s.referenceKls());
         }
         v[COUNT]++;
     }
@@ -66,21 +62,17 @@ final class TurnStats {
         }
     }
 
-    /**
-     * For exchanging stats between the processes of a ddp run: the sums, then the counts (exact as
-     * doubles); the clip counts only when there are any (so on-policy stats travel as before).
-     */
+    /** For exchanging stats between the processes of a ddp run; the clip counts only when there are any. */
     static final Codec<TurnStats> CODEC = Codecs.DOUBLES.as(a -> {
         TurnStats s = new TurnStats();
         System.arraycopy(a, 0, s.v, 0, Math.min(a.length, s.v.length));
         return s;
-    }, s -> java.util.Arrays.copyOf(s.v, s.v[CLIP_TOKENS] > 0 ? s.v.length : ON_POLICY_FIELDS));
+    }, s -> Arrays.copyOf(s.v, s.v[CLIP_TOKENS] > 0 ? s.v.length : ON_POLICY_FIELDS));
 
     int count() {
         return (int) v[COUNT];
     }
 
-    /** Mean completion length in tokens of the samples used. */
     double meanCompletionLength() {
         return v[LENGTH] / v[COUNT];
     }

@@ -14,11 +14,10 @@ import java.util.TreeSet;
 
 /**
  * The training metrics of the drains since the last log event ({@link TurnStats} per agent and turn),
- * logged as one event: per agent under {@code agent_i/turn_t/...}, and the aggregate {@code turn_t/...}
- * keys as the mean over the agents drained, each agent weighted equally ({@link TurnStats#meanOf}).
- * Also watches for the completion-length collapse reference-KL shaping can cause. With dynamic
- * sampling on, every event has {@value #DROPPED}: the items dropped since the previous event
- * ({@link DynamicSampling}).
+ * logged as one event: per agent under {@code agent_i/turn_t/...}, and {@code turn_t/...} as the mean
+ * over the agents drained, each weighted equally. Also watches for the completion-length collapse
+ * reference-KL shaping can cause. With dynamic sampling on, every event has {@value #DROPPED}: the items
+ * dropped since the previous event.
  */
 final class UpdateMetrics {
     /** {@link #checkLengthCollapse}: log windows averaged at the start and at each check. */
@@ -35,14 +34,13 @@ final class UpdateMetrics {
     private final PrintStream console;
     private final boolean main;
 
-    /** Drained since the last flush: agent -> turn -> stats of the drained NodeSamples. */
+    /** Drained since the last flush: agent -> turn -> stats. */
     private final Map<Integer, Map<Integer, TurnStats>> pending = new TreeMap<>();
     private long pendingStep = -1;
-    /** Per agent: mean completion length of its first log windows (for the reference-KL collapse warning). */
+    /** Per agent: mean completion length of its first log windows. */
     private final Map<Integer, Double> initialLength = new TreeMap<>();
     private final Map<Integer, ArrayDeque<Double>> recentLengths = new TreeMap<>();
     private final Set<Integer> collapseWarned = new TreeSet<>();
-    /** Whether events carry {@value #DROPPED}. */
     private final boolean countsDropped;
     /** Items dropped since the last event. */
     private int dropped;
@@ -61,7 +59,7 @@ final class UpdateMetrics {
         this.main = main;
     }
 
-    /** Adds one drain's per-turn stats; several drains of one (agent, turn) before a flush add up. */
+    /** Adds one drain's per-turn stats (several drains of one agent before a flush add up). */
     void record(int agent, Map<Integer, TurnStats> stats, long maxEnvStep) {
         stats.forEach((turn, st) -> pending.computeIfAbsent(agent, a -> new TreeMap<>())
                 .computeIfAbsent(turn, t -> new TurnStats()).merge(st));
@@ -73,10 +71,7 @@ final class UpdateMetrics {
         dropped++;
     }
 
-    /**
-     * The end of an epoch, after {@link #flush}: items dropped since the last event are logged at
-     * {@code envStep} as an event of their own, so no count crosses an epoch (nor a checkpoint).
-     */
+    /** The end of an epoch, after {@link #flush}: logs the items dropped since, so no count crosses an epoch. */
     void flushDropped(MetricsLogger logger, long envStep) {
         if (dropped > 0) {
             int n = dropped;
@@ -85,7 +80,7 @@ final class UpdateMetrics {
         }
     }
 
-    /** Logs the metrics recorded since the last flush as one event, through the log gate. */
+    /** Logs the metrics recorded since the last flush as one event. */
     void flush(MetricsLogger logger) {
         if (pending.isEmpty()) {
             return;
