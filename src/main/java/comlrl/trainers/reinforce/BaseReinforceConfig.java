@@ -4,16 +4,14 @@ import static comlrl.trainers.reinforce.ReinforceFields.SCALE_REWARDS;
 import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
 import static comlrl.utils.TrainerFields.COLLABORATION_MODE;
 
-import comlrl.utils.ConfigField;
-
 import comlrl.utils.CollaborationMode;
+import comlrl.utils.ConfigField;
 import comlrl.utils.FieldTableConfig;
 import java.util.function.Function;
 
 /**
- * The one implementation of {@link MAGRPOConfig} and its variants: the field table is
- * {@link FieldTableConfig}'s, the fields {@code ReinforceFields}'; here are the algorithm and the
- * checks across fields. The nested classes only bind the variant interfaces.
+ * The one implementation of {@link MAGRPOConfig} and its variants: the algorithm and the checks across
+ * fields (the field table is {@link FieldTableConfig}'s). The nested classes only bind the variant interfaces.
  *
  * @param <C> the variant's config type, which {@link #toBuilder()} builds
  */

@@ -3,21 +3,16 @@ package comlrl.trainers.reinforce;
 import comlrl.utils.ConfigName;
 
 /**
- * {@code loss_type}: how the per-token terms of a minibatch B of NodeSamples are aggregated into
- * L_B, the names as TRL's GRPOConfig spells them. With one optimisation pass (ratio 1) each is a
- * weighted sum of the completions' log-likelihoods,
- * <pre>
- *   L_B = Σ_{s∈B} Σ_k w_{s,k} Σ_t log π(y_{s,k,t}),     w_{s,k} = −A_{s,k} / D_{s,k}
- * </pre>
- * and the rules differ only in the divisor D ({@link #weight}). The symbols, counted over the
- * completions in the loss (at least one token; not truncated when {@code mask_truncated_completions}):
- * M_s completions of sample s, |y| a completion's tokens, T_s = Σ_k |y_{s,k}| the sample's tokens,
- * T_B = Σ_s T_s the minibatch's tokens, L = {@code max_new_tokens}; each count is taken as at least 1.
+ * {@code loss_type}: how the per-token terms of a minibatch B are aggregated into L_B, named as TRL's
+ * GRPOConfig does. Each is {@link MAGRPOLoss}'s weighted log-likelihood
+ * {@code L_B = Σ_{s∈B} Σ_k w_{s,k} Σ_t log π(y_{s,k,t})}, {@code w_{s,k} = −A_{s,k} / D_{s,k}}, differing
+ * only in the divisor D ({@link #weight}). Counted over the completions in the loss: M_s completions of
+ * sample s, |y| a completion's tokens, T_s = Σ_k |y_{s,k}|, T_B = Σ_s T_s, L = {@code max_new_tokens};
+ * each count at least 1.
  *
- * <p>A NodeSample is the unit of one forward and backward (TRL's micro-batch) and B the unit of one
- * optimizer step (TRL's accumulated batch): hence {@link #BNPO} normalises per sample and
- * {@link #DAPO} over the whole minibatch, as TRL's {@code bnpo} (per micro-batch, then divided by the
- * accumulation steps) and {@code dapo} ({@code num_items_in_batch}, all tokens of the step) do.
+ * <p>A NodeSample is TRL's micro-batch (one forward and backward) and B its accumulated batch (one
+ * optimizer step): hence {@link #BNPO} normalises per sample and {@link #DAPO} over the minibatch, as
+ * TRL's {@code bnpo} and {@code dapo} ({@code num_items_in_batch}) do.
  */
 public enum LossType implements ConfigName {
     /** The reference's (§3.3) and the default: token sum, mean over completions and samples. D = M_s·|B|. */

@@ -13,7 +13,6 @@ import comlrl.trainers.common.JointEvaluator;
 import comlrl.trainers.common.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.logging.MetricsLogger;
-import comlrl.generation.PromptEncoder;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.checkpoint.TrainerCheckpoint;
@@ -22,16 +21,14 @@ import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.common.Transitions;
 import comlrl.utils.Formatters;
 import comlrl.utils.TrainerFields;
-import java.io.PrintStream;
 import java.util.List;
 import java.util.function.BiConsumer;
 import java.util.function.UnaryOperator;
 
 /**
- * What a MAGRPO-family trainer runs on, assembled from its builder: the checks that need no model,
- * then (after joining the other processes of a ddp run) the agents, their optimizers and reference
- * policies, the metrics logger, the rollout engine, the evaluator and the checkpoint. Owns the native
- * memory it loaded ({@link #close()}: the logger too); what fails half way is freed before the error leaves.
+ * What a MAGRPO-family trainer runs on, assembled from its builder: the checks that need no model, then
+ * (after joining the other processes of a ddp run) the agents, optimizers, references, logger, rollout
+ * engine, evaluator and checkpoint. Owns the native memory it loaded; what fails half way is freed.
  */
 final class MAGRPOParts implements AutoCloseable {
     final MAGRPOConfig args;
@@ -41,12 +38,9 @@ final class MAGRPOParts implements AutoCloseable {
     final JointRewarder rewarder;
     /** The epoch loop's task data, console and logger. */
     final EpochProgress.Loop loop;
-    final PromptEncoder promptEncoder;
-    final PrintStream console;
     final SeedStream seeds;
     final MetricsLogger logger;
     final JointEvaluator evaluator;
-    /** The rollout engine: each tree node expanded by it. */
     final JointRollout rollout;
     final TrainerCheckpoint checkpoint;
     /** The agents, their generate settings, references, executor and share of the run ({@link TrainerParts}). */
@@ -76,8 +70,6 @@ final class MAGRPOParts implements AutoCloseable {
                 args.skipNonfiniteSamples());
         this.rewarder = rewarders.training();
         Transitions transitions = new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), count);
-        this.promptEncoder = settings.promptEncoder();
-        this.console = settings.console();
         this.gradientObserver = b.gradientObserver;
         this.seeds = new SeedStream(args.seed());
         // every check that can fail without a model has run; join the other processes (ddp), then load
@@ -98,7 +90,8 @@ final class MAGRPOParts implements AutoCloseable {
                     parts.trackedConfig(args.toMap()), parts.work.isMain()));
             this.loop = parts.loop(args.evalInterval());
             JointRollout evalRollout = JointRollout.of(parts.agents.asList(), parts.generation.asList(), formatters,
-                    promptEncoder, parts.executor, parts.work).withTransitions(transitions, args.externalPromptPassthrough());
+                    settings.promptEncoder(), parts.executor, parts.work)
+                    .withTransitions(transitions, args.externalPromptPassthrough());
             this.evaluator = new JointEvaluator(settings, evalRollout, JointEvaluator.team(
                     rewarders.evaluation().averagingAgentRewards()), // per-agent rewards: evaluation logs their team mean
                     seeds, args.numTurns(), args.evalBatchSize()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
@@ -116,10 +109,7 @@ final class MAGRPOParts implements AutoCloseable {
         }
     }
 
-    /**
-     * Frees the models, optimizers and references loaded here, after closing the logger (which throws
-     * when a sink could not write, after the models are freed) ({@link TrainerParts#close}).
-     */
+    /** Closes the logger, then frees what was loaded here (a sink's write failure is thrown after that). */
     @Override
     public void close() {
         parts.close();

@@ -2,14 +2,12 @@ package comlrl.trainers.reinforce;
 
 import comlrl.model.DecoderLm;
 import comlrl.trainers.common.ConfiguredBuilder;
-import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.function.BiConsumer;
 
 /**
- * The MAGRPO family's builders ({@link MAGRPOTrainer.Builder}, {@link CentralizedMAGRPOTrainer.Builder}):
- * the setters every family shares ({@link TrainerBuilder}), the run config and external transition
- * ({@link ConfiguredBuilder}), and what the family's trainers build from them.
+ * The MAGRPO family's builders ({@link MAGRPOTrainer.Builder}, {@link CentralizedMAGRPOTrainer.Builder}),
+ * with the setters of {@link ConfiguredBuilder}.
  */
 public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends ConfiguredBuilder<MAGRPOConfig, B> {
     BiConsumer<Integer, DecoderLm> gradientObserver;

@@ -15,9 +15,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The table of the MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own fields
- * declared here, the others taken from {@link TrainerFields} (with MAGRPO's default where it
- * differs); then each algorithm's field list, the same list with its own defaults. Each field's
+ * The MA-REINFORCE family's config fields (reference §3.1): MAGRPO's own, the shared ones of
+ * {@link TrainerFields} with MAGRPO's defaults, and each algorithm's field list. Each field's
  * {@code means(...)} is its documentation.
  */
 final class ReinforceFields {
@@ -66,10 +65,7 @@ final class ReinforceFields {
             .means("With dynamic_sampling: the most items dropped (and replaced by the next) per update batch, "
                     + "i.e. between two buffer drains; past it an all-equal item is trained on. null = no cap.");
 
-    /**
-     * The update-rule fields of the family's loss and item loop, which MARLHF's RL stage takes too
-     * ({@link MAGRPOConfig#updateRuleFields()}).
-     */
+    /** The update-rule fields of the loss and item loop, which MARLHF's RL stage takes too. */
     static final List<ConfigField<?>> UPDATE_RULES = List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS,
             DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS);
 
@@ -115,10 +111,9 @@ final class ReinforceFields {
      * {@code collaboration_mode} "centralized", which only it has).
      */
     static List<ConfigField<?>> of(ReinforceAlgorithm algorithm) {
-        boolean centralized = algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO;
         List<ConfigField<?>> fields = new ArrayList<>(List.of(NUM_TRAIN_EPOCHS, AGENT_LEARNING_RATE, LOGGING_STEPS,
                 NUM_AGENTS));
-        if (centralized) {
+        if (algorithm == ReinforceAlgorithm.CENTRALIZED_MAGRPO) {
             fields.add(COLLABORATION_MODE.withDefault(CollaborationMode.CENTRALIZED));
         }
         fields.addAll(List.of(PARALLEL_TRAINING, AGENT_DEVICES, DDP_SPLIT, NUM_GENERATIONS, MAX_NEW_TOKENS, TEMPERATURE,
@@ -128,12 +123,9 @@ final class ReinforceFields {
                 ADVANTAGE_NORMALIZATION, ADVANTAGE_MODE.withDefault(algorithm.defaultAdvantageMode()),
                 REFERENCE_KL_ENABLED, REFERENCE_KL_COEF, REFERENCE_DEVICES));
         fields.addAll(OURS);
-        fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS));
-        fields.add(TrainerFields.EVAL_NUM_GENERATIONS);
-        fields.addAll(List.of(NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL));
-        fields.add(CREDIT);
-        fields.addAll(List.of(DYNAMIC_SAMPLING, DYNAMIC_SAMPLING_MAX_DRAWS));
-        fields.add(ADVANTAGE_NORMALIZATION_SCOPE);
+        fields.addAll(List.of(LOSS_TYPE, SCALE_REWARDS, MASK_TRUNCATED_COMPLETIONS, TrainerFields.EVAL_NUM_GENERATIONS,
+                NUM_ITERATIONS, EPSILON, EPSILON_HIGH, IMPORTANCE_SAMPLING_LEVEL, CREDIT, DYNAMIC_SAMPLING,
+                DYNAMIC_SAMPLING_MAX_DRAWS, ADVANTAGE_NORMALIZATION_SCOPE));
         return List.copyOf(fields);
     }
 }

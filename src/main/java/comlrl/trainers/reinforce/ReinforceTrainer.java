@@ -15,7 +15,6 @@ import comlrl.distributed.HeldAgents;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.logging.MetricsLogger;
-import comlrl.generation.PromptEncoder;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
@@ -59,8 +58,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.algorithmName = algorithmName;
         this.agents = run.parts.agents;
         this.logger = run.logger;
-        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(), run.console,
-                run.parts.work.isMain(), args.dynamicSampling());
+        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(),
+                run.settings.console(), run.parts.work.isMain(), args.dynamicSampling());
         this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
                 run.parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
@@ -218,11 +217,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             }
         }
         return new Node(node.turn(), rewards, agentRewards, step, List.copyOf(children));
-    }
-
-    /** Token ids of agent {@code agent}'s prompt ({@link PromptEncoder}). */
-    long[] encodePrompt(int agent, String text) {
-        return run.promptEncoder.encode(agents.get(agent), text);
     }
 
     /** The tree of agent {@code agent}'s rewards r_{i,k} (the team's r_k when −1). */

@@ -23,8 +23,10 @@ class ChatTemplatePromptTest {
         try (MAGRPOTrainer plain = trainer(agent, false, null);
                 MAGRPOTrainer chat = trainer(agent, true, "Be brief.")) {
             var tok = chat.agents().get(0).tokenizer();
-            assertThat(plain.encodePrompt(0, "Say hi.")).containsExactly(tok.encode("Say hi.", true));
-            String rendered = tok.decode(chat.encodePrompt(0, "Say hi."), false);
+            assertThat(plain.settings().promptEncoder().encode(plain.agents().get(0), "Say hi."))
+                    .containsExactly(tok.encode("Say hi.", true));
+            String rendered = tok.decode(chat.settings().promptEncoder().encode(chat.agents().get(0), "Say hi."),
+                    false);
             // ChatML, as the tiny tokenizer's template renders it
             assertThat(rendered).isEqualTo("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nSay hi.<|im_end|>\n"
                     + "<|im_start|>assistant\n");
