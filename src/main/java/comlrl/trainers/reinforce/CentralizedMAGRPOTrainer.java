@@ -7,11 +7,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Centralized MAGRPO (reference §3.7): MAGRPO with one agent, the actor, that writes every role's
- * response in a single joint completion, its settings made joint by {@link Centralization}. The loss
- * is MAGRPO's over every token of the joint completion; env_step advances by one per joint sample;
- * {@code max_new_tokens} is the budget of the whole joint completion; checkpoints,
- * {@link #saveModel(Path)} and the metrics hold {@code agent_0}, the actor.
+ * Centralized MAGRPO (reference §3.7): MAGRPO with one agent, the actor, writing every role's response
+ * in a single joint completion ({@link Centralization}). The loss is MAGRPO's over every token of it;
+ * env_step advances by one per joint sample; {@code max_new_tokens} is the whole joint completion's
+ * budget; checkpoints, {@link #saveModel(Path)} and the metrics hold {@code agent_0}, the actor.
  *
  * <pre>{@code
  * try (CentralizedMAGRPOTrainer trainer = CentralizedMAGRPOTrainer.builder()
@@ -52,10 +51,9 @@ public final class CentralizedMAGRPOTrainer extends ReinforceTrainer {
     }
 
     /**
-     * Builds a {@link CentralizedMAGRPOTrainer} from the roles' settings ({@code numAgents} roles, their
-     * {@code formatters}, the task {@code rewardFunc}, an {@code evalLogger} of role outputs) and the
-     * one actor ({@code agentModel} / {@code agents}); {@code args} must be a
-     * {@link CentralizedMAGRPOConfig}, and there is no {@code externalTransition} (single-turn).
+     * Builds the trainer from the roles' settings ({@code numAgents}, {@code formatters}, the task
+     * {@code rewardFunc}, an {@code evalLogger} of role outputs) and the one actor ({@code agentModel} /
+     * {@code agents}); {@code args} must be a {@link CentralizedMAGRPOConfig}; no {@code externalTransition}.
      */
     public static final class Builder extends ReinforceBuilder<Builder> {
         private Builder() {

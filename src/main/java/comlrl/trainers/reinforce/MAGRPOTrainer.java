@@ -23,11 +23,7 @@ public class MAGRPOTrainer extends ReinforceTrainer {
         return new Builder(b -> new MAGRPOTrainer(b, "MAGRPO"));
     }
 
-    /**
-     * The builder of {@code algorithm}'s trainer: {@link #builder()}, {@link MAREINFORCETrainer#builder()},
-     * {@link MAReMaxTrainer#builder()}, {@link MARLOOTrainer#builder()} or (with the tagged adapter unless
-     * replaced) {@link CentralizedMAGRPOTrainer#builder()}.
-     */
+    /** The builder of {@code algorithm}'s trainer (the centralized one with the tagged adapter unless replaced). */
     public static ReinforceBuilder<?> builderFor(ReinforceAlgorithm algorithm) {
         return switch (algorithm) {
             case MAGRPO -> builder();

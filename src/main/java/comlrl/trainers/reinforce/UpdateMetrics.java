@@ -46,10 +46,8 @@ final class UpdateMetrics {
     private int dropped;
 
     /**
-     * @param klCoef β, {@code reference_kl_coef}
-     * @param withKl whether reference-KL shaping is on (its keys and the collapse warning)
-     * @param main whether this process prints warnings (the main one of a ddp run)
-     * @param countsDropped whether dynamic sampling is on (every event then has {@value #DROPPED})
+     * {@code klCoef}: β; {@code withKl}: reference-KL shaping is on (its keys and the collapse warning);
+     * {@code main}: this process prints warnings; {@code countsDropped}: dynamic sampling is on.
      */
     UpdateMetrics(double klCoef, boolean withKl, PrintStream console, boolean main, boolean countsDropped) {
         this.countsDropped = countsDropped;
