@@ -22,7 +22,7 @@ import java.util.Map;
  * </pre>
  */
 final class SeparateCritics extends PerAgentCritics {
-    private final AgentSet models; // loaded for this process's agents: closed here
+    private final AgentSet models; // this process's agents': closed here
     private final HeldAgents<CausalLm> critics;
     private final HeldAgents<AdamW> optimizers;
 
