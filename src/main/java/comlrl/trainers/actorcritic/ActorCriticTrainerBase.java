@@ -114,8 +114,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             this.critic = parts.own(critic.apply(new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
                     steps)), Critic::close);
             this.critic.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
-            this.actorOptimizers = parts.own(AgentUpdates.actorOptimizers(agents, this.critic, work,
-                    args.agentLearningRate()), opts -> opts.values().forEach(AdamW::close));
+            this.actorOptimizers = parts.own(agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(),
+                    this.critic.headOnActor(i), args.agentLearningRate())), o -> o.values().forEach(AdamW::close));
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
                     TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
             this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);

@@ -3,7 +3,6 @@ package comlrl.trainers.actorcritic;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
-import comlrl.generation.CausalLm;
 import comlrl.generation.SeedStream;
 import comlrl.tensor.AdamW;
 import java.util.ArrayList;
@@ -37,12 +36,6 @@ final class AgentUpdates {
     private final RankWork work;
     private final MinibatchSteps steps;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
-
-    /** Per held agent, the actor's AdamW over its model's parameters and those of the value head on it, if any. */
-    static HeldAgents<AdamW> actorOptimizers(HeldAgents<CausalLm> agents, Critic critic, RankWork work,
-            double learningRate) {
-        return agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(), critic.headOnActor(i), learningRate));
-    }
 
     AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, AgentExecutor executor,
             RankWork work, MinibatchSteps steps) {

@@ -108,7 +108,7 @@ final class EpisodeSamples {
                     kls[t] = turns.get(t).kls[i][g];
                     old[t] = turns.get(t).critic.values()[i][g];
                 }
-                ActorCriticLoss.Episode e = ActorCriticLoss.episode(rewards, kls, old, beta, args.discount(), returnGamma);
+                var e = ActorCriticLoss.episode(rewards, kls, old, beta, args.discount(), returnGamma);
                 for (int t = 0; t < n; t++) {
                     Turn turn = turns.get(t);
                     long[] p = turn.sampled.promptIds().get(i);
