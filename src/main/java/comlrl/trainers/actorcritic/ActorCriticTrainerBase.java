@@ -67,7 +67,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     private final ActorCriticConfig args;
     private final Algorithm algorithm;
-    private final int numAgents;
     /**
      * This process's share of a ddp run. Data split: a minibatch's samples are divided between the
      * processes, the gradients summed. Agents split: each actor (with IAC's critic or value head) on its
@@ -95,7 +94,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         this.args = args;
         this.settings = b.settings();
         this.algorithm = algorithm;
-        this.numAgents = args.numAgents();
+        int numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
         TrainerSettings.Rewarders rewarders = settings.rewarders(numAgents, args.numGenerations(), algorithm.name(),
                 args.skipNonfiniteSamples());
@@ -150,7 +149,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     public int numAgents() {
-        return numAgents;
+        return args.numAgents();
     }
 
     @Override
@@ -182,7 +181,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
     private void trainItem(TaskItem item, String label) {
         List<RolloutSample> rollouts = episodes.collect(item, label, seeds, rewarder, args.numGenerations());
-        long envStep = progress.advance(rollouts.size() / numAgents);
+        long envStep = progress.advance(rollouts.size() / args.numAgents());
         Map<String, Double> extra = callback(rollouts);
         if (!extra.isEmpty()) {
             logger.log(envStep, extra); // once, unprefixed, at rollout time
@@ -277,7 +276,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     private Path actorDir(Path dir, int agent) {
-        return algorithm.oneAgentAtRoot() && numAgents == 1 ? dir : dir.resolve("agent_" + agent);
+        return algorithm.oneAgentAtRoot() && args.numAgents() == 1 ? dir : dir.resolve("agent_" + agent);
     }
 
     @Override

@@ -65,7 +65,9 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     }
 
     /** Whether one critic serves every agent: agents are updated in turn, and every process steps its copy. */
-    boolean sharedByAgents();
+    default boolean sharedByAgents() {
+        return false;
+    }
 
     /** The critic models with their value heads, for {@code critics()} (null for other processes' agents). */
     default List<CausalLmWithValueHead> views() {

@@ -2,6 +2,7 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -27,8 +28,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         super(b, c, new Algorithm(ALGORITHM_NAME, false, false), sources, placement, work, actors ->
                 CentralCritic.create(c, actors, Critic.loadModels(b, c.seed(), sources.critics(), placement.critics(),
                         actors, i -> true), // on every process
-                        b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM) != null ? b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM)
-                                : c.criticValueHeadHiddenDim()));
+                        Optional.ofNullable(b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM))
+                                .orElse(c.criticValueHeadHiddenDim())));
     }
 
     public MAACConfig config() {

@@ -93,11 +93,6 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     }
 
     @Override
-    public boolean sharedByAgents() {
-        return false;
-    }
-
-    @Override
     public Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
         return Map.of("value_head_" + agent, ValueHeads.checkpointPart("value_head_" + agent, heads.get(agent)));
     }
