@@ -8,11 +8,10 @@ import java.util.stream.IntStream;
 
 /**
  * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic
- * ({@link CentralCritic}) of the joint input ({@link #criticInput}), stepped after each agent
- * minibatch's actor step. Agent i's target is built from its own shaped reward and the joint value
- * ({@link ActorCriticLoss}); logged returns are suffix sums; agents are updated one after the other.
- * The loop and metrics are {@link ActorCriticTrainerBase}'s; the critic's {@code turn_t/explained_variance}
- * is taken over every sample of the agents updated together (per agent under {@code agent_i/}).
+ * ({@link CentralCritic}) of the joint input ({@link #criticInput}). Agent i's target is built from its
+ * own shaped reward and the joint value ({@link ActorCriticLoss}); logged returns are suffix sums; agents
+ * are updated one after the other. The loop is {@link ActorCriticTrainerBase}'s; {@code turn_t/explained_variance}
+ * is over every sample of the agents updated together (per agent under {@code agent_i/}).
  */
 public final class MAACTrainer extends ActorCriticTrainerBase {
     /** The reference's algorithm name. */
