@@ -30,7 +30,7 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     record Values(double[][] values, List<long[]> jointIds) {
     }
 
-    /** The actors a critic serves: the models this process holds, their set (LoRA critics share its base), etc. */
+    /** The actors a critic serves: the models held here, their set (LoRA critics share its base), and their run. */
     record Actors(HeldAgents<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
             MinibatchSteps steps) {
     }
