@@ -40,8 +40,4 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                         actors, work::ownsAgent))
                 : ActorValueHeads.create(c, actors));
     }
-
-    public IACConfig config() {
-        return (IACConfig) args();
-    }
 }

@@ -31,10 +31,6 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
                                 .orElse(c.criticValueHeadHiddenDim())));
     }
 
-    public MAACConfig config() {
-        return (MAACConfig) args();
-    }
-
     /**
      * The critic's input text (reference {@code _build_critic_input}), with the joint action for a Q critic:
      * <pre>
