@@ -12,12 +12,8 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * The setters of {@link ActorCriticTrainerBase.Builder}, which builds an IAC or MAAC trainer; names
- * follow the reference's constructor keywords ({@code agent_model}, {@code agents},
- * {@code critic_model}, {@code critics}, {@code tokenizer}, {@code reward_func},
- * {@code reward_processor}, {@code formatters}, {@code args}, {@code train_dataset},
- * {@code eval_dataset}, {@code model_config}, {@code wandb_config}, {@code metrics_callback},
- * {@code external_transition}).
+ * The setters and checks of {@link ActorCriticTrainerBase.Builder}, which builds an IAC or MAAC trainer;
+ * names follow the reference's constructor keywords ({@code agent_model}, {@code critic_model}, ...).
  */
 public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase>
         extends ConfiguredBuilder<ActorCriticConfig, ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
@@ -27,24 +23,22 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
     /** {@code model_config.critic_value_head_hidden_dim} (MAAC's critic head; null: the config's). */
     public static final TrainerSettings.Key<Integer> CRITIC_VALUE_HEAD_HIDDEN_DIM =
             TrainerSettings.key("critic_value_head_hidden_dim", null);
+
     /** Sees what each update uses (tests): its minibatches and, just before each optimizer step, the gradients. */
     interface UpdateObserver {
         void beforeStep(int agent, String which, List<Tensor> parameters);
 
-        /** The samples of one minibatch update of {@code agent}, as the update reads them (targets, {@code Â}). */
         default void minibatch(int agent, List<RolloutSample> minibatch) {
         }
     }
 
     private final Function<ActorCriticTrainerBase.Builder<T>, T> factory;
-    /** Sees gradients before each optimizer step (tests). */
     UpdateObserver observer;
 
     ActorCriticBuilder(Function<ActorCriticTrainerBase.Builder<T>, T> factory) {
         this.factory = factory;
     }
 
-    /** This builder: the sealed hierarchy has the one concrete class. */
     @Override
     protected final ActorCriticTrainerBase.Builder<T> self() {
         return (ActorCriticTrainerBase.Builder<T>) this;
@@ -120,22 +114,19 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         return factory.apply(self());
     }
 
-    /** Which models an algorithm builds from the builder's ({@link ActorCriticSources#iac}, {@link ActorCriticSources#maac}). */
+    /** Which models an algorithm builds ({@link ActorCriticSources#iac}, {@link ActorCriticSources#maac}). */
     interface SourceRule<C extends ActorCriticConfig> {
         ActorCriticSources.Sources resolve(C config, Object agentModel, List<?> agents, List<Tokenizer> tokenizers,
                 Object criticModel, List<?> critics);
     }
 
-    /** How an IAC or MAAC trainer is made once its checks passed and its processes joined. */
     interface Factory<C extends ActorCriticConfig, T> {
         T make(C config, ActorCriticSources.Sources sources, ActorCriticSources.Placement placement, RankWork work);
     }
 
     /**
-     * The trainer of a {@code type} config ({@code described}: "an IACConfig"): fails unless {@code args}
-     * is one, runs the checks that need no model ({@link #requireCommon}, {@code sources}, the task
-     * data), joins the processes of a ddp run, then {@code make}s the trainer, leaving the processes
-     * again when that fails.
+     * The trainer of a {@code type} config ({@code described}: "an IACConfig"): runs the checks that need
+     * no model, joins the processes of a ddp run, then {@code make}s the trainer (leaving them on failure).
      */
     <C extends ActorCriticConfig> T create(Class<C> type, String described, String algorithmName,
             SourceRule<C> sources, Factory<C, T> make) {
@@ -145,7 +136,12 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
                     + name + ".fromMap(...)), got " + (args() == null ? "null" : args().getClass().getSimpleName()));
         }
         C c = type.cast(args());
-        requireCommon(algorithmName);
+        requireCommon(algorithmName, c.numTurns());
+        Integer given = get(TrainerSettings.NUM_AGENTS);
+        if (given != null && given != c.numAgents()) {
+            throw new IllegalArgumentException("num_agents given to the builder (" + given + ") must equal "
+                    + "args.num_agents (" + c.numAgents() + "); set it in the config");
+        }
         ActorCriticSources.Sources resolved = sources.resolve(c, get(TrainerSettings.AGENT_MODEL),
                 get(TrainerSettings.AGENTS), get(TrainerSettings.TOKENIZERS), get(TrainerSettings.CRITIC_MODEL),
                 get(TrainerSettings.CRITICS));
@@ -156,16 +152,6 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         } catch (RuntimeException | Error e) {
             work.close();
             throw e;
-        }
-    }
-
-    /** Checks the common arguments before any model loads. */
-    void requireCommon(String algorithmName) {
-        requireCommon(algorithmName, args().numTurns());
-        Integer given = get(TrainerSettings.NUM_AGENTS);
-        if (given != null && given != args().numAgents()) {
-            throw new IllegalArgumentException("num_agents given to the builder (" + given + ") must equal "
-                    + "args.num_agents (" + args().numAgents() + "); set it in the config");
         }
     }
 }

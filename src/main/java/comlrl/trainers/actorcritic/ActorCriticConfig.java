@@ -38,10 +38,7 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         checkReferenceDevices(referenceKlEnabled(), numAgents(), "agent");
     }
 
-    /**
-     * The message when {@code parallel_training="mp"} lacks {@code critic_devices} that this config
-     * needs, or null when it needs none.
-     */
+    /** The message when {@code parallel_training="mp"} lacks {@code critic_devices} this config needs, else null. */
     abstract String missingCriticDevices();
 
     /** {@code critic_learning_rate}; IAC's null resolves to {@code agent_learning_rate}. */
@@ -49,17 +46,14 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         return get(CRITIC_LEARNING_RATE);
     }
 
-    /** {@code value_loss_coef} (the critic's loss, {@link ActorCriticLoss}). */
     public double valueLossCoef() {
         return get(VALUE_LOSS_COEF);
     }
 
-    /** {@code critic_type}: see {@link CriticType}. */
     public CriticType criticType() {
         return get(CRITIC_TYPE);
     }
 
-    /** {@code critic_value_head_hidden_dim} (IAC's separate critics, MAAC's critic). */
     public Integer criticValueHeadHiddenDim() {
         return get(CRITIC_VALUE_HEAD_HIDDEN_DIM);
     }
@@ -69,23 +63,15 @@ public abstract sealed class ActorCriticConfig extends FieldTableConfig permits 
         return get(CRITIC_DEVICES);
     }
 
-    /** {@code discount}: γ of the TD targets ({@link ActorCriticLoss}). */
     public double discount() {
         return get(DISCOUNT);
     }
 
-    /** {@code num_generations}: samples per agent per prompt. */
     public int numGenerations() {
         return get(NUM_GENERATIONS);
     }
 
-    /**
-     * Builds a config of type {@code C}; the setters take Java values, {@link #apply(Map)} and
-     * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates.
-     *
-     * @param <C> the config built
-     * @param <B> the builder's own type, so that chained setters keep it
-     */
+    /** Builds a config {@code C}: setters take Java values, {@code apply}/{@code set} config keys; build validates. */
     public abstract static sealed class Builder<C extends ActorCriticConfig, B extends Builder<C, B>>
             extends FieldTableConfig.Builder<C, B> permits IACConfig.Builder, MAACConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {

@@ -12,11 +12,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The table of actor-critic config fields: every field of the reference's {@code IACConfig} (§5.1)
- * and {@code MAACConfig} (§5.2) with its key, default and range, declared once (here, or in
- * {@link comlrl.utils.TrainerFields} when the preference configs have it too); then the two configs'
- * field lists, in the reference's order followed by our additions. Each field's {@code means(...)}
- * is its documentation.
+ * The actor-critic config fields (reference §5.1, §5.2; those the preference configs share are in
+ * {@link comlrl.utils.TrainerFields}), each documented by its {@code means(...)}, and the two configs'
+ * field lists: the reference's order, then ours.
  */
 final class ActorCriticFields {
     private ActorCriticFields() {
@@ -38,7 +36,6 @@ final class ActorCriticFields {
     static final ConfigField<Integer> NUM_GENERATIONS = atLeast("num_generations", 1, 1, "")
             .means("Samples per agent per prompt.");
 
-    /** {@link IACConfig}'s fields: §5.1 in the reference's order, then ours. */
     static final List<ConfigField<?>> IAC = concat(List.of(AGENT_LEARNING_RATE, OPTIONAL_CRITIC_LEARNING_RATE,
             ROLLOUT_BUFFER_SIZE, TRAIN_BATCH_SIZE, VALUE_CLIP_RANGE, VALUE_LOSS_COEF, ADVANTAGE_NORMALIZATION,
             MAX_NEW_TOKENS, TEMPERATURE, TOP_P, TOP_K, NUM_TRAIN_EPOCHS, USE_SEPARATE_CRITIC, CRITIC_TYPE,
@@ -47,11 +44,7 @@ final class ActorCriticFields {
             EVAL_NUM_SAMPLES, EVAL_BATCH_SIZE, EARLY_TERMINATION_THRESHOLD, LOGGING_STEPS, REFERENCE_KL_ENABLED,
             REFERENCE_KL_COEF, REFERENCE_DEVICES));
 
-    /**
-     * {@link MAACConfig}'s fields: §5.2 in the reference's order (discount 1.0), with
-     * {@code critic_value_head_hidden_dim} (the reference's {@code model_config} key) after
-     * {@code critic_type}, then ours.
-     */
+    /** {@link MAACConfig}'s fields (discount 1.0), {@code critic_value_head_hidden_dim} from {@code model_config}. */
     static final List<ConfigField<?>> MAAC = concat(List.of(AGENT_LEARNING_RATE, CRITIC_LEARNING_RATE,
             ROLLOUT_BUFFER_SIZE, TRAIN_BATCH_SIZE, VALUE_LOSS_COEF, ADVANTAGE_NORMALIZATION, MAX_NEW_TOKENS,
             TEMPERATURE, TOP_P, TOP_K, NUM_TRAIN_EPOCHS, NUM_AGENTS, NUM_GENERATIONS, NUM_TURNS, PARALLEL_TRAINING,

@@ -62,18 +62,13 @@ public final class ActorCriticLoss {
         return g;
     }
 
-    /**
-     * The numbers of one agent's episode (one generation, T executed turns): shaped rewards
-     * {@code r'_t = r_t − β·KL_t}, targets {@code y_t} ({@link #tdTargets}), logged returns {@code G_t}
-     * ({@link #discountedReturns}) and raw advantages {@code A_t = y_t − V_old_t}.
-     */
+    /** One agent's episode (one generation, T turns): {@code r'_t}, {@code y_t}, {@code G_t}, {@code A_t}. */
     public record Episode(double[] shapedRewards, double[] targets, double[] returns, double[] advantages) {
     }
 
     /**
-     * {@link Episode} of rewards {@code r_t}, reference KLs {@code KL_t} and old values {@code V_old_t}
-     * (same length T ≥ 1): targets discounted by {@code gamma}, returns by {@code returnGamma}
-     * (γ for IAC's discounted returns, 1 for MAAC's suffix sums).
+     * {@link Episode} of rewards {@code r_t}, reference KLs {@code KL_t} and old values {@code V_old_t} (length
+     * T ≥ 1): targets discounted by {@code gamma}, returns by {@code returnGamma} (IAC γ, MAAC 1: suffix sums).
      */
     public static Episode episode(double[] rewards, double[] kls, double[] oldValues, double beta, double gamma,
             double returnGamma) {

@@ -13,12 +13,11 @@ import java.util.List;
 
 /**
  * Which models an actor-critic trainer builds, and where they go, with the reference's rules and
- * messages (§6.1, §6.2, §9), in its constructors' order; pure functions that load nothing. Sources are
- * model ids or directories ({@code String}s, loaded by the trainer) or loaded {@link CausalLm}s; the
- * actor count is always {@code args.num_agents} (unlike MAGRPO, whose constructor count wins).
+ * messages (§6.1, §6.2, §9), in its constructors' order; nothing is loaded. Sources are model ids or
+ * directories ({@code String}s) or loaded {@link CausalLm}s; the actor count is always
+ * {@code args.num_agents} (unlike MAGRPO, whose constructor count wins).
  *
- * <p>Tokenizers: the reference always needs {@code tokenizer} with an agent list ("Tokenizer must be
- * provided when using agents."), because a bare transformers model has none. Here a loaded model
+ * <p>Tokenizers: the reference always needs {@code tokenizer} with an agent list; here a loaded model
  * carries its tokenizer, so the rule applies only to a {@code CausalLm} built without one. A given
  * tokenizer (one for all, or one per agent) replaces the agents' own.
  */
@@ -30,10 +29,9 @@ public final class ActorCriticSources {
      * The resolved sources.
      *
      * @param actors one source per agent (String or CausalLm)
-     * @param tokenizers one per agent: the given tokenizer, else the CausalLm's own, else null (a
-     *     String source: the tokenizer stored with the model, loaded with it)
-     * @param critics IAC: one per agent with separate critics, none with value heads on the actors;
-     *     MAAC: the one shared critic. Separate critics use their actor's tokenizer, MAAC's critic agent 0's.
+     * @param tokenizers one per agent: the given one, else the CausalLm's own, else null (loaded with the model)
+     * @param critics IAC: one per agent with separate critics (read their actor's ids), none with value heads
+     *     on the actors; MAAC: the one shared critic (reads agent 0's ids)
      */
     public record Sources(List<Object> actors, List<Tokenizer> tokenizers, List<Object> critics) {
         public Sources {
@@ -52,12 +50,8 @@ public final class ActorCriticSources {
     }
 
     /**
-     * Devices of an actor-critic trainer's models.
-     *
-     * @param agents one per actor
-     * @param critics IAC: one per agent (the separate critic's, or with value heads the actor's own);
-     *     MAAC: one, the shared critic's
-     * @param references one per actor when reference KL is on, else empty
+     * Devices of an actor-critic trainer's models: one per actor; IAC one critic device per agent (with
+     * value heads, the actor's), MAAC one; one reference per actor when reference KL is on, else none.
      */
     public record Placement(List<Device> agents, List<Device> critics, List<Device> references) {
         public Placement {
@@ -71,14 +65,9 @@ public final class ActorCriticSources {
     enum CriticLayout { PER_AGENT, ON_ACTORS, SHARED }
 
     /**
-     * IAC's sources.
-     *
-     * @param agentModel the homogeneous shortcut: a model id/directory, or (one agent only) a CausalLm
-     * @param agents one source per agent, or null
-     * @param tokenizers null (the agents' own), one for all agents, or one per agent
-     * @param criticModel a critic source broadcast to every agent (a model id/directory; a CausalLm only
-     *     for one agent), or null
-     * @param critics one critic source per agent, or null
+     * IAC's sources: {@code agentModel} (a model id/directory for every agent, or a CausalLm for one) or
+     * {@code agents} (one per agent); {@code tokenizers} null (the agents' own), one for all or one per
+     * agent; {@code criticModel} (broadcast as {@code agentModel}) or {@code critics} (one per agent).
      */
     public static Sources iac(IACConfig args, Object agentModel, List<?> agents, List<Tokenizer> tokenizers,
                               Object criticModel, List<?> critics) {
@@ -110,12 +99,7 @@ public final class ActorCriticSources {
         return new Sources(actors, resolvedTokenizers, resolvedCritics);
     }
 
-    /**
-     * MAAC's sources: as {@link #iac}, but exactly one critic, shared by all agents.
-     *
-     * @param criticModel the shared critic's source, or null
-     * @param critics a one-element list holding it, or null
-     */
+    /** MAAC's sources: as {@link #iac}, with one critic shared by all agents (or a one-element {@code critics}). */
     public static Sources maac(MAACConfig args, Object agentModel, List<?> agents, List<Tokenizer> tokenizers,
                                Object criticModel, List<?> critics) {
         requireAgents(agentModel, agents);
@@ -188,17 +172,12 @@ public final class ActorCriticSources {
     }
 
     /**
-     * The devices of {@code args}' models. IAC (§9 {@code assign_devices}): with "none" every model on
-     * one device; with "mp" each actor on its {@code agent_devices} entry and each separate critic on its
-     * {@code critic_devices} entry, or with its actor when unset; value heads stay with their actors.
-     * MAAC (§9 {@code assign_shared_critic_device}): with "mp" the shared critic on {@code critic_devices}
-     * (one device), or with agent 0 when unset.
+     * The devices of {@code args}' models, every one on {@code processDevice} (a ddp process's) when not
+     * null. IAC (§9 {@code assign_devices}): with "none" every model on one device; with "mp" each actor
+     * on its {@code agent_devices} entry and each separate critic on its {@code critic_devices} entry, or
+     * with its actor when unset. MAAC (§9 {@code assign_shared_critic_device}): with "mp" the shared
+     * critic on {@code critic_devices} (one device), or with agent 0 when unset.
      */
-    public static Placement place(ActorCriticConfig args) {
-        return place(args, null);
-    }
-
-    /** {@link #place(ActorCriticConfig)}, or every model on {@code processDevice} (a ddp process's device) when not null. */
     public static Placement place(ActorCriticConfig args, Device processDevice) {
         CriticLayout layout = !(args instanceof IACConfig iac) ? CriticLayout.SHARED
                 : iac.useSeparateCritic() ? CriticLayout.PER_AGENT : CriticLayout.ON_ACTORS;
@@ -217,9 +196,8 @@ public final class ActorCriticSources {
     }
 
     /**
-     * The placement rules. "none": the first device of {@code agentDevices}, else of
-     * {@code criticDevices}, else the automatic one (reference {@code resolve_single_device}), for
-     * every model. Frozen references go to {@code referenceDevices}, else with their actors.
+     * The placement rules. "none": every model on the first device of {@code agentDevices}, else of
+     * {@code criticDevices}, else the automatic one. References go to {@code referenceDevices}, else with their actors.
      */
     static Placement place(ParallelTraining mode, int n, List<String> agentDevices, List<String> criticDevices,
                            CriticLayout layout, boolean referenceKl, List<String> referenceDevices) {

@@ -9,7 +9,6 @@ import comlrl.generation.GenerationSettings;
 import comlrl.generation.SeedStream;
 import comlrl.logging.MetricsLogger;
 import comlrl.tensor.AdamW;
-import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.JointEvaluator;
@@ -32,11 +31,9 @@ import java.util.function.Function;
  * The loop IAC and MAAC share (reference §5.7), top to bottom:
  * <pre>
  *   for each epoch, for each task item:
- *     rollout  (collect): per turn t, every agent samples K completions; the critic records V_old;
- *              the reward function scores the turn; r'_t = r_t − β·KL_t (reference KL, when enabled);
- *              multi-turn episodes continue through the external transition until num_turns or
- *              early termination
- *              ({@link EpisodeSamples})
+ *     rollout  per turn t, every agent samples K completions; the critic records V_old; the reward
+ *              function scores the turn; r'_t = r_t − β·KL_t (reference KL, when enabled); multi-turn
+ *              episodes continue until num_turns or early termination    ({@link EpisodeSamples})
  *     targets  y_t = r'_t + γ·V_old(h_{t+1})  (t &lt; T−1),   y_{T−1} = r'_{T−1}     ({@link ActorCriticLoss#episode})
  *     env_step += the joint samples (K per executed turn);  metrics_callback(rollouts) logged
  *     buffer each agent's samples; an agent whose buffer holds rollout_buffer_size samples is updated
@@ -45,14 +42,12 @@ import java.util.function.Function;
  *              ({@link #evaluate}); checkpoint every checkpoint_interval ({@link #checkpoint})
  * </pre>
  * The critic is a strategy ({@link Critic}): a separate model per agent, a value head on each actor,
- * or MAAC's centralised critic. Each update event logs {@link TurnMetrics}' keys per agent under
- * {@code agent_i/} and, without the prefix, averaged over the agents updated together.
+ * or MAAC's centralised critic.
  *
  * <p>Differences from the reference, on purpose: {@code metrics_callback} values are logged once, at
  * rollout time (bug 14.15); evaluation with {@code num_generations > 1} rolls out one generation per
- * agent, for MAAC too (bug 14.8); per-agent keys {@code agent_i/turn_t/...} are logged beside the
- * aggregate {@code turn_t/...} keys, which average over the agents updated together (bug 9);
- * sampling is seeded ({@code seed}).
+ * agent, for MAAC too (bug 14.8); {@link TurnMetrics}' keys are logged per agent under {@code agent_i/}
+ * beside their mean over the agents updated together (bug 9); sampling is seeded ({@code seed}).
  */
 public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** {@code metrics_callback(rollouts)}: extra scalar metrics of one item's rollouts. */
@@ -61,30 +56,25 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         Map<String, Double> apply(List<RolloutSample> rollouts);
     }
 
-    /** What the builder was given besides {@code args}. */
     private final TrainerSettings settings;
     /**
-     * What distinguishes the algorithms beside their critic: the name, whether logged returns are
-     * discounted ({@code G_t = r'_t + γ·G_{t+1}}, IAC) or suffix sums (MAAC), and whether a run of one
-     * agent saves it at the save directory itself (IAC) rather than in {@code agent_0/}.
+     * What distinguishes the algorithms beside their critic: whether logged returns are discounted (IAC)
+     * or suffix sums (MAAC), and whether one agent is saved at the save directory itself (IAC), not in
+     * {@code agent_0/}.
      */
     record Algorithm(String name, boolean discountedReturns, boolean oneAgentAtRoot) {
     }
 
     private final ActorCriticConfig args;
     private final Algorithm algorithm;
-    private final int numAgents;
     /**
-     * This process's share of a ddp run ({@link RankWork}). Data split: every model on every process;
-     * a minibatch's samples are divided between the processes and the gradients summed. Agents split:
-     * each actor (with what is its own: IAC's critic or value head) on its owner only, which samples,
-     * values and updates it; every process gets every agent's completions, prompt ids, reference KLs
-     * and old values, so every process holds the same rollouts and buffers.
+     * This process's share of a ddp run. Data split: a minibatch's samples are divided between the
+     * processes, the gradients summed. Agents split: each actor (with IAC's critic or value head) on its
+     * owner only; every process gets every agent's rollouts and old values, so all hold the same buffers.
      */
     private final RankWork work;
-    /** The actors, their references, executor and logger, and (owned by them) the critic and optimizers. */
+    /** The actors, references, executor and logger, and (owned by them) the critic and optimizers. */
     private final TrainerParts parts;
-    /** The actors this process holds, with the tokenizers they use. */
     private final HeldAgents<CausalLm> agents;
     private final JointRewarder rewarder;
     private final MetricsCallback metricsCallback;
@@ -94,26 +84,17 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** Per agent: the actor's optimizer (with a value head on the actor, the head's parameters too). */
     private final HeldAgents<AdamW> actorOptimizers;
     private final AgentUpdates updates;
-    /** Runs an item's joint rollout and makes its samples, with targets, returns and advantages. */
     private final EpisodeSamples episodes;
-    /**
-     * The evaluation: the actors' rollout of the evaluation items, {@code eval_batch_size} of them sampled
-     * together, each its own episode ({@link #recordEvaluation}).
-     */
     private final JointEvaluator evaluator;
-    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop ({@link EpochProgress}). */
     private final EpochProgress progress;
 
-    /**
-     * Loads the actors (and their references, {@link TrainerParts}), then the critic {@code critic} makes
-     * for them, then the actors' optimizers; frees what it loaded when any of it fails.
-     */
+    /** Loads the actors and references, then {@code critic}, then the actors' optimizers; frees them on failure. */
     ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, Algorithm algorithm, ActorCriticSources.Sources sources,
             ActorCriticSources.Placement placement, RankWork work, Function<Critic.Actors, Critic> critic) {
         this.args = args;
         this.settings = b.settings();
         this.algorithm = algorithm;
-        this.numAgents = args.numAgents();
+        int numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
         TrainerSettings.Rewarders rewarders = settings.rewarders(numAgents, args.numGenerations(), algorithm.name(),
                 args.skipNonfiniteSamples());
@@ -132,8 +113,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             this.critic = parts.own(critic.apply(new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
                     steps)), Critic::close);
             this.critic.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
-            this.actorOptimizers = parts.own(AgentUpdates.actorOptimizers(agents, this.critic, work,
-                    args.agentLearningRate()), opts -> opts.values().forEach(AdamW::close));
+            this.actorOptimizers = parts.own(agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(),
+                    this.critic.headOnActor(i), args.agentLearningRate())), o -> o.values().forEach(AdamW::close));
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
                     TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
             this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);
@@ -142,7 +123,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                     .withTransitions(new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), numAgents),
                             args.externalPromptPassthrough())
                     .withReferences(parts.references);
-            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, this.critic, work);
+            this.episodes = new EpisodeSamples(args, algorithm.discountedReturns(), rollout, padIds, this.critic);
             this.evaluator = new JointEvaluator(settings, rollout, new JointEvaluator.Family<>(JointRollout.Scoring
                     .perAgent(rewarders.evaluation()), episodes::terminates, this::recordEvaluation, true), seeds,
                     args.numTurns(), args.evalBatchSize());
@@ -155,7 +136,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         }
     }
 
-    /** The builder's settings as this trainer received them. */
     public final TrainerSettings settings() {
         return settings;
     }
@@ -169,7 +149,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     public int numAgents() {
-        return numAgents;
+        return args.numAgents();
     }
 
     @Override
@@ -193,7 +173,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         return critic.views();
     }
 
-    /** Each agent's generate settings with the source of every value. */
     @Override
     public List<GenerationSettings.Resolved> generationSettings() {
         return parts.generation.asList();
@@ -202,12 +181,10 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
     private void trainItem(TaskItem item, String label) {
         List<RolloutSample> rollouts = episodes.collect(item, label, seeds, rewarder, args.numGenerations());
-        long envStep = progress.advance(rollouts.size() / numAgents);
-        if (metricsCallback != null && work.isMain()) {
-            Map<String, Double> extra = callback(rollouts);
-            if (!extra.isEmpty()) {
-                logger.log(envStep, extra); // once, unprefixed, at rollout time
-            }
+        long envStep = progress.advance(rollouts.size() / args.numAgents());
+        Map<String, Double> extra = callback(rollouts);
+        if (!extra.isEmpty()) {
+            logger.log(envStep, extra); // once, unprefixed, at rollout time
         }
         List<Integer> full = new ArrayList<>();
         for (RolloutSample s : rollouts) {
@@ -219,23 +196,23 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         drain(full);
     }
 
-    /** Updates {@code agentIds} from their buffers and logs their metrics as one event. */
     private void drain(List<Integer> agentIds) {
         if (!agentIds.isEmpty()) {
             logger.logTrain(progress.envStep(), updates.drain(agentIds, seeds));
         }
     }
 
+    /** {@code metrics_callback}'s values ({@code {}} without one); user callbacks run on rank 0 of a ddp run. */
     private Map<String, Double> callback(List<RolloutSample> rollouts) {
-        Map<String, Double> values = metricsCallback.apply(List.copyOf(rollouts));
+        Map<String, Double> values = metricsCallback == null || !work.isMain() ? null
+                : metricsCallback.apply(List.copyOf(rollouts));
         return values == null ? Map.of() : values;
     }
 
     /**
-     * The checkpoint: per agent {@code agent_i} (its weights) and {@code optimizer_i.safetensors}, then
-     * the critic's parts of that agent ({@link Critic#agentParts}), then the critic's shared parts; the
-     * model shapes of the actors and the critic; progress, seeds and the stateful parts. In the agents
-     * split each process writes and restores the agents it owns.
+     * The checkpoint: per agent {@code agent_i} (weights), {@code optimizer_i.safetensors} and the critic's
+     * parts of that agent, then the critic's shared parts; the actors' and critics' shapes; progress, seeds
+     * and the stateful parts. In the agents split each process writes and restores the agents it owns.
      */
     private TrainerCheckpoint checkpoint(TrainerCheckpoint.Extension extension) {
         List<TrainerCheckpoint.ShapeGroup> shapes = new ArrayList<>();
@@ -253,41 +230,31 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     /**
-     * Evaluates on the first {@code eval_num_samples} evaluation items (reference {@code evaluate()}:
-     * no argument; {@link JointEvaluator}): one generation per agent per turn, {@code eval_batch_size}
-     * items sampled together (each its own episode, ended early on its own rewards; the batch draws one
-     * seed per agent per turn, so the batch size decides which seeds an item gets), drawn from the
-     * evaluations' own seeds ({@link SeedStream#evaluation()}), no updates. Returns per turn the rollout means
-     * of every item's samples of that turn ({@link TurnMetrics} under {@code eval/}: reward_mean of the
-     * raw rewards, expected_return, reference_kl_mean, reference_kl_penalty_mean), then
-     * {@code eval/<key>}, the mean over the items that returned it of {@code metrics_callback};
-     * {@code {}} without an evaluation set. Logged at the current {@code env_step}.
+     * Evaluates on the first {@code eval_num_samples} evaluation items ({@link JointEvaluator}): one
+     * generation per agent per turn, {@code eval_batch_size} items sampled together (each its own episode;
+     * the batch draws one seed per agent per turn from {@link SeedStream#evaluation()}, so the batch size
+     * decides which seeds an item gets), no updates. Returns per turn the means of {@link TurnMetrics}'
+     * rollout keys under {@code eval/}, then {@code eval/<key>}, the mean over the items of
+     * {@code metrics_callback}; {@code {}} without an evaluation set. Logged at the current {@code env_step}.
      */
     @Override
     public Map<String, Double> evaluate() {
         return evaluator.evaluate(args.evalNumSamples(), logger, progress.envStep());
     }
 
-    /**
-     * What evaluation records of an item's episode ({@link JointEvaluator.Family}): each sample's
-     * {@link TurnMetrics} and the item's {@code metrics_callback} values (on rank 0 of a ddp run); a turn's
-     * reward in the evaluation samples is the mean over the agents.
-     */
+    /** Records an evaluation episode's {@link TurnMetrics} and callback values; returns each turn's mean reward. */
     private double[] recordEvaluation(TaskItem item, List<JointRollout.Scored<double[][]>> episode,
             JointEvaluator.Means means) {
         List<RolloutSample> rollouts = episodes.samples(item, episode, 1);
         rollouts.forEach(r -> TurnMetrics.add(means, r));
-        if (metricsCallback != null && work.isMain()) { // user callbacks run on rank 0 of a ddp run
-            callback(rollouts).forEach(means::custom);
-        }
+        callback(rollouts).forEach(means::custom);
         return AgentUpdates.byTurn(rollouts).values().stream().mapToDouble(turn -> turn.stream()
                 .mapToDouble(RolloutSample::reward).average().orElse(Double.NaN)).toArray();
     }
 
     /**
      * Saves the actors, critics and value heads in the reference's layout (§11): agent i in
-     * {@code dir/agent_i/} (IAC with one agent: {@code dir} itself), its critic or head beside it
-     * ({@link Critic#save}); as {@link AgentSet#saveAgents} writes in a ddp run.
+     * {@code dir/agent_i/} (IAC with one agent: {@code dir} itself), its critic or head beside it.
      */
     @Override
     public void saveModel(Path dir) {
@@ -298,20 +265,18 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     }
 
     /**
-     * Restores the value heads {@link #saveModel} wrote under {@code savedDir} into this trainer's heads
-     * (the reference's {@code value_head.load_state_dict(torch.load(...))} step before {@code train()}):
-     * IAC's {@code agent_i/value_head.*} or {@code agent_i/critic/value_head.*} (with one agent, without
-     * {@code agent_0/}), MAAC's {@code critic/value_head.*}. Fails, naming the file, when a head's width
-     * or input size differs from this run's ({@code value_head_hidden_dim} /
-     * {@code critic_value_head_hidden_dim}), or when the saved run used another {@code critic_type}
-     * ({@link Critic#loadValueHeads}).
+     * Restores the value heads {@link #saveModel} wrote under {@code savedDir} (the reference's
+     * {@code value_head.load_state_dict(...)} before {@code train()}): IAC's {@code agent_i/value_head.*}
+     * or {@code agent_i/critic/value_head.*}, MAAC's {@code critic/value_head.*}. Fails, naming the file,
+     * when a head's width or input size differs from this run's, or the saved run used another
+     * {@code critic_type}.
      */
     public void loadValueHeads(Path savedDir) {
         critic.loadValueHeads(savedDir, i -> actorDir(savedDir, i));
     }
 
     private Path actorDir(Path dir, int agent) {
-        return algorithm.oneAgentAtRoot() && numAgents == 1 ? dir : dir.resolve("agent_" + agent);
+        return algorithm.oneAgentAtRoot() && args.numAgents() == 1 ? dir : dir.resolve("agent_" + agent);
     }
 
     @Override
@@ -319,10 +284,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         parts.close(); // the logger, then the optimizers, critic, references and actors (TrainerParts#close)
     }
 
-    /**
-     * Builds an IAC or MAAC trainer ({@link ActorCriticBuilder}: the setters, named after the reference's
-     * constructor keywords, and the checks).
-     */
+    /** Builds an IAC or MAAC trainer (the setters and checks: {@link ActorCriticBuilder}). */
     public static final class Builder<T extends ActorCriticTrainerBase> extends ActorCriticBuilder<T> {
         Builder(Function<Builder<T>, T> factory) {
             super(factory);

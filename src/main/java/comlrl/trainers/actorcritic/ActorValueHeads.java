@@ -27,7 +27,6 @@ final class ActorValueHeads extends PerAgentCritics {
         super(config, actors, heads, null, "value_head_hidden_dim");
     }
 
-    /** One head per actor ({@code value_head_hidden_dim}). */
     static ActorValueHeads create(IACConfig c, Actors actors) {
         return new ActorValueHeads(c, actors, drawHeads(actors.lms(), c.valueHeadHiddenDim(), actors.work(), c.seed()));
     }
@@ -55,11 +54,13 @@ final class ActorValueHeads extends PerAgentCritics {
                     double[] old = mine.stream().mapToDouble(RolloutSample::oldValue).toArray();
                     double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
                     Tensor a = Tensor.ofDoubles(adv, actor.device()).to(DType.F32); // [B] Â
-                    double[] parts = new double[3]; // the loss, actor_loss, value_loss of this process's rows
+                    double[] parts = new double[3]; // loss, actor_loss, value_loss of this process's rows
                     parts[0] = Scorer.backward(actor, mine.stream().map(RolloutSample::promptIds).toList(),
                             mine.stream().map(RolloutSample::responseIds).toList(), actors.padIds()[agent], true, sc -> {
                                 Tensor actorLoss = steps.meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
-                                long[] pos = valuePositions(mine, sc.hidden().size(1), q);
+                                long len = sc.hidden().size(1); // Q: the last token, V: the prompt's last
+                                long[] pos = mine.stream().mapToLong(s -> q ? len - 1 : len - 1 - s.responseLen())
+                                        .toArray();
                                 Tensor v = ValueHead.valuesAt(head.forward(sc.hidden()), pos).toFloat(); // [B]
                                 Tensor valueLoss = steps.meanOverMinibatch(
                                         ActorCriticLoss.valueErrors(v, targets, old, config.valueClipRange()), n);
@@ -70,14 +71,6 @@ final class ActorValueHeads extends PerAgentCritics {
                     return parts;
                 });
         return new Losses(sums[1], sums[2]);
-    }
-
-    /**
-     * The position of each sample's value in rows of {@code rowLength} (prompt ⊕ response, right-aligned
-     * responses): the last token (Q) or the prompt's last token (V).
-     */
-    static long[] valuePositions(List<RolloutSample> samples, long rowLength, boolean q) {
-        return samples.stream().mapToLong(s -> q ? rowLength - 1 : rowLength - 1 - s.responseLen()).toArray();
     }
 
     @Override

@@ -3,7 +3,6 @@ package comlrl.trainers.actorcritic;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
-import comlrl.generation.CausalLm;
 import comlrl.generation.SeedStream;
 import comlrl.tensor.AdamW;
 import java.util.ArrayList;
@@ -21,10 +20,10 @@ import java.util.stream.IntStream;
  * {@code rollout_buffer_size} samples (or any, at the end of an epoch) is drained: per turn index t
  * of its samples (an update group),
  * <pre>
- *   A_j = y_j − V_old_j,   Â = (A − mean A) / max(std_pop A, 1e-6)     ({@link ActorCriticLoss#advantages})
+ *   A_j = y_j − V_old_j, normalised to Â                       ({@link ActorCriticLoss#advantages})
  *   shuffle (a seeded Random per drained agent), minibatches B of train_batch_size:
- *       one actor and one critic step each ({@link Critic#update}: actor_loss, value_loss)
- *   explained_variance = 1 − Var[y − V_old] / Var[y]                   ({@link ActorCriticLoss#explainedVariance})
+ *       one actor and one critic step each                     ({@link Critic#update})
+ *   explained_variance of the group                            ({@link ActorCriticLoss#explainedVariance})
  * </pre>
  * Agents drained together are updated on their own threads when their models are disjoint and the
  * agents run in parallel; their metrics ({@link TurnMetrics}) are logged as one event.
@@ -37,12 +36,6 @@ final class AgentUpdates {
     private final RankWork work;
     private final MinibatchSteps steps;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
-
-    /** Per held agent, the actor's AdamW over its model's parameters and those of the value head on it, if any. */
-    static HeldAgents<AdamW> actorOptimizers(HeldAgents<CausalLm> agents, Critic critic, RankWork work,
-            double learningRate) {
-        return agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(), critic.headOnActor(i), learningRate));
-    }
 
     AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, AgentExecutor executor,
             RankWork work, MinibatchSteps steps) {
@@ -68,10 +61,9 @@ final class AgentUpdates {
     }
 
     /**
-     * Updates {@code agentIds} from their buffers (one shuffle seed each from {@code seeds}, in agent
-     * order) and returns the event to log: per-agent keys {@code agent_i/turn_t/...} and, under
-     * {@code turn_t/...}, their mean over the agents; for a critic every agent shares, the aggregate
-     * explained variance is that of all the drained samples of the turn (the critic's whole batch).
+     * Updates {@code agentIds} (one shuffle seed each, in agent order) and returns the event to log:
+     * {@code agent_i/turn_t/...} and their mean over the agents under {@code turn_t/...}; for a shared
+     * critic, {@code turn_t/explained_variance} is over all the drained samples of the turn.
      */
     Map<String, Double> drain(List<Integer> agentIds, SeedStream seeds) {
         Map<Integer, List<RolloutSample>> taken = new TreeMap<>();

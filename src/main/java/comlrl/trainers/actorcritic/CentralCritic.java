@@ -19,14 +19,13 @@ import java.util.stream.IntStream;
 
 /**
  * MAAC's one centralised critic (reference §5.6): a model with a value head that values the joint
- * input ({@link MAACTrainer#criticInput}), tokenised with agent 0's tokenizer, at its last token (V:
- * one value shared by every generation; Q: one per aligned joint action k), the same value for every
- * agent. Every agent's minibatch takes a critic step on
+ * input ({@link MAACTrainer#criticInput}, agent 0's tokenizer) at its last token (V: one value for every
+ * generation; Q: one per aligned joint action k), the same for every agent. After the actor's step,
+ * every agent minibatch takes a critic step on
  * <pre>
  *   value_loss_coef · value_loss,   value_loss = (1/|B|) Σ_j (y_j − V(joint_j))²     (no clipping)
  * </pre>
- * after the actor's step, so the critic steps once per agent minibatch; in the agents split every
- * process holds the critic and steps its copy on every agent's minibatches.
+ * In the agents split every process holds the critic and steps its copy on every agent's minibatches.
  */
 final class CentralCritic implements Critic {
     private final MAACConfig config;
@@ -43,10 +42,7 @@ final class CentralCritic implements Critic {
         this.optimizer = optimizer;
     }
 
-    /**
-     * Takes the critic {@code model} (on every process) and gives it a head of {@code width} (null or 0:
-     * one linear layer) and an optimizer.
-     */
+    /** Takes the critic {@code model} (on every process), with a head of {@code width} (null or 0: linear). */
     static CentralCritic create(MAACConfig c, Actors actors, AgentSet model, Integer width) {
         ValueHead head = null;
         try {
@@ -130,7 +126,7 @@ final class CentralCritic implements Critic {
         return parts;
     }
 
-    /** {@code dir/critic/}: the backbone with {@code value_head.safetensors}, {@code .pt} and {@code .json} (rank 0). */
+    /** {@code dir/critic/}: the backbone with {@code value_head.*} (written by rank 0). */
     @Override
     public void save(Path dir, IntFunction<Path> actorDirs, boolean writes) {
         if (actors.work().isMain()) {

@@ -19,12 +19,10 @@ import java.util.function.IntPredicate;
 
 /**
  * How an actor-critic trainer values its samples and learns the values: a separate critic model per
- * agent ({@link SeparateCritics}, IAC {@code use_separate_critic: true}), a value head on each actor's
- * backbone ({@link ActorValueHeads}, IAC false) or one centralised critic of the joint input
- * ({@link CentralCritic}, MAAC). The trainer calls, in this order: {@link #values} once per rollout
- * turn (without gradients, the {@code V_old} of the targets), {@link #update} once per minibatch (the
- * actor's and the critic's steps), {@link #save}/{@link #loadValueHeads} and the checkpoint parts when
- * asked, {@link #close} once.
+ * agent ({@link SeparateCritics}), a value head on each actor ({@link ActorValueHeads}) or MAAC's one
+ * centralised critic ({@link CentralCritic}). Call order: {@link #values} once per rollout turn
+ * ({@code V_old}, without gradients), {@link #update} once per minibatch, {@link #save},
+ * {@link #loadValueHeads} and the checkpoint parts when asked, {@link #close} once.
  */
 sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCritic {
 
@@ -32,24 +30,19 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     record Values(double[][] values, List<long[]> jointIds) {
     }
 
-    /**
-     * The actors a critic serves, as the trainer loaded them: the models this process holds, their
-     * set (LoRA critics share its base), every agent's pad id, this process's share of the run, the
-     * agents' executor and the steps of a minibatch.
-     */
+    /** The actors a critic serves: the models held here, their set (LoRA critics share its base), and their run. */
     record Actors(HeldAgents<CausalLm> lms, AgentSet set, long[] padIds, RankWork work, AgentExecutor executor,
             MinibatchSteps steps) {
     }
 
     /**
-     * Loads critic models (LoRA critics, {@code critic_lora}, on the actors' shared base when they name
-     * the same model on the same device), those {@code include} accepts (null for the others).
+     * Loads the critic models {@code include} accepts (null for the others); LoRA critics
+     * ({@code critic_lora}) sit on the actors' base when they name the same model on the same device.
      */
     static AgentSet loadModels(ActorCriticTrainerBase.Builder<?> b, long seed, List<Object> sources, List<Device> devices,
             Actors actors, IntPredicate include) {
         return AgentSet.load("critic", sources, b.get(TrainerSettings.DTYPE), devices, b.settings().criticLoraAgents(),
-                seed ^ 0xC0FFEEL, actors.set(),
-                include);
+                seed ^ 0xC0FFEEL, actors.set(), include);
     }
 
     /** The losses of one minibatch update. */
@@ -63,11 +56,7 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
     Values values(int turn, List<String> prompts, List<long[]> promptIds,
             List<List<long[]>> responses, List<List<String>> texts);
 
-    /**
-     * One minibatch update of {@code agent}, whose samples carry {@code y}, {@code V_old} and
-     * {@code Â}: the actor's step on its optimizer (by the agent's owner) and the critic's (one step of both with a
-     * value head on the actor).
-     */
+    /** One minibatch update of {@code agent} (samples carry {@code y}, {@code V_old}, {@code Â}): actor and critic. */
     Losses update(int agent, List<RolloutSample> minibatch, HeldAgents<AdamW> actorOptimizers);
 
     /** The value head on agent {@code agent}'s actor, stepped with it; null when the critic is a model of its own. */
@@ -75,11 +64,10 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
         return null;
     }
 
-    /**
-     * Whether one critic serves every agent: then agents are updated one after the other, and in the
-     * agents split every process steps its copy of the critic on every agent's minibatches.
-     */
-    boolean sharedByAgents();
+    /** Whether one critic serves every agent: agents are updated in turn, and every process steps its copy. */
+    default boolean sharedByAgents() {
+        return false;
+    }
 
     /** The critic models with their value heads, for {@code critics()} (null for other processes' agents). */
     default List<CausalLmWithValueHead> views() {
@@ -91,7 +79,7 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
         return List.of();
     }
 
-    /** The checkpoint parts that belong with agent {@code agent} (only called for the agents this process holds). */
+    /** The checkpoint parts that belong with agent {@code agent} (one this process holds). */
     default Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
         return Map.of();
     }
@@ -101,11 +89,7 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
         return Map.of();
     }
 
-    /**
-     * Saves the critics and heads in the reference's layout (§11) under {@code dir}, agent i's beside
-     * its actor's directory {@code actorDirs.apply(i)}; {@code writes} tells whether this process writes
-     * its agents' files.
-     */
+    /** Saves critics and heads (§11) under {@code dir}, agent i's by {@code actorDirs.apply(i)} if {@code writes}. */
     void save(Path dir, IntFunction<Path> actorDirs, boolean writes);
 
     /** Restores the value heads {@link #save} wrote (after checking their {@code critic_type}). */

@@ -13,10 +13,7 @@ public enum CriticType implements ConfigName {
     /** {@code Q(h, a)}: the value of the prompt and the response, read at the response's last token. Config: "q". */
     Q;
 
-    /**
-     * The {@code critic_type} config field (default "v"), declared once for the actor-critic configs
-     * and MARLHFConfig, whose RL phase passes it to an IAC/MAAC backend.
-     */
+    /** The {@code critic_type} config field (default "v"), for the actor-critic configs and MARLHFConfig. */
     public static final ConfigField<CriticType> CONFIG_FIELD = ConfigField.choice("critic_type", V,
             CriticType::parse, CriticType::configName)
             .means("What the critic values: v (the prompt) or q (the prompt and the agents' answers).");
@@ -26,12 +23,7 @@ public enum CriticType implements ConfigName {
         return this == Q;
     }
 
-    /**
-     * Parses "v" or "q" (case and blanks ignored); null means "v", as the reference's
-     * {@code (critic_type or "v").lower()}.
-     *
-     * @throws IllegalArgumentException for anything else
-     */
+    /** Parses "v" or "q" (case and blanks ignored; null: "v", the reference's {@code (critic_type or "v").lower()}). */
     public static CriticType parse(String value) {
         return switch (value == null ? "v" : value.trim().toLowerCase(Locale.ROOT)) {
             case "v" -> V;

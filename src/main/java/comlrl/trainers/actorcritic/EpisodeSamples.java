@@ -1,7 +1,6 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
-import comlrl.distributed.RankWork;
 import comlrl.generation.Completion;
 import comlrl.generation.SeedStream;
 import comlrl.rl.ReferenceKl;
@@ -13,57 +12,45 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The samples of one task item's episode: the actors' joint rollout ({@link JointRollout}), each
- * sampled turn with the critic's old values, then per
- * agent and generation the numbers of {@link ActorCriticLoss#episode} (shaped rewards
- * {@code r'_t = r_t − β·KL_t}, targets {@code y_t}, returns {@code G_t}, advantages
- * {@code A_t = y_t − V_old_t}), in (turn, agent, generation) order.
+ * The samples of one task item's episode: the actors' joint rollout ({@link JointRollout}), each turn
+ * with the critic's old values, then per agent and generation the numbers of
+ * {@link ActorCriticLoss#episode} ({@code r'_t}, {@code y_t}, {@code G_t}, {@code A_t}), in (turn, agent,
+ * generation) order.
  */
 final class EpisodeSamples {
-    /** The actors' rollout engine (their generation, prompts, transitions and reference KLs). */
+    private final ActorCriticConfig args;
     private final JointRollout rollout;
-    private final int numAgents;
-    private final int numTurns;
-    /** {@code early_termination_threshold} (null: none). */
-    private final Double threshold;
     /** Each agent's pad id (given by its owner in the agents split). */
     private final long[] padIds;
     private final Critic critic;
-    private final RankWork work;
     /** {@code β}: {@code reference_kl_coef} when reference KL is on, else 0. */
     private final double beta;
-    /** {@code γ} of the targets. */
-    private final double gamma;
     /** {@code γ} of the logged returns: γ (discounted, IAC) or 1 (suffix sums, MAAC). */
     private final double returnGamma;
 
     EpisodeSamples(ActorCriticConfig args, boolean discountedReturns, JointRollout rollout, long[] padIds,
-            Critic critic, RankWork work) {
+            Critic critic) {
+        this.args = args;
         this.rollout = rollout;
-        this.numAgents = args.numAgents();
-        this.numTurns = args.numTurns();
-        this.threshold = args.earlyTerminationThreshold();
         this.padIds = padIds;
         this.critic = critic;
-        this.work = work;
         this.beta = args.referenceKlEnabled() ? args.referenceKlCoef() : 0;
-        this.gamma = args.discount();
         this.returnGamma = discountedReturns ? args.discount() : 1.0;
     }
 
     /**
-     * One item's rollouts, in (turn, agent, generation) order. Per turn: every agent samples
-     * {@code k} responses with {@code seeds}, the critic records its values, {@code rewarder} scores
-     * the turn once; multi-turn episodes continue through the external transition until
-     * {@code num_turns} or until the turn's mean reward exceeds {@code early_termination_threshold}.
+     * One item's rollouts. Per turn every agent samples {@code k} responses with {@code seeds}, the critic
+     * records its values, {@code rewarder} scores the turn; multi-turn episodes continue through the
+     * external transition until {@code num_turns} or {@link #terminates}.
      */
     List<RolloutSample> collect(TaskItem item, String label, SeedStream seeds, JointRewarder rewarder, int k) {
         return samples(item, rollout.rollout(List.of(rollout.start(item, label)), seeds, k,
-                JointRollout.Scoring.perAgent(rewarder), numTurns, this::terminates).get(0), k);
+                JointRollout.Scoring.perAgent(rewarder), args.numTurns(), this::terminates).get(0), k);
     }
 
     /** Whether an episode ends after a turn with these rewards: their mean exceeds {@code early_termination_threshold}. */
     boolean terminates(double[][] rewards) {
+        Double threshold = args.earlyTerminationThreshold();
         return threshold != null && Stats.mean(Arrays.stream(rewards).flatMapToDouble(Arrays::stream).toArray()) > threshold;
     }
 
@@ -83,6 +70,7 @@ final class EpisodeSamples {
 
     /** The critic's old values of a scored turn (in the agents split every agent's from its owner). */
     private Turn withCritic(JointRollout.Scored<double[][]> scored) {
+        int numAgents = args.numAgents();
         JointRollout.Turn turn = scored.turn();
         int k = turn.completions().get(0).size();
         List<List<long[]>> responses = new ArrayList<>();
@@ -108,6 +96,7 @@ final class EpisodeSamples {
     /** Samples of an episode with targets {@code y_t}, returns and advantages ({@link ActorCriticLoss#episode}). */
     private List<RolloutSample> withTargets(TaskItem item, List<Turn> turns, int k) {
         int n = turns.size();
+        int numAgents = args.numAgents();
         RolloutSample[][][] out = new RolloutSample[n][numAgents][k];
         for (int i = 0; i < numAgents; i++) {
             for (int g = 0; g < k; g++) {
@@ -119,7 +108,7 @@ final class EpisodeSamples {
                     kls[t] = turns.get(t).kls[i][g];
                     old[t] = turns.get(t).critic.values()[i][g];
                 }
-                ActorCriticLoss.Episode e = ActorCriticLoss.episode(rewards, kls, old, beta, gamma, returnGamma);
+                var e = ActorCriticLoss.episode(rewards, kls, old, beta, args.discount(), returnGamma);
                 for (int t = 0; t < n; t++) {
                     Turn turn = turns.get(t);
                     long[] p = turn.sampled.promptIds().get(i);

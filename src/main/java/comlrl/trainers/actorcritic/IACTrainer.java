@@ -4,11 +4,9 @@ import comlrl.distributed.RankWork;
 
 /**
  * Independent Actor-Critic (reference §5.5): every agent learns its own value function, on a separate
- * critic model ({@code use_separate_critic: true}, {@link SeparateCritics}) or in a value head on the
- * actor's own backbone (false, {@link ActorValueHeads}, value error clipped by {@code value_clip_range});
- * the formulas are {@link ActorCriticLoss}'s. Targets use the agent's own shaped rewards and its own
- * critic's old values; logged returns are discounted. The loop and metrics are
- * {@link ActorCriticTrainerBase}'s ({@code explained_variance} per agent, and their mean).
+ * critic model ({@code use_separate_critic: true}, {@link SeparateCritics}) or in a value head on its
+ * actor (false, {@link ActorValueHeads}). Targets use the agent's own shaped rewards and old values;
+ * logged returns are discounted ({@link ActorCriticLoss}). The loop is {@link ActorCriticTrainerBase}'s.
  *
  * <pre>{@code
  * try (IACTrainer trainer = IACTrainer.builder().agentModel("builtin:tiny").criticModel("builtin:tiny")
@@ -41,9 +39,5 @@ public final class IACTrainer extends ActorCriticTrainerBase {
                 ? SeparateCritics.create(c, actors, Critic.loadModels(b, c.seed(), sources.critics(), placement.critics(),
                         actors, work::ownsAgent))
                 : ActorValueHeads.create(c, actors));
-    }
-
-    public IACConfig config() {
-        return (IACConfig) args();
     }
 }

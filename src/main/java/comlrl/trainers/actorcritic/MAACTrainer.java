@@ -2,16 +2,16 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.RankWork;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
  * Multi-Agent Actor-Critic (reference §5.6): decentralised actors and one centralised critic
- * ({@link CentralCritic}) of the joint input ({@link #criticInput}), stepped after each agent
- * minibatch's actor step. Agent i's target is built from its own shaped reward and the joint value
- * ({@link ActorCriticLoss}); logged returns are suffix sums; agents are updated one after the other.
- * The loop and metrics are {@link ActorCriticTrainerBase}'s; the critic's {@code turn_t/explained_variance}
- * is taken over every sample of the agents updated together (per agent under {@code agent_i/}).
+ * ({@link CentralCritic}) of the joint input ({@link #criticInput}). Agent i's target is built from its
+ * own shaped reward and the joint value ({@link ActorCriticLoss}); logged returns are suffix sums; agents
+ * are updated one after the other. The loop is {@link ActorCriticTrainerBase}'s; {@code turn_t/explained_variance}
+ * is over every sample of the agents updated together (per agent under {@code agent_i/}).
  */
 public final class MAACTrainer extends ActorCriticTrainerBase {
     /** The reference's algorithm name. */
@@ -27,12 +27,8 @@ public final class MAACTrainer extends ActorCriticTrainerBase {
         super(b, c, new Algorithm(ALGORITHM_NAME, false, false), sources, placement, work, actors ->
                 CentralCritic.create(c, actors, Critic.loadModels(b, c.seed(), sources.critics(), placement.critics(),
                         actors, i -> true), // on every process
-                        b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM) != null ? b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM)
-                                : c.criticValueHeadHiddenDim()));
-    }
-
-    public MAACConfig config() {
-        return (MAACConfig) args();
+                        Optional.ofNullable(b.get(Builder.CRITIC_VALUE_HEAD_HIDDEN_DIM))
+                                .orElse(c.criticValueHeadHiddenDim())));
     }
 
     /**

@@ -13,12 +13,10 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * The optimizer steps of one minibatch, in one process or across the processes of a ddp run
- * ({@link RankWork}). Data split: each process computes the samples at positions
- * {@code j ≡ rank (mod W)} ({@link #local}); a loss over the minibatch is a sum over its samples, each
- * divided by |B|, so the processes' sums of losses ({@link #minimize}) and of gradients (in
- * {@link #step}) are the one-process values. Every step checks that its loss and gradients are
- * finite before it uses them.
+ * The optimizer steps of one minibatch, in one process or across a ddp run ({@link RankWork}). Data
+ * split: each process computes the samples {@code j ≡ rank (mod W)} ({@link #local}); a minibatch loss
+ * is a sum over its samples, each divided by |B|, so the processes' sums of losses and of gradients are
+ * the one-process values. Every step checks that its loss and gradients are finite before it uses them.
  */
 final class MinibatchSteps {
     private final RankWork work;
@@ -29,15 +27,14 @@ final class MinibatchSteps {
         this.observer = observer;
     }
 
-    /** A minibatch loss's backward pass over this process's share of the minibatch; returns the loss, then what else it reports. */
+    /** A minibatch loss's backward pass over this process's samples; returns the loss, then what else it reports. */
     interface LocalLoss {
         double[] backward(List<RolloutSample> mine);
     }
 
     /**
-     * One optimizer step of {@code opt} on a minibatch loss: its backward pass over this process's
-     * samples, its values summed over the processes, the loss ({@code what}, the first value) checked
-     * to be finite, then {@link #step}. Returns the summed values ({@code size} zeros without samples here).
+     * One optimizer step of {@code opt} on a minibatch loss ({@code what}): its backward pass here, its
+     * values summed over the processes ({@code size} zeros without samples here), the loss checked, {@link #step}.
      */
     double[] minimize(int agent, String which, String what, AdamW opt, List<RolloutSample> mb, int size, LocalLoss loss) {
         List<RolloutSample> mine = local(mb);
@@ -46,7 +43,10 @@ final class MinibatchSteps {
         try (Scope s = Scope.open()) {
             values = mine.isEmpty() ? new double[size] : loss.backward(mine);
             values = work.splitsRows() ? work.sum(values) : values; // summed over the processes
-            requireFinite(values[0], what, mb, opt);
+            if (!Double.isFinite(values[0])) {
+                opt.zeroGrad();
+                throw nonFinite(what + " is " + values[0] + " for " + describe(mb));
+            }
         }
         step(agent, which, opt, mb);
         return values;
@@ -90,20 +90,17 @@ final class MinibatchSteps {
         })[0] / coef;
     }
 
-    /** The samples of minibatch {@code mb} this process computes: all in one process, its share in a ddp run. */
+    /** The samples of {@code mb} this process computes: all, or its share in a ddp run. */
     List<RolloutSample> local(List<RolloutSample> mb) {
         return work.splitsRows() ? Arrays.stream(work.localRows(mb.size())).mapToObj(mb::get).toList() : mb;
     }
 
-    /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples when the rows are this process's share. */
+    /** {@code (1/n) Σ_rows perRow}: the mean over the whole minibatch of n samples, of which these rows are a share. */
     Tensor meanOverMinibatch(Tensor perRow, int n) {
         return work.splitsRows() ? perRow.sum().div(n) : perRow.mean();
     }
 
-    /**
-     * One optimizer step after its gradients were checked to be finite (the observer of the tests sees
-     * them first); the gradients are freed afterwards.
-     */
+    /** One optimizer step once its gradients are checked to be finite (the tests' observer sees them first). */
     void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
         if (work.splitsRows()) {
             work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
@@ -126,14 +123,6 @@ final class MinibatchSteps {
         }
     }
 
-    /** Fails, dropping the gradients, when a minibatch's loss is not finite. */
-    static void requireFinite(double loss, String what, List<RolloutSample> mb, AdamW opt) {
-        if (!Double.isFinite(loss)) {
-            opt.zeroGrad();
-            throw nonFinite(what + " is " + loss + " for " + describe(mb));
-        }
-    }
-
     /** The error that stops training when a loss or gradient is not finite, before any step uses it. */
     static IllegalStateException nonFinite(String detail) {
         return new IllegalStateException("Training stopped: " + detail + ". No optimizer step used it, so the weights "
@@ -141,7 +130,6 @@ final class MinibatchSteps {
                 + "value_loss_coef.");
     }
 
-    /** A description of a minibatch for messages. */
     static String describe(List<RolloutSample> minibatch) {
         RolloutSample s = minibatch.get(0);
         return minibatch.size() + " samples of agent " + s.agentIdx() + ", turn " + (s.turnIdx() + 1);

@@ -19,10 +19,9 @@ import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
- * IAC's critics (reference §5.5): every agent values its own samples with its own value head, on a
- * separate critic model ({@link SeparateCritics}) or on its actor's backbone ({@link ActorValueHeads}).
- * Agent i's value of a turn is read at the last token of its prompt ({@code critic_type: v}, one
- * value for its K generations) or of prompt ⊕ response k ({@code q}).
+ * IAC's critics (reference §5.5): every agent values its samples with its own value head, on a separate
+ * critic model ({@link SeparateCritics}) or on its actor ({@link ActorValueHeads}), read at the last
+ * token of its prompt ({@code critic_type: v}, one value for its K generations) or of prompt ⊕ response k ({@code q}).
  */
 abstract sealed class PerAgentCritics implements Critic permits SeparateCritics, ActorValueHeads {
     /** The seed offset of the heads' initial values (one draw per agent, in agent order, on every process). */
@@ -30,11 +29,10 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
 
     final IACConfig config;
     final Actors actors;
-    /** The heads of the agents this process holds. */
     final HeldAgents<ValueHead> heads;
     /** Where a head is saved: in its actor's directory (null) or in this subdirectory of it. */
     private final String headSubdir;
-    /** The config key of the heads' width. */
+    /** The config key of the heads' width (for messages). */
     private final String widthField;
 
     PerAgentCritics(IACConfig config, Actors actors, HeldAgents<ValueHead> heads, String headSubdir, String widthField) {
@@ -46,9 +44,8 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     }
 
     /**
-     * One head per held backbone, {@code width} 0 or null for one linear layer. Every process draws
-     * every agent's head in agent order (another process's agent's drawn and dropped), so each head
-     * is the one a single process draws.
+     * One head per held backbone ({@code width} 0 or null: one linear layer). Every process draws every
+     * agent's head in agent order (dropping other processes'), so each is the one a single process draws.
      */
     static HeldAgents<ValueHead> drawHeads(HeldAgents<CausalLm> backbones, Integer width, RankWork work, long seed) {
         List<Integer> inputs = backbones.map(lm -> lm.model().config().hiddenSize()).fromOwners(Codecs.INT);
@@ -73,7 +70,6 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
     /** The model agent {@code i}'s head reads. */
     abstract CausalLm backbone(int i);
 
-    /** Where a head is saved, given its actor's directory. */
     private Path headDir(Path actorDir) {
         return headSubdir == null ? actorDir : actorDir.resolve(headSubdir);
     }
@@ -84,25 +80,16 @@ abstract sealed class PerAgentCritics implements Critic permits SeparateCritics,
         boolean q = config.criticType().readsResponse();
         HeldAgents<double[]> values = actors.lms().mapIndexed(actors.executor(), (i, lm) -> {
             int k = responses.get(i).size();
-            if (q) {
-                for (int g = 0; g < k; g++) {
-                    if (responses.get(i).get(g).length == 0) {
-                        throw new IllegalStateException("critic_type \"q\" values the prompt with the response, but agent "
-                                + i + " generated an empty response (turn " + (turn + 1) + ", prompt "
-                                + JointRewarder.abbreviate(prompts.get(i)) + "); use critic_type: v, or make empty answers rarer "
-                                + "(a reward for non-empty answers, a larger max_new_tokens)");
-                    }
-                }
+            if (q && responses.get(i).stream().anyMatch(r -> r.length == 0)) {
+                throw new IllegalStateException("critic_type \"q\" values the prompt with the response, but agent "
+                        + i + " generated an empty response (turn " + (turn + 1) + ", prompt "
+                        + JointRewarder.abbreviate(prompts.get(i)) + "); use critic_type: v, or make empty answers rarer "
+                        + "(a reward for non-empty answers, a larger max_new_tokens)");
             }
             return ValueHeads.values(backbone(i).model(), heads.get(i), Collections.nCopies(q ? k : 1, promptIds.get(i)),
                     q ? responses.get(i) : Collections.nCopies(1, new long[0]), actors.padIds()[i], k);
         });
         return new Critic.Values(values.fromOwners(Codecs.DOUBLES).toArray(new double[0][]), null); // from the owners
-    }
-
-    @Override
-    public boolean sharedByAgents() {
-        return false;
     }
 
     @Override

@@ -1,8 +1,7 @@
 package comlrl.trainers.actorcritic;
 
 import comlrl.data.TaskItem;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.Arrays;
 
 /**
  * One agent's sample of one turn (reference §5.4), what {@code metrics_callback} receives and what
@@ -35,12 +34,12 @@ public record RolloutSample(int agentIdx, String prompt, String completion, long
 
     /** The response token ids ({@code fullInputIds[promptLen:]}). */
     public long[] responseIds() {
-        return java.util.Arrays.copyOfRange(fullInputIds, promptLen, fullInputIds.length);
+        return Arrays.copyOfRange(fullInputIds, promptLen, fullInputIds.length);
     }
 
     /** The prompt token ids. */
     public long[] promptIds() {
-        return java.util.Arrays.copyOfRange(fullInputIds, 0, promptLen);
+        return Arrays.copyOfRange(fullInputIds, 0, promptLen);
     }
 
     /** A copy with {@code Â} set. */
@@ -48,23 +47,5 @@ public record RolloutSample(int agentIdx, String prompt, String completion, long
         return new RolloutSample(agentIdx, prompt, completion, fullInputIds, promptLen, responseLen, oldLogprob, oldValue,
                 reward, returns, advantage, a, turnIdx, referenceKl, referenceKlPenalty, valueTarget, generationIdx,
                 jointInputIds, item);
-    }
-
-    /**
-     * The reference's {@code metadata} keys: {@code char_length}, {@code turn_idx}, {@code reference_kl},
-     * {@code reference_kl_penalty}, {@code environment_reward}, {@code value_target}, {@code adv_target}
-     * and {@code generation_idx} (MAAC's joint input ids are {@link #jointInputIds()}).
-     */
-    public Map<String, Object> metadata() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("char_length", completion.codePointCount(0, completion.length()));
-        m.put("turn_idx", turnIdx);
-        m.put("reference_kl", referenceKl);
-        m.put("reference_kl_penalty", referenceKlPenalty);
-        m.put("environment_reward", reward);
-        m.put("value_target", valueTarget);
-        m.put("adv_target", valueTarget);
-        m.put("generation_idx", generationIdx);
-        return m;
     }
 }

@@ -13,16 +13,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * IAC with {@code use_separate_critic: true}: agent i's critic is a model of its own with a value
- * head, fed its actor's token ids, with its own optimizer. One minibatch update of agent i:
- * <pre>
- *   actor  ← AdamW(∇ actor_loss)                               (lr agent_learning_rate)
- *   critic ← AdamW(∇ value_loss_coef · value_loss)             (lr critic_learning_rate, no clipping)
- *   value_loss = (1/|B|) Σ_j (y_j − V_j)²
- * </pre>
+ * IAC with {@code use_separate_critic: true}: agent i's critic is a model of its own with a value head,
+ * fed its actor's token ids, with its own optimizer ({@code critic_learning_rate}). A minibatch update
+ * of agent i is {@link MinibatchSteps#actorStep} then {@link MinibatchSteps#criticStep} (no clipping).
  */
 final class SeparateCritics extends PerAgentCritics {
-    private final AgentSet models; // loaded for this process's agents: closed here
+    private final AgentSet models; // this process's agents': closed here
     private final HeldAgents<CausalLm> critics;
     private final HeldAgents<AdamW> optimizers;
 
@@ -34,7 +30,7 @@ final class SeparateCritics extends PerAgentCritics {
         this.optimizers = optimizers;
     }
 
-    /** Takes {@code models} (one per agent this process holds) and gives each a head and an optimizer. */
+    /** Takes {@code models} (one per agent this process holds), each with a head and an optimizer. */
     static SeparateCritics create(IACConfig c, Actors actors, AgentSet models) {
         HeldAgents<ValueHead> heads = null;
         try {

@@ -24,11 +24,9 @@ import java.util.Map;
 import java.util.stream.DoubleStream;
 
 /**
- * What the critics do with their value heads outside the updates: the values of rows without
- * gradients, the checkpoint part of a head, and {@code value_head.json} beside a saved head: what the
- * head's numbers mean in the run that made them ({@code critic_type}, widths, algorithm), so that
- * restoring it into a run with another {@code critic_type} fails instead of training from values of
- * another quantity.
+ * What the critics do with their value heads outside the updates: values without gradients, checkpoint
+ * parts, and {@code value_head.json} beside a saved head ({@code critic_type}, widths, algorithm), so
+ * that restoring it into a run with another {@code critic_type} fails instead of training on another quantity.
  */
 final class ValueHeads {
     static final String INFO_FILE = "value_head.json";
@@ -56,10 +54,7 @@ final class ValueHeads {
         return work.adamW(params, learningRate, 0.01);
     }
 
-    /**
-     * Fails when {@code critic}'s vocabulary does not cover the token ids it reads, those of a tokenizer
-     * of {@code readerVocab} ids ({@code who}'s, e.g. "agent 0's"; {@code keys}: where to give another critic).
-     */
+    /** Fails when {@code critic}'s vocabulary does not cover the {@code readerVocab} ids of {@code who}'s tokenizer. */
     static void requireVocabulary(String name, CausalLm critic, long readerVocab, String who, String keys) {
         long criticVocab = critic.model().config().vocabSize();
         if (criticVocab < readerVocab) {
@@ -74,10 +69,7 @@ final class ValueHeads {
         return TrainerCheckpoint.Part.of(dir -> head.save(dir.resolve(dirName)), dir -> head.restore(dir.resolve(dirName)));
     }
 
-    /**
-     * Writes {@code head}'s files and {@value #INFO_FILE} into {@code dir}, all or none
-     * ({@link ModelDirs#replaceFiles}): a failed write leaves the previous head and its record whole.
-     */
+    /** Writes {@code head}'s files and {@value #INFO_FILE} into {@code dir}, all or none. */
     static void save(Path dir, ValueHead head, CriticType type, String algorithm) {
         ModelDirs.replaceFiles(dir, staging -> {
             head.writeFiles(staging);

@@ -177,12 +177,12 @@ class ActorCriticSourcesTest {
     @Test
     void noneModePutsEveryModelOnTheFirstDevice() {
         Placement iac = ActorCriticSources.place(IACConfig.builder().agentDevices(List.of("cuda:1", "cuda:0"))
-                .criticDevices("cuda:2").build());
+                .criticDevices("cuda:2").build(), null);
         assertThat(iac.agents()).containsExactly(CUDA1, CUDA1);
         assertThat(iac.critics()).containsExactly(CUDA1, CUDA1);
         assertThat(iac.references()).isEmpty();
         // without agent_devices the first critic device
-        Placement maac = ActorCriticSources.place(MAACConfig.builder().criticDevices("cuda:2").build());
+        Placement maac = ActorCriticSources.place(MAACConfig.builder().criticDevices("cuda:2").build(), null);
         assertThat(maac.agents()).containsExactly(CUDA2, CUDA2);
         assertThat(maac.critics()).containsExactly(CUDA2);
     }
@@ -190,45 +190,46 @@ class ActorCriticSourcesTest {
     @Test
     void separateCriticsFollowCriticDevicesElseTheirActors() {
         Placement given = ActorCriticSources.place(IACConfig.builder().parallelTraining("mp")
-                .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices(List.of("cuda:2", "cuda:1")).build());
+                .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices(List.of("cuda:2", "cuda:1")).build(), null);
         assertThat(given.agents()).containsExactly(CUDA0, CUDA1);
         assertThat(given.critics()).containsExactly(CUDA2, CUDA1);
         Placement defaulted = ActorCriticSources.place(ParallelTraining.MP, 2, List.of("cuda:1", "cuda:0"), null,
                 CriticLayout.PER_AGENT, false, null);
         assertThat(defaulted.critics()).containsExactly(CUDA1, CUDA0);
         assertThatThrownBy(() -> ActorCriticSources.place(IACConfig.builder().parallelTraining("mp")
-                .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices(List.of("cuda:0", "cuda:1", "cuda:2")).build()))
+                .agentDevices(List.of("cuda:0", "cuda:1")).criticDevices(List.of("cuda:0", "cuda:1", "cuda:2")).build(),
+                null))
                 .hasMessage("critic_devices length (3) must be 1 or 2.");
     }
 
     @Test
     void valueHeadsStayWithTheirActors() {
         Placement p = ActorCriticSources.place(IACConfig.builder().useSeparateCritic(false).parallelTraining("mp")
-                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices("cuda:2").build());
+                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices("cuda:2").build(), null);
         assertThat(p.critics()).containsExactly(CUDA1, CUDA0);
     }
 
     @Test
     void maacCriticGoesToCriticDevicesElseAgentZero() {
         Placement given = ActorCriticSources.place(MAACConfig.builder().parallelTraining("mp")
-                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices("cuda:2").build());
+                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices("cuda:2").build(), null);
         assertThat(given.agents()).containsExactly(CUDA1, CUDA0);
         assertThat(given.critics()).containsExactly(CUDA2);
         Placement defaulted = ActorCriticSources.place(ParallelTraining.MP, 2, List.of("cuda:1", "cuda:0"), null,
                 CriticLayout.SHARED, false, null);
         assertThat(defaulted.critics()).containsExactly(CUDA1);
         assertThatThrownBy(() -> ActorCriticSources.place(MAACConfig.builder().parallelTraining("mp")
-                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices(List.of("cuda:2", "cuda:3")).build()))
+                .agentDevices(List.of("cuda:1", "cuda:0")).criticDevices(List.of("cuda:2", "cuda:3")).build(), null))
                 .hasMessageStartingWith("critic_devices length (2) must be 1: MAAC has one shared critic");
     }
 
     @Test
     void referencesFollowReferenceDevicesElseTheActors() {
         Placement withActors = ActorCriticSources.place(MAACConfig.builder().referenceKlEnabled(true)
-                .agentDevices("cuda:1").build());
+                .agentDevices("cuda:1").build(), null);
         assertThat(withActors.references()).containsExactly(CUDA1, CUDA1);
         Placement given = ActorCriticSources.place(IACConfig.builder().referenceKlEnabled(true).agentDevices("cuda:1")
-                .referenceDevices(List.of("cpu", "cuda:0")).build());
+                .referenceDevices(List.of("cpu", "cuda:0")).build(), null);
         assertThat(given.references()).containsExactly(Device.CPU, CUDA0);
     }
 }
