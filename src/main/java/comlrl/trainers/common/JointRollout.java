@@ -10,40 +10,29 @@ import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
 import comlrl.generation.PromptEncoder;
-import comlrl.generation.SamplingConfig;
 import comlrl.generation.SeedStream;
 import comlrl.rl.JointMode;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.IntFunction;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 
 /**
- * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
- * scored turns. One turn of a batch of items, in this order:
- * <ol>
- *   <li>prompts: on turn 1 each agent's formatter of the item; later each agent's turn prompt of what
- *       the external transition returned ({@link Formatters#turnPrompt});</li>
- *   <li>seeds: one per agent, drawn from the caller's {@link SeedStream} in agent order;</li>
- *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split);</li>
- *   <li>sampling ({@link Rollouts#generate}): one team generation on a shared LoRA base, or each agent's
- *       own, split over the processes of a ddp run, every process getting every completion;</li>
- *   <li>reference KL when shaping is on ({@link ReferencePolicy#kls}), each row scored by the process
- *       that owns it and the values summed over the processes (each is non-zero on one only);</li>
- *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} ({@link JointRewarder}),
- *       its value given to every process;</li>
- *   <li>next turn: the chosen completions appended to the histories, the external transition called on
- *       rank 0 ({@link Transitions#next}), its prompts formatted.</li>
- * </ol>
- * Per item the reward of a turn is computed before its transition, item after item, as the Python
- * trainers call them. {@link #expand} (sample + score) is the node expansion of MAGRPO's rollout
- * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
- * evaluation). Every process gets the same records. {@code agents} and {@code generation} hold null
- * for the agents other processes hold in the agents split.
+ * The joint rollout of every trainer and of evaluation, from a task item to sampled, scored turns. One
+ * turn of a batch of items: prompts (turn 1 the formatters', later {@link Formatters#turnPrompt} of the
+ * transition's); one seed per agent from the caller's {@link SeedStream}, in agent order; ids by the
+ * {@link PromptEncoder}; sampling ({@link Rollouts#generate}, split over a ddp run's processes, each
+ * getting every completion); reference KL when shaping is on ({@link ReferencePolicy#kls}, each row
+ * scored by its owner, summed over processes); the reward ({@link Scoring}) on rank 0 with
+ * {@code batch_items = [item]}, given to every process; then the chosen completions appended to the
+ * histories and the external transition run on rank 0 ({@link Transitions#next}). Per item a turn's
+ * reward is computed before its transition, as the Python trainers do. {@link #expand} is the node
+ * expansion of MAGRPO's rollout tree, {@link #next} the step to a child, {@link #rollout} linear
+ * episodes. {@code agents} and {@code generation} hold null for other processes' agents (agents split).
  */
 public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
         PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
@@ -67,7 +56,6 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
                 work);
     }
 
-    /** The agents this process holds (all but in the agents split). */
     private HeldAgents<CausalLm> held() {
         return HeldAgents.of(agents, work);
     }
@@ -75,8 +63,6 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public int numAgents() {
         return agents.size();
     }
-
-    // ---------------------------------------------------------------- records
 
     /**
      * Where one item's rollout stands before {@code turn} (0-based); {@code label} names the item in
@@ -104,6 +90,14 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
             return IntStream.range(0, completions.size()).mapToObj(i -> completions.get(i).get(idx[i]).text()).toList();
         }
 
+        /** The joint actions of {@code mode}: j takes agent i's completion {@code completionIndices(j, K, N)[i]}. */
+        public List<List<String>> jointActions(JointMode mode) {
+            int n = completions.size();
+            int g = completions.get(0).size();
+            return IntStream.range(0, mode.numJointActions(g, n)).mapToObj(j -> joint(mode.completionIndices(j, g, n)))
+                    .toList();
+        }
+
         /** The aligned joint response k: every agent's completion k. */
         public List<String> joint(int k) {
             return completions.stream().map(agent -> agent.get(k).text()).toList();
@@ -115,26 +109,12 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /** How a turn is scored ({@code scorer}): run on rank 0, its value given to every process by {@code codec}. */
-    public record Scoring<R>(java.util.function.Function<Turn, R> scorer, Codec<R> codec) {
-        public R score(Turn turn) {
-            return scorer.apply(turn);
-        }
-
-        /**
-         * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
-         * joint action j ({@code mode.completionIndices(j, K, N)}), one call each, {@code j < mode.numJointActions(K, N)}.
-         */
+    public record Scoring<R>(Function<Turn, R> scorer, Codec<R> codec) {
+        /** MAGRPO's, evaluation's and preference candidates' call: {@code r[j]}, joint action j's processed reward. */
         public static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
-            return of(turn -> {
-                int n = turn.completions().size();
-                int g = turn.completions().get(0).size();
-                double[] r = new double[mode.numJointActions(g, n)];
-                for (int j = 0; j < r.length; j++) {
-                    r[j] = rewarder.reward(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
-                            turn.state().label());
-                }
-                return r;
-            }, Codecs.DOUBLES);
+            return new Scoring<>(turn -> turn.jointActions(mode).stream()
+                    .mapToDouble(joint -> rewarder.reward(turn.state().item(), joint, turn.state().label())).toArray(),
+                    Codecs.DOUBLES);
         }
 
         /**
@@ -145,16 +125,13 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
          * the joint action got a team reward). So {@code [1][K]} for team rewards, {@code [N+1][K]} else.
          */
         public static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
-            return of(turn -> {
+            return new Scoring<>(turn -> {
                 int n = turn.completions().size();
-                int g = turn.completions().get(0).size();
-                double[][] r = new double[mode.numJointActions(g, n)][]; // [K][1 or N]
-                boolean perAgent = false;
-                for (int j = 0; j < r.length; j++) {
-                    r[j] = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
-                            turn.state().label()).processed();
-                    perAgent |= r[j].length > 1;
-                }
+                TurnState state = turn.state();
+                double[][] r = turn.jointActions(mode).stream() // [K][1 or N]
+                        .map(joint -> rewarder.agentRewards(state.item(), joint, state.label()).processed())
+                        .toArray(double[][]::new);
+                boolean perAgent = Arrays.stream(r).anyMatch(agents -> agents.length > 1);
                 double[][] out = new double[perAgent ? n + 1 : 1][r.length];
                 for (int j = 0; j < r.length; j++) {
                     out[0][j] = comlrl.reward.AgentRewardFunction.teamMean(r[j]);
@@ -168,22 +145,17 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
         public static Scoring<double[][]> perAgent(JointRewarder rewarder) {
-            return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
-                    Codecs.DOUBLE_MATRIX);
-        }
-
-        public static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
-            return new Scoring<>(score, codec);
+            return new Scoring<>(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(),
+                    turn.state().label()), Codecs.DOUBLE_MATRIX);
         }
     }
-
-    // ---------------------------------------------------------------- steps
 
     /** Turn 1 of {@code item}: each agent's formatted prompt, empty histories. */
     public TurnState start(TaskItem item, String label) {
         List<String> prompts = List.copyOf(IntStream.range(0, agents.size()).mapToObj(i -> formatters.format(i, item))
                 .toList());
-        return new TurnState(item, label, 0, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
+        List<List<String>> empty = transitions.emptyHistories();
+        return new TurnState(item, label, 0, prompts, prompts, empty, empty);
     }
 
     /** {@link #sample(List, SeedStream, int)} of one item. */
@@ -202,7 +174,8 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         List<List<long[]>> ids = held() // [N][B], each agent's by its owner
                 .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
                 .fromOwners(Codecs.listOf(Codecs.LONGS));
-        List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
+        List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids,
+                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds, work);
         return IntStream.range(0, states.size()).mapToObj(b -> { // in item order (referenceKls sums over the processes)
             List<long[]> promptIds = List.copyOf(IntStream.range(0, n).mapToObj(i -> ids.get(i).get(b)).toList());
             List<List<Completion>> completions = List.copyOf(IntStream.range(0, n).mapToObj(i -> sampled.get(i).get(b))
@@ -212,13 +185,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         }).toList();
     }
 
-    private IntFunction<SamplingConfig> samplingOf(int k) {
-        return i -> generation.get(i).sampling().withNumReturnSequences(k);
-    }
-
     /** The turn's rewards, computed on rank 0 ({@link Scoring}). */
     public <R> R score(Turn turn, Scoring<R> scoring) {
-        return work.onMain("computing the rewards of " + turn.state().label(), () -> scoring.score(turn),
+        return work.onMain("computing the rewards of " + turn.state().label(), () -> scoring.scorer().apply(turn),
                 scoring.codec());
     }
 
@@ -254,7 +223,8 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
      */
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
-        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
+        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>())
+                .toList();
         List<Integer> active = IntStream.range(0, starts.size()).boxed().toList();
         List<TurnState> states = starts;
         int[] first = new int[agents.size()];
@@ -291,6 +261,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
             }
         }
         double[] summed = work.sum(flat);
-        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g)).toArray(double[][]::new);
+        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g))
+                .toArray(double[][]::new);
     }
 }
