@@ -42,23 +42,6 @@ public final class AgentSet implements AutoCloseable {
     }
 
     /**
-     * A trainer's actors: {@code sources} loaded with the settings' {@code dtype} and LoRA agents
-     * ({@link TrainerSettings#loraAgents}), A of fresh adapters from {@code seed}; only the agents this
-     * process holds ({@link RankWork#ownsAgent}). On a failure {@code work} is closed too: the trainer
-     * joined the processes for these agents and holds nothing else yet.
-     */
-    public static AgentSet loadActors(List<Object> sources, TrainerSettings settings, List<Device> devices, long seed,
-            RankWork work) {
-        try {
-            return load("agent", sources, settings.get(TrainerSettings.DTYPE), devices, settings.loraAgents(), seed,
-                    null, work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
-    }
-
-    /**
      * Loads every String source (a model id or directory) in {@code dtype} (null: each config's
      * {@code torch_dtype}) onto its device and keeps {@link CausalLm} sources as they are; on a failure
      * the models loaded so far are freed. With {@code lora}, each model is a LoRA agent: a frozen base
@@ -196,7 +179,7 @@ public final class AgentSet implements AutoCloseable {
         return models.get(i);
     }
 
-    /** The models this process holds ({@code work} the share it loaded them for, {@link #loadActors}). */
+    /** The models this process holds ({@code work} the share it loaded them for). */
     public HeldAgents<CausalLm> held(RankWork work) {
         return HeldAgents.of(models, work);
     }

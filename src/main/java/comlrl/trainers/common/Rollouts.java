@@ -13,20 +13,22 @@ import comlrl.model.DecoderLm;
 import comlrl.model.LoraAdapter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.TreeMap;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /**
- * The agents' sampling for one step: each agent's own generation (on its thread in "mp" mode), or,
- * for LoRA agents on one shared base that sample alike, one batched team generation
- * ({@link TeamGenerator}: the base read once per token step for the whole team). Both give each
- * agent the completions its own {@code generate(prompts, sampling, seed)} would give. The sampling
- * step of {@link JointRollout}.
+ * The sampling step of {@link JointRollout}: each agent's own generation (on its thread in "mp" mode),
+ * or, for LoRA agents on one shared base that sample alike, one team generation ({@link TeamGenerator}:
+ * the base read once per token step). Both give each agent what its own {@code generate} would give.
  */
 final class Rollouts {
     private Rollouts() {
     }
 
-    /** The completions of agents {@code which} (in that order), as the class comment says. */
+    /** The completions of agents {@code which} (in that order). */
     private static List<List<List<Completion>>> sample(List<Integer> which, List<CausalLm> agents,
             AgentExecutor executor, List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
         List<CausalLm> chosen = which.stream().map(agents::get).toList();
@@ -36,27 +38,23 @@ final class Rollouts {
             return TeamGenerator.of(chosen.get(0)).generate(adapters, which.stream().map(prompts::get).toList(),
                     which.stream().map(sampling::apply).toList(), which.stream().mapToLong(i -> seeds[i]).toArray());
         }
-        return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i), seeds[i]));
+        return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i),
+                seeds[i]));
     }
 
     /**
-     * Per agent, per prompt, its completions: agent i's prompts {@code prompts.get(i)} sampled with
-     * {@code sampling.apply(i)} and seed {@code seeds[i]}. In a run of several processes every rank
-     * gets every agent's completions, the same ones one process samples:
-     * <ul>
-     *   <li>data split: of agent i's rows (prompt p, sample j; row q = p·G + j), this rank samples the rows
-     *       it owns ({@link RankWork#ownsRow}), each with the seed one process gives it
-     *       ({@link Generator#rowSeed}), then the rows are exchanged;</li>
-     *   <li>agents split: this rank samples its agents' completions (a team generation when they are
-     *       LoRA views of one base), then every agent's are exchanged. {@code agents} and {@code prompts}
-     *       may hold nulls for the agents of other ranks.</li>
-     * </ul>
+     * Per agent, per prompt, its completions: agent i's prompts sampled with {@code sampling.apply(i)} and
+     * seed {@code seeds[i]}. In a run of several processes every rank gets every agent's completions, the
+     * same ones one process samples: in the data split this rank samples the rows q = p·G + j of agent i
+     * it owns ({@link RankWork#ownsRow}), each with the seed one process gives it ({@link Generator#rowSeed});
+     * in the agents split its agents' completions ({@code agents}, {@code prompts} null for other ranks');
+     * then the rows are exchanged.
      */
     static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
             List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
         if (!work.distributed()) {
-            return sample(java.util.stream.IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
-                    sampling, seeds);
+            return sample(IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts, sampling,
+                    seeds);
         }
         int n = prompts.size();
         List<Row> rows = new ArrayList<>(); // what this rank sampled: (agent, row, completion)
@@ -76,23 +74,21 @@ final class Rollouts {
             }
         }
         // every rank's rows, placed by (agent, row); every agent has as many prompts as the others
-        int promptCount = prompts.stream().filter(java.util.Objects::nonNull).findFirst().map(List::size).orElse(0);
-        List<java.util.TreeMap<Integer, Completion>> byAgent = java.util.stream.Stream
-                .generate(java.util.TreeMap<Integer, Completion>::new).limit(n).toList();
+        int promptCount = prompts.stream().filter(Objects::nonNull).findFirst().map(List::size).orElse(0);
+        List<TreeMap<Integer, Completion>> byAgent = Stream.generate(TreeMap<Integer, Completion>::new).limit(n)
+                .toList();
         work.gather(rows, Codecs.listOf(ROW))
                 .forEach(fromRank -> fromRank.forEach(r -> byAgent.get(r.agent()).put(r.row(), r.completion())));
         List<List<List<Completion>>> result = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             List<Completion> flat = new ArrayList<>(byAgent.get(i).values());
             if (flat.size() != byAgent.get(i).lastKey() + 1 || flat.size() % promptCount != 0) {
-                throw new IllegalStateException("agent " + i + "'s rows did not all arrive: " + byAgent.get(i).keySet());
+                throw new IllegalStateException("agent " + i + "'s rows did not all arrive: "
+                        + byAgent.get(i).keySet());
             }
             int g = flat.size() / promptCount;
-            List<List<Completion>> groups = new ArrayList<>();
-            for (int p = 0; p < promptCount; p++) {
-                groups.add(List.copyOf(flat.subList(p * g, p * g + g)));
-            }
-            result.add(groups);
+            result.add(IntStream.range(0, promptCount).mapToObj(p -> List.copyOf(flat.subList(p * g, p * g + g)))
+                    .toList());
         }
         return result;
     }
@@ -104,29 +100,20 @@ final class Rollouts {
     private static final Codec<Row> ROW =
             Codecs.fields(Codecs.INT, Row::agent, Codecs.INT, Row::row, Codecs.COMPLETION, Row::completion, Row::new);
 
-    /** The rows q = p·G + j of {@code agent}'s prompts × G samples this rank owns, each from {@code rowSeed(seed, p, j)}. */
+    /** The rows q = p·G + j of {@code agent}'s prompts × G samples this rank owns, seeded by {@code rowSeed}. */
     private static List<Row> localRows(CausalLm agent, List<long[]> prompts, SamplingConfig sampling, long seed,
             RankWork work, int index) {
         int g = sampling.numReturnSequences();
-        List<long[]> rowPrompts = new ArrayList<>();
-        List<Integer> rowIds = new ArrayList<>();
-        for (int q = 0; q < prompts.size() * g; q++) {
-            if (work.ownsRow(q)) {
-                rowPrompts.add(prompts.get(q / g));
-                rowIds.add(q);
-            }
-        }
-        List<Row> out = new ArrayList<>();
+        List<Integer> rowIds = IntStream.range(0, prompts.size() * g).filter(work::ownsRow).boxed().toList();
         if (rowIds.isEmpty()) {
-            return out;
+            return List.of();
         }
+        List<long[]> rowPrompts = rowIds.stream().map(q -> prompts.get(q / g)).toList();
         long[] rowSeeds = rowIds.stream().mapToLong(q -> Generator.rowSeed(seed, q / g, q % g)).toArray();
         List<List<Completion>> sampled = agent.generator().generate(rowPrompts, sampling.withNumReturnSequences(1),
                 rowSeeds);
-        for (int k = 0; k < rowIds.size(); k++) {
-            out.add(new Row(index, rowIds.get(k), sampled.get(k).get(0)));
-        }
-        return out;
+        return IntStream.range(0, rowIds.size()).mapToObj(k -> new Row(index, rowIds.get(k), sampled.get(k).get(0)))
+                .toList();
     }
 
     /**
@@ -142,7 +129,7 @@ final class Rollouts {
         for (int i = 0; i < agents.size(); i++) {
             CausalLm a = agents.get(i);
             if (a.model().adapter() == null || a.model().base() != base || a.tokenizer() != agents.get(0).tokenizer()
-                    || !sampling.apply(i).withStopStrings(null).equals(first.withStopStrings(null))) { // stops may differ
+                    || !sampling.apply(i).withStopStrings(null).equals(first.withStopStrings(null))) { // but stops
                 return false;
             }
         }
