@@ -56,10 +56,6 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
                 work);
     }
 
-    private HeldAgents<CausalLm> held() {
-        return HeldAgents.of(agents, work);
-    }
-
     public int numAgents() {
         return agents.size();
     }
@@ -171,7 +167,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
         int n = agents.size();
         long[] rowSeeds = LongStream.generate(seeds::next).limit(n).toArray(); // one per agent, in agent order
-        List<List<long[]>> ids = held() // [N][B], each agent's by its owner
+        List<List<long[]>> ids = HeldAgents.of(agents, work) // [N][B], each agent's by its owner
                 .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
                 .fromOwners(Codecs.listOf(Codecs.LONGS));
         List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids,
@@ -252,10 +248,11 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         int g = completions.get(0).size();
         double[] flat = new double[n * g];
         int[] rows = work.localRows(g);
-        for (int i : rows.length == 0 ? List.<Integer>of() : held().indices()) {
+        for (int i : rows.length == 0 ? List.<Integer>of() : HeldAgents.of(agents, work).indices()) {
             CausalLm agent = agents.get(i);
             List<long[]> ys = Arrays.stream(rows).mapToObj(r -> completions.get(i).get(r).tokenIds()).toList();
-            double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
+            double[] kl = ReferencePolicy.kls(agent.model(), references.reference(i), promptIds.get(i), ys,
+                    agent.padId());
             for (int r = 0; r < rows.length; r++) {
                 flat[i * g + rows[r]] = kl[r];
             }

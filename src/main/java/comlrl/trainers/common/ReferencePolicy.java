@@ -53,11 +53,6 @@ public final class ReferencePolicy implements AutoCloseable {
         return references.get(agent);
     }
 
-    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} under {@code policy}. */
-    public double[] kls(int agent, DecoderLm policy, long[] promptIds, List<long[]> completions, long pad) {
-        return kls(policy, references.get(agent), promptIds, completions, pad);
-    }
-
     /** The k3 KL of each completion of {@code promptIds} between {@code policy} and {@code reference}. */
     public static double[] kls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
             long pad) {
