@@ -50,10 +50,7 @@ public final class Algorithms {
         REINFORCE(false, false),
         /** IAC, MAAC: {@code args.num_agents} is the agent count; critics from the run config. */
         ACTOR_CRITIC(true, false),
-        /**
-         * MADPO, MARLHF and the iterative trainers: {@code args.num_agents} is the agent count; one
-         * turn; a resumed run writes into a new {@code resume-*} directory of the run directory.
-         */
+        /** MADPO, MARLHF, their iterative versions: as ACTOR_CRITIC; one turn; resumes into {@code resume-*}. */
         PREFERENCE(true, true);
 
         /** Whether the run's agent count goes into {@code args.num_agents} (and must agree with it). */
@@ -79,9 +76,8 @@ public final class Algorithms {
     }
 
     /**
-     * One algorithm: its config name ({@code algorithm: magrpo}), the reference's name ("MAGRPO"),
-     * its family, how its config is read, whether it takes critic models (given its config), and its
-     * trainer.
+     * One algorithm: its config name ({@code algorithm: magrpo}), the reference's name ("MAGRPO"), its
+     * family, how its config is read, whether it takes critic models (given its config), its trainer.
      */
     public record Algorithm(String configName, String displayName, Family family,
                             Function<Map<String, ?>, ? extends TrainerConfig> reader,

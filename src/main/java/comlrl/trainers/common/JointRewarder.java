@@ -53,11 +53,8 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         if (raw.length == 1) {
             return new AgentScored(raw, new double[] {process(raw[0], joint, true, item, itemLabel)});
         }
-        double[] processed = new double[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-            processed[i] = process(raw[i], List.of(joint.get(i)), false, item, itemLabel);
-        }
-        return new AgentScored(raw, processed);
+        return new AgentScored(raw, IntStream.range(0, raw.length)
+                .mapToDouble(i -> process(raw[i], List.of(joint.get(i)), false, item, itemLabel)).toArray());
     }
 
     /** The vector of the one joint response {@code joint}, checked to hold 1 or N values. */

@@ -160,9 +160,8 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /**
-     * One turn of the items {@code states} (all at the same turn or not: each has its own prompts):
-     * {@code k} completions per agent and item from one generate call per agent, seeded by one seed
-     * per agent from {@code seeds}.
+     * One turn of the items {@code states} (each with its own prompts): {@code k} completions per agent
+     * and item from one generate call per agent, seeded by one seed per agent from {@code seeds}.
      */
     public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
         int n = agents.size();
@@ -213,9 +212,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /**
-     * Linear episodes of the items {@code starts}, sampled together turn by turn: {@code k}
-     * completions per agent, scored; an item continues with every agent's first completion until
-     * {@code numTurns} or until {@code terminates} accepts its rewards. Per item, its turns.
+     * Linear episodes of the items {@code starts}, sampled together turn by turn ({@code k} completions per
+     * agent, scored); an item continues with every agent's first completion until {@code numTurns} or
+     * until {@code terminates} accepts its rewards. Per item, its turns.
      */
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {

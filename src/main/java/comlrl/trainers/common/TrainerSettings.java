@@ -107,9 +107,7 @@ public final class TrainerSettings {
     public static final Key<TrainerCheckpoint.Extension> CHECKPOINT_EXTENSION = key("checkpoint_extension", null);
 
     private static final TrainerSettings DEFAULTS = new TrainerSettings(Map.of());
-
-    /** Only the keys set, in insertion order. */
-    private final Map<Key<?>, Object> values;
+    private final Map<Key<?>, Object> values; // only the keys set, in insertion order
 
     private TrainerSettings(Map<Key<?>, Object> values) {
         this.values = values;
@@ -165,8 +163,7 @@ public final class TrainerSettings {
 
     /** {@code console}, or {@code System.err} as it is now (a test may have replaced it). */
     public PrintStream console() {
-        PrintStream console = get(CONSOLE);
-        return console != null ? console : System.err;
+        return Objects.requireNonNullElse(get(CONSOLE), System.err);
     }
 
     /** How prompts become token ids: {@code chat_template} with {@code system_prompt} ({@link PromptEncoder}). */
@@ -176,8 +173,7 @@ public final class TrainerSettings {
 
     /** {@code reward_processor}, or the identity when none is given. */
     public RewardProcessor rewardProcessor() {
-        RewardProcessor processor = get(REWARD_PROCESSOR);
-        return processor != null ? processor : comlrl.utils.RewardProcessors.identity();
+        return Objects.requireNonNullElse(get(REWARD_PROCESSOR), comlrl.utils.RewardProcessors.identity());
     }
 
     /** A trainer's rewards: training's, and evaluation's (the same object when evaluation adds nothing). */
