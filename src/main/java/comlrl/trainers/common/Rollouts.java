@@ -65,11 +65,9 @@ final class Rollouts {
             List<Integer> mine = work.ownedAgents();
             List<List<List<Completion>>> out = sample(mine, agents, executor, prompts, sampling, seeds);
             for (int a = 0; a < mine.size(); a++) {
-                int q = 0; // row q = p·G + j: the groups in order
-                for (List<Completion> group : out.get(a)) {
-                    for (Completion c : group) {
-                        rows.add(new Row(mine.get(a), q++, c));
-                    }
+                List<Completion> flat = out.get(a).stream().flatMap(List::stream).toList(); // row q = p·G + j
+                for (int q = 0; q < flat.size(); q++) {
+                    rows.add(new Row(mine.get(a), q, flat.get(q)));
                 }
             }
         }

@@ -72,13 +72,8 @@ public final class TrainerParts implements AutoCloseable {
             this.agents = tokenizers.apply(actors.held(work));
             this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, load.args(),
                     load.generations()));
-            if (load.referenceDevices() != null) {
-                ReferencePolicy refs = new ReferencePolicy(agents.map(CausalLm::model), load.referenceDevices());
-                own(refs, ReferencePolicy::close);
-                this.references = refs;
-            } else {
-                this.references = null;
-            }
+            this.references = load.referenceDevices() == null ? null : own(new ReferencePolicy(
+                    agents.map(CausalLm::model), load.referenceDevices()), ReferencePolicy::close);
             actors.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
         } catch (RuntimeException | Error e) {
             closeAfter(e);
