@@ -27,7 +27,6 @@ public final class AgentSet implements AutoCloseable {
     private final String label; // "agent" or "critic", for messages
     private final List<Object> sources;
     private final List<CausalLm> models = new ArrayList<>();
-    private final List<Device> devices;
     // LoRA agents: the bases loaded here, the adapters (all owned) and the agents' views (models)
     private final List<CausalLm> ownedBases = new ArrayList<>();
     private final List<CausalLm> bases = new ArrayList<>();        // every base used, owned or not
@@ -35,10 +34,9 @@ public final class AgentSet implements AutoCloseable {
     private final List<LoraAdapter> adapters = new ArrayList<>();
     private boolean lora;
 
-    private AgentSet(String label, List<Object> sources, List<Device> devices) {
+    private AgentSet(String label, List<Object> sources) {
         this.label = label;
         this.sources = List.copyOf(sources);
-        this.devices = List.copyOf(devices);
     }
 
     /**
@@ -60,7 +58,7 @@ public final class AgentSet implements AutoCloseable {
             }
         }
         boolean share = lora != null && shareBase(label, sources, devices, lora, include);
-        AgentSet set = new AgentSet(label, sources, devices);
+        AgentSet set = new AgentSet(label, sources);
         set.lora = lora != null;
         try {
             CausalLm shared = null;
@@ -171,10 +169,6 @@ public final class AgentSet implements AutoCloseable {
                 && (Devices.distinct(devices) || devices.stream().noneMatch(Device::isCuda));
     }
 
-    public int size() {
-        return models.size();
-    }
-
     public CausalLm get(int i) {
         return models.get(i);
     }
@@ -186,15 +180,6 @@ public final class AgentSet implements AutoCloseable {
 
     public List<CausalLm> models() {
         return Collections.unmodifiableList(models);
-    }
-
-    public List<Device> devices() {
-        return devices;
-    }
-
-    /** Whether model {@code i} was loaded here (from a String source), or is a LoRA agent made here. */
-    public boolean owns(int i) {
-        return lora || sources.get(i) instanceof String;
     }
 
     /** Whether these are LoRA agents (adapters over frozen bases). */
@@ -221,7 +206,7 @@ public final class AgentSet implements AutoCloseable {
     @Override
     public void close() {
         for (int i = 0; i < models.size(); i++) {
-            if (owns(i) && models.get(i) != null) {
+            if ((lora || sources.get(i) instanceof String) && models.get(i) != null) { // loaded or made here
                 models.get(i).close(); // a LoRA agent's view: its base and adapter are closed below
             }
         }
