@@ -202,7 +202,7 @@ public final class JointEvaluator {
     /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
     private <R> List<List<List<String>>> byAgent(List<List<JointRollout.Scored<R>>> episodes,
             BiFunction<JointRollout.Scored<R>, Integer, String> f) {
-        return IntStream.range(0, rollout.numAgents()).mapToObj(i -> episodes.stream()
+        return IntStream.range(0, rollout.agents().size()).mapToObj(i -> episodes.stream()
                 .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }
 }

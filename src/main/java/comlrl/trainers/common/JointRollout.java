@@ -20,6 +20,7 @@ import comlrl.rl.JointMode;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -63,10 +64,6 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public JointRollout withReferences(ReferencePolicy references) {
         return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
                 work);
-    }
-
-    public int numAgents() {
-        return agents.size();
     }
 
     /**
@@ -159,7 +156,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     public TurnState start(TaskItem item, String label) {
         List<String> prompts = List.copyOf(IntStream.range(0, agents.size()).mapToObj(i -> formatters.format(i, item))
                 .toList());
-        List<List<String>> empty = transitions.emptyHistories();
+        List<List<String>> empty = Collections.nCopies(agents.size(), List.of());
         return new TurnState(item, label, 0, prompts, prompts, empty, empty);
     }
 

@@ -3,7 +3,6 @@ package comlrl.trainers.common;
 import comlrl.data.TaskItem;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.TransitionContext;
-import java.util.Collections;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -19,10 +18,6 @@ public record Transitions(ExternalTransition transition, int numAgents) {
                     + numAgents + " prompts, got " + (next == null ? "null" : next.size()));
         }
         return next;
-    }
-
-    public List<List<String>> emptyHistories() {
-        return Collections.nCopies(numAgents, List.of());
     }
 
     /** {@code list} with {@code value} appended (a new unmodifiable list). */
