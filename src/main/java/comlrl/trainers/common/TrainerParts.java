@@ -11,12 +11,12 @@ import comlrl.utils.ParallelTraining;
 import comlrl.utils.TrainerConfig;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 
 /**
  * What every trainer of agents assembles alike once its process joined the run ({@link RankWork}): the
@@ -123,10 +123,8 @@ public final class TrainerParts implements AutoCloseable {
             return;
         }
         closed = true;
-        List<AutoCloseable> order = new ArrayList<>(Arrays.asList(executor, logger));
-        order.addAll(frees); // newest first
-        order.addAll(Arrays.asList(actors, work));
-        free(null, order.toArray(AutoCloseable[]::new));
+        free(null, Stream.of(Stream.<AutoCloseable>of(executor, logger), frees.stream(), Stream.of(actors, work))
+                .flatMap(s -> s).toArray(AutoCloseable[]::new)); // the owned newest first
     }
 
     /**

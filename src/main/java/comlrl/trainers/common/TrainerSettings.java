@@ -306,32 +306,28 @@ public final class TrainerSettings {
         } else if (get(CRITIC_MODEL) != null) {
             config.put("critic_model", modelName(get(CRITIC_MODEL)));
         }
-        putLora(config, "lora", get(LORA));
-        if (get(LORA_ADAPTERS) != null) {
-            config.put("lora_adapters", get(LORA_ADAPTERS).stream()
-                    .map(p -> p == null ? null : p.toString()).toList());
+        if (get(LORA) != null) {
+            config.put("lora", get(LORA).toMap());
         }
-        putLora(config, "critic_lora", get(CRITIC_LORA));
+        if (get(LORA_ADAPTERS) != null) {
+            config.put("lora_adapters", get(LORA_ADAPTERS).stream().map(p -> p == null ? null : p.toString()).toList());
+        }
+        if (get(CRITIC_LORA) != null) {
+            config.put("critic_lora", get(CRITIC_LORA).toMap());
+        }
         Map<String, Object> args = new LinkedHashMap<>(trackedConfig);
         args.remove("model_name");
         config.put("args", args);
         Path outputDir = get(OUTPUT_DIR);
         config.put("output_dir", outputDir == null ? null : outputDir.toString());
         Object evalRows = trackedConfig.get("eval_num_samples");
-        return new RunRecord(config, trackedConfig.get("seed"), get(TRAIN_DATASET),
-                get(EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
-                get(REPORT), null);
+        return new RunRecord(config, trackedConfig.get("seed"), get(TRAIN_DATASET), get(EVAL_DATASET),
+                evalRows instanceof Number n ? n.intValue() : null, get(REPORT), null);
     }
 
     /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
     private static Object modelName(Object model) {
         return model instanceof CausalLm lm ? lm.source() : model == null ? null : model.toString();
-    }
-
-    private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
-        if (lora != null) {
-            config.put(key, lora.toMap());
-        }
     }
 
     @Override
