@@ -504,7 +504,7 @@ final class BenchCommand implements Callable<Integer> {
         JavaBench(Path dir, DType type, Device dev, LoraConfig loraSettings) {
             set = AgentSet.load("agent", Collections.nCopies(agents, dir.toString()), type,
                     Collections.nCopies(agents, dev), loraSettings == null ? null
-                            : new LoraAgents(loraSettings, true, null, false), seed);
+                            : new LoraAgents(loraSettings, true, null, false), seed, null, i -> true);
             lms = set.models();
             trace("agents loaded");
             team = set.lora() && agents > 1;

@@ -36,17 +36,15 @@ public final class AgentSources {
                     throw new IllegalArgumentException(kind + "[" + i + "] is null; every entry needs a model");
                 }
             }
-            if (shortcut != null) {
-                for (Object m : models) {
-                    if (!(m instanceof String)) {
-                        throw new IllegalArgumentException("Cannot provide both " + shortcutName + " and " + kind
-                                + " unless " + kind + " is a list of model names.");
-                    }
-                    if (!m.equals(shortcut)) {
-                        throw new IllegalArgumentException("Model name conflict: " + kind + " entry '" + m
-                                + "' differs from the shortcut '" + shortcut + "'; give only one of them, or "
-                                + "make them name the same model");
-                    }
+            for (Object m : shortcut == null ? List.of() : models) {
+                if (!(m instanceof String)) {
+                    throw new IllegalArgumentException("Cannot provide both " + shortcutName + " and " + kind
+                            + " unless " + kind + " is a list of model names.");
+                }
+                if (!m.equals(shortcut)) {
+                    throw new IllegalArgumentException("Model name conflict: " + kind + " entry '" + m
+                            + "' differs from the shortcut '" + shortcut + "'; give only one of them, or "
+                            + "make them name the same model");
                 }
             }
             return new ArrayList<>(models);

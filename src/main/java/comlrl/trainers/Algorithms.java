@@ -50,10 +50,7 @@ public final class Algorithms {
         REINFORCE(false, false),
         /** IAC, MAAC: {@code args.num_agents} is the agent count; critics from the run config. */
         ACTOR_CRITIC(true, false),
-        /**
-         * MADPO, MARLHF and the iterative trainers: {@code args.num_agents} is the agent count; one
-         * turn; a resumed run writes into a new {@code resume-*} directory of the run directory.
-         */
+        /** MADPO, MARLHF, their iterative versions: as ACTOR_CRITIC; one turn; resumes into {@code resume-*}. */
         PREFERENCE(true, true);
 
         /** Whether the run's agent count goes into {@code args.num_agents} (and must agree with it). */
@@ -79,9 +76,8 @@ public final class Algorithms {
     }
 
     /**
-     * One algorithm: its config name ({@code algorithm: magrpo}), the reference's name ("MAGRPO"),
-     * its family, how its config is read, whether it takes critic models (given its config), and its
-     * trainer.
+     * One algorithm: its config name ({@code algorithm: magrpo}), the reference's name ("MAGRPO"), its
+     * family, how its config is read, whether it takes critic models (given its config), its trainer.
      */
     public record Algorithm(String configName, String displayName, Family family,
                             Function<Map<String, ?>, ? extends TrainerConfig> reader,
@@ -113,15 +109,11 @@ public final class Algorithms {
     /** The algorithm a run config names ("magrpo", any case); fails with the closest name and the valid ones. */
     public static Algorithm parse(String name) {
         String key = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
-        List<String> names = new ArrayList<>();
-        for (Algorithm algorithm : ALL) {
-            if (algorithm.configName().equals(key)) {
-                return algorithm;
-            }
-            names.add(algorithm.configName());
-        }
-        throw new IllegalArgumentException("Unknown algorithm " + (name == null ? "null" : "'" + name + "'")
-                + "; did you mean '" + ConfigMaps.closest(key, names) + "'? Valid: " + String.join(", ", names));
+        List<String> names = ALL.stream().map(Algorithm::configName).toList();
+        return ALL.stream().filter(a -> a.configName().equals(key)).findFirst().orElseThrow(() ->
+                new IllegalArgumentException("Unknown algorithm " + (name == null ? "null" : "'" + name + "'")
+                        + "; did you mean '" + ConfigMaps.closest(key, names) + "'? Valid: "
+                        + String.join(", ", names)));
     }
 
     /** The algorithm whose reference name is {@code displayName} ("MAGRPO", "MADPOIter"), if any. */
@@ -140,12 +132,9 @@ public final class Algorithms {
             all.add(new Algorithm(algorithm.configName(), algorithm.displayName(), Family.REINFORCE, algorithm::fromMap,
                     args -> false, (args, parts, common) -> {
                         ReinforceBuilder<?> b = MAGRPOTrainer.builderFor(algorithm);
-                        common.accept(b);
-                        b.numAgents(parts.numAgents()).args((MAGRPOConfig) args);
-                        if (parts.agentModel() != null) {
-                            b.agentModel(parts.agentModel());
-                        }
-                        return b.externalTransition(parts.transition()).build();
+                        given(b, parts, common);
+                        return b.numAgents(parts.numAgents()).args((MAGRPOConfig) args)
+                                .externalTransition(parts.transition()).build();
                     }));
         }
         all.add(actorCritic("iac", "IAC", IACConfig::fromMap, IACTrainer::builder));
@@ -172,28 +161,30 @@ public final class Algorithms {
             java.util.function.Supplier<? extends ActorCriticTrainerBase.Builder<?>> builder) {
         return new Algorithm(name, displayName, Family.ACTOR_CRITIC, reader, args -> true, (args, parts, common) -> {
             ActorCriticTrainerBase.Builder<?> b = builder.get();
-            common.accept(b);
-            b.args((comlrl.trainers.actorcritic.ActorCriticConfig) args).criticModel(parts.criticModel())
-                    .critics(parts.critics()).externalTransition(parts.transition());
-            if (parts.agentModel() != null) {
-                b.agentModel(parts.agentModel());
-            }
-            return b.build();
+            given(b, parts, common);
+            return b.args((comlrl.trainers.actorcritic.ActorCriticConfig) args).criticModel(parts.criticModel())
+                    .critics(parts.critics()).externalTransition(parts.transition()).build();
         });
     }
 
-    /** The preference builders' agent count and agent model, after the common settings. */
-    private static <B extends PreferenceBuilder<?, B>> B preference(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
+    /** {@code builder} with the settings every trainer takes ({@code common}) and the run's agent model. */
+    private static void given(TrainerBuilder<?> builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
         common.accept(builder);
-        builder.numAgents(parts.numAgents());
         if (parts.agentModel() != null) {
             builder.agentModel(parts.agentModel());
         }
-        return builder;
+    }
+
+    /** The preference builders' agent count, agent model and common settings. */
+    private static <B extends PreferenceBuilder<?, B>> B preference(B builder, Parts parts,
+            Consumer<TrainerBuilder<?>> common) {
+        given(builder, parts, common);
+        return builder.numAgents(parts.numAgents());
     }
 
     /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
-    private static <B extends PreferenceBuilder.Rlhf<?, B>> B rlhf(B builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
+    private static <B extends PreferenceBuilder.Rlhf<?, B>> B rlhf(B builder, Parts parts,
+            Consumer<TrainerBuilder<?>> common) {
         preference(builder, parts, common);
         if (parts.criticModel() != null) {
             builder.criticModel(parts.criticModel());

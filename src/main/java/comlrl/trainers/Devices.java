@@ -2,9 +2,9 @@ package comlrl.trainers;
 
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * Device placement with the reference's DeviceScheduler rules: null or "auto" → every model on
@@ -18,14 +18,11 @@ public final class Devices {
     public static List<Device> resolve(Object spec, int n, String kind) {
         if (spec == null || "auto".equals(spec)) {
             int gpus = Engine.cudaDeviceCount();
-            List<Device> out = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                out.add(gpus == 0 ? Device.CPU : new Device("cuda", gpus >= n ? i : 0));
-            }
-            return out;
+            return IntStream.range(0, n).mapToObj(i -> gpus == 0 ? Device.CPU : new Device("cuda", gpus >= n ? i : 0))
+                    .toList();
         }
         if (spec instanceof String s) {
-            return new ArrayList<>(Collections.nCopies(n, Device.parse(s)));
+            return Collections.nCopies(n, Device.parse(s));
         }
         if (spec instanceof List<?> list) {
             if (list.size() == 1) {
@@ -34,11 +31,7 @@ public final class Devices {
             if (list.size() != n) {
                 throw new IllegalArgumentException(kind + " length (" + list.size() + ") must be 1 or " + n + ".");
             }
-            List<Device> out = new ArrayList<>();
-            for (Object o : list) {
-                out.add(Device.parse(String.valueOf(o)));
-            }
-            return out;
+            return list.stream().map(o -> Device.parse(String.valueOf(o))).toList();
         }
         throw new IllegalArgumentException(kind + " must be a device string or a list of them, got " + spec);
     }

@@ -18,14 +18,11 @@ public interface EvalLogger {
      * The rows of an evaluation that drew several joint samples of each item ({@code eval_num_generations}):
      * {@code samples.get(s)} is sample s's completions in {@code [agent][item][turn]} order, every sample of the
      * same items. By default {@link #log} of each sample, rows sample after sample, so that a mean over the
-     * rows averages over items and samples; with one sample exactly {@link #log}. A logger that reports
-     * across samples (pass@k) overrides it with one row per item.
+     * rows averages over items and samples. A logger that reports across samples (pass@k) overrides it
+     * with one row per item.
      */
     default List<Map<String, Double>> logSamples(List<List<List<List<String>>>> samples, List<TaskItem> batchItems,
             List<String> prompts) {
-        if (samples.size() == 1) {
-            return log(samples.get(0), batchItems, prompts);
-        }
         List<Map<String, Double>> rows = new ArrayList<>();
         for (List<List<List<String>>> sample : samples) {
             rows.addAll(log(sample, batchItems, prompts));

@@ -10,18 +10,13 @@ import java.util.Map;
  * An agent's rollout settings as the Python trainers' {@code generate} call gets them: temperature
  * and top_p always passed, top_k unless null, {@code generation_kwargs} as given; everything else from
  * the agent's generation config, then transformers' defaults. {@code temperature}, {@code top_p},
- * {@code top_k} and {@code max_new_tokens} may differ per agent (a list in the config, one entry per
- * agent): agent i samples with entry i. Agents whose resolved settings differ never share a team
- * generation ({@code Rollouts.teamable} compares the settings), so each samples what it would alone.
+ * {@code top_k} and {@code max_new_tokens} may be per-agent lists (agent i samples with entry i).
  */
 public final class AgentGeneration {
     private AgentGeneration() {
     }
 
-    /**
-     * @param agent the agent's index, for messages
-     * @param numReturnSequences samples per prompt in training
-     */
+    /** {@code agent}: the agent's index, for messages; {@code numReturnSequences}: samples per prompt. */
     public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, Map<String, Object> generationKwargs,
             double temperature, double topP, Integer topK, int maxNewTokens, int numReturnSequences) {
         Map<String, Object> passed = new LinkedHashMap<>(generationKwargs);
@@ -33,8 +28,8 @@ public final class AgentGeneration {
         int context = lm.model().config().maxPositionEmbeddings();
         if (maxNewTokens >= context) {
             throw new IllegalArgumentException("max_new_tokens " + maxNewTokens + " does not fit agent " + agent
-                    + "'s context of " + context + " positions (max_position_embeddings in its config.json), which must "
-                    + "also hold the prompt; lower max_new_tokens");
+                    + "'s context of " + context + " positions (max_position_embeddings in its config.json), which "
+                    + "must also hold the prompt; lower max_new_tokens");
         }
         try {
             return GenerationSettings.resolve(passed, "run config", false, maxNewTokens, numReturnSequences,
@@ -44,12 +39,9 @@ public final class AgentGeneration {
         }
     }
 
-    /**
-     * {@link #resolve} with agent {@code agent}'s sampling fields of {@code args} (the config's one value,
-     * or entry {@code agent} of a per-agent list). Every sampling of the agent (training rollouts,
-     * evaluation, comparators) takes its settings from here.
-     */
-    public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args, int numReturnSequences) {
+    /** {@link #resolve} with agent {@code agent}'s sampling fields of {@code args}: every sampling of the agent. */
+    public static GenerationSettings.Resolved resolve(int agent, CausalLm lm, TrainerConfig args,
+            int numReturnSequences) {
         Map<String, Object> kwargs = new LinkedHashMap<>(args.generationKwargs());
         if (args.stopStrings(agent) != null) { // else the model's stop_strings
             kwargs.put("stop_strings", args.stopStrings(agent));

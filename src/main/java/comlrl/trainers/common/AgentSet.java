@@ -3,6 +3,8 @@ package comlrl.trainers.common;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
+import comlrl.model.DecoderLm;
+import comlrl.model.LoraAdapter;
 import comlrl.model.io.ModelDirs;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
@@ -12,6 +14,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
+import java.util.stream.IntStream;
 
 /**
  * A trainer's models of one kind (actors or critics): sources resolved to loaded {@link CausalLm}s on
@@ -21,59 +27,30 @@ public final class AgentSet implements AutoCloseable {
     private final String label; // "agent" or "critic", for messages
     private final List<Object> sources;
     private final List<CausalLm> models = new ArrayList<>();
-    private final List<Device> devices;
     // LoRA agents: the bases loaded here, the adapters (all owned) and the agents' views (models)
     private final List<CausalLm> ownedBases = new ArrayList<>();
     private final List<CausalLm> bases = new ArrayList<>();        // every base used, owned or not
     private final List<Object> baseSources = new ArrayList<>();    // what each names (for sharing with another set)
-    private final List<comlrl.model.LoraAdapter> adapters = new ArrayList<>();
+    private final List<LoraAdapter> adapters = new ArrayList<>();
     private boolean lora;
 
-    private AgentSet(String label, List<Object> sources, List<Device> devices) {
+    private AgentSet(String label, List<Object> sources) {
         this.label = label;
         this.sources = List.copyOf(sources);
-        this.devices = List.copyOf(devices);
     }
 
     /**
      * Loads every String source (a model id or directory) in {@code dtype} (null: each config's
      * {@code torch_dtype}) onto its device and keeps {@link CausalLm} sources as they are; on a failure
      * the models loaded so far are freed. With {@code lora}, each model is a LoRA agent: a frozen base
-     * (one for all when they share it) and an adapter of its own, fresh (A from {@code seed} and the
-     * agent's index, B zero) or loaded from a PEFT adapter directory (each directory's config and
-     * weights header checked before any base loads, see {@link comlrl.model.LoraAdapter#checkPeft}).
+     * (one for all when they share it; {@code reuse}'s when it holds that base on that device, e.g.
+     * critics on the actors') and an adapter of its own, fresh (A from {@code seed} and the agent's
+     * index, B zero) or loaded from a PEFT adapter directory (each checked before any base loads,
+     * {@link LoraAdapter#checkPeft}). Only the models {@code include} accepts are loaded
+     * ({@code ddp_split: agents}: another process holds the others, null in {@link #models()}).
      */
     public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
-            long seed) {
-        return load(label, sources, dtype, devices, lora, seed, null, i -> true);
-    }
-
-    /**
-     * A trainer's actors: {@code sources} loaded with the settings' {@code dtype} and LoRA agents
-     * ({@link TrainerSettings#loraAgents}), A of fresh adapters from {@code seed}; only the agents this
-     * process holds ({@link RankWork#ownsAgent}). On a failure {@code work} is closed too: the trainer
-     * joined the processes for these agents and holds nothing else yet.
-     */
-    public static AgentSet loadActors(List<Object> sources, TrainerSettings settings, List<Device> devices, long seed,
-            RankWork work) {
-        try {
-            return load("agent", sources, settings.get(TrainerSettings.DTYPE), devices, settings.loraAgents(), seed,
-                    null, work::ownsAgent);
-        } catch (RuntimeException | Error e) {
-            work.close();
-            throw e;
-        }
-    }
-
-    /**
-     * As {@link #load(String, List, DType, List, LoraAgents, long)}; LoRA models that name a base
-     * {@code reuse} already holds on the same device (critics on the actors' base) sit on that one; only
-     * the models {@code include} accepts are loaded (another process holds the others: {@code ddp_split: agents}); the
-     * others are null in {@link #models()}. Each model loaded is what it is in the full set (a fresh
-     * adapter's initialisation comes from its index in the full list).
-     */
-    public static AgentSet load(String label, List<Object> sources, DType dtype, List<Device> devices, LoraAgents lora,
-            long seed, AgentSet reuse, java.util.function.IntPredicate include) {
+            long seed, AgentSet reuse, IntPredicate include) {
         for (int i = 0; i < sources.size(); i++) {
             if (!(sources.get(i) instanceof CausalLm) && !(sources.get(i) instanceof String)) {
                 throw new IllegalArgumentException(label + "s[" + i + "] must be a model id/directory (String) or a "
@@ -81,7 +58,7 @@ public final class AgentSet implements AutoCloseable {
             }
         }
         boolean share = lora != null && shareBase(label, sources, devices, lora, include);
-        AgentSet set = new AgentSet(label, sources, devices);
+        AgentSet set = new AgentSet(label, sources);
         set.lora = lora != null;
         try {
             CausalLm shared = null;
@@ -90,17 +67,18 @@ public final class AgentSet implements AutoCloseable {
                 if (!include.test(i)) {
                     set.models.add(null);
                 } else if (lora == null) {
-                    set.models.add(src instanceof CausalLm lm ? lm : CausalLm.load((String) src, dtype, devices.get(i)));
+                    set.models.add(src instanceof CausalLm lm ? lm
+                            : CausalLm.load((String) src, dtype, devices.get(i)));
                 } else {
                     CausalLm base = share && shared != null ? shared : set.base(src, dtype, devices.get(i), reuse);
                     shared = base;
-                    comlrl.model.DecoderLm m = base.model();
+                    DecoderLm m = base.model();
                     m.parameters().forEach(p -> p.requiresGrad(false)); // the base is frozen: only adapters train
                     Path from = lora.adapter(i);
-                    DType adapterDtype = comlrl.model.LoraAdapter.trainingDtype(m.dtype());
-                    comlrl.model.LoraAdapter adapter = from != null
-                            ? comlrl.model.LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
-                            : comlrl.model.LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
+                    DType adapterDtype = LoraAdapter.trainingDtype(m.dtype());
+                    LoraAdapter adapter = from != null
+                            ? LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
+                            : LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
                                     seed * 1_000_003L + i);
                     set.adapters.add(adapter);
                     set.models.add(base.withAdapter(adapter, lora.saveMerged()));
@@ -118,7 +96,7 @@ public final class AgentSet implements AutoCloseable {
      * model on the same device), after checking every adapter directory before any base loads.
      */
     private static boolean shareBase(String label, List<Object> sources, List<Device> devices, LoraAgents lora,
-            java.util.function.IntPredicate include) {
+            IntPredicate include) {
         if (lora.adapters() != null && lora.adapters().size() != sources.size()) {
             throw new IllegalArgumentException("lora_adapters has " + lora.adapters().size() + " entries for "
                     + sources.size() + " " + label + "s; give one adapter directory (or null for a fresh adapter) per "
@@ -127,17 +105,19 @@ public final class AgentSet implements AutoCloseable {
         for (int i = 0; lora.adapters() != null && i < lora.adapters().size(); i++) {
             if (lora.adapters().get(i) != null && include.test(i)) {
                 try {
-                    comlrl.model.LoraAdapter.checkPeft(lora.adapters().get(i));
+                    LoraAdapter.checkPeft(lora.adapters().get(i));
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("lora_adapters[" + i + "]: " + e.getMessage(), e);
                 }
             }
         }
-        boolean same = java.util.stream.IntStream.range(1, sources.size())
+        boolean same = IntStream.range(1, sources.size())
                 .allMatch(i -> sameSource(sources.get(0), sources.get(i)) && devices.get(i).equals(devices.get(0)));
         if (lora.shareBase() != null && lora.shareBase() && !same) {
-            throw new IllegalArgumentException("agents_share_base: true needs every " + label + " to name the same base "
-                    + "model on the same device, got " + describe(sources) + " on " + devices + "; set agents_share_base: "
+            List<String> names = sources.stream().map(o -> o instanceof CausalLm lm ? lm.source() : String.valueOf(o))
+                    .toList();
+            throw new IllegalArgumentException("agents_share_base: true needs every " + label + " to name the same "
+                    + "base model on the same device, got " + names + " on " + devices + "; set agents_share_base: "
                     + "false (one base per " + label + ") or use one model and device");
         }
         return lora.shareBase() == null ? same : lora.shareBase();
@@ -147,50 +127,32 @@ public final class AgentSet implements AutoCloseable {
         return a == b || a instanceof String sa && sa.equals(b);
     }
 
-    private static String describe(List<Object> sources) {
-        return sources.stream().map(o -> o instanceof CausalLm lm ? lm.source() : String.valueOf(o)).toList().toString();
-    }
-
-    /** A base for LoRA agents: loaded here (and owned) from a String source, or the caller's model. */
+    /** A base for LoRA agents: {@code reuse}'s on that device, else loaded here (owned), or the caller's model. */
     private CausalLm base(Object source, DType dtype, Device device, AgentSet reuse) {
-        CausalLm found = reuse == null ? null : reuse.baseOf(source, device);
-        if (found != null) {
-            return found;
+        for (int i = 0; reuse != null && i < reuse.bases.size(); i++) {
+            if (sameSource(reuse.baseSources.get(i), source) && reuse.bases.get(i).model().device().equals(device)) {
+                return reuse.bases.get(i);
+            }
         }
-        CausalLm lm = newBase(source, dtype, device);
+        CausalLm lm;
+        if (source instanceof CausalLm given) {
+            if (given.model().adapter() != null) {
+                throw new IllegalArgumentException("a LoRA " + label + " needs a plain base model, got a model that "
+                        + "already has an adapter (" + given.source() + ")");
+            }
+            lm = given;
+        } else {
+            lm = CausalLm.load((String) source, dtype, device);
+            ownedBases.add(lm);
+        }
         bases.add(lm);
         baseSources.add(source);
         return lm;
     }
 
-    /** The LoRA base of this set that {@code source} names on {@code device}, or null. */
-    private CausalLm baseOf(Object source, Device device) {
-        for (int i = 0; i < bases.size(); i++) {
-            if (sameSource(baseSources.get(i), source)
-                    && bases.get(i).model().device().equals(device)) {
-                return bases.get(i);
-            }
-        }
-        return null;
-    }
-
-    private CausalLm newBase(Object source, DType dtype, Device device) {
-        if (source instanceof CausalLm lm) {
-            if (lm.model().adapter() != null) {
-                throw new IllegalArgumentException("a LoRA " + label + " needs a plain base model, got a model that "
-                        + "already has an adapter (" + lm.source() + ")");
-            }
-            return lm;
-        }
-        CausalLm lm = CausalLm.load((String) source, dtype, device);
-        ownedBases.add(lm);
-        return lm;
-    }
-
     /**
-     * Devices of {@code count} models: every model on {@code processDevice} (a ddp process's device)
-     * when it is set, else {@code spec} resolved per model ({@link Devices#resolve}), and in "none" mode
-     * every model on the first one.
+     * Devices of {@code count} models: all on {@code processDevice} (a ddp process's) when set, else
+     * {@code spec} resolved per model ({@link Devices#resolve}), in "none" mode all on the first one.
      */
     public static List<Device> placement(Object spec, int count, String kind, ParallelTraining mode,
             Device processDevice) {
@@ -201,24 +163,17 @@ public final class AgentSet implements AutoCloseable {
         return mode == ParallelTraining.NONE ? Collections.nCopies(count, resolved.get(0)) : resolved;
     }
 
-    /**
-     * Whether per-agent work runs on per-agent threads: "mp" with several agents that sit on
-     * different devices, or on CPU cores (CPU agents then run side by side).
-     */
+    /** Whether per-agent work runs on per-agent threads: "mp" with several agents on distinct devices, or on CPU. */
     public static boolean runsInParallel(ParallelTraining mode, List<Device> devices) {
         return mode == ParallelTraining.MP && devices.size() > 1
                 && (Devices.distinct(devices) || devices.stream().noneMatch(Device::isCuda));
-    }
-
-    public int size() {
-        return models.size();
     }
 
     public CausalLm get(int i) {
         return models.get(i);
     }
 
-    /** The models this process holds ({@code work} the share it loaded them for, {@link #loadActors}). */
+    /** The models this process holds ({@code work} the share it loaded them for). */
     public HeldAgents<CausalLm> held(RankWork work) {
         return HeldAgents.of(models, work);
     }
@@ -227,35 +182,21 @@ public final class AgentSet implements AutoCloseable {
         return Collections.unmodifiableList(models);
     }
 
-    public List<Device> devices() {
-        return devices;
-    }
-
-    /** Whether model {@code i} was loaded here (from a String source), or is a LoRA agent made here. */
-    public boolean owns(int i) {
-        return lora || sources.get(i) instanceof String;
-    }
-
     /** Whether these are LoRA agents (adapters over frozen bases). */
     public boolean lora() {
         return lora;
     }
 
     /** The LoRA agents' adapters (empty for full models), in agent order. */
-    public List<comlrl.model.LoraAdapter> adapters() {
+    public List<LoraAdapter> adapters() {
         return Collections.unmodifiableList(adapters);
     }
 
     /** Fails when {@code dir} is one of the models' directories or inside one ({@code what} names {@code dir}). */
     public void requireOutside(Path dir, String what) {
-        if (dir == null) {
-            return;
-        }
-        for (int i = 0; i < models.size(); i++) {
-            if (models.get(i) == null) {
-                continue; // held by another process
-            }
-            Path modelDir = models.get(i).tokenizer().directory();
+        for (int i = 0; dir != null && i < models.size(); i++) {
+            // a null model is held by another process
+            Path modelDir = models.get(i) == null ? null : models.get(i).tokenizer().directory();
             if (modelDir != null) {
                 ModelDirs.requireNotInside(dir, what, modelDir, label + " " + i + "'s model");
             }
@@ -265,26 +206,26 @@ public final class AgentSet implements AutoCloseable {
     @Override
     public void close() {
         for (int i = 0; i < models.size(); i++) {
-            if (owns(i) && models.get(i) != null) {
+            if ((lora || sources.get(i) instanceof String) && models.get(i) != null) { // loaded or made here
                 models.get(i).close(); // a LoRA agent's view: its base and adapter are closed below
             }
         }
-        adapters.forEach(comlrl.model.LoraAdapter::close);
+        adapters.forEach(LoraAdapter::close);
         ownedBases.forEach(CausalLm::close);
     }
 
     /**
-     * Saves the agents this process holds as {@code dir/agent_i/} after checking that {@code dir} is outside every
-     * source: in a ddp run rank 0 writes every agent (data split), or each process its own (agents split); then
-     * waits for every process, so every agent is saved when any returns.
+     * Saves the agents this process holds as {@code dir/agent_i/}, {@code dir} checked to be outside every
+     * source: in a ddp run rank 0 writes every agent (data split), or each process its own (agents split);
+     * then waits for every process, so every agent is saved when any returns.
      */
     public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir) {
         saveAgents(agents, work, dir, i -> dir.resolve("agent_" + i), writes -> { });
     }
 
-    /** {@link #saveAgents(HeldAgents, RankWork, Path)} into {@code agentDirs}, then {@code more(writes)} before the wait. */
-    public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir, java.util.function.IntFunction<Path> agentDirs,
-            java.util.function.Consumer<Boolean> more) {
+    /** As above, into {@code agentDirs}; {@code more(writes)} runs before the wait. */
+    public void saveAgents(HeldAgents<CausalLm> agents, RankWork work, Path dir, IntFunction<Path> agentDirs,
+            Consumer<Boolean> more) {
         requireOutside(dir, "the save directory");
         boolean writes = work.isMain() || !work.splitsRows();
         if (writes) {

@@ -3,10 +3,8 @@ package comlrl.trainers.common;
 import comlrl.trainers.ExternalTransition;
 
 /**
- * A {@link TrainerBuilder} that also takes the trainer's run config ({@code args}, of type {@code C})
- * and the external transition of multi-turn runs: what the MAGRPO family's, the actor-critic and the
- * preference builders share (single-turn trainers refuse the transition). Setters return the concrete
- * builder {@code B}.
+ * A {@link TrainerBuilder} that also takes the trainer's config ({@code args}, of type {@code C}) and the
+ * external transition of multi-turn runs (single-turn trainers refuse it).
  */
 public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> extends TrainerBuilder<B> {
     private C args;
@@ -17,7 +15,6 @@ public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> ex
         return self();
     }
 
-    /** The config given to {@link #args(Object)}, or null. */
     public C args() {
         return args;
     }
@@ -27,18 +24,15 @@ public abstract class ConfiguredBuilder<C, B extends ConfiguredBuilder<C, B>> ex
         return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
     }
 
-    /**
-     * Checks, before any model loads, what every configured trainer needs: {@code reward_func} and
-     * {@code train_dataset}, an external transition when {@code numTurns > 1}, and
-     * {@code log_history_limit >= 0}.
-     */
+    /** Checks, before any model loads, the reward, training set, transition (multi-turn), log history limit. */
     public void requireCommon(String algorithmName, int numTurns) {
         requireRewardAndTrainData();
         if (numTurns > 1 && get(TrainerSettings.EXTERNAL_TRANSITION) == null) {
             throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
         }
         if (get(TrainerSettings.LOG_HISTORY_LIMIT) < 0) {
-            throw new IllegalArgumentException("log_history_limit must be >= 0, got " + get(TrainerSettings.LOG_HISTORY_LIMIT));
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got "
+                    + get(TrainerSettings.LOG_HISTORY_LIMIT));
         }
     }
 }

@@ -13,10 +13,9 @@ import java.util.function.BiConsumer;
 import java.util.function.IntConsumer;
 
 /**
- * Where a trainer that trains item by item (the MAGRPO family, IAC, MAAC) stands, and how it goes on:
- * the epochs done and {@code env_step}, checkpointed ({@link #save}, {@link #resume}), and
- * {@link #trainUntil}, the outer loop they share. The trainer keeps only its algorithm: what one item's
- * rollouts and updates are, what an evaluation is.
+ * Where a trainer that trains item by item stands (epochs done, {@code env_step}, checkpointed by
+ * {@link #save}, {@link #resume}) and the outer loop it shares ({@link #trainUntil}); the trainer keeps
+ * only its algorithm: one item's rollouts and updates, its evaluation.
  */
 public final class EpochProgress {
     /** What the outer loop runs besides the trainer's items: the training set, evaluation, console, logger. */
@@ -26,8 +25,7 @@ public final class EpochProgress {
 
     private final Loop loop;
     private final TrainerCheckpoint checkpoint;
-    /** The actors, which no checkpoint directory may overwrite. */
-    private final AgentSet actors;
+    private final AgentSet actors; // no checkpoint directory may overwrite them
     private final Runnable evaluate;
     private final BiConsumer<TaskItem, String> trainItem;
     private final Runnable flush;
@@ -35,9 +33,8 @@ public final class EpochProgress {
     private long envStep;
 
     /**
-     * @param evaluate an evaluation (run on the {@code eval_interval} schedule)
-     * @param trainItem the rollouts and updates of one item; the label names it ("train item 3 of epoch 1")
-     * @param flush the updates from what is still buffered at an epoch's end
+     * {@code evaluate} runs on the {@code eval_interval} schedule, {@code trainItem} one item's rollouts and
+     * updates (labelled "train item 3 of epoch 1"), {@code flush} the updates still buffered at an epoch's end.
      */
     public EpochProgress(Loop loop, TrainerCheckpoint checkpoint, AgentSet actors, Runnable evaluate,
             BiConsumer<TaskItem, String> trainItem, Runnable flush) {
@@ -54,7 +51,6 @@ public final class EpochProgress {
         return envStep;
     }
 
-    /** The logger of the loop's metrics. */
     public MetricsLogger logger() {
         return loop.logger();
     }
@@ -70,7 +66,7 @@ public final class EpochProgress {
         return checkpoint.save(root, new TrainerCheckpoint.Progress(epochsDone, envStep));
     }
 
-    /** Restores a checkpoint ({@link TrainerCheckpoint#restore}) and the progress it records. */
+    /** Restores a checkpoint ({@link TrainerCheckpoint#restore}) with its progress. */
     public void resume(Path checkpointDir) {
         TrainerCheckpoint.Progress p = checkpoint.restore(checkpointDir);
         epochsDone = p.epochsDone();
@@ -86,13 +82,11 @@ public final class EpochProgress {
     }
 
     /**
-     * Trains epochs {@code done+1 .. epochs} (the whole run's {@code num_train_epochs}, so a resumed run
-     * trains only those left; without any left, prints why nothing is trained). For each epoch, for
-     * each task item b in order (no reshuffle per epoch): {@code evaluate} first when
+     * Trains epochs {@code done+1 .. epochs} (the whole run's, so a resumed run trains those left; with
+     * none left, says so). Per epoch, per task item b in order (no reshuffle): {@code evaluate} when
      * {@code b % eval_interval == 0} and there is an evaluation set, then {@code trainItem(item, label)};
      * at the epoch's end {@code flush}, then a checkpoint on schedule ({@link TrainerCheckpoint#epochDone}).
-     * The time this takes (in-loop evaluations and checkpoints included, as the command line times
-     * {@code train}) and the items trained go to {@code run.json} ({@link MetricsLogger#trained}).
+     * The time taken (evaluations and checkpoints included) and the items trained go to {@code run.json}.
      */
     public void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         IntConsumer epochDone = checkpoint.epochDone(done -> epochsDone = done, checkpointDir, checkpointInterval,
@@ -104,7 +98,8 @@ public final class EpochProgress {
             return;
         }
         TaskSet train = loop.train();
-        long totalItems = train.knownSize().isPresent() ? (long) train.knownSize().getAsInt() * (epochs - epochsDone) : -1;
+        long totalItems = train.knownSize().isPresent() ? (long) train.knownSize().getAsInt() * (epochs - epochsDone)
+                : -1;
         ConsoleProgress bar = loop.progressBar() ? new ConsoleProgress(loop.console(), totalItems, null,
                 loop.logger().rewardLabel()) : null;
         if (bar != null) {
@@ -145,7 +140,7 @@ public final class EpochProgress {
         return epochsDone;
     }
 
-    /** Sets the epochs done: a trainer that runs its epochs in rounds (MADPOIter's DPO stage) records the rounds done. */
+    /** Sets the epochs done (MADPOIter's DPO stage records the rounds done). */
     public void epochsDone(int done) {
         epochsDone = done;
     }

@@ -4,13 +4,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-/**
- * A trainer whose outer loop, progress and checkpoint are an {@link EpochProgress} (the MAGRPO family,
- * IAC and MAAC): the {@link Trainer} entry points that only hand over to it are written here once;
- * the trainer itself keeps its algorithm (one item's rollouts and updates, its evaluation).
- */
+/** A trainer whose outer loop, progress and checkpoints are an {@link EpochProgress} (MAGRPO family, IAC, MAAC). */
 public abstract class EpochTrainer implements Trainer {
-    /** The trainer's epoch loop, made by its constructor. */
     protected abstract EpochProgress progress();
 
     @Override
@@ -38,10 +33,7 @@ public abstract class EpochTrainer implements Trainer {
         return progress().envStep();
     }
 
-    /**
-     * The latest metric events logged, oldest first, each with its {@code env_step}: at most
-     * {@code log_history_limit} of them; {@code metrics.jsonl} has every event.
-     */
+    /** The latest {@code log_history_limit} metric events, oldest first, each with its {@code env_step}. */
     public List<Map<String, Double>> logHistory() {
         return progress().logger().history();
     }

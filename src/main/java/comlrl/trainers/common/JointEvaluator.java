@@ -11,48 +11,49 @@ import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;
 import comlrl.trainers.EvalLogger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 
 /**
  * The evaluation of every trainer (reference §3.5, §5.7): for each of the first n evaluation items, one
  * completion per agent per turn, the external transition between turns, each turn scored; the per-turn
- * and custom means its {@link Family} takes from each item's episode (MA-REINFORCE and preference:
- * {@link #team}; IAC and MAAC their own), and the custom metrics of {@code eval_logger} +
- * {@code eval_aggregator}. Evaluations sample from their own stream ({@link SeedStream#evaluation()}),
- * none drawn from training's.
+ * and custom means its {@link Family} takes from each item's episode ({@link #team} for MA-REINFORCE and
+ * preference), and the custom metrics of {@code eval_logger} + {@code eval_aggregator}. Evaluations draw
+ * seeds from their own stream ({@link SeedStream#evaluation()}).
  *
- * <p>With {@code eval_num_generations} g > 1 ({@link #generations(int)}) each batch of items is rolled out g
- * times, one after the other, each rollout drawing its own seeds from the evaluation stream (so the g joint
- * samples of an item differ, and a run with the same seed draws the same ones); the reward means run over
- * items and samples ({@code Σ_items Σ_samples r / (n · g)}) and the {@code eval_logger} gets every sample
- * through {@link EvalLogger#logSamples} (pass@k). With g = 1 this is the one-sample evaluation above.
+ * <p>With {@code eval_num_generations} g > 1 each batch of items is rolled out g times in turn, each
+ * rollout drawing its own seeds; the reward means run over items and samples
+ * ({@code Σ_items Σ_samples r / (n · g)}) and the {@code eval_logger} gets every sample
+ * ({@link EvalLogger#logSamples}, pass@k).
  */
 public final class JointEvaluator {
     /**
-     * What a trainer family makes of its evaluation episodes: how a turn is scored ({@code R} the rewards'
-     * shape), whether an episode ends after a turn with these rewards (before {@code num_turns}), what one
-     * item's episode adds to the {@link Means} ({@code recorder}), and whether a per-turn mean that is NaN
-     * is left out of the metrics (else logged as NaN).
+     * What a trainer family makes of its evaluation episodes: how a turn is scored, whether an episode
+     * ends after a turn with these rewards, what one item's episode adds to the {@link Means}, and whether
+     * a per-turn mean that is NaN is left out of the metrics (else logged as NaN).
      */
-    public record Family<R>(JointRollout.Scoring<R> scoring, java.util.function.Predicate<R> terminates,
-            Recorder<R> recorder, boolean omitsNaNTurnMeans) {
+    public record Family<R>(JointRollout.Scoring<R> scoring, Predicate<R> terminates, Recorder<R> recorder,
+            boolean omitsNaNTurnMeans) {
     }
 
-    /** One item's episode (its turns, in order) added to {@code means}; returns each turn's reward as {@link EvalSamples} show it. */
+    /** One item's episode added to {@code means}; returns each turn's reward as {@link EvalSamples} show it. */
     @FunctionalInterface
     public interface Recorder<R> {
         double[] record(TaskItem item, List<JointRollout.Scored<R>> episode, Means means);
     }
 
     /**
-     * The MA-REINFORCE and preference trainers' family: one joint reward per turn ({@code rewarder}, aligned
-     * joint action), every turn run; per turn {@code reward_mean} and {@code expected_return} (the
-     * undiscounted suffix sum).
+     * The MA-REINFORCE and preference trainers' family: one joint reward per turn (aligned), every turn
+     * run; per turn {@code reward_mean} and {@code expected_return} (the undiscounted suffix sum).
      */
     public static Family<double[]> team(JointRewarder rewarder) {
-        return new Family<>(JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED), r -> false, (item, e, means) -> {
+        JointRollout.Scoring<double[]> scoring = JointRollout.Scoring.jointActions(rewarder, JointMode.ALIGNED);
+        return new Family<>(scoring, r -> false, (item, e, means) -> {
             double[] rewards = e.stream().mapToDouble(s -> s.rewards()[0]).toArray();
             double[] suffix = Returns.suffixSums(rewards);
             for (int t = 0; t < rewards.length; t++) {
@@ -63,10 +64,7 @@ public final class JointEvaluator {
         }, false);
     }
 
-    /**
-     * The means of one evaluation, per turn ({@code eval/turn_t/<key>}) and then custom ({@code eval/<key>}),
-     * each the sum of the values added under its key, in order, over their count.
-     */
+    /** The means of one evaluation, per turn ({@code eval/turn_t/<key>}) and then custom ({@code eval/<key>}). */
     public static final class Means {
         private final Map<String, double[]> turns = new LinkedHashMap<>(); // {sum, count}; turn t+1's keys after t's
         private final Map<String, double[]> custom = new LinkedHashMap<>();
@@ -106,21 +104,19 @@ public final class JointEvaluator {
     private final int batchSize;
     private int generations = 1;
     private final JointRollout rollout;
-    private final RankWork work;
 
     /** Rewards {@code [item][turn]}; completions and the prompts they answered {@code [agent][item][turn]}. */
     private record Batch(double[][] rewards, List<List<List<String>>> completions, List<List<List<String>>> prompts) {
         EvalSamples.Sample sample(int item, int index) {
-            List<Double> turnRewards = java.util.Arrays.stream(rewards[item]).boxed().toList();
+            List<Double> turnRewards = Arrays.stream(rewards[item]).boxed().toList();
             return new EvalSamples.Sample(index, prompts.stream().map(a -> a.get(item)).toList(),
                     completions.stream().map(a -> a.get(item)).toList(), turnRewards);
         }
     }
 
     /**
-     * {@code family}'s evaluation of the settings' {@code eval_dataset} with {@code rollout}, custom metrics
-     * by its {@code eval_logger} and {@code eval_aggregator}; {@code batchSize} items sampled together (the
-     * seeds each turn draws are one per agent, so the batch size decides which seeds an item gets).
+     * {@code family}'s evaluation of the settings' {@code eval_dataset} with {@code rollout};
+     * {@code batchSize} items sampled together (a turn draws one seed per agent, so it decides an item's seeds).
      */
     public JointEvaluator(TrainerSettings settings, JointRollout rollout, Family<?> family, SeedStream seeds,
             int numTurns, int batchSize) {
@@ -134,11 +130,10 @@ public final class JointEvaluator {
         this.seeds = seeds;
         this.numTurns = numTurns;
         this.batchSize = batchSize;
-        this.work = rollout.work();
         this.rollout = rollout;
     }
 
-    /** Evaluates {@code g} joint samples of each item ({@code eval_num_generations}, default 1; ≥ 1). Returns this. */
+    /** Evaluates {@code g} joint samples of each item ({@code eval_num_generations}, default 1; ≥ 1). */
     public JointEvaluator generations(int g) {
         if (g < 1) {
             throw new IllegalArgumentException("eval_num_generations must be >= 1, got " + g);
@@ -159,12 +154,13 @@ public final class JointEvaluator {
             throw new IllegalArgumentException("num_eval_samples must be >= 1, got " + numEvalSamples);
         }
         int n = Math.min(numEvalSamples, evalDataset.size());
-        SeedStream evalSeeds = seeds.evaluation(); // the evaluations' own stream, none of training's
+        SeedStream evalSeeds = seeds.evaluation();
+        RankWork work = rollout.work();
         Means means = new Means();
         List<Map<String, Double>> rows = new ArrayList<>();
         List<EvalSamples.Sample> kept = new ArrayList<>();
         for (int start = 0; start < n; start += batchSize) {
-            List<TaskItem> items = java.util.stream.IntStream.range(start, Math.min(n, start + batchSize))
+            List<TaskItem> items = IntStream.range(start, Math.min(n, start + batchSize))
                     .mapToObj(evalDataset::get).toList();
             List<List<List<List<String>>>> samples = new ArrayList<>(); // [sample][agent][item][turn]
             for (int g = 0; g < generations; g++) {
@@ -191,13 +187,13 @@ public final class JointEvaluator {
         return metrics;
     }
 
-    /** One completion per agent per turn for each item, all items sampled together turn by turn, recorded in {@code means}. */
+    /** One completion per agent per turn for each item, the items sampled together, recorded in {@code means}. */
     private <R> Batch batch(Family<R> family, List<TaskItem> items, int firstIndex, SeedStream evalSeeds, Means means) {
-        List<JointRollout.TurnState> starts = java.util.stream.IntStream.range(0, items.size())
+        List<JointRollout.TurnState> starts = IntStream.range(0, items.size())
                 .mapToObj(j -> rollout.start(items.get(j), "eval item " + (firstIndex + j))).toList();
         List<List<JointRollout.Scored<R>>> episodes = rollout.rollout(starts, evalSeeds, 1, family.scoring(), numTurns,
                 family.terminates());
-        double[][] rewards = java.util.stream.IntStream.range(0, items.size())
+        double[][] rewards = IntStream.range(0, items.size())
                 .mapToObj(j -> family.recorder().record(items.get(j), episodes.get(j), means)).toArray(double[][]::new);
         return new Batch(rewards, byAgent(episodes, (s, i) -> s.turn().completions().get(i).get(0).text()),
                 byAgent(episodes, (s, i) -> s.turn().state().prompts().get(i)));
@@ -205,8 +201,8 @@ public final class JointEvaluator {
 
     /** {@code [agent][item][turn]} of {@code f(turn, agent)}. */
     private <R> List<List<List<String>>> byAgent(List<List<JointRollout.Scored<R>>> episodes,
-            java.util.function.BiFunction<JointRollout.Scored<R>, Integer, String> f) {
-        return java.util.stream.IntStream.range(0, rollout.numAgents()).mapToObj(i -> episodes.stream()
+            BiFunction<JointRollout.Scored<R>, Integer, String> f) {
+        return IntStream.range(0, rollout.agents().size()).mapToObj(i -> episodes.stream()
                 .map(e -> e.stream().map(s -> f.apply(s, i)).toList()).toList()).toList();
     }
 }

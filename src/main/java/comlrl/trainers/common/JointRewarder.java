@@ -5,25 +5,19 @@ import comlrl.reward.AgentRewardFunction;
 import comlrl.reward.RewardFunction;
 import comlrl.reward.RewardLengths;
 import comlrl.utils.RewardProcessor;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
  * The reward step of every trainer: the reward function called on the agents' completions with
- * {@code batch_items = [item]}, the returned count checked ({@link RewardLengths}), each value
- * passed through the reward processor. A value that is or becomes non-finite stops the run with a
- * message naming the item and the joint response, unless {@code skip_nonfinite_samples} is set
- * (then it is returned as NaN and the trainer leaves the samples out).
+ * {@code batch_items = [item]}, the returned count checked ({@link RewardLengths}), each value passed
+ * through the reward processor. A non-finite value stops the run with a message naming the item and
+ * the joint response, unless {@code skip_nonfinite_samples} is set (then it is NaN, the samples left out).
  *
- * <p>Per-agent rewards ({@link AgentRewardFunction}, reward commands): {@link #agentRewards} gives the
- * MAGRPO family each joint response's vector; the team calls ({@link #reward}, {@link #score},
- * {@link #rewardMatrix}) refuse a vector of N &gt; 1 values, unless this rewarder
- * {@link #averagingAgentRewards() averages} them (MAGRPO's evaluation: the team mean of the processed
- * entries).
- *
- * @param averageAgentRewards whether the team calls reduce a per-agent vector to its mean (else they refuse it)
+ * <p>Per-agent rewards ({@link AgentRewardFunction}): {@link #agentRewards} gives the MAGRPO family each
+ * joint response's vector; the team calls ({@link #reward}, {@link #score}, {@link #rewardMatrix}) refuse
+ * a vector of N &gt; 1 values unless {@code averageAgentRewards} (MAGRPO's evaluation: the team mean).
  */
 public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor, int numAgents, int numGenerations,
         String algorithm, boolean skipNonfinite, boolean averageAgentRewards) {
@@ -32,10 +26,7 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         this(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, false);
     }
 
-    /**
-     * This rewarder, its team calls scoring a joint response with per-agent rewards by the mean of the
-     * processed entries, {@code r_k = (1/N) Σ_i processor(r_{i,k})} (raw: the mean of the raw entries).
-     */
+    /** This rewarder, its team calls scoring per-agent rewards by {@code r_k = (1/N) Σ_i processor(r_{i,k})}. */
     public JointRewarder averagingAgentRewards() {
         return new JointRewarder(rewardFunc, processor, numAgents, numGenerations, algorithm, skipNonfinite, true);
     }
@@ -49,12 +40,9 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
     }
 
     /**
-     * MAGRPO's call, once per joint action. A plain {@link RewardFunction} → {@link #score}, one team
-     * value. An {@link AgentRewardFunction} → its vector for the joint response: one value (a team
-     * reward, processed as {@link #score} does, so the same number) or N values, each processed with the
-     * length of the completion of the agent it scores ({@code normalize_by_length}).
-     *
-     * @throws IllegalArgumentException when the vector is neither 1 nor N long (naming N and the function)
+     * MAGRPO's call, once per joint action: a plain {@link RewardFunction}'s one team value ({@link #score}),
+     * or an {@link AgentRewardFunction}'s vector, one team value (processed as {@link #score} does) or N
+     * values, each processed with the length of the completion it scores; any other length is refused.
      */
     public AgentScored agentRewards(TaskItem item, List<String> joint, String itemLabel) {
         if (!(rewardFunc instanceof AgentRewardFunction agentFunc)) {
@@ -65,20 +53,18 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         if (raw.length == 1) {
             return new AgentScored(raw, new double[] {process(raw[0], joint, true, item, itemLabel)});
         }
-        double[] processed = new double[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-            processed[i] = process(raw[i], List.of(joint.get(i)), false, item, itemLabel);
-        }
-        return new AgentScored(raw, processed);
+        return new AgentScored(raw, IntStream.range(0, raw.length)
+                .mapToDouble(i -> process(raw[i], List.of(joint.get(i)), false, item, itemLabel)).toArray());
     }
 
     /** The vector of the one joint response {@code joint}, checked to hold 1 or N values. */
     private double[] firstVector(AgentRewardFunction agentFunc, List<String> joint, TaskItem item) {
         List<double[]> rows = agentFunc.scorePerAgent(singletons(joint), List.of(item));
         if (rows == null || rows.isEmpty()) {
-            throw new IllegalArgumentException("Reward function " + rewardFunc + " returned no reward for a joint action");
+            throw new IllegalArgumentException("Reward function " + rewardFunc
+                    + " returned no reward for a joint action");
         }
-        if (rows.size() > 1 && rows.stream().allMatch(r -> r != null && r.length == 1)) { // the counts a team reward may return
+        if (rows.size() > 1 && rows.stream().allMatch(r -> r != null && r.length == 1)) { // a team reward's counts
             RewardLengths.normalize(rows.stream().map(r -> r[0]).toList(), numAgents, numGenerations, algorithm);
         }
         double[] row = rows.get(0);
@@ -98,8 +84,7 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
 
     /**
      * MAGRPO's call, once per joint action: {@code r = processor(R([c_1], …, [c_N]; item))}, the first
-     * returned value. Length-aware processors ({@code normalize_by_length}) receive the joint
-     * response's total length in code points.
+     * returned value; length-aware processors get the joint response's total length in code points.
      */
     public double reward(TaskItem item, List<String> joint, String itemLabel) {
         return score(item, joint, itemLabel).processed();
@@ -109,10 +94,7 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
     public record Scored(double raw, double processed) {
     }
 
-    /**
-     * {@link #reward}, keeping the raw value too (reward histograms show raw rewards). Per-agent rewards
-     * are refused, or averaged ({@link #averagingAgentRewards}).
-     */
+    /** {@link #reward}, keeping the raw value too (for reward histograms). */
     public Scored score(TaskItem item, List<String> joint, String itemLabel) {
         if (rewardFunc instanceof AgentRewardFunction) {
             AgentScored scored = agentRewards(item, joint, itemLabel);
@@ -122,7 +104,8 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
             if (!averageAgentRewards) {
                 throw agentRewardsRefused();
             }
-            return new Scored(AgentRewardFunction.teamMean(scored.raw()), AgentRewardFunction.teamMean(scored.processed()));
+            return new Scored(AgentRewardFunction.teamMean(scored.raw()),
+                    AgentRewardFunction.teamMean(scored.processed()));
         }
         List<Double> raw = RewardLengths.normalize(rewardFunc.score(singletons(joint), List.of(item)), numAgents,
                 numGenerations, algorithm);
@@ -141,8 +124,8 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
      */
     public double[][] rewardMatrix(TaskItem item, List<List<String>> completions, String itemLabel) {
         int k = completions.get(0).size();
-        List<Double> returned = rewardFunc instanceof AgentRewardFunction agentFunc ? teamValues(agentFunc, completions, item)
-                : rewardFunc.score(completions, List.of(item));
+        List<Double> returned = rewardFunc instanceof AgentRewardFunction agentFunc
+                ? teamValues(agentFunc, completions, item) : rewardFunc.score(completions, List.of(item));
         List<Double> raw = returned != null && returned.size() == 1 ? returned
                 : RewardLengths.normalize(returned, numAgents, k, algorithm);
         if (raw.size() != 1 && raw.size() != k && raw.size() != numAgents) {
@@ -169,17 +152,10 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
     /** An agent reward function's rows as plain values; a row of N &gt; 1 values is refused. */
     private List<Double> teamValues(AgentRewardFunction agentFunc, List<List<String>> completions, TaskItem item) {
         List<double[]> rows = agentFunc.scorePerAgent(completions, List.of(item));
-        if (rows == null) {
-            return null;
+        if (rows != null && rows.stream().anyMatch(row -> row == null || row.length != 1)) {
+            throw agentRewardsRefused();
         }
-        List<Double> values = new ArrayList<>(rows.size());
-        for (double[] row : rows) {
-            if (row == null || row.length != 1) {
-                throw agentRewardsRefused();
-            }
-            values.add(row[0]);
-        }
-        return values;
+        return rows == null ? null : rows.stream().map(row -> row[0]).toList();
     }
 
     /** The joint response as the reward function takes it: {@code [[c_1], …, [c_N]]}. */
@@ -201,9 +177,12 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
         if (!Double.isFinite(processed) && !skipNonfinite) {
             String what = value == null || !Double.isFinite(value) ? "The reward function returned " + value
                     : "The reward processor turned the reward " + value + " into " + processed;
-            throw new IllegalStateException(what + " for " + itemLabel + " (prompt " + abbreviate(item.getString("prompt", ""))
-                    + "), " + (byAgent ? "joint response " : "scoring ") + describe(scored, byAgent) + ". No optimizer step used it and the last checkpoint is "
-                    + "intact; fix the reward, or set skip_nonfinite_samples: true to leave such samples out of the update.");
+            String response = IntStream.range(0, scored.size()).mapToObj(i -> (byAgent ? "agent " + i + " " : "")
+                    + abbreviate(scored.get(i))).collect(Collectors.joining(", "));
+            throw new IllegalStateException(what + " for " + itemLabel + " (prompt "
+                    + abbreviate(item.getString("prompt", "")) + "), " + (byAgent ? "joint response " : "scoring ")
+                    + response + ". No optimizer step used it and the last checkpoint is intact; fix the reward, or "
+                    + "set skip_nonfinite_samples: true to leave such samples out of the update.");
         }
         return processed;
     }
@@ -212,10 +191,5 @@ public record JointRewarder(RewardFunction rewardFunc, RewardProcessor processor
     public static String abbreviate(String text) {
         String oneLine = text.replace("\n", "\\n");
         return "\"" + (oneLine.length() > 60 ? oneLine.substring(0, 57) + "..." : oneLine) + "\"";
-    }
-
-    private static String describe(List<String> joint, boolean byAgent) {
-        return IntStream.range(0, joint.size()).mapToObj(i -> (byAgent ? "agent " + i + " " : "")
-                + abbreviate(joint.get(i))).collect(Collectors.joining(", "));
     }
 }

@@ -9,41 +9,40 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.GenerationSettings;
+import comlrl.generation.Generator;
 import comlrl.generation.PromptEncoder;
 import comlrl.generation.SamplingConfig;
 import comlrl.generation.SeedStream;
+import comlrl.generation.TeamGenerator;
+import comlrl.model.DecoderLm;
+import comlrl.model.LoraAdapter;
 import comlrl.rl.JointMode;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
+import java.util.stream.Stream;
 
 /**
- * The joint rollout of every trainer and of evaluation: one engine from a task item to sampled,
- * scored turns. One turn of a batch of items, in this order:
- * <ol>
- *   <li>prompts: on turn 1 each agent's formatter of the item; later each agent's turn prompt of what
- *       the external transition returned ({@link Formatters#turnPrompt});</li>
- *   <li>seeds: one per agent, drawn from the caller's {@link SeedStream} in agent order;</li>
- *   <li>ids: the {@link PromptEncoder} on each agent's prompts (by the agent's owner in the agents split);</li>
- *   <li>sampling ({@link Rollouts#generate}): one team generation on a shared LoRA base, or each agent's
- *       own, split over the processes of a ddp run, every process getting every completion;</li>
- *   <li>reference KL when shaping is on ({@link ReferencePolicy#kls}), each row scored by the process
- *       that owns it and the values summed over the processes (each is non-zero on one only);</li>
- *   <li>reward: a {@link Scoring} on rank 0 with {@code batch_items = [item]} ({@link JointRewarder}),
- *       its value given to every process;</li>
- *   <li>next turn: the chosen completions appended to the histories, the external transition called on
- *       rank 0 ({@link Transitions#next}), its prompts formatted.</li>
- * </ol>
- * Per item the reward of a turn is computed before its transition, item after item, as the Python
- * trainers call them. {@link #expand} (sample + score) is the node expansion of MAGRPO's rollout
- * tree, {@link #next} the step to a child; {@link #rollout} runs linear episodes (actor-critic,
- * evaluation). Every process gets the same records. {@code agents} and {@code generation} hold null
- * for the agents other processes hold in the agents split.
+ * The joint rollout of every trainer and of evaluation, from a task item to sampled, scored turns. One
+ * turn of a batch of items: prompts (turn 1 the formatters', later {@link Formatters#turnPrompt} of the
+ * transition's); one seed per agent from the caller's {@link SeedStream}, in agent order; ids by the
+ * {@link PromptEncoder}; sampling ({@link #generate}, split over a ddp run's processes, each
+ * getting every completion); reference KL when shaping is on ({@link ReferencePolicy#kls}, each row
+ * scored by its owner, summed over processes); the reward ({@link Scoring}) on rank 0 with
+ * {@code batch_items = [item]}, given to every process; then the chosen completions appended to the
+ * histories and the external transition run on rank 0 ({@link Transitions#next}). Per item a turn's
+ * reward is computed before its transition, as the Python trainers do. {@link #expand} is the node
+ * expansion of MAGRPO's rollout tree, {@link #next} the step to a child, {@link #rollout} linear
+ * episodes. {@code agents} and {@code generation} hold null for other processes' agents (agents split).
  */
 public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolved> generation, Formatters formatters,
         PromptEncoder encoder, AgentExecutor executor, Transitions transitions, boolean passthrough,
@@ -66,17 +65,6 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         return new JointRollout(agents, generation, formatters, encoder, executor, transitions, passthrough, references,
                 work);
     }
-
-    /** The agents this process holds (all but in the agents split). */
-    private HeldAgents<CausalLm> held() {
-        return HeldAgents.of(agents, work);
-    }
-
-    public int numAgents() {
-        return agents.size();
-    }
-
-    // ---------------------------------------------------------------- records
 
     /**
      * Where one item's rollout stands before {@code turn} (0-based); {@code label} names the item in
@@ -104,6 +92,14 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
             return IntStream.range(0, completions.size()).mapToObj(i -> completions.get(i).get(idx[i]).text()).toList();
         }
 
+        /** The joint actions of {@code mode}: j takes agent i's completion {@code completionIndices(j, K, N)[i]}. */
+        public List<List<String>> jointActions(JointMode mode) {
+            int n = completions.size();
+            int g = completions.get(0).size();
+            return IntStream.range(0, mode.numJointActions(g, n)).mapToObj(j -> joint(mode.completionIndices(j, g, n)))
+                    .toList();
+        }
+
         /** The aligned joint response k: every agent's completion k. */
         public List<String> joint(int k) {
             return completions.stream().map(agent -> agent.get(k).text()).toList();
@@ -115,26 +111,12 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /** How a turn is scored ({@code scorer}): run on rank 0, its value given to every process by {@code codec}. */
-    public record Scoring<R>(java.util.function.Function<Turn, R> scorer, Codec<R> codec) {
-        public R score(Turn turn) {
-            return scorer.apply(turn);
-        }
-
-        /**
-         * MAGRPO's, evaluation's and the preference candidates' call: {@code r[j]} the processed reward of
-         * joint action j ({@code mode.completionIndices(j, K, N)}), one call each, {@code j < mode.numJointActions(K, N)}.
-         */
+    public record Scoring<R>(Function<Turn, R> scorer, Codec<R> codec) {
+        /** MAGRPO's, evaluation's and preference candidates' call: {@code r[j]}, joint action j's processed reward. */
         public static Scoring<double[]> jointActions(JointRewarder rewarder, JointMode mode) {
-            return of(turn -> {
-                int n = turn.completions().size();
-                int g = turn.completions().get(0).size();
-                double[] r = new double[mode.numJointActions(g, n)];
-                for (int j = 0; j < r.length; j++) {
-                    r[j] = rewarder.reward(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
-                            turn.state().label());
-                }
-                return r;
-            }, Codecs.DOUBLES);
+            return new Scoring<>(turn -> turn.jointActions(mode).stream()
+                    .mapToDouble(joint -> rewarder.reward(turn.state().item(), joint, turn.state().label())).toArray(),
+                    Codecs.DOUBLES);
         }
 
         /**
@@ -145,16 +127,13 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
          * the joint action got a team reward). So {@code [1][K]} for team rewards, {@code [N+1][K]} else.
          */
         public static Scoring<double[][]> jointActionsPerAgent(JointRewarder rewarder, JointMode mode) {
-            return of(turn -> {
+            return new Scoring<>(turn -> {
                 int n = turn.completions().size();
-                int g = turn.completions().get(0).size();
-                double[][] r = new double[mode.numJointActions(g, n)][]; // [K][1 or N]
-                boolean perAgent = false;
-                for (int j = 0; j < r.length; j++) {
-                    r[j] = rewarder.agentRewards(turn.state().item(), turn.joint(mode.completionIndices(j, g, n)),
-                            turn.state().label()).processed();
-                    perAgent |= r[j].length > 1;
-                }
+                TurnState state = turn.state();
+                double[][] r = turn.jointActions(mode).stream() // [K][1 or N]
+                        .map(joint -> rewarder.agentRewards(state.item(), joint, state.label()).processed())
+                        .toArray(double[][]::new);
+                boolean perAgent = Arrays.stream(r).anyMatch(agents -> agents.length > 1);
                 double[][] out = new double[perAgent ? n + 1 : 1][r.length];
                 for (int j = 0; j < r.length; j++) {
                     out[0][j] = comlrl.reward.AgentRewardFunction.teamMean(r[j]);
@@ -168,22 +147,17 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
 
         /** The actor-critic call: {@code r[i][k]} for agent i's completion k ({@link JointRewarder#rewardMatrix}). */
         public static Scoring<double[][]> perAgent(JointRewarder rewarder) {
-            return of(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(), turn.state().label()),
-                    Codecs.DOUBLE_MATRIX);
-        }
-
-        public static <R> Scoring<R> of(java.util.function.Function<Turn, R> score, Codec<R> codec) {
-            return new Scoring<>(score, codec);
+            return new Scoring<>(turn -> rewarder.rewardMatrix(turn.state().item(), turn.texts(),
+                    turn.state().label()), Codecs.DOUBLE_MATRIX);
         }
     }
-
-    // ---------------------------------------------------------------- steps
 
     /** Turn 1 of {@code item}: each agent's formatted prompt, empty histories. */
     public TurnState start(TaskItem item, String label) {
         List<String> prompts = List.copyOf(IntStream.range(0, agents.size()).mapToObj(i -> formatters.format(i, item))
                 .toList());
-        return new TurnState(item, label, 0, prompts, prompts, transitions.emptyHistories(), transitions.emptyHistories());
+        List<List<String>> empty = Collections.nCopies(agents.size(), List.of());
+        return new TurnState(item, label, 0, prompts, prompts, empty, empty);
     }
 
     /** {@link #sample(List, SeedStream, int)} of one item. */
@@ -192,17 +166,17 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /**
-     * One turn of the items {@code states} (all at the same turn or not: each has its own prompts):
-     * {@code k} completions per agent and item from one generate call per agent, seeded by one seed
-     * per agent from {@code seeds}.
+     * One turn of the items {@code states} (each with its own prompts): {@code k} completions per agent
+     * and item from one generate call per agent, seeded by one seed per agent from {@code seeds}.
      */
     public List<Turn> sample(List<TurnState> states, SeedStream seeds, int k) {
         int n = agents.size();
         long[] rowSeeds = LongStream.generate(seeds::next).limit(n).toArray(); // one per agent, in agent order
-        List<List<long[]>> ids = held() // [N][B], each agent's by its owner
+        List<List<long[]>> ids = HeldAgents.of(agents, work) // [N][B], each agent's by its owner
                 .mapIndexed((i, agent) -> states.stream().map(s -> encoder.encode(agent, s.prompts().get(i))).toList())
                 .fromOwners(Codecs.listOf(Codecs.LONGS));
-        List<List<List<Completion>>> sampled = Rollouts.generate(agents, executor, ids, samplingOf(k), rowSeeds, work);
+        List<List<List<Completion>>> sampled = generate(agents, executor, ids,
+                i -> generation.get(i).sampling().withNumReturnSequences(k), rowSeeds, work);
         return IntStream.range(0, states.size()).mapToObj(b -> { // in item order (referenceKls sums over the processes)
             List<long[]> promptIds = List.copyOf(IntStream.range(0, n).mapToObj(i -> ids.get(i).get(b)).toList());
             List<List<Completion>> completions = List.copyOf(IntStream.range(0, n).mapToObj(i -> sampled.get(i).get(b))
@@ -212,13 +186,9 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         }).toList();
     }
 
-    private IntFunction<SamplingConfig> samplingOf(int k) {
-        return i -> generation.get(i).sampling().withNumReturnSequences(k);
-    }
-
     /** The turn's rewards, computed on rank 0 ({@link Scoring}). */
     public <R> R score(Turn turn, Scoring<R> scoring) {
-        return work.onMain("computing the rewards of " + turn.state().label(), () -> scoring.score(turn),
+        return work.onMain("computing the rewards of " + turn.state().label(), () -> scoring.scorer().apply(turn),
                 scoring.codec());
     }
 
@@ -248,13 +218,14 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
     }
 
     /**
-     * Linear episodes of the items {@code starts}, sampled together turn by turn: {@code k}
-     * completions per agent, scored; an item continues with every agent's first completion until
-     * {@code numTurns} or until {@code terminates} accepts its rewards. Per item, its turns.
+     * Linear episodes of the items {@code starts}, sampled together turn by turn ({@code k} completions per
+     * agent, scored); an item continues with every agent's first completion until {@code numTurns} or
+     * until {@code terminates} accepts its rewards. Per item, its turns.
      */
     public <R> List<List<Scored<R>>> rollout(List<TurnState> starts, SeedStream seeds, int k, Scoring<R> scoring,
             int numTurns, Predicate<R> terminates) {
-        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>()).toList();
+        List<List<Scored<R>>> episodes = starts.stream().map(s -> (List<Scored<R>>) new ArrayList<Scored<R>>())
+                .toList();
         List<Integer> active = IntStream.range(0, starts.size()).boxed().toList();
         List<TurnState> states = starts;
         int[] first = new int[agents.size()];
@@ -282,15 +253,126 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         int g = completions.get(0).size();
         double[] flat = new double[n * g];
         int[] rows = work.localRows(g);
-        for (int i : rows.length == 0 ? List.<Integer>of() : held().indices()) {
+        for (int i : rows.length == 0 ? List.<Integer>of() : HeldAgents.of(agents, work).indices()) {
             CausalLm agent = agents.get(i);
             List<long[]> ys = Arrays.stream(rows).mapToObj(r -> completions.get(i).get(r).tokenIds()).toList();
-            double[] kl = references.kls(i, agent.model(), promptIds.get(i), ys, agent.padId());
+            double[] kl = ReferencePolicy.kls(agent.model(), references.reference(i), promptIds.get(i), ys,
+                    agent.padId());
             for (int r = 0; r < rows.length; r++) {
                 flat[i * g + rows[r]] = kl[r];
             }
         }
         double[] summed = work.sum(flat);
-        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g)).toArray(double[][]::new);
+        return IntStream.range(0, n).mapToObj(i -> Arrays.copyOfRange(summed, i * g, i * g + g))
+                .toArray(double[][]::new);
+    }
+
+    /** The completions of agents {@code which} (in that order). */
+    private static List<List<List<Completion>>> sampleAgents(List<Integer> which, List<CausalLm> agents,
+            AgentExecutor executor, List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds) {
+        List<CausalLm> chosen = which.stream().map(agents::get).toList();
+        IntFunction<SamplingConfig> chosenSampling = j -> sampling.apply(which.get(j));
+        if (teamable(chosen, chosenSampling)) {
+            List<LoraAdapter> adapters = chosen.stream().map(a -> a.model().adapter()).toList();
+            return TeamGenerator.of(chosen.get(0)).generate(adapters, which.stream().map(prompts::get).toList(),
+                    which.stream().map(sampling::apply).toList(), which.stream().mapToLong(i -> seeds[i]).toArray());
+        }
+        return executor.map(which, i -> agents.get(i).generator().generate(prompts.get(i), sampling.apply(i),
+                seeds[i]));
+    }
+
+    /**
+     * The sampling step: per agent, per prompt, its completions, agent i's prompts sampled with
+     * {@code sampling.apply(i)} and seed {@code seeds[i]}: each agent's own generation (on its thread in
+     * "mp" mode) or, for LoRA agents on one shared base that sample alike, one team generation
+     * ({@link TeamGenerator}: the base read once per token step), which gives each agent the same. In a
+     * run of several processes every rank gets every agent's completions, the same ones one process
+     * samples: in the data split this rank samples the rows q = p·G + j of agent i it owns
+     * ({@link RankWork#ownsRow}), each with the seed one process gives it ({@link Generator#rowSeed}); in
+     * the agents split its agents' completions ({@code agents}, {@code prompts} null for other ranks');
+     * then the rows are exchanged.
+     */
+    static List<List<List<Completion>>> generate(List<CausalLm> agents, AgentExecutor executor,
+            List<List<long[]>> prompts, IntFunction<SamplingConfig> sampling, long[] seeds, RankWork work) {
+        if (!work.distributed()) {
+            return sampleAgents(IntStream.range(0, agents.size()).boxed().toList(), agents, executor, prompts,
+                    sampling, seeds);
+        }
+        int n = prompts.size();
+        List<Row> rows = new ArrayList<>(); // what this rank sampled: (agent, row, completion)
+        if (work.splitsRows()) {
+            executor.map(i -> localRows(agents.get(i), prompts.get(i), sampling.apply(i), seeds[i], work, i))
+                    .forEach(rows::addAll);
+        } else {
+            List<Integer> mine = work.ownedAgents();
+            List<List<List<Completion>>> out = sampleAgents(mine, agents, executor, prompts, sampling, seeds);
+            for (int a = 0; a < mine.size(); a++) {
+                List<Completion> flat = out.get(a).stream().flatMap(List::stream).toList(); // row q = p·G + j
+                for (int q = 0; q < flat.size(); q++) {
+                    rows.add(new Row(mine.get(a), q, flat.get(q)));
+                }
+            }
+        }
+        // every rank's rows, placed by (agent, row); every agent has as many prompts as the others
+        int promptCount = prompts.stream().filter(Objects::nonNull).findFirst().map(List::size).orElse(0);
+        List<TreeMap<Integer, Completion>> byAgent = Stream.generate(TreeMap<Integer, Completion>::new).limit(n)
+                .toList();
+        work.gather(rows, Codecs.listOf(ROW))
+                .forEach(fromRank -> fromRank.forEach(r -> byAgent.get(r.agent()).put(r.row(), r.completion())));
+        List<List<List<Completion>>> result = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            List<Completion> flat = new ArrayList<>(byAgent.get(i).values());
+            if (flat.size() != byAgent.get(i).lastKey() + 1 || flat.size() % promptCount != 0) {
+                throw new IllegalStateException("agent " + i + "'s rows did not all arrive: "
+                        + byAgent.get(i).keySet());
+            }
+            int g = flat.size() / promptCount;
+            result.add(IntStream.range(0, promptCount).mapToObj(p -> List.copyOf(flat.subList(p * g, p * g + g)))
+                    .toList());
+        }
+        return result;
+    }
+
+    /** One sampled row of an agent: row q = p·G + j of its prompts × samples. */
+    private record Row(int agent, int row, Completion completion) {
+    }
+
+    private static final Codec<Row> ROW =
+            Codecs.fields(Codecs.INT, Row::agent, Codecs.INT, Row::row, Codecs.COMPLETION, Row::completion, Row::new);
+
+    /** The rows q = p·G + j of {@code agent}'s prompts × G samples this rank owns, seeded by {@code rowSeed}. */
+    private static List<Row> localRows(CausalLm agent, List<long[]> prompts, SamplingConfig sampling, long seed,
+            RankWork work, int index) {
+        int g = sampling.numReturnSequences();
+        List<Integer> rowIds = IntStream.range(0, prompts.size() * g).filter(work::ownsRow).boxed().toList();
+        if (rowIds.isEmpty()) {
+            return List.of();
+        }
+        List<long[]> rowPrompts = rowIds.stream().map(q -> prompts.get(q / g)).toList();
+        long[] rowSeeds = rowIds.stream().mapToLong(q -> Generator.rowSeed(seed, q / g, q % g)).toArray();
+        List<List<Completion>> sampled = agent.generator().generate(rowPrompts, sampling.withNumReturnSequences(1),
+                rowSeeds);
+        return IntStream.range(0, rowIds.size()).mapToObj(k -> new Row(index, rowIds.get(k), sampled.get(k).get(0)))
+                .toList();
+    }
+
+    /**
+     * Whether the agents can sample as one team: several LoRA views of the same base (hence one
+     * tokenizer and device) with equal sampling settings (but for their stop strings).
+     */
+    static boolean teamable(List<CausalLm> agents, IntFunction<SamplingConfig> sampling) {
+        if (agents.size() < 2) {
+            return false;
+        }
+        DecoderLm base = agents.get(0).model().base();
+        SamplingConfig first = sampling.apply(0);
+        for (int i = 0; i < agents.size(); i++) {
+            CausalLm a = agents.get(i);
+            if (a.model().adapter() == null || a.model().base() != base || a.tokenizer() != agents.get(0).tokenizer()
+                    || !sampling.apply(i).withStopStrings(null).equals(first.withStopStrings(null))) { // but stops
+                return false;
+            }
+        }
+        return true;
     }
 }

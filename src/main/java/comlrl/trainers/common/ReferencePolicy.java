@@ -20,13 +20,9 @@ import java.util.Map;
  * over the tokens before the first pad id ({@link ReferenceKl#responseLength}), computed without
  * gradients; trainers shape rewards with {@code r' = r − β·KL}.
  *
- * <p>The policy is scored again here although sampling recorded {@code log π(y_t)}
- * ({@link comlrl.generation.Completion#logprobs()}: the same quantity, temperature 1 on the raw logits).
- * The recorded values depend on how sampling was batched: a team generation on a shared LoRA base,
- * each agent's own generation, or the rows one process samples alone in the data split give the same
- * tokens but log-probabilities that differ in float32 rounding. Scoring the policy here keeps the KL,
- * and so training, independent of that placement (team generation = per-agent generation, the agents
- * split = one process, to the bit).
+ * <p>The policy is scored again although sampling recorded {@code log π(y_t)}: the recorded values
+ * differ in float32 rounding with how sampling was batched (team, per agent, one process's rows), and
+ * scoring here keeps the KL, and so training, independent of that placement, to the bit.
  */
 public final class ReferencePolicy implements AutoCloseable {
     private final Map<Integer, DecoderLm> references = new HashMap<>(); // of the agents this process holds
@@ -55,11 +51,6 @@ public final class ReferencePolicy implements AutoCloseable {
 
     public DecoderLm reference(int agent) {
         return references.get(agent);
-    }
-
-    /** The KL of each of agent {@code agent}'s completions of {@code promptIds} under {@code policy}. */
-    public double[] kls(int agent, DecoderLm policy, long[] promptIds, List<long[]> completions, long pad) {
-        return kls(policy, references.get(agent), promptIds, completions, pad);
     }
 
     /** The k3 KL of each completion of {@code promptIds} between {@code policy} and {@code reference}. */

@@ -20,31 +20,21 @@ public interface Trainer extends AutoCloseable {
     }
 
     /**
-     * Trains, saving a checkpoint every {@code checkpointInterval} epochs and at the end, optionally
-     * resuming from {@code resumeFromCheckpoint} first (a {@code checkpoint-N} directory, see
-     * {@link #resumeFrom}); {@code num_train_epochs} counts the whole run, including completed epochs.
-     * Checkpoints beyond {@code save_total_limit} are deleted oldest first; a resumed run continues
-     * exactly as the uninterrupted one.
+     * As above, first resuming from {@code resumeFromCheckpoint} when given ({@link #resumeFrom});
+     * {@code num_train_epochs} counts the whole run. Checkpoints beyond {@code save_total_limit} are
+     * deleted oldest first; a resumed run continues exactly as the uninterrupted one.
      */
     void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint);
 
-    /**
-     * Trains until {@code epochs} epochs are complete in all (for a trainer that runs this one in
-     * stages), with checkpoints as {@link #train(Path, int, Path)}.
-     *
-     * @throws UnsupportedOperationException for trainers that do not count epochs this way
-     */
+    /** Trains until {@code epochs} epochs are complete in all (for a trainer running this one in stages). */
     default void trainUntil(int epochs, Path checkpointDir, int checkpointInterval) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " does not train in stages");
     }
 
     /**
-     * Restores a {@code checkpoint-N} directory written by this kind of trainer: weights, optimizer
-     * states, progress, seeds, the log gate and stateful parts ({@link TrainerCheckpoint#restore}); cuts
-     * {@code metrics.jsonl} back to the events logged before the checkpoint (a run stopped later logged
-     * more, which the resumed run repeats). Called by {@link #train(Path, int, Path)}; call it first to
-     * evaluate the restored weights before training on. Fails, before changing anything, on a checkpoint
-     * of another algorithm, agent count or model shape.
+     * Restores a {@code checkpoint-N} directory of this kind of trainer ({@link TrainerCheckpoint#restore})
+     * and cuts {@code metrics.jsonl} back to the events logged before it; fails, changing nothing, on a
+     * checkpoint of another algorithm, agent count or model shape.
      */
     void resumeFrom(Path checkpoint);
 
@@ -60,16 +50,10 @@ public interface Trainer extends AutoCloseable {
     /** Each agent's causal LM (without value heads), in actor order; owned by the trainer. */
     List<CausalLm> policies();
 
-    /**
-     * Writes a checkpoint of the current state under {@code root} ({@code checkpoint-E}, E = epochs
-     * completed), as {@link #train(Path, int, Path)} does at epoch ends; returns its directory.
-     */
+    /** Writes {@code checkpoint-E} (E = epochs completed) under {@code root} now; returns its directory. */
     Path saveCheckpoint(Path root);
 
-    /**
-     * Where the trainer writes its outputs when it chose a directory of its own (a resumed
-     * preference-learning run's {@code resume-*} directory), else null: the output directory given.
-     */
+    /** The directory the trainer chose for its outputs (a resumed preference run's {@code resume-*}), else null. */
     default Path outputDir() {
         return null;
     }

@@ -13,44 +13,39 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards, datasets,
- * dtype, the run directory and console, metric sinks, trackers, LoRA, processes. Every setter writes
- * one key of a single immutable {@link TrainerSettings} and returns the concrete builder {@code B}; the
- * trainers read the values from {@link #settings()}. A trainer that builds another as a
- * stage hands it {@link #settings()} whole and replaces only what the stage must see differently, so a
- * setting added here reaches every stage without a line of copying.
+ * dtype, outputs, trackers, LoRA, processes. Every setter writes one key of an immutable
+ * {@link TrainerSettings} and returns the concrete builder {@code B}; a trainer that builds another as a
+ * stage hands it {@link #settings()} whole, so a setting added here reaches every stage without copying.
  */
 public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     private TrainerSettings settings = TrainerSettings.defaults();
 
-    /** This builder as its concrete type {@code B} (what {@code B extends TrainerBuilder<B>} promises). */
     @SuppressWarnings("unchecked")
     protected B self() {
         return (B) this;
     }
 
     /**
-     * The processes of a {@code parallel_training: ddp} run (one context per process, connected by the
-     * caller, who closes it after the trainer). Without one, a ddp trainer connects as the environment
-     * says (torchrun's variables, set by {@code bin/comlrl launch}) and closes that context itself.
+     * The processes of a {@code parallel_training: ddp} run (connected and closed by the caller); without
+     * one, a ddp trainer connects as torchrun's variables say ({@code bin/comlrl launch}) and closes it itself.
      */
     public B distributed(comlrl.distributed.DistributedContext context) {
         return set(TrainerSettings.DISTRIBUTED, context);
     }
 
-    /** LoRA agents: each trains an adapter with these settings over frozen base weights; null (default): full models. */
+    /** LoRA agents: each trains an adapter with these settings over frozen base weights; null (default): full. */
     public B lora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.LORA, lora);
     }
 
-    /**
-     * {@code agents_share_base}: whether LoRA agents hold one base model for all (one batched rollout
-     * for the team); null (default) shares when every agent names the same base on the same device.
-     */
+    /** Whether LoRA agents hold one base for all (one team rollout); null (default): when all name one base. */
     public B agentsShareBase(Boolean share) {
         return set(TrainerSettings.AGENTS_SHARE_BASE, share);
     }
@@ -58,19 +53,15 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
     /** LoRA agents start from these PEFT adapter directories (agent i from entry i, its own settings; null: fresh). */
     public B loraAdapters(List<Path> adapters) {
         return set(TrainerSettings.LORA_ADAPTERS,
-                adapters == null ? null : java.util.Collections.unmodifiableList(new ArrayList<>(adapters)));
+                adapters == null ? null : Collections.unmodifiableList(new ArrayList<>(adapters)));
     }
 
-    /** {@code save_model} writes LoRA agents as full models, adapters folded in ({@code --merge}), not PEFT directories. */
+    /** {@code save_model} writes LoRA agents as full models, adapters folded in ({@code --merge}), not PEFT. */
     public B mergeAdaptersOnSave(boolean merge) {
         return set(TrainerSettings.MERGE_ADAPTERS, merge);
     }
 
-    /**
-     * LoRA critics (IAC/MAAC separate critics, MARLHF's actor-critic backends): each trains an adapter
-     * (and its value head) over a frozen base, the actors' own when it names the same model on the same
-     * device; null trains full critics.
-     */
+    /** LoRA critics: an adapter and value head each over a frozen base (the actors' if the same); null: full. */
     public B criticLora(comlrl.model.LoraConfig lora) {
         return set(TrainerSettings.CRITIC_LORA, lora);
     }
@@ -114,10 +105,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.REWARD_FUNC, rewardFunc);
     }
 
-    /**
-     * The reward of evaluation when it is not the training reward (e.g. training on a learned
-     * reward model, evaluating on the task reward); default: {@code rewardFunc}.
-     */
+    /** Evaluation's reward when it is not training's (e.g. a learned one); default {@code rewardFunc}. */
     public B evalRewardFunc(RewardFunction evalRewardFunc) {
         return set(TrainerSettings.EVAL_REWARD_FUNC, evalRewardFunc);
     }
@@ -126,10 +114,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.REWARD_PROCESSOR, rewardProcessor);
     }
 
-    /**
-     * The processor of the evaluation reward when it differs from the training one (MARLHF: its
-     * learned reward is used raw, the task reward of evaluation processed); default: {@code rewardProcessor}.
-     */
+    /** Evaluation's reward processor when it differs (MARLHF: learned reward raw); default {@code rewardProcessor}. */
     public B evalRewardProcessor(RewardProcessor evalRewardProcessor) {
         return set(TrainerSettings.EVAL_REWARD_PROCESSOR, evalRewardProcessor);
     }
@@ -148,11 +133,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.DTYPE, dtype);
     }
 
-    /**
-     * Run directory: {@code metrics.jsonl} is appended there, and the run is recorded beside it as the
-     * command line records its runs ({@link RunRecord}), so that {@code bin/comlrl report} and
-     * {@link comlrl.report.RunReport} read it as they read a command-line run.
-     */
+    /** Run directory: {@code metrics.jsonl} appended, the run recorded as the command line records its runs. */
     public B outputDir(Path outputDir) {
         return set(TrainerSettings.OUTPUT_DIR, outputDir);
     }
@@ -162,7 +143,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.RECORD_RUN, record);
     }
 
-    /** Also writes {@code report.html} when the trainer closes after a recorded run that did not fail (default false). */
+    /** Also writes {@code report.html} when the trainer closes after a recorded run that did not fail (default no). */
     public B report(boolean report) {
         return set(TrainerSettings.REPORT, report);
     }
@@ -172,14 +153,10 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.VERBOSE, verbose);
     }
 
-    /**
-     * The reference's {@code wandb_config}: a Weights &amp; Biases run gets every metric
-     * ({@link comlrl.logging.WandbSettings}); {@code config_sections.output.verbose} switches the
-     * progress output. Null (default): no W&amp;B.
-     */
+    /** {@code wandb_config}: a W&amp;B run gets every metric; {@code config_sections.output.verbose} sets verbose. */
     public B wandbConfig(Map<String, ?> wandbConfig) {
         set(TrainerSettings.WANDB_CONFIG, wandbConfig == null ? null
-                : Collections.unmodifiableMap(new java.util.LinkedHashMap<>(wandbConfig)));
+                : Collections.unmodifiableMap(new LinkedHashMap<>(wandbConfig)));
         if (wandbConfig != null && wandbConfig.get("config_sections") instanceof Map<?, ?> sections
                 && sections.get("output") instanceof Map<?, ?> output && output.get("verbose") != null) {
             set(TrainerSettings.VERBOSE, Boolean.parseBoolean(String.valueOf(output.get("verbose"))));
@@ -187,10 +164,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return self();
     }
 
-    /**
-     * Wraps every formatted prompt in the agent's chat template ({@code tokenizer_config.json}'s
-     * {@code chat_template}) as a user message, after {@code systemPrompt} when not null.
-     */
+    /** Wraps every prompt in the agent's chat template as a user message, after {@code systemPrompt} when not null. */
     public B chatTemplate(boolean apply, String systemPrompt) {
         set(TrainerSettings.CHAT_TEMPLATE, apply);
         return set(TrainerSettings.SYSTEM_PROMPT, systemPrompt);
@@ -212,10 +186,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.SINKS, List.copyOf(all));
     }
 
-    /**
-     * For a trainer that runs this one as a stage (MARLHF's RL phase): its metrics logger, which this
-     * trainer logs into instead of its own; this trainer releases it on close, the caller closes it too.
-     */
+    /** For a stage (MARLHF's RL phase): the parent's logger, logged into, released on close (the parent closes it). */
     public B sharedLogger(MetricsLogger logger) {
         return set(TrainerSettings.SHARED_LOGGER, logger);
     }
@@ -225,14 +196,14 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.CHECKPOINT_EXTENSION, extension);
     }
 
-    /** Every setting given so far: what the trainer keeps, and what a stage or wrapper is passed whole. */
+    /** Every setting given so far: what the trainer keeps, and a stage or wrapper is passed whole. */
     public TrainerSettings settings() {
         return settings;
     }
 
     /** Replaces every setting with {@code settings} (a stage's parent's, before the stage's own setters). */
     public B settings(TrainerSettings settings) {
-        this.settings = java.util.Objects.requireNonNull(settings, "settings");
+        this.settings = Objects.requireNonNull(settings, "settings");
         return self();
     }
 
@@ -247,9 +218,9 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return settings.get(key);
     }
 
-    /** A tracker run's config: {@code model_name} (the agents' sources: one, or the list), {@code num_agents}, the fields. */
+    /** A tracker run's config: {@code model_name} (the agents' sources: one, or the list), {@code num_agents}, args. */
     public static Map<String, Object> trackedConfig(Map<String, Object> args, List<?> agents) {
-        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        Map<String, Object> out = new LinkedHashMap<>();
         List<String> names = agents.stream().map(a -> a instanceof comlrl.generation.CausalLm lm ? lm.source()
                 : String.valueOf(a)).distinct().toList();
         out.put("model_name", names.size() == 1 ? names.get(0) : names);
@@ -258,10 +229,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return out;
     }
 
-    /**
-     * TensorBoard event files ({@code events.out.tfevents.*}) in the output directory, one tag per
-     * metric key, step = env_step ({@code tensorboard --logdir RUN_DIR}).
-     */
+    /** TensorBoard event files in the output directory, one tag per metric key, step = env_step. */
     public B tensorboard(boolean write) {
         return set(TrainerSettings.TENSORBOARD, write);
     }
@@ -271,10 +239,7 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         return set(TrainerSettings.WANDB_BRIDGE, command == null ? null : List.copyOf(command));
     }
 
-    /**
-     * The number of agents a trainer has: the builder's {@code num_agents}, else the length of its
-     * {@code agents} list, else {@code configured} (the config's {@code num_agents}).
-     */
+    /** The agent count: the builder's {@code num_agents}, else its {@code agents}' length, else {@code configured}. */
     public int resolvedNumAgents(int configured) {
         Integer given = get(TrainerSettings.NUM_AGENTS);
         List<?> agents = get(TrainerSettings.AGENTS);

@@ -11,39 +11,31 @@ import comlrl.utils.ParallelTraining;
 import comlrl.utils.TrainerConfig;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 
 /**
- * What every trainer of agents (the MAGRPO family, IAC/MAAC, MADPO) assembles alike, in this order,
- * once its process has joined the run ({@link RankWork}): the actors loaded from their sources on
- * their devices ({@link AgentSet#loadActors}), the executor of per-agent work, each agent's generate
- * settings, the frozen references (reference KL, or DPO's {@code frozen_initial}) when asked for, and
- * the check that {@code output_dir} lies outside every loaded model. The trainer then adds its own
- * parts ({@link #own}: optimizers, critics) and its metrics logger ({@link #openLogger}).
- *
- * <p>What is held is freed in one place, {@link #close()}; a trainer constructor that fails after these
- * parts exist calls {@link #closeAfter} before rethrowing; a failure inside this constructor frees what it loaded.
+ * What every trainer of agents assembles alike once its process joined the run ({@link RankWork}): the
+ * actors ({@link AgentSet#load}), the executor of per-agent work, each agent's generate settings,
+ * the frozen references when asked for, and the check that {@code output_dir} lies outside every model.
+ * The trainer adds its own parts ({@link #own}) and its logger ({@link #openLogger}). All is freed in
+ * {@link #close()}; a trainer constructor failing after these parts exist calls {@link #closeAfter}.
  */
 public final class TrainerParts implements AutoCloseable {
     /**
-     * Where and how the actors load.
-     *
-     * @param sources per agent: a model id or directory, or a loaded model
-     * @param referenceDevices the references' devices, or null for no references
-     * @param args the config whose {@code generation_kwargs} each agent's generate settings resolve against
-     * @param generations the samples each agent draws per prompt (K)
+     * Where and how the actors load: {@code sources} per agent (a model id or directory, or a loaded model),
+     * {@code referenceDevices} null for no references, {@code args} the config the generate settings
+     * resolve against, {@code generations} the samples each agent draws per prompt (K).
      */
     public record Load(List<Object> sources, List<Device> devices, List<Device> referenceDevices, long seed,
             ParallelTraining parallel, TrainerConfig args, int generations) {
     }
 
     public final TrainerSettings settings;
-    /** This process's share of a ddp run; one process does everything otherwise. */
     public final RankWork work;
     public final AgentSet actors;
     /** The agents this process holds (all but in the agents split), with the tokenizers they use. */
@@ -55,39 +47,33 @@ public final class TrainerParts implements AutoCloseable {
     public final ReferencePolicy references;
     private final List<Object> sources;
     private MetricsLogger logger;
-    /** What {@link #own} registered, newest first. */
-    private final Deque<AutoCloseable> frees = new ArrayDeque<>();
+    private final Deque<AutoCloseable> frees = new ArrayDeque<>(); // what {@link #own} registered, newest first
     private boolean closed;
 
     /**
-     * Loads the actors of {@code load}, {@code tokenizers} giving the agents the tokenizers they use
-     * (identity: their own), then the rest of the common parts; frees what it loaded, and leaves the
-     * processes of {@code work}, when any of it fails.
+     * Loads the actors of {@code load} ({@code tokenizers} giving the agents the tokenizers they use), then
+     * the rest; frees what it loaded, and leaves the processes of {@code work}, when any of it fails.
      */
-    public TrainerParts(TrainerSettings settings, RankWork work, Load load, UnaryOperator<HeldAgents<CausalLm>> tokenizers) {
+    public TrainerParts(TrainerSettings settings, RankWork work, Load load,
+            UnaryOperator<HeldAgents<CausalLm>> tokenizers) {
         this.settings = settings;
         this.work = work;
         this.sources = load.sources();
-        AgentSet loaded;
-        try {
-            loaded = AgentSet.loadActors(load.sources(), settings, load.devices(), load.seed(), work);
+        try { // A of fresh adapters from the seed; only the agents this process holds
+            this.actors = AgentSet.load("agent", load.sources(), settings.get(TrainerSettings.DTYPE), load.devices(),
+                    settings.loraAgents(), load.seed(), null, work::ownsAgent);
         } catch (RuntimeException | Error e) {
             work.close();
             throw e;
         }
-        this.actors = loaded;
         this.executor = AgentExecutor.create(load.sources().size(), AgentSet.runsInParallel(load.parallel(),
                 load.devices()));
         try {
             this.agents = tokenizers.apply(actors.held(work));
-            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, load.args(), load.generations()));
-            if (load.referenceDevices() != null) {
-                ReferencePolicy refs = new ReferencePolicy(agents.map(CausalLm::model), load.referenceDevices());
-                own(refs, ReferencePolicy::close);
-                this.references = refs;
-            } else {
-                this.references = null;
-            }
+            this.generation = agents.mapIndexed((i, a) -> AgentGeneration.resolve(i, a, load.args(),
+                    load.generations()));
+            this.references = load.referenceDevices() == null ? null : own(new ReferencePolicy(
+                    agents.map(CausalLm::model), load.referenceDevices()), ReferencePolicy::close);
             actors.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
         } catch (RuntimeException | Error e) {
             closeAfter(e);
@@ -101,40 +87,35 @@ public final class TrainerParts implements AutoCloseable {
         return resource;
     }
 
-    /** Takes {@code opened} as the trainer's metrics logger (closed with these parts) and records the generate settings in it. */
+    /** Takes {@code opened} as the trainer's logger (closed with these parts), recording the generate settings. */
     public MetricsLogger openLogger(MetricsLogger opened) {
         this.logger = opened;
         opened.recordGeneration(generation.asList());
         return opened;
     }
 
-    /**
-     * A tracker run's config ({@link TrainerBuilder#trackedConfig}) naming each agent this process
-     * holds by its loaded model's source, the others by their given source.
-     */
+    /** A tracker run's config ({@link TrainerBuilder#trackedConfig}), loaded agents named by their source. */
     public Map<String, Object> trackedConfig(Map<String, Object> args) {
         List<Object> described = new ArrayList<>(sources);
         agents.indices().forEach(i -> described.set(i, agents.get(i)));
         return TrainerBuilder.trackedConfig(args, described);
     }
 
-    /** The epoch loop over {@code train_dataset}, logging into {@link #openLogger}'s logger; a progress bar on rank 0 when verbose. */
+    /** The epoch loop over {@code train_dataset}, logging into {@link #openLogger}'s; a progress bar if verbose. */
     public EpochProgress.Loop loop(int evalInterval) {
         return new EpochProgress.Loop(settings.get(TrainerSettings.TRAIN_DATASET),
                 settings.get(TrainerSettings.EVAL_DATASET) != null, evalInterval, settings.console(), logger,
                 settings.get(TrainerSettings.VERBOSE) && work.isMain());
     }
 
-    /** Frees everything, as {@link #close()}, after {@code failure}; what freeing throws is added to it as suppressed. */
+    /** Frees everything, as {@link #close()}, after {@code failure} (what freeing throws is suppressed in it). */
     public void closeAfter(Throwable failure) {
         free(failure, this);
     }
 
     /**
      * Stops the executor, closes the logger (which throws when a sink could not write, after the models
-     * are freed), frees what was owned, newest first (the references among them), then the actors loaded
-     * here (models passed in belong to the caller) and the process group ({@link #free}: each of them
-     * even when an earlier one's freeing throws).
+     * are freed), frees what was owned, newest first, then the actors and the process group ({@link #free}).
      */
     @Override
     public void close() {
@@ -142,10 +123,8 @@ public final class TrainerParts implements AutoCloseable {
             return;
         }
         closed = true;
-        List<AutoCloseable> order = new ArrayList<>(Arrays.asList(executor, logger));
-        order.addAll(frees); // newest first
-        order.addAll(Arrays.asList(actors, work));
-        free(null, order.toArray(AutoCloseable[]::new));
+        free(null, Stream.of(Stream.<AutoCloseable>of(executor, logger), frees.stream(), Stream.of(actors, work))
+                .flatMap(s -> s).toArray(AutoCloseable[]::new)); // the owned newest first
     }
 
     /**

@@ -29,17 +29,13 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Everything a trainer's builder was given besides its algorithm config: one immutable map from typed
- * {@link Key}s to values (an absent key reads as its default), which a trainer receives whole and a
- * stage (MARLHF's RL stage, the iterative trainers' inner trainer) or wrapper (centralization) is
- * passed whole, with only what it means to replace replaced ({@link #with}). No setting is copied by
- * hand, so none can be dropped on the way, a family's own keys included.
+ * Everything a trainer's builder was given besides its algorithm config: an immutable map from typed
+ * {@link Key}s to values (an absent key reads as its default). A stage (MARLHF's RL stage, the iterative
+ * trainers' inner trainer) or wrapper (centralization) is passed it whole, with only what it must see
+ * differently replaced ({@link #with}), so no setting is copied by hand or dropped on the way.
  */
 public final class TrainerSettings {
-    /**
-     * A setting: its snake_case name (the reference's keyword) and its default. Keys are compared by
-     * identity: two families may declare keys of the same name without sharing a value.
-     */
+    /** A setting: its snake_case name and default; compared by identity (families may reuse a name). */
     public record Key<T>(String name, T defaultValue) {
         @Override
         public boolean equals(Object other) {
@@ -57,7 +53,7 @@ public final class TrainerSettings {
         }
     }
 
-    /** A new key; families declare theirs beside their builders ({@code critic_model}, {@code centralized_adapter}). */
+    /** A new key; families declare theirs beside their builders ({@code centralized_adapter}). */
     public static <T> Key<T> key(String name, T defaultValue) {
         return new Key<>(Objects.requireNonNull(name, "name"), defaultValue);
     }
@@ -77,10 +73,7 @@ public final class TrainerSettings {
     public static final Key<ExternalTransition> EXTERNAL_TRANSITION = key("external_transition", null);
     public static final Key<EvalLogger> EVAL_LOGGER = key("eval_logger", null);
     public static final Key<EvalAggregator> EVAL_AGGREGATOR = key("eval_aggregator", null);
-    /**
-     * Centralized collaboration: the number of roles the one actor plays, set by the wrapper that makes
-     * the actor's settings (no setter); null for decentralized agents.
-     */
+    /** Centralized collaboration: the roles the one actor plays, set by the wrapper (no setter); else null. */
     public static final Key<Integer> NUM_ROLES = key("num_roles", null);
     // models
     public static final Key<DType> DTYPE = key("dtype", null);
@@ -91,9 +84,8 @@ public final class TrainerSettings {
     public static final Key<List<Path>> LORA_ADAPTERS = key("lora_adapters", null);
     public static final Key<Boolean> MERGE_ADAPTERS = key("merge_adapters", false);
     public static final Key<LoraConfig> CRITIC_LORA = key("critic_lora", null);
-    /** IAC/MAAC (and MARLHF's actor-critic backends): the critics' model, one for all. */
+    /** IAC/MAAC (and MARLHF's actor-critic backends): the critics' model, one for all, or one per critic. */
     public static final Key<Object> CRITIC_MODEL = key("critic_model", null);
-    /** IAC/MAAC (and MARLHF's actor-critic backends): one critic model per critic. */
     public static final Key<List<?>> CRITICS = key("critics", null);
     /** IAC/MAAC: the actors' tokenizers (one for all, or one per agent). */
     public static final Key<List<Tokenizer>> TOKENIZERS = key("tokenizers", null);
@@ -106,10 +98,7 @@ public final class TrainerSettings {
     public static final Key<Map<String, ?>> WANDB_CONFIG = key("wandb_config", null);
     public static final Key<List<String>> WANDB_BRIDGE = key("wandb_bridge", null);
     public static final Key<Boolean> TENSORBOARD = key("tensorboard", false);
-    /**
-     * Whether a trainer with an output directory records its run there ({@link RunRecord}); the command
-     * line, which writes the same files itself at the points of its own run, turns it off.
-     */
+    /** Whether a trainer records its run in its output directory; the command line (which does so itself) won't. */
     public static final Key<Boolean> RECORD_RUN = key("record_run", true);
     public static final Key<Boolean> REPORT = key("report", false);
     // processes, stages
@@ -118,9 +107,7 @@ public final class TrainerSettings {
     public static final Key<TrainerCheckpoint.Extension> CHECKPOINT_EXTENSION = key("checkpoint_extension", null);
 
     private static final TrainerSettings DEFAULTS = new TrainerSettings(Map.of());
-
-    /** Only the keys set (a value equal to the default included); insertion order. */
-    private final Map<Key<?>, Object> values;
+    private final Map<Key<?>, Object> values; // only the keys set, in insertion order
 
     private TrainerSettings(Map<Key<?>, Object> values) {
         this.values = values;
@@ -150,11 +137,9 @@ public final class TrainerSettings {
     }
 
     /**
-     * Fails, naming each, when any of {@code keys} holds other than its default: settings a trainer
-     * does not take are refused with a message rather than ignored.
-     *
-     * @param trainer the trainer's name for the message ("MADPO")
-     * @param why what the trainer does instead, for the message
+     * Fails, naming each, when any of {@code keys} is not at its default: settings a trainer does not
+     * take are refused, not ignored. {@code trainer} ("MADPO") and {@code why} (what it does instead) go
+     * into the message.
      */
     public void refuse(String trainer, String why, Key<?>... keys) {
         List<String> given = Arrays.stream(keys).filter(k -> !Objects.equals(get(k), k.defaultValue())).map(Key::name)
@@ -165,9 +150,7 @@ public final class TrainerSettings {
         }
     }
 
-    // ------------------------------------------------------------------ what the values resolve to
-
-    /** The values of {@code keys} that keep state (a streaming task set, ...), by key name: checkpointed beside the weights. */
+    /** The values of {@code keys} that keep state (a streaming task set, ...), by key name, for checkpoints. */
     public Map<String, comlrl.data.Stateful> statefulParts(Key<?>... keys) {
         Map<String, comlrl.data.Stateful> out = new LinkedHashMap<>();
         for (Key<?> key : keys) {
@@ -180,8 +163,7 @@ public final class TrainerSettings {
 
     /** {@code console}, or {@code System.err} as it is now (a test may have replaced it). */
     public PrintStream console() {
-        PrintStream console = get(CONSOLE);
-        return console != null ? console : System.err;
+        return Objects.requireNonNullElse(get(CONSOLE), System.err);
     }
 
     /** How prompts become token ids: {@code chat_template} with {@code system_prompt} ({@link PromptEncoder}). */
@@ -191,8 +173,7 @@ public final class TrainerSettings {
 
     /** {@code reward_processor}, or the identity when none is given. */
     public RewardProcessor rewardProcessor() {
-        RewardProcessor processor = get(REWARD_PROCESSOR);
-        return processor != null ? processor : comlrl.utils.RewardProcessors.identity();
+        return Objects.requireNonNullElse(get(REWARD_PROCESSOR), comlrl.utils.RewardProcessors.identity());
     }
 
     /** A trainer's rewards: training's, and evaluation's (the same object when evaluation adds nothing). */
@@ -201,27 +182,20 @@ public final class TrainerSettings {
 
     /**
      * Training's rewarder ({@code reward_func}, {@link #rewardProcessor()}) and evaluation's, with
-     * {@code eval_reward_func} and {@code eval_reward_processor} where given (else training's own).
-     * {@code generations}: the samples each agent draws per prompt (K).
+     * {@code eval_reward_func} and {@code eval_reward_processor} where given; {@code generations}: K.
      */
     public Rewarders rewarders(int agents, int generations, String algorithm, boolean skipNonfinite) {
-        RewardFunction reward = get(REWARD_FUNC);
-        JointRewarder training = new JointRewarder(reward, rewardProcessor(), agents, generations, algorithm,
-                skipNonfinite);
+        JointRewarder training = new JointRewarder(get(REWARD_FUNC), rewardProcessor(), agents, generations,
+                algorithm, skipNonfinite);
         RewardFunction evalReward = get(EVAL_REWARD_FUNC);
         RewardProcessor evalProcessor = get(EVAL_REWARD_PROCESSOR);
         return new Rewarders(training, evalReward == null && evalProcessor == null ? training
-                : new JointRewarder(evalReward != null ? evalReward : reward,
+                : new JointRewarder(evalReward != null ? evalReward : get(REWARD_FUNC),
                         evalProcessor != null ? evalProcessor : rewardProcessor(), agents, generations, algorithm,
                         skipNonfinite));
     }
 
-    /**
-     * The agents' LoRA settings ({@code lora}, {@code lora_adapters}, {@code agents_share_base},
-     * {@code merge_adapters}), or null for full models.
-     *
-     * @throws IllegalArgumentException when {@code agents_share_base: true} is given for full agents
-     */
+    /** The agents' LoRA settings, or null for full models (which refuse {@code agents_share_base: true}). */
     public LoraAgents loraAgents() {
         LoraConfig lora = get(LORA);
         List<Path> adapters = get(LORA_ADAPTERS);
@@ -244,8 +218,7 @@ public final class TrainerSettings {
 
     /**
      * Fails, before any model loads, when the training or evaluation set has no rows or a row lacks a
-     * text field the formatters read, naming the set's file, the row and the field ({@link TaskSet#requireRows};
-     * a stream checks each later row as training reads it).
+     * text field the formatters read ({@link TaskSet#requireRows}; a stream checks later rows as read).
      */
     public void requireTaskData() {
         RequiredFields fields = RequiredFields.none();
@@ -271,12 +244,11 @@ public final class TrainerSettings {
     }
 
     /**
-     * The metrics logger of a trainer with these settings: the {@code shared_logger} when given (retained:
-     * a stage logs into its parent's), else one writing {@code metrics.jsonl} in {@code output_dir}, the
-     * {@code metric_sinks}, TensorBoard and a W&amp;B run named for {@code algorithm} recording
-     * {@code runConfig} (a centralized actor's adds {@code num_roles} and {@code num_actor_models} = 1,
-     * reference §3.7), recording the run ({@link #runRecord}). A process other than rank 0 of a ddp
-     * run ({@code main} false) gets one that writes nowhere but keeps the log gate, so every rank decides alike.
+     * The trainer's metrics logger: the {@code shared_logger} when given (retained), else one writing
+     * {@code metrics.jsonl} in {@code output_dir}, the {@code metric_sinks}, TensorBoard and a W&amp;B run
+     * named for {@code algorithm} recording {@code runConfig} (a centralized actor's adds {@code num_roles}
+     * and {@code num_actor_models} = 1, reference §3.7), recording the run ({@link #runRecord}). Ranks
+     * other than 0 ({@code main} false) get one that writes nowhere but keeps the log gate.
      */
     public MetricsLogger metricsLogger(int loggingSteps, String algorithm, Map<String, ?> runConfig, boolean main) {
         MetricsLogger shared = get(SHARED_LOGGER);
@@ -311,17 +283,15 @@ public final class TrainerSettings {
     }
 
     /**
-     * The {@link RunRecord} of a trainer built from Java with these settings, named as the command line's
-     * {@code config.json} names them: {@code algorithm} (the config name of the reference name
-     * {@code algorithmName}), {@code num_agents}, the agents and critics, {@code lora} where given,
-     * {@code args} (the fields of {@code trackedConfig}, {@link TrainerBuilder#trackedConfig}) and {@code output_dir}.
+     * The {@link RunRecord} of a trainer built from Java, named as the command line's {@code config.json}:
+     * {@code algorithm} (config name of {@code algorithmName}), {@code num_agents}, agents, critics, LoRA,
+     * {@code args} (the fields of {@link TrainerBuilder#trackedConfig}) and {@code output_dir}.
      */
     RunRecord runRecord(String algorithmName, Map<String, ?> trackedConfig) {
         Map<String, Object> config = new LinkedHashMap<>();
         config.put("algorithm", comlrl.trainers.Algorithms.byDisplayName(algorithmName)
                 .map(comlrl.trainers.Algorithms.Algorithm::configName).orElse(algorithmName));
-        Object numAgents = trackedConfig.get("num_agents");
-        config.put("num_agents", numAgents);
+        config.put("num_agents", trackedConfig.get("num_agents"));
         List<?> agents = get(AGENTS);
         if (agents != null) {
             config.put("agents", agents.stream().map(TrainerSettings::modelName).toList());
@@ -336,32 +306,28 @@ public final class TrainerSettings {
         } else if (get(CRITIC_MODEL) != null) {
             config.put("critic_model", modelName(get(CRITIC_MODEL)));
         }
-        putLora(config, "lora", get(LORA));
-        if (get(LORA_ADAPTERS) != null) {
-            config.put("lora_adapters", get(LORA_ADAPTERS).stream()
-                    .map(p -> p == null ? null : p.toString()).toList());
+        if (get(LORA) != null) {
+            config.put("lora", get(LORA).toMap());
         }
-        putLora(config, "critic_lora", get(CRITIC_LORA));
+        if (get(LORA_ADAPTERS) != null) {
+            config.put("lora_adapters", get(LORA_ADAPTERS).stream().map(p -> p == null ? null : p.toString()).toList());
+        }
+        if (get(CRITIC_LORA) != null) {
+            config.put("critic_lora", get(CRITIC_LORA).toMap());
+        }
         Map<String, Object> args = new LinkedHashMap<>(trackedConfig);
         args.remove("model_name");
         config.put("args", args);
         Path outputDir = get(OUTPUT_DIR);
         config.put("output_dir", outputDir == null ? null : outputDir.toString());
         Object evalRows = trackedConfig.get("eval_num_samples");
-        return new RunRecord(config, trackedConfig.get("seed"), get(TRAIN_DATASET),
-                get(EVAL_DATASET), evalRows instanceof Number n ? n.intValue() : null,
-                get(REPORT), null);
+        return new RunRecord(config, trackedConfig.get("seed"), get(TRAIN_DATASET), get(EVAL_DATASET),
+                evalRows instanceof Number n ? n.intValue() : null, get(REPORT), null);
     }
 
     /** A model as {@code config.json} names it: a loaded model's source, else the id or directory given. */
     private static Object modelName(Object model) {
         return model instanceof CausalLm lm ? lm.source() : model == null ? null : model.toString();
-    }
-
-    private static void putLora(Map<String, Object> config, String key, LoraConfig lora) {
-        if (lora != null) {
-            config.put(key, lora.toMap());
-        }
     }
 
     @Override

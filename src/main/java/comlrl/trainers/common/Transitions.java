@@ -3,13 +3,10 @@ package comlrl.trainers.common;
 import comlrl.data.TaskItem;
 import comlrl.trainers.ExternalTransition;
 import comlrl.trainers.TransitionContext;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
-/**
- * Multi-turn environment steps: the external transition called with the branch's chosen
- * completions and histories, its result checked to hold one prompt per agent.
- */
+/** Multi-turn environment steps: the external transition, its result checked to hold one prompt per agent. */
 public record Transitions(ExternalTransition transition, int numAgents) {
     /** The next turn's raw prompts, one per agent. */
     public List<String> next(TaskItem item, List<String> chosen, List<List<String>> promptHistory,
@@ -23,15 +20,8 @@ public record Transitions(ExternalTransition transition, int numAgents) {
         return next;
     }
 
-    /** {@code numAgents} empty histories. */
-    public List<List<String>> emptyHistories() {
-        return java.util.Collections.nCopies(numAgents, List.of());
-    }
-
     /** {@code list} with {@code value} appended (a new unmodifiable list). */
     public static List<String> append(List<String> list, String value) {
-        List<String> out = new ArrayList<>(list);
-        out.add(value);
-        return List.copyOf(out);
+        return Stream.concat(list.stream(), Stream.of(value)).toList();
     }
 }

@@ -44,13 +44,13 @@ class PerAgentTeamGenerationTest {
                     .temperaturePerAgent(List.of(0.7, 1.3)).topP(1.0).topK(0).build();
             IntFunction<SamplingConfig> sameSampling = sampling(team, same);
             IntFunction<SamplingConfig> ownSampling = sampling(team, own);
-            assertThat(Rollouts.teamable(team, sameSampling)).isTrue();
-            assertThat(Rollouts.teamable(team, ownSampling)).isFalse();
+            assertThat(JointRollout.teamable(team, sameSampling)).isTrue();
+            assertThat(JointRollout.teamable(team, ownSampling)).isFalse();
 
             List<List<long[]>> prompts = List.of(List.of(new long[] {5, 6, 7}, new long[] {8, 9}),
                     List.of(new long[] {10, 11, 12, 13}, new long[] {14}));
             long[] seeds = {101, 202};
-            List<List<List<Completion>>> rollout = Rollouts.generate(team, executor, prompts, ownSampling, seeds,
+            List<List<List<Completion>>> rollout = JointRollout.generate(team, executor, prompts, ownSampling, seeds,
                     RankWork.single(2));
             int longest1 = 0;
             for (int i = 0; i < 2; i++) {
