@@ -9,13 +9,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The fields and rules the iterative preference trainers share (reference §7.4): how many
- * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
- * the current policy is ranked against. Each field's meaning is declared once, in {@link PreferenceFields}.
- *
- * <p>Cross-field rules (each message in the constructor says how to fix it): the replay modes' and
- * comparator policies' own fields are required by their mode and refused by the others;
- * {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
+ * The fields and rules the iterative preference trainers share (reference §7.4, fields in
+ * {@link PreferenceFields}): iterations, the replay of earlier iterations' pairs, and the comparator.
+ * The replay modes' and comparator policies' own fields are required by their mode and refused by
+ * the others; {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
  */
 public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig,
         MARLHFIterConfig {
@@ -128,7 +125,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return k != null ? k : 1;
     }
 
-    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}), for the API comparator. */
+    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}). */
     public Map<String, Object> comparatorApiFields() {
         Map<String, Object> out = new LinkedHashMap<>();
         for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
@@ -145,10 +142,7 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return super.resolved(field);
     }
 
-    /**
-     * The setters of the iterative fields most set from Java; every field is set by key
-     * ({@link #set}, {@link #apply}). See {@link PreferenceConfig.Builder} for the shared ones.
-     */
+    /** The setters of the iterative fields most set from Java; every field is set by key ({@link #set}). */
     public abstract static sealed class Builder<C extends IterativePreferenceConfig, B extends Builder<C, B>>
             extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder, MARLHFIterConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {
