@@ -127,10 +127,7 @@ public final class JointRewardModel implements AutoCloseable {
         return String.join("\n\n", parts);
     }
 
-    /**
-     * MARLHF's learned reward of K aligned joint responses of one item: this model's score of
-     * {@link #jointTexts} (unprocessed).
-     */
+    /** MARLHF's learned reward of K aligned joint responses of one item: the score of {@link #jointTexts}. */
     List<Double> scoreAligned(Formatters formatters, List<List<String>> completions, List<comlrl.data.TaskItem> items) {
         if (items.size() != 1) {
             throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
@@ -139,10 +136,7 @@ public final class JointRewardModel implements AutoCloseable {
         return Arrays.stream(score(texts, texts.size())).boxed().toList();
     }
 
-    /**
-     * The joint text of each aligned joint response k:
-     * {@code jointText([formatter_i(item)]_i, [c_i^k]_i)} ({@link #jointText}).
-     */
+    /** The joint text of each aligned joint response k: {@code jointText([formatter_i(item)]_i, [c_i^k]_i)}. */
     static List<String> jointTexts(Formatters formatters, List<List<String>> completions, comlrl.data.TaskItem item) {
         List<String> prompts = new ArrayList<>();
         for (int i = 0; i < completions.size(); i++) {
@@ -158,9 +152,8 @@ public final class JointRewardModel implements AutoCloseable {
     }
 
     /**
-     * The checkpoint parts of the reward model that {@code model} supplies (the current one: MARLHFIter
-     * replaces it each iteration): its weights as {@code <dirName>/} ({@link #save}) and its AdamW as
-     * {@code reward_optimizer.safetensors}.
+     * The checkpoint parts of the reward model {@code model} supplies (MARLHFIter replaces it): its
+     * weights as {@code <dirName>/} and its AdamW as {@code reward_optimizer.safetensors}.
      */
     static Map<String, TrainerCheckpoint.Part> checkpointParts(Supplier<JointRewardModel> model, String dirName) {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
@@ -224,18 +217,15 @@ public final class JointRewardModel implements AutoCloseable {
     }
 
     /**
-     * Trains on pairs (winner text beats loser text): {@code epochs} passes, each over the pairs
-     * shuffled with a generator seeded by {@code seed}, batches of {@code batchSize}, one step of
-     * this model's AdamW per batch (its moments carry over between calls and into checkpoints).
-     * Returns the mean loss of each epoch.
-     *
-     * @throws IllegalStateException on a non-finite loss or gradient, before any step uses it
+     * Trains on pairs (winner text beats loser text): {@code epochs} passes over the pairs shuffled by
+     * a generator seeded by {@code seed}, one AdamW step per batch of {@code batchSize} (the package's
+     * overload tells {@code pairsDone} each batch's pairs). Returns each epoch's mean loss; fails on a non-finite loss
+     * or gradient before any step uses it.
      */
     public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
         return train(winners, losers, epochs, batchSize, seed, pairs -> { });
     }
 
-    /** {@link #train}, telling {@code pairsDone} the pairs of each batch once its step is taken (progress). */
     double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
             java.util.function.IntConsumer pairsDone) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
@@ -283,10 +273,7 @@ public final class JointRewardModel implements AutoCloseable {
         return epochLoss;
     }
 
-    /**
-     * The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]}: the fraction of pairs whose winner
-     * scores strictly above its loser ({@link PreferenceMetrics#pairAccuracy}).
-     */
+    /** The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]} ({@link PreferenceMetrics#pairAccuracy}). */
     public double accuracy(List<String> winners, List<String> losers, int batchSize) {
         return PreferenceMetrics.pairAccuracy(score(winners, batchSize), score(losers, batchSize));
     }
@@ -301,11 +288,7 @@ public final class JointRewardModel implements AutoCloseable {
         classifier.loadParameters(dir);
     }
 
-    /**
-     * Saves the model as a Hugging Face sequence-classification directory, with its tokenizer, the
-     * whole directory at once ({@link comlrl.model.io.ModelDirs#replace}): a failed write (a full
-     * disk) leaves a previous save whole.
-     */
+    /** Saves a Hugging Face sequence-classification directory with its tokenizer, all at once (atomically). */
     public void save(Path dir) {
         comlrl.model.io.ModelDirs.replace(dir, fresh -> {
             classifier.writeFiles(fresh, CausalLm.MAX_SHARD_BYTES);

@@ -24,36 +24,13 @@ import java.util.function.ToDoubleFunction;
  */
 public enum PairSelection {
     /** Largest gap first, stable (equal gaps keep (i, j) order, as the reference's {@code sort(reverse=True)}). */
-    REWARD_GAP {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            pairs.sort(byGap);
-        }
-    },
+    REWARD_GAP,
     /** Every pair, in (i, j) order; requires {@code preference_pairs_per_sample = null}. */
-    ALL {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-        }
-    },
+    ALL,
     /** {@link Collections#shuffle(List, Random)} of the (i, j) list with the seeded {@link Random}. */
-    RANDOM {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            Collections.shuffle(pairs, random);
-        }
-    },
+    RANDOM,
     /** The iterative configs' mode (§7.4, aligned pairs only): highest comparator reward, then largest gap. */
-    COMPARATOR_REWARD {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            if (byComparatorReward == null) {
-                throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against comparator "
-                        + "candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
-            }
-            pairs.sort(byComparatorReward.thenComparing(byGap));
-        }
-    };
+    COMPARATOR_REWARD;
 
     /**
      * One pair of an item's own candidates: joint candidate {@code winner} beat {@code loser} by
@@ -128,33 +105,14 @@ public enum PairSelection {
         }
     }
 
-    /** Puts {@code pairs} in this mode's order, in place ({@code byComparatorReward} null for an item's own candidates). */
-    abstract <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random);
-
     /**
-     * The pairs this mode keeps of {@code enumerated}, in its order: the first {@code limit}
-     * (preference_pairs_per_sample; every one when null), ordered by descending {@code gap} and, for
-     * {@link #COMPARATOR_REWARD}, descending {@code comparatorReward} first (null for an item's own
-     * candidates, which that mode refuses).
+     * The first {@code limit} (every one when null) of {@code enumerated} in this mode's order
+     * ({@code comparatorReward} null for an item's own candidates, which comparator_reward refuses).
      *
      * @param seed seeds the {@link Random} that shuffles for {@link #RANDOM}
      */
     private <P> List<P> select(List<P> enumerated, ToDoubleFunction<P> gap, ToDoubleFunction<P> comparatorReward, Integer limit,
             long seed) {
-        requireLimit(limit);
-        List<P> ordered = new ArrayList<>(enumerated);
-        sort(ordered, Comparator.comparingDouble(gap).reversed(),
-                comparatorReward == null ? null : Comparator.comparingDouble(comparatorReward).reversed(), new Random(seed));
-        return List.copyOf(ordered.subList(0, limit == null ? ordered.size() : Math.min(limit, ordered.size())));
-    }
-
-    /** Whether {@code preference_pairs_per_sample} may cap the pairs (all modes but {@link #ALL}). */
-    public boolean takesLimit() {
-        return this != ALL;
-    }
-
-    /** Fails unless {@code limit} (preference_pairs_per_sample) is null, or ≥ 1 in a mode that {@link #takesLimit}. */
-    void requireLimit(Integer limit) {
         if (limit != null && !takesLimit()) {
             throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
                     + "got " + limit);
@@ -162,6 +120,26 @@ public enum PairSelection {
         if (limit != null && limit < 1) {
             throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
         }
+        List<P> ordered = new ArrayList<>(enumerated);
+        Comparator<P> byGap = Comparator.comparingDouble(gap).reversed();
+        switch (this) {
+            case REWARD_GAP -> ordered.sort(byGap);
+            case RANDOM -> Collections.shuffle(ordered, new Random(seed));
+            case COMPARATOR_REWARD -> {
+                if (comparatorReward == null) {
+                    throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against "
+                            + "comparator candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
+                }
+                ordered.sort(Comparator.comparingDouble(comparatorReward).reversed().thenComparing(byGap));
+            }
+            case ALL -> { }
+        }
+        return List.copyOf(ordered.subList(0, limit == null ? ordered.size() : Math.min(limit, ordered.size())));
+    }
+
+    /** Whether {@code preference_pairs_per_sample} may cap the pairs (all modes but {@link #ALL}). */
+    public boolean takesLimit() {
+        return this != ALL;
     }
 
     /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */

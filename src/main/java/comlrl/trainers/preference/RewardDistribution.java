@@ -57,14 +57,10 @@ public final class RewardDistribution {
     }
 
     /**
-     * The histograms of iteration {@code iteration}.
+     * The histograms of iteration {@code iteration}'s raw rewards of the current policy's samples
+     * ({@code target}) and the comparator's, over the reward range {@code [lo, hi]}, hi &gt; lo.
      *
-     * @param target raw rewards of the current policy's samples
-     * @param comparator raw rewards of the comparator's samples
-     * @param lo the reward range's lower end ({@code reward_func.reward_range[0]})
-     * @param hi its upper end, &gt; lo
-     * @throws IllegalArgumentException on a range that is not finite with hi &gt; lo, or a NaN or
-     *         infinite reward (naming the side and sample)
+     * @throws IllegalArgumentException on a range that is not finite with hi &gt; lo, or a non-finite reward
      */
     public static RewardDistribution of(int iteration, double[] target, double[] comparator, double lo, double hi) {
         if (!Double.isFinite(lo) || !Double.isFinite(hi) || !(hi > lo)) {
@@ -106,12 +102,11 @@ public final class RewardDistribution {
         return centres;
     }
 
-    /** How many target samples fall in each bin. */
+    /** Samples per bin. */
     public int[] targetCounts() {
         return targetCounts.clone();
     }
 
-    /** How many comparator samples fall in each bin. */
     public int[] comparatorCounts() {
         return comparatorCounts.clone();
     }
@@ -121,10 +116,7 @@ public final class RewardDistribution {
         return rewards.length == 0 ? 0 : Arrays.stream(rewards).sum() / rewards.length;
     }
 
-    /**
-     * The scalar metrics under {@code prefix} (e.g. "iter/reward_distribution"):
-     * {@code current_iteration, target_sample_count, comparator_sample_count, target_mean, comparator_mean}.
-     */
+    /** The scalar metrics under {@code prefix}: iteration, sample counts and means. */
     public Map<String, Double> metrics(String prefix) {
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put(prefix + "/current_iteration", (double) iteration);
@@ -140,13 +132,7 @@ public final class RewardDistribution {
         return dir.resolve("reward_distributions").resolve(String.format("iteration_%04d%s", iteration, suffix));
     }
 
-    /**
-     * Writes {@code dir/reward_distributions/iteration_NNNN.json} (atomically): iteration, reward_range,
-     * bin_edges, bin_centres, target_counts, comparator_counts, target_rewards, comparator_rewards,
-     * the sample counts and means.
-     *
-     * @return the file
-     */
+    /** Writes {@code dir/reward_distributions/iteration_NNNN.json} (atomically); returns the file. */
     public Path writeJson(Path dir) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("iteration", iteration);
@@ -166,12 +152,7 @@ public final class RewardDistribution {
         return file;
     }
 
-    /**
-     * Writes {@link #lineSvg} and {@link #barSvg} (atomically) as
-     * {@code dir/reward_distributions/iteration_NNNN_line.svg} and {@code ..._bar.svg}.
-     *
-     * @return the two files, line plot first
-     */
+    /** Writes {@link #lineSvg} and {@link #barSvg} as {@code iteration_NNNN_line.svg} and {@code _bar.svg}. */
     public Path[] writeSvgs(Path dir) {
         Path line = file(dir, "_line.svg");
         Path bar = file(dir, "_bar.svg");
