@@ -9,26 +9,17 @@ import java.util.List;
  */
 interface ComparatorSource extends AutoCloseable {
     /**
-     * @param promptTexts each agent's formatted prompt
-     * @param promptIds each agent's encoded prompt (for the agents' own tokenizers)
-     * @param seeds one seed per agent, from the comparator's own stream
-     * @return per agent, {@code n} completion texts (aligned: candidate k is the k-th of every agent)
+     * Per agent, {@code n} completion texts (candidate k is the k-th of every agent) of its prompt text
+     * or ids (the ids for the agents' own tokenizers), with one seed per agent from the comparator's stream.
      */
     List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n, long[] seeds);
 
-    /**
-     * {@code n} completions of one agent for a prompt of its own (centralized comparator
-     * generation: one agent writes every role's answer).
-     */
+    /** {@code n} completions of one agent for a prompt of its own (centralized: it writes every role's answer). */
     default List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
         throw new UnsupportedOperationException("this comparator cannot answer a joint prompt");
     }
 
-    /**
-     * Whether each process of a ddp run (the agents split) generates the candidates of the agents it
-     * holds, nulls for the others, and the processes' lists are merged; else one process (rank 0)
-     * generates every agent's and sends them.
-     */
+    /** Whether each process (the agents split) generates its agents' candidates (nulls for the others); else rank 0. */
     default boolean perProcess() {
         return false;
     }

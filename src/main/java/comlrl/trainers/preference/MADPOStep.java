@@ -17,10 +17,9 @@ import java.util.stream.IntStream;
 /**
  * One DPO batch of {@link MADPOTrainer} ({@link MADPOLoss}): every agent's Δ over the batch first
  * (no gradients), then each agent's step on its loss with the other agents' Δ as constants; in a ddp
- * run this process scores and backpropagates the pairs at positions j ≡ rank (mod W), or the agents
- * it holds. Returns the batch's metrics: {@code turn_1/reward_mean} and {@code turn_1/expected_return}
- * (the pairs' candidate reward mean), per agent i {@code agent_i/dpo_loss} and the implicit-reward
- * metrics {@code agent_i/rewards/*} ({@link PreferenceMetrics.DpoRewards}, before the steps), and
+ * run this process scores the pairs at positions j ≡ rank (mod W), or the agents it holds. Metrics:
+ * {@code turn_1/reward_mean} and {@code turn_1/expected_return} (the pairs' candidate reward mean),
+ * {@code agent_i/dpo_loss}, {@code agent_i/rewards/*} ({@link PreferenceMetrics.DpoRewards}) and
  * {@code dpo_loss}, the agents' mean.
  */
 final class MADPOStep {
@@ -55,11 +54,7 @@ final class MADPOStep {
         this.batchObserver = batchObserver;
     }
 
-    /**
-     * What a checkpoint holds of the agents this step trains: per agent its weights
-     * ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}); in the agents split, of
-     * this process's agents only (each owner writes and restores its own).
-     */
+    /** Per agent this process holds, its weights ({@code agent_i/}) and AdamW ({@code optimizer_i.safetensors}). */
     Map<String, TrainerCheckpoint.Part> checkpointParts() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         for (int i : agents.indices()) {
@@ -68,7 +63,7 @@ final class MADPOStep {
         return parts;
     }
 
-    /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */
+    /** Trains every agent on {@code batch}; returns the batch's metrics. */
     Map<String, Double> train(List<PreferencePair> batch) {
         if (batchObserver != null) {
             batchObserver.accept(batch);

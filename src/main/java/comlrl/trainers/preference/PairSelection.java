@@ -142,17 +142,11 @@ public enum PairSelection {
         return this != ALL;
     }
 
-    /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */
     public String configName() {
         return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored); null means "reward_gap", as the
-     * reference's {@code pair_selection or "reward_gap"}.
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); null means "reward_gap", as the reference. */
     public static PairSelection parse(String value) {
         return ConfigNames.parse("pair_selection", value, REWARD_GAP, values(), PairSelection::configName, "");
     }
