@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * MARLHF's joint reward model (reference §6.4): a causal LM backbone with a scalar head
@@ -138,17 +139,10 @@ public final class JointRewardModel implements AutoCloseable {
 
     /** The joint text of each aligned joint response k: {@code jointText([formatter_i(item)]_i, [c_i^k]_i)}. */
     static List<String> jointTexts(Formatters formatters, List<List<String>> completions, comlrl.data.TaskItem item) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < completions.size(); i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        int k = completions.get(0).size();
-        List<String> texts = new ArrayList<>(k);
-        for (int j = 0; j < k; j++) {
-            int joint = j;
-            texts.add(jointText(prompts, completions.stream().map(c -> c.get(joint)).toList()));
-        }
-        return texts;
+        List<String> prompts = IntStream.range(0, completions.size()).mapToObj(i -> formatters.format(i, item))
+                .toList();
+        return IntStream.range(0, completions.get(0).size())
+                .mapToObj(k -> jointText(prompts, completions.stream().map(c -> c.get(k)).toList())).toList();
     }
 
     /**
@@ -219,8 +213,8 @@ public final class JointRewardModel implements AutoCloseable {
     /**
      * Trains on pairs (winner text beats loser text): {@code epochs} passes over the pairs shuffled by
      * a generator seeded by {@code seed}, one AdamW step per batch of {@code batchSize} (the package's
-     * overload tells {@code pairsDone} each batch's pairs). Returns each epoch's mean loss; fails on a non-finite loss
-     * or gradient before any step uses it.
+     * overload tells {@code pairsDone} each batch's pairs). Returns each epoch's mean loss; fails on a
+     * non-finite loss or gradient before any step uses it.
      */
     public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
         return train(winners, losers, epochs, batchSize, seed, pairs -> { });
@@ -232,10 +226,7 @@ public final class JointRewardModel implements AutoCloseable {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
                     + losers.size() + " losers");
         }
-        List<Integer> order = new ArrayList<>();
-        for (int i = 0; i < winners.size(); i++) {
-            order.add(i);
-        }
+        List<Integer> order = new ArrayList<>(IntStream.range(0, winners.size()).boxed().toList());
         Random shuffle = new Random(seed);
         double[] epochLoss = new double[epochs];
         for (int epoch = 0; epoch < epochs; epoch++) {

@@ -7,7 +7,6 @@ import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.checkpoint.TrainerCheckpoint;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,15 +72,9 @@ final class MADPOStep {
         // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
         int[] local = work.localRows(n);
         List<PreferencePair> mine = java.util.Arrays.stream(local).mapToObj(batch::get).toList();
-        List<List<long[]>> prompts = new ArrayList<>();
-        List<List<long[]>> winners = new ArrayList<>();
-        List<List<long[]>> losers = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            int agent = i;
-            prompts.add(mine.stream().map(p -> p.prompts().get(agent)).toList());
-            winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
-            losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
-        }
+        List<List<long[]>> prompts = perAgent(i -> mine.stream().map(p -> p.prompts().get(i)).toList());
+        List<List<long[]>> winners = perAgent(i -> mine.stream().map(p -> p.winners().get(i)).toList());
+        List<List<long[]>> losers = perAgent(i -> mine.stream().map(p -> p.losers().get(i)).toList());
         HeldAgents<double[]> scored = agents.mapIndexed(executor, (i, lm) -> {
             double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs filled in
             if (!mine.isEmpty()) {
@@ -95,8 +88,7 @@ final class MADPOStep {
             return both;
         });
         // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
-        List<double[]> summed = IntStream.range(0, numAgents)
-                .mapToObj(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n])).toList();
+        List<double[]> summed = perAgent(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n]));
         PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
         double[] losses = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {
@@ -162,5 +154,9 @@ final class MADPOStep {
         }
         metrics.put("dpo_loss", lossMean);
         return metrics;
+    }
+
+    private <T> List<T> perAgent(java.util.function.IntFunction<T> of) {
+        return IntStream.range(0, numAgents).mapToObj(of).toList();
     }
 }

@@ -282,7 +282,6 @@ final class PreferenceCollector {
      * re-tokenised without special tokens and cut at the first pad (by each agent's owner).
      */
     List<PreferencePair> fromRecords(List<PreferenceReplay.ReplayRecord> records) {
-        int numAgents = agents.size();
         // per agent: [prompts, winners, losers], each one id array per record
         List<List<List<long[]>>> all = agents.mapIndexed((i, agent) -> {
             List<List<long[]>> ids = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
@@ -298,14 +297,10 @@ final class PreferenceCollector {
         List<PreferencePair> out = new ArrayList<>();
         for (int k = 0; k < records.size(); k++) {
             PreferenceReplay.ReplayRecord r = records.get(k);
-            List<long[]> prompts = new ArrayList<>();
-            List<long[]> w = new ArrayList<>();
-            List<long[]> l = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                prompts.add(all.get(i).get(0).get(k));
-                w.add(all.get(i).get(1).get(k));
-                l.add(all.get(i).get(2).get(k));
-            }
+            int record = k;
+            List<long[]> prompts = all.stream().map(ids -> ids.get(0).get(record)).toList();
+            List<long[]> w = all.stream().map(ids -> ids.get(1).get(record)).toList();
+            List<long[]> l = all.stream().map(ids -> ids.get(2).get(record)).toList();
             double[][] ref = referenceLogprobs(prompts, w, l);
             out.add(new PreferencePair(r.promptTexts(), r.winnerTexts(), r.loserTexts(), prompts, w, l, r.winnerReward(),
                     r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]));
@@ -328,14 +323,10 @@ final class PreferenceCollector {
 
     private PreferencePair pair(JointRollout.Turn candidates, int winner, int loser, double winnerReward,
             double loserReward, double mean) {
-        int numAgents = agents.size();
-        List<long[]> w = new ArrayList<>();
-        List<long[]> l = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            long pad = padIds[i];
-            w.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(winner).tokenIds(), pad));
-            l.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(loser).tokenIds(), pad));
-        }
+        List<long[]> w = IntStream.range(0, agents.size()).mapToObj(i -> MADPOLoss.completionTokens(
+                candidates.completions().get(i).get(winner).tokenIds(), padIds[i])).toList();
+        List<long[]> l = IntStream.range(0, agents.size()).mapToObj(i -> MADPOLoss.completionTokens(
+                candidates.completions().get(i).get(loser).tokenIds(), padIds[i])).toList();
         double[][] ref = referenceLogprobs(candidates.promptIds(), w, l);
         return new PreferencePair(candidates.state().prompts(), candidates.joint(winner), candidates.joint(loser),
                 candidates.promptIds(), w, l, winnerReward, loserReward, mean, ref[0], ref[1]);
