@@ -31,6 +31,7 @@ public final class RewardDistribution {
     static final int SVG_HEIGHT = 80;
     static final String TARGET_COLOUR = "#1f77b4";
     static final String COMPARATOR_COLOUR = "#ff7f0e";
+    private static final String[] COLOURS = {TARGET_COLOUR, COMPARATOR_COLOUR};
 
     private final int iteration;
     private final double lo;
@@ -198,8 +199,8 @@ public final class RewardDistribution {
                 points.append(b == 0 ? "" : " ").append(num(LEFT + (b + 0.5) * BIN_W)).append(',')
                         .append(num(TOP + PLOT_H - counts[b] * scale));
             }
-            svg.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"").append(side == 0 ? TARGET_COLOUR
-                    : COMPARATOR_COLOUR).append("\" points=\"").append(points).append("\"/>\n");
+            svg.append(format("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" points=\"%s\"/>\n",
+                    COLOURS[side], points));
         }
         return svg.append("</svg>\n").toString();
     }
@@ -211,10 +212,9 @@ public final class RewardDistribution {
         for (int b = 0; b < BINS; b++) {
             for (int side = 0; side < 2; side++) {
                 double height = (side == 0 ? targetCounts[b] : comparatorCounts[b]) * scale;
-                svg.append("<rect class=\"bar\" x=\"").append(num(LEFT + b * BIN_W + side * BIN_W / 2)).append("\" y=\"")
-                        .append(num(TOP + PLOT_H - height)).append("\" width=\"").append(num(BIN_W / 2))
-                        .append("\" height=\"").append(num(height)).append("\" fill=\"")
-                        .append(side == 0 ? TARGET_COLOUR : COMPARATOR_COLOUR).append("\"/>\n");
+                svg.append(format("<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                        + "fill=\"%s\"/>\n", LEFT + b * BIN_W + side * BIN_W / 2, TOP + PLOT_H - height, BIN_W / 2,
+                        height, COLOURS[side]));
             }
         }
         return svg.append("</svg>\n").toString();
@@ -222,26 +222,26 @@ public final class RewardDistribution {
 
     /** The svg element, the axis line and the legend (target, comparator). */
     private StringBuilder header() {
-        StringBuilder svg = new StringBuilder();
-        svg.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(SVG_WIDTH).append("\" height=\"")
-                .append(SVG_HEIGHT).append("\" viewBox=\"0 0 ").append(SVG_WIDTH).append(' ').append(SVG_HEIGHT)
-                .append("\" font-family=\"sans-serif\" font-size=\"8\">\n");
-        svg.append("<title>iteration ").append(iteration).append(" rewards in [").append(num(lo)).append(", ")
-                .append(num(hi)).append("]</title>\n");
-        svg.append("<line x1=\"").append(num(LEFT)).append("\" y1=\"").append(num(TOP + PLOT_H)).append("\" x2=\"")
-                .append(num(LEFT + PLOT_W)).append("\" y2=\"").append(num(TOP + PLOT_H)).append("\" stroke=\"#999\"/>\n");
+        StringBuilder svg = new StringBuilder(format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                + "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"8\">\n"
+                + "<title>iteration %d rewards in [%.2f, %.2f]</title>\n"
+                + "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999\"/>\n",
+                SVG_WIDTH, SVG_HEIGHT, SVG_WIDTH, SVG_HEIGHT, iteration, lo, hi, LEFT, TOP + PLOT_H, LEFT + PLOT_W,
+                TOP + PLOT_H));
         String[] labels = {"target", "comparator"};
-        String[] colours = {TARGET_COLOUR, COMPARATOR_COLOUR};
         for (int side = 0; side < 2; side++) {
             double x = LEFT + side * 60;
-            svg.append("<rect class=\"legend\" x=\"").append(num(x)).append("\" y=\"3\" width=\"8\" height=\"8\" fill=\"")
-                    .append(colours[side]).append("\"/><text x=\"").append(num(x + 11)).append("\" y=\"10\">")
-                    .append(labels[side]).append("</text>\n");
+            svg.append(format("<rect class=\"legend\" x=\"%.2f\" y=\"3\" width=\"8\" height=\"8\" fill=\"%s\"/><text "
+                    + "x=\"%.2f\" y=\"10\">%s</text>\n", x, COLOURS[side], x + 11, labels[side]));
         }
         return svg;
     }
 
     private static String num(double v) {
-        return String.format(Locale.ROOT, "%.2f", v);
+        return format("%.2f", v);
+    }
+
+    private static String format(String template, Object... args) {
+        return String.format(Locale.ROOT, template, args);
     }
 }
