@@ -89,7 +89,7 @@ final class IterationComparators implements AutoCloseable {
     }
 
     /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
-    private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
+    private static final ComparatorSource ELSEWHERE = (agent, item, prompt, n, seed) -> {
         throw new IllegalStateException("the comparator generates on rank 0");
     };
 
@@ -136,6 +136,11 @@ final class IterationComparators implements AutoCloseable {
             }
 
             @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                return perAgent.generateOne(agent, item, prompt, n, seed);
+            }
+
+            @Override
             public boolean perProcess() {
                 return perAgent.perProcess();
             }
@@ -149,23 +154,7 @@ final class IterationComparators implements AutoCloseable {
 
     /** The API comparator: per agent one call for {@code n} completions of its prompt (not seeded by us). */
     private ComparatorSource apiSource() {
-        java.util.function.IntFunction<ApiComparator.Sampling> sampling = this::apiSampling; // agent i's settings
-        return new ComparatorSource() {
-            @Override
-            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
-                    long[] seeds) {
-                List<List<String>> out = new ArrayList<>();
-                for (int i = 0; i < promptTexts.size(); i++) {
-                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling.apply(i)));
-                }
-                return out;
-            }
-
-            @Override
-            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-                return api.generate(prompt, agent, n, item.asMap(), sampling.apply(agent));
-            }
-        };
+        return (agent, item, prompt, n, seed) -> api.generate(prompt, agent, n, item.asMap(), apiSampling(agent));
     }
 
     /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */

@@ -65,12 +65,10 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         START, PREFERENCES, REWARD_MODEL
     }
 
-    private final int numAgents;
     private final Trainer rl;
     private JointRewardModel rewardModel;
-    private final String rewardSource;
-    private final Device rewardDevice;
-    private final comlrl.tensor.DType dtype;
+    /** A fresh reward model: the backbone from its source, a new head drawn from the seed given. */
+    private final java.util.function.LongFunction<JointRewardModel> freshRewardModel;
     private final TrainerCheckpoint.Extension outerExtension;
     private final PreferenceCollector learnedCollector;
     private final MetricsLogger logger;
@@ -88,9 +86,9 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         b.requireRewardAndTrainData(); // the task reward labels the preference pairs and scores evaluation
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
-        this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
-        this.rewardSource = rewardModelSource(args, b.agentSource(), settings.get(TrainerSettings.AGENTS));
-        this.dtype = settings.get(TrainerSettings.DTYPE);
+        int numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
+        String rewardSource = rewardModelSource(args, b.agentSource(), settings.get(TrainerSettings.AGENTS));
+        comlrl.tensor.DType dtype = settings.get(TrainerSettings.DTYPE);
         this.outerExtension = settings.get(TrainerSettings.CHECKPOINT_EXTENSION);
         Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
         if (requested != null && requested.isCuda() && requested.index() >= Engine.cudaDeviceCount()) {
@@ -123,8 +121,10 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
             Device rd = requested != null ? requested : policies.values().stream().findFirst()
                     .map(p -> p.model().device()).orElse(Device.CPU);
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
-            this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
-            this.rewardModel = loadRewardModel(args.seed());
+            Device rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
+            this.freshRewardModel = seed -> JointRewardModel.fromCausalLm(rewardSource, dtype, rewardDevice, seed,
+                    args.rewardFreezeBackbone(), args.rewardMaxLength(), args.rewardLearningRate());
+            this.rewardModel = freshRewardModel.apply(args.seed());
             HeldAgents<GenerationSettings.Resolved> generation = policies.mapIndexed((i, p) -> AgentGeneration.resolve(i,
                     p, args, args.preferenceNumCandidates()));
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
@@ -149,15 +149,9 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         this.executor = exec;
     }
 
-    /** A fresh reward model: the backbone from its source, a new head drawn from {@code seed}. */
-    private JointRewardModel loadRewardModel(long seed) {
-        return JointRewardModel.fromCausalLm(rewardSource, dtype, rewardDevice, seed, args.rewardFreezeBackbone(),
-                args.rewardMaxLength(), args.rewardLearningRate());
-    }
-
     /** MARLHFIter: a fresh reward model in place of this one (reference §7.4 step 4). */
     void reloadRewardModel() {
-        JointRewardModel fresh = loadRewardModel(seeds.next());
+        JointRewardModel fresh = freshRewardModel.apply(seeds.next());
         rewardModel.close();
         rewardModel = fresh;
     }
