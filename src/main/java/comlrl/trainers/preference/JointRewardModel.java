@@ -45,7 +45,6 @@ import java.util.stream.IntStream;
 public final class JointRewardModel implements AutoCloseable {
     private final SequenceClassifier classifier;
     private final Tokenizer tokenizer;
-    private final boolean freezeBackbone;
     private final Integer maxLength;
     private final AdamW optimizer;
 
@@ -53,7 +52,6 @@ public final class JointRewardModel implements AutoCloseable {
             Integer maxLength, double learningRate) {
         this.classifier = classifier;
         this.tokenizer = tokenizer;
-        this.freezeBackbone = freezeBackbone;
         this.maxLength = maxLength;
         List<Tensor> params = new ArrayList<>();
         if (!freezeBackbone) {

@@ -32,10 +32,7 @@ public enum PairSelection {
     /** The iterative configs' mode (§7.4, aligned pairs only): highest comparator reward, then largest gap. */
     COMPARATOR_REWARD;
 
-    /**
-     * One pair of an item's own candidates: joint candidate {@code winner} beat {@code loser} by
-     * {@code gap = r_winner − r_loser > 0}.
-     */
+    /** One pair of an item's own candidates: {@code winner} beat {@code loser} by {@code gap = r_w − r_l > 0}. */
     public record Pair(int winner, int loser, double gap) {
     }
 
@@ -50,12 +47,8 @@ public enum PairSelection {
 
     /**
      * The pairs this mode keeps among candidates with joint rewards {@code rewards} ([C]), in its
-     * order; empty when every reward ties (or C &lt; 2).
-     *
-     * @param limit {@code preference_pairs_per_sample}: at most this many (≥ 1), or null for every
-     *        pair; must be null for {@link #ALL}
-     * @throws IllegalArgumentException on a non-finite reward (naming the candidate), on a limit
-     *         below 1, on a limit with {@link #ALL}, or for {@link #COMPARATOR_REWARD}
+     * order, at most {@code limit} (preference_pairs_per_sample, ≥ 1; null for every pair, as
+     * {@link #ALL} requires); empty when every reward ties. Fails on a non-finite reward.
      */
     public List<Pair> pairs(double[] rewards, Integer limit, long seed) {
         return select(candidates(rewards), Pair::gap, null, limit, seed);
@@ -76,12 +69,7 @@ public enum PairSelection {
         return pairs;
     }
 
-    /**
-     * The aligned pairs this mode keeps of {@code current} ([C]) against {@code comparator} ([C']),
-     * in its order; {@code limit} as for {@link #pairs}.
-     *
-     * @throws IllegalArgumentException on a non-finite reward (naming the side and candidate) or a bad limit
-     */
+    /** The aligned pairs kept of {@code current} ([C]) against {@code comparator} ([C']), as {@link #pairs}. */
     public List<AlignedPair> aligned(double[] current, double[] comparator, Integer limit, long seed) {
         requireFinite("the processed reward of current candidate ", current, ": aligned pairs can");
         requireFinite("the processed reward of comparator candidate ", comparator, ": aligned pairs can");
