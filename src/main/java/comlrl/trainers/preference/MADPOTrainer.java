@@ -58,7 +58,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     private final TrainerParts parts;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
-    private final HeldAgents<AdamW> optimizers;
     private final RankWork work;
     private final Dataset evalDataset;
     private final SeedStream seeds;
@@ -92,17 +91,16 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         boolean verbose = settings.get(TrainerSettings.VERBOSE);
         this.seeds = new SeedStream(args.seed());
         settings.requireTaskData();
-        RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
                 settings.get(TrainerSettings.DISTRIBUTED));
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                joined.device());
-        this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices,
+                work.device());
+        this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources, devices,
                 args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null, args.seed(),
                 args.parallelTraining(), args, args.preferenceNumCandidates()), UnaryOperator.identity());
-        this.work = joined;
         this.agents = parts.agents;
         try {
-            this.optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
+            HeldAgents<AdamW> optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
                     args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
             this.logger = parts.openLogger(b.stageLogger != null ? b.stageLogger.apply(work.isMain())
                     : settings.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, parts.trackedConfig(args.toMap()),

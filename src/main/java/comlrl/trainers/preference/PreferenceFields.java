@@ -169,14 +169,11 @@ final class PreferenceFields {
     static final List<ConfigField<?>> COMPARATOR_API = ApiComparatorSettings.FIELDS;
 
     /** The iterative fields (both iterative configs), in the reference's order. */
-    static final List<ConfigField<?>> ITERATIVE_OWN = iterativeOwn();
-
-    private static List<ConfigField<?>> iterativeOwn() {
-        return concat(List.of(NUM_ITERATIONS, PREFERENCE_REPLAY_MODE, PREFERENCE_REPLAY_K, PREFERENCE_REPLAY_LAMBDA,
-                PREFERENCE_REPLAY_SAMPLE_SIZE, PREFERENCE_REPLAY_DIR, LOG_REWARD_DISTRIBUTION, POLICY_CHECKPOINT_DIR,
-                COMPARATOR_POLICY, COMPARATOR_GENERATION_MODE, COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME,
-                COMPARATOR_AGENTS, COMPARATOR_DEVICES, COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
-    }
+    static final List<ConfigField<?>> ITERATIVE_OWN = concat(List.of(NUM_ITERATIONS, PREFERENCE_REPLAY_MODE,
+            PREFERENCE_REPLAY_K, PREFERENCE_REPLAY_LAMBDA, PREFERENCE_REPLAY_SAMPLE_SIZE, PREFERENCE_REPLAY_DIR,
+            LOG_REWARD_DISTRIBUTION, POLICY_CHECKPOINT_DIR, COMPARATOR_POLICY, COMPARATOR_GENERATION_MODE,
+            COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME, COMPARATOR_AGENTS, COMPARATOR_DEVICES,
+            COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
 
     /** §7.1's fields with the iterative defaults (candidates 20, pairs 4, comparator_reward; MADPOIter: 1 epoch). */
     static List<ConfigField<?>> iterativeMadpoReference(ConfigField<Integer> epochs, ConfigField<AdvantageMode> advantageMode) {
