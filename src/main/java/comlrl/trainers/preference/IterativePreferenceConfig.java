@@ -127,19 +127,13 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
 
     /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}). */
     public Map<String, Object> comparatorApiFields() {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
-            out.put(field.key, get(field));
-        }
-        return out;
+        return PreferenceFields.COMPARATOR_API.stream().collect(LinkedHashMap::new, (out, f) -> out.put(f.key, get(f)),
+                Map::putAll);
     }
 
     @Override
     protected Object resolved(ConfigField<?> field) {
-        if (field == PreferenceFields.COMPARATOR_NUM_CANDIDATES) {
-            return comparatorNumCandidates();
-        }
-        return super.resolved(field);
+        return field == PreferenceFields.COMPARATOR_NUM_CANDIDATES ? comparatorNumCandidates() : super.resolved(field);
     }
 
     /** The setters of the iterative fields most set from Java; every field is set by key ({@link #set}). */

@@ -192,10 +192,7 @@ public final class PreferenceReplay {
             };
         }
         double total = Arrays.stream(weights).sum();
-        for (int i = 0; i < shardCount; i++) {
-            weights[i] /= total;
-        }
-        return weights;
+        return Arrays.stream(weights).map(w -> w / total).toArray();
     }
 
     /**

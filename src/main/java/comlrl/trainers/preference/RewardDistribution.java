@@ -96,11 +96,7 @@ public final class RewardDistribution {
 
     /** The 16 bin centres. */
     public double[] centres() {
-        double[] centres = new double[BINS];
-        for (int b = 0; b < BINS; b++) {
-            centres[b] = (edges[b] + edges[b + 1]) / 2;
-        }
-        return centres;
+        return java.util.stream.IntStream.range(0, BINS).mapToDouble(b -> (edges[b] + edges[b + 1]) / 2).toArray();
     }
 
     /** Samples per bin. */
@@ -181,10 +177,8 @@ public final class RewardDistribution {
     private static final double BIN_W = PLOT_W / BINS;
 
     private double scale() {
-        int max = 1;
-        for (int b = 0; b < BINS; b++) {
-            max = Math.max(max, Math.max(targetCounts[b], comparatorCounts[b]));
-        }
+        int max = Math.max(1, Math.max(Arrays.stream(targetCounts).max().orElse(0),
+                Arrays.stream(comparatorCounts).max().orElse(0)));
         return PLOT_H / max;
     }
 
