@@ -218,10 +218,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         }
         shards.put(iteration, List.copyOf(round.records()));
         List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
-        int lastNonEmpty = 0;
-        for (List<PreferenceReplay.ReplayRecord> r : records) {
-            lastNonEmpty = r.isEmpty() ? lastNonEmpty : r.size();
-        }
+        int lastNonEmpty = records.stream().filter(r -> !r.isEmpty()).reduce((a, b) -> b).map(List::size).orElse(0);
         double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), records.size(),
                 args.preferenceReplayK(), args.preferenceReplayLambda());
         int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);

@@ -183,10 +183,8 @@ public final class MADPOLoss {
         }
         List<long[]> rowPrompts = new ArrayList<>(prompts);
         rowPrompts.addAll(prompts);
-        List<long[]> completions = new ArrayList<>();
-        winners.forEach(w -> completions.add(completionTokens(w, padId)));
-        losers.forEach(l -> completions.add(completionTokens(l, padId)));
-        return new Rows(rowPrompts, completions);
+        return new Rows(rowPrompts, java.util.stream.Stream.concat(winners.stream(), losers.stream())
+                .map(c -> completionTokens(c, padId)).toList());
     }
 
     /** softplus(x) = log(1 + e^x), without overflow. */

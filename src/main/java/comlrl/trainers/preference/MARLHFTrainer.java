@@ -98,7 +98,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         }
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = settings.rewardProcessor();
-        // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
         RewardFunction taskReward = settings.get(TrainerSettings.REWARD_FUNC);
         RewardFunction evalReward = java.util.Objects.requireNonNullElse(settings.get(TrainerSettings.EVAL_REWARD_FUNC),
