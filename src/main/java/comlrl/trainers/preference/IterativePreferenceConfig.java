@@ -41,7 +41,8 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
                 + "comparator models (comparator_policy current_copy, model or history), got comparator_policy=\""
                 + policy + "\"" : null);
         for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
-            check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
+            boolean changed = !Objects.equals(get(field), field.defaultValue);
+            check(policy != ComparatorPolicy.API && changed ? field.key + " is only used with comparator_policy="
                     + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
         }
         check(policy == ComparatorPolicy.API && comparatorApiFields().get(ApiComparatorSettings.URL) == null ? "comparator_policy=\"api\" requires "
@@ -53,10 +54,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         check(comparatorGenerationMode() == CollaborationMode.CENTRALIZED && comparatorCentralizedAgentIndex() >= actorCount()
                 ? "comparator_centralized_agent_index (" + comparatorCentralizedAgentIndex() + ") must name one of the "
                 + actorCount() + " agents" : null);
-    }
-
-    private boolean changed(ConfigField<?> field) {
-        return !Objects.equals(get(field), field.defaultValue);
     }
 
     public int numIterations() {

@@ -90,7 +90,6 @@ final class MADPOStep {
         // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
         List<double[]> summed = perAgent(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n]));
         PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
-        double[] losses = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {
             int agent = i;
             MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
@@ -111,7 +110,6 @@ final class MADPOStep {
                         + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
                         + "intact; lower agent_learning_rate or dpo_beta.", e);
             }
-            losses[i] = agentLosses[i].loss();
         }
         optimizers.mapIndexed(executor, (i, opt) -> { // the agents split: each owner steps its agents
             opt.zeroGrad();
@@ -148,9 +146,9 @@ final class MADPOStep {
         metrics.put("turn_1/expected_return", mean);
         double lossMean = 0;
         for (int i = 0; i < numAgents; i++) {
-            metrics.put("agent_" + i + "/dpo_loss", losses[i]);
+            metrics.put("agent_" + i + "/dpo_loss", agentLosses[i].loss());
             rewards[i].putInto(metrics, "agent_" + i + "/");
-            lossMean += losses[i] / numAgents;
+            lossMean += agentLosses[i].loss() / numAgents;
         }
         metrics.put("dpo_loss", lossMean);
         return metrics;
