@@ -95,17 +95,17 @@ final class IterationComparators implements AutoCloseable {
 
     /** The comparator of iteration {@code iteration} (1-based) in this process. */
     ComparatorSource forIteration(int iteration, HeldAgents<CausalLm> agents) {
-        boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
-        return here ? comparatorFor(iteration, agents) : ELSEWHERE;
-    }
-
-    private ComparatorSource comparatorFor(int iteration, HeldAgents<CausalLm> agents) {
+        if (!work.isMain() && !(byAgent() && args.comparatorPolicy() != ComparatorPolicy.API)) {
+            return ELSEWHERE;
+        }
         ComparatorSource source = switch (args.comparatorPolicy()) {
             case CURRENT -> frozen(agents, false, true);
             case CURRENT_COPY -> currentCopy(agents);
             case MODEL -> frozen(fixedComparators, false, false);
             case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
-            case API -> apiSource();
+            // per agent one call for n completions of its prompt (not seeded by us)
+            case API -> (agent, item, prompt, n, seed) -> api.generate(prompt, agent, n, item.asMap(),
+                    apiSampling(agent));
         };
         // with centralized collaboration the one actor's prompt is already the adapter's joint prompt
         boolean jointPrompt = args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED
@@ -150,11 +150,6 @@ final class IterationComparators implements AutoCloseable {
                 perAgent.close();
             }
         };
-    }
-
-    /** The API comparator: per agent one call for {@code n} completions of its prompt (not seeded by us). */
-    private ComparatorSource apiSource() {
-        return (agent, item, prompt, n, seed) -> api.generate(prompt, agent, n, item.asMap(), apiSampling(agent));
     }
 
     /** The live agents, or frozen copies of them on comparator_devices when those differ from the agents'. */

@@ -230,11 +230,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         return collector.numPairs();
     }
 
-    /** The preference pairs (null before {@link #train()} builds them). */
-    List<PreferencePair> preferencePairs() {
-        return collector.pairs();
-    }
-
     // ------------------------------------------------------------------ training
 
     @Override

@@ -85,10 +85,6 @@ public final class RewardDistribution {
         return counts;
     }
 
-    public int iteration() {
-        return iteration;
-    }
-
     /** The 17 bin edges, {@code lo} to {@code hi}. */
     public double[] edges() {
         return edges.clone();
