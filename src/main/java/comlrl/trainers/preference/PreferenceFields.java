@@ -175,11 +175,12 @@ final class PreferenceFields {
             COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME, COMPARATOR_AGENTS, COMPARATOR_DEVICES,
             COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
 
-    /** §7.1's fields with the iterative defaults (candidates 20, pairs 4, comparator_reward; MADPOIter: 1 epoch). */
-    static List<ConfigField<?>> iterativeMadpoReference(ConfigField<Integer> epochs, ConfigField<AdvantageMode> advantageMode) {
+    /** §7.1's fields with the iterative defaults: {@code epochs}, 20 candidates, 4 pairs, comparator_reward. */
+    private static List<ConfigField<?>> iterativeMadpoReference(int epochs, ConfigField<AdvantageMode> advantageMode) {
         List<ConfigField<?>> fields = new ArrayList<>(madpoReference(advantageMode));
-        fields.replaceAll(f -> f == NUM_TRAIN_EPOCHS ? epochs : f == PREFERENCE_NUM_CANDIDATES
-                ? ITER_PREFERENCE_NUM_CANDIDATES : f == PREFERENCE_PAIRS_PER_SAMPLE ? ITER_PREFERENCE_PAIRS_PER_SAMPLE
+        fields.replaceAll(f -> f == NUM_TRAIN_EPOCHS ? TrainerFields.NUM_TRAIN_EPOCHS.withDefault(epochs)
+                : f == PREFERENCE_NUM_CANDIDATES ? ITER_PREFERENCE_NUM_CANDIDATES
+                : f == PREFERENCE_PAIRS_PER_SAMPLE ? ITER_PREFERENCE_PAIRS_PER_SAMPLE
                 : f == PAIR_SELECTION ? ITER_PAIR_SELECTION : f);
         return fields;
     }
@@ -198,12 +199,9 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE, DDP_SPLIT), OURS,
             List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
-    /** MADPOIter's num_train_epochs: DPO epochs per iteration (default 1). */
-    static final ConfigField<Integer> MADPO_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(1);
-
-    /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults, §7.4's, then dpo_reference and ours. */
-    static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
-            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
+    /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults (1 DPO epoch), §7.4's, then ours. */
+    static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(1, ADVANTAGE_MODE), ITERATIVE_OWN,
+            List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
     // ------------------------------------------------------------------ the MAGRPO family's rules, for MARLHF's RL stage
     static final ConfigField<Integer> RL_NUM_ITERATIONS = atLeast("rl_num_iterations", 1, 1,
@@ -233,8 +231,6 @@ final class PreferenceFields {
             USE_SEPARATE_CRITIC, CriticType.CONFIG_FIELD, VALUE_LOSS_COEF, VALUE_CLIP_RANGE, CRITIC_VALUE_HEAD_HIDDEN_DIM,
             VALUE_HEAD_HIDDEN_DIM);
 
-    /** MARLHFIter's defaults that differ: 2 RL epochs and 2 reward-model epochs per iteration. */
-    static final ConfigField<Integer> MARLHF_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(2);
     static final ConfigField<PreferenceScoringReward> PREFERENCE_SCORING_REWARD = choice("preference_scoring_reward",
             PreferenceScoringReward.TASK, PreferenceScoringReward::parse, PreferenceScoringReward::configName)
             .means("What ranks the aligned pairs: the task reward or the reward model.");
@@ -246,9 +242,9 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, List.of(DDP_SPLIT),
             OURS, RL_STAGE_RULES);
 
-    /** {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults, §7.4's, then ours. */
-    static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
-            OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
+    /** {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (2 RL and 2 reward-model epochs). */
+    static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(2, OPTIONAL_ADVANTAGE_MODE),
+            MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
                     ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
             List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS, RL_STAGE_RULES);
 
