@@ -214,7 +214,7 @@ public final class MADPOLoss {
             this.pair = pair;
         }
 
-            public int agent() {
+        public int agent() {
             return agent;
         }
 
