@@ -30,14 +30,10 @@ public enum ReplayMode {
         return configName;
     }
 
-    public List<String> aliases() {
-        return aliases;
-    }
-
     /** Parses a config value or alias (case and surrounding blanks ignored); null means "current". */
     public static ReplayMode parse(String value) {
         return ConfigNames.parse("preference_replay_mode", value, CURRENT, values(), ReplayMode::configName,
-                ReplayMode::aliases, "");
+                m -> m.aliases, "");
     }
 
     @Override
