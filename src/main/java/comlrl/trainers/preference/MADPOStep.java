@@ -6,7 +6,6 @@ import comlrl.tensor.Scope;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
-import comlrl.checkpoint.TrainerCheckpoint;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,15 +50,6 @@ final class MADPOStep {
     /** Sets what sees each batch before its updates (tests); null for nothing. */
     void observeBatches(java.util.function.Consumer<List<PreferencePair>> batchObserver) {
         this.batchObserver = batchObserver;
-    }
-
-    /** Per agent this process holds, its weights ({@code agent_i/}) and AdamW ({@code optimizer_i.safetensors}). */
-    Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i : agents.indices()) {
-            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
-        }
-        return parts;
     }
 
     /** Trains every agent on {@code batch}; returns the batch's metrics. */

@@ -115,7 +115,11 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
             this.evaluator = new JointEvaluator(settings, JointRollout.of(agents.asList(), parts.generation.asList(),
                     formatters, promptEncoder, parts.executor, work), JointEvaluator.team(rewarder), seeds, 1,
                     args.evalBatchSize()).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
-            Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
+            // per agent this process holds, its weights (agent_i/) and AdamW (optimizer_i.safetensors)
+            Map<String, TrainerCheckpoint.Part> saved = new java.util.LinkedHashMap<>();
+            for (int i : agents.indices()) {
+                saved.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
+            }
             // the same on every process: rank 0 writes them, every process restores them
             saved.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
             TrainerCheckpoint checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
