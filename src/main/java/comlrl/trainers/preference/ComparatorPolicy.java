@@ -5,18 +5,19 @@ import java.util.List;
 
 /**
  * {@code comparator_policy}: who writes the comparator candidates the current policy is ranked
- * against in each iteration of the iterative trainers (reference §7.4).
+ * against in each iteration of the iterative trainers (reference §7.4). The first name is the config
+ * spelling, the other an alias {@link #parse} accepts.
  */
 public enum ComparatorPolicy {
-    /** The live agents themselves, sampling from their own persistent RNG stream. Config: "current" (alias "self"). */
+    /** The live agents themselves, sampling from their own persistent RNG stream. */
     CURRENT("current", "self"),
-    /** Frozen copies of the agents at the start of each iteration, on {@code comparator_devices}. Config: "current_copy" (alias "copy"). */
+    /** Frozen copies of the agents at the start of each iteration, on {@code comparator_devices}. */
     CURRENT_COPY("current_copy", "copy"),
-    /** Frozen models from {@code comparator_model_name} / {@code comparator_agents}. Config: "model" (alias "fixed"). */
+    /** Frozen models from {@code comparator_model_name} / {@code comparator_agents}. */
     MODEL("model", "fixed"),
-    /** The policy checkpoint of iteration idx − {@code comparator_history_k}, else an earlier one, else the initial policy. Config: "history" (alias "past"). */
+    /** The policy saved after iteration idx − {@code comparator_history_k}, else an earlier one, else the initial. */
     HISTORY("history", "past"),
-    /** An HTTP model service ({@code comparator_api_*}). Config: "api" (alias "remote"). */
+    /** An HTTP model service ({@code comparator_api_*}). */
     API("api", "remote");
 
     private final String configName;
@@ -36,11 +37,7 @@ public enum ComparatorPolicy {
         return this == CURRENT_COPY || this == MODEL || this == HISTORY;
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored, aliases accepted); null means "current".
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value or alias (case and surrounding blanks ignored); null means "current". */
     public static ComparatorPolicy parse(String value) {
         return ConfigNames.parse("comparator_policy", value, CURRENT, values(), ComparatorPolicy::configName,
                 p -> p.aliases, "");

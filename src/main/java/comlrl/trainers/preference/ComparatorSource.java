@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.data.TaskItem;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * Who writes an iteration's comparator candidates (reference §7.4, {@code comparator_policy}): for
@@ -9,26 +10,19 @@ import java.util.List;
  */
 interface ComparatorSource extends AutoCloseable {
     /**
-     * @param promptTexts each agent's formatted prompt
-     * @param promptIds each agent's encoded prompt (for the agents' own tokenizers)
-     * @param seeds one seed per agent, from the comparator's own stream
-     * @return per agent, {@code n} completion texts (aligned: candidate k is the k-th of every agent)
+     * Per agent, {@code n} completion texts (candidate k is the k-th of every agent) of its prompt text
+     * or ids (the ids for the agents' own tokenizers), with one seed per agent from the comparator's stream.
      */
-    List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n, long[] seeds);
-
-    /**
-     * {@code n} completions of one agent for a prompt of its own (centralized comparator
-     * generation: one agent writes every role's answer).
-     */
-    default List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-        throw new UnsupportedOperationException("this comparator cannot answer a joint prompt");
+    default List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
+            long[] seeds) {
+        return IntStream.range(0, promptTexts.size())
+                .mapToObj(i -> generateOne(i, item, promptTexts.get(i), n, seeds[i])).toList();
     }
 
-    /**
-     * Whether each process of a ddp run (the agents split) generates the candidates of the agents it
-     * holds, nulls for the others, and the processes' lists are merged; else one process (rank 0)
-     * generates every agent's and sends them.
-     */
+    /** {@code n} completions of one agent for a prompt text (centralized: one agent writes every role's answer). */
+    List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed);
+
+    /** Whether each process (the agents split) generates its agents' candidates (nulls for the others); else rank 0. */
     default boolean perProcess() {
         return false;
     }

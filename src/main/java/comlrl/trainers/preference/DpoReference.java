@@ -1,38 +1,31 @@
 package comlrl.trainers.preference;
 
 import comlrl.utils.ConfigNames;
+
 /**
  * {@code dpo_reference}: what each agent's DPO log-ratio Δ is measured against. Not in the
  * reference, whose MADPO loss is reference-free (§7.2, §14 item 7).
  */
 public enum DpoReference {
     /** Reference-free, as the reference: {@code Δ = log π(w | x) − log π(l | x)}. The default. */
-    NONE {
-        @Override
-        public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
-            return policyWinner - policyLoser;
-        }
-    },
+    NONE,
     /**
      * Standard DPO against a frozen copy of the agent's initial policy π_ref:
-     * {@code Δ = (log π(w | x) − log π_ref(w | x)) − (log π(l | x) − log π_ref(l | x))}. π_ref never
-     * changes, so its log-probabilities are constants of each pair (computed once).
+     * {@code Δ = (log π(w | x) − log π_ref(w | x)) − (log π(l | x) − log π_ref(l | x))}, π_ref's
+     * log-probabilities computed once per pair.
      */
-    FROZEN_INITIAL {
-        @Override
-        public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
-            double winnerLogRatio = policyWinner - referenceWinner;
-            double loserLogRatio = policyLoser - referenceLoser;
-            return winnerLogRatio - loserLogRatio;
-        }
-    };
+    FROZEN_INITIAL;
 
     /**
      * Δ of one agent and one pair from its sequence log-probabilities (sums over the completion
-     * tokens before the first pad) under the policy and, for {@link #FROZEN_INITIAL}, under the frozen
-     * reference ({@link #NONE} ignores the reference's arguments, which may then be anything).
+     * tokens before the first pad) under the policy and the frozen reference ({@link #NONE} ignores those).
      */
-    public abstract double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser);
+    public double delta(double policyWinner, double policyLoser, double referenceWinner, double referenceLoser) {
+        return switch (this) {
+            case NONE -> policyWinner - policyLoser;
+            case FROZEN_INITIAL -> (policyWinner - referenceWinner) - (policyLoser - referenceLoser);
+        };
+    }
 
     /** Whether the loss needs a frozen reference model per agent. */
     public boolean needsReference() {
@@ -44,11 +37,7 @@ public enum DpoReference {
         return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /**
-     * Parses "none" or "frozen_initial" (case and surrounding blanks ignored); null means "none".
-     *
-     * @throws IllegalArgumentException for anything else
-     */
+    /** Parses "none" or "frozen_initial" (case and surrounding blanks ignored); null means "none". */
     public static DpoReference parse(String value) {
         return ConfigNames.parse("dpo_reference", value, NONE, values(), DpoReference::configName, ": \"none\" is "
                 + "reference-free, as the reference implementation; \"frozen_initial\" is standard DPO against a frozen "

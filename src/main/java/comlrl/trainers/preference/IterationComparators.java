@@ -23,29 +23,23 @@ import java.util.List;
 import java.util.function.IntSupplier;
 
 /**
- * The comparator of each iteration of an iterative trainer (reference §7.4, {@code comparator_policy}),
- * as a {@link ComparatorSource}: {@code current} samples the live agents from the comparator's own
- * seed stream; {@code current_copy} the same agents (frozen copies on {@code comparator_devices} when
- * those differ from the agents' devices); {@code model} frozen models loaded once; {@code history}
- * the policy saved after iteration {@code idx − comparator_history_k} (the newest earlier one saved,
- * else the initial policy); {@code api} an HTTP service ({@link ApiComparator}). With
+ * The comparator of each iteration of an iterative trainer (reference §7.4, {@code comparator_policy}):
+ * {@code current} samples the live agents from the comparator's own seed stream; {@code current_copy}
+ * the same (frozen copies on {@code comparator_devices} when those differ from the agents' devices);
+ * {@code model} frozen models loaded once; {@code history} the policy saved after iteration
+ * {@code idx − comparator_history_k}; {@code api} an HTTP service ({@link ApiComparator}). With
  * {@code comparator_generation_mode: centralized} one of them answers the adapter's joint prompt.
- * Checkpoints keep the policy snapshots the history comparator will still read ({@link #historySnapshots}).
  */
 final class IterationComparators implements AutoCloseable {
     private final IterativePreferenceConfig args;
     /** Where the policies are saved (the history comparator reads them); null when none are. */
     private final Path policyDir;
     private final ApiComparator api;
-    /** comparator_policy model: the frozen comparators of the agents this process generates for; else null. */
+    /** comparator_policy model: the frozen comparators of this process's agents; else null. */
     private HeldAgents<CausalLm> fixedComparators;
-    /** With comparator_generation_mode centralized: how the joint prompt is built and its completion split (§7.5). */
+    /** comparator_generation_mode centralized: builds the joint prompt and splits its completion (§7.5). */
     private final CentralizedAdapter adapter;
-    /**
-     * This process's share of a ddp run: the comparator generates on rank 0 (an API comparator is
-     * called once per prompt), or in the agents split each process generates the comparator
-     * candidates of the agents it holds (an API comparator still on rank 0).
-     */
+    /** A ddp run: the comparator generates on rank 0, or in the agents split per process (API: rank 0). */
     private RankWork work = RankWork.single(0);
 
     /** Checks the API comparator's settings and key (before any model loads); {@code adapter} null for the tagged one. */
@@ -60,16 +54,15 @@ final class IterationComparators implements AutoCloseable {
         }
     }
 
-    /** Agent i's sampling settings, sent to the API comparator (its stop_strings unset: none). */
+    /** Agent i's sampling settings, sent to the API comparator. */
     private ApiComparator.Sampling apiSampling(int i) {
         return new ApiComparator.Sampling(args.maxNewTokens(i), args.temperature(i), args.topP(i), args.topK(i),
                 args.stopStrings(i));
     }
 
     /**
-     * Takes the processes of a ddp run ({@code work}) and, with comparator_policy model, loads the
-     * frozen comparators, on comparator_devices or the agents' devices (in a ddp run on rank 0, which
-     * generates the comparator's candidates; with the agents split each process those of its agents).
+     * Takes a ddp run's processes and, with comparator_policy model, loads the frozen comparators on
+     * comparator_devices or the agents' devices (where they generate: rank 0, or per process).
      */
     void loadFixedComparators(RankWork work, HeldAgents<CausalLm> agents, DType dtype) {
         this.work = work;
@@ -80,12 +73,11 @@ final class IterationComparators implements AutoCloseable {
                 : java.util.Collections.nCopies(agents.size(), args.comparatorModelName());
         List<Device> devices = args.comparatorDevices() == null ? null
                 : Devices.resolve(args.comparatorDevices(), agents.size(), "comparator_devices");
-        // the agents split: the comparators of this process's agents
         this.fixedComparators = agents.open((i, a) -> CausalLm.load(sources.get(i), dtype,
                 devices != null ? devices.get(i) : a.model().device()));
     }
 
-    /** Whether this is a process of a ddp run with the agents split (each holds some of the agents). */
+    /** Whether this is a process of a ddp run with the agents split. */
     private boolean byAgent() {
         return work.distributed() && !work.splitsRows();
     }
@@ -97,27 +89,23 @@ final class IterationComparators implements AutoCloseable {
     }
 
     /** The comparator of the other processes of a ddp run: rank 0's generates (never asked). */
-    private static final ComparatorSource ELSEWHERE = (item, promptTexts, promptIds, n, seeds) -> {
+    private static final ComparatorSource ELSEWHERE = (agent, item, prompt, n, seed) -> {
         throw new IllegalStateException("the comparator generates on rank 0");
     };
 
-    /**
-     * The comparator of iteration {@code iteration} (1-based) in this process. A ddp run: the
-     * comparator is rank 0's (the collector asks it there and sends its candidates), or with the
-     * agents split every process's, for the agents it holds (an API comparator: rank 0's).
-     */
+    /** The comparator of iteration {@code iteration} (1-based) in this process. */
     ComparatorSource forIteration(int iteration, HeldAgents<CausalLm> agents) {
-        boolean here = work.isMain() || byAgent() && args.comparatorPolicy() != ComparatorPolicy.API;
-        return here ? comparatorFor(iteration, agents) : ELSEWHERE;
-    }
-
-    private ComparatorSource comparatorFor(int iteration, HeldAgents<CausalLm> agents) {
+        if (!work.isMain() && !(byAgent() && args.comparatorPolicy() != ComparatorPolicy.API)) {
+            return ELSEWHERE;
+        }
         ComparatorSource source = switch (args.comparatorPolicy()) {
             case CURRENT -> frozen(agents, false, true);
             case CURRENT_COPY -> currentCopy(agents);
             case MODEL -> frozen(fixedComparators, false, false);
             case HISTORY -> frozen(loadHistory(iteration, agents), true, true);
-            case API -> apiSource();
+            // per agent one call for n completions of its prompt (not seeded by us)
+            case API -> (agent, item, prompt, n, seed) -> api.generate(prompt, agent, n, item.asMap(),
+                    apiSampling(agent));
         };
         // with centralized collaboration the one actor's prompt is already the adapter's joint prompt
         boolean jointPrompt = args.comparatorGenerationMode() == comlrl.utils.CollaborationMode.CENTRALIZED
@@ -126,10 +114,8 @@ final class IterationComparators implements AutoCloseable {
     }
 
     /**
-     * Centralized comparator generation (reference §7.4, §7.5): agent
-     * {@code comparator_centralized_agent_index} of {@code perAgent} answers the adapter's joint prompt
-     * {@code build_prompt(item, [formatter_i(item)])} {@code n} times; each completion is split by
-     * {@code parse_completion} into the N roles' outputs ({@link comlrl.trainers.reinforce.Centralization#splitRoles}).
+     * Centralized comparator generation (§7.4, §7.5): agent {@code comparator_centralized_agent_index}
+     * answers the adapter's joint prompt {@code n} times; each completion is split into the roles' outputs.
      */
     private ComparatorSource centralized(ComparatorSource perAgent) {
         int j = args.comparatorCentralizedAgentIndex();
@@ -150,6 +136,11 @@ final class IterationComparators implements AutoCloseable {
             }
 
             @Override
+            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
+                return perAgent.generateOne(agent, item, prompt, n, seed);
+            }
+
+            @Override
             public boolean perProcess() {
                 return perAgent.perProcess();
             }
@@ -157,30 +148,6 @@ final class IterationComparators implements AutoCloseable {
             @Override
             public void close() {
                 perAgent.close();
-            }
-        };
-    }
-
-    /**
-     * The API comparator: per agent one call for {@code n} completions of its prompt text, with the
-     * item's fields and the agent's sampling settings from this config (the service's own randomness is not ours to seed).
-     */
-    private ComparatorSource apiSource() {
-        java.util.function.IntFunction<ApiComparator.Sampling> sampling = this::apiSampling; // agent i's settings
-        return new ComparatorSource() {
-            @Override
-            public List<List<String>> generate(TaskItem item, List<String> promptTexts, List<long[]> promptIds, int n,
-                    long[] seeds) {
-                List<List<String>> out = new ArrayList<>();
-                for (int i = 0; i < promptTexts.size(); i++) {
-                    out.add(api.generate(promptTexts.get(i), i, n, item.asMap(), sampling.apply(i)));
-                }
-                return out;
-            }
-
-            @Override
-            public List<String> generateOne(int agent, TaskItem item, String prompt, int n, long seed) {
-                return api.generate(prompt, agent, n, item.asMap(), sampling.apply(agent));
             }
         };
     }
@@ -198,13 +165,9 @@ final class IterationComparators implements AutoCloseable {
                 a.generationConfig())), true, true);
     }
 
-    /**
-     * The policy saved after iteration {@code iteration − comparator_history_k}; when that one is
-     * missing, the newest saved before it; else the initial policy.
-     */
+    /** The policy of {@link #historyDirectory}: each process loads the agents it holds (it saved them). */
     private HeldAgents<CausalLm> loadHistory(int iteration, HeldAgents<CausalLm> agents) {
         Path dir = historyDirectory(policyDir, iteration, args.comparatorHistoryK());
-        // each process the agents it holds (it saved them)
         return agents.open((i, a) -> CausalLm.load(dir.resolve("agent_" + i).toString(), a.model().dtype(),
                 a.model().device()));
     }
@@ -229,7 +192,7 @@ final class IterationComparators implements AutoCloseable {
     }
 
     /**
-     * A comparator sampling {@code models} with their generation settings for comparator_num_candidates.
+     * A comparator sampling {@code models} for comparator_num_candidates.
      *
      * @param agentsTokens whether the models read the agents' prompt ids (copies and earlier states of
      *        the agents); else each encodes the prompt text with its own tokenizer
@@ -244,7 +207,6 @@ final class IterationComparators implements AutoCloseable {
                 // null for another process's agent (the agents split)
                 List<List<String>> out = new ArrayList<>(java.util.Collections.nCopies(models.size(), null));
                 for (int i : models.indices()) {
-                    // a comparator model of its own may have another tokenizer: it encodes the prompt itself
                     long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
                     List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
                             seeds[i]).get(0);
@@ -275,18 +237,13 @@ final class IterationComparators implements AutoCloseable {
         };
     }
 
-    /** Where a checkpoint keeps the policy snapshots the history comparator will read ({@link #historySnapshots}). */
+    /** Where a checkpoint keeps the policy snapshots the history comparator will read. */
     static final String HISTORY_DIR = "policy_history";
 
     /**
-     * The policy snapshots that the history comparator of the iterations after the checkpoint reads
-     * and that were saved before it: iteration i &gt; done compares against
-     * {@link #historyDirectory}(i, k), saved by then when i − k ≤ done, i.e. for i in done+1 .. done+k
-     * (at most k snapshots; {@code initial} among them while done &lt; k). Stored as
-     * {@code policy_history/<snapshot>/agent_j/}, and written back into the policy directory on
-     * restore, so a resumed run compares against the same policies wherever its policy directory is
-     * (a fresh output directory included). Rank 0 copies them (every process saved its agents there
-     * first); on restore every process waits until they are back.
+     * The snapshots the history comparator reads after the checkpoint: {@link #historyDirectory}(i, k)
+     * for i in done+1 .. done+k, stored as {@code policy_history/<snapshot>/agent_j/} and written back
+     * into the policy directory on restore (by rank 0; every process waits until they are back).
      */
     TrainerCheckpoint.Part historySnapshots(IntSupplier iterationsDone) {
         return TrainerCheckpoint.Part.of(dir -> {
@@ -311,16 +268,14 @@ final class IterationComparators implements AutoCloseable {
     /** Copies each policy snapshot's {@code agent_j} directories to {@code to/<snapshot>/agent_j}. */
     private static void copySnapshots(java.util.Collection<Path> snapshots, Path to) {
         for (Path snapshot : snapshots) {
-            for (Path agent : agentDirs(snapshot)) {
+            for (Path agent : subdirectories(snapshot)) {
+                if (!agent.getFileName().toString().startsWith("agent_")) {
+                    continue;
+                }
                 comlrl.checkpoint.Checkpoints.copyTree(agent, to.resolve(snapshot.getFileName().toString())
                         .resolve(agent.getFileName().toString()));
             }
         }
-    }
-
-    /** The {@code agent_j} directories of a policy snapshot (none when it was not saved). */
-    private static List<Path> agentDirs(Path snapshot) {
-        return subdirectories(snapshot).stream().filter(d -> d.getFileName().toString().startsWith("agent_")).toList();
     }
 
     private static List<Path> subdirectories(Path dir) {

@@ -9,13 +9,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The fields and rules the iterative preference trainers share (reference §7.4): how many
- * iterations, the replay of earlier iterations' pairs, and the comparator policy whose candidates
- * the current policy is ranked against. Each field's meaning is declared once, in {@link PreferenceFields}.
- *
- * <p>Cross-field rules (each message in the constructor says how to fix it): the replay modes' and
- * comparator policies' own fields are required by their mode and refused by the others;
- * {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
+ * The fields and rules the iterative preference trainers share (reference §7.4, fields in
+ * {@link PreferenceFields}): iterations, the replay of earlier iterations' pairs, and the comparator.
+ * The replay modes' and comparator policies' own fields are required by their mode and refused by
+ * the others; {@code collaboration_mode: centralized} needs a centralized comparator written by agent 0.
  */
 public abstract sealed class IterativePreferenceConfig extends PreferenceConfig permits MADPOIterConfig,
         MARLHFIterConfig {
@@ -44,7 +41,8 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
                 + "comparator models (comparator_policy current_copy, model or history), got comparator_policy=\""
                 + policy + "\"" : null);
         for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
-            check(policy != ComparatorPolicy.API && changed(field) ? field.key + " is only used with comparator_policy="
+            boolean changed = !Objects.equals(get(field), field.defaultValue);
+            check(policy != ComparatorPolicy.API && changed ? field.key + " is only used with comparator_policy="
                     + "\"api\" (got \"" + policy + "\"); remove it or set comparator_policy: api" : null);
         }
         check(policy == ComparatorPolicy.API && comparatorApiFields().get(ApiComparatorSettings.URL) == null ? "comparator_policy=\"api\" requires "
@@ -56,10 +54,6 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         check(comparatorGenerationMode() == CollaborationMode.CENTRALIZED && comparatorCentralizedAgentIndex() >= actorCount()
                 ? "comparator_centralized_agent_index (" + comparatorCentralizedAgentIndex() + ") must name one of the "
                 + actorCount() + " agents" : null);
-    }
-
-    private boolean changed(ConfigField<?> field) {
-        return !Objects.equals(get(field), field.defaultValue);
     }
 
     public int numIterations() {
@@ -128,27 +122,18 @@ public abstract sealed class IterativePreferenceConfig extends PreferenceConfig 
         return k != null ? k : 1;
     }
 
-    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}), for the API comparator. */
+    /** The {@code comparator_api_*} fields by key ({@link ApiComparatorSettings#FIELDS}). */
     public Map<String, Object> comparatorApiFields() {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (ConfigField<?> field : PreferenceFields.COMPARATOR_API) {
-            out.put(field.key, get(field));
-        }
-        return out;
+        return PreferenceFields.COMPARATOR_API.stream().collect(LinkedHashMap::new, (out, f) -> out.put(f.key, get(f)),
+                Map::putAll);
     }
 
     @Override
     protected Object resolved(ConfigField<?> field) {
-        if (field == PreferenceFields.COMPARATOR_NUM_CANDIDATES) {
-            return comparatorNumCandidates();
-        }
-        return super.resolved(field);
+        return field == PreferenceFields.COMPARATOR_NUM_CANDIDATES ? comparatorNumCandidates() : super.resolved(field);
     }
 
-    /**
-     * The setters of the iterative fields most set from Java; every field is set by key
-     * ({@link #set}, {@link #apply}). See {@link PreferenceConfig.Builder} for the shared ones.
-     */
+    /** The setters of the iterative fields most set from Java; every field is set by key ({@link #set}). */
     public abstract static sealed class Builder<C extends IterativePreferenceConfig, B extends Builder<C, B>>
             extends PreferenceConfig.Builder<C, B> permits MADPOIterConfig.Builder, MARLHFIterConfig.Builder {
         Builder(String configTypeName, String algorithmName, List<ConfigField<?>> fields, Map<String, String> hints) {

@@ -29,24 +29,20 @@ import java.util.function.IntSupplier;
  * The iterative trainers (reference §7.4: MADPOIter, MARLHFIter): {@code num_iterations} rounds
  * (numbered from 1) of
  * <ol>
- *   <li>per item the agents sample {@code preference_num_candidates} candidates and the comparator
- *       ({@code comparator_policy}, {@link IterationComparators}) {@code comparator_num_candidates};
- *       both are scored, and candidate k of the current policy is paired with candidate k of the
- *       comparator ({@link PairSelection#aligned}: the higher processed reward wins, ties dropped,
- *       ordered by {@code pair_selection}, capped at {@code preference_pairs_per_sample});</li>
- *   <li>the pairs are written as shard {@code iteration_NNNN.json} of the replay directory (text only);</li>
- *   <li>the training pairs are sampled from the shards ({@code preference_replay_mode}: weights over
- *       shards, then records without replacement, {@link PreferenceReplay}) and re-tokenised;</li>
- *   <li>the stage trains on them (a subclass says how: {@link #runIteration});</li>
- *   <li>the {@code iter/*} metrics and reward histograms are logged, and with {@code policy_checkpoint_dir}
+ *   <li>per item {@code preference_num_candidates} candidates of the agents and
+ *       {@code comparator_num_candidates} of the comparator ({@link IterationComparators}), scored;
+ *       candidate k of each side forms pair k ({@link PairSelection#aligned});</li>
+ *   <li>the pairs are written as replay shard {@code iteration_NNNN.json} (text only);</li>
+ *   <li>training pairs are sampled from the shards ({@code preference_replay_mode}, {@link PreferenceReplay})
+ *       and re-tokenised;</li>
+ *   <li>the stage trains on them ({@link #runIteration});</li>
+ *   <li>the {@code iter/*} metrics (and reward histograms) are logged; with {@code policy_checkpoint_dir}
  *       or the history comparator the agents are saved as {@code initial/agent_i} (before iteration 1)
  *       and {@code iteration_NNNN/agent_i}.</li>
  * </ol>
- * Checkpoints hold the stage's state, the replay shards written so far, the comparator's and
- * replay's seed streams and, with the history comparator, the policy snapshots it will still read;
- * a resumed run rewrites the replay directory (and those snapshots) from them, so it repeats exactly
- * what an uninterrupted run does. With {@code comparator_generation_mode: centralized} one comparator
- * agent writes every role's answer through the centralized adapter (§7.5).
+ * Checkpoints hold the stage's state, the shards written so far, the comparator's and replay's seed
+ * streams and the policy snapshots the history comparator will still read; a resumed run rewrites
+ * the replay directory from them, repeating exactly what an uninterrupted run does.
  *
  * @param <C> the trainer's config
  * @param <S> the stage trainer
@@ -59,20 +55,16 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     private final Path policyDir;
     private final SeedStream comparatorSeeds;
     private final SeedStream replaySeeds;
-    /** The comparator of each iteration (its frozen models are loaded once the stage's agents are). */
     private final IterationComparators comparators;
     private final double[] rewardRange;
-    /** The temporary directories made for the replay or policy checkpoints (no output directory): close deletes them. */
+    /** Temporary replay or policy directories (no output directory), deleted by close. */
     private final List<Path> scratch = new ArrayList<>();
-    /**
-     * This process's share of a ddp run: only rank 0 writes the replay shards, reward histograms and
-     * prints; every process keeps the shards (where the comparator generates: {@link IterationComparators}).
-     */
+    /** A ddp run's processes: rank 0 writes the shards and histograms and prints; every process keeps the shards. */
     private final RankWork work;
-    /** This run's shards by iteration (as written to the replay directory, or restored): what replay draws from. */
+    /** This run's shards by iteration (as written, or restored): what replay draws from. */
     private final java.util.TreeMap<Integer, List<PreferenceReplay.ReplayRecord>> shards = new java.util.TreeMap<>();
 
-    /** When this run's first iteration started ({@link System#nanoTime}) and the iterations done before it. */
+    /** When this run's first iteration started (nanoTime) and the iterations done before it. */
     private long runStart;
     private int runFrom;
 
@@ -81,10 +73,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     }
 
     /**
-     * Checks {@code b}'s {@code args}, the training set and what can be checked before any model loads
-     * (the API comparator's settings and key, the reward range for histograms), picks the directories,
-     * then builds the stage with {@code buildStage} (given this trainer, for its checkpoint extension)
-     * and loads the comparator's frozen models; on a failure closes what was opened.
+     * Checks what can be checked before any model loads, picks the directories, builds the stage with
+     * {@code buildStage} and loads the comparator's frozen models; on a failure closes what was opened.
      */
     IterativeTrainer(PreferenceBuilder<C, ?> b, String configName, Function<IterativeTrainer<C, S>, S> buildStage) {
         super(b, configName);
@@ -144,11 +134,9 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     }
 
     /**
-     * The first step of a resume ({@link StagedTrainer#resumeFrom}: then the stage's state, the replay
-     * shards, the seed streams): outputs go to a {@code resume-*} subdirectory when the output directory
-     * had files, and a replay directory inside the output directory moves there, so the earlier run's
-     * shards stay as they were (the checkpoint's shards are restored into the new one). Policy
-     * checkpoints stay where they are: the history comparator reads the earlier ones.
+     * Moves the outputs as the stage does; a replay directory inside the output directory moves with
+     * them (the earlier run's shards stay as they were). Policy checkpoints stay: the history
+     * comparator reads the earlier ones.
      */
     @Override
     void relocateOutput(Path checkpoint) {
@@ -180,11 +168,10 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     }
 
     /**
-     * Where the replay and policy checkpoints go when their own fields are unset (reference §7.4
-     * "output directories", with the run directory first): the trainer's output directory; else
-     * {@code wandb_config["output_dir"]}; else {@code config_sections.output.base_dir} or
-     * {@code wandb_config["dir"]}, in {@code job_<SLURM_JOB_ID>} when that variable is set; else null
-     * (a temporary directory, deleted by {@link #close}; the reference writes to the working directory).
+     * Where the replay and policy checkpoints go when their own fields are unset (reference §7.4): the
+     * output directory; else {@code wandb_config["output_dir"]}; else {@code config_sections.output.base_dir}
+     * or {@code wandb_config["dir"]}, in {@code job_<SLURM_JOB_ID>} when that is set; else null (a
+     * temporary directory, deleted by {@link #close}; the reference writes to the working directory).
      */
     static Path outputBase(Path outputDir, Map<String, ?> wandbConfig, String slurmJobId) {
         if (outputDir != null) {
@@ -218,11 +205,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         }
     }
 
-    /**
-     * Steps 1–3 of iteration {@code iteration}: the comparator's and the current policy's candidates
-     * ranked into pairs by {@code collector}, written as the iteration's shard, and the training pairs
-     * drawn from the shards by {@code preference_replay_mode}, re-tokenised.
-     */
+    /** Steps 1–3 of iteration {@code iteration}: its pairs by {@code collector}, its shard, the training pairs. */
     Iteration collect(int iteration, PreferenceCollector collector) {
         PreferenceCollector.Round round;
         try (ComparatorSource comparator = comparators.forIteration(iteration, collector.agents())) {
@@ -235,10 +218,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         }
         shards.put(iteration, List.copyOf(round.records()));
         List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
-        int lastNonEmpty = 0;
-        for (List<PreferenceReplay.ReplayRecord> r : records) {
-            lastNonEmpty = r.isEmpty() ? lastNonEmpty : r.size();
-        }
+        int lastNonEmpty = records.stream().filter(r -> !r.isEmpty()).reduce((a, b) -> b).map(List::size).orElse(0);
         double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), records.size(),
                 args.preferenceReplayK(), args.preferenceReplayLambda());
         int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
@@ -247,10 +227,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         return new Iteration(round, collector.fromRecords(sampled));
     }
 
-    /**
-     * After the iteration's training: logs the {@code iter/*} metrics (and reward histograms, with
-     * their files in the output directory) at the stage's env step, prints a line, saves the policy checkpoint.
-     */
+    /** Step 5: logs the {@code iter/*} metrics at the stage's env step, prints a line, saves the policies. */
     void finish(int iteration, Iteration it) {
         Path outputDir = outputDir();
         PreferenceCollector.Round round = it.round();
@@ -286,10 +263,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     }
 
     /**
-     * Runs iterations {@code done+1 .. num_iterations} (done = {@link #iterationsDone()}, restored by
-     * a resume), writing {@code checkpoint-N} every {@code checkpointInterval} iterations and after the
-     * last; the initial policy is saved first when none is done. Prints why nothing is trained when
-     * every iteration is already done.
+     * Runs iterations {@code iterationsDone()+1 .. num_iterations}, writing {@code checkpoint-N} every
+     * {@code checkpointInterval} iterations and after the last.
      */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
@@ -324,11 +299,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         }
     }
 
-    /**
-     * The whole run's progress after an iteration: {@code elapsed} seconds for the {@code run}
-     * iterations this run has trained, and the time left at that pace,
-     * {@code ETA = elapsed / run · left}.
-     */
+    /** The run's progress: {@code elapsed} seconds for {@code run} iterations, {@code ETA = elapsed / run · left}. */
     static String overall(double elapsed, int run, int left) {
         return left == 0 ? "all iterations done in " + ConsoleProgress.clock(elapsed)
                 : String.format(Locale.ROOT, "elapsed %s, ETA %s for %d more iteration%s", ConsoleProgress.clock(elapsed),
@@ -352,10 +323,8 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
     // ------------------------------------------------------------------ checkpoints
 
     /**
-     * The replay shards written up to {@code iterationsDone}, the seed streams and, with the history
-     * comparator, the policy snapshots it will read ({@link IterationComparators#historySnapshots}), for the checkpoints
-     * of the trainer {@code algorithm}, with the subclass's {@code more} states; restoring rewrites the
-     * replay directory from them (a shard written after the checkpoint is removed, to be written again).
+     * The checkpoint extension: the shards up to {@code iterationsDone}, the seed streams, the history
+     * comparator's snapshots and {@code more}; restoring rewrites the replay directory from them.
      */
     TrainerCheckpoint.Extension extension(String algorithm, IntSupplier iterationsDone, Map<String, Stateful> more) {
         TrainerCheckpoint.Part replay = TrainerCheckpoint.Part.of(dir -> {
@@ -365,7 +334,7 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
             Path from = dir.resolve("preference_replay");
             List<PreferenceReplay.Shard> saved = Files.isDirectory(from) ? PreferenceReplay.listShards(from) : List.of();
             shards.clear();
-            if (!work.isMain()) { // a ddp run: rank 0 rewrites the replay directory
+            if (!work.isMain()) { // rank 0 rewrites the replay directory
                 saved.forEach(sh -> shards.put(sh.iteration(), sh.records()));
                 return;
             }

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * MARLHF's joint reward model (reference §6.4): a causal LM backbone with a scalar head
@@ -44,7 +45,6 @@ import java.util.function.Supplier;
 public final class JointRewardModel implements AutoCloseable {
     private final SequenceClassifier classifier;
     private final Tokenizer tokenizer;
-    private final boolean freezeBackbone;
     private final Integer maxLength;
     private final AdamW optimizer;
 
@@ -52,7 +52,6 @@ public final class JointRewardModel implements AutoCloseable {
             Integer maxLength, double learningRate) {
         this.classifier = classifier;
         this.tokenizer = tokenizer;
-        this.freezeBackbone = freezeBackbone;
         this.maxLength = maxLength;
         List<Tensor> params = new ArrayList<>();
         if (!freezeBackbone) {
@@ -127,10 +126,7 @@ public final class JointRewardModel implements AutoCloseable {
         return String.join("\n\n", parts);
     }
 
-    /**
-     * MARLHF's learned reward of K aligned joint responses of one item: this model's score of
-     * {@link #jointTexts} (unprocessed).
-     */
+    /** MARLHF's learned reward of K aligned joint responses of one item: the score of {@link #jointTexts}. */
     List<Double> scoreAligned(Formatters formatters, List<List<String>> completions, List<comlrl.data.TaskItem> items) {
         if (items.size() != 1) {
             throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
@@ -139,28 +135,17 @@ public final class JointRewardModel implements AutoCloseable {
         return Arrays.stream(score(texts, texts.size())).boxed().toList();
     }
 
-    /**
-     * The joint text of each aligned joint response k:
-     * {@code jointText([formatter_i(item)]_i, [c_i^k]_i)} ({@link #jointText}).
-     */
+    /** The joint text of each aligned joint response k: {@code jointText([formatter_i(item)]_i, [c_i^k]_i)}. */
     static List<String> jointTexts(Formatters formatters, List<List<String>> completions, comlrl.data.TaskItem item) {
-        List<String> prompts = new ArrayList<>();
-        for (int i = 0; i < completions.size(); i++) {
-            prompts.add(formatters.format(i, item));
-        }
-        int k = completions.get(0).size();
-        List<String> texts = new ArrayList<>(k);
-        for (int j = 0; j < k; j++) {
-            int joint = j;
-            texts.add(jointText(prompts, completions.stream().map(c -> c.get(joint)).toList()));
-        }
-        return texts;
+        List<String> prompts = IntStream.range(0, completions.size()).mapToObj(i -> formatters.format(i, item))
+                .toList();
+        return IntStream.range(0, completions.get(0).size())
+                .mapToObj(k -> jointText(prompts, completions.stream().map(c -> c.get(k)).toList())).toList();
     }
 
     /**
-     * The checkpoint parts of the reward model that {@code model} supplies (the current one: MARLHFIter
-     * replaces it each iteration): its weights as {@code <dirName>/} ({@link #save}) and its AdamW as
-     * {@code reward_optimizer.safetensors}.
+     * The checkpoint parts of the reward model {@code model} supplies (MARLHFIter replaces it): its
+     * weights as {@code <dirName>/} and its AdamW as {@code reward_optimizer.safetensors}.
      */
     static Map<String, TrainerCheckpoint.Part> checkpointParts(Supplier<JointRewardModel> model, String dirName) {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
@@ -224,28 +209,22 @@ public final class JointRewardModel implements AutoCloseable {
     }
 
     /**
-     * Trains on pairs (winner text beats loser text): {@code epochs} passes, each over the pairs
-     * shuffled with a generator seeded by {@code seed}, batches of {@code batchSize}, one step of
-     * this model's AdamW per batch (its moments carry over between calls and into checkpoints).
-     * Returns the mean loss of each epoch.
-     *
-     * @throws IllegalStateException on a non-finite loss or gradient, before any step uses it
+     * Trains on pairs (winner text beats loser text): {@code epochs} passes over the pairs shuffled by
+     * a generator seeded by {@code seed}, one AdamW step per batch of {@code batchSize} (the package's
+     * overload tells {@code pairsDone} each batch's pairs). Returns each epoch's mean loss; fails on a
+     * non-finite loss or gradient before any step uses it.
      */
     public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed) {
         return train(winners, losers, epochs, batchSize, seed, pairs -> { });
     }
 
-    /** {@link #train}, telling {@code pairsDone} the pairs of each batch once its step is taken (progress). */
     double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
             java.util.function.IntConsumer pairsDone) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
                     + losers.size() + " losers");
         }
-        List<Integer> order = new ArrayList<>();
-        for (int i = 0; i < winners.size(); i++) {
-            order.add(i);
-        }
+        List<Integer> order = new ArrayList<>(IntStream.range(0, winners.size()).boxed().toList());
         Random shuffle = new Random(seed);
         double[] epochLoss = new double[epochs];
         for (int epoch = 0; epoch < epochs; epoch++) {
@@ -283,10 +262,7 @@ public final class JointRewardModel implements AutoCloseable {
         return epochLoss;
     }
 
-    /**
-     * The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]}: the fraction of pairs whose winner
-     * scores strictly above its loser ({@link PreferenceMetrics#pairAccuracy}).
-     */
+    /** The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]} ({@link PreferenceMetrics#pairAccuracy}). */
     public double accuracy(List<String> winners, List<String> losers, int batchSize) {
         return PreferenceMetrics.pairAccuracy(score(winners, batchSize), score(losers, batchSize));
     }
@@ -301,11 +277,7 @@ public final class JointRewardModel implements AutoCloseable {
         classifier.loadParameters(dir);
     }
 
-    /**
-     * Saves the model as a Hugging Face sequence-classification directory, with its tokenizer, the
-     * whole directory at once ({@link comlrl.model.io.ModelDirs#replace}): a failed write (a full
-     * disk) leaves a previous save whole.
-     */
+    /** Saves a Hugging Face sequence-classification directory with its tokenizer, all at once (atomically). */
     public void save(Path dir) {
         comlrl.model.io.ModelDirs.replace(dir, fresh -> {
             classifier.writeFiles(fresh, CausalLm.MAX_SHARD_BYTES);

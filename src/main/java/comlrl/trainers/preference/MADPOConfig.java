@@ -5,10 +5,8 @@ import java.util.Map;
 
 /**
  * Training configuration of multi-agent DPO (reference §7.1): every field of the Python
- * {@code MADPOConfig} with the same defaults, plus the fields our MAGRPOConfig adds ({@code seed},
- * {@code gradient_checkpointing}, {@code generation_kwargs}, {@code skip_nonfinite_samples},
- * {@code save_total_limit}) and {@code dpo_reference}. Immutable and validated when built; each
- * field's meaning is declared once, in {@link PreferenceFields} ({@code docs/CONFIG.md}).
+ * {@code MADPOConfig} with the same defaults, plus {@code dpo_reference} and the fields our
+ * MAGRPOConfig adds. Immutable and validated when built; the fields: {@link PreferenceFields}.
  *
  * <pre>{@code
  * MADPOConfig config = MADPOConfig.builder()
@@ -23,27 +21,24 @@ public final class MADPOConfig extends PreferenceConfig implements DpoConfig {
         super(b);
     }
 
-    /** A builder with the reference's MADPO defaults. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A config from snake_case keys (an {@code args:} section); an unknown key fails naming the closest valid one. */
+    /** A config from snake_case keys; unknown keys fail naming the closest valid one. */
     public static MADPOConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
 
-    /** The snake_case keys of a MADPO config, in field order. */
     public static List<String> keys() {
         return keysOf(PreferenceFields.MADPO);
     }
 
-    /** A builder holding this config's values (an unset train_batch_size stays unset). */
+    /** A builder holding this config's values (unset ones stay unset). */
     public Builder toBuilder() {
         return copyInto(builder());
     }
 
-    /** Builds a {@link MADPOConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
     public static final class Builder extends PreferenceConfig.Builder<MADPOConfig, Builder>
             implements DpoConfig.Builder<Builder> {
         private Builder() {

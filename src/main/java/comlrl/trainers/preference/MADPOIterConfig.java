@@ -1,6 +1,5 @@
 package comlrl.trainers.preference;
 
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -32,16 +31,6 @@ public final class MADPOIterConfig extends IterativePreferenceConfig implements 
         return builder().apply(values).build();
     }
 
-    /** The snake_case keys of a MADPOIter config, in field order. */
-    public static List<String> keys() {
-        return keysOf(PreferenceFields.MADPO_ITER);
-    }
-
-    public Builder toBuilder() {
-        return copyInto(builder());
-    }
-
-    /** Builds a {@link MADPOIterConfig}. */
     public static final class Builder extends IterativePreferenceConfig.Builder<MADPOIterConfig, Builder>
             implements DpoConfig.Builder<Builder> {
         private Builder() {

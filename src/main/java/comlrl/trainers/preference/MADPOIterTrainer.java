@@ -4,19 +4,15 @@ import java.util.Set;
 
 /**
  * Iterative multi-agent DPO (reference §7.4): the rounds of {@link IterativeTrainer}, the pairs
- * scored by the task reward, each iteration training {@code num_train_epochs} epochs of MADPO's
- * update on its sampled pairs ({@link MADPOTrainer}: the same loss, evaluation schedule by updates
- * seen). Checkpoints ({@code checkpoint-N}, N = iterations done) hold MADPO's state and the rounds'.
- *
- * With {@code collaboration_mode: centralized} the DPO trainer has one actor answering the adapter's
- * joint prompt (as {@link MADPOTrainer}); the comparator answers the same prompt, the replay
- * stores it and the joint completions, and the task reward scores the roles' parts.
+ * scored by the task reward, each iteration training {@code num_train_epochs} epochs of
+ * {@link MADPOTrainer}'s update on its sampled pairs. Checkpoints ({@code checkpoint-N}, N =
+ * iterations done) hold MADPO's state and the rounds'.
  */
 public final class MADPOIterTrainer extends IterativeTrainer<MADPOIterConfig, MADPOTrainer> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPOIter";
 
-    /** The MADPO fields the per-iteration DPO training takes from this config (not the pair selection: that is aligned here). */
+    /** The MADPO fields the DPO stage does not take from this config (the iterations pair index by index). */
     private static final Set<String> NOT_MAPPED = Set.of("pair_selection", "preference_pairs_per_sample");
 
     private MADPOIterTrainer(Builder b) {

@@ -49,10 +49,7 @@ public final class MADPOLoss {
     private MADPOLoss() {
     }
 
-    /**
-     * Sequence log-probabilities {@code s(y)} of each pair's winner and loser completion under one
-     * model. {@code winners}, {@code losers}: {@code [B]}.
-     */
+    /** Sequence log-probabilities {@code s(y)} of each pair's winner and loser under one model: {@code [B]} each. */
     public record SequenceLogprobs(double[] winners, double[] losers) {
         public SequenceLogprobs {
             if (winners.length != losers.length) {
@@ -67,20 +64,11 @@ public final class MADPOLoss {
         }
     }
 
-    /**
-     * L_i of one agent on one batch and its gradient with respect to the agent's own deltas.
-     *
-     * @param loss L_i
-     * @param gradient ∂L_i/∂Δ_{i,b} for every pair b: {@code [B]} (the 1/|B| of the mean included)
-     */
+    /** L_i of one agent on one batch and its gradient ∂L_i/∂Δ_{i,b}: {@code [B]} (the 1/|B| included). */
     public record AgentLoss(double loss, double[] gradient) {
     }
 
-    /**
-     * Δ of one agent for every pair: {@code reference.delta} of its policy's and (for
-     * frozen_initial) its frozen reference's sequence log-probabilities. {@code frozen} may be null
-     * for {@link DpoReference#NONE}. Result {@code [B]}.
-     */
+    /** Δ of one agent for every pair, {@code [B]} ({@code frozen} may be null for {@link DpoReference#NONE}). */
     public static double[] deltas(DpoReference reference, SequenceLogprobs policy, SequenceLogprobs frozen) {
         if (reference.needsReference() && frozen == null) {
             throw new IllegalArgumentException("dpo_reference=\"" + reference + "\" needs the frozen reference's "
@@ -100,12 +88,8 @@ public final class MADPOLoss {
     }
 
     /**
-     * L_i and ∂L_i/∂Δ_i for agent {@code agent}.
-     *
-     * @param deltas {@code [N, B]}: {@code deltas[j][b]} is Δ_j of pair b (agent i's own row included;
-     *        the others enter as constants)
-     * @param beta dpo_beta, finite and &gt; 0
-     * @throws NonFiniteDeltaException when any Δ is NaN or infinite, or the loss overflows
+     * L_i and ∂L_i/∂Δ_i for agent {@code agent} from {@code deltas[j][b]} = Δ_j of pair b ({@code [N, B]})
+     * and {@code beta} = dpo_beta; throws {@link NonFiniteDeltaException} on a non-finite Δ or loss.
      */
     public static AgentLoss agentLoss(int agent, double[][] deltas, double beta) {
         if (!(Double.isFinite(beta) && beta > 0)) {
@@ -147,10 +131,7 @@ public final class MADPOLoss {
         return new AgentLoss(loss, gradient);
     }
 
-    /**
-     * The weights of the rows {@code [winners..., losers...]} whose weighted log-likelihood has
-     * gradient ∇L_i: {@code [g_1..g_B, −g_1..−g_B]} with {@code g = loss.gradient()}. Result {@code [2B]}.
-     */
+    /** The weights {@code [g_1..g_B, −g_1..−g_B]} of the rows {@code [winners..., losers...]}, g = ∂L_i/∂Δ_i. */
     public static double[] weights(AgentLoss loss) {
         double[] g = loss.gradient();
         double[] weights = new double[2 * g.length];
@@ -167,13 +148,8 @@ public final class MADPOLoss {
     }
 
     /**
-     * {@code s(w_b)} and {@code s(l_b)} of every pair under {@code model}, without gradient (the
-     * other agents' deltas, or a frozen reference's constants): one batched forward of the rows
-     * {@code [prompt_b ⊕ w_b..., prompt_b ⊕ l_b...]}, completions cut at their first pad.
-     *
-     * @param prompts {@code [B]} the agent's prompt ids of each pair
-     * @param winners {@code [B]} the agent's winner completion ids
-     * @param losers {@code [B]} the agent's loser completion ids
+     * {@code s(w_b)} and {@code s(l_b)} of every pair under {@code model}, without gradient: one batched
+     * forward of the rows {@code [prompt_b ⊕ w_b..., prompt_b ⊕ l_b...]} ({@code [B]} ids each).
      */
     public static SequenceLogprobs logprobs(DecoderLm model, List<long[]> prompts, List<long[]> winners,
             List<long[]> losers, long padId) {
@@ -187,11 +163,8 @@ public final class MADPOLoss {
     }
 
     /**
-     * Adds ∇L_i to {@code model}'s parameter gradients: {@link Scorer#backwardWeighted} of the rows
-     * {@code [prompt_b ⊕ w_b..., prompt_b ⊕ l_b...]} (completions cut at their first pad) with
-     * {@code weights} from {@link #weights}. Must run inside a caller's scope.
-     *
-     * @return the surrogate's value S_i (not L_i)
+     * Adds ∇L_i to {@code model}'s gradients: {@link Scorer#backwardWeighted} of the same rows with
+     * {@link #weights}, inside a caller's scope. Returns the surrogate's value S_i (not L_i).
      */
     public static double backward(DecoderLm model, List<long[]> prompts, List<long[]> winners, List<long[]> losers,
             long padId, double[] weights, boolean checkpointing) {
@@ -210,10 +183,8 @@ public final class MADPOLoss {
         }
         List<long[]> rowPrompts = new ArrayList<>(prompts);
         rowPrompts.addAll(prompts);
-        List<long[]> completions = new ArrayList<>();
-        winners.forEach(w -> completions.add(completionTokens(w, padId)));
-        losers.forEach(l -> completions.add(completionTokens(l, padId)));
-        return new Rows(rowPrompts, completions);
+        return new Rows(rowPrompts, java.util.stream.Stream.concat(winners.stream(), losers.stream())
+                .map(c -> completionTokens(c, padId)).toList());
     }
 
     /** softplus(x) = log(1 + e^x), without overflow. */
@@ -243,7 +214,6 @@ public final class MADPOLoss {
             this.pair = pair;
         }
 
-        /** The agent whose Δ (or loss) is not finite. */
         public int agent() {
             return agent;
         }

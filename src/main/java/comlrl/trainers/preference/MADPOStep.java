@@ -6,8 +6,6 @@ import comlrl.tensor.Scope;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
-import comlrl.checkpoint.TrainerCheckpoint;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,10 +15,9 @@ import java.util.stream.IntStream;
 /**
  * One DPO batch of {@link MADPOTrainer} ({@link MADPOLoss}): every agent's Δ over the batch first
  * (no gradients), then each agent's step on its loss with the other agents' Δ as constants; in a ddp
- * run this process scores and backpropagates the pairs at positions j ≡ rank (mod W), or the agents
- * it holds. Returns the batch's metrics: {@code turn_1/reward_mean} and {@code turn_1/expected_return}
- * (the pairs' candidate reward mean), per agent i {@code agent_i/dpo_loss} and the implicit-reward
- * metrics {@code agent_i/rewards/*} ({@link PreferenceMetrics.DpoRewards}, before the steps), and
+ * run this process scores the pairs at positions j ≡ rank (mod W), or the agents it holds. Metrics:
+ * {@code turn_1/reward_mean} and {@code turn_1/expected_return} (the pairs' candidate reward mean),
+ * {@code agent_i/dpo_loss}, {@code agent_i/rewards/*} ({@link PreferenceMetrics.DpoRewards}) and
  * {@code dpo_loss}, the agents' mean.
  */
 final class MADPOStep {
@@ -55,20 +52,7 @@ final class MADPOStep {
         this.batchObserver = batchObserver;
     }
 
-    /**
-     * What a checkpoint holds of the agents this step trains: per agent its weights
-     * ({@code agent_i/}) and AdamW state ({@code optimizer_i.safetensors}); in the agents split, of
-     * this process's agents only (each owner writes and restores its own).
-     */
-    Map<String, TrainerCheckpoint.Part> checkpointParts() {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        for (int i : agents.indices()) {
-            parts.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
-        }
-        return parts;
-    }
-
-    /** Trains every agent on {@code batch}; returns the batch's metrics (see the class docs). */
+    /** Trains every agent on {@code batch}; returns the batch's metrics. */
     Map<String, Double> train(List<PreferencePair> batch) {
         if (batchObserver != null) {
             batchObserver.accept(batch);
@@ -78,15 +62,9 @@ final class MADPOStep {
         // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)
         int[] local = work.localRows(n);
         List<PreferencePair> mine = java.util.Arrays.stream(local).mapToObj(batch::get).toList();
-        List<List<long[]>> prompts = new ArrayList<>();
-        List<List<long[]>> winners = new ArrayList<>();
-        List<List<long[]>> losers = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            int agent = i;
-            prompts.add(mine.stream().map(p -> p.prompts().get(agent)).toList());
-            winners.add(mine.stream().map(p -> p.winners().get(agent)).toList());
-            losers.add(mine.stream().map(p -> p.losers().get(agent)).toList());
-        }
+        List<List<long[]>> prompts = perAgent(i -> mine.stream().map(p -> p.prompts().get(i)).toList());
+        List<List<long[]>> winners = perAgent(i -> mine.stream().map(p -> p.winners().get(i)).toList());
+        List<List<long[]>> losers = perAgent(i -> mine.stream().map(p -> p.losers().get(i)).toList());
         HeldAgents<double[]> scored = agents.mapIndexed(executor, (i, lm) -> {
             double[] both = new double[2 * n]; // s(w_b) then s(l_b), this process's pairs filled in
             if (!mine.isEmpty()) {
@@ -100,10 +78,8 @@ final class MADPOStep {
             return both;
         });
         // every pair's of every agent, on every process (each value is non-zero on one process only: exact)
-        List<double[]> summed = IntStream.range(0, numAgents)
-                .mapToObj(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n])).toList();
+        List<double[]> summed = perAgent(i -> work.sum(work.ownsAgent(i) ? scored.get(i) : new double[2 * n]));
         PreferenceMetrics.DpoRewards[] rewards = new PreferenceMetrics.DpoRewards[numAgents]; // before the steps
-        double[] losses = new double[numAgents];
         for (int i = 0; i < numAgents; i++) {
             int agent = i;
             MADPOLoss.SequenceLogprobs policy = new MADPOLoss.SequenceLogprobs(
@@ -124,7 +100,6 @@ final class MADPOStep {
                         + " preference pairs. No optimizer step used it, so the weights and the last checkpoint are "
                         + "intact; lower agent_learning_rate or dpo_beta.", e);
             }
-            losses[i] = agentLosses[i].loss();
         }
         optimizers.mapIndexed(executor, (i, opt) -> { // the agents split: each owner steps its agents
             opt.zeroGrad();
@@ -161,11 +136,15 @@ final class MADPOStep {
         metrics.put("turn_1/expected_return", mean);
         double lossMean = 0;
         for (int i = 0; i < numAgents; i++) {
-            metrics.put("agent_" + i + "/dpo_loss", losses[i]);
+            metrics.put("agent_" + i + "/dpo_loss", agentLosses[i].loss());
             rewards[i].putInto(metrics, "agent_" + i + "/");
-            lossMean += losses[i] / numAgents;
+            lossMean += agentLosses[i].loss() / numAgents;
         }
         metrics.put("dpo_loss", lossMean);
         return metrics;
+    }
+
+    private <T> List<T> perAgent(java.util.function.IntFunction<T> of) {
+        return IntStream.range(0, numAgents).mapToObj(of).toList();
     }
 }

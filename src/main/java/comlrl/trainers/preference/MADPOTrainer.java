@@ -43,38 +43,33 @@ import java.util.function.UnaryOperator;
  *   <li>Pairs (w, l) with r_w &gt; r_l are chosen by {@code pair_selection} ({@link PairSelection#pairs}).</li>
  *   <li>Per batch of {@code train_batch_size} pairs, each agent i steps on
  *       {@code L_i = mean −log σ(β·(Δ_i + Σ_{j≠i} sg(Δ_j)))} with
- *       {@code Δ_j = log π_j(w_j|x_j) − log π_j(l_j|x_j)} ({@link MADPOLoss}); the other agents' deltas
- *       are computed once, before the batch's updates. With {@code dpo_reference: frozen_initial} each
- *       Δ is taken relative to the initial policy (standard DPO).</li>
+ *       {@code Δ_j = log π_j(w_j|x_j) − log π_j(l_j|x_j)} ({@link MADPOLoss}, {@link MADPOStep}); with
+ *       {@code dpo_reference: frozen_initial} each Δ is relative to the initial policy.</li>
  * </ol>
- * The epochs run in the shared outer loop ({@link EpochProgress}), whose items are one epoch's batches
- * ({@link Batches}). Evaluation runs before every {@code eval_interval}-th update ({@code updates_seen},
- * counted across epochs, not the loop's items); {@code env_step} advances by
- * {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
- * Each batch logs {@link MADPOStep}'s metrics (per-agent DPO losses and TRL's implicit-reward metrics).
+ * The epochs run in {@link EpochProgress} over one epoch's batches ({@link Batches}). Evaluation runs
+ * before every {@code eval_interval}-th update ({@code updates_seen}, counted across epochs);
+ * {@code env_step} advances by {@code environment_steps_per_pair} per pair when {@code use_environment_step}.
  */
 public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** The reference's algorithm name. */
     public static final String ALGORITHM_NAME = "MADPO";
 
-    /** The agents, their optimizers and reference, executor and logger, freed together ({@link TrainerParts}). */
+    /** The agents, their optimizers and reference, executor and logger, freed together. */
     private final TrainerParts parts;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
-    private final HeldAgents<AdamW> optimizers;
-    /** This process's share of a ddp run: the data split (a batch's pairs divided) or the agents split. */
     private final RankWork work;
     private final Dataset evalDataset;
     private final SeedStream seeds;
     private final MetricsLogger logger;
     private final JointEvaluator evaluator;
-    /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop over {@link Batches}. */
+    /** Epochs done and {@code env_step} (checkpointed), and the loop over {@link Batches}. */
     private final EpochProgress progress;
     private final MADPOStep step;
 
     private final PreferenceCollector collector;
     private long updatesSeen;
-    /** While {@link #trainOn} runs an iteration's epochs: the iterations done before it ({@link #progress}); else -1. */
+    /** While {@link #trainOn} runs an iteration's epochs: the iterations done before it; else -1. */
     private int iterationsBefore = -1;
 
     private MADPOTrainer(Builder b) {
@@ -96,17 +91,16 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         boolean verbose = settings.get(TrainerSettings.VERBOSE);
         this.seeds = new SeedStream(args.seed());
         settings.requireTaskData();
-        RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
+        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
                 settings.get(TrainerSettings.DISTRIBUTED));
         List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                joined.device());
-        this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices,
+                work.device());
+        this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources, devices,
                 args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null, args.seed(),
                 args.parallelTraining(), args, args.preferenceNumCandidates()), UnaryOperator.identity());
-        this.work = joined;
         this.agents = parts.agents;
         try {
-            this.optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
+            HeldAgents<AdamW> optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
                     args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
             this.logger = parts.openLogger(b.stageLogger != null ? b.stageLogger.apply(work.isMain())
                     : settings.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, parts.trackedConfig(args.toMap()),
@@ -121,8 +115,12 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
             this.evaluator = new JointEvaluator(settings, JointRollout.of(agents.asList(), parts.generation.asList(),
                     formatters, promptEncoder, parts.executor, work), JointEvaluator.team(rewarder), seeds, 1,
                     args.evalBatchSize()).generations(args.get(comlrl.utils.TrainerFields.EVAL_NUM_GENERATIONS));
-            Map<String, TrainerCheckpoint.Part> saved = step.checkpointParts();
-            // every process holds the same pairs: rank 0 writes them, every process restores them
+            // per agent this process holds, its weights (agent_i/) and AdamW (optimizer_i.safetensors)
+            Map<String, TrainerCheckpoint.Part> saved = new java.util.LinkedHashMap<>();
+            for (int i : agents.indices()) {
+                saved.putAll(TrainerCheckpoint.agentParts(i, agents.get(i), optimizers.get(i)));
+            }
+            // the same on every process: rank 0 writes them, every process restores them
             saved.put("preference_pairs", TrainerCheckpoint.writtenByMain(PreferenceCollector.checkpointPart(() -> collector), work));
             TrainerCheckpoint checkpoint = new TrainerCheckpoint(ALGORITHM_NAME, count, args.numTrainEpochs(), args.saveTotalLimit(),
                     List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent", agents.map(CausalLm::model))), saved,
@@ -168,7 +166,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         return updatesSeen;
     }
 
-    /** Candidates left out of the preference set because their reward was not finite ({@code skip_nonfinite_samples}). */
+    /** Candidates left out of the preference set because their reward was not finite. */
     public long skippedCandidates() {
         return collector.skippedCandidates();
     }
@@ -185,7 +183,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
 
     // ------------------------------------------------------------------ training
 
-    /** Resumes when asked, then the epochs left; the preference set is built when the loop first sizes its batches. */
+    /** Resumes when asked, then the epochs left (the preference set is built when first batched). */
     @Override
     public void train(Path checkpointDir, int checkpointInterval, Path resumeFromCheckpoint) {
         if (resumeFromCheckpoint != null) {
@@ -212,10 +210,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         }
     }
 
-    /**
-     * For the iterative trainer: {@code num_train_epochs} DPO epochs on {@code set} (one iteration's
-     * training pairs), then {@code iterations} becomes the count its checkpoints carry.
-     */
+    /** MADPOIter: {@code num_train_epochs} epochs on {@code set}, then checkpoints count {@code iterations}. */
     void trainOn(List<PreferencePair> set, int iterations) {
         iterationsBefore = progress.epochsDone();
         if (!set.isEmpty()) {
@@ -227,7 +222,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         iterationsBefore = -1;
     }
 
-    /** The completed count of the last checkpoint restored or of {@link #trainOn} (epochs, or the iterative trainer's iterations). */
+    /** The completed count (epochs, or MADPOIter's iterations) of the last checkpoint restored or {@link #trainOn}. */
     int progress() {
         return iterationsBefore >= 0 ? iterationsBefore : progress.epochsDone();
     }
@@ -247,10 +242,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         return collector;
     }
 
-    /**
-     * One DPO batch ({@link MADPOStep}), after the evaluation when {@code updates_seen % eval_interval == 0};
-     * counted as an update, its metrics logged at the env step after it.
-     */
+    /** One DPO batch, after the evaluation when {@code updates_seen % eval_interval == 0}. */
     private void trainBatch(TaskItem item, String label) {
         if (evalDataset != null && args.evalInterval() > 0 && updatesSeen % args.evalInterval() == 0) {
             evaluate();
@@ -277,7 +269,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         return evaluator.evaluate(numEvalSamples, logger, progress.envStep());
     }
 
-    /** Restores a checkpoint of a MADPO run (outputs move as {@link PreferenceTrainer} says). */
+    /** Restores a checkpoint (outputs move as {@link PreferenceTrainer} says). */
     @Override
     public void resumeFrom(Path checkpointPath) {
         relocateOutput(checkpointPath);

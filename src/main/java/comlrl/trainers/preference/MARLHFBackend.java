@@ -32,15 +32,14 @@ final class MARLHFBackend {
     private MARLHFBackend() {
     }
 
-    /** What the stage trains and evaluates with: the learned reward, the task reward (as the agents see it), their prompts. */
+    /** What the stage trains and evaluates with: the learned reward, the task reward and processor, the prompts. */
     record Rewards(RewardFunction learned, RewardFunction task, RewardProcessor processor, Formatters formatters) {
     }
 
     /**
-     * The RL stage: the {@code rl_algorithm} trainer built from this builder's settings whole, with only
-     * what the stage sees differently replaced: its agents' prompts and count, the learned reward (raw)
-     * for training and the task reward (processed) for evaluation, this run's processes, logger and
-     * checkpoint extension, and (IAC/MAAC) the critics' default model.
+     * The RL stage: the {@code rl_algorithm} trainer built from the builder's settings, with the stage's
+     * prompts and agent count, the learned reward (raw) for training, the task reward (processed) for
+     * evaluation, this run's processes, logger and checkpoint extension, and (IAC/MAAC) the critics' model.
      */
     static Trainer build(MARLHFConfig args, MARLHFTrainer.Builder b, int numAgents, RankWork work, MetricsLogger logger,
             Rewards backend, TrainerCheckpoint.Extension extension) {
@@ -90,8 +89,7 @@ final class MARLHFBackend {
 
     /**
      * Centralized collaboration's metrics callback (§7.5 {@code wrap_metrics_callback}): each rollout
-     * of the one actor becomes one sample per role, with the role's prompt ({@code formatter_r(item)})
-     * and its part of the completion ({@link comlrl.trainers.reinforce.Centralization#splitRoles}).
+     * of the one actor becomes one sample per role, with the role's prompt and part of the completion.
      */
     static ActorCriticTrainerBase.MetricsCallback perRole(ActorCriticTrainerBase.MetricsCallback callback,
             comlrl.trainers.reinforce.Centralization centralized) {

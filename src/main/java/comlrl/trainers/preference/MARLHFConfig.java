@@ -9,10 +9,9 @@ import java.util.Map;
 
 /**
  * Training configuration of multi-agent RLHF (reference §7.3): the fields of
- * {@link PreferenceFields#MARLHF} (MADPO's, the reward model's, {@code rl_algorithm}, the critics'
- * of IAC/MAAC backends, ours, and the MAGRPO family's update rules
- * {@link PreferenceFields#RL_STAGE_RULES}, which a MAGRPO-family stage takes as they are and an
- * IAC/MAAC one rejects when set). Immutable and validated when built.
+ * {@link PreferenceFields#MARLHF}; the critics' fields are passed to an IAC/MAAC stage by key (read
+ * them with {@link #get}), the MAGRPO family's update rules to a MAGRPO-family one (an IAC/MAAC stage
+ * rejects them when set). Immutable and validated when built.
  *
  * <pre>{@code
  * MARLHFConfig config = MARLHFConfig.builder()
@@ -42,7 +41,7 @@ public final class MARLHFConfig extends PreferenceConfig {
                 ? "advantage_mode=\"" + explicit + "\" contradicts rl_algorithm=\"" + algorithm + "\", which trains "
                 + "with advantage_mode=\"" + algorithm.advantageMode() + "\"; choose the baseline through rl_algorithm "
                 + "(magrpo: mean, mareinforce: raw, maremax: max, marloo: rloo) and leave advantage_mode unset" : null);
-        for (ConfigField<?> rule : PreferenceFields.RL_STAGE_RULES) { // passed on to the RL stage (MARLHFBackend)
+        for (ConfigField<?> rule : PreferenceFields.RL_STAGE_RULES) {
             check(algorithm.isActorCritic() && !java.util.Objects.equals(get(rule), rule.defaultValue) ? rule.key + "="
                     + rule.write(get(rule)) + " is an update rule of the MAGRPO-family backends (rl_algorithm magrpo, "
                     + "mareinforce, maremax, marloo), which rl_algorithm=\"" + algorithm + "\" does not use; remove it "
@@ -50,22 +49,19 @@ public final class MARLHFConfig extends PreferenceConfig {
         }
     }
 
-    /** A builder with the reference's MARLHF defaults. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A config from snake_case keys (an {@code args:} section); an unknown key fails naming the closest valid one. */
+    /** A config from snake_case keys; unknown keys fail naming the closest valid one. */
     public static MARLHFConfig fromMap(Map<String, ?> values) {
         return builder().apply(values).build();
     }
 
-    /** The snake_case keys of a MARLHF config, in field order. */
     public static List<String> keys() {
         return keysOf(PreferenceFields.MARLHF);
     }
 
-    /** A builder holding this config's values (unset ones stay unset). */
     public Builder toBuilder() {
         return copyInto(builder());
     }
@@ -140,31 +136,6 @@ public final class MARLHFConfig extends PreferenceConfig {
         return get(TrainerFields.CRITIC_DEVICES);
     }
 
-    public boolean useSeparateCritic() {
-        return get(TrainerFields.USE_SEPARATE_CRITIC);
-    }
-
-    public CriticType criticType() {
-        return get(CriticType.CONFIG_FIELD);
-    }
-
-    public double valueLossCoef() {
-        return get(TrainerFields.VALUE_LOSS_COEF);
-    }
-
-    public Double valueClipRange() {
-        return get(TrainerFields.VALUE_CLIP_RANGE);
-    }
-
-    public Integer criticValueHeadHiddenDim() {
-        return get(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM);
-    }
-
-    public Integer valueHeadHiddenDim() {
-        return get(TrainerFields.VALUE_HEAD_HIDDEN_DIM);
-    }
-
-    /** Builds a {@link MARLHFConfig}; see {@link PreferenceConfig.Builder} for the shared setters. */
     public static final class Builder extends PreferenceConfig.Builder<MARLHFConfig, Builder> {
         private Builder() {
             super("MARLHFConfig", "MARLHF", PreferenceFields.MARLHF, PreferenceFields.MARLHF_HINTS);

@@ -36,19 +36,13 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
         return builder().apply(values).build();
     }
 
-    /** The snake_case keys of a MARLHFIter config, in field order. */
     public static List<String> keys() {
         return keysOf(PreferenceFields.MARLHF_ITER);
     }
 
-    public Builder toBuilder() {
-        return copyInto(builder());
-    }
-
     /**
-     * This config's MARLHF fields as a {@link MARLHFConfig} (rl_algorithm, the reward model's and
-     * the critics' fields, …): what each iteration's reward-model and RL stages run with. Its
-     * pair selection is MARLHF's default (the iterations pair candidates index by index instead).
+     * This config's MARLHF fields as a {@link MARLHFConfig}: what each iteration's reward-model and RL
+     * stages run with; its pair selection is MARLHF's default (the iterations pair index by index).
      */
     public MARLHFConfig marlhf() {
         return marlhf;
@@ -82,7 +76,7 @@ public final class MARLHFIterConfig extends IterativePreferenceConfig {
         return field == PreferenceFields.OPTIONAL_ADVANTAGE_MODE ? get(field) : super.resolved(field);
     }
 
-    /** Builds a {@link MARLHFIterConfig}; MARLHF's own fields are set by key ({@link #set}) or {@link #apply}. */
+    /** Builds a {@link MARLHFIterConfig}; MARLHF's other fields are set by key ({@link #set}). */
     public static final class Builder extends IterativePreferenceConfig.Builder<MARLHFIterConfig, Builder> {
         private Builder() {
             super("MARLHFIterConfig", "MARLHFIter", PreferenceFields.MARLHF_ITER, PreferenceFields.MARLHF_HINTS);

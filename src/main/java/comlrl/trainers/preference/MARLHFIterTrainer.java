@@ -7,17 +7,10 @@ import java.util.Map;
 /**
  * Iterative multi-agent RLHF (reference §7.4): the rounds of {@link IterativeTrainer}, the pairs
  * ranked by the task reward (or with {@code preference_scoring_reward: reward_model} by the previous
- * iteration's reward model), each iteration training
- * <ol>
- *   <li>a fresh joint reward model loaded from {@code reward_model_name} (or the first actor) on its
- *       sampled pairs for {@code reward_num_train_epochs} (Bradley–Terry);</li>
- *   <li>then {@code num_train_epochs} epochs of the {@code rl_algorithm} backend against it
- *       ({@link MARLHFTrainer}'s backend: evaluation on the task reward).</li>
- * </ol>
- * Checkpoints ({@code checkpoint-E}, E = RL epochs done, written every {@code checkpoint_interval}
- * iterations and after the last) hold the backend's state, the reward model and its optimizer, the
- * rounds' state and the iterations done. With {@code collaboration_mode: centralized} one actor
- * answers the adapter's joint prompt (as in {@link MARLHFTrainer}).
+ * iteration's reward model), each iteration training a fresh joint reward model on its sampled pairs
+ * for {@code reward_num_train_epochs}, then {@code num_train_epochs} epochs of the {@code rl_algorithm}
+ * backend against it ({@link MARLHFTrainer}). Checkpoints ({@code checkpoint-E}, E = RL epochs done)
+ * hold MARLHF's state, the rounds' state and the iterations done.
  */
 public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, MARLHFTrainer> {
     /** The reference's algorithm name. */
@@ -50,7 +43,7 @@ public final class MARLHFIterTrainer extends IterativeTrainer<MARLHFIterConfig, 
         return iterationsDone;
     }
 
-    /** The current reward model (the one trained in the last iteration). */
+    /** The reward model trained in the last iteration. */
     public JointRewardModel rewardModel() {
         return stage.rewardModel();
     }

@@ -36,27 +36,19 @@ import java.util.Map;
  * Multi-agent RLHF (reference §7.3): learn a joint reward model from preferences labelled by the
  * task reward, then train the agents against it with an RL backend.
  * <ol>
- *   <li><b>Preferences</b>: MADPO's offline preference set ({@link PreferenceCollector}) from the
- *       initial policy, labelled by the task reward {@code reward_func} and its processor.</li>
+ *   <li><b>Preferences</b>: MADPO's offline preference set from the initial policy, labelled by the
+ *       task reward and its processor.</li>
  *   <li><b>Reward model</b>: a {@link JointRewardModel} (backbone {@code reward_model_name}, or the
- *       first actor's model) trained on the pairs' joint texts with the Bradley–Terry loss
- *       {@code −mean log σ(s(w) − s(l))} for {@code reward_num_train_epochs}; saved to
- *       {@code <output_dir>/reward_model/} (a sequence-classification directory with its tokenizer).</li>
- *   <li><b>Policy learning</b>: the {@code rl_algorithm} trainer (MAGRPO, MA-REINFORCE, MAReMax,
- *       MARLOO, IAC or MAAC) on the same agents, its config mapped from this one's fields, with
- *       the frozen reward model's score of each aligned joint text
- *       {@code r_k = s(jointText(formatter_i(item), c_i^k))} as the reward (unprocessed) and the task
- *       reward (processed) in evaluation.</li>
+ *       first actor's model) trained with the Bradley–Terry loss {@code −mean log σ(s(w) − s(l))} for
+ *       {@code reward_num_train_epochs}; saved to {@code <output_dir>/reward_model/}.</li>
+ *   <li><b>Policy learning</b>: the {@code rl_algorithm} trainer ({@link MARLHFBackend}) with the
+ *       reward model's score {@code r_k = s(jointText(formatter_i(item), c_i^k))} as the reward
+ *       (unprocessed); evaluation always uses the task reward (processed).</li>
  * </ol>
- * {@link #evaluate()} always uses the task reward. Checkpoints are the RL trainer's plus the
- * preference set, the reward model and its AdamW, and the stage reached; {@code checkpoint-0} is
- * written after the preference set and again after the reward model, then one per RL epoch as the
- * backend writes them. A resumed run whose output directory already has files writes its outputs
- * (metrics, reward model) into a {@code resume-*} subdirectory.
- *
- * With {@code collaboration_mode: centralized} one actor answers the adapter's joint prompt of the
- * roles' prompts (§7.5): the preference pairs, the reward model's joint text (one prompt, one
- * joint completion) and the backend all see that one actor; the task reward scores the roles' parts.
+ * Checkpoints are the RL trainer's plus the preference set, the reward model and its AdamW, and the
+ * stage reached; {@code checkpoint-0} is written after the preference set and again after the
+ * reward model, then one per RL epoch. With {@code collaboration_mode: centralized} one actor
+ * answers the adapter's joint prompt (§7.5) in every stage; the task reward scores the roles' parts.
  *
  * <p>Where we differ from the reference: a {@code reward_model_device} naming a CUDA device that
  * this machine lacks fails before any model loads; in a ddp run a CUDA {@code reward_model_device}
@@ -73,26 +65,20 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         START, PREFERENCES, REWARD_MODEL
     }
 
-    private final int numAgents;
     private final Trainer rl;
     private JointRewardModel rewardModel;
-    private final String rewardSource;
-    private final Device rewardDevice;
-    private final comlrl.tensor.DType dtype;
+    /** A fresh reward model: the backbone from its source, a new head drawn from the seed given. */
+    private final java.util.function.LongFunction<JointRewardModel> freshRewardModel;
     private final TrainerCheckpoint.Extension outerExtension;
     private final PreferenceCollector learnedCollector;
     private final MetricsLogger logger;
     private final SeedStream seeds;
     private final AgentExecutor executor;
     private final PreferenceCollector collector;
-    /** Where the preference and reward-model stages show their progress (rank 0 of a verbose run); else null. */
+    /** Where the preference and reward-model stages show their progress, or null. */
     private final PrintStream progress;
     private Stage stage = Stage.START;
-    /**
-     * This process's share of a ddp run (the data split): the RL stage splits its work as its trainer
-     * does; the preference set is collected as MADPO's is; every process trains the same reward model
-     * on the same pairs (rank 0's scores the RL stage, and only rank 0 writes it).
-     */
+    /** A ddp run's processes: every one trains the same reward model on the same pairs; rank 0 writes it. */
     private final RankWork work;
 
     private MARLHFTrainer(Builder b) {
@@ -100,9 +86,9 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         b.requireRewardAndTrainData(); // the task reward labels the preference pairs and scores evaluation
         boolean centralized = args.collaborationMode() == CollaborationMode.CENTRALIZED;
         // centralized: one actor answers the adapter's joint prompt for every role (reference §7.5)
-        this.numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
-        this.rewardSource = rewardModelSource(args, b.agentSource(), settings.get(TrainerSettings.AGENTS));
-        this.dtype = settings.get(TrainerSettings.DTYPE);
+        int numAgents = centralized ? 1 : b.resolvedNumAgents(args.numAgents());
+        String rewardSource = rewardModelSource(args, b.agentSource(), settings.get(TrainerSettings.AGENTS));
+        comlrl.tensor.DType dtype = settings.get(TrainerSettings.DTYPE);
         this.outerExtension = settings.get(TrainerSettings.CHECKPOINT_EXTENSION);
         Device requested = args.rewardModelDevice() == null ? null : Device.parse(args.rewardModelDevice());
         if (requested != null && requested.isCuda() && requested.index() >= Engine.cudaDeviceCount()) {
@@ -112,7 +98,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         }
         this.seeds = new SeedStream(args.seed() ^ 0x5DEECE66DL);
         RewardProcessor processor = settings.rewardProcessor();
-        // centralized: the builder hands over the one actor's settings (Centralization, reference §7.5)
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
         RewardFunction taskReward = settings.get(TrainerSettings.REWARD_FUNC);
         RewardFunction evalReward = java.util.Objects.requireNonNullElse(settings.get(TrainerSettings.EVAL_REWARD_FUNC),
@@ -135,8 +120,10 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
             Device rd = requested != null ? requested : policies.values().stream().findFirst()
                     .map(p -> p.model().device()).orElse(Device.CPU);
             // a ddp process keeps its reward model on its own GPU (the default cuda:0 would put every one on GPU 0)
-            this.rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
-            this.rewardModel = loadRewardModel(args.seed());
+            Device rewardDevice = work.device() != null && rd.isCuda() ? work.device() : rd;
+            this.freshRewardModel = seed -> JointRewardModel.fromCausalLm(rewardSource, dtype, rewardDevice, seed,
+                    args.rewardFreezeBackbone(), args.rewardMaxLength(), args.rewardLearningRate());
+            this.rewardModel = freshRewardModel.apply(args.seed());
             HeldAgents<GenerationSettings.Resolved> generation = policies.mapIndexed((i, p) -> AgentGeneration.resolve(i,
                     p, args, args.preferenceNumCandidates()));
             exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
@@ -161,15 +148,9 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         this.executor = exec;
     }
 
-    /** A fresh reward model: the backbone from its source, a new head drawn from {@code seed}. */
-    private JointRewardModel loadRewardModel(long seed) {
-        return JointRewardModel.fromCausalLm(rewardSource, dtype, rewardDevice, seed, args.rewardFreezeBackbone(),
-                args.rewardMaxLength(), args.rewardLearningRate());
-    }
-
-    /** For MARLHFIter: discards the reward model and loads a fresh one (reference §7.4 step 4). */
+    /** MARLHFIter: a fresh reward model in place of this one (reference §7.4 step 4). */
     void reloadRewardModel() {
-        JointRewardModel fresh = loadRewardModel(seeds.next());
+        JointRewardModel fresh = freshRewardModel.apply(seeds.next());
         rewardModel.close();
         rewardModel = fresh;
     }
@@ -180,7 +161,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         return collector;
     }
 
-    /** The same builder labelled by the current reward model (MARLHFIter's preference_scoring_reward: reward_model). */
+    /** The same labelled by the current reward model (MARLHFIter's preference_scoring_reward: reward_model). */
     PreferenceCollector learnedCollector() {
         return learnedCollector;
     }
@@ -219,7 +200,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                 seeds.restore(((Number) state.get("seed_position")).longValue());
             }
         };
-        // every process holds the same preference set and reward model: rank 0 writes them, every process restores them
+        // the same on every process: rank 0 writes them, every process restores them
         parts.replaceAll((name, part) -> TrainerCheckpoint.writtenByMain(part, work));
         // MARLHFIter runs this trainer per iteration: its state joins ours, under its algorithm name
         TrainerCheckpoint.Extension outer = outerExtension != null ? outerExtension
@@ -247,11 +228,6 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     /** The preference pairs (0 before {@link #train()} builds them). */
     public int numPairs() {
         return collector.numPairs();
-    }
-
-    /** The preference pairs (null before {@link #train()} builds them). */
-    List<PreferencePair> preferencePairs() {
-        return collector.pairs();
     }
 
     // ------------------------------------------------------------------ training
@@ -290,10 +266,8 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     }
 
     /**
-     * The Bradley–Terry stage on {@code set}'s joint texts (MARLHF: the preference set; MARLHFIter: each
-     * iteration's training pairs); the model is then saved in the output directory. Logs
-     * {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy}, the trained
-     * model's pair accuracy on the set ({@link JointRewardModel#accuracy}).
+     * The Bradley–Terry stage on {@code set}'s joint texts, then the model saved in the output directory;
+     * logs {@code reward_model/loss} (the last epoch's mean) and {@code reward_model/accuracy} on the set.
      */
     void trainRewardModel(List<PreferencePair> set) {
         List<String> winners = set.stream().map(PreferencePair::winnerJointText).toList();
@@ -346,17 +320,13 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
 
     /** Builds a {@link MARLHFTrainer}; names follow the reference's constructor keywords. */
     public static final class Builder extends PreferenceBuilder.Rlhf<MARLHFConfig, Builder> {
-        /** The algorithm the run is recorded and logged as: MARLHF, or MARLHFIter when it is that trainer's stage. */
+        /** The algorithm the run is recorded and logged as (MARLHFIter when it is that trainer's stage). */
         String runName = ALGORITHM_NAME;
 
         private Builder() {
         }
 
-        /**
-         * Builds the trainer; with {@code collaboration_mode: centralized} it sees the one actor's
-         * settings ({@link comlrl.trainers.reinforce.Centralization}), its metrics callback seeing one
-         * sample per role.
-         */
+        /** Builds the trainer; centralized, it sees the one actor's settings and a metrics callback per role. */
         public MARLHFTrainer build() {
             return build((centralization, actor) -> {
                 ActorCriticTrainerBase.MetricsCallback callback = actor.get(ActorCriticTrainerBase.Builder.METRICS_CALLBACK);

@@ -24,41 +24,15 @@ import java.util.function.ToDoubleFunction;
  */
 public enum PairSelection {
     /** Largest gap first, stable (equal gaps keep (i, j) order, as the reference's {@code sort(reverse=True)}). */
-    REWARD_GAP {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            pairs.sort(byGap);
-        }
-    },
+    REWARD_GAP,
     /** Every pair, in (i, j) order; requires {@code preference_pairs_per_sample = null}. */
-    ALL {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-        }
-    },
+    ALL,
     /** {@link Collections#shuffle(List, Random)} of the (i, j) list with the seeded {@link Random}. */
-    RANDOM {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            Collections.shuffle(pairs, random);
-        }
-    },
+    RANDOM,
     /** The iterative configs' mode (§7.4, aligned pairs only): highest comparator reward, then largest gap. */
-    COMPARATOR_REWARD {
-        @Override
-        <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random) {
-            if (byComparatorReward == null) {
-                throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against comparator "
-                        + "candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
-            }
-            pairs.sort(byComparatorReward.thenComparing(byGap));
-        }
-    };
+    COMPARATOR_REWARD;
 
-    /**
-     * One pair of an item's own candidates: joint candidate {@code winner} beat {@code loser} by
-     * {@code gap = r_winner − r_loser > 0}.
-     */
+    /** One pair of an item's own candidates: {@code winner} beat {@code loser} by {@code gap = r_w − r_l > 0}. */
     public record Pair(int winner, int loser, double gap) {
     }
 
@@ -73,12 +47,8 @@ public enum PairSelection {
 
     /**
      * The pairs this mode keeps among candidates with joint rewards {@code rewards} ([C]), in its
-     * order; empty when every reward ties (or C &lt; 2).
-     *
-     * @param limit {@code preference_pairs_per_sample}: at most this many (≥ 1), or null for every
-     *        pair; must be null for {@link #ALL}
-     * @throws IllegalArgumentException on a non-finite reward (naming the candidate), on a limit
-     *         below 1, on a limit with {@link #ALL}, or for {@link #COMPARATOR_REWARD}
+     * order, at most {@code limit} (preference_pairs_per_sample, ≥ 1; null for every pair, as
+     * {@link #ALL} requires); empty when every reward ties. Fails on a non-finite reward.
      */
     public List<Pair> pairs(double[] rewards, Integer limit, long seed) {
         return select(candidates(rewards), Pair::gap, null, limit, seed);
@@ -99,12 +69,7 @@ public enum PairSelection {
         return pairs;
     }
 
-    /**
-     * The aligned pairs this mode keeps of {@code current} ([C]) against {@code comparator} ([C']),
-     * in its order; {@code limit} as for {@link #pairs}.
-     *
-     * @throws IllegalArgumentException on a non-finite reward (naming the side and candidate) or a bad limit
-     */
+    /** The aligned pairs kept of {@code current} ([C]) against {@code comparator} ([C']), as {@link #pairs}. */
     public List<AlignedPair> aligned(double[] current, double[] comparator, Integer limit, long seed) {
         requireFinite("the processed reward of current candidate ", current, ": aligned pairs can");
         requireFinite("the processed reward of comparator candidate ", comparator, ": aligned pairs can");
@@ -128,23 +93,35 @@ public enum PairSelection {
         }
     }
 
-    /** Puts {@code pairs} in this mode's order, in place ({@code byComparatorReward} null for an item's own candidates). */
-    abstract <P> void sort(List<P> pairs, Comparator<P> byGap, Comparator<P> byComparatorReward, Random random);
-
     /**
-     * The pairs this mode keeps of {@code enumerated}, in its order: the first {@code limit}
-     * (preference_pairs_per_sample; every one when null), ordered by descending {@code gap} and, for
-     * {@link #COMPARATOR_REWARD}, descending {@code comparatorReward} first (null for an item's own
-     * candidates, which that mode refuses).
+     * The first {@code limit} (every one when null) of {@code enumerated} in this mode's order
+     * ({@code comparatorReward} null for an item's own candidates, which comparator_reward refuses).
      *
      * @param seed seeds the {@link Random} that shuffles for {@link #RANDOM}
      */
     private <P> List<P> select(List<P> enumerated, ToDoubleFunction<P> gap, ToDoubleFunction<P> comparatorReward, Integer limit,
             long seed) {
-        requireLimit(limit);
+        if (limit != null && !takesLimit()) {
+            throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
+                    + "got " + limit);
+        }
+        if (limit != null && limit < 1) {
+            throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
+        }
         List<P> ordered = new ArrayList<>(enumerated);
-        sort(ordered, Comparator.comparingDouble(gap).reversed(),
-                comparatorReward == null ? null : Comparator.comparingDouble(comparatorReward).reversed(), new Random(seed));
+        Comparator<P> byGap = Comparator.comparingDouble(gap).reversed();
+        switch (this) {
+            case REWARD_GAP -> ordered.sort(byGap);
+            case RANDOM -> Collections.shuffle(ordered, new Random(seed));
+            case COMPARATOR_REWARD -> {
+                if (comparatorReward == null) {
+                    throw new IllegalArgumentException("pair_selection \"comparator_reward\" ranks current against "
+                            + "comparator candidates: only the iterative trainers (MADPOIter, MARLHFIter) use it");
+                }
+                ordered.sort(Comparator.comparingDouble(comparatorReward).reversed().thenComparing(byGap));
+            }
+            case ALL -> { }
+        }
         return List.copyOf(ordered.subList(0, limit == null ? ordered.size() : Math.min(limit, ordered.size())));
     }
 
@@ -153,28 +130,11 @@ public enum PairSelection {
         return this != ALL;
     }
 
-    /** Fails unless {@code limit} (preference_pairs_per_sample) is null, or ≥ 1 in a mode that {@link #takesLimit}. */
-    void requireLimit(Integer limit) {
-        if (limit != null && !takesLimit()) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be null when pair_selection='all', "
-                    + "got " + limit);
-        }
-        if (limit != null && limit < 1) {
-            throw new IllegalArgumentException("preference_pairs_per_sample must be >= 1 or null, got " + limit);
-        }
-    }
-
-    /** The config spelling: "reward_gap", "all", "random" or "comparator_reward". */
     public String configName() {
         return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored); null means "reward_gap", as the
-     * reference's {@code pair_selection or "reward_gap"}.
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); null means "reward_gap", as the reference. */
     public static PairSelection parse(String value) {
         return ConfigNames.parse("pair_selection", value, REWARD_GAP, values(), PairSelection::configName, "");
     }

@@ -13,9 +13,8 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * What the preference trainers' builders take beyond {@link ConfiguredBuilder}: the centralized adapter; the
- * RLHF builders ({@link Rlhf}) also take the critics of IAC/MAAC backends. Names follow the
- * reference's constructor keywords. Every value is a key of the one {@link TrainerSettings}.
+ * What the preference trainers' builders take beyond {@link ConfiguredBuilder}: the centralized adapter,
+ * and ({@link Rlhf}) the critics of IAC/MAAC backends; names follow the reference's constructor keywords.
  */
 public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends PreferenceBuilder<C, B>>
         extends ConfiguredBuilder<C, B> {
@@ -40,9 +39,8 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
     }
 
     /**
-     * The logger of a trainer that loads its agents through another (MARLHF's backend, MADPOIter's
-     * DPO trainer): its tracked config names the agents as given ({@code agents}, else
-     * {@code agent_model} once per agent); {@code main} false on the other processes of a ddp run.
+     * The logger of a trainer that loads its agents through another (MARLHF, MADPOIter): its tracked
+     * config names the agents as given; {@code main} false on the other processes of a ddp run.
      */
     comlrl.logging.MetricsLogger stageLogger(String algorithm, boolean main) {
         List<?> agents = get(TrainerSettings.AGENTS);
@@ -57,9 +55,8 @@ public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends Pr
     }
 
     /**
-     * {@code construct}s the trainer; with {@code collaboration_mode: centralized} it sees, for the
-     * time of the call, the one actor's settings ({@link Centralization#actorSettings}, then
-     * {@code more}) instead of the roles' (reference §7.5).
+     * {@code construct}s the trainer; with {@code collaboration_mode: centralized} it sees, during the
+     * call, the one actor's settings ({@link Centralization#actorSettings}, then {@code more}) (§7.5).
      */
     <T> T build(BiFunction<Centralization, TrainerSettings, TrainerSettings> more,
             Supplier<T> construct) {

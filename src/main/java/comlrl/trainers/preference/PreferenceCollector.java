@@ -31,12 +31,10 @@ import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
- * Builds the offline preference set of MADPO and MARLHF (reference §7.2 steps 1–2, as
- * {@link MADPOTrainer} describes them) from the current policy, in item order; candidates whose
- * reward is not finite are left out ({@code skip_nonfinite_samples}, counted). Per item the seeds
- * drawn are: one per agent (one generator call each), then one for the pair selection.
- * The collector keeps the set it built ({@link #preferenceSet}), which a checkpoint holds as
- * {@code preference_pairs.json} ({@link #checkpointPart}): a resumed run trains on exactly these pairs.
+ * Builds the offline preference set of MADPO and MARLHF (reference §7.2 steps 1–2) from the current
+ * policy, in item order, and an iteration's pairs of the iterative trainers; candidates whose reward
+ * is not finite are left out (counted). Per item the seeds drawn are: one per agent, then one for the
+ * pair selection. The set built is kept, and checkpointed as {@code preference_pairs.json}.
  */
 final class PreferenceCollector {
     private static final String SET_FILE = "preference_pairs.json";
@@ -48,17 +46,15 @@ final class PreferenceCollector {
     private final PromptEncoder promptEncoder;
     private final JointRewarder rewarder;
     private final SeedStream seeds;
-    /** The candidates' rollout: one turn, {@code preference_num_candidates} completions per agent. */
     private final JointRollout rollout;
     private final ReferencePolicy reference;
     private long skippedCandidates;
-    /** Where the collection's progress is shown; null for nowhere. */
+    /** Where the collection's progress is shown, or null. */
     private PrintStream console;
     /** The preference set: null until built or restored. */
     private List<PreferencePair> pairs;
     /**
-     * This process's share of a ddp run: candidates sampled as {@link JointRollout} does, rewards on
-     * rank 0; in the agents split each agent's prompt ids, pad id and frozen-reference
+     * A ddp run's processes: rewards on rank 0; in the agents split each agent's ids and reference
      * log-probabilities come from its owner, so every process builds the same pairs.
      */
     private final RankWork work;
@@ -83,7 +79,7 @@ final class PreferenceCollector {
         this.padIds = agents.longsFromOwners(CausalLm::padId);
     }
 
-    /** Shows a "preferences" progress line on {@code console} while collecting (rank 0 of a verbose run). */
+    /** Shows a "preferences" progress line on {@code console} while collecting. */
     void showProgress(PrintStream console) {
         this.console = console;
     }
@@ -92,22 +88,19 @@ final class PreferenceCollector {
         return console == null ? null : new ConsoleProgress(console, items.knownSize().orElse(-1), "preferences", null);
     }
 
-    /** The agents this process holds, whose candidates are collected. */
     HeldAgents<CausalLm> agents() {
         return agents;
     }
 
-    /** This run's processes. */
     RankWork work() {
         return work;
     }
 
-    /** Candidates left out so far because their reward was not finite. */
     long skippedCandidates() {
         return skippedCandidates;
     }
 
-    /** The preference set: {@link #collect}ed from {@code items} the first time, then kept (or restored). */
+    /** The preference set: collected from {@code items} the first time, then kept (or restored). */
     List<PreferencePair> preferenceSet(TaskSet items) {
         if (pairs == null) {
             pairs = collect(items);
@@ -115,7 +108,6 @@ final class PreferenceCollector {
         return pairs;
     }
 
-    /** The preference set's size (0 before it is built). */
     int numPairs() {
         return pairs == null ? 0 : pairs.size();
     }
@@ -125,7 +117,7 @@ final class PreferenceCollector {
         return pairs;
     }
 
-    /** Makes {@code set} the preference set a checkpoint holds (the iterative trainer: an iteration's training pairs). */
+    /** Makes {@code set} the preference set a checkpoint holds (an iteration's training pairs). */
     void keep(List<PreferencePair> set) {
         pairs = set;
     }
@@ -134,7 +126,7 @@ final class PreferenceCollector {
     private record SetFile(boolean built, List<PreferencePair> pairs) {
     }
 
-    /** The preference set of the collector {@code of} supplies (built later than the checkpoint), as {@code preference_pairs.json}. */
+    /** The preference set of the collector {@code of} supplies, as {@code preference_pairs.json}. */
     static TrainerCheckpoint.Part checkpointPart(Supplier<PreferenceCollector> of) {
         return TrainerCheckpoint.Part.of(dir -> {
             List<PreferencePair> pairs = of.get().pairs;
@@ -155,11 +147,7 @@ final class PreferenceCollector {
         });
     }
 
-    /**
-     * The preference pairs of every item of {@code items}.
-     *
-     * @throws IllegalStateException when no item yields a pair (every candidate tied)
-     */
+    /** The preference pairs of every item; fails when no item yields one (every candidate tied). */
     List<PreferencePair> collect(TaskSet items) {
         List<PreferencePair> out = new ArrayList<>();
         int c = args.preferenceNumCandidates();
@@ -197,14 +185,9 @@ final class PreferenceCollector {
     }
 
     /**
-     * One iteration's pairs of the iterative trainers (reference §7.4 steps 1–2, {@link IterativeTrainer}),
-     * as replay records; an index where either side's reward is not finite is dropped. Seeds per item:
-     * one per agent (current), one per agent from {@code comparatorSeeds}, one for the pair order.
-     *
-     * @param selection the iterative config's {@code pair_selection}
-     * @param limit its {@code preference_pairs_per_sample} (null for every pair)
-     *
-     * @return the records and the raw rewards of every current and comparator candidate
+     * One iteration's pairs (reference §7.4 steps 1–2) as replay records, by the iterative config's
+     * {@code selection} and {@code limit}; an index where either side's reward is not finite is dropped.
+     * Seeds per item: one per agent (current), one per agent from {@code comparatorSeeds}, one for the order.
      */
     Round collectAgainst(TaskSet items, ComparatorSource comparator, int comparatorCount, SeedStream comparatorSeeds,
             PairSelection selection, Integer limit) {
@@ -220,16 +203,12 @@ final class PreferenceCollector {
             String label = "preference item " + b++;
             JointRollout.TurnState start = rollout.start(item, label);
             List<String> promptTexts = start.prompts();
-            long[] comparatorRowSeeds = new long[numAgents];
             JointRollout.Turn current = rollout.sample(start, seeds, args.preferenceNumCandidates());
-            for (int i = 0; i < numAgents; i++) {
-                comparatorRowSeeds[i] = comparatorSeeds.next();
-            }
+            long[] comparatorRowSeeds = IntStream.range(0, numAgents).mapToLong(i -> comparatorSeeds.next()).toArray();
             // the comparator sees this process's agents' prompt ids (the agents split: null for the others')
             List<long[]> prompts = IntStream.range(0, numAgents)
                     .mapToObj(i -> work.ownsAgent(i) ? current.promptIds().get(i) : null).toList();
-            // a ddp run: the comparator runs once, on rank 0 (or, per process, for the agents it holds),
-            // and the task reward on rank 0
+            // a ddp run: the comparator runs on rank 0 (or per process for its agents), the task reward on rank 0
             List<List<String>> others = comparator.perProcess()
                     ? merged(work.gather(comparator.generate(item, List.copyOf(promptTexts), prompts, comparatorCount,
                             comparatorRowSeeds), Codecs.listOf(Codecs.nullable(Codecs.STRINGS))))
@@ -286,38 +265,23 @@ final class PreferenceCollector {
         return r;
     }
 
-    /**
-     * An iteration's new pairs (text only), the raw rewards of every current and comparator
-     * candidate, and those of the two sides of each selected pair (in record order).
-     */
+    /** An iteration's new pairs, the raw rewards of every candidate, and those of each selected pair's sides. */
     record Round(List<PreferenceReplay.ReplayRecord> records, List<Double> currentRewards, List<Double> comparatorRewards,
             List<Double> selectedCurrentRewards, List<Double> selectedComparatorRewards) {
     }
 
-    /** Per index, the one non-null list of the processes' (each gave the agents it generated for). */
+    /** Per agent, the one non-null list of the processes' (each gave the agents it generated for). */
     private static List<List<String>> merged(List<List<List<String>>> byRank) {
-        List<List<String>> out = new ArrayList<>();
-        for (int i = 0; i < byRank.get(0).size(); i++) {
-            List<String> found = null;
-            for (List<List<String>> rank : byRank) {
-                found = found != null ? found : rank.get(i);
-            }
-            if (found == null) {
-                throw new IllegalStateException("no process generated the comparator candidates of agent " + i);
-            }
-            out.add(found);
-        }
-        return out;
+        return IntStream.range(0, byRank.get(0).size()).mapToObj(i -> byRank.stream().map(rank -> rank.get(i))
+                .filter(java.util.Objects::nonNull).findFirst().orElseThrow(() -> new IllegalStateException(
+                        "no process generated the comparator candidates of agent " + i))).toList();
     }
 
     /**
-     * Training pairs from replay records: the prompts encoded as the trainer encodes prompts (with
-     * the chat template when on), the completions re-tokenised without special tokens, cut at the
-     * first pad; with a frozen reference, its log-probabilities. In the agents split each agent's
-     * owner tokenises its part of every record.
+     * Training pairs from replay records: prompts encoded as the trainer encodes them, completions
+     * re-tokenised without special tokens and cut at the first pad (by each agent's owner).
      */
     List<PreferencePair> fromRecords(List<PreferenceReplay.ReplayRecord> records) {
-        int numAgents = agents.size();
         // per agent: [prompts, winners, losers], each one id array per record
         List<List<List<long[]>>> all = agents.mapIndexed((i, agent) -> {
             List<List<long[]>> ids = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
@@ -333,14 +297,10 @@ final class PreferenceCollector {
         List<PreferencePair> out = new ArrayList<>();
         for (int k = 0; k < records.size(); k++) {
             PreferenceReplay.ReplayRecord r = records.get(k);
-            List<long[]> prompts = new ArrayList<>();
-            List<long[]> w = new ArrayList<>();
-            List<long[]> l = new ArrayList<>();
-            for (int i = 0; i < numAgents; i++) {
-                prompts.add(all.get(i).get(0).get(k));
-                w.add(all.get(i).get(1).get(k));
-                l.add(all.get(i).get(2).get(k));
-            }
+            int record = k;
+            List<long[]> prompts = all.stream().map(ids -> ids.get(0).get(record)).toList();
+            List<long[]> w = all.stream().map(ids -> ids.get(1).get(record)).toList();
+            List<long[]> l = all.stream().map(ids -> ids.get(2).get(record)).toList();
             double[][] ref = referenceLogprobs(prompts, w, l);
             out.add(new PreferencePair(r.promptTexts(), r.winnerTexts(), r.loserTexts(), prompts, w, l, r.winnerReward(),
                     r.loserReward(), r.candidateRewardMean(), ref[0], ref[1]));
@@ -348,10 +308,7 @@ final class PreferenceCollector {
         return out;
     }
 
-    /**
-     * Each agent's frozen log π_ref(w|x) and log π_ref(l|x), or nulls without a reference; in the
-     * agents split each agent's owner computes its pair.
-     */
+    /** Each agent's frozen log π_ref(w|x) and log π_ref(l|x) (by its owner), or nulls without a reference. */
     private double[][] referenceLogprobs(List<long[]> prompts, List<long[]> w, List<long[]> l) {
         if (reference == null) {
             return new double[2][];
@@ -366,14 +323,10 @@ final class PreferenceCollector {
 
     private PreferencePair pair(JointRollout.Turn candidates, int winner, int loser, double winnerReward,
             double loserReward, double mean) {
-        int numAgents = agents.size();
-        List<long[]> w = new ArrayList<>();
-        List<long[]> l = new ArrayList<>();
-        for (int i = 0; i < numAgents; i++) {
-            long pad = padIds[i];
-            w.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(winner).tokenIds(), pad));
-            l.add(MADPOLoss.completionTokens(candidates.completions().get(i).get(loser).tokenIds(), pad));
-        }
+        List<long[]> w = IntStream.range(0, agents.size()).mapToObj(i -> MADPOLoss.completionTokens(
+                candidates.completions().get(i).get(winner).tokenIds(), padIds[i])).toList();
+        List<long[]> l = IntStream.range(0, agents.size()).mapToObj(i -> MADPOLoss.completionTokens(
+                candidates.completions().get(i).get(loser).tokenIds(), padIds[i])).toList();
         double[][] ref = referenceLogprobs(candidates.promptIds(), w, l);
         return new PreferencePair(candidates.state().prompts(), candidates.joint(winner), candidates.joint(loser),
                 candidates.promptIds(), w, l, winnerReward, loserReward, mean, ref[0], ref[1]);

@@ -10,13 +10,11 @@ import java.util.Map;
 
 /**
  * What the preference configs share: every field of the reference's {@code MADPOConfig} (§7.1) and
- * ours, and the cross-field validation. Immutable. Each field (key, default, range, meaning) is
- * declared once, in {@link PreferenceFields} or {@link comlrl.utils.TrainerFields}; the getters and
- * builder machinery every trainer config has are {@link FieldTableConfig}'s. Here {@code num_turns} must
- * be 1 (the reference's preference trainers are single-turn); {@code num_train_epochs} counts MADPO's
- * passes over the preference pairs (each shuffled into batches of {@code train_batch_size}), or
- * MARLHF's RL passes over the task items; with {@code ddp_split: agents} agent i lives on process
- * {@code i mod W}, which samples, scores and steps it. Defaults: {@code docs/CONFIG.md}.
+ * ours, and the cross-field validation. Immutable; each field is declared once, in
+ * {@link PreferenceFields} or {@link comlrl.utils.TrainerFields} (defaults: {@code docs/CONFIG.md}).
+ * {@code num_turns} must be 1; {@code num_train_epochs} counts MADPO's passes over the preference
+ * pairs (shuffled into batches of {@code train_batch_size}), or MARLHF's RL passes over the task
+ * items; with {@code ddp_split: agents} agent i lives on process {@code i mod W}.
  *
  * <p>Where we differ from the reference: as every {@link FieldTableConfig}, and {@code joint_mode}
  * must be aligned when the config is built (the reference fails later, generating candidates).
@@ -42,10 +40,7 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
                 + "pair_selection \"reward_gap\" or \"random\" to keep the first N" : null);
     }
 
-    /**
-     * Whether this config loads a frozen reference model per actor (placed by reference_devices):
-     * for the reference KL, or, in the DPO configs, for {@code dpo_reference: frozen_initial}.
-     */
+    /** Whether a frozen reference model is loaded per actor: reference KL, or {@code dpo_reference: frozen_initial}. */
     final boolean usesReferenceModels() {
         return referenceKlEnabled()
                 || has(PreferenceFields.DPO_REFERENCE) && get(PreferenceFields.DPO_REFERENCE).needsReference();
@@ -58,10 +53,6 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     /** The number of actor models: 1 in centralized mode, else {@link #numAgents()}. */
     public int actorCount() {
         return collaborationMode() == CollaborationMode.CENTRALIZED ? 1 : numAgents();
-    }
-
-    public double discount() {
-        return get(PreferenceFields.DISCOUNT);
     }
 
     public JointMode jointMode() {
@@ -98,13 +89,12 @@ public abstract sealed class PreferenceConfig extends FieldTableConfig permits M
     }
 
     /**
-     * Builds a config of type {@code C}; the setters take Java values, {@link #apply(Map)} and
-     * {@link #set(String, Object)} snake_case config keys. {@link #build()} validates. A setter takes
-     * its field's values as the field table states them ({@link PreferenceFields}, {@code docs/CONFIG.md}:
-     * meaning, range, what null means); a String overload reads the config spelling.
+     * Builds a config of type {@code C}; the setters take Java values as {@link PreferenceFields}
+     * states them (a String overload reads the config spelling), {@link #apply(Map)} and
+     * {@link #set(String, Object)} snake_case keys. {@link #build()} validates.
      *
      * @param <C> the config built
-     * @param <B> the builder's own type, so that chained setters keep it
+     * @param <B> the builder's own type
      */
     public abstract static sealed class Builder<C extends PreferenceConfig, B extends Builder<C, B>>
             extends FieldTableConfig.Builder<C, B> permits MADPOConfig.Builder, MARLHFConfig.Builder,

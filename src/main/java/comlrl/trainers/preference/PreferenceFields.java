@@ -6,30 +6,7 @@ import static comlrl.utils.ConfigField.flag;
 import static comlrl.utils.ConfigField.nullableAtLeast;
 import static comlrl.utils.ConfigField.nullableNumber;
 import static comlrl.utils.ConfigField.number;
-import static comlrl.utils.TrainerFields.ADVANTAGE_NORMALIZATION;
-import static comlrl.utils.TrainerFields.AGENT_DEVICES;
-import static comlrl.utils.TrainerFields.AGENT_LEARNING_RATE;
-import static comlrl.utils.TrainerFields.CRITIC_DEVICES;
-import static comlrl.utils.TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.EVAL_BATCH_SIZE;
-import static comlrl.utils.TrainerFields.EVAL_INTERVAL;
-import static comlrl.utils.TrainerFields.EVAL_NUM_SAMPLES;
-import static comlrl.utils.TrainerFields.EXTERNAL_PROMPT_PASSTHROUGH;
-import static comlrl.utils.TrainerFields.MAX_NEW_TOKENS;
-import static comlrl.utils.TrainerFields.NUM_AGENTS;
-import static comlrl.utils.TrainerFields.DDP_SPLIT;
-import static comlrl.utils.TrainerFields.OURS;
-import static comlrl.utils.TrainerFields.PARALLEL_TRAINING;
-import static comlrl.utils.TrainerFields.REFERENCE_DEVICES;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_COEF;
-import static comlrl.utils.TrainerFields.REFERENCE_KL_ENABLED;
-import static comlrl.utils.TrainerFields.TEMPERATURE;
-import static comlrl.utils.TrainerFields.TOP_P;
-import static comlrl.utils.TrainerFields.TRAIN_BATCH_SIZE;
-import static comlrl.utils.TrainerFields.USE_SEPARATE_CRITIC;
-import static comlrl.utils.TrainerFields.VALUE_CLIP_RANGE;
-import static comlrl.utils.TrainerFields.VALUE_HEAD_HIDDEN_DIM;
-import static comlrl.utils.TrainerFields.VALUE_LOSS_COEF;
+import static comlrl.utils.TrainerFields.*;
 
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.generation.api.ApiComparatorSettings;
@@ -49,9 +26,8 @@ import java.util.Map;
 /**
  * The table of preference-trainer config fields: every field of the reference's {@code MADPOConfig}
  * (§7.1) and {@code MARLHFConfig} (§7.3) with its key, default and range, declared once (here, or
- * in {@link TrainerFields} when the actor-critic configs have it too, taken with this table's
- * default where it differs); then the configs' field lists, in the reference's order followed by ours.
- * Each field's {@code means(...)} is its one documentation (the getters name their key).
+ * in {@link TrainerFields} with this table's default); then the configs' field lists, in the
+ * reference's order followed by ours. Each field's {@code means(...)} is its documentation.
  */
 final class PreferenceFields {
     private PreferenceFields() {
@@ -192,21 +168,19 @@ final class PreferenceFields {
     /** The comparator_api_* fields, in the reference's order, then ours: declared with the API comparator. */
     static final List<ConfigField<?>> COMPARATOR_API = ApiComparatorSettings.FIELDS;
 
-    /** The iterative fields (both iterative configs), in the reference's order, with ours at the end of the api ones. */
-    static final List<ConfigField<?>> ITERATIVE_OWN = iterativeOwn();
+    /** The iterative fields (both iterative configs), in the reference's order. */
+    static final List<ConfigField<?>> ITERATIVE_OWN = concat(List.of(NUM_ITERATIONS, PREFERENCE_REPLAY_MODE,
+            PREFERENCE_REPLAY_K, PREFERENCE_REPLAY_LAMBDA, PREFERENCE_REPLAY_SAMPLE_SIZE, PREFERENCE_REPLAY_DIR,
+            LOG_REWARD_DISTRIBUTION, POLICY_CHECKPOINT_DIR, COMPARATOR_POLICY, COMPARATOR_GENERATION_MODE,
+            COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME, COMPARATOR_AGENTS, COMPARATOR_DEVICES,
+            COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
 
-    private static List<ConfigField<?>> iterativeOwn() {
-        return concat(List.of(NUM_ITERATIONS, PREFERENCE_REPLAY_MODE, PREFERENCE_REPLAY_K, PREFERENCE_REPLAY_LAMBDA,
-                PREFERENCE_REPLAY_SAMPLE_SIZE, PREFERENCE_REPLAY_DIR, LOG_REWARD_DISTRIBUTION, POLICY_CHECKPOINT_DIR,
-                COMPARATOR_POLICY, COMPARATOR_GENERATION_MODE, COMPARATOR_CENTRALIZED_AGENT_INDEX, COMPARATOR_MODEL_NAME,
-                COMPARATOR_AGENTS, COMPARATOR_DEVICES, COMPARATOR_NUM_CANDIDATES, COMPARATOR_HISTORY_K), COMPARATOR_API);
-    }
-
-    /** §7.1's fields with the iterative defaults (candidates 20, pairs 4, comparator_reward; MADPOIter: 1 epoch). */
-    static List<ConfigField<?>> iterativeMadpoReference(ConfigField<Integer> epochs, ConfigField<AdvantageMode> advantageMode) {
+    /** §7.1's fields with the iterative defaults: {@code epochs}, 20 candidates, 4 pairs, comparator_reward. */
+    private static List<ConfigField<?>> iterativeMadpoReference(int epochs, ConfigField<AdvantageMode> advantageMode) {
         List<ConfigField<?>> fields = new ArrayList<>(madpoReference(advantageMode));
-        fields.replaceAll(f -> f == NUM_TRAIN_EPOCHS ? epochs : f == PREFERENCE_NUM_CANDIDATES
-                ? ITER_PREFERENCE_NUM_CANDIDATES : f == PREFERENCE_PAIRS_PER_SAMPLE ? ITER_PREFERENCE_PAIRS_PER_SAMPLE
+        fields.replaceAll(f -> f == NUM_TRAIN_EPOCHS ? TrainerFields.NUM_TRAIN_EPOCHS.withDefault(epochs)
+                : f == PREFERENCE_NUM_CANDIDATES ? ITER_PREFERENCE_NUM_CANDIDATES
+                : f == PREFERENCE_PAIRS_PER_SAMPLE ? ITER_PREFERENCE_PAIRS_PER_SAMPLE
                 : f == PAIR_SELECTION ? ITER_PAIR_SELECTION : f);
         return fields;
     }
@@ -225,12 +199,9 @@ final class PreferenceFields {
     static final List<ConfigField<?>> MADPO = concat(madpoReference(ADVANTAGE_MODE), List.of(DPO_REFERENCE, DDP_SPLIT), OURS,
             List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
-    /** MADPOIter's num_train_epochs: DPO epochs per iteration (default 1). */
-    static final ConfigField<Integer> MADPO_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(1);
-
-    /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults, §7.4's, then dpo_reference and ours. */
-    static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(MADPO_ITER_NUM_TRAIN_EPOCHS,
-            ADVANTAGE_MODE), ITERATIVE_OWN, List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
+    /** {@link MADPOIterConfig}'s fields: §7.1 with the iterative defaults (1 DPO epoch), §7.4's, then ours. */
+    static final List<ConfigField<?>> MADPO_ITER = concat(iterativeMadpoReference(1, ADVANTAGE_MODE), ITERATIVE_OWN,
+            List.of(DPO_REFERENCE, DDP_SPLIT), OURS, List.of(TrainerFields.EVAL_NUM_GENERATIONS));
 
     // ------------------------------------------------------------------ the MAGRPO family's rules, for MARLHF's RL stage
     static final ConfigField<Integer> RL_NUM_ITERATIONS = atLeast("rl_num_iterations", 1, 1,
@@ -240,9 +211,8 @@ final class PreferenceFields {
 
     /**
      * What a MAGRPO-family RL stage takes from a MARLHF config ({@link MARLHFBackend}) and an IAC/MAAC
-     * one refuses: the family's update rules ({@link MAGRPOConfig#updateRuleFields()}) and its
-     * clipped-surrogate fields under their own keys, but {@code num_iterations} (the iterative
-     * configs' iterations) as {@code rl_num_iterations}.
+     * one refuses: the family's update rules and clipped-surrogate fields, with {@code num_iterations}
+     * as {@code rl_num_iterations} (the iterative configs' {@code num_iterations} counts iterations).
      */
     static final List<ConfigField<?>> RL_STAGE_RULES = concat(MAGRPOConfig.updateRuleFields(),
             List.of(RL_NUM_ITERATIONS), magrpoFields("epsilon", "epsilon_high", "importance_sampling_level"));
@@ -261,26 +231,20 @@ final class PreferenceFields {
             USE_SEPARATE_CRITIC, CriticType.CONFIG_FIELD, VALUE_LOSS_COEF, VALUE_CLIP_RANGE, CRITIC_VALUE_HEAD_HIDDEN_DIM,
             VALUE_HEAD_HIDDEN_DIM);
 
-    /** MARLHFIter's defaults that differ: 2 RL epochs and 2 reward-model epochs per iteration. */
-    static final ConfigField<Integer> MARLHF_ITER_NUM_TRAIN_EPOCHS = TrainerFields.NUM_TRAIN_EPOCHS.withDefault(2);
     static final ConfigField<PreferenceScoringReward> PREFERENCE_SCORING_REWARD = choice("preference_scoring_reward",
             PreferenceScoringReward.TASK, PreferenceScoringReward::parse, PreferenceScoringReward::configName)
             .means("What ranks the aligned pairs: the task reward or the reward model.");
 
     /**
-     * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode unset by default, so
-     * that it follows rl_algorithm), §7.3's own, then ours (no dpo_reference: MARLHF has no DPO loss),
-     * then the MAGRPO family's rules, passed on to the RL stage ({@link #RL_STAGE_RULES}).
+     * {@link MARLHFConfig}'s fields: MADPO's reference fields (advantage_mode following rl_algorithm
+     * when unset), §7.3's own, ours (no dpo_reference), then {@link #RL_STAGE_RULES}.
      */
     static final List<ConfigField<?>> MARLHF = concat(madpoReference(OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN, List.of(DDP_SPLIT),
             OURS, RL_STAGE_RULES);
 
-    /**
-     * {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (and 2 reward-model
-     * epochs), {@code preference_scoring_reward}, the iterative fields, then ours.
-     */
-    static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(MARLHF_ITER_NUM_TRAIN_EPOCHS,
-            OPTIONAL_ADVANTAGE_MODE), MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
+    /** {@link MARLHFIterConfig}'s fields: MARLHF's with the iterative defaults (2 RL and 2 reward-model epochs). */
+    static final List<ConfigField<?>> MARLHF_ITER = concat(iterativeMadpoReference(2, OPTIONAL_ADVANTAGE_MODE),
+            MARLHF_OWN.stream().map(f -> f == REWARD_NUM_TRAIN_EPOCHS
                     ? (ConfigField<?>) REWARD_NUM_TRAIN_EPOCHS.withDefault(2) : f).toList(),
             List.of(PREFERENCE_SCORING_REWARD), ITERATIVE_OWN, List.of(DDP_SPLIT), OURS, RL_STAGE_RULES);
 

@@ -38,16 +38,9 @@ public final class PreferenceMetrics {
      * </pre>
      * With {@code dpo_reference: none} there is no π_ref and {@code s_ref = 0} (TRL's reference-free
      * rewards {@code β · s_π(y)}).
-     *
-     * @param chosen mean β-scaled log-ratio of the winners
-     * @param rejected the same for the losers
-     * @param accuracy fraction of pairs whose winner's implicit reward beats the loser's
-     * @param margin mean of the winner's minus the loser's implicit reward
      */
     public record DpoRewards(double chosen, double rejected, double accuracy, double margin) {
-        /**
-         * The rewards of one batch; {@code reference} null means reference-free ({@code s_ref = 0}).
-         */
+        /** The rewards of one batch; {@code reference} null means reference-free ({@code s_ref = 0}). */
         public static DpoRewards of(double beta, MADPOLoss.SequenceLogprobs policy, MADPOLoss.SequenceLogprobs reference) {
             int pairs = policy.size();
             if (reference != null && reference.size() != pairs) {

@@ -5,21 +5,11 @@ import java.util.List;
 
 /**
  * One preference pair of the preference set (reference §7.2 {@code PreferencePair}): per agent the
- * prompt, the winner's and the loser's completion, as text and as token ids (completion ids cut at
- * the first pad), with the joint rewards; in a checkpoint one object of {@code preference_pairs.json}
- * with the snake_case keys below.
- *
- * @param promptTexts each agent's formatted prompt ({@code formatter_i(item)}, before any chat template)
- * @param winnerTexts each agent's completion in the preferred joint response
- * @param loserTexts each agent's completion in the other joint response
- * @param prompts each agent's encoded prompt
- * @param winners each agent's winner completion ids
- * @param losers each agent's loser completion ids
- * @param winnerReward the winner's joint reward
- * @param loserReward the loser's joint reward
- * @param candidateRewardMean mean joint reward of the item's candidates (the logged reward_mean)
- * @param referenceWinners with {@code dpo_reference: frozen_initial}, each agent's frozen log π_ref(w|x); else null
- * @param referenceLosers likewise for the losers
+ * prompt ({@code formatter_i(item)}, before any chat template), the winner's and the loser's
+ * completion, as text and as token ids (completion ids cut at the first pad), with the joint rewards
+ * of the winner, the loser and the item's candidates (mean, the logged reward_mean); with
+ * {@code dpo_reference: frozen_initial} each agent's frozen log π_ref(w|x) and log π_ref(l|x), else
+ * null. In a checkpoint one object of {@code preference_pairs.json} with the snake_case keys below.
  */
 record PreferencePair(@JsonProperty("prompt_texts") List<String> promptTexts,
         @JsonProperty("winner_texts") List<String> winnerTexts, @JsonProperty("loser_texts") List<String> loserTexts,
@@ -35,7 +25,7 @@ record PreferencePair(@JsonProperty("prompt_texts") List<String> promptTexts,
         return JointRewardModel.jointText(promptTexts, winnerTexts);
     }
 
-    /** The loser's joint text for the reward model. */
+    /** The loser's joint text. */
     String loserJointText() {
         return JointRewardModel.jointText(promptTexts, loserTexts);
     }

@@ -38,14 +38,8 @@ public final class PreferenceReplay {
     }
 
     /**
-     * One stored preference pair, per agent the prompt and the winner's and loser's completion texts.
-     *
-     * @param promptTexts each agent's formatted prompt
-     * @param winnerTexts each agent's completion in the preferred joint response
-     * @param loserTexts each agent's completion in the other joint response
-     * @param winnerReward the winner's processed joint reward
-     * @param loserReward the loser's processed joint reward
-     * @param candidateRewardMean mean processed reward of the item's candidates
+     * One stored preference pair: per agent the prompt and the winner's and loser's completion texts,
+     * with the processed joint rewards of the winner, the loser and the item's candidates (mean).
      */
     public record ReplayRecord(@JsonProperty("prompt_texts") List<String> promptTexts,
             @JsonProperty("winner_texts") List<String> winnerTexts, @JsonProperty("loser_texts") List<String> loserTexts,
@@ -80,12 +74,9 @@ public final class PreferenceReplay {
     }
 
     /**
-     * Writes {@code records} as shard {@code dir/iteration_NNNN.json}, replacing any shard of that
-     * iteration atomically (written beside it, then renamed into place):
+     * Writes {@code records} as shard {@code dir/iteration_NNNN.json} (atomically), returning it:
      * {@code {"iteration": n, "pairs": [{prompt_texts, winner_texts, loser_texts, winner_reward,
      * loser_reward, candidate_reward_mean}, ...]}}.
-     *
-     * @return the shard file
      */
     public static Path writeShard(Path dir, int iteration, List<ReplayRecord> records) {
         if (iteration < 0) {
@@ -96,10 +87,7 @@ public final class PreferenceReplay {
         return file;
     }
 
-    /**
-     * Writes {@code file} by {@code writer} filling a hidden temporary file beside it, then renaming it
-     * into place atomically (replacing any old one), so a reader never sees half a file.
-     */
+    /** Writes {@code file} by {@code writer} filling a hidden temporary file beside it, renamed into place. */
     static void writeAtomically(Path file, Consumer<Path> writer) {
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp-" + ProcessHandle.current().pid());
         try {
@@ -119,13 +107,7 @@ public final class PreferenceReplay {
         }
     }
 
-    /**
-     * Reads one shard.
-     *
-     * @throws IllegalArgumentException naming the file when it is not a shard as {@link #writeShard}
-     *         writes it (unreadable JSON, a missing or mistyped field, an iteration that disagrees with
-     *         the file name)
-     */
+    /** Reads one shard; fails naming the file when it is not one as {@link #writeShard} writes it. */
     public static Shard readShard(Path file) {
         try {
             Map<?, ?> doc = JSON.readValue(file.toFile(), Map.class);
@@ -157,12 +139,7 @@ public final class PreferenceReplay {
         }
     }
 
-    /**
-     * Every shard in {@code dir} ({@code iteration_NNNN.json}), oldest iteration first; other files
-     * are ignored, a missing directory has none.
-     *
-     * @throws IllegalArgumentException naming the file when a shard is malformed
-     */
+    /** Every shard in {@code dir}, oldest iteration first; other files are ignored, a missing directory has none. */
     public static List<Shard> listShards(Path dir) {
         if (!Files.isDirectory(dir)) {
             return List.of();
@@ -215,10 +192,7 @@ public final class PreferenceReplay {
             };
         }
         double total = Arrays.stream(weights).sum();
-        for (int i = 0; i < shardCount; i++) {
-            weights[i] /= total;
-        }
-        return weights;
+        return Arrays.stream(weights).map(w -> w / total).toArray();
     }
 
     /**
@@ -232,9 +206,7 @@ public final class PreferenceReplay {
      * </pre>
      * The shard's random number is drawn before that shard's shuffle. Deterministic for a seeded {@code random}.
      *
-     * @param weights {@code [shards.size()]} non-negative weights, e.g. from {@link #shardWeights}
-     * @throws IllegalArgumentException on weights of another length, a negative or non-finite weight,
-     *         or a negative size
+     * @param weights {@code [shards.size()]} finite non-negative weights, e.g. from {@link #shardWeights}
      */
     public static List<ReplayRecord> sample(List<List<ReplayRecord>> shards, double[] weights, int sampleSize,
             Random random) {
@@ -287,10 +259,8 @@ public final class PreferenceReplay {
     }
 
     /**
-     * How many records to train on: {@code preference_replay_sample_size} when set, else this
+     * How many records to train on: {@code preference_replay_sample_size} when set (≥ 1), else this
      * iteration's pair count, or when that is 0 the last non-empty shard's record count.
-     *
-     * @throws IllegalArgumentException when {@code configured} is below 1
      */
     public static int sampleSize(Integer configured, int currentPairs, int lastNonEmptyShardSize) {
         if (configured != null) {

@@ -16,13 +16,10 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * What every preference trainer has (MADPO, MARLHF and the iterative trainers): its config, what its
- * builder was given besides (a centralized actor's, after the wrapper), the training set, the console,
- * and what an iterative trainer uses of its stage: the preference collector, the logger and the
- * output directory's resume rule: when the output directory already had files before the trainer
- * was built, a resumed run writes its outputs (metrics, reward model) into a fresh
- * {@code resume-<checkpoint name>} subdirectory (then {@code -2}, {@code -3}, … when taken), leaving
- * the earlier run's files as they were.
+ * What every preference trainer has: its config and settings, the training set, the console, its
+ * collector and logger, and the resume rule: when the output directory had files before the trainer
+ * was built, a resumed run writes its outputs into a fresh {@code resume-<checkpoint name>}
+ * subdirectory (then {@code -2}, {@code -3}, … when taken), leaving the earlier run's files as they were.
  *
  * @param <C> the trainer's config
  */
@@ -31,7 +28,7 @@ abstract class PreferenceTrainer<C extends PreferenceConfig> implements Trainer 
     final TrainerSettings settings;
     final TaskSet trainDataset;
     final PrintStream console;
-    /** Whether the output directory had files when this trainer was built (before anything of it was written). */
+    /** Whether the output directory had files when this trainer was built. */
     private final boolean hadFiles;
     private Path outputDir;
     private boolean relocated;
@@ -63,17 +60,13 @@ abstract class PreferenceTrainer<C extends PreferenceConfig> implements Trainer 
         return logger().history();
     }
 
-    /** The run's logger. */
     abstract MetricsLogger logger();
 
-    /** The preference-set builder over the agents, their sampling and the task reward. */
     abstract PreferenceCollector collector();
 
     /**
-     * The first step of {@link #resumeFrom} (idempotent): moves the outputs (and the logger's metrics
-     * file) to the {@code resume-*} subdirectory if needed. In a ddp run rank 0, which writes the
-     * run's files, decides, and every process takes its output directory (in the agents split each
-     * saves its agents there).
+     * The first step of {@link #resumeFrom} (idempotent): moves the outputs and the logger's metrics
+     * file to the {@code resume-*} subdirectory if needed; in a ddp run rank 0 decides for every process.
      */
     void relocateOutput(Path checkpoint) {
         RankWork work = collector().work();

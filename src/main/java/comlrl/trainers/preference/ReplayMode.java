@@ -6,21 +6,16 @@ import java.util.List;
 /**
  * {@code preference_replay_mode}: which replay shards (one per iteration) the iterative trainers
  * train on (reference §7.4 step 3); {@link PreferenceReplay#shardWeights} gives each mode's weights.
+ * The first name is the config spelling, the others aliases {@link #parse} accepts.
  */
 public enum ReplayMode {
-    /** Only the newest shard: this iteration's pairs. Config: "current" (aliases "latest", "new"); the default. */
+    /** Only the newest shard: this iteration's pairs. The default. */
     CURRENT("current", "latest", "new"),
-    /**
-     * The last {@code preference_replay_k} shards, uniformly. Config: "nearest_k" (aliases
-     * "recent_k", "last_k", "k").
-     */
+    /** The last {@code preference_replay_k} shards, uniformly. */
     NEAREST_K("nearest_k", "recent_k", "last_k", "k"),
-    /** Every shard, uniformly. Config: "all_history". */
+    /** Every shard, uniformly. */
     ALL_HISTORY("all_history"),
-    /**
-     * Shards weighted {@code ∝ (1−λ)·λ^age} by age (0 = newest), {@code λ = preference_replay_lambda}.
-     * Config: "lambda_decay" (aliases "lambda", "td_lambda").
-     */
+    /** Shards weighted {@code ∝ (1−λ)·λ^age} by age (0 = newest), {@code λ = preference_replay_lambda}. */
     LAMBDA_DECAY("lambda_decay", "lambda", "td_lambda");
 
     private final String configName;
@@ -31,24 +26,14 @@ public enum ReplayMode {
         this.aliases = List.of(aliases);
     }
 
-    /** The config spelling: "current", "nearest_k", "all_history" or "lambda_decay". */
     public String configName() {
         return configName;
     }
 
-    /** The other spellings {@link #parse} accepts for this mode. */
-    public List<String> aliases() {
-        return aliases;
-    }
-
-    /**
-     * Parses a config value or alias (case and surrounding blanks ignored); null means "current".
-     *
-     * @throws IllegalArgumentException listing the values and their aliases
-     */
+    /** Parses a config value or alias (case and surrounding blanks ignored); null means "current". */
     public static ReplayMode parse(String value) {
         return ConfigNames.parse("preference_replay_mode", value, CURRENT, values(), ReplayMode::configName,
-                ReplayMode::aliases, "");
+                m -> m.aliases, "");
     }
 
     @Override

@@ -31,6 +31,7 @@ public final class RewardDistribution {
     static final int SVG_HEIGHT = 80;
     static final String TARGET_COLOUR = "#1f77b4";
     static final String COMPARATOR_COLOUR = "#ff7f0e";
+    private static final String[] COLOURS = {TARGET_COLOUR, COMPARATOR_COLOUR};
 
     private final int iteration;
     private final double lo;
@@ -57,14 +58,10 @@ public final class RewardDistribution {
     }
 
     /**
-     * The histograms of iteration {@code iteration}.
+     * The histograms of iteration {@code iteration}'s raw rewards of the current policy's samples
+     * ({@code target}) and the comparator's, over the reward range {@code [lo, hi]}, hi &gt; lo.
      *
-     * @param target raw rewards of the current policy's samples
-     * @param comparator raw rewards of the comparator's samples
-     * @param lo the reward range's lower end ({@code reward_func.reward_range[0]})
-     * @param hi its upper end, &gt; lo
-     * @throws IllegalArgumentException on a range that is not finite with hi &gt; lo, or a NaN or
-     *         infinite reward (naming the side and sample)
+     * @throws IllegalArgumentException on a range that is not finite with hi &gt; lo, or a non-finite reward
      */
     public static RewardDistribution of(int iteration, double[] target, double[] comparator, double lo, double hi) {
         if (!Double.isFinite(lo) || !Double.isFinite(hi) || !(hi > lo)) {
@@ -88,10 +85,6 @@ public final class RewardDistribution {
         return counts;
     }
 
-    public int iteration() {
-        return iteration;
-    }
-
     /** The 17 bin edges, {@code lo} to {@code hi}. */
     public double[] edges() {
         return edges.clone();
@@ -99,19 +92,14 @@ public final class RewardDistribution {
 
     /** The 16 bin centres. */
     public double[] centres() {
-        double[] centres = new double[BINS];
-        for (int b = 0; b < BINS; b++) {
-            centres[b] = (edges[b] + edges[b + 1]) / 2;
-        }
-        return centres;
+        return java.util.stream.IntStream.range(0, BINS).mapToDouble(b -> (edges[b] + edges[b + 1]) / 2).toArray();
     }
 
-    /** How many target samples fall in each bin. */
+    /** Samples per bin. */
     public int[] targetCounts() {
         return targetCounts.clone();
     }
 
-    /** How many comparator samples fall in each bin. */
     public int[] comparatorCounts() {
         return comparatorCounts.clone();
     }
@@ -121,10 +109,7 @@ public final class RewardDistribution {
         return rewards.length == 0 ? 0 : Arrays.stream(rewards).sum() / rewards.length;
     }
 
-    /**
-     * The scalar metrics under {@code prefix} (e.g. "iter/reward_distribution"):
-     * {@code current_iteration, target_sample_count, comparator_sample_count, target_mean, comparator_mean}.
-     */
+    /** The scalar metrics under {@code prefix}: iteration, sample counts and means. */
     public Map<String, Double> metrics(String prefix) {
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put(prefix + "/current_iteration", (double) iteration);
@@ -140,13 +125,7 @@ public final class RewardDistribution {
         return dir.resolve("reward_distributions").resolve(String.format("iteration_%04d%s", iteration, suffix));
     }
 
-    /**
-     * Writes {@code dir/reward_distributions/iteration_NNNN.json} (atomically): iteration, reward_range,
-     * bin_edges, bin_centres, target_counts, comparator_counts, target_rewards, comparator_rewards,
-     * the sample counts and means.
-     *
-     * @return the file
-     */
+    /** Writes {@code dir/reward_distributions/iteration_NNNN.json} (atomically); returns the file. */
     public Path writeJson(Path dir) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("iteration", iteration);
@@ -166,12 +145,7 @@ public final class RewardDistribution {
         return file;
     }
 
-    /**
-     * Writes {@link #lineSvg} and {@link #barSvg} (atomically) as
-     * {@code dir/reward_distributions/iteration_NNNN_line.svg} and {@code ..._bar.svg}.
-     *
-     * @return the two files, line plot first
-     */
+    /** Writes {@link #lineSvg} and {@link #barSvg} as {@code iteration_NNNN_line.svg} and {@code _bar.svg}. */
     public Path[] writeSvgs(Path dir) {
         Path line = file(dir, "_line.svg");
         Path bar = file(dir, "_bar.svg");
@@ -199,10 +173,8 @@ public final class RewardDistribution {
     private static final double BIN_W = PLOT_W / BINS;
 
     private double scale() {
-        int max = 1;
-        for (int b = 0; b < BINS; b++) {
-            max = Math.max(max, Math.max(targetCounts[b], comparatorCounts[b]));
-        }
+        int max = Math.max(1, Math.max(Arrays.stream(targetCounts).max().orElse(0),
+                Arrays.stream(comparatorCounts).max().orElse(0)));
         return PLOT_H / max;
     }
 
@@ -217,8 +189,8 @@ public final class RewardDistribution {
                 points.append(b == 0 ? "" : " ").append(num(LEFT + (b + 0.5) * BIN_W)).append(',')
                         .append(num(TOP + PLOT_H - counts[b] * scale));
             }
-            svg.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"").append(side == 0 ? TARGET_COLOUR
-                    : COMPARATOR_COLOUR).append("\" points=\"").append(points).append("\"/>\n");
+            svg.append(format("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" points=\"%s\"/>\n",
+                    COLOURS[side], points));
         }
         return svg.append("</svg>\n").toString();
     }
@@ -230,10 +202,9 @@ public final class RewardDistribution {
         for (int b = 0; b < BINS; b++) {
             for (int side = 0; side < 2; side++) {
                 double height = (side == 0 ? targetCounts[b] : comparatorCounts[b]) * scale;
-                svg.append("<rect class=\"bar\" x=\"").append(num(LEFT + b * BIN_W + side * BIN_W / 2)).append("\" y=\"")
-                        .append(num(TOP + PLOT_H - height)).append("\" width=\"").append(num(BIN_W / 2))
-                        .append("\" height=\"").append(num(height)).append("\" fill=\"")
-                        .append(side == 0 ? TARGET_COLOUR : COMPARATOR_COLOUR).append("\"/>\n");
+                svg.append(format("<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                        + "fill=\"%s\"/>\n", LEFT + b * BIN_W + side * BIN_W / 2, TOP + PLOT_H - height, BIN_W / 2,
+                        height, COLOURS[side]));
             }
         }
         return svg.append("</svg>\n").toString();
@@ -241,26 +212,26 @@ public final class RewardDistribution {
 
     /** The svg element, the axis line and the legend (target, comparator). */
     private StringBuilder header() {
-        StringBuilder svg = new StringBuilder();
-        svg.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(SVG_WIDTH).append("\" height=\"")
-                .append(SVG_HEIGHT).append("\" viewBox=\"0 0 ").append(SVG_WIDTH).append(' ').append(SVG_HEIGHT)
-                .append("\" font-family=\"sans-serif\" font-size=\"8\">\n");
-        svg.append("<title>iteration ").append(iteration).append(" rewards in [").append(num(lo)).append(", ")
-                .append(num(hi)).append("]</title>\n");
-        svg.append("<line x1=\"").append(num(LEFT)).append("\" y1=\"").append(num(TOP + PLOT_H)).append("\" x2=\"")
-                .append(num(LEFT + PLOT_W)).append("\" y2=\"").append(num(TOP + PLOT_H)).append("\" stroke=\"#999\"/>\n");
+        StringBuilder svg = new StringBuilder(format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                + "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"8\">\n"
+                + "<title>iteration %d rewards in [%.2f, %.2f]</title>\n"
+                + "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999\"/>\n",
+                SVG_WIDTH, SVG_HEIGHT, SVG_WIDTH, SVG_HEIGHT, iteration, lo, hi, LEFT, TOP + PLOT_H, LEFT + PLOT_W,
+                TOP + PLOT_H));
         String[] labels = {"target", "comparator"};
-        String[] colours = {TARGET_COLOUR, COMPARATOR_COLOUR};
         for (int side = 0; side < 2; side++) {
             double x = LEFT + side * 60;
-            svg.append("<rect class=\"legend\" x=\"").append(num(x)).append("\" y=\"3\" width=\"8\" height=\"8\" fill=\"")
-                    .append(colours[side]).append("\"/><text x=\"").append(num(x + 11)).append("\" y=\"10\">")
-                    .append(labels[side]).append("</text>\n");
+            svg.append(format("<rect class=\"legend\" x=\"%.2f\" y=\"3\" width=\"8\" height=\"8\" fill=\"%s\"/><text "
+                    + "x=\"%.2f\" y=\"10\">%s</text>\n", x, COLOURS[side], x + 11, labels[side]));
         }
         return svg;
     }
 
     private static String num(double v) {
-        return String.format(Locale.ROOT, "%.2f", v);
+        return format("%.2f", v);
+    }
+
+    private static String format(String template, Object... args) {
+        return String.format(Locale.ROOT, template, args);
     }
 }

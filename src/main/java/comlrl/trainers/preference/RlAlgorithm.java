@@ -5,21 +5,19 @@ import comlrl.utils.ConfigNames;
 
 /**
  * {@code rl_algorithm}: the online RL backend that MARLHF runs against its learned joint reward
- * model (reference §7.3). The MAGRPO family differs only in its baseline, which this choice sets
- * ({@link #advantageMode()}); IAC and MAAC train critics.
+ * model (reference §7.3). The MAGRPO family differs only in its baseline ({@link #advantageMode()});
+ * IAC and MAAC train critics. The first constructor argument is the config spelling.
  */
 public enum RlAlgorithm {
-    /** MAGRPO, {@code advantage_mode = "mean"}. Config: "magrpo" (the default; null means it too). */
+    /** MAGRPO (the default). */
     MAGRPO("magrpo", AdvantageMode.MEAN),
-    /** MA-REINFORCE, {@code advantage_mode = "raw"}. Config: "mareinforce", or the reference's alias "mareforce". */
+    /** MA-REINFORCE; the reference's alias "mareforce" is read as it. */
     MAREINFORCE("mareinforce", AdvantageMode.RAW),
-    /** MAReMax, {@code advantage_mode = "max"}. Config: "maremax". */
     MAREMAX("maremax", AdvantageMode.MAX),
-    /** MARLOO, {@code advantage_mode = "rloo"}. Config: "marloo". */
     MARLOO("marloo", AdvantageMode.RLOO),
-    /** Multi-agent actor-critic with one shared critic. Config: "maac". */
+    /** Multi-agent actor-critic with one shared critic. */
     MAAC("maac", null),
-    /** Independent actor-critic. Config: "iac". */
+    /** Independent actor-critic. */
     IAC("iac", null);
 
     private final String configName;
@@ -30,7 +28,6 @@ public enum RlAlgorithm {
         this.advantageMode = advantageMode;
     }
 
-    /** The config spelling: "magrpo", "mareinforce", "maremax", "marloo", "maac" or "iac". */
     public String configName() {
         return configName;
     }
@@ -40,10 +37,7 @@ public enum RlAlgorithm {
         return advantageMode == null;
     }
 
-    /**
-     * The baseline of a MAGRPO-family backend (magrpo → mean, mareinforce → raw, maremax → max,
-     * marloo → rloo), or null for IAC and MAAC.
-     */
+    /** The baseline of a MAGRPO-family backend (its constructor's second argument); null for IAC and MAAC. */
     public AdvantageMode advantageMode() {
         return advantageMode;
     }
@@ -53,12 +47,7 @@ public enum RlAlgorithm {
         return isActorCritic() ? 1 : 2;
     }
 
-    /**
-     * Parses a config value (case and surrounding blanks ignored; "mareforce" is read as
-     * "mareinforce"); null means "magrpo", as the reference's {@code rl_algorithm or "magrpo"}.
-     *
-     * @throws IllegalArgumentException naming the valid values
-     */
+    /** Parses a config value (case and surrounding blanks ignored); null means "magrpo", as the reference. */
     public static RlAlgorithm parse(String value) {
         if (value != null && value.trim().equalsIgnoreCase("mareforce")) {
             return MAREINFORCE;

@@ -9,8 +9,7 @@ import java.util.Map;
 
 /**
  * A trainer that runs another as its training stage (MARLHF its RL backend, MADPOIter its DPO
- * trainer, MARLHFIter its MARLHF trainer): the agents, steps, evaluation and checkpoints are that
- * stage's; the subclass adds what it does around it.
+ * trainer, MARLHFIter its MARLHF trainer): the agents, steps, evaluation and checkpoints are that stage's.
  *
  * @param <C> the trainer's config
  */
@@ -19,7 +18,6 @@ abstract class StagedTrainer<C extends PreferenceConfig> extends PreferenceTrain
         super(b, configName);
     }
 
-    /** The trainer this one runs as its stage. */
     abstract Trainer stage();
 
     @Override
@@ -37,17 +35,12 @@ abstract class StagedTrainer<C extends PreferenceConfig> extends PreferenceTrain
         return stage().generationSettings();
     }
 
-    /** The stage's evaluation (for MARLHF and its iterative version: on the task reward). */
     @Override
     public Map<String, Double> evaluate() {
         return stage().evaluate();
     }
 
-    /**
-     * Moves the outputs as {@link PreferenceTrainer} says ({@link #relocateOutput}), then restores the
-     * stage's checkpoint, which holds this trainer's state too (MARLHF: the preference set, reward
-     * model and stage reached).
-     */
+    /** Moves the outputs ({@link #relocateOutput}), then restores the stage's checkpoint, which holds ours too. */
     @Override
     public void resumeFrom(Path checkpoint) {
         relocateOutput(checkpoint);

@@ -37,7 +37,7 @@ class MADPOConfigTest {
         assertThat(c.topP()).isEqualTo(0.6);
         assertThat(c.topK()).isEqualTo(50);
         assertThat(c.numTurns()).isEqualTo(1);
-        assertThat(c.discount()).isEqualTo(1.0);
+        assertThat(c.get(PreferenceFields.DISCOUNT)).isEqualTo(1.0);
         assertThat(c.jointMode()).isEqualTo(JointMode.ALIGNED);
         assertThat(c.earlyTerminationThreshold()).isNull();
         assertThat(c.externalPromptPassthrough()).isFalse();

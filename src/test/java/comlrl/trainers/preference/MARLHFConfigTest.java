@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.entry;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
+import comlrl.utils.TrainerFields;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -34,12 +35,12 @@ class MARLHFConfigTest {
         assertThat(c.criticModelName()).isNull();
         assertThat(c.criticLearningRate()).isEqualTo(5e-6); // null → agent_learning_rate
         assertThat(c.criticDevices()).isNull();
-        assertThat(c.useSeparateCritic()).isTrue();
-        assertThat(c.criticType()).isEqualTo(CriticType.V);
-        assertThat(c.valueLossCoef()).isEqualTo(0.6);
-        assertThat(c.valueClipRange()).isEqualTo(0.2);
-        assertThat(c.criticValueHeadHiddenDim()).isNull();
-        assertThat(c.valueHeadHiddenDim()).isNull();
+        assertThat(c.get(TrainerFields.USE_SEPARATE_CRITIC)).isTrue();
+        assertThat(c.get(CriticType.CONFIG_FIELD)).isEqualTo(CriticType.V);
+        assertThat(c.get(TrainerFields.VALUE_LOSS_COEF)).isEqualTo(0.6);
+        assertThat(c.get(TrainerFields.VALUE_CLIP_RANGE)).isEqualTo(0.2);
+        assertThat(c.get(TrainerFields.CRITIC_VALUE_HEAD_HIDDEN_DIM)).isNull();
+        assertThat(c.get(TrainerFields.VALUE_HEAD_HIDDEN_DIM)).isNull();
         // MADPO's fields keep MADPO's defaults
         assertThat(c.numTrainEpochs()).isEqualTo(20);
         assertThat(c.preferenceNumCandidates()).isEqualTo(80);
@@ -117,11 +118,11 @@ class MARLHFConfigTest {
         assertThat(c.rewardModelName()).isEqualTo("Qwen/Qwen2.5-0.5B");
         assertThat(c.rewardModelDevice()).isNull();
         assertThat(c.rewardMaxLength()).isEqualTo(512);
-        assertThat(c.criticType()).isEqualTo(CriticType.Q);
-        assertThat(c.valueClipRange()).isNull();
+        assertThat(c.get(CriticType.CONFIG_FIELD)).isEqualTo(CriticType.Q);
+        assertThat(c.get(TrainerFields.VALUE_CLIP_RANGE)).isNull();
         assertThat(c.criticDevices()).containsExactly("cuda:1");
         assertThat(c.rewardTrainBatchSize()).isEqualTo(2);
-        assertThat(c.useSeparateCritic()).isFalse();
+        assertThat(c.get(TrainerFields.USE_SEPARATE_CRITIC)).isFalse();
         assertThat(MARLHFConfig.fromMap(c.toMap())).isEqualTo(c);
         assertThat(c.toString()).startsWith("MARLHFConfig{num_train_epochs=20");
         assertThat(c).isNotEqualTo(MADPOConfig.builder().build());

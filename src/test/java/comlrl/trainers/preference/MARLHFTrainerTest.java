@@ -113,7 +113,7 @@ class MARLHFTrainerTest {
     void theLoggedPairAccuracyIsTheTrainedRewardModelsOnThePreferenceSet() {
         try (MARLHFTrainer t = trainer(config().rewardNumTrainEpochs(3).rewardLearningRate(1e-2).build()).build()) {
             t.train();
-            List<PreferencePair> pairs = t.preferencePairs();
+            List<PreferencePair> pairs = t.collector().pairs();
             int batch = t.args().rewardTrainBatchSize();
             double[] winners = t.rewardModel().score(pairs.stream().map(PreferencePair::winnerJointText).toList(), batch);
             double[] losers = t.rewardModel().score(pairs.stream().map(PreferencePair::loserJointText).toList(), batch);
