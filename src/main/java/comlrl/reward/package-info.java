@@ -7,6 +7,8 @@
  * documentation's example), {@link comlrl.reward.ExternalCommandReward} (a reward computed by a
  * long-lived child process speaking JSON lines) and {@link comlrl.reward.RewardModelReward} (an
  * existing Hugging Face sequence-classification reward model), all reachable through
- * {@link comlrl.reward.RewardFunctions#fromConfig(java.util.Map, java.nio.file.Path)}.
+ * {@link comlrl.reward.RewardFunctions#fromConfig(java.util.Map, java.nio.file.Path)}; and MARLHF's learned
+ * reward model ({@link comlrl.reward.JointRewardModel}: a sequence classifier trained on preference pairs with
+ * the Bradley–Terry loss), saved so that it can serve again as a {@code reward_model} reward.
  */
 package comlrl.reward;

@@ -4,6 +4,23 @@ package comlrl.rl;
 public final class Stats {
     private Stats() {}
 
+    /**
+     * The fraction of pairs b whose chosen score beats its rejected one strictly:
+     * {@code (1/|B|) Σ_b [chosen_b > rejected_b]} (a tie counts as wrong). {@code chosen},
+     * {@code rejected}: {@code [B]}, B ≥ 1.
+     */
+    public static double pairAccuracy(double[] chosen, double[] rejected) {
+        if (chosen.length != rejected.length || chosen.length == 0) {
+            throw new IllegalArgumentException("pair accuracy needs one rejected score per chosen one and at least one "
+                    + "pair: " + chosen.length + " chosen, " + rejected.length + " rejected");
+        }
+        int right = 0;
+        for (int b = 0; b < chosen.length; b++) {
+            right += chosen[b] > rejected[b] ? 1 : 0;
+        }
+        return (double) right / chosen.length;
+    }
+
     /** mean(x) = (1/n) Σ_i x_i; fails on an empty array. */
     public static double mean(double[] x) {
         requireNonEmpty(x);

@@ -102,7 +102,7 @@ class SequenceClassifierPythonTest {
         assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, transformers"), "python with torch and transformers is not available");
         Path dir = tmp.resolve("reward_model");
         double[] ours;
-        try (comlrl.trainers.preference.JointRewardModel rm = comlrl.trainers.preference.JointRewardModel.fromCausalLm(
+        try (comlrl.reward.JointRewardModel rm = comlrl.reward.JointRewardModel.fromCausalLm(
                 "builtin:tiny", DType.F32, Device.CPU, 3, false, MAX_LENGTH, 1e-2)) {
             rm.train(List.of(TEXTS.get(0), TEXTS.get(2)), List.of(TEXTS.get(1), TEXTS.get(1)), 2, 2, 5);
             rm.save(dir);

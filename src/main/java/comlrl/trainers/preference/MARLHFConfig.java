@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.reward.JointRewardModel;
 import comlrl.rl.AdvantageMode;
 import comlrl.trainers.actorcritic.CriticType;
 import comlrl.utils.ConfigField;

@@ -1,5 +1,6 @@
 package comlrl.trainers.preference;
 
+import comlrl.reward.JointRewardModel;
 import comlrl.trainers.common.Trainer;
 import comlrl.checkpoint.TrainerCheckpoint;
 import java.util.Map;

@@ -5,6 +5,8 @@ import comlrl.data.Stateful;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.logging.ConsoleProgress;
+import comlrl.data.TaskItem;
+import comlrl.reward.JointRewardModel;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.Device;
 import comlrl.tensor.Engine;
@@ -26,11 +28,15 @@ import comlrl.utils.ParallelTraining;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * Multi-agent RLHF (reference §7.3): learn a joint reward model from preferences labelled by the
@@ -104,7 +110,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                 taskReward);
         RewardProcessor evalProcessor = java.util.Objects.requireNonNullElse(
                 settings.get(TrainerSettings.EVAL_REWARD_PROCESSOR), processor);
-        RewardFunction learned = (completions, items) -> rewardModel.scoreAligned(formatters, completions, items);
+        RewardFunction learned = (completions, items) -> scoreAligned(rewardModel, formatters, completions, items);
         b.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents,
                 settings.get(TrainerSettings.DISTRIBUTED));
@@ -187,7 +193,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     private TrainerCheckpoint.Extension checkpointExtension() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         parts.put("preference_pairs", PreferenceCollector.checkpointPart(() -> collector));
-        parts.putAll(JointRewardModel.checkpointParts(() -> rewardModel, REWARD_MODEL_DIR));
+        parts.putAll(rewardModelParts(() -> rewardModel, REWARD_MODEL_DIR));
         Stateful progress = new Stateful() {
             @Override
             public Map<String, Object> stateDict() {
@@ -334,5 +340,44 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                         MARLHFBackend.perRole(callback, centralization));
             }, () -> new MARLHFTrainer(this));
         }
+    }
+
+    /** The learned reward of K aligned joint responses of one item: the reward model's score of {@link #jointTexts}. */
+    private static List<Double> scoreAligned(JointRewardModel model, Formatters formatters, List<List<String>> completions,
+            List<TaskItem> items) {
+        if (items.size() != 1) {
+            throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
+        }
+        List<String> texts = jointTexts(formatters, completions, items.get(0));
+        return Arrays.stream(model.score(texts, texts.size())).boxed().toList();
+    }
+
+    /** The joint text of each aligned joint response k: {@code jointText([formatter_i(item)]_i, [c_i^k]_i)}. */
+    static List<String> jointTexts(Formatters formatters, List<List<String>> completions, TaskItem item) {
+        List<String> prompts = IntStream.range(0, completions.size()).mapToObj(i -> formatters.format(i, item))
+                .toList();
+        return IntStream.range(0, completions.get(0).size())
+                .mapToObj(k -> JointRewardModel.jointText(prompts, completions.stream().map(c -> c.get(k)).toList())).toList();
+    }
+
+    /**
+     * The checkpoint parts of the reward model {@code model} supplies (MARLHFIter replaces it): its
+     * weights as {@code <dirName>/} and its AdamW as {@code reward_optimizer.safetensors}.
+     */
+    private static Map<String, TrainerCheckpoint.Part> rewardModelParts(Supplier<JointRewardModel> model, String dirName) {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put(dirName, TrainerCheckpoint.Part.of(dir -> model.get().save(dir.resolve(dirName)), dir -> {
+            Path d = dir.resolve(dirName);
+            if (!Files.isDirectory(d)) {
+                throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
+                        + "reward model of a MARLHF run)");
+            }
+            model.get().loadWeights(d);
+        }));
+        Supplier<TrainerCheckpoint.Part> optimizer = () -> TrainerCheckpoint.optimizer("reward_optimizer.safetensors",
+                model.get().optimizer());
+        parts.put("reward_optimizer", TrainerCheckpoint.Part.of(dir -> optimizer.get().save(dir),
+                dir -> optimizer.get().restore(dir)));
+        return parts;
     }
 }

@@ -1,30 +1,14 @@
 package comlrl.trainers.preference;
 
+import comlrl.rl.Stats;
 import java.util.Map;
 
 /**
  * The health metrics of preference learning, as TRL logs them: the DPO implicit rewards of one
- * agent on one batch ({@link DpoRewards}) and a reward model's pair accuracy ({@link #pairAccuracy}).
+ * agent on one batch ({@link DpoRewards}) (a reward model's pair accuracy is {@link Stats#pairAccuracy}).
  */
 public final class PreferenceMetrics {
     private PreferenceMetrics() {
-    }
-
-    /**
-     * The fraction of pairs b whose chosen score beats its rejected one strictly:
-     * {@code (1/|B|) Σ_b [chosen_b > rejected_b]} (a tie counts as wrong). {@code chosen},
-     * {@code rejected}: {@code [B]}, B ≥ 1.
-     */
-    public static double pairAccuracy(double[] chosen, double[] rejected) {
-        if (chosen.length != rejected.length || chosen.length == 0) {
-            throw new IllegalArgumentException("pair accuracy needs one rejected score per chosen one and at least one "
-                    + "pair: " + chosen.length + " chosen, " + rejected.length + " rejected");
-        }
-        int right = 0;
-        for (int b = 0; b < chosen.length; b++) {
-            right += chosen[b] > rejected[b] ? 1 : 0;
-        }
-        return (double) right / chosen.length;
     }
 
     /**
@@ -59,7 +43,7 @@ public final class PreferenceMetrics {
                 rejected += rejectedRewards[b] / pairs;
                 margin += (chosenRewards[b] - rejectedRewards[b]) / pairs;
             }
-            return new DpoRewards(chosen, rejected, pairAccuracy(chosenRewards, rejectedRewards), margin);
+            return new DpoRewards(chosen, rejected, Stats.pairAccuracy(chosenRewards, rejectedRewards), margin);
         }
 
         /**

@@ -1,6 +1,7 @@
 package comlrl.trainers.preference;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import comlrl.reward.JointRewardModel;
 import java.util.List;
 
 /**

@@ -7,6 +7,7 @@ import comlrl.data.Dataset;
 import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.model.SequenceClassifier;
+import comlrl.reward.JointRewardModel;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
@@ -132,7 +133,7 @@ class MARLHFTrainerTest {
     void theLearnedRewardScoresTheJointTextOfEachAlignedResponse() {
         Formatters f = Formatters.fromArgument(List.of((comlrl.utils.Formatter) item -> "A: " + item.getString("prompt"),
                 item -> "B: " + item.getString("prompt")), 2);
-        List<String> texts = JointRewardModel.jointTexts(f, List.of(List.of("x1", "x2"), List.of("y1", "y2")),
+        List<String> texts = MARLHFTrainer.jointTexts(f, List.of(List.of("x1", "x2"), List.of("y1", "y2")),
                 TaskItem.of(Map.of("prompt", "hi")));
         assertThat(texts).containsExactly(
                 "Joint multi-agent response\n\nAgent 1 prompt:\nA: hi\n\nAgent 1 response:\nx1\n\nAgent 2 prompt:\nB: hi"

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import comlrl.rl.Stats;
 import comlrl.trainers.preference.MADPOLoss.SequenceLogprobs;
 import comlrl.trainers.preference.PreferenceMetrics.DpoRewards;
 import java.util.LinkedHashMap;
@@ -23,11 +24,11 @@ class PreferenceMetricsTest {
     @Test
     void pairAccuracyCountsStrictWinsAndTiesAsWrong() {
         // 1 > 0 yes, 2 > 2 no (tie), 3 > 5 no, 4 > −1 yes: 2 of 4
-        assertThat(PreferenceMetrics.pairAccuracy(new double[] {1, 2, 3, 4}, new double[] {0, 2, 5, -1})).isEqualTo(0.5);
-        assertThat(PreferenceMetrics.pairAccuracy(new double[] {1}, new double[] {0})).isEqualTo(1.0);
-        assertThatThrownBy(() -> PreferenceMetrics.pairAccuracy(new double[] {1, 2}, new double[] {0}))
+        assertThat(Stats.pairAccuracy(new double[] {1, 2, 3, 4}, new double[] {0, 2, 5, -1})).isEqualTo(0.5);
+        assertThat(Stats.pairAccuracy(new double[] {1}, new double[] {0})).isEqualTo(1.0);
+        assertThatThrownBy(() -> Stats.pairAccuracy(new double[] {1, 2}, new double[] {0}))
                 .hasMessageContaining("2 chosen, 1 rejected");
-        assertThatThrownBy(() -> PreferenceMetrics.pairAccuracy(new double[0], new double[0]))
+        assertThatThrownBy(() -> Stats.pairAccuracy(new double[0], new double[0]))
                 .hasMessageContaining("at least one pair");
     }
 

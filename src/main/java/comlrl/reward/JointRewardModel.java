@@ -1,9 +1,10 @@
-package comlrl.trainers.preference;
+package comlrl.reward;
 
 import comlrl.generation.CausalLm;
 import comlrl.generation.PaddedBatch;
 import comlrl.model.ModelConfig;
 import comlrl.model.SequenceClassifier;
+import comlrl.rl.Stats;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
@@ -12,9 +13,6 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
-import comlrl.checkpoint.TrainerCheckpoint;
-import comlrl.utils.Formatters;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
@@ -126,44 +123,6 @@ public final class JointRewardModel implements AutoCloseable {
         return String.join("\n\n", parts);
     }
 
-    /** MARLHF's learned reward of K aligned joint responses of one item: the score of {@link #jointTexts}. */
-    List<Double> scoreAligned(Formatters formatters, List<List<String>> completions, List<comlrl.data.TaskItem> items) {
-        if (items.size() != 1) {
-            throw new IllegalArgumentException("the learned reward scores one task item at a time, got " + items.size());
-        }
-        List<String> texts = jointTexts(formatters, completions, items.get(0));
-        return Arrays.stream(score(texts, texts.size())).boxed().toList();
-    }
-
-    /** The joint text of each aligned joint response k: {@code jointText([formatter_i(item)]_i, [c_i^k]_i)}. */
-    static List<String> jointTexts(Formatters formatters, List<List<String>> completions, comlrl.data.TaskItem item) {
-        List<String> prompts = IntStream.range(0, completions.size()).mapToObj(i -> formatters.format(i, item))
-                .toList();
-        return IntStream.range(0, completions.get(0).size())
-                .mapToObj(k -> jointText(prompts, completions.stream().map(c -> c.get(k)).toList())).toList();
-    }
-
-    /**
-     * The checkpoint parts of the reward model {@code model} supplies (MARLHFIter replaces it): its
-     * weights as {@code <dirName>/} and its AdamW as {@code reward_optimizer.safetensors}.
-     */
-    static Map<String, TrainerCheckpoint.Part> checkpointParts(Supplier<JointRewardModel> model, String dirName) {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put(dirName, TrainerCheckpoint.Part.of(dir -> model.get().save(dir.resolve(dirName)), dir -> {
-            Path d = dir.resolve(dirName);
-            if (!Files.isDirectory(d)) {
-                throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
-                        + "reward model of a MARLHF run)");
-            }
-            model.get().loadWeights(d);
-        }));
-        Supplier<TrainerCheckpoint.Part> optimizer = () -> TrainerCheckpoint.optimizer("reward_optimizer.safetensors",
-                model.get().optimizer());
-        parts.put("reward_optimizer", TrainerCheckpoint.Part.of(dir -> optimizer.get().save(dir),
-                dir -> optimizer.get().restore(dir)));
-        return parts;
-    }
-
     public SequenceClassifier classifier() {
         return classifier;
     }
@@ -210,7 +169,7 @@ public final class JointRewardModel implements AutoCloseable {
 
     /**
      * Trains on pairs (winner text beats loser text): {@code epochs} passes over the pairs shuffled by
-     * a generator seeded by {@code seed}, one AdamW step per batch of {@code batchSize} (the package's
+     * a generator seeded by {@code seed}, one AdamW step per batch of {@code batchSize} (the other
      * overload tells {@code pairsDone} each batch's pairs). Returns each epoch's mean loss; fails on a
      * non-finite loss or gradient before any step uses it.
      */
@@ -218,7 +177,7 @@ public final class JointRewardModel implements AutoCloseable {
         return train(winners, losers, epochs, batchSize, seed, pairs -> { });
     }
 
-    double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
+    public double[] train(List<String> winners, List<String> losers, int epochs, int batchSize, long seed,
             java.util.function.IntConsumer pairsDone) {
         if (winners.size() != losers.size() || winners.isEmpty()) {
             throw new IllegalArgumentException("the reward model trains on pairs: " + winners.size() + " winners and "
@@ -262,9 +221,9 @@ public final class JointRewardModel implements AutoCloseable {
         return epochLoss;
     }
 
-    /** The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]} ({@link PreferenceMetrics#pairAccuracy}). */
+    /** The pair accuracy {@code (1/|B|) Σ_b [s(w_b) > s(l_b)]} ({@link Stats#pairAccuracy}). */
     public double accuracy(List<String> winners, List<String> losers, int batchSize) {
-        return PreferenceMetrics.pairAccuracy(score(winners, batchSize), score(losers, batchSize));
+        return Stats.pairAccuracy(score(winners, batchSize), score(losers, batchSize));
     }
 
     /** Its AdamW (the trained parameters' moments and step counts). */
