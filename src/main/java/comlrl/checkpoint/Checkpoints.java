@@ -237,6 +237,29 @@ public final class Checkpoints {
     }
 
     /**
+     * Writes {@code file} by {@code writer} filling a hidden temporary file beside it, renamed into place: a
+     * reader sees the old file or the new one, never a part (replay shards, reward histograms).
+     */
+    public static void writeAtomically(Path file, Consumer<Path> writer) {
+        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            writer.accept(tmp);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            // named after the file, not its hidden temporary (a full disk fails the run with this message)
+            IOException io = e instanceof IOException x ? x : e instanceof UncheckedIOException u ? u.getCause() : null;
+            throw io != null ? new UncheckedIOException("Cannot write " + file + ": " + io.getMessage(), io)
+                    : (RuntimeException) e;
+        }
+    }
+
+    /**
      * Writes {@code value} as pretty-printed JSON to {@code file}, every registered secret replaced
      * by {@code ***} ({@link comlrl.net.Secrets}): run configs, replay shards, checkpoint metadata.
      */

@@ -6,6 +6,7 @@ import comlrl.logging.MetricsLogger;
 import comlrl.model.io.ModelDirs;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
+import comlrl.report.RewardDistribution;
 import comlrl.trainers.common.Trainer;
 import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -15,7 +14,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -83,28 +81,8 @@ public final class PreferenceReplay {
             throw new IllegalArgumentException("a replay shard's iteration must be >= 0, got " + iteration);
         }
         Path file = dir.resolve(shardName(iteration));
-        writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, new ShardFile(iteration, records)));
+        Checkpoints.writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, new ShardFile(iteration, records)));
         return file;
-    }
-
-    /** Writes {@code file} by {@code writer} filling a hidden temporary file beside it, renamed into place. */
-    static void writeAtomically(Path file, Consumer<Path> writer) {
-        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-        try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            writer.accept(tmp);
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException cleanup) {
-                e.addSuppressed(cleanup);
-            }
-            // named after the file, not its hidden temporary (a full disk fails the run with this message)
-            IOException io = e instanceof IOException x ? x : e instanceof UncheckedIOException u ? u.getCause() : null;
-            throw io != null ? new UncheckedIOException("Cannot write " + file + ": " + io.getMessage(), io)
-                    : (RuntimeException) e;
-        }
     }
 
     /** Reads one shard; fails naming the file when it is not one as {@link #writeShard} writes it. */

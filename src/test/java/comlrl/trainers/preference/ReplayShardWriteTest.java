@@ -18,7 +18,7 @@ class ReplayShardWriteTest {
     void aFailedShardWriteNamesTheShardAndLeavesNoTemporaryFile(@TempDir Path dir) throws Exception {
         Path shard = dir.resolve(PreferenceReplay.shardName(3));
         // the disk fills while the shard's temporary file is written (Checkpoints.writeJson's failure)
-        assertThatThrownBy(() -> PreferenceReplay.writeAtomically(shard, tmp -> {
+        assertThatThrownBy(() -> comlrl.checkpoint.Checkpoints.writeAtomically(shard, tmp -> {
             try {
                 Files.writeString(tmp, "{\"iteration\": 3, \"pa");
             } catch (IOException e) {

@@ -1,4 +1,4 @@
-package comlrl.trainers.preference;
+package comlrl.report;
 
 import comlrl.checkpoint.Checkpoints;
 import java.io.IOException;
@@ -141,7 +141,7 @@ public final class RewardDistribution {
         doc.put("target_mean", mean(target));
         doc.put("comparator_mean", mean(comparator));
         Path file = file(dir, ".json");
-        PreferenceReplay.writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
+        Checkpoints.writeAtomically(file, tmp -> Checkpoints.writeJson(tmp, doc));
         return file;
     }
 
@@ -155,7 +155,7 @@ public final class RewardDistribution {
     }
 
     private static void writeText(Path file, String text) {
-        PreferenceReplay.writeAtomically(file, tmp -> {
+        Checkpoints.writeAtomically(file, tmp -> {
             try {
                 Files.writeString(tmp, comlrl.net.Secrets.scrub(text));
             } catch (IOException e) {

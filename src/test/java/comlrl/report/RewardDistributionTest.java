@@ -1,4 +1,4 @@
-package comlrl.trainers.preference;
+package comlrl.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
