@@ -109,15 +109,15 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         this.agents = parts.agents;
         try {
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
-            MinibatchSteps steps = new MinibatchSteps(work, b.observer);
-            this.critic = parts.own(critic.apply(new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
-                    steps)), Critic::close);
+            Critic.Actors actors = new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
+                    new MinibatchSteps(work, b.observer));
+            this.critic = parts.own(critic.apply(actors), Critic::close);
             this.critic.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
             this.actorOptimizers = parts.own(agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(),
                     this.critic.headOnActor(i), args.agentLearningRate())), o -> o.values().forEach(AdamW::close));
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
                     TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
-            this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);
+            this.updates = new AgentUpdates(args, this.critic, actorOptimizers, actors);
             JointRollout rollout = JointRollout.of(agents.asList(), parts.generation.asList(), formatters,
                     settings.promptEncoder(), parts.executor, work)
                     .withTransitions(new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), numAgents),
