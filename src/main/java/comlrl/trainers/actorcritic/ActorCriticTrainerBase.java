@@ -5,7 +5,6 @@ import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.CausalLmWithValueHead;
-import comlrl.generation.GenerationSettings;
 import comlrl.generation.SeedStream;
 import comlrl.logging.MetricsLogger;
 import comlrl.tensor.AdamW;
@@ -56,7 +55,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         Map<String, Double> apply(List<RolloutSample> rollouts);
     }
 
-    private final TrainerSettings settings;
     /**
      * What distinguishes the algorithms beside their critic: whether logged returns are discounted (IAC)
      * or suffix sums (MAAC), and whether one agent is saved at the save directory itself (IAC), not in
@@ -92,7 +90,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, Algorithm algorithm, ActorCriticSources.Sources sources,
             ActorCriticSources.Placement placement, RankWork work, Function<Critic.Actors, Critic> critic) {
         this.args = args;
-        this.settings = b.settings();
+        TrainerSettings settings = b.settings();
         this.algorithm = algorithm;
         int numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
@@ -136,10 +134,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         }
     }
 
-    public final TrainerSettings settings() {
-        return settings;
-    }
-
     public ActorCriticConfig args() {
         return args;
     }
@@ -157,6 +151,11 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         return progress;
     }
 
+    @Override
+    protected final TrainerParts parts() {
+        return parts;
+    }
+
     /** Each actor's causal LM (without a value head on it); null for other processes' agents in the agents split. */
     @Override
     public List<CausalLm> policies() {
@@ -171,11 +170,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** The critic models with their value heads ({@link Critic#views}). */
     public List<CausalLmWithValueHead> critics() {
         return critic.views();
-    }
-
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return parts.generation.asList();
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
@@ -223,7 +217,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         agents.indices().forEach(i -> parts.putAll(critic.agentParts(i)));
         parts.putAll(critic.sharedParts());
         return new TrainerCheckpoint(algorithm.name(), agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                shapes, parts, settings().statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
                         TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
                         TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
                 seeds, logger, work).extendedBy(extension);
@@ -277,11 +271,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     private Path actorDir(Path dir, int agent) {
         return algorithm.oneAgentAtRoot() && args.numAgents() == 1 ? dir : dir.resolve("agent_" + agent);
-    }
-
-    @Override
-    public void close() {
-        parts.close(); // the logger, then the optimizers, critic, references and actors (TrainerParts#close)
     }
 
     /** Builds an IAC or MAAC trainer (the setters and checks: {@link ActorCriticBuilder}). */

@@ -28,12 +28,11 @@ import java.util.function.UnaryOperator;
 /**
  * What a MAGRPO-family trainer runs on, assembled from its builder: the checks that need no model, then
  * (after joining the other processes of a ddp run) the agents, optimizers, references, logger, rollout
- * engine, evaluator and checkpoint. Owns the native memory it loaded; what fails half way is freed.
+ * engine, evaluator and checkpoint. Its {@link TrainerParts} own the native memory it loaded; what fails
+ * half way is freed.
  */
-final class MAGRPOParts implements AutoCloseable {
+final class MAGRPOParts {
     final MAGRPOConfig args;
-    /** What the builder was given besides {@code args} (as the trainer took it). */
-    final TrainerSettings settings;
     final HeldAgents<AdamW> optimizers;
     final JointRewarder rewarder;
     /** The epoch loop's task data, console and logger. */
@@ -54,7 +53,7 @@ final class MAGRPOParts implements AutoCloseable {
         }
         b.requireCommon(algorithmName, b.args().numTurns());
         this.args = b.args();
-        this.settings = b.settings();
+        TrainerSettings settings = b.settings();
         // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
         int count = b.resolvedNumAgents(args.numAgents());
         if (count < 1) {
@@ -107,11 +106,5 @@ final class MAGRPOParts implements AutoCloseable {
             parts.closeAfter(e);
             throw e;
         }
-    }
-
-    /** Closes the logger, then frees what was loaded here (a sink's write failure is thrown after that). */
-    @Override
-    public void close() {
-        parts.close();
     }
 }

@@ -4,7 +4,6 @@ import comlrl.data.TaskItem;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.FinishReason;
-import comlrl.generation.GenerationSettings;
 import comlrl.model.DecoderLm;
 import comlrl.rl.JointMode;
 import comlrl.rl.RolloutNode;
@@ -16,7 +15,7 @@ import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.logging.MetricsLogger;
 import comlrl.trainers.common.EpochTrainer;
-import comlrl.trainers.common.TrainerSettings;
+import comlrl.trainers.common.TrainerParts;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,7 +58,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.agents = run.parts.agents;
         this.logger = run.logger;
         this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(),
-                run.settings.console(), run.parts.work.isMain(), args.dynamicSampling());
+                run.parts.settings.console(), run.parts.work.isMain(), args.dynamicSampling());
         this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
         this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
                 run.parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
@@ -70,11 +69,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
 
     public MAGRPOConfig args() {
         return args;
-    }
-
-    /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
-    public TrainerSettings settings() {
-        return run.settings;
     }
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
@@ -96,17 +90,13 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         return progress;
     }
 
-    public String algorithmName() {
-        return algorithmName;
+    @Override
+    protected final TrainerParts parts() {
+        return run.parts;
     }
 
-    /**
-     * Each agent's generate settings (rollouts and evaluation) with the source of every value: the
-     * run config, the agent's generation_config.json (or config.json), or transformers' default.
-     */
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return run.parts.generation.asList();
+    public String algorithmName() {
+        return algorithmName;
     }
 
     /** Updates every agent from what its buffer still holds (end of an epoch); dynamic sampling's count starts afresh. */
@@ -140,11 +130,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     public void saveModel(Path dir) {
         run.parts.actors.saveAgents(agents, run.parts.work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
-    }
-
-    @Override
-    public void close() {
-        run.close(); // the logger, then the models (TrainerParts#close)
     }
 
     // ------------------------------------------------------------------ rollout tree
