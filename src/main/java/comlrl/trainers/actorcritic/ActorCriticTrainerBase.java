@@ -156,12 +156,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         return parts;
     }
 
-    /** Each actor's causal LM (without a value head on it); null for other processes' agents in the agents split. */
-    @Override
-    public List<CausalLm> policies() {
-        return agents.asList();
-    }
-
     /** The actors, each with the value head on it (IAC with {@code use_separate_critic: false}; else null). */
     public List<CausalLmWithValueHead> agents() {
         return agents.mapIndexed((i, a) -> new CausalLmWithValueHead(a, critic.headOnActor(i))).asList();

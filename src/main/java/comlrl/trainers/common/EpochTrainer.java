@@ -1,5 +1,6 @@
 package comlrl.trainers.common;
 
+import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,6 +16,12 @@ public abstract class EpochTrainer implements Trainer {
     /** What the builder was given besides {@code args}, as this trainer received it. */
     public final TrainerSettings settings() {
         return parts().settings;
+    }
+
+    /** Each actor's causal LM (without value heads); null for other processes' agents in a ddp agents split. */
+    @Override
+    public List<CausalLm> policies() {
+        return parts().agents.asList();
     }
 
     /** Each agent's generate settings (rollouts and evaluation) with the source of every value. */

@@ -163,11 +163,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     @Override
-    public List<CausalLm> policies() {
-        return agents();
-    }
-
-    @Override
     protected final EpochProgress progress() {
         return progress;
     }
