@@ -145,7 +145,7 @@ public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase
         ActorCriticSources.Sources resolved = sources.resolve(c, get(TrainerSettings.AGENT_MODEL),
                 get(TrainerSettings.AGENTS), get(TrainerSettings.TOKENIZERS), get(TrainerSettings.CRITIC_MODEL),
                 get(TrainerSettings.CRITICS));
-        requireTaskData();
+        settings().requireTaskData();
         RankWork work = RankWork.forRun(c.parallelTraining(), c.ddpSplit(), c.numAgents(), get(TrainerSettings.DISTRIBUTED));
         try {
             return make.make(c, resolved, ActorCriticSources.place(c, work.device()), work);

@@ -5,7 +5,6 @@ import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.CausalLmWithValueHead;
-import comlrl.generation.GenerationSettings;
 import comlrl.generation.SeedStream;
 import comlrl.logging.MetricsLogger;
 import comlrl.tensor.AdamW;
@@ -56,7 +55,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         Map<String, Double> apply(List<RolloutSample> rollouts);
     }
 
-    private final TrainerSettings settings;
     /**
      * What distinguishes the algorithms beside their critic: whether logged returns are discounted (IAC)
      * or suffix sums (MAAC), and whether one agent is saved at the save directory itself (IAC), not in
@@ -92,7 +90,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     ActorCriticTrainerBase(Builder<?> b, ActorCriticConfig args, Algorithm algorithm, ActorCriticSources.Sources sources,
             ActorCriticSources.Placement placement, RankWork work, Function<Critic.Actors, Critic> critic) {
         this.args = args;
-        this.settings = b.settings();
+        TrainerSettings settings = b.settings();
         this.algorithm = algorithm;
         int numAgents = args.numAgents();
         Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), numAgents);
@@ -109,15 +107,15 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         this.agents = parts.agents;
         try {
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
-            MinibatchSteps steps = new MinibatchSteps(work, b.observer);
-            this.critic = parts.own(critic.apply(new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
-                    steps)), Critic::close);
+            Critic.Actors actors = new Critic.Actors(agents, parts.actors, padIds, work, parts.executor,
+                    new MinibatchSteps(work, b.observer));
+            this.critic = parts.own(critic.apply(actors), Critic::close);
             this.critic.requireOutside(settings.get(TrainerSettings.OUTPUT_DIR), "output_dir");
             this.actorOptimizers = parts.own(agents.open((i, agent) -> ValueHeads.adamW(work, agent.model(),
                     this.critic.headOnActor(i), args.agentLearningRate())), o -> o.values().forEach(AdamW::close));
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithm.name(),
                     TrainerBuilder.trackedConfig(args.toMap(), sources.actors()), work.isMain()));
-            this.updates = new AgentUpdates(args, this.critic, actorOptimizers, parts.executor, work, steps);
+            this.updates = new AgentUpdates(args, this.critic, actorOptimizers, actors);
             JointRollout rollout = JointRollout.of(agents.asList(), parts.generation.asList(), formatters,
                     settings.promptEncoder(), parts.executor, work)
                     .withTransitions(new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), numAgents),
@@ -134,10 +132,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
             parts.closeAfter(e);
             throw e;
         }
-    }
-
-    public final TrainerSettings settings() {
-        return settings;
     }
 
     public ActorCriticConfig args() {
@@ -157,10 +151,9 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         return progress;
     }
 
-    /** Each actor's causal LM (without a value head on it); null for other processes' agents in the agents split. */
     @Override
-    public List<CausalLm> policies() {
-        return agents.asList();
+    protected final TrainerParts parts() {
+        return parts;
     }
 
     /** The actors, each with the value head on it (IAC with {@code use_separate_critic: false}; else null). */
@@ -171,11 +164,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     /** The critic models with their value heads ({@link Critic#views}). */
     public List<CausalLmWithValueHead> critics() {
         return critic.views();
-    }
-
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return parts.generation.asList();
     }
 
     /** One task item: its rollouts, {@code env_step}, the callback's metrics, the buffers and the updates they fill. */
@@ -223,7 +211,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
         agents.indices().forEach(i -> parts.putAll(critic.agentParts(i)));
         parts.putAll(critic.sharedParts());
         return new TrainerCheckpoint(algorithm.name(), agents.size(), args.numTrainEpochs(), args.saveTotalLimit(),
-                shapes, parts, settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                shapes, parts, settings().statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
                         TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
                         TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
                 seeds, logger, work).extendedBy(extension);
@@ -277,11 +265,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     private Path actorDir(Path dir, int agent) {
         return algorithm.oneAgentAtRoot() && args.numAgents() == 1 ? dir : dir.resolve("agent_" + agent);
-    }
-
-    @Override
-    public void close() {
-        parts.close(); // the logger, then the optimizers, critic, references and actors (TrainerParts#close)
     }
 
     /** Builds an IAC or MAAC trainer (the setters and checks: {@link ActorCriticBuilder}). */

@@ -2,7 +2,6 @@ package comlrl.trainers.actorcritic;
 
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
-import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.tensor.AdamW;
 import java.util.ArrayList;
@@ -32,19 +31,15 @@ final class AgentUpdates {
     private final ActorCriticConfig args;
     private final Critic critic;
     private final HeldAgents<AdamW> actorOptimizers;
-    private final AgentExecutor executor;
-    private final RankWork work;
-    private final MinibatchSteps steps;
+    /** The actors' run: its executor, share of the processes and minibatch steps. */
+    private final Critic.Actors actors;
     private final List<List<RolloutSample>> buffers = new ArrayList<>();
 
-    AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, AgentExecutor executor,
-            RankWork work, MinibatchSteps steps) {
+    AgentUpdates(ActorCriticConfig args, Critic critic, HeldAgents<AdamW> actorOptimizers, Critic.Actors actors) {
         this.args = args;
         this.critic = critic;
         this.actorOptimizers = actorOptimizers;
-        this.executor = executor;
-        this.work = work;
-        this.steps = steps;
+        this.actors = actors;
         IntStream.range(0, args.numAgents()).forEach(i -> buffers.add(new ArrayList<>()));
     }
 
@@ -74,7 +69,9 @@ final class AgentUpdates {
             shuffleSeeds.put(i, seeds.next());
         }
         // the agents split: each process updates its agents (and a shared critic's every process every agent)
-        List<Integer> here = taken.keySet().stream().filter(i -> critic.sharedByAgents() || work.ownsAgent(i)).toList();
+        AgentExecutor executor = actors.executor();
+        List<Integer> here = taken.keySet().stream().filter(i -> critic.sharedByAgents() || actors.work().ownsAgent(i))
+                .toList();
         Function<Integer, Map<String, Double>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
         List<Map<String, Double>> computed = !critic.sharedByAgents() && executor.parallel()
                 ? executor.map(here, update::apply) : here.stream().map(update).toList();
@@ -120,7 +117,7 @@ final class AgentUpdates {
             int minibatches = 0;
             for (int start = 0; start < normalized.size(); start += args.trainBatchSize()) {
                 List<RolloutSample> mb = normalized.subList(start, Math.min(normalized.size(), start + args.trainBatchSize()));
-                steps.seen(agent, mb);
+                actors.steps().seen(agent, mb);
                 Critic.Losses losses = critic.update(agent, mb, actorOptimizers);
                 policyLoss += losses.policyLoss();
                 valueLoss += losses.valueLoss();

@@ -11,7 +11,6 @@ import comlrl.trainers.common.AgentSet;
 import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
@@ -116,13 +115,8 @@ final class CentralCritic implements Critic {
     /** Every process holds the same critic: rank 0 writes it, every process restores it. */
     @Override
     public Map<String, TrainerCheckpoint.Part> sharedParts() {
-        RankWork work = actors.work();
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put("critic", TrainerCheckpoint.writtenByMain(
-                TrainerCheckpoint.weights("critic", "the critic", model.get(0)), work));
-        parts.put("critic_optimizer", TrainerCheckpoint.writtenByMain(
-                TrainerCheckpoint.optimizer("critic_optimizer.safetensors", optimizer), work));
-        parts.put("value_head", TrainerCheckpoint.writtenByMain(ValueHeads.checkpointPart("value_head", head), work));
+        Map<String, TrainerCheckpoint.Part> parts = Critic.modelParts("", "the critic", model.get(0), optimizer, head);
+        parts.replaceAll((name, part) -> TrainerCheckpoint.writtenByMain(part, actors.work()));
         return parts;
     }
 

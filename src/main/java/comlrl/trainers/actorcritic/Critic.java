@@ -12,6 +12,7 @@ import comlrl.trainers.common.AgentSet;
 import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerSettings;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
@@ -43,6 +44,20 @@ sealed interface Critic extends AutoCloseable permits PerAgentCritics, CentralCr
             Actors actors, IntPredicate include) {
         return AgentSet.load("critic", sources, b.get(TrainerSettings.DTYPE), devices, b.settings().criticLoraAgents(),
                 seed ^ 0xC0FFEEL, actors.set(), include);
+    }
+
+    /**
+     * The checkpoint parts of a critic model with its optimizer and head: {@code critic<suffix>},
+     * {@code critic_optimizer<suffix>.safetensors} and {@code value_head<suffix>} ({@code label} names the model).
+     */
+    static Map<String, TrainerCheckpoint.Part> modelParts(String suffix, String label, CausalLm model, AdamW optimizer,
+            ValueHead head) {
+        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
+        parts.put("critic" + suffix, TrainerCheckpoint.weights("critic" + suffix, label, model));
+        parts.put("critic_optimizer" + suffix, TrainerCheckpoint.optimizer("critic_optimizer" + suffix + ".safetensors",
+                optimizer));
+        parts.put("value_head" + suffix, ValueHeads.checkpointPart("value_head" + suffix, head));
+        return parts;
     }
 
     /** The losses of one minibatch update. */

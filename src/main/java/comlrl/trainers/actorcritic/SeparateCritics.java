@@ -8,7 +8,6 @@ import comlrl.tensor.AdamW;
 import comlrl.trainers.common.AgentSet;
 import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -80,12 +79,8 @@ final class SeparateCritics extends PerAgentCritics {
 
     @Override
     public Map<String, TrainerCheckpoint.Part> agentParts(int agent) {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put("critic_" + agent, TrainerCheckpoint.weights("critic_" + agent, "critic " + agent, critics.get(agent)));
-        parts.put("critic_optimizer_" + agent, TrainerCheckpoint.optimizer("critic_optimizer_" + agent + ".safetensors",
-                optimizers.get(agent)));
-        parts.putAll(super.agentParts(agent));
-        return parts;
+        return Critic.modelParts("_" + agent, "critic " + agent, critics.get(agent), optimizers.get(agent),
+                heads.get(agent));
     }
 
     @Override

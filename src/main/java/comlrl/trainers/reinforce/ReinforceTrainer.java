@@ -1,28 +1,42 @@
 package comlrl.trainers.reinforce;
 
+import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.data.TaskItem;
+import comlrl.distributed.HeldAgents;
+import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.FinishReason;
-import comlrl.generation.GenerationSettings;
+import comlrl.generation.SeedStream;
+import comlrl.logging.MetricsLogger;
 import comlrl.model.DecoderLm;
 import comlrl.rl.JointMode;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
-import comlrl.distributed.HeldAgents;
-import comlrl.trainers.common.JointRollout;
+import comlrl.tensor.Device;
+import comlrl.trainers.AgentSources;
+import comlrl.trainers.Devices;
+import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
-import comlrl.logging.MetricsLogger;
 import comlrl.trainers.common.EpochTrainer;
+import comlrl.trainers.common.JointEvaluator;
+import comlrl.trainers.common.JointRewarder;
+import comlrl.trainers.common.JointRollout;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;
+import comlrl.trainers.common.Transitions;
+import comlrl.utils.Formatters;
+import comlrl.utils.TrainerFields;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 
 /**
@@ -42,39 +56,101 @@ import java.util.stream.IntStream;
 public abstract class ReinforceTrainer extends EpochTrainer {
     protected final MAGRPOConfig args;
     private final String algorithmName;
-    /** The agents, their optimizers, the rollout engine, the evaluator, the logger, the checkpoint. */
-    private final MAGRPOParts run;
+    /** The agents, their generate settings, references, executor and share of the run, freed on close. */
+    private final TrainerParts parts;
     private final HeldAgents<CausalLm> agents;
+    private final HeldAgents<AdamW> optimizers;
+    private final JointRewarder rewarder;
+    private final SeedStream seeds;
     private final MetricsLogger logger;
+    /** The rollout engine of training (with the references); evaluation's is the same without them. */
+    private final JointRollout rollout;
+    private final JointEvaluator evaluator;
+    /** Sees each agent's accumulated gradients before its optimizer step (tests only). */
+    private final BiConsumer<Integer, DecoderLm> gradientObserver;
     /** Epochs done and {@code env_step} (saved in checkpoints), and the outer loop. */
     private final EpochProgress progress;
     private final AgentBuffers buffers;
     private final UpdateMetrics updateMetrics;
     private final DynamicSampling dynamicSampling;
 
+    /**
+     * Runs the checks that need no model, joins the other processes of a ddp run, then loads the agents,
+     * optimizers, references, logger, rollout engine, evaluator and checkpoint (freed if any of it fails).
+     */
     protected ReinforceTrainer(ReinforceBuilder<?> b, String algorithmName) {
-        this.run = new MAGRPOParts(b, algorithmName);
-        this.args = run.args;
+        if (b.args() == null) {
+            throw new IllegalArgumentException("args (an MAGRPOConfig) must be provided");
+        }
+        b.requireCommon(algorithmName, b.args().numTurns());
+        this.args = b.args();
         this.algorithmName = algorithmName;
-        this.agents = run.parts.agents;
-        this.logger = run.logger;
-        this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(),
-                run.settings.console(), run.parts.work.isMain(), args.dynamicSampling());
-        this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
-        this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), run.seeds,
-                run.parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss.behaviourLogprobs(
-                        agents.get(agent).model(), s, agents.get(agent).padId(), run.parts.work));
-        this.progress = new EpochProgress(run.loop, run.checkpoint, run.parts.actors, this::evaluate, this::trainItem,
-                this::flushAll);
+        TrainerSettings settings = b.settings();
+        // the constructor's num_agents wins; without it the agents list's length, else the config's num_agents
+        int count = b.resolvedNumAgents(args.numAgents());
+        if (count < 1) {
+            throw new IllegalArgumentException("num_agents must be >= 1, got " + count);
+        }
+        if ((settings.get(TrainerSettings.EVAL_LOGGER) == null) != (settings.get(TrainerSettings.EVAL_AGGREGATOR) == null)) {
+            throw new IllegalArgumentException("eval_logger and eval_aggregator must be given together");
+        }
+        Formatters formatters = Formatters.fromArgument(settings.get(TrainerSettings.FORMATTERS), count);
+        List<Object> sources = AgentSources.resolve("agents", settings.get(TrainerSettings.AGENT_MODEL),
+                settings.get(TrainerSettings.AGENTS), count, "num_agents");
+        TrainerSettings.Rewarders rewarders = settings.rewarders(count, args.numGenerations(), algorithmName,
+                args.skipNonfiniteSamples());
+        this.rewarder = rewarders.training();
+        Transitions transitions = new Transitions(settings.get(TrainerSettings.EXTERNAL_TRANSITION), count);
+        this.gradientObserver = b.gradientObserver;
+        this.seeds = new SeedStream(args.seed());
+        // every check that can fail without a model has run; join the other processes (ddp), then load
+        // (and free what was loaded on failure)
+        settings.requireTaskData();
+        RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
+                settings.get(TrainerSettings.DISTRIBUTED));
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
+                joined.device());
+        List<Device> refDevices = !args.referenceKlEnabled() ? null : args.referenceDevices() == null
+                || joined.device() != null ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
+        this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices, refDevices, args.seed(),
+                args.parallelTraining(), args, args.numGenerations()), UnaryOperator.identity());
+        this.agents = parts.agents;
+        try {
+            this.optimizers = parts.own(agents.open((i, a) -> parts.work.adamW(a.model().parameters(),
+                    args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
+            this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithmName,
+                    parts.trackedConfig(args.toMap()), parts.work.isMain()));
+            JointRollout evalRollout = JointRollout.of(agents.asList(), parts.generation.asList(), formatters,
+                    settings.promptEncoder(), parts.executor, parts.work)
+                    .withTransitions(transitions, args.externalPromptPassthrough());
+            this.evaluator = new JointEvaluator(settings, evalRollout, JointEvaluator.team(
+                    rewarders.evaluation().averagingAgentRewards()), // per-agent rewards: evaluation logs their team mean
+                    seeds, args.numTurns(), args.evalBatchSize()).generations(args.get(TrainerFields.EVAL_NUM_GENERATIONS));
+            this.rollout = evalRollout.withReferences(parts.references);
+            TrainerCheckpoint checkpoint = new TrainerCheckpoint(algorithmName, count, args.numTrainEpochs(),
+                    args.saveTotalLimit(), List.of(TrainerCheckpoint.ShapeGroup.of("model_shapes", "agent",
+                            agents.map(CausalLm::model))), TrainerCheckpoint.agentParts(agents, optimizers),
+                    settings.statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
+                            TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
+                            TrainerSettings.EXTERNAL_TRANSITION, TrainerSettings.EVAL_LOGGER,
+                            TrainerSettings.EVAL_AGGREGATOR),
+                    seeds, logger, parts.work).extendedBy(settings.get(TrainerSettings.CHECKPOINT_EXTENSION));
+            this.updateMetrics = new UpdateMetrics(args.referenceKlCoef(), args.referenceKlEnabled(),
+                    settings.console(), parts.work.isMain(), args.dynamicSampling());
+            this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
+            this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), seeds,
+                    parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss
+                            .behaviourLogprobs(agents.get(agent).model(), s, agents.get(agent).padId(), parts.work));
+            this.progress = new EpochProgress(parts.loop(args.evalInterval()), checkpoint, parts.actors, this::evaluate,
+                    this::trainItem, this::flushAll);
+        } catch (RuntimeException | Error e) {
+            parts.closeAfter(e);
+            throw e;
+        }
     }
 
     public MAGRPOConfig args() {
         return args;
-    }
-
-    /** The builder's settings as this trainer received them (a centralized actor's, after the wrapper). */
-    public TrainerSettings settings() {
-        return run.settings;
     }
 
     /** The agents, in order; in the agents split of a ddp run, null for those another process holds. */
@@ -87,26 +163,17 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     }
 
     @Override
-    public List<CausalLm> policies() {
-        return agents();
-    }
-
-    @Override
     protected final EpochProgress progress() {
         return progress;
     }
 
-    public String algorithmName() {
-        return algorithmName;
+    @Override
+    protected final TrainerParts parts() {
+        return parts;
     }
 
-    /**
-     * Each agent's generate settings (rollouts and evaluation) with the source of every value: the
-     * run config, the agent's generation_config.json (or config.json), or transformers' default.
-     */
-    @Override
-    public List<GenerationSettings.Resolved> generationSettings() {
-        return run.parts.generation.asList();
+    public String algorithmName() {
+        return algorithmName;
     }
 
     /** Updates every agent from what its buffer still holds (end of an epoch); dynamic sampling's count starts afresh. */
@@ -129,7 +196,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      * ({@code {}} without an evaluation set).
      */
     public Map<String, Double> evaluate(int numEvalSamples) {
-        return run.evaluator.evaluate(numEvalSamples, logger, progress.envStep());
+        return evaluator.evaluate(numEvalSamples, logger, progress.envStep());
     }
 
     /**
@@ -138,13 +205,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     @Override
     public void saveModel(Path dir) {
-        run.parts.actors.saveAgents(agents, run.parts.work, dir);
+        parts.actors.saveAgents(agents, parts.work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
-    }
-
-    @Override
-    public void close() {
-        run.close(); // the logger, then the models (TrainerParts#close)
     }
 
     // ------------------------------------------------------------------ rollout tree
@@ -178,7 +240,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      * dropped instead ({@link DynamicSampling}).
      */
     private void trainItem(TaskItem item, String label) {
-        Node root = buildNode(run.rollout.start(item, label));
+        Node root = buildNode(rollout.start(item, label));
         TreeReturns returns = TreeReturns.compute(toRolloutNode(root, -1));
         List<TreeReturns> byAgent = agentReturns(root);
         if (dynamicSampling.drop(byAgent != null ? byAgent : List.of(returns))) {
@@ -202,8 +264,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
     private Node buildNode(JointRollout.TurnState state) {
         JointMode mode = args.jointMode();
         int g = args.numGenerations();
-        JointRollout.Scored<double[][]> node = run.rollout.expand(state, run.seeds, g,
-                JointRollout.Scoring.jointActionsPerAgent(run.rewarder, mode));
+        JointRollout.Scored<double[][]> node = rollout.expand(state, seeds, g,
+                JointRollout.Scoring.jointActionsPerAgent(rewarder, mode));
         double[] rewards = node.rewards()[0];   // [K] team rewards
         double[][] agentRewards = node.rewards().length == 1 ? null                  // [N][K]
                 : Arrays.copyOfRange(node.rewards(), 1, node.rewards().length);
@@ -213,7 +275,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         List<Node> children = new ArrayList<>();
         if (state.turn() < args.numTurns() - 1 && !terminated) {
             for (int j = 0; j < rewards.length; j++) {
-                children.add(buildNode(run.rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
+                children.add(buildNode(rollout.next(node.turn(), mode.completionIndices(j, g, agents.size()))));
             }
         }
         return new Node(node.turn(), rewards, agentRewards, step, List.copyOf(children));
@@ -297,7 +359,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
      */
     private void step(int agent, List<NodeSample> minibatch, List<float[][]> oldLogprobs, TurnStats stats) {
         DecoderLm model = agents.get(agent).model();
-        AdamW opt = run.optimizers.get(agent);
+        AdamW opt = optimizers.get(agent);
         long pad = agents.get(agent).padId();
         List<NodeSample> kept = new ArrayList<>();
         List<float[][]> keptOld = new ArrayList<>(); // log π_old of the kept samples (μ > 1)
@@ -318,9 +380,9 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             try {
                 if (oldLogprobs == null) {
-                    losses = MAGRPOLoss.accumulate(model, kept, args, pad, run.parts.work);
+                    losses = MAGRPOLoss.accumulate(model, kept, args, pad, parts.work);
                 } else {
-                    clipped = MAGRPOLoss.accumulateClipped(model, kept, keptOld, args, pad, run.parts.work);
+                    clipped = MAGRPOLoss.accumulateClipped(model, kept, keptOld, args, pad, parts.work);
                     losses = clipped.losses();
                 }
             } catch (MAGRPOLoss.NonFiniteException e) {
@@ -338,8 +400,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             return;
         }
-        if (run.parts.work.splitsRows()) {
-            run.parts.work.sumGradients(model); // the whole minibatch's gradient on every process
+        if (parts.work.splitsRows()) {
+            parts.work.sumGradients(model); // the whole minibatch's gradient on every process
         }
         if (!opt.gradientsFinite()) {
             opt.zeroGrad();
@@ -351,10 +413,10 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             kept.forEach(s -> stats.skip());
             return;
         }
-        if (run.gradientObserver != null) {
-            run.gradientObserver.accept(agent, model);
+        if (gradientObserver != null) {
+            gradientObserver.accept(agent, model);
         }
-        run.parts.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+        parts.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
         opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
