@@ -255,9 +255,4 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
             throw new IllegalArgumentException("train_dataset must be provided");
         }
     }
-
-    /** Checks the training and evaluation rows before any model loads ({@link TrainerSettings#requireTaskData}). */
-    public void requireTaskData() {
-        settings.requireTaskData();
-    }
 }

@@ -6,6 +6,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.logging.MetricsLogger;
+import comlrl.tensor.AdamW;
 import comlrl.tensor.Device;
 import comlrl.utils.ParallelTraining;
 import comlrl.utils.TrainerConfig;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
@@ -79,6 +81,29 @@ public final class TrainerParts implements AutoCloseable {
             closeAfter(e);
             throw e;
         }
+    }
+
+    /**
+     * Checks the task data, joins the run's processes ({@link RankWork#forRun}), places one agent per source
+     * ({@code agent_devices}) and loads them ({@code references} gives the reference devices from the process
+     * joined and the agents' devices, null for none; {@code generations} as {@link Load} says).
+     */
+    public static TrainerParts join(TrainerSettings settings, TrainerConfig args, List<Object> sources, int generations,
+            BiFunction<RankWork, List<Device>, List<Device>> references) {
+        settings.requireTaskData();
+        int count = sources.size();
+        RankWork work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
+                settings.get(TrainerSettings.DISTRIBUTED));
+        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
+                work.device());
+        return new TrainerParts(settings, work, new Load(sources, devices, references.apply(work, devices), args.seed(),
+                args.parallelTraining(), args, generations), UnaryOperator.identity());
+    }
+
+    /** Per held agent, an AdamW (weight decay 0.01) over its model's parameters, freed with these parts. */
+    public HeldAgents<AdamW> adamW(double learningRate) {
+        return own(agents.open((i, a) -> work.adamW(a.model().parameters(), learningRate, 0.01)),
+                opts -> opts.values().forEach(AdamW::close));
     }
 
     /** Registers {@code resource}, freed by {@code free} when these parts close (newest first); returns it. */

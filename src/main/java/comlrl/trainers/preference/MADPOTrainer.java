@@ -7,9 +7,7 @@ import comlrl.generation.CausalLm;
 import comlrl.generation.GenerationSettings;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
-import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.distributed.HeldAgents;
 import comlrl.trainers.common.JointEvaluator;
@@ -32,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Random;
-import java.util.function.UnaryOperator;
 
 /**
  * Multi-agent DPO (reference §7.2): an offline preference set built once from the initial policy,
@@ -90,18 +87,12 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         PromptEncoder promptEncoder = settings.promptEncoder();
         boolean verbose = settings.get(TrainerSettings.VERBOSE);
         this.seeds = new SeedStream(args.seed());
-        settings.requireTaskData();
-        this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
-                settings.get(TrainerSettings.DISTRIBUTED));
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                work.device());
-        this.parts = new TrainerParts(settings, work, new TrainerParts.Load(sources, devices,
-                args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null, args.seed(),
-                args.parallelTraining(), args, args.preferenceNumCandidates()), UnaryOperator.identity());
+        this.parts = TrainerParts.join(settings, args, sources, args.preferenceNumCandidates(), (w, devices) ->
+                args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null);
+        this.work = parts.work;
         this.agents = parts.agents;
         try {
-            HeldAgents<AdamW> optimizers = parts.own(agents.open((i, a) -> work.adamW(a.model().parameters(),
-                    args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
+            HeldAgents<AdamW> optimizers = parts.adamW(args.agentLearningRate());
             this.logger = parts.openLogger(b.stageLogger != null ? b.stageLogger.apply(work.isMain())
                     : settings.metricsLogger(args.loggingSteps(), ALGORITHM_NAME, parts.trackedConfig(args.toMap()),
                             work.isMain()));

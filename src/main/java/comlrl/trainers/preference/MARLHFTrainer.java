@@ -111,7 +111,7 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
         RewardProcessor evalProcessor = java.util.Objects.requireNonNullElse(
                 settings.get(TrainerSettings.EVAL_REWARD_PROCESSOR), processor);
         RewardFunction learned = (completions, items) -> scoreAligned(rewardModel, formatters, completions, items);
-        b.requireTaskData();
+        settings.requireTaskData();
         this.work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), numAgents,
                 settings.get(TrainerSettings.DISTRIBUTED));
         this.logger = b.stageLogger(b.runName, work.isMain());

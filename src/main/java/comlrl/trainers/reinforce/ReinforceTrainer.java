@@ -3,7 +3,6 @@ package comlrl.trainers.reinforce;
 import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.data.TaskItem;
 import comlrl.distributed.HeldAgents;
-import comlrl.distributed.RankWork;
 import comlrl.generation.CausalLm;
 import comlrl.generation.Completion;
 import comlrl.generation.FinishReason;
@@ -15,10 +14,8 @@ import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;
 import comlrl.rl.TreeReturns;
 import comlrl.tensor.AdamW;
-import comlrl.tensor.Device;
 import comlrl.trainers.AgentSources;
 import comlrl.trainers.Devices;
-import comlrl.trainers.common.AgentSet;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.JointEvaluator;
@@ -36,7 +33,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
-import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 
 /**
@@ -105,19 +101,12 @@ public abstract class ReinforceTrainer extends EpochTrainer {
         this.seeds = new SeedStream(args.seed());
         // every check that can fail without a model has run; join the other processes (ddp), then load
         // (and free what was loaded on failure)
-        settings.requireTaskData();
-        RankWork joined = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
-                settings.get(TrainerSettings.DISTRIBUTED));
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                joined.device());
-        List<Device> refDevices = !args.referenceKlEnabled() ? null : args.referenceDevices() == null
-                || joined.device() != null ? devices : Devices.resolve(args.referenceDevices(), count, "reference_devices");
-        this.parts = new TrainerParts(settings, joined, new TrainerParts.Load(sources, devices, refDevices, args.seed(),
-                args.parallelTraining(), args, args.numGenerations()), UnaryOperator.identity());
+        this.parts = TrainerParts.join(settings, args, sources, args.numGenerations(), (work, devices) ->
+                !args.referenceKlEnabled() ? null : args.referenceDevices() == null || work.device() != null ? devices
+                        : Devices.resolve(args.referenceDevices(), count, "reference_devices"));
         this.agents = parts.agents;
         try {
-            this.optimizers = parts.own(agents.open((i, a) -> parts.work.adamW(a.model().parameters(),
-                    args.agentLearningRate(), 0.01)), opts -> opts.values().forEach(AdamW::close));
+            this.optimizers = parts.adamW(args.agentLearningRate());
             this.logger = parts.openLogger(settings.metricsLogger(args.loggingSteps(), algorithmName,
                     parts.trackedConfig(args.toMap()), parts.work.isMain()));
             JointRollout evalRollout = JointRollout.of(agents.asList(), parts.generation.asList(), formatters,
