@@ -66,12 +66,11 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     private final ActorCriticConfig args;
     private final Algorithm algorithm;
     /**
-     * This process's share of a ddp run. Data split: a minibatch's samples are divided between the
-     * processes, the gradients summed. Agents split: each actor (with IAC's critic or value head) on its
+     * The actors, references, executor and logger, and (owned by them) the critic and optimizers; {@code
+     * parts.work} is this process's share of a ddp run. Data split: a minibatch's samples are divided between
+     * the processes, the gradients summed. Agents split: each actor (with IAC's critic or value head) on its
      * owner only; every process gets every agent's rollouts and old values, so all hold the same buffers.
      */
-    private final RankWork work;
-    /** The actors, references, executor and logger, and (owned by them) the critic and optimizers. */
     private final TrainerParts parts;
     private final HeldAgents<CausalLm> agents;
     private final JointRewarder rewarder;
@@ -103,7 +102,6 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 !args.referenceKlEnabled() ? null : placement.references().isEmpty() ? placement.agents()
                         : placement.references(), args.seed(), args.parallelTraining(), args, args.numGenerations()),
                 sources::withTokenizers);
-        this.work = work;
         this.agents = parts.agents;
         try {
             long[] padIds = agents.longsFromOwners(CausalLm::padId); // each from its owner (agents split)
@@ -192,7 +190,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
 
     /** {@code metrics_callback}'s values ({@code {}} without one); user callbacks run on rank 0 of a ddp run. */
     private Map<String, Double> callback(List<RolloutSample> rollouts) {
-        Map<String, Double> values = metricsCallback == null || !work.isMain() ? null
+        Map<String, Double> values = metricsCallback == null || !parts.work.isMain() ? null
                 : metricsCallback.apply(List.copyOf(rollouts));
         return values == null ? Map.of() : values;
     }
@@ -214,7 +212,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
                 shapes, parts, settings().statefulParts(TrainerSettings.TRAIN_DATASET, TrainerSettings.EVAL_DATASET,
                         TrainerSettings.REWARD_FUNC, TrainerSettings.REWARD_PROCESSOR,
                         TrainerSettings.EXTERNAL_TRANSITION, ActorCriticBuilder.METRICS_CALLBACK),
-                seeds, logger, work).extendedBy(extension);
+                seeds, logger, this.parts.work).extendedBy(extension);
     }
 
     /**
@@ -247,7 +245,7 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     @Override
     public void saveModel(Path dir) {
         critic.requireOutside(dir, "the save directory");
-        parts.actors.saveAgents(agents, work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
+        parts.actors.saveAgents(agents, parts.work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
                 writes));
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }

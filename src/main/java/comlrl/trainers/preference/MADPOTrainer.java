@@ -55,7 +55,6 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     private final TrainerParts parts;
     /** The agents this process holds (every agent, except in the agents split of a ddp run). */
     private final HeldAgents<CausalLm> agents;
-    private final RankWork work;
     private final Dataset evalDataset;
     private final SeedStream seeds;
     private final MetricsLogger logger;
@@ -89,7 +88,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
         this.seeds = new SeedStream(args.seed());
         this.parts = TrainerParts.join(settings, args, sources, args.preferenceNumCandidates(), (w, devices) ->
                 args.dpoReference() == DpoReference.FROZEN_INITIAL ? devices : null);
-        this.work = parts.work;
+        RankWork work = parts.work;
         this.agents = parts.agents;
         try {
             HeldAgents<AdamW> optimizers = parts.adamW(args.agentLearningRate());
@@ -270,7 +269,7 @@ public final class MADPOTrainer extends PreferenceTrainer<MADPOConfig> {
     /** Writes {@code dir/agent_i/}, Hugging Face model directories. */
     @Override
     public void saveModel(Path dir) {
-        parts.actors.saveAgents(agents, work, dir);
+        parts.actors.saveAgents(agents, parts.work, dir);
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
