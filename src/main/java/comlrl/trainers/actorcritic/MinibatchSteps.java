@@ -8,6 +8,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
+import comlrl.trainers.common.TrainerParts;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
@@ -102,18 +103,10 @@ final class MinibatchSteps {
 
     /** One optimizer step once its gradients are checked to be finite (the tests' observer sees them first). */
     void step(int agent, String which, AdamW opt, List<RolloutSample> mb) {
-        if (work.splitsRows()) {
-            work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
-        }
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
+        if (!TrainerParts.stepIfFinite(work, opt, observer == null ? null
+                : () -> observer.beforeStep(agent, which, opt.parameters()))) {
             throw nonFinite("the " + which + " gradient of agent " + agent + " is not finite for " + describe(mb));
         }
-        if (observer != null) {
-            observer.beforeStep(agent, which, opt.parameters());
-        }
-        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-        opt.zeroGrad();
     }
 
     /** Tells the observer of the tests which samples one minibatch update reads. */

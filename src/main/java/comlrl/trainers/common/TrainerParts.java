@@ -153,6 +153,27 @@ public final class TrainerParts implements AutoCloseable {
     }
 
     /**
+     * One step of {@code opt} once its gradients (summed over the processes of a ddp run that splits the rows)
+     * are finite, {@code beforeStep} (the tests' observer, or null) seeing them first; the gradients are zeroed
+     * after it, or instead of it when they are not finite: then nothing stepped and this returns false.
+     */
+    public static boolean stepIfFinite(RankWork work, AdamW opt, Runnable beforeStep) {
+        if (work.splitsRows()) {
+            work.sumGradients(opt.parameters()); // the whole minibatch's gradient on every process
+        }
+        if (!opt.gradientsFinite()) {
+            opt.zeroGrad();
+            return false;
+        }
+        if (beforeStep != null) {
+            beforeStep.run();
+        }
+        work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
+        opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
+        return true;
+    }
+
+    /**
      * Frees {@code resources} in order (a null, never made, is passed over), each even when an earlier
      * one's freeing throws. What freeing throws is added to {@code failure} as suppressed; without a
      * failure, the first thing thrown is rethrown once all are freed, the later ones suppressed in it.

@@ -3,6 +3,7 @@ package comlrl.trainers.preference;
 import comlrl.generation.CausalLm;
 import comlrl.tensor.AdamW;
 import comlrl.tensor.Scope;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
@@ -115,19 +116,11 @@ final class MADPOStep {
                             agents.get(i).padId(), weights, args.gradientCheckpointing());
                 }
             }
-            if (work.splitsRows()) {
-                work.sumGradients(opt.parameters()); // the whole batch's gradient on every process
-            }
-            if (!opt.gradientsFinite()) {
-                opt.zeroGrad();
+            if (!TrainerParts.stepIfFinite(work, opt, observer == null ? null
+                    : () -> observer.accept(i, opt.parameters()))) {
                 throw new IllegalStateException("Training stopped: agent " + i + "'s DPO gradient is not finite. No "
                         + "optimizer step used it; lower agent_learning_rate.");
             }
-            if (observer != null) {
-                observer.accept(i, opt.parameters());
-            }
-            work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-            opt.zeroGrad();
             return null;
         });
         double mean = batch.stream().mapToDouble(PreferencePair::candidateRewardMean).average().orElse(0);

@@ -389,11 +389,8 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             opt.zeroGrad();
             return;
         }
-        if (parts.work.splitsRows()) {
-            parts.work.sumGradients(model); // the whole minibatch's gradient on every process
-        }
-        if (!opt.gradientsFinite()) {
-            opt.zeroGrad();
+        if (!TrainerParts.stepIfFinite(parts.work, opt, gradientObserver == null ? null
+                : () -> gradientObserver.accept(agent, model))) {
             if (!args.skipNonfiniteSamples()) {
                 throw nonFinite("the gradient of agent " + agent + "'s loss is not finite for a minibatch of "
                         + kept.size() + " samples from " + kept.get(0).item() + " (losses " + Arrays.toString(losses)
@@ -402,11 +399,6 @@ public abstract class ReinforceTrainer extends EpochTrainer {
             kept.forEach(s -> stats.skip());
             return;
         }
-        if (gradientObserver != null) {
-            gradientObserver.accept(agent, model);
-        }
-        parts.work.step(opt); // (a ZeRO shard: its parameters' updates, sent to the other processes)
-        opt.zeroGrad(); // free the gradients now: the next agent's step does not hold them too
         for (int j = 0; j < kept.size(); j++) {
             stats.add(kept.get(j), losses[j], args.referenceKlEnabled());
         }
