@@ -221,7 +221,7 @@ final class TrainCommand implements Callable<Integer> {
      * The values every trainer's builder takes from a run config (agents list, formatters, rewards, data,
      * output), and the processes of a ddp run (null otherwise).
      */
-    private static void shared(TrainerBuilder<?> builder, RunConfig run, RewardFunction reward,
+    private static void shared(TrainerBuilder<?, ?> builder, RunConfig run, RewardFunction reward,
             comlrl.distributed.DistributedContext processes) {
         builder.formatters(run.formatters.asList())
                 .rewardFunc(reward)

@@ -72,7 +72,7 @@ public final class Algorithms {
     /** Builds an algorithm's trainer: {@code common} applies the settings every trainer builder takes. */
     @FunctionalInterface
     public interface TrainerFactory {
-        Trainer build(TrainerConfig args, Parts parts, Consumer<TrainerBuilder<?>> common);
+        Trainer build(TrainerConfig args, Parts parts, Consumer<TrainerBuilder<?, ?>> common);
     }
 
     /**
@@ -168,7 +168,7 @@ public final class Algorithms {
     }
 
     /** {@code builder} with the settings every trainer takes ({@code common}) and the run's agent model. */
-    private static void given(TrainerBuilder<?> builder, Parts parts, Consumer<TrainerBuilder<?>> common) {
+    private static void given(TrainerBuilder<?, ?> builder, Parts parts, Consumer<TrainerBuilder<?, ?>> common) {
         common.accept(builder);
         if (parts.agentModel() != null) {
             builder.agentModel(parts.agentModel());
@@ -177,14 +177,14 @@ public final class Algorithms {
 
     /** The preference builders' agent count, agent model and common settings. */
     private static <B extends PreferenceBuilder<?, B>> B preference(B builder, Parts parts,
-            Consumer<TrainerBuilder<?>> common) {
+            Consumer<TrainerBuilder<?, ?>> common) {
         given(builder, parts, common);
         return builder.numAgents(parts.numAgents());
     }
 
     /** {@link #preference}, plus the critics of MARLHF's IAC/MAAC backends. */
     private static <B extends PreferenceBuilder.Rlhf<?, B>> B rlhf(B builder, Parts parts,
-            Consumer<TrainerBuilder<?>> common) {
+            Consumer<TrainerBuilder<?, ?>> common) {
         preference(builder, parts, common);
         if (parts.criticModel() != null) {
             builder.criticModel(parts.criticModel());

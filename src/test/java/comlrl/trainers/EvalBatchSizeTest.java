@@ -132,7 +132,7 @@ class EvalBatchSizeTest {
             this.reward = reward;
         }
 
-        <B extends TrainerBuilder<B>> B apply(B b, Path out) {
+        <B extends TrainerBuilder<?, B>> B apply(B b, Path out) {
             b.formatters(item -> {
                 events.add("F" + itemOf(item));
                 return item.getString("prompt", "");

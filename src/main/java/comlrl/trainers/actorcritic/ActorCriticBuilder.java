@@ -5,7 +5,7 @@ import comlrl.generation.CausalLm;
 import comlrl.tensor.DType;
 import comlrl.tensor.Tensor;
 import comlrl.tokenizer.Tokenizer;
-import comlrl.trainers.common.ConfiguredBuilder;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +16,7 @@ import java.util.function.Function;
  * names follow the reference's constructor keywords ({@code agent_model}, {@code critic_model}, ...).
  */
 public abstract sealed class ActorCriticBuilder<T extends ActorCriticTrainerBase>
-        extends ConfiguredBuilder<ActorCriticConfig, ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
+        extends TrainerBuilder<ActorCriticConfig, ActorCriticTrainerBase.Builder<T>> permits ActorCriticTrainerBase.Builder {
     /** {@code metrics_callback(rollouts)}. */
     public static final TrainerSettings.Key<ActorCriticTrainerBase.MetricsCallback> METRICS_CALLBACK =
             TrainerSettings.key("metrics_callback", null);

@@ -19,17 +19,34 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What every trainer's builder takes, whatever the algorithm: agents, formatters, rewards, datasets,
- * dtype, outputs, trackers, LoRA, processes. Every setter writes one key of an immutable
- * {@link TrainerSettings} and returns the concrete builder {@code B}; a trainer that builds another as a
- * stage hands it {@link #settings()} whole, so a setting added here reaches every stage without copying.
+ * What every trainer's builder takes, whatever the algorithm: the trainer's config ({@code args}, of type
+ * {@code C}), agents, formatters, rewards, datasets, dtype, outputs, trackers, LoRA, processes. Every other
+ * setter writes one key of an immutable {@link TrainerSettings} and returns the concrete builder {@code B}; a
+ * trainer that builds another as a stage hands it {@link #settings()} whole, so a setting added here reaches
+ * every stage without copying.
  */
-public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
+public abstract class TrainerBuilder<C, B extends TrainerBuilder<C, B>> {
     private TrainerSettings settings = TrainerSettings.defaults();
+    private C args;
 
     @SuppressWarnings("unchecked")
     protected B self() {
         return (B) this;
+    }
+
+    /** {@code args}: the trainer's config (required). */
+    public B args(C args) {
+        this.args = args;
+        return self();
+    }
+
+    public C args() {
+        return args;
+    }
+
+    /** {@code external_transition}: the next turn's prompts (multi-turn runs need it; single-turn ones refuse it). */
+    public B externalTransition(comlrl.trainers.ExternalTransition externalTransition) {
+        return set(TrainerSettings.EXTERNAL_TRANSITION, externalTransition);
     }
 
     /**
@@ -253,6 +270,18 @@ public abstract class TrainerBuilder<B extends TrainerBuilder<B>> {
         }
         if (get(TrainerSettings.TRAIN_DATASET) == null) {
             throw new IllegalArgumentException("train_dataset must be provided");
+        }
+    }
+
+    /** Checks, before any model loads, the reward, training set, transition (multi-turn), log history limit. */
+    public void requireCommon(String algorithmName, int numTurns) {
+        requireRewardAndTrainData();
+        if (numTurns > 1 && get(TrainerSettings.EXTERNAL_TRANSITION) == null) {
+            throw new IllegalArgumentException("Multi-turn " + algorithmName + " requires an external_transition.");
+        }
+        if (get(TrainerSettings.LOG_HISTORY_LIMIT) < 0) {
+            throw new IllegalArgumentException("log_history_limit must be >= 0, got "
+                    + get(TrainerSettings.LOG_HISTORY_LIMIT));
         }
     }
 }

@@ -2,7 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.tokenizer.Tokenizer;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
-import comlrl.trainers.common.ConfiguredBuilder;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import comlrl.trainers.reinforce.CentralizedAdapter;
 import comlrl.trainers.reinforce.Centralization;
@@ -13,11 +13,11 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * What the preference trainers' builders take beyond {@link ConfiguredBuilder}: the centralized adapter,
+ * What the preference trainers' builders take beyond {@link TrainerBuilder}: the centralized adapter,
  * and ({@link Rlhf}) the critics of IAC/MAAC backends; names follow the reference's constructor keywords.
  */
 public abstract class PreferenceBuilder<C extends PreferenceConfig, B extends PreferenceBuilder<C, B>>
-        extends ConfiguredBuilder<C, B> {
+        extends TrainerBuilder<C, B> {
     PreferenceBuilder() {
     }
 

@@ -1,15 +1,15 @@
 package comlrl.trainers.reinforce;
 
 import comlrl.model.DecoderLm;
-import comlrl.trainers.common.ConfiguredBuilder;
+import comlrl.trainers.common.TrainerBuilder;
 import comlrl.trainers.common.TrainerSettings;
 import java.util.function.BiConsumer;
 
 /**
  * The MAGRPO family's builders ({@link MAGRPOTrainer.Builder}, {@link CentralizedMAGRPOTrainer.Builder}),
- * with the setters of {@link ConfiguredBuilder}.
+ * with the setters of {@link TrainerBuilder}.
  */
-public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends ConfiguredBuilder<MAGRPOConfig, B> {
+public abstract class ReinforceBuilder<B extends ReinforceBuilder<B>> extends TrainerBuilder<MAGRPOConfig, B> {
     BiConsumer<Integer, DecoderLm> gradientObserver;
 
     ReinforceBuilder() {

@@ -93,7 +93,7 @@ class BuilderSettingsTest {
      * Setter name → how to call it with a non-default value. Calls naming one key twice
      * ({@code formatters}, {@code tokenizer(s)}) end with the value the checks expect.
      */
-    static final Map<String, Consumer<TrainerBuilder<?>>> VALUES = new LinkedHashMap<>();
+    static final Map<String, Consumer<TrainerBuilder<?, ?>>> VALUES = new LinkedHashMap<>();
 
     @BeforeAll
     static void values() {
@@ -338,9 +338,9 @@ class BuilderSettingsTest {
      * Each setting of {@code refused} alone (besides what building needs) fails the build with a
      * message naming its key.
      */
-    static void assertRefused(java.util.function.Supplier<? extends TrainerBuilder<?>> fresh, Set<String> refused) {
+    static void assertRefused(java.util.function.Supplier<? extends TrainerBuilder<?, ?>> fresh, Set<String> refused) {
         for (String setter : refused) {
-            TrainerBuilder<?> b = fresh.get();
+            TrainerBuilder<?, ?> b = fresh.get();
             b.agents(List.of(agent, agent)).rewardFunc(REWARD).trainDataset(train).verbose(false);
             if (b instanceof CentralizedMAGRPOTrainer.Builder) {
                 b.agents(List.of(agent));
@@ -354,7 +354,7 @@ class BuilderSettingsTest {
     }
 
     /** {@code b.build()} (each family's build method has its own return type); a trainer built is closed. */
-    static void build(TrainerBuilder<?> b) throws Exception {
+    static void build(TrainerBuilder<?, ?> b) throws Exception {
         Object trainer;
         try {
             trainer = b.getClass().getMethod("build").invoke(b);
@@ -376,7 +376,7 @@ class BuilderSettingsTest {
     // ------------------------------------------------------------------ setters
 
     /** {@code b} with every one of its public setters called ({@link #VALUES}) but {@code skip}'s. */
-    static <B extends TrainerBuilder<?>> B given(B b, Set<String> skip) {
+    static <B extends TrainerBuilder<?, ?>> B given(B b, Set<String> skip) {
         for (String setter : setters(b.getClass())) {
             assertThat(VALUES).as("a non-default value for the setter " + setter).containsKey(setter);
             if (!skip.contains(setter)) {
@@ -386,7 +386,7 @@ class BuilderSettingsTest {
         return b;
     }
 
-    static void apply(TrainerBuilder<?> b, String setter) {
+    static void apply(TrainerBuilder<?, ?> b, String setter) {
         VALUES.get(setter).accept(b);
     }
 
@@ -403,7 +403,7 @@ class BuilderSettingsTest {
         return names;
     }
 
-    static void call(TrainerBuilder<?> b, String name, Object value) {
+    static void call(TrainerBuilder<?, ?> b, String name, Object value) {
         for (Method m : b.getClass().getMethods()) {
             if (m.getName().equals(name) && m.getParameterCount() == 1
                     && (m.getParameterTypes()[0].isInstance(value) || m.getParameterTypes()[0] == int.class)) {
