@@ -245,8 +245,8 @@ public abstract class ActorCriticTrainerBase extends EpochTrainer {
     @Override
     public void saveModel(Path dir) {
         critic.requireOutside(dir, "the save directory");
-        parts.actors.saveAgents(agents, parts.work, dir, i -> actorDir(dir, i), writes -> critic.save(dir, i -> actorDir(dir, i),
-                writes));
+        parts.actors.saveAgents(agents, parts.work, dir, i -> actorDir(dir, i),
+                writes -> critic.save(dir, i -> actorDir(dir, i), writes));
         logger.summary(Map.of("final_model_saved", true)); // W&B's run summary, as the reference logs it
     }
 
