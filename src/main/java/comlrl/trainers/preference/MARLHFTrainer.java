@@ -193,7 +193,20 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
     private TrainerCheckpoint.Extension checkpointExtension() {
         Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
         parts.put("preference_pairs", PreferenceCollector.checkpointPart(() -> collector));
-        parts.putAll(rewardModelParts(() -> rewardModel, REWARD_MODEL_DIR));
+        // the reward model (MARLHFIter replaces it): its weights as reward_model/, its AdamW as reward_optimizer
+        parts.put(REWARD_MODEL_DIR, TrainerCheckpoint.Part.of(dir -> rewardModel.save(dir.resolve(REWARD_MODEL_DIR)),
+                dir -> {
+                    Path d = dir.resolve(REWARD_MODEL_DIR);
+                    if (!Files.isDirectory(d)) {
+                        throw new IllegalArgumentException(dir + " has no " + REWARD_MODEL_DIR + "/ directory (the "
+                                + "reward model of a MARLHF run)");
+                    }
+                    rewardModel.loadWeights(d);
+                }));
+        Supplier<TrainerCheckpoint.Part> optimizer = () -> TrainerCheckpoint.optimizer("reward_optimizer.safetensors",
+                rewardModel.optimizer());
+        parts.put("reward_optimizer", TrainerCheckpoint.Part.of(dir -> optimizer.get().save(dir),
+                dir -> optimizer.get().restore(dir)));
         Stateful progress = new Stateful() {
             @Override
             public Map<String, Object> stateDict() {
@@ -358,26 +371,5 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
                 .toList();
         return IntStream.range(0, completions.get(0).size())
                 .mapToObj(k -> JointRewardModel.jointText(prompts, completions.stream().map(c -> c.get(k)).toList())).toList();
-    }
-
-    /**
-     * The checkpoint parts of the reward model {@code model} supplies (MARLHFIter replaces it): its
-     * weights as {@code <dirName>/} and its AdamW as {@code reward_optimizer.safetensors}.
-     */
-    private static Map<String, TrainerCheckpoint.Part> rewardModelParts(Supplier<JointRewardModel> model, String dirName) {
-        Map<String, TrainerCheckpoint.Part> parts = new LinkedHashMap<>();
-        parts.put(dirName, TrainerCheckpoint.Part.of(dir -> model.get().save(dir.resolve(dirName)), dir -> {
-            Path d = dir.resolve(dirName);
-            if (!Files.isDirectory(d)) {
-                throw new IllegalArgumentException(dir + " has no " + dirName + "/ directory (the "
-                        + "reward model of a MARLHF run)");
-            }
-            model.get().loadWeights(d);
-        }));
-        Supplier<TrainerCheckpoint.Part> optimizer = () -> TrainerCheckpoint.optimizer("reward_optimizer.safetensors",
-                model.get().optimizer());
-        parts.put("reward_optimizer", TrainerCheckpoint.Part.of(dir -> optimizer.get().save(dir),
-                dir -> optimizer.get().restore(dir)));
-        return parts;
     }
 }
