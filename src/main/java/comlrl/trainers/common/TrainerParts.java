@@ -86,7 +86,8 @@ public final class TrainerParts implements AutoCloseable {
     /**
      * Checks the task data, joins the run's processes ({@link RankWork#forRun}), places one agent per source
      * ({@code agent_devices}) and loads them ({@code references} gives the reference devices from the process
-     * joined and the agents' devices, null for none; {@code generations} as {@link Load} says).
+     * joined and the agents' devices, null for none; {@code generations} as {@link Load} says). A failure after
+     * the join leaves the processes.
      */
     public static TrainerParts join(TrainerSettings settings, TrainerConfig args, List<Object> sources, int generations,
             BiFunction<RankWork, List<Device>, List<Device>> references) {
@@ -94,10 +95,17 @@ public final class TrainerParts implements AutoCloseable {
         int count = sources.size();
         RankWork work = RankWork.forRun(args.parallelTraining(), args.ddpSplit(), count,
                 settings.get(TrainerSettings.DISTRIBUTED));
-        List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices", args.parallelTraining(),
-                work.device());
-        return new TrainerParts(settings, work, new Load(sources, devices, references.apply(work, devices), args.seed(),
-                args.parallelTraining(), args, generations), UnaryOperator.identity());
+        Load load;
+        try { // a bad agent_devices or reference_devices leaves the processes joined above
+            List<Device> devices = AgentSet.placement(args.agentDevices(), count, "agent_devices",
+                    args.parallelTraining(), work.device());
+            load = new Load(sources, devices, references.apply(work, devices), args.seed(), args.parallelTraining(),
+                    args, generations);
+        } catch (RuntimeException | Error e) {
+            work.close();
+            throw e;
+        }
+        return new TrainerParts(settings, work, load, UnaryOperator.identity());
     }
 
     /** Per held agent, an AdamW (weight decay 0.01) over its model's parameters, freed with these parts. */
