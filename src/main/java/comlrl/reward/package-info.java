@@ -2,7 +2,9 @@
  * Reward functions: the {@link comlrl.reward.RewardFunction} contract (one list of completions per
  * agent in actor order, plus the task items; one reward per joint response, or with
  * {@link comlrl.reward.AgentRewardFunction} one per agent of it) with adapters for the
- * common shapes, the reward-length rule of the reference ({@link comlrl.reward.RewardLengths}), and
+ * common shapes, the reward-length rule of the reference ({@link comlrl.reward.RewardLengths}), the
+ * reward step every trainer takes ({@link comlrl.reward.JointRewarder}: the call with {@code batch_items},
+ * the count check, the reward processor, non-finite values), and
  * the built-in rewards usable from config files: {@link comlrl.reward.LengthRatioReward} (the seed
  * documentation's example), {@link comlrl.reward.ExternalCommandReward} (a reward computed by a
  * long-lived child process speaking JSON lines) and {@link comlrl.reward.RewardModelReward} (an

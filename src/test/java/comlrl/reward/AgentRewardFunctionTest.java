@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.data.TaskItem;
-import comlrl.trainers.common.JointRewarder;
 import comlrl.utils.RewardProcessors;
 import java.io.IOException;
 import java.nio.file.Files;

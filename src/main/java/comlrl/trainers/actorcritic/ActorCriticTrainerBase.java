@@ -11,7 +11,7 @@ import comlrl.tensor.AdamW;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.JointEvaluator;
-import comlrl.trainers.common.JointRewarder;
+import comlrl.reward.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.TrainerBuilder;
 import comlrl.checkpoint.TrainerCheckpoint;

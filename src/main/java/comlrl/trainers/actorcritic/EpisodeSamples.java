@@ -5,7 +5,7 @@ import comlrl.generation.Completion;
 import comlrl.generation.SeedStream;
 import comlrl.rl.ReferenceKl;
 import comlrl.rl.Stats;
-import comlrl.trainers.common.JointRewarder;
+import comlrl.reward.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import java.util.ArrayList;
 import java.util.Arrays;

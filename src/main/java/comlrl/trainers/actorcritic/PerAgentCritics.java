@@ -8,7 +8,7 @@ import comlrl.model.ValueHead;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.Rng;
-import comlrl.trainers.common.JointRewarder;
+import comlrl.reward.JointRewarder;
 import comlrl.checkpoint.TrainerCheckpoint;
 import java.nio.file.Path;
 import java.util.ArrayList;

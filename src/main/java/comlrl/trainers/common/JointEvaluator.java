@@ -6,6 +6,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.logging.EvalSamples;
 import comlrl.logging.MetricsLogger;
+import comlrl.reward.JointRewarder;
 import comlrl.rl.JointMode;
 import comlrl.rl.Returns;
 import comlrl.trainers.EvalAggregator;

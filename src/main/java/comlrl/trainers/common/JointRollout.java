@@ -16,6 +16,7 @@ import comlrl.generation.SeedStream;
 import comlrl.generation.TeamGenerator;
 import comlrl.model.DecoderLm;
 import comlrl.model.LoraAdapter;
+import comlrl.reward.JointRewarder;
 import comlrl.rl.JointMode;
 import comlrl.utils.Formatters;
 import java.util.ArrayList;

@@ -11,6 +11,7 @@ import comlrl.logging.MetricSink;
 import comlrl.logging.MetricsLogger;
 import comlrl.logging.RunRecord;
 import comlrl.model.LoraConfig;
+import comlrl.reward.JointRewarder;
 import comlrl.reward.RewardFunction;
 import comlrl.tensor.DType;
 import comlrl.tokenizer.Tokenizer;

@@ -7,6 +7,7 @@ import comlrl.model.io.ModelDirs;
 import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.report.RewardDistribution;
+import comlrl.rl.PairSelection;
 import comlrl.trainers.common.Trainer;
 import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;

@@ -14,7 +14,7 @@ import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.distributed.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
 import comlrl.distributed.HeldAgents;
-import comlrl.trainers.common.JointRewarder;
+import comlrl.reward.JointRewarder;
 import comlrl.logging.MetricsLogger;
 import comlrl.generation.PromptEncoder;
 import comlrl.distributed.RankWork;

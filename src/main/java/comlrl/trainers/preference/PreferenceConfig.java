@@ -2,6 +2,7 @@ package comlrl.trainers.preference;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
+import comlrl.rl.PairSelection;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import comlrl.utils.FieldTableConfig;

@@ -19,7 +19,7 @@ import comlrl.trainers.Devices;
 import comlrl.trainers.common.EpochProgress;
 import comlrl.trainers.common.EpochTrainer;
 import comlrl.trainers.common.JointEvaluator;
-import comlrl.trainers.common.JointRewarder;
+import comlrl.reward.JointRewarder;
 import comlrl.trainers.common.JointRollout;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.trainers.common.TrainerSettings;

@@ -13,6 +13,7 @@ import comlrl.generation.Generator;
 import comlrl.generation.PromptEncoder;
 import comlrl.generation.SeedStream;
 import comlrl.model.DecoderLm;
+import comlrl.reward.JointRewarder;
 import comlrl.reward.RewardFunction;
 import comlrl.rl.JointMode;
 import comlrl.tensor.Device;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.entry;
 
 import comlrl.rl.AdvantageMode;
 import comlrl.rl.JointMode;
+import comlrl.rl.PairSelection;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ParallelTraining;
 import java.util.HashMap;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 import comlrl.rl.AdvantageMode;
+import comlrl.rl.PairSelection;
 import comlrl.trainers.actorcritic.CriticType;
 import comlrl.utils.TrainerFields;
 import java.util.List;

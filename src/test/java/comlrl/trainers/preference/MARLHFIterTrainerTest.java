@@ -3,6 +3,7 @@ package comlrl.trainers.preference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import comlrl.rl.PairSelection;
 import comlrl.trainers.TestRewards;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,4 +1,4 @@
-package comlrl.trainers.preference;
+package comlrl.rl;
 
 import comlrl.utils.ConfigNames;
 import java.util.ArrayList;

@@ -1,9 +1,11 @@
-package comlrl.trainers.preference;
+package comlrl.rl;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import comlrl.trainers.preference.PairSelection.Pair;
+import comlrl.rl.PairSelection.Pair;
+import comlrl.trainers.preference.MADPOConfig;
+import comlrl.trainers.preference.MARLHFConfig;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;

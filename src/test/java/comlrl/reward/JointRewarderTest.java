@@ -1,10 +1,9 @@
-package comlrl.trainers.common;
+package comlrl.reward;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.data.TaskItem;
-import comlrl.reward.RewardFunction;
 import comlrl.utils.RewardProcessor;
 import java.util.List;
 import java.util.Map;

@@ -1,9 +1,9 @@
-package comlrl.trainers.preference;
+package comlrl.rl;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import comlrl.trainers.preference.PairSelection.AlignedPair;
+import comlrl.rl.PairSelection.AlignedPair;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

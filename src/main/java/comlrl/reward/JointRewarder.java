@@ -1,9 +1,6 @@
-package comlrl.trainers.common;
+package comlrl.reward;
 
 import comlrl.data.TaskItem;
-import comlrl.reward.AgentRewardFunction;
-import comlrl.reward.RewardFunction;
-import comlrl.reward.RewardLengths;
 import comlrl.utils.RewardProcessor;
 import java.util.List;
 import java.util.stream.Collectors;
