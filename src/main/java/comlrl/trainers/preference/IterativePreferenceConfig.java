@@ -1,6 +1,7 @@
 package comlrl.trainers.preference;
 
 import comlrl.generation.api.ApiComparatorSettings;
+import comlrl.rl.ReplayMode;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.ConfigField;
 import java.util.LinkedHashMap;

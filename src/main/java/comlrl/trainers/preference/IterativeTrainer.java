@@ -8,6 +8,7 @@ import comlrl.distributed.RankWork;
 import comlrl.generation.SeedStream;
 import comlrl.report.RewardDistribution;
 import comlrl.rl.PairSelection;
+import comlrl.rl.ReplaySampling;
 import comlrl.trainers.common.Trainer;
 import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
@@ -221,10 +222,10 @@ abstract class IterativeTrainer<C extends IterativePreferenceConfig, S extends P
         shards.put(iteration, List.copyOf(round.records()));
         List<List<PreferenceReplay.ReplayRecord>> records = new ArrayList<>(shards.headMap(iteration, true).values());
         int lastNonEmpty = records.stream().filter(r -> !r.isEmpty()).reduce((a, b) -> b).map(List::size).orElse(0);
-        double[] weights = PreferenceReplay.shardWeights(args.preferenceReplayMode(), records.size(),
+        double[] weights = ReplaySampling.shardWeights(args.preferenceReplayMode(), records.size(),
                 args.preferenceReplayK(), args.preferenceReplayLambda());
-        int size = PreferenceReplay.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
-        List<PreferenceReplay.ReplayRecord> sampled = PreferenceReplay.sample(records, weights, size,
+        int size = ReplaySampling.sampleSize(args.preferenceReplaySampleSize(), round.records().size(), lastNonEmpty);
+        List<PreferenceReplay.ReplayRecord> sampled = ReplaySampling.sample(records, weights, size,
                 new Random(replaySeeds.next()));
         return new Iteration(round, collector.fromRecords(sampled));
     }

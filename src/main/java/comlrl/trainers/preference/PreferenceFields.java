@@ -9,6 +9,7 @@ import static comlrl.utils.ConfigField.number;
 import static comlrl.utils.TrainerFields.*;
 
 import comlrl.rl.PairSelection;
+import comlrl.rl.ReplayMode;
 import comlrl.trainers.reinforce.MAGRPOConfig;
 import comlrl.generation.api.ApiComparatorSettings;
 import comlrl.rl.AdvantageMode;

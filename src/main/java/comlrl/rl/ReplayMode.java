@@ -1,11 +1,11 @@
-package comlrl.trainers.preference;
+package comlrl.rl;
 
 import comlrl.utils.ConfigNames;
 import java.util.List;
 
 /**
  * {@code preference_replay_mode}: which replay shards (one per iteration) the iterative trainers
- * train on (reference §7.4 step 3); {@link PreferenceReplay#shardWeights} gives each mode's weights.
+ * train on (reference §7.4 step 3); {@link ReplaySampling#shardWeights} gives each mode's weights.
  * The first name is the config spelling, the others aliases {@link #parse} accepts.
  */
 public enum ReplayMode {
