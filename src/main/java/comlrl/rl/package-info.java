@@ -4,7 +4,8 @@
  * returns ({@link comlrl.rl.RolloutNode}, {@link comlrl.rl.TreeReturns}, {@link comlrl.rl.JointMode}),
  * the k3 reference-KL estimator and reward shaping ({@link comlrl.rl.ReferenceKl}), env_step
  * accounting ({@link comlrl.rl.EnvSteps}), the training-log gate ({@link comlrl.rl.TrainLogGate}),
- * the evaluation schedule ({@link comlrl.rl.EvalSchedule}), which ordered pairs of candidates become
+ * the evaluation schedule ({@link comlrl.rl.EvalSchedule}), DAPO's dynamic-sampling rule
+ * ({@link comlrl.rl.DynamicSampling}), which ordered pairs of candidates become
  * preference pairs ({@link comlrl.rl.PairSelection}) and which stored pairs the iterative trainers replay
  * ({@link comlrl.rl.ReplaySampling}, {@link comlrl.rl.ReplayMode}).
  *

@@ -13,6 +13,7 @@ import comlrl.tensor.Engine;
 import comlrl.trainers.actorcritic.ActorCriticTrainerBase;
 import comlrl.distributed.AgentExecutor;
 import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.AgentSet;
 import comlrl.distributed.HeldAgents;
 import comlrl.reward.JointRewarder;
 import comlrl.logging.MetricsLogger;
@@ -24,7 +25,6 @@ import comlrl.checkpoint.TrainerCheckpoint;
 import comlrl.trainers.common.TrainerParts;
 import comlrl.utils.CollaborationMode;
 import comlrl.utils.Formatters;
-import comlrl.utils.ParallelTraining;
 import comlrl.utils.RewardProcessor;
 import comlrl.utils.RewardProcessors;
 import java.io.PrintStream;
@@ -132,8 +132,8 @@ public final class MARLHFTrainer extends StagedTrainer<MARLHFConfig> {
             this.rewardModel = freshRewardModel.apply(args.seed());
             HeldAgents<GenerationSettings.Resolved> generation = policies.mapIndexed((i, p) -> AgentGeneration.resolve(i,
                     p, args, args.preferenceNumCandidates()));
-            exec = AgentExecutor.create(numAgents, args.parallelTraining() == ParallelTraining.MP
-                    && policies.values().stream().map(p -> p.model().device()).distinct().count() == numAgents);
+            exec = AgentExecutor.create(numAgents, AgentSet.runsInParallel(args.parallelTraining(),
+                    policies.values().stream().map(p -> p.model().device()).toList()));
             PromptEncoder encoder = settings.promptEncoder();
             // the same collection labelled by the task reward (processed), or by the reward model (raw)
             this.collector = new PreferenceCollector(args, policies, generation, formatters, encoder, new JointRewarder(

@@ -9,6 +9,7 @@ import comlrl.generation.FinishReason;
 import comlrl.generation.SeedStream;
 import comlrl.logging.MetricsLogger;
 import comlrl.model.DecoderLm;
+import comlrl.rl.DynamicSampling;
 import comlrl.rl.JointMode;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.Stats;

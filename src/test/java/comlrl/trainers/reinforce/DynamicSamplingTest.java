@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import comlrl.data.Dataset;
 import comlrl.reward.RewardFunction;
+import comlrl.rl.DynamicSampling;
 import comlrl.rl.RolloutNode;
 import comlrl.rl.TreeReturns;
 import comlrl.trainers.ResumeCheck;

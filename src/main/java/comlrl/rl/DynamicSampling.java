@@ -1,6 +1,5 @@
-package comlrl.trainers.reinforce;
+package comlrl.rl;
 
-import comlrl.rl.TreeReturns;
 import java.util.Arrays;
 import java.util.List;
 
@@ -26,14 +25,14 @@ import java.util.List;
  * rollouts still count in {@code env_step}; the count starts at 0 every epoch, so a resumed run drops
  * exactly what the uninterrupted run dropped.
  */
-final class DynamicSampling {
+public final class DynamicSampling {
     private final boolean enabled;
     /** null: no cap. */
     private final Integer maxDraws;
     /** Items dropped since the last buffer drain (or the epoch's start). */
     private int dropped;
 
-    DynamicSampling(boolean enabled, Integer maxDraws) {
+    public DynamicSampling(boolean enabled, Integer maxDraws) {
         this.enabled = enabled;
         this.maxDraws = maxDraws;
     }
@@ -42,7 +41,7 @@ final class DynamicSampling {
      * Whether the item with these returns (its team's tree, or each agent's own) is dropped: dynamic
      * sampling is on, no tree {@link #carriesNoSignal carries a signal} and the cap is not reached; counts it.
      */
-    boolean drop(List<TreeReturns> returns) {
+    public boolean drop(List<TreeReturns> returns) {
         if (!enabled || (maxDraws != null && dropped >= maxDraws)
                 || !returns.stream().allMatch(DynamicSampling::carriesNoSignal)) {
             return false;
@@ -52,12 +51,12 @@ final class DynamicSampling {
     }
 
     /** A buffer was drained (an update batch ended): the cap counts afresh. */
-    void drained() {
+    public void drained() {
         dropped = 0;
     }
 
     /** Whether every node's joint returns are finite and all equal. */
-    static boolean carriesNoSignal(TreeReturns node) {
+    public static boolean carriesNoSignal(TreeReturns node) {
         double[] returns = node.returns(); // [K]
         return Arrays.stream(returns).allMatch(r -> Double.isFinite(r) && r == returns[0])
                 && node.children().stream().allMatch(DynamicSampling::carriesNoSignal);
