@@ -646,8 +646,13 @@ public final class DecoderLm implements AutoCloseable {
          * groups' adapters') when it adapts it.
          */
         Tensor project(Tensor x, Tensor weight, Tensor bias, int layer, int which, Rng dropout) {
+            return adapted(product(x, weight, bias, layer, which), x, layer, which, dropout);
+        }
+
+        /** {@code x @ Wᵀ + b} of projection {@code which} of layer {@code layer}, packed when it can be. */
+        private Tensor product(Tensor x, Tensor weight, Tensor bias, int layer, int which) {
             PackedWeight p = packed == null ? null : packed.single(layer, which);
-            return adapted(p == null ? x.linear(weight, bias) : p.apply(x, weight, bias), x, layer, which, dropout);
+            return p == null ? x.linear(weight, bias) : p.apply(x, weight, bias);
         }
 
         /**
@@ -659,10 +664,17 @@ public final class DecoderLm implements AutoCloseable {
                 Rng dropout) {
             PackedWeight p = packed == null ? null : packed.layers[layer][slot];
             Tensor[] base = p != null && p.fits(x) ? p.applyStacked(x) : null;
+            // the row groups' adapters convert x for all of these projections once
+            Tensor[] deltas = adapter == null && batch != null ? batch.deltas(x, layer, which) : null;
             Tensor[] y = new Tensor[which.length];
             for (int k = 0; k < which.length; k++) {
-                y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
-                        : adapted(base[k], x, layer, which[k], dropout);
+                if (deltas != null) {
+                    Tensor b = base == null ? product(x, weights[k], biases[k], layer, which[k]) : base[k];
+                    y[k] = deltas[k] == null ? b : b.add(deltas[k]);
+                } else {
+                    y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
+                            : adapted(base[k], x, layer, which[k], dropout);
+                }
             }
             return y;
         }
@@ -671,7 +683,7 @@ public final class DecoderLm implements AutoCloseable {
         private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
             String name = LoraConfig.PROJECTIONS.get(which);
             Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
-                    : batch != null ? batch.delta(x, layer, name) : null;
+                    : batch != null ? batch.deltas(x, layer, new int[] {which})[0] : null;
             return delta == null ? y : y.add(delta);
         }
 

@@ -19,7 +19,8 @@ import java.util.Map;
  * </pre>
  * When every adapter has the same rank, targets and scale and every group the same size, the groups'
  * products run as two batched matmuls over stacked copies ({@code [N, in, r]}, {@code [N, r, out]},
- * made once here): {@code x.view(N, f·count·S, in) @ Aᵀ @ Bᵀ}; otherwise group by group.
+ * made once here, with s folded into Bᵀ when it is a power of two, which changes no bit):
+ * {@code x.view(N, f·count·S, in) @ Aᵀ @ Bᵀ}; otherwise group by group.
  *
  * <p>For inference: the stacked copies are a snapshot of the adapters when this batch was made and
  * carry no gradient, so make one per generation (the adapters do not change during it). No dropout.
@@ -30,6 +31,8 @@ public final class LoraBatch implements AutoCloseable {
     private final int total;
     private final boolean stacked;
     private final double scale;
+    /** Whether the stacked Bᵀ hold {@code s·Bᵀ}: s a power of two, so the products are the same to the bit. */
+    private final boolean scaleInB;
     private final Map<String, Tensor[]> stacks = new HashMap<>(); // "layer.projection" → {Aᵀ [N,in,r], Bᵀ [N,r,out]}
 
     /**
@@ -58,6 +61,7 @@ public final class LoraBatch implements AutoCloseable {
         }
         this.stacked = same && adapters.size() > 1;
         this.scale = first.scale();
+        this.scaleInB = stacked && scale != 0 && Math.scalb(1.0, Math.getExponent(scale)) == Math.abs(scale);
         if (stacked) {
             try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
                 for (String key : adapters.get(0).keys()) {
@@ -67,8 +71,9 @@ public final class LoraBatch implements AutoCloseable {
                         at.add(a.a(key).detach().transpose(0, 1));
                         bt.add(a.b(key).detach().transpose(0, 1));
                     }
+                    Tensor bs = Tensor.stack(bt, 0);
                     stacks.put(key, new Tensor[] {Tensor.stack(at, 0).contiguous().keep(),
-                            Tensor.stack(bt, 0).contiguous().keep()});
+                            (scaleInB ? bs.mul(scale) : bs).contiguous().keep()});
                 }
             } catch (RuntimeException | Error e) {
                 close();
@@ -93,32 +98,46 @@ public final class LoraBatch implements AutoCloseable {
     }
 
     /**
-     * The adapters' additions for projection {@code p} of layer {@code layer}, row group by row group,
-     * for {@code x [B, S, in]}; null when no adapter adapts it.
+     * The adapters' additions for projections {@code which} ({@link LoraConfig#PROJECTIONS} indices) of
+     * layer {@code layer}, row group by row group, for one input {@code x [B, S, in]}, in order; an
+     * entry is null when no adapter adapts that projection. Stacked, x is regrouped (and converted to
+     * the adapters' dtype) once for all of them: q, k, v and gate, up share their input.
      */
-    public Tensor delta(Tensor x, int layer, String p) {
+    public Tensor[] deltas(Tensor x, int layer, int[] which) {
         long rows = x.size(0);
         if (rows % total != 0) {
             throw new IllegalArgumentException("a batch of " + rows + " rows does not split into the adapter groups "
                     + Arrays.toString(counts) + " (a multiple of " + total + " rows is needed)");
         }
-        long f = rows / total;
-        String key = LoraAdapter.key(layer, p);
-        if (stacked) {
-            Tensor[] ab = stacks.get(key);
+        Tensor[] out = new Tensor[which.length];
+        Tensor grouped = null;
+        for (int k = 0; k < which.length; k++) {
+            String p = LoraConfig.PROJECTIONS.get(which[k]);
+            if (!stacked) {
+                out[k] = groupByGroup(x, layer, p, rows / total);
+                continue;
+            }
+            Tensor[] ab = stacks.get(LoraAdapter.key(layer, p));
             if (ab == null) {
-                return null;
+                continue;
             }
-            long n = adapters.size();
             long s = x.size(1);
-            Tensor grouped = x.reshape(n, rows / n * s, x.size(2));          // [N, rows_g·S, in]
-            if (grouped.dtype() != ab[0].dtype()) {
-                grouped = grouped.to(ab[0].dtype()); // float32 adapters on a half-precision base
+            if (grouped == null) {
+                grouped = x.reshape(adapters.size(), rows / adapters.size() * s, x.size(2)); // [N, rows_g·S, in]
+                if (grouped.dtype() != ab[0].dtype()) {
+                    grouped = grouped.to(ab[0].dtype()); // float32 adapters on a half-precision base
+                }
             }
-            Tensor out = grouped.matmul(ab[0]).matmul(ab[1]).mul(scale);      // [N, rows_g·S, out]
-            out = out.dtype() == x.dtype() ? out : out.to(x.dtype());
-            return out.reshape(rows, s, ab[1].size(2));
+            Tensor d = grouped.matmul(ab[0]).matmul(ab[1]);                  // [N, rows_g·S, out]
+            d = scaleInB ? d : d.mul(scale);
+            d = d.dtype() == x.dtype() ? d : d.to(x.dtype());
+            out[k] = d.reshape(rows, s, ab[1].size(2));
         }
+        return out;
+    }
+
+    /** One adapter at a time on its rows ({@code f} rows per share); null when none adapts {@code p}. */
+    private Tensor groupByGroup(Tensor x, int layer, String p, long f) {
         List<Tensor> parts = new ArrayList<>();
         long start = 0;
         boolean any = false;
