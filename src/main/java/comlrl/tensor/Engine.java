@@ -2,6 +2,7 @@ package comlrl.tensor;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
+import org.bytedeco.openblas.presets.openblas;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -89,8 +90,62 @@ public final class Engine {
         return new BlasSection(before);
     }
 
-    /** See {@link #blasSection()}. */
+    /**
+     * The other way round: a section whose products run in oneDNN on libtorch's threads (16-bit
+     * weights) while OpenBLAS does only LoRA's small float32 products. On OpenBLAS's own threads those
+     * compete with libtorch's workers, which spin between operations on the same cores; here OpenBLAS
+     * runs on the calling thread only until the last open section closes (sections nest, and agents
+     * training on threads of their own may hold one each: OpenBLAS's count is the process's), and
+     * then its configured count ({@code OPENBLAS_NUM_THREADS}, else {@code OMP_NUM_THREADS}) is restored.
+     */
+    public static BlasSection singleThreadBlas() {
+        return singleThreadBlas(blasThreads(System::getenv));
+    }
+
+    /** {@link #singleThreadBlas()} for OpenBLAS configured with {@code configured} threads. */
+    static BlasSection singleThreadBlas(int configured) {
+        init();
+        if (configured > 1) {
+            synchronized (Engine.class) {
+                if (singleThreadBlasOpen++ == 0) {
+                    openblas.blas_set_num_threads(1);
+                }
+            }
+        }
+        return new BlasSection(-configured);
+    }
+
+    /** Open {@link #singleThreadBlas()} sections. */
+    private static int singleThreadBlasOpen;
+
+    /** OpenBLAS's thread count as last set through it (tests). */
+    static int openBlasThreads() {
+        return openblas.blas_get_num_threads();
+    }
+
+    /** Sets OpenBLAS's thread count (tests). */
+    static void setOpenBlasThreads(int n) {
+        openblas.blas_set_num_threads(n);
+    }
+
+    /** OpenBLAS's configured thread count: {@code OPENBLAS_NUM_THREADS}, else {@code OMP_NUM_THREADS}, else the cores. */
+    static int blasThreads(java.util.function.UnaryOperator<String> env) {
+        for (String name : new String[] {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"}) {
+            String value = env.apply(name);
+            if (value != null && !value.isBlank()) {
+                try {
+                    return Integer.parseInt(value.trim());
+                } catch (NumberFormatException e) {
+                    return 1; // OpenBLAS itself reads a malformed value as unset; stay on one thread
+                }
+            }
+        }
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    /** See {@link #blasSection()} and {@link #singleThreadBlas()}. */
     public static final class BlasSection implements AutoCloseable {
+        /** libtorch's thread count to restore when positive; minus OpenBLAS's when negative. */
         private final int restore;
 
         private BlasSection(int restore) {
@@ -101,6 +156,12 @@ public final class Engine {
         public void close() {
             if (restore > 1) {
                 torch.set_num_threads(restore);
+            } else if (restore < -1) {
+                synchronized (Engine.class) {
+                    if (--singleThreadBlasOpen == 0) {
+                        openblas.blas_set_num_threads(-restore);
+                    }
+                }
             }
         }
     }

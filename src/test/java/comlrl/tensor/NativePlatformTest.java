@@ -41,4 +41,35 @@ class NativePlatformTest {
         assertThat(Engine.threadSetting(Map.of("COMLRL_THREADS", " ", "OMP_NUM_THREADS", "7")::get)).isEqualTo("7");
         assertThat(Engine.threadSetting(Map.<String, String>of()::get)).isNull();
     }
+
+    @Test
+    void blasThreadsComeFromOpenBlasThenOpenMp() {
+        assertThat(Engine.blasThreads(Map.of("OPENBLAS_NUM_THREADS", "3", "OMP_NUM_THREADS", "7")::get)).isEqualTo(3);
+        assertThat(Engine.blasThreads(Map.of("OMP_NUM_THREADS", "7")::get)).isEqualTo(7);
+        assertThat(Engine.blasThreads(Map.of("OPENBLAS_NUM_THREADS", "x")::get)).isEqualTo(1);
+        assertThat(Engine.blasThreads(Map.<String, String>of()::get))
+                .isEqualTo(Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
+     * Single-thread OpenBLAS sections nest (and agents on threads of their own may overlap them): the
+     * configured count comes back when the last one closes, not before.
+     */
+    @Test
+    void singleThreadBlasSectionsRestoreTheCountWhenTheLastOneCloses() {
+        try {
+            Engine.BlasSection outer = Engine.singleThreadBlas(2);
+            assertThat(Engine.openBlasThreads()).isEqualTo(1);
+            Engine.BlasSection inner = Engine.singleThreadBlas(2);
+            inner.close();
+            assertThat(Engine.openBlasThreads()).as("after the inner section closed").isEqualTo(1);
+            outer.close();
+            assertThat(Engine.openBlasThreads()).isEqualTo(2);
+            try (Engine.BlasSection none = Engine.singleThreadBlas(1)) {
+                assertThat(Engine.openBlasThreads()).as("one configured thread: nothing to switch").isEqualTo(2);
+            }
+        } finally {
+            Engine.setOpenBlasThreads(1); // the tests' OPENBLAS_NUM_THREADS
+        }
+    }
 }
