@@ -99,8 +99,11 @@ public final class Engine {
      * then its configured count ({@code OPENBLAS_NUM_THREADS}, else {@code OMP_NUM_THREADS}) is restored.
      */
     public static BlasSection singleThreadBlas() {
-        return singleThreadBlas(blasThreads(System::getenv));
+        return singleThreadBlas(CONFIGURED_BLAS_THREADS);
     }
+
+    /** OpenBLAS reads its count once, when it loads; so does this. */
+    private static final int CONFIGURED_BLAS_THREADS = blasThreads(System::getenv);
 
     /** {@link #singleThreadBlas()} for OpenBLAS configured with {@code configured} threads. */
     static BlasSection singleThreadBlas(int configured) {
