@@ -910,7 +910,8 @@ public final class DecoderLm implements AutoCloseable {
         return backward(inputIds, positionIds, attentionMask, (top, c) -> {
             graph[0] = top.rmsNorm(finalNorm, config.rmsNormEps());                   // [B, S, E]
             try (GradMode g = GradMode.noGrad()) {
-                head[0] = TokenHead.of(lmHead, graph[0].narrow(1, from, t), targets);
+                head[0] = TokenHead.of(lmHead, graph[0].narrow(1, from, t), targets,
+                        TokenHead.chunkRows(lmHead.size(0)), headLogitsBuffer(b * t));
             }
             graph[1] = graph[0].detach().requiresGrad(true);
             graph[2] = head[0].logprobs().view(b, t).detach().requiresGrad(true);
@@ -954,6 +955,29 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     private Tensor headGrad;
+
+    /**
+     * {@code [m, V]} of the model dtype for a training pass's logits ({@link TokenHead}), from storage
+     * kept across passes and grown when a pass needs more: the 0.5B shape's 128 completion rows are
+     * 38.9 MB of bf16, above the size glibc keeps (32 MiB), so a fresh tensor faulted ~9,000 pages in
+     * per scoring pass. A new storage when the kept one is still referred to (another pass on this
+     * model, or a tensor a caller kept), whose values this pass must not overwrite.
+     */
+    private synchronized Tensor headLogitsBuffer(long m) {
+        long n = m * lmHead.size(0);
+        if (headLogits != null && (headLogits.isShared() || headLogits.numel() < n)) {
+            headLogits.close();
+            headLogits = null;
+        }
+        if (headLogits == null) {
+            try (GradMode g = GradMode.noGrad()) {
+                headLogits = Tensor.emptyOf(lmHead.dtype(), device, n).keep();
+            }
+        }
+        return headLogits.narrow(0, 0, n).view(m, lmHead.size(0));
+    }
+
+    private Tensor headLogits;
 
     private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
@@ -1228,6 +1252,9 @@ public final class DecoderLm implements AutoCloseable {
         }
         if (headGrad != null) {
             headGrad.close();
+        }
+        if (headLogits != null) {
+            headLogits.close();
         }
         if (cosTable != null) {
             cosTable.close();

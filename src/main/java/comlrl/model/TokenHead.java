@@ -65,10 +65,19 @@ final class TokenHead {
 
     /** {@link #of(Tensor, Tensor, Tensor)} with {@code chunk} rows per float32 chunk. */
     static TokenHead of(Tensor weight, Tensor rows, Tensor targets, long chunk) {
+        return of(weight, rows, targets, chunk, null);
+    }
+
+    /**
+     * {@link #of(Tensor, Tensor, Tensor, long)} with the logits written into {@code logitsInto}
+     * ({@code [M, V]}, the weight's dtype; kept by the caller across steps, so that a 0.5B model's
+     * 39 MB of logits are not fresh pages at every step), or into a new tensor when it is null.
+     */
+    static TokenHead of(Tensor weight, Tensor rows, Tensor targets, long chunk, Tensor logitsInto) {
         long m = targets.numel();
         Tensor x = rows.contiguous().view(m, weight.size(1));
         Tensor y = targets.reshape(m, 1);
-        Tensor logits = x.linear(weight, null); // [M, V]
+        Tensor logits = logitsInto == null ? x.linear(weight, null) : x.linearInto(weight, logitsInto); // [M, V]
         List<Tensor> lses = new ArrayList<>();
         List<Tensor> logps = new ArrayList<>();
         for (long r = 0; r < m; r += chunk) {

@@ -556,6 +556,23 @@ public final class Tensor implements AutoCloseable {
                 : torch.linear(x, weight.handle, bias.asOptional()));
     }
 
+    /**
+     * {@code this @ weightᵀ} for a 2-D {@code this} ({@code [rows, in]}), written into {@code into}
+     * ({@code [rows, out]}, contiguous, this dtype) and returned; no autograd. The product
+     * {@link #linear} without a bias runs for 2-D inputs of more than {@link #ONEDNN_MAX_ROWS} rows (libtorch's
+     * {@code mm} of the transposed weight), into memory the caller keeps across calls.
+     */
+    public Tensor linearInto(Tensor weight, Tensor into) {
+        if (dim() != 2 || into.dim() != 2 || into.size(0) != size(0) || into.size(1) != weight.size(0)
+                || into.dtype() != dtype() || !into.isContiguous()) {
+            throw new IllegalArgumentException("linearInto: " + java.util.Arrays.toString(shape()) + " x "
+                    + java.util.Arrays.toString(weight.shape()) + "ᵀ into " + java.util.Arrays.toString(into.shape())
+                    + " " + into.dtype());
+        }
+        torch.mm_out(into.handle, handle, weight.transpose(0, 1).handle);
+        return into;
+    }
+
     /** Rows up to which {@link #linear} hands no-grad products to oneDNN. */
     static final long ONEDNN_MAX_ROWS = 8;
     /**

@@ -127,10 +127,10 @@ class LoraBatchTest {
      * sum at most 512 + 4 terms more). The tiny models of the other tests are too small to pack. With
      * some projections not adapted, the others' additions must still land on their own views; an
      * addition on another projection's view, or another group's rows, moves logits by about their
-     * own size.
+     * own size. q and v without k join around k's zero columns ({@link LoraBatch#joint}).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"all-linear", "k_proj,o_proj,up_proj"})
+    @ValueSource(strings = {"all-linear", "k_proj,o_proj,up_proj", "q_proj,v_proj,gate_proj,up_proj"})
     void aTeamsPackedDecodingEqualsEachAgentsOwnForward(String targets) {
         ModelConfig c = TinyConfigs.wide("qwen2", false);
         LoraConfig lc = new LoraConfig(4, 12, 0, List.of(targets.split(",")), false); // scale 3
