@@ -961,10 +961,15 @@ public final class DecoderLm implements AutoCloseable {
      * kept across passes and grown when a pass needs more: the 0.5B shape's 128 completion rows are
      * 38.9 MB of bf16, above the size glibc keeps (32 MiB), so a fresh tensor faulted ~9,000 pages in
      * per scoring pass. A new storage when the kept one is still referred to (another pass on this
-     * model, or a tensor a caller kept), whose values this pass must not overwrite.
+     * model, or a tensor a caller kept), whose values this pass must not overwrite. Null (a fresh
+     * tensor for this pass alone) above {@link #KEPT_LOGITS_BYTES}: long completions' logits are not
+     * held through the generations between passes.
      */
-    private synchronized Tensor headLogitsBuffer(long m) {
+    synchronized Tensor headLogitsBuffer(long m) {
         long n = m * lmHead.size(0);
+        if (n * lmHead.dtype().byteSize() > KEPT_LOGITS_BYTES) {
+            return null;
+        }
         if (headLogits != null && (headLogits.isShared() || headLogits.numel() < n)) {
             headLogits.close();
             headLogits = null;
@@ -978,6 +983,9 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     private Tensor headLogits;
+
+    /** The largest logits storage a model keeps across training passes ({@link #headLogitsBuffer}). */
+    static final long KEPT_LOGITS_BYTES = 256L << 20;
 
     private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,

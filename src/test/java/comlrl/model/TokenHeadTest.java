@@ -161,6 +161,27 @@ class TokenHeadTest {
         }
     }
 
+    /**
+     * A model's kept logits storage is handed out again only when nothing else refers to it: a pass
+     * whose logits are still held (another pass, a kept view) gets storage of its own, so writing one
+     * leaves the other; above {@link DecoderLm#KEPT_LOGITS_BYTES} none is kept (null: a fresh tensor).
+     */
+    @Test
+    void keptLogitsStorageIsNeverHandedToTwoHoldersAndIsCapped() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        try (DecoderLm m = DecoderLm.random(bf16, DType.BF16, Device.CPU, 3); Scope s = Scope.open();
+                GradMode off = GradMode.noGrad()) {
+            long v = bf16.vocabSize();
+            Tensor first = m.headLogitsBuffer(3).fill_(7);
+            assertThat(first.shape()).containsExactly(3, v);
+            Tensor second = m.headLogitsBuffer(2).fill_(1);
+            assertThat(first.eq(7.0).allTrue()).as("the held logits").isTrue();
+            assertThat(second.eq(1.0).allTrue()).isTrue();
+            assertThat(m.headLogitsBuffer(DecoderLm.KEPT_LOGITS_BYTES / (2 * v) + 1)).isNull();
+            assertThat(m.headLogitsBuffer(DecoderLm.KEPT_LOGITS_BYTES / (2 * v))).isNotNull();
+        }
+    }
+
     /** With gradients on, {@link TokenHead#of} is differentiable through autograd: the same values as under no-grad. */
     @Test
     void gradModeValuesEqualNoGradValues() {
