@@ -133,28 +133,30 @@ class TokenHeadTest {
 
     /**
      * Logits written into a kept tensor (NaN before, as stale memory may hold anything) give the same
-     * bits as a fresh one: log-probabilities, the rows' gradient and the weight's; the kept tensor then
+     * bits as a fresh one, for bf16 and for float32 (whose large vocabularies score in the head too): log-probabilities, the rows' gradient and the weight's; the kept tensor then
      * holds the logits' gradient, as the fresh one does.
      */
-    @Test
-    void logitsWrittenIntoAKeptTensorAreTheFreshOnesBitForBit() {
+    @ParameterizedTest
+    @ValueSource(strings = {"bfloat16", "float32"})
+    void logitsWrittenIntoAKeptTensorAreTheFreshOnesBitForBit(String type) {
+        DType dtype = DType.fromTorchName(type);
         long m = 12;
         long e = 40;
         long v = 300;
         try (Scope s = Scope.open(); GradMode off = GradMode.noGrad(); Rng rng = new Rng(17)) {
-            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(DType.BF16).requiresGrad(true);
-            Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, 3, 4, e).to(DType.BF16);
+            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(dtype).requiresGrad(true);
+            Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, 3, 4, e).to(dtype);
             Tensor y = Tensor.randn(rng, 1, DType.F32, Device.CPU, 3, 4).abs().mul(100).to(DType.I64).clampMax(v - 1);
             Tensor g = Tensor.randn(rng, 1, DType.F32, Device.CPU, m);
             TokenHead fresh = TokenHead.of(w, x, y, 5);
             Tensor freshLogp = fresh.logprobs();
-            Tensor freshDx = fresh.backward(g, () -> Tensor.emptyOf(DType.BF16, Device.CPU, v, e));
+            Tensor freshDx = fresh.backward(g, () -> Tensor.emptyOf(dtype, Device.CPU, v, e));
             Tensor freshDw = w.grad().cloneTensor();
             w.zeroGrad();
-            Tensor kept = Tensor.fullOf(Double.NaN, DType.BF16, Device.CPU, m, v);
+            Tensor kept = Tensor.fullOf(Double.NaN, dtype, Device.CPU, m, v);
             TokenHead into = TokenHead.of(w, x, y, 5, kept);
             assertThat(into.logprobs().bitEquals(freshLogp)).as("logp").isTrue();
-            Tensor dx = into.backward(g, () -> Tensor.emptyOf(DType.BF16, Device.CPU, v, e));
+            Tensor dx = into.backward(g, () -> Tensor.emptyOf(dtype, Device.CPU, v, e));
             assertThat(dx.bitEquals(freshDx)).as("dx").isTrue();
             assertThat(w.grad().bitEquals(freshDw)).as("dW").isTrue();
             assertThat(freshDw.abs().max().item()).as("a non-trivial gradient").isGreaterThan(1e-3);
