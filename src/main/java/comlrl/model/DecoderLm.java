@@ -942,10 +942,7 @@ public final class DecoderLm implements AutoCloseable {
      * {@code zeroGrad}), whose values this backward must not overwrite.
      */
     private Tensor headGradBuffer() {
-        if (headGrad != null && headGrad.isShared()) {
-            headGrad.close();
-            headGrad = null;
-        }
+        headGrad = reusable(headGrad, lmHead.numel());
         if (headGrad == null) {
             try (GradMode g = GradMode.noGrad()) {
                 headGrad = Tensor.emptyOf(lmHead.dtype(), device, lmHead.shape()).keep();
@@ -970,10 +967,7 @@ public final class DecoderLm implements AutoCloseable {
         if (n * lmHead.dtype().byteSize() > KEPT_LOGITS_BYTES) {
             return null;
         }
-        if (headLogits != null && (headLogits.isShared() || headLogits.numel() < n)) {
-            headLogits.close();
-            headLogits = null;
-        }
+        headLogits = reusable(headLogits, n);
         if (headLogits == null) {
             try (GradMode g = GradMode.noGrad()) {
                 headLogits = Tensor.emptyOf(lmHead.dtype(), device, n).keep();
@@ -986,6 +980,18 @@ public final class DecoderLm implements AutoCloseable {
 
     /** The largest logits storage a model keeps across training passes ({@link #headLogitsBuffer}). */
     static final long KEPT_LOGITS_BYTES = 256L << 20;
+
+    /**
+     * {@code kept} when it may be written again: nothing else refers to it and it holds at least
+     * {@code n} elements; else null, after closing this model's reference to it.
+     */
+    private static Tensor reusable(Tensor kept, long n) {
+        if (kept != null && (kept.isShared() || kept.numel() < n)) {
+            kept.close();
+            return null;
+        }
+        return kept;
+    }
 
     private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,

@@ -558,9 +558,9 @@ public final class Tensor implements AutoCloseable {
 
     /**
      * {@code this @ weightᵀ} for a 2-D {@code this} ({@code [rows, in]}), written into {@code into}
-     * ({@code [rows, out]}, contiguous, this dtype) and returned; no autograd. The product
-     * {@link #linear} without a bias runs for 2-D inputs of more than {@link #ONEDNN_MAX_ROWS} rows (libtorch's
-     * {@code mm} of the transposed weight), into memory the caller keeps across calls.
+     * ({@code [rows, out]}, contiguous, this dtype) and returned; no autograd. The product that
+     * {@link #linear} without a bias runs for 2-D inputs of more than {@link #ONEDNN_MAX_ROWS} rows
+     * (libtorch's {@code mm} of the transposed weight), into memory the caller keeps across calls.
      */
     public Tensor linearInto(Tensor weight, Tensor into) {
         if (dim() != 2 || into.dim() != 2 || into.size(0) != size(0) || into.size(1) != weight.size(0)

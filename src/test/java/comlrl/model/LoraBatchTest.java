@@ -127,7 +127,8 @@ class LoraBatchTest {
      * sum at most 512 + 4 terms more). The tiny models of the other tests are too small to pack. With
      * some projections not adapted, the others' additions must still land on their own views; an
      * addition on another projection's view, or another group's rows, moves logits by about their
-     * own size. q and v without k join around k's zero columns ({@link LoraBatch#joint}).
+     * own size. q and v adapted around an unadapted k (peft's default kind of targets) land on
+     * their own views of the stacked q, k, v product.
      */
     @ParameterizedTest
     @ValueSource(strings = {"all-linear", "k_proj,o_proj,up_proj", "q_proj,v_proj,gate_proj,up_proj"})

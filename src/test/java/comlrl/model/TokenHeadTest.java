@@ -87,9 +87,9 @@ class TokenHeadTest {
         long e = 48;
         long v = 300;
         try (Scope s = Scope.open(); Rng rng = new Rng(11)) {
-            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(dtype).requiresGrad(true);
+            Tensor w = weight(rng, dtype, v, e);
             Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, m, e).to(dtype).requiresGrad(true);
-            Tensor y = Tensor.randn(rng, 1, DType.F32, Device.CPU, m).abs().mul(100).to(DType.I64).clampMax(v - 1);
+            Tensor y = targets(rng, v, m);
             float[] gv = Tensor.randn(rng, 1, DType.F32, Device.CPU, m).toFloatArray();
             gv[4] = 0; // a masked token
             Tensor g = Tensor.ofFloats(gv, Device.CPU, m);
@@ -133,8 +133,8 @@ class TokenHeadTest {
 
     /**
      * Logits written into a kept tensor (NaN before, as stale memory may hold anything) give the same
-     * bits as a fresh one, for bf16 and for float32 (whose large vocabularies score in the head too): log-probabilities, the rows' gradient and the weight's; the kept tensor then
-     * holds the logits' gradient, as the fresh one does.
+     * bits as a fresh one, for bf16 and for float32 (whose large vocabularies score in the head too):
+     * log-probabilities, the rows' gradient and the weight's.
      */
     @ParameterizedTest
     @ValueSource(strings = {"bfloat16", "float32"})
@@ -144,9 +144,9 @@ class TokenHeadTest {
         long e = 40;
         long v = 300;
         try (Scope s = Scope.open(); GradMode off = GradMode.noGrad(); Rng rng = new Rng(17)) {
-            Tensor w = Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(dtype).requiresGrad(true);
+            Tensor w = weight(rng, dtype, v, e);
             Tensor x = Tensor.randn(rng, 1, DType.F32, Device.CPU, 3, 4, e).to(dtype);
-            Tensor y = Tensor.randn(rng, 1, DType.F32, Device.CPU, 3, 4).abs().mul(100).to(DType.I64).clampMax(v - 1);
+            Tensor y = targets(rng, v, 3, 4);
             Tensor g = Tensor.randn(rng, 1, DType.F32, Device.CPU, m);
             TokenHead fresh = TokenHead.of(w, x, y, 5);
             Tensor freshLogp = fresh.logprobs();
@@ -199,6 +199,16 @@ class TokenHeadTest {
             assertThat(withGrad.requiresGrad()).isTrue();
             assertThat(withGrad.detach().bitEquals(noGrad)).isTrue();
         }
+    }
+
+    /** A random head weight {@code [v, e]} of {@code dtype} that requires a gradient. */
+    private static Tensor weight(Rng rng, DType dtype, long v, long e) {
+        return Tensor.randn(rng, 0.5, DType.F32, Device.CPU, v, e).to(dtype).requiresGrad(true);
+    }
+
+    /** Random token ids below {@code v} of the given shape (int64). */
+    private static Tensor targets(Rng rng, long v, long... shape) {
+        return Tensor.randn(rng, 1, DType.F32, Device.CPU, shape).abs().mul(100).to(DType.I64).clampMax(v - 1);
     }
 
     private static void assertWithin(Tensor actual, Tensor expected, Tensor tol, String what) {
