@@ -59,21 +59,26 @@ class LoraBatchTest {
 
     /** The batched forward's rows of group g against agent g's own view, for groups of {@code counts} rows. */
     static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts, boolean stacked) {
+        return worstDifference(base, adapters, counts, IDS);
+    }
+
+    /** {@link #worstDifference(DecoderLm, List, int[], boolean)} over the rows of {@code ids}. */
+    static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts, long[][] ids) {
         try (DecoderLm team = base.withAdapters(adapters, counts); Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             int total = 0;
             for (int c : counts) {
                 total += c;
             }
             assertThat(team.parameters()).isEmpty();
-            Tensor together = logits(team, IDS, 0, total);
+            Tensor together = logits(team, ids, 0, total);
             double worst = 0;
             int start = 0;
             for (int a = 0; a < adapters.size(); a++) {
                 try (DecoderLm alone = base.withAdapter(adapters.get(a))) {
-                    Tensor own = logits(alone, IDS, start, counts[a]);
+                    Tensor own = logits(alone, ids, start, counts[a]);
                     worst = Math.max(worst, together.narrow(0, start, counts[a]).sub(own).abs().max().item());
                     // and the group really is adapted: it differs from the base
-                    assertThat(own.sub(logits(base, IDS, start, counts[a])).abs().max().item()).isGreaterThan(1e-4);
+                    assertThat(own.sub(logits(base, ids, start, counts[a])).abs().max().item()).isGreaterThan(1e-4);
                 }
                 start += counts[a];
             }
@@ -116,6 +121,81 @@ class LoraBatchTest {
                 }
             }
             assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3}, true)).isLessThan(2e-2);
+            // a prefill-sized pass runs the products in bfloat16 (aBf16PrefillsAdditionsAreWithinTheirRoundingBound):
+            // the same agreement with each agent's own float32-adapter forward
+            assertThat(worstDifference(base, List.of(a0, a1), new int[] {1, 1}, longIds(2, 40))).isLessThan(2e-2);
+        }
+    }
+
+    /** {@code n} rows of {@code s} token ids. */
+    static long[][] longIds(int n, int s) {
+        long[][] ids = new long[n][s];
+        for (int r = 0; r < n; r++) {
+            for (int t = 0; t < s; t++) {
+                ids[r][t] = 1 + (7L * t + 13L * r) % 60;
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * A no-grad pass of {@link LoraBatch#BF16_PRODUCT_TOKENS} tokens or more per row on a bfloat16 base
+     * (a prefill) runs the stacked products in bfloat16, each group's addition within the class
+     * comment's bound {@code 4u·M}, {@code M = (|x|·|A|ᵀ)·|s·B|ᵀ}, u = 2⁻⁸, of the exact one (float64,
+     * from the same bf16 x and the float32 adapters); second-order terms add at most 8u²·M, and each
+     * product's float32 sums K·2⁻²⁴·M (K = 64 and r = 4 terms). A missing or doubled scale, or another
+     * group's adapter, is off by about M. Fewer tokens keep the float32 products: their additions
+     * differ from the bf16 ones in some bit.
+     */
+    @Test
+    void aBf16PrefillsAdditionsAreWithinTheirRoundingBound() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig all = new LoraConfig(4, 8, 0, List.of("all-linear"), false); // scale 2
+        LoraConfig odd = new LoraConfig(4, 6, 0, List.of("all-linear"), false);  // scale 1.5: not folded exactly
+        for (LoraConfig c : List.of(all, odd)) {
+            List<LoraAdapter> adapters = List.of(LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 1),
+                    LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 2));
+            try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(7)) {
+                for (int a = 0; a < 2; a++) {
+                    List<Tensor> p = adapters.get(a).parameters();
+                    for (int k = 1; k < p.size(); k += 2) {
+                        p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
+                    }
+                }
+                try (LoraBatch fresh = new LoraBatch(adapters, new int[] {1, 1})) {
+                    long tokens = LoraBatch.BF16_PRODUCT_TOKENS + 8;
+                    Tensor x = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 2, tokens, 64);
+                    int[] which = {0, 4, 6}; // q (64 → 64), gate (64 → 128), down (128 → 64)
+                    Tensor xDown = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 2, tokens, 128);
+                    Tensor[] d = fresh.deltas(x, 0, new int[] {0, 4});
+                    Tensor dDown = fresh.deltas(xDown, 1, new int[] {6})[0];
+                    double u = Math.scalb(1.0, -8);
+                    for (int a = 0; a < 2; a++) {
+                        LoraAdapter ad = adapters.get(a);
+                        for (int k = 0; k < which.length; k++) {
+                            String key = LoraAdapter.key(k == 2 ? 1 : 0, LoraConfig.PROJECTIONS.get(which[k]));
+                            Tensor in = (k == 2 ? xDown : x).narrow(0, a, 1).to(DType.F64);
+                            Tensor aw = ad.a(key).detach().to(DType.F64);
+                            Tensor bw = ad.b(key).detach().to(DType.F64).mul(c.scale());
+                            Tensor exact = in.matmul(aw.transpose(0, 1)).matmul(bw.transpose(0, 1));
+                            Tensor m = in.abs().matmul(aw.abs().transpose(0, 1)).matmul(bw.abs().transpose(0, 1));
+                            long width = in.size(2);
+                            Tensor bound = m.mul(4 * u + 8 * u * u + (width + c.r()) * Math.scalb(1.0, -24));
+                            Tensor got = (k == 2 ? dDown : d[k]).narrow(0, a, 1).to(DType.F64);
+                            assertThat(got.sub(exact).abs().sub(bound).max().item()).as("agent %d, %s", a, key)
+                                    .isLessThanOrEqualTo(0.0);
+                            // the bound is tight enough to see a wrong factor: M is of the order of |Δ|
+                            assertThat(exact.abs().max().item()).isGreaterThan(0.1 * m.max().item());
+                        }
+                    }
+                    // fewer tokens: the float32 products, so not the same bits
+                    Tensor shortX = x.narrow(1, 0, LoraBatch.BF16_PRODUCT_TOKENS - 1).contiguous();
+                    assertThat(fresh.deltas(shortX, 0, new int[] {4})[0]
+                            .bitEquals(d[1].narrow(1, 0, LoraBatch.BF16_PRODUCT_TOKENS - 1))).isFalse();
+                }
+            } finally {
+                adapters.forEach(LoraAdapter::close);
+            }
         }
     }
 
