@@ -16,7 +16,8 @@ import java.util.function.Function;
  * <p>Each agent's sequences get the seeds its own {@link Generator} would give them
  * ({@link Generator#rowSeed(long, int, int)} with its seed and its prompt index), and a sequence's
  * tokens depend only on its model, prompt and seed: the team call samples what the agents' separate
- * calls sample (up to float rounding in the padded batch). The agents may each have their own stop
+ * calls sample (up to float rounding in the padded batch, and, on a bfloat16 base, the prefill's
+ * adapter products rounded to bfloat16: {@link comlrl.model.LoraBatch}). The agents may each have their own stop
  * strings (the only setting in which their sampling may differ): a sequence ends where the agent's own
  * call would end it.
  */

@@ -127,6 +127,72 @@ class LoraBatchTest {
         }
     }
 
+    /**
+     * A bfloat16 team's decoding step adds its adapters in two oneDNN products per input
+     * ({@link LoraBatch#plusDecodingDeltas}): each row's sum within the bound of its Javadoc,
+     * {@code u·|y + Δ| + 3u·M}, {@code M = (|x|·|A|ᵀ)·|s·B|ᵀ}, u = 2⁻⁸, of the exact float64
+     * {@code y + Δ} of the same bf16 x and y (second-order terms ≤ 6u²·M; float32 sums of K = 64 and
+     * P·N·r = 24 terms, K·2⁻²⁴·M each, and the float32 sum of y + Δ, 2⁻²⁴·|y + Δ|). Three agents of
+     * two rows each, q, k and v of one input and then down alone; an agent's rows getting another
+     * agent's addition, or none, or y left out, is off by about M or |y|.
+     */
+    @Test
+    void aBf16TeamsDecodingSumsAreWithinTheirRoundingBound() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig c = new LoraConfig(4, 6, 0, List.of("all-linear"), false); // scale 1.5, folded into B's copy
+        List<LoraAdapter> adapters = new ArrayList<>();
+        boolean before = Engine.oneDnnLinear();
+        try (Scope s = Scope.open(); GradMode g = GradMode.inference(); Rng rng = new Rng(11)) {
+            for (int a = 0; a < 3; a++) {
+                LoraAdapter ad = LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 40 + a);
+                adapters.add(ad);
+                List<Tensor> p = ad.parameters();
+                for (int k = 1; k < p.size(); k += 2) {
+                    p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
+                }
+            }
+            Engine.setOneDnnLinear(true);
+            try (LoraBatch batch = new LoraBatch(adapters, new int[] {1, 1, 1})) {
+                double u = Math.scalb(1.0, -8);
+                for (int[] which : new int[][] {{0, 1, 2}, {6}}) {
+                    int layer = which.length == 1 ? 1 : 0;
+                    long[] outs = new long[which.length];
+                    for (int k = 0; k < which.length; k++) {
+                        outs[k] = adapters.get(0).b(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k]))).size(0);
+                    }
+                    long in = adapters.get(0).a(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[0]))).size(1);
+                    Tensor x = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 6, 1, in);
+                    Tensor y = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 6, 1, java.util.Arrays.stream(outs).sum());
+                    Tensor sum = batch.plusDecodingDeltas(y, x, layer, which, outs);
+                    assertThat(sum).as("the packed decoding path applies").isNotNull();
+                    for (int row = 0; row < 6; row++) {
+                        LoraAdapter ad = adapters.get(row / 2);
+                        Tensor xi = x.narrow(0, row, 1).reshape(1, in).to(DType.F64);
+                        long start = 0;
+                        for (int k = 0; k < which.length; k++) {
+                            String key = LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k]));
+                            Tensor aw = ad.a(key).detach().to(DType.F64);
+                            Tensor bw = ad.b(key).detach().to(DType.F64).mul(c.scale());
+                            Tensor exact = y.narrow(0, row, 1).reshape(1, -1).narrow(1, start, outs[k]).to(DType.F64)
+                                    .add(xi.matmul(aw.transpose(0, 1)).matmul(bw.transpose(0, 1)));
+                            Tensor m = xi.abs().matmul(aw.abs().transpose(0, 1)).matmul(bw.abs().transpose(0, 1));
+                            Tensor bound = exact.abs().mul(u + Math.scalb(1.0, -24))
+                                    .add(m.mul(3 * u + 6 * u * u + (in + 24) * Math.scalb(1.0, -24)));
+                            Tensor got = sum.narrow(0, row, 1).reshape(1, -1).narrow(1, start, outs[k]).to(DType.F64);
+                            assertThat(got.sub(exact).abs().sub(bound).max().item()).as("row %d, %s", row, key)
+                                    .isLessThanOrEqualTo(0.0);
+                            assertThat(m.max().item()).as("the addition is not negligible").isGreaterThan(0.05);
+                            start += outs[k];
+                        }
+                    }
+                }
+            }
+        } finally {
+            Engine.setOneDnnLinear(before);
+            adapters.forEach(LoraAdapter::close);
+        }
+    }
+
     /** {@code n} rows of {@code s} token ids. */
     static long[][] longIds(int n, int s) {
         long[][] ids = new long[n][s];
