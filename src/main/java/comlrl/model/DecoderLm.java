@@ -681,18 +681,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] projectStacked(Tensor x, Tensor[] weights, Tensor[] biases, int layer, int slot, int[] which,
                 Rng dropout) {
             PackedWeight p = packed == null ? null : packed.layers[layer][slot];
-            Tensor[] base = null;
-            if (p != null && p.fits(x)) {
-                Tensor whole = p.applyWhole(x);
-                if (adapter == null && batch != null) { // a team's decoding step: its adapters in two products
-                    long[] outs = java.util.Arrays.stream(weights).mapToLong(w -> w.size(0)).toArray();
-                    Tensor sum = batch.plusDecodingDeltas(whole, x, layer, which, outs);
-                    if (sum != null) {
-                        return p.split(sum);
-                    }
-                }
-                base = p.split(whole);
-            }
+            Tensor[] base = p != null && p.fits(x) ? p.applyStacked(x) : null;
             // the row groups' adapters convert x for all of these projections once
             Tensor[] deltas = adapter == null && batch != null ? batch.deltas(x, layer, which) : null;
             Tensor[] y = new Tensor[which.length];
@@ -710,12 +699,6 @@ public final class DecoderLm implements AutoCloseable {
 
         /** {@code y} plus the adapter's (or the row groups' adapters') addition for projection {@code which} of x. */
         private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
-            if (adapter == null && batch != null) {
-                Tensor sum = batch.plusDecodingDeltas(y, x, layer, new int[] {which}, new long[] {y.size(-1)});
-                if (sum != null) {
-                    return sum;
-                }
-            }
             String name = LoraConfig.PROJECTIONS.get(which);
             Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
                     : batch != null ? batch.deltas(x, layer, new int[] {which})[0] : null;

@@ -2,7 +2,6 @@ package comlrl.model;
 
 import comlrl.tensor.DType;
 import comlrl.tensor.GradMode;
-import comlrl.tensor.PackedWeight;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import java.util.ArrayList;
@@ -50,7 +49,6 @@ public final class LoraBatch implements AutoCloseable {
     private final boolean scaleInB;
     private final Map<String, Tensor[]> stacks = new HashMap<>(); // "layer.projection" → {Aᵀ [N,in,r], Bᵀ [N,r,out]}
     private final Map<String, Tensor[]> bf16Stacks = new HashMap<>(); // the same in bfloat16, made on first use
-    private final Map<String, DecodingPack> decodingPacks = new HashMap<>(); // "layer/first projection" → packed
 
     /** Tokens per row from which a no-grad pass on a bfloat16 base runs the stacked products in bfloat16. */
     static final long BF16_PRODUCT_TOKENS = 32;
@@ -162,122 +160,6 @@ public final class LoraBatch implements AutoCloseable {
         return out;
     }
 
-    /**
-     * A decoding step's additions for projections {@code which} of one input, added to their base
-     * products: {@code y [..., Σ outs]} holds projection {@code which[k]}'s product in its
-     * {@code outs[k]} columns, in order. Two oneDNN calls over all agents' rows, on copies packed once
-     * per batch (per layer and input):
-     * <pre>
-     *   u = (x · A_allᵀ) ⊙ M          A_all [P·N·r, in]: each adapted projection's agents' A, stacked
-     *   y + Δ = u · B_bdᵀ + y         B_bd [Σ outs, P·N·r]: s·B_g of projection p at (its columns, p's agent g block)
-     * </pre>
-     * where the 0/1 mask {@code M [rows, P·N·r]} keeps each row's own agent's blocks, so row i of agent
-     * g gets {@code s·x_i·A_{g,p}ᵀ·B_{g,p}ᵀ} in projection p's columns and zeros elsewhere (the other
-     * agents' products are multiplied by exact zeros). oneDNN applies the mask and the addition of y to
-     * the products' float32 accumulators: in bfloat16, {@code u} is rounded once (to bf16, for the
-     * second product) and {@code y + Δ} once, so against the exact sum of the same y
-     * <pre>
-     *   |r(y + Δ₁₆) − (y + Δ)| ≤ u·|y + Δ| + 3u · (|x|·|A|ᵀ)·|s·B|ᵀ      (u = 2⁻⁸, first order)
-     * </pre>
-     * (A and s·B rounded to bf16 and u's rounding); in float32 the same sums in another order. A
-     * decoding step thus runs 2 operations per input where the separate products ran 4 to 13: at the
-     * 0.5B shape a team's 12-row step spent ~25 ms of ~90 in its adapters, each small operation
-     * costing 25–95 µs after a product that streamed the base's weights (caches cold), against ~16 µs
-     * in a loop.
-     *
-     * @return {@code y + Δ} shaped as y, or null where this does not apply (adapters not stacked,
-     *     autograd on, more than {@link PackedWeight#MAX_ROWS} rows, no oneDNN, none of {@code which}
-     *     adapted): then add {@link #deltas}
-     */
-    public Tensor plusDecodingDeltas(Tensor y, Tensor x, int layer, int[] which, long[] outs) {
-        long rows = x.numel() / x.size(-1);
-        if (!stacked || GradMode.isEnabled() || rows > PackedWeight.MAX_ROWS || rows % adapters.size() != 0) {
-            return null;
-        }
-        DecodingPack pack = decodingPacks.computeIfAbsent(layer + "/" + which[0],
-                key -> packForDecoding(layer, which, outs, x.dtype(), rows));
-        if (pack.a == null || !pack.a.fits(x)) {
-            return null;
-        }
-        Tensor mask = pack.masks.computeIfAbsent(rows, n -> rowMask(n, pack.blocks, x.dtype(), x.device()));
-        Tensor u = pack.a.productTimes(x, mask);             // [rows, P·N·r]
-        return pack.b.productPlus(u, y).view(y.shape());     // y + Δ
-    }
-
-    /** A group's packed {@code A_all}, {@code B_bd} and row masks; a and b null where none applies. */
-    private record DecodingPack(PackedWeight a, PackedWeight b, int blocks, Map<Long, Tensor> masks, List<Tensor> plain) {
-        void close() {
-            plain.forEach(Tensor::close);
-            if (a != null) {
-                a.close();
-            }
-            if (b != null) {
-                b.close();
-            }
-            masks.values().forEach(Tensor::close);
-        }
-    }
-
-    private DecodingPack packForDecoding(int layer, int[] which, long[] outs, DType dtype, long rows) {
-        int n = adapters.size();
-        long r = adapters.get(0).config().r();
-        List<Tensor[]> adapted = new ArrayList<>();
-        List<Long> offsets = new ArrayList<>();
-        long total = 0;
-        for (int k = 0; k < which.length; k++) {
-            Tensor[] ab = stacks.get(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k])));
-            if (ab != null) {
-                adapted.add(ab);
-                offsets.add(total);
-            }
-            total += outs[k];
-        }
-        if (adapted.isEmpty() || dtype != DType.F32 && dtype != DType.BF16) {
-            return new DecodingPack(null, null, 0, Map.of(), List.of());
-        }
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            List<Tensor> as = new ArrayList<>();
-            Tensor bBd = Tensor.zerosOf(adapted.get(0)[1].dtype(), adapted.get(0)[1].device(), total, adapted.size() * n * r);
-            for (int k = 0; k < adapted.size(); k++) {
-                Tensor[] ab = adapted.get(k);
-                as.add(ab[0].transpose(1, 2).reshape(n * r, ab[0].size(1)));           // [N, in, r] → [N·r, in]
-                Tensor sb = scaleInB ? ab[1] : ab[1].mul(scale);
-                long out = ab[1].size(2);
-                bBd.narrow(0, offsets.get(k), out).narrow(1, k * n * r, n * r)
-                        .copy_(sb.transpose(1, 2).transpose(0, 1).reshape(out, n * r)); // [N, r, out] → [out, N·r]
-            }
-            // the plain copies stay with the packed ones: PackedWeight.fits repacks them to check another row count
-            Tensor aAll = Tensor.cat(as, 0).to(dtype).contiguous();
-            Tensor bAll = bBd.to(dtype).contiguous();
-            PackedWeight a = PackedWeight.ofAnySize(aAll, rows);
-            PackedWeight b = PackedWeight.ofAnySize(bAll, rows);
-            DecodingPack pack = new DecodingPack(a, b, adapted.size(), new HashMap<>(), List.of(aAll.keep(), bAll.keep()));
-            if (a == null || b == null) {
-                pack.close();
-                return new DecodingPack(null, null, 0, Map.of(), List.of());
-            }
-            return pack;
-        }
-    }
-
-    /** {@code M [rows, P·N·r]}: 1 where row i's agent (i / (rows/N)) meets its own blocks of each of the P projections. */
-    private Tensor rowMask(long rows, int projections, DType dtype, comlrl.tensor.Device device) {
-        int n = adapters.size();
-        int r = adapters.get(0).config().r();
-        long perAgent = rows / n;
-        float[] m = new float[(int) (rows * projections * n * r)];
-        for (int i = 0; i < rows; i++) {
-            long g = i / perAgent;
-            for (int p = 0; p < projections; p++) {
-                java.util.Arrays.fill(m, (int) (((long) i * projections + p) * n * r + g * r),
-                        (int) (((long) i * projections + p) * n * r + (g + 1) * r), 1f);
-            }
-        }
-        try (Scope s = Scope.open()) {
-            return Tensor.ofFloats(m, device, rows, (long) projections * n * r).to(dtype).keep();
-        }
-    }
-
     /** Whether the stacked products of {@code x [B, S, in]} run in bfloat16 (see the class comment). */
     private static boolean bf16Products(Tensor x) {
         return x.dtype() == DType.BF16 && x.size(1) >= BF16_PRODUCT_TOKENS && !GradMode.isEnabled();
@@ -332,7 +214,5 @@ public final class LoraBatch implements AutoCloseable {
             ab[1].close();
         });
         bf16Stacks.clear();
-        decodingPacks.values().forEach(DecodingPack::close);
-        decodingPacks.clear();
     }
 }

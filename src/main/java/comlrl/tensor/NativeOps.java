@@ -23,7 +23,6 @@ final class NativeOps {
         static final OperatorHandle FUSED_ADAMW = find("aten::_fused_adamw_", "");
         static final OperatorHandle ONEDNN_LINEAR = find("mkldnn::_linear_pointwise", "");
         static final OperatorHandle ONEDNN_REORDER = find("mkldnn::_reorder_linear_weight", "");
-        static final OperatorHandle ONEDNN_LINEAR_BINARY = find("mkldnn::_linear_pointwise", "binary");
         // process-wide constants: retained, so that no scope open at class initialisation frees them
         static final Type.TypePtr TENSOR = ListType.ofTensors().getElementType().retainReference();
         static final IValue NO_SCALARS = new IValue(new GenericList(OptionalType.get(ListType.ofNumbers()
@@ -108,22 +107,6 @@ final class NativeOps {
         stack.push_back(Handles.NO_SCALARS);
         stack.push_back(Handles.EMPTY_ALGORITHM);
         Handles.ONEDNN_LINEAR.callBoxed(stack);
-        return result(stack);
-    }
-
-    /**
-     * {@code (x @ Wᵀ) ∘ other} by oneDNN's inner-product kernel with a binary post-op ({@code attr}
-     * "add" or "mul", {@code other} of the output's shape): the operation applied in float32 to the
-     * product's accumulators, one rounding to the output's dtype.
-     */
-    static Tensor oneDnnLinearBinary(Tensor x, Tensor other, Tensor weight, String attr) {
-        IValueVector stack = new IValueVector();
-        stack.push_back(new IValue(x.handle));
-        stack.push_back(new IValue(other.handle));
-        stack.push_back(new IValue(weight.handle));
-        stack.push_back(Handles.NONE);
-        stack.push_back(new IValue(attr));
-        Handles.ONEDNN_LINEAR_BINARY.callBoxed(stack);
         return result(stack);
     }
 }

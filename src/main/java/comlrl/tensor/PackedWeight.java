@@ -72,7 +72,7 @@ public final class PackedWeight implements AutoCloseable {
     /**
      * {@code weights} (each {@code [out_i, in]}, one input) packed as one stacked weight with their
      * {@code biases} (entries null where a weight has none; a missing bias beside present ones counts
-     * as zeros), for {@link #applyWhole} and {@link #split}; null where packing does not apply to the stacked weight.
+     * as zeros), for {@link #applyStacked}; null where packing does not apply to the stacked weight.
      */
     public static PackedWeight stacked(List<Tensor> weights, List<Tensor> biases, long rows) {
         long out = weights.stream().mapToLong(w -> w.size(0)).sum();
@@ -95,60 +95,6 @@ public final class PackedWeight implements AutoCloseable {
             }
             return p;
         }
-    }
-
-    /**
-     * The packed copy of {@code weight} whatever its size (a LoRA team's small adapter products, see
-     * {@link #productTimes} and {@link #productPlus}), or null without oneDNN, on a GPU, or in
-     * another dtype than float32/bfloat16.
-     */
-    public static PackedWeight ofAnySize(Tensor weight, long rows) {
-        return Engine.oneDnnLinear() && weight.dim() == 2 && !weight.device().isCuda() && Tensor.isOneDnnType(weight)
-                && rows >= 1 && weight.numel() * weight.dtype().byteSize() <= MAX_CHUNK_BYTES
-                ? pack(List.of(weight), rows, null) : null;
-    }
-
-    /** {@code (x @ Wᵀ) ⊙ m} in one oneDNN call ({@code m} of the product's shape), for an {@code x} that {@link #fits}. */
-    public Tensor productTimes(Tensor x, Tensor m) {
-        return binary(x, m, "mul");
-    }
-
-    /** {@code x @ Wᵀ + y} in one oneDNN call, the sum rounded once ({@code y} of the product's shape), for an {@code x} that {@link #fits}. */
-    public Tensor productPlus(Tensor x, Tensor y) {
-        return binary(x, y, "add");
-    }
-
-    private Tensor binary(Tensor x, Tensor other, String attr) {
-        if (blocks.size() != 1 || bias != null || !fits(x)) {
-            throw new IllegalArgumentException("a binary product needs one block, no bias and a fitting input");
-        }
-        long r = x.numel() / in;
-        Tensor flat = x.isContiguous() ? x.view(r, in) : x.contiguous().view(r, in);
-        Tensor o = other.isContiguous() ? other.view(r, out) : other.contiguous().view(r, out);
-        return NativeOps.oneDnnLinearBinary(flat, o, blocks.get(0), attr);
-    }
-
-    /**
-     * The stacked weights' product {@code x @ [W_1; W_2; ...]ᵀ + b} for an input that {@link #fits}, whole
-     * ({@code [rows, Σ out_i]}); {@link #split} gives each weight's view.
-     */
-    public Tensor applyWhole(Tensor x) {
-        if (!fits(x)) {
-            throw new IllegalArgumentException("packed for " + rows + " rows of " + in + ", got " + java.util.Arrays
-                    .toString(x.shape()));
-        }
-        return product(x, bias);
-    }
-
-    /** Each stacked weight's view of a whole product {@code y [..., Σ out_i]}. */
-    public Tensor[] split(Tensor y) {
-        Tensor[] out = new Tensor[parts.length];
-        long start = 0;
-        for (int i = 0; i < parts.length; i++) {
-            out[i] = y.narrow(-1, start, parts[i]);
-            start += parts[i];
-        }
-        return out;
     }
 
     /** Whether a weight like {@code weight} with {@code out} rows packs (see {@link #of}). */
@@ -228,6 +174,25 @@ public final class PackedWeight implements AutoCloseable {
      */
     public Tensor apply(Tensor x, Tensor fallback, Tensor bias) {
         return fits(x) ? product(x, bias) : x.linear(fallback, bias);
+    }
+
+    /**
+     * The stacked weights' products {@code x @ W_iᵀ + b_i} for an input that {@link #fits}, in order:
+     * views into one output, each {@code [..., out_i]}.
+     */
+    public Tensor[] applyStacked(Tensor x) {
+        if (!fits(x)) {
+            throw new IllegalArgumentException("packed for " + rows + " rows of " + in + ", got " + java.util.Arrays
+                    .toString(x.shape()));
+        }
+        Tensor y = product(x, bias);
+        Tensor[] out = new Tensor[parts.length];
+        long start = 0;
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = y.narrow(-1, start, parts[i]);
+            start += parts[i];
+        }
+        return out;
     }
 
     private Tensor product(Tensor x, Tensor b) {

@@ -36,34 +36,6 @@ class PackedWeightTest {
     }
 
     /**
-     * The small weights a LoRA team packs ({@link PackedWeight#ofAnySize}, here 48 × 64, below what
-     * {@link PackedWeight#of} packs) with oneDNN's post-ops: {@code productTimes} is the product times m
-     * and {@code productPlus} the product plus y, bit for bit (small integers: every value exact in
-     * float32), for the row count packed for and another one.
-     */
-    @Test
-    void smallPackedProductsTimesAMaskAndPlusASummandAreExact() {
-        assumeTrue(Engine.oneDnnLinear(), "the natives have no oneDNN");
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            Tensor w = integers(48 * 64, 5).view(48, 64);
-            assertThat(PackedWeight.of(w, 6)).as("too small for of()").isNull();
-            try (PackedWeight p = PackedWeight.ofAnySize(w, 6)) {
-                assertThat(p).isNotNull();
-                for (long rows : new long[] {6, 3}) {
-                    Tensor x = integers(rows * 64, 9).view(rows, 1, 64);
-                    Tensor m = integers(rows * 48, 3).view(rows, 1, 48);
-                    Tensor y = integers(rows * 48, 17).view(rows, 1, 48);
-                    Tensor plain = x.linear(w, null);
-                    assertThat(p.productTimes(x, m).toFloatArray()).as("%d rows", rows)
-                            .containsExactly(plain.mul(m).toFloatArray());
-                    assertThat(p.productPlus(x, y).toFloatArray()).as("%d rows", rows)
-                            .containsExactly(plain.add(y).toFloatArray());
-                }
-            }
-        }
-    }
-
-    /**
      * A copy packed for 4 rows serves other row counts (its products checked against a copy packed for
      * them; where the two disagree, the plain product): every product equals the plain one bit for bit
      * (integer values, as above), for one block and for two; row counts above
