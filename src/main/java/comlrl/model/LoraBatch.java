@@ -33,7 +33,8 @@ import java.util.Map;
  * (A's rounding and t = x·A's rounding give 2u on t, B's rounding u, the result's u): a few units of
  * bf16 rounding of the addition, below the rounding of {@code y + Δ} itself whenever |Δ| is small
  * beside y. Float32 products there ran single-threaded at ~70 GFLOP/s in OpenBLAS's small-K kernels
- * (K = r for B): at the 0.5B shape a team's prefill of 512 tokens took 793 against 595 ms per agent.
+ * (K = r for B): at the 0.5B shape a team's prefill of 512 tokens took 819–827 against 581–630 ms
+ * per agent.
  * Decoding steps (a few rows) keep the float32 products, faster there.
  *
  * <p>For inference: the stacked copies are a snapshot of the adapters when this batch was made and
@@ -129,6 +130,7 @@ public final class LoraBatch implements AutoCloseable {
         }
         Tensor[] out = new Tensor[which.length];
         Tensor grouped = null;
+        boolean bf16 = bf16Products(x);
         for (int k = 0; k < which.length; k++) {
             String p = LoraConfig.PROJECTIONS.get(which[k]);
             if (!stacked) {
@@ -140,7 +142,6 @@ public final class LoraBatch implements AutoCloseable {
                 continue;
             }
             long s = x.size(1);
-            boolean bf16 = bf16Products(x);
             if (grouped == null) {
                 grouped = x.reshape(adapters.size(), rows / adapters.size() * s, x.size(2)); // [N, rows_g·S, in]
                 if (!bf16 && grouped.dtype() != ab[0].dtype()) {
