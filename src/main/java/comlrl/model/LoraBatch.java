@@ -23,8 +23,8 @@ import java.util.Map;
  * made once here, with s folded into Bᵀ when it is a power of two, which changes no bit):
  * {@code x.view(N, f·count·S, in) @ Aᵀ @ Bᵀ}; otherwise group by group.
  *
- * <p>On a bfloat16 base, a pass of {@link #BF16_PRODUCT_TOKENS} tokens or more per row without
- * autograd (a generation's prefill) runs the stacked products in bfloat16 on bfloat16 copies of A and
+ * <p>On a bfloat16 base, a pass of {@link #BF16_PRODUCT_TOKENS} tokens or more per row (a
+ * generation's prefill) runs the stacked products in bfloat16 on bfloat16 copies of A and
  * s·B (oneDNN's kernels, float32 accumulation): {@code Δ₁₆ = r(r(x·r(Aᵀ))·r(s·Bᵀ))}, r rounding to
  * bfloat16 (unit roundoff u = 2⁻⁸). Against the exact {@code Δ = s·x·Aᵀ·Bᵀ} of the same bf16 x,
  * <pre>
@@ -51,7 +51,7 @@ public final class LoraBatch implements AutoCloseable {
     private final Map<String, Tensor[]> stacks = new HashMap<>(); // "layer.projection" → {Aᵀ [N,in,r], Bᵀ [N,r,out]}
     private final Map<String, Tensor[]> bf16Stacks = new HashMap<>(); // the same in bfloat16, made on first use
 
-    /** Tokens per row from which a no-grad pass on a bfloat16 base runs the stacked products in bfloat16. */
+    /** Tokens per row from which a pass on a bfloat16 base runs the stacked products in bfloat16. */
     static final long BF16_PRODUCT_TOKENS = 32;
 
     /**
@@ -163,7 +163,7 @@ public final class LoraBatch implements AutoCloseable {
 
     /** Whether the stacked products of {@code x [B, S, in]} run in bfloat16 (see the class comment). */
     private static boolean bf16Products(Tensor x) {
-        return x.dtype() == DType.BF16 && x.size(1) >= BF16_PRODUCT_TOKENS && !GradMode.isEnabled();
+        return x.dtype() == DType.BF16 && x.size(1) >= BF16_PRODUCT_TOKENS;
     }
 
     /** The bfloat16 copies of a projection's stacked {@code {Aᵀ, s·Bᵀ}} (s folded in whatever it is), made once per batch. */

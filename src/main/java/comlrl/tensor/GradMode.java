@@ -31,12 +31,6 @@ public final class GradMode implements AutoCloseable {
         return new GradMode(g);
     }
 
-    /** Whether autograd records graphs on this thread now ({@code torch.is_grad_enabled()}). */
-    public static boolean isEnabled() {
-        Engine.init();
-        return org.bytedeco.pytorch.GradMode.is_enabled();
-    }
-
     @Override
     public void close() {
         guard.deallocate(); // restores the previous mode now, whatever scope is open

@@ -24,12 +24,17 @@ class LoraBatchTest {
     static LoraAdapter trained(LoraConfig c, long seed) {
         LoraAdapter a = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, seed);
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(seed + 100)) {
-            List<Tensor> p = a.parameters();
-            for (int k = 1; k < p.size(); k += 2) {
-                p.get(k).copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.get(k).shape()));
-            }
+            randomB(a, rng, 0.05);
         }
         return a;
+    }
+
+    /** Every B of {@code a} (the odd parameters) drawn from N(0, std²), in parameter order. */
+    static void randomB(LoraAdapter a, Rng rng, double std) {
+        List<Tensor> p = a.parameters();
+        for (int k = 1; k < p.size(); k += 2) {
+            p.get(k).copy_(Tensor.randn(rng, std, DType.F32, Device.CPU, p.get(k).shape()));
+        }
     }
 
     static Tensor rows(long[][] ids, int from, int count) {
@@ -114,10 +119,7 @@ class LoraBatchTest {
                 LoraAdapter a1 = LoraAdapter.init(bf16, all, DType.F32, Device.CPU, 2)) {
             for (LoraAdapter a : List.of(a0, a1)) {
                 try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(a == a0 ? 5 : 6)) {
-                    for (int k = 1; k < a.parameters().size(); k += 2) {
-                        Tensor p = a.parameters().get(k);
-                        p.copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.shape()));
-                    }
+                    randomB(a, rng, 0.2);
                 }
             }
             assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3}, true)).isLessThan(2e-2);
@@ -139,7 +141,7 @@ class LoraBatchTest {
     }
 
     /**
-     * A no-grad pass of {@link LoraBatch#BF16_PRODUCT_TOKENS} tokens or more per row on a bfloat16 base
+     * A pass of {@link LoraBatch#BF16_PRODUCT_TOKENS} tokens or more per row on a bfloat16 base
      * (a prefill) runs the stacked products in bfloat16, each group's addition within the class
      * comment's bound {@code 4u·M}, {@code M = (|x|·|A|ᵀ)·|s·B|ᵀ}, u = 2⁻⁸, of the exact one (float64,
      * from the same bf16 x and the float32 adapters); second-order terms add at most 8u²·M, and each
@@ -156,11 +158,8 @@ class LoraBatchTest {
             List<LoraAdapter> adapters = List.of(LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 1),
                     LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 2));
             try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(7)) {
-                for (int a = 0; a < 2; a++) {
-                    List<Tensor> p = adapters.get(a).parameters();
-                    for (int k = 1; k < p.size(); k += 2) {
-                        p.get(k).copy_(Tensor.randn(rng, 0.2, DType.F32, Device.CPU, p.get(k).shape()));
-                    }
+                for (LoraAdapter a : adapters) {
+                    randomB(a, rng, 0.2);
                 }
                 try (LoraBatch fresh = new LoraBatch(adapters, new int[] {1, 1})) {
                     long tokens = LoraBatch.BF16_PRODUCT_TOKENS + 8;
@@ -230,10 +229,7 @@ class LoraBatchTest {
                 LoraAdapter ad = LoraAdapter.init(c, lc, DType.F32, Device.CPU, 20 + a);
                 adapters.add(ad);
                 try (Rng rng = new Rng(30 + a)) {
-                    List<Tensor> p = ad.parameters();
-                    for (int k = 1; k < p.size(); k += 2) {
-                        p.get(k).copy_(Tensor.randn(rng, 0.05, DType.F32, Device.CPU, p.get(k).shape()));
-                    }
+                    randomB(ad, rng, 0.05);
                 }
             }
             long[][] prompts = {{5, 17, 3, 42}, {9, 11, 60, 1}, {7, 7, 300, 2}};
