@@ -630,7 +630,7 @@ final class BenchCommand implements Callable<Integer> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("impl", "comlrl-java");
             m.put("libtorch", Engine.libtorchVersion());
-            m.put("blas", "openblas");
+            m.put("blas", blasDescription(System::getenv));
             m.put("onednn", Engine.oneDnnLinear());
             m.put("shape", shape);
             m.put("threads", Engine.numThreads());
@@ -931,5 +931,15 @@ final class BenchCommand implements Callable<Integer> {
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /**
+     * "openblas", with the kernels when {@code OPENBLAS_CORETYPE} forces them: OpenBLAS otherwise picks
+     * them by the CPU, and a machine whose environment forces older ones (Haswell's AVX2 kernels on
+     * an AVX-512 CPU) runs the float32 products slower (docs/PERFORMANCE.md), so a figure says which.
+     */
+    static String blasDescription(java.util.function.UnaryOperator<String> env) {
+        String core = env.apply("OPENBLAS_CORETYPE");
+        return core == null || core.isBlank() ? "openblas (kernels by CPU)" : "openblas (OPENBLAS_CORETYPE=" + core.trim() + ")";
     }
 }

@@ -11,6 +11,14 @@ class BenchCommandTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Test
+    void theBlasEntryNamesOpenBlasKernelsWhenTheEnvironmentForcesThem() {
+        assertThat(BenchCommand.blasDescription(name -> null)).isEqualTo("openblas (kernels by CPU)");
+        assertThat(BenchCommand.blasDescription(name -> " ")).isEqualTo("openblas (kernels by CPU)");
+        assertThat(BenchCommand.blasDescription(name -> name.equals("OPENBLAS_CORETYPE") ? "Haswell" : null))
+                .isEqualTo("openblas (OPENBLAS_CORETYPE=Haswell)");
+    }
+
+    @Test
     @Tag("slow")
     void loraComparesFullAndLoraAgentsEachInItsOwnJvm() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "3", "--generations", "2",
