@@ -205,15 +205,15 @@ public final class LoraBatch implements AutoCloseable {
     /** Frees the stacked copies (the adapters belong to their agents). */
     @Override
     public void close() {
-        stacks.values().forEach(ab -> {
+        closeAll(stacks);
+        closeAll(bf16Stacks);
+    }
+
+    private static void closeAll(Map<String, Tensor[]> copies) {
+        copies.values().forEach(ab -> {
             ab[0].close();
             ab[1].close();
         });
-        stacks.clear();
-        bf16Stacks.values().forEach(ab -> {
-            ab[0].close();
-            ab[1].close();
-        });
-        bf16Stacks.clear();
+        copies.clear();
     }
 }

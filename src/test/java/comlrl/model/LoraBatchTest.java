@@ -63,11 +63,11 @@ class LoraBatchTest {
             {21, 22, 23, 24}};
 
     /** The batched forward's rows of group g against agent g's own view, for groups of {@code counts} rows. */
-    static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts, boolean stacked) {
+    static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts) {
         return worstDifference(base, adapters, counts, IDS);
     }
 
-    /** {@link #worstDifference(DecoderLm, List, int[], boolean)} over the rows of {@code ids}. */
+    /** {@link #worstDifference(DecoderLm, List, int[])} over the rows of {@code ids}. */
     static double worstDifference(DecoderLm base, List<LoraAdapter> adapters, int[] counts, long[][] ids) {
         try (DecoderLm team = base.withAdapters(adapters, counts); Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
             int total = 0;
@@ -100,13 +100,13 @@ class LoraBatchTest {
             try (LoraBatch b = new LoraBatch(List.of(a0, a1, a2), new int[] {2, 2, 2})) {
                 assertThat(b.stacked()).isTrue();
             }
-            assertThat(worstDifference(base, List.of(a0, a1, a2), new int[] {2, 2, 2}, true)).isLessThan(1e-5);
+            assertThat(worstDifference(base, List.of(a0, a1, a2), new int[] {2, 2, 2})).isLessThan(1e-5);
             // unequal groups and mixed ranks/targets run group by group
             try (LoraBatch b = new LoraBatch(List.of(a0, q), new int[] {3, 3})) {
                 assertThat(b.stacked()).isFalse();
             }
-            assertThat(worstDifference(base, List.of(a0, q), new int[] {3, 3}, false)).isLessThan(1e-5);
-            assertThat(worstDifference(base, List.of(a2, a0, a1), new int[] {1, 3, 2}, false)).isLessThan(1e-5);
+            assertThat(worstDifference(base, List.of(a0, q), new int[] {3, 3})).isLessThan(1e-5);
+            assertThat(worstDifference(base, List.of(a2, a0, a1), new int[] {1, 3, 2})).isLessThan(1e-5);
         }
     }
 
@@ -122,7 +122,7 @@ class LoraBatchTest {
                     randomB(a, rng, 0.2);
                 }
             }
-            assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3}, true)).isLessThan(2e-2);
+            assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3})).isLessThan(2e-2);
             // a prefill-sized pass runs the products in bfloat16 (aBf16PrefillsAdditionsAreWithinTheirRoundingBound):
             // the same agreement with each agent's own float32-adapter forward
             assertThat(worstDifference(base, List.of(a0, a1), new int[] {1, 1}, longIds(2, 40))).isLessThan(2e-2);
