@@ -346,7 +346,7 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Object> full = configs.get("full");
         Map<String, Object> team = configs.get("lora");
         Map<String, Object> out = new LinkedHashMap<>();
-        for (String key : List.of("impl", "libtorch", "blas", "onednn", "shape", "threads", "dtype", "device", "agents",
+        for (String key : List.of("impl", "libtorch", "blas", "huge_pages", "onednn", "shape", "threads", "dtype", "device", "agents",
                 "generations", "prompt_len", "new_tokens")) {
             out.put(key, team.get(key));
         }
@@ -631,6 +631,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("impl", "comlrl-java");
             m.put("libtorch", Engine.libtorchVersion());
             m.put("blas", blasDescription(System::getenv));
+            m.put("huge_pages", hugePagesDescription(transparentHugePageMode(), System::getenv));
             m.put("onednn", Engine.oneDnnLinear());
             m.put("shape", shape);
             m.put("threads", Engine.numThreads());
@@ -762,8 +763,9 @@ final class BenchCommand implements Callable<Integer> {
     @SuppressWarnings("unchecked")
     private static void printLoraTable(Map<String, Object> out, Map<String, Object> full, Map<String, Object> team) {
         printSetting(out);
-        System.out.printf(Locale.ROOT, "libtorch %s (BLAS %s, oneDNN %s); LoRA r=%s, alpha=%s, no dropout, on %s%n",
-                out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("lora_r"), out.get("lora_alpha"),
+        System.out.printf(Locale.ROOT, "libtorch %s (BLAS %s, oneDNN %s, huge pages %s); LoRA r=%s, alpha=%s, no "
+                + "dropout, on %s%n", out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("huge_pages"),
+                out.get("lora_r"), out.get("lora_alpha"),
                 String.join(",", (List<String>) out.get("lora_targets")));
         System.out.printf(Locale.ROOT, "full: %s models%s, generating one after the other; lora: one "
                 + "frozen base, %s%n", full.get("agents"), Boolean.TRUE.equals(team.get("generation_only")) ? ""
@@ -803,8 +805,8 @@ final class BenchCommand implements Callable<Integer> {
      */
     private static void printTable(Map<String, Object> java, Map<String, Map<String, Object>> torches) {
         printSetting(java);
-        System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s)%n", java.get("libtorch"), java.get("blas"),
-                java.get("onednn"));
+        System.out.printf(Locale.ROOT, "java: libtorch %s (BLAS %s, oneDNN %s, huge pages %s)%n", java.get("libtorch"),
+                java.get("blas"), java.get("onednn"), java.get("huge_pages"));
         torches.forEach((name, t) -> System.out.printf(Locale.ROOT, "pytorch %s: torch %s (BLAS %s, oneDNN %s), %s "
                 + "thread(s); %s%n", name, t.get("torch_version"), t.get("blas"), t.get("onednn"), t.get("threads"),
                 t.get("baseline_what")));
@@ -941,5 +943,41 @@ final class BenchCommand implements Callable<Integer> {
     static String blasDescription(java.util.function.UnaryOperator<String> env) {
         String core = env.apply("OPENBLAS_CORETYPE");
         return core == null || core.isBlank() ? "openblas (kernels by CPU)" : "openblas (OPENBLAS_CORETYPE=" + core.trim() + ")";
+    }
+
+    /**
+     * Whether fresh memory comes as transparent huge pages: the kernel's mode ({@code kernelMode}, the
+     * bracketed word of /sys/kernel/mm/transparent_hugepage/enabled, or null where there is none) and,
+     * under {@code madvise}, glibc's {@code glibc.malloc.hugetlb} tunable, which asks for them
+     * ({@code bin/comlrl} sets it to 1). Faulting memory in 4 KiB at a time made a 0.5B bf16 run's
+     * cold passes about twice as slow on a small VM (docs/PERFORMANCE.md), so a figure says which.
+     */
+    static String hugePagesDescription(String kernelMode, java.util.function.UnaryOperator<String> env) {
+        if (kernelMode == null) {
+            return "unknown";
+        }
+        if (!kernelMode.equals("madvise")) {
+            return kernelMode; // always: every large mapping; never: none, whatever glibc asks
+        }
+        String asked = null;
+        String tunables = env.apply("GLIBC_TUNABLES");
+        for (String t : tunables == null ? new String[0] : tunables.split(":")) {
+            if (t.startsWith("glibc.malloc.hugetlb=")) {
+                asked = t.substring("glibc.malloc.hugetlb=".length()); // the last one counts
+            }
+        }
+        return asked == null ? "madvise, not requested (glibc.malloc.hugetlb unset)"
+                : (asked.equals("0") ? "madvise, not requested" : "madvise, requested") + " (glibc.malloc.hugetlb=" + asked + ")";
+    }
+
+    /** The bracketed mode of /sys/kernel/mm/transparent_hugepage/enabled, or null where it cannot be read. */
+    static String transparentHugePageMode() {
+        try {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\[(\\w+)\\]")
+                    .matcher(Files.readString(Path.of("/sys/kernel/mm/transparent_hugepage/enabled")));
+            return m.find() ? m.group(1) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 }

@@ -19,6 +19,20 @@ class BenchCommandTest {
     }
 
     @Test
+    void theHugePagesEntrySaysWhetherFreshMemoryComesInHugePages() {
+        assertThat(BenchCommand.hugePagesDescription(null, name -> null)).isEqualTo("unknown");
+        assertThat(BenchCommand.hugePagesDescription("always", name -> null)).isEqualTo("always");
+        assertThat(BenchCommand.hugePagesDescription("never", name -> "glibc.malloc.hugetlb=1")).isEqualTo("never");
+        assertThat(BenchCommand.hugePagesDescription("madvise", name -> null))
+                .isEqualTo("madvise, not requested (glibc.malloc.hugetlb unset)");
+        assertThat(BenchCommand.hugePagesDescription("madvise", name -> "glibc.malloc.check=0:glibc.malloc.hugetlb=0"))
+                .isEqualTo("madvise, not requested (glibc.malloc.hugetlb=0)");
+        assertThat(BenchCommand.hugePagesDescription("madvise", name -> name.equals("GLIBC_TUNABLES")
+                ? "glibc.malloc.check=0:glibc.malloc.hugetlb=1" : null))
+                .isEqualTo("madvise, requested (glibc.malloc.hugetlb=1)");
+    }
+
+    @Test
     @Tag("slow")
     void loraComparesFullAndLoraAgentsEachInItsOwnJvm() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "3", "--generations", "2",
