@@ -1098,6 +1098,11 @@ public final class DecoderLm implements AutoCloseable {
         return decodeSet;
     }
 
+    /** Whether this model holds packed weights of {@link #decodeWeights} (a view never does: its base holds them). */
+    public synchronized boolean holdsDecodeWeights() {
+        return decodeSet != null;
+    }
+
     /** Frees the packed weights of {@link #decodeWeights}, if any (a view's belong to its base). */
     public synchronized void releaseDecodeWeights() {
         if (decodeSet != null) {

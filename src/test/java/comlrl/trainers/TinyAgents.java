@@ -38,7 +38,15 @@ public final class TinyAgents {
      * different lengths (and scoring them together needs padding).
      */
     public static Path create(Path dir, long seed, List<Long> extraEosIds) {
-        return write(dir, seed, extraEosIds, false);
+        return write(dir, seed, extraEosIds, false, false);
+    }
+
+    /**
+     * As {@link #create(Path, long)}, wide enough (E = 512, MLP 1024) for its projections and head to be
+     * packed for decoding ({@link comlrl.model.DecoderLm#decodeWeights}); a step still takes milliseconds.
+     */
+    public static Path createWide(Path dir, long seed) {
+        return write(dir, seed, List.of(), false, true);
     }
 
     /**
@@ -48,7 +56,7 @@ public final class TinyAgents {
      * vocabulary size (a heterogeneous team).
      */
     public static Path createLlama(Path dir, long seed, List<Long> extraEosIds) {
-        return write(dir, seed, extraEosIds, true);
+        return write(dir, seed, extraEosIds, true, false);
     }
 
     /**
@@ -73,11 +81,15 @@ public final class TinyAgents {
     /** Embedding rows of a {@link #createLlama} agent beyond the tokenizer's ids. */
     public static final int LLAMA_PADDING = 61;
 
-    private static Path write(Path dir, long seed, List<Long> extraEosIds, boolean llama) {
+    private static Path write(Path dir, long seed, List<Long> extraEosIds, boolean llama, boolean wide) {
         TinyTokenizerFactory.write(dir);
         try (Tokenizer tokenizer = Tokenizer.load(dir)) {
             long eos = tokenizer.eosTokenId();
             ObjectNode json = configJson(eos);
+            if (wide) {
+                json.put("hidden_size", 512);
+                json.put("intermediate_size", 1024);
+            }
             if (llama) {
                 json.put("model_type", "llama");
                 json.putArray("architectures").add("LlamaForCausalLM");

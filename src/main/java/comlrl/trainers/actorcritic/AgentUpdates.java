@@ -3,6 +3,7 @@ package comlrl.trainers.actorcritic;
 import comlrl.distributed.AgentExecutor;
 import comlrl.distributed.HeldAgents;
 import comlrl.generation.SeedStream;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.tensor.AdamW;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -72,6 +73,7 @@ final class AgentUpdates {
         AgentExecutor executor = actors.executor();
         List<Integer> here = taken.keySet().stream().filter(i -> critic.sharedByAgents() || actors.work().ownsAgent(i))
                 .toList();
+        TrainerParts.releaseDecodeWeights(actors.lms(), here); // stale after the updates, and held through them otherwise
         Function<Integer, Map<String, Double>> update = i -> updateAgent(i, taken.get(i), shuffleSeeds.get(i));
         List<Map<String, Double>> computed = !critic.sharedByAgents() && executor.parallel()
                 ? executor.map(here, update::apply) : here.stream().map(update).toList();

@@ -161,6 +161,23 @@ public final class TrainerParts implements AutoCloseable {
     }
 
     /**
+     * Frees the packed decoding copies ({@link comlrl.model.DecoderLm#decodeWeights}) of the agents in
+     * {@code updated} that this process holds, before the first of their updates begins. A full agent's copy is
+     * about its weights' size (2 GB at the Qwen2.5-0.5B shape in float32) and stale once the agent is updated;
+     * an agent's own backward frees only its own, so without this the agents updated later would keep theirs
+     * through the earlier ones' updates (N − 1 copies more at the peak). The copies live on across the turns,
+     * items and rollouts that no update of their agent separates; LoRA agents hold none (their frozen base's
+     * copy serves the next rollout).
+     */
+    public static void releaseDecodeWeights(HeldAgents<? extends CausalLm> agents, java.util.Collection<Integer> updated) {
+        for (int i : updated) {
+            if (agents.indices().contains(i)) {
+                agents.get(i).model().releaseDecodeWeights();
+            }
+        }
+    }
+
+    /**
      * One step of {@code opt} once its gradients (summed over the processes of a ddp run that splits the rows)
      * are finite, {@code beforeStep} (the tests' observer, or null) seeing them first; the gradients are zeroed
      * after it, or instead of it when they are not finite: then nothing stepped and this returns false.

@@ -58,6 +58,7 @@ final class MADPOStep {
         if (batchObserver != null) {
             batchObserver.accept(batch);
         }
+        TrainerParts.releaseDecodeWeights(agents, agents.indices()); // stale after the steps, and held through them otherwise
         int n = batch.size();
         double[][] deltas = new double[numAgents][];
         // in a ddp run this process scores and backpropagates the pairs at positions j ≡ rank (mod W)

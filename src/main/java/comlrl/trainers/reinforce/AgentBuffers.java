@@ -11,7 +11,9 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -49,6 +51,8 @@ final class AgentBuffers {
     private final AgentExecutor executor;
     private final HeldAgents<?> agents;
     private final MinibatchStep step;
+    /** Runs with the agents a set of drains updates, before the first of their updates. */
+    private final Consumer<Set<Integer>> beforeUpdates;
     private final UpdateMetrics metrics;
     /** μ, the passes of each drain over its minibatches. */
     private final int passes;
@@ -57,15 +61,20 @@ final class AgentBuffers {
     /** log π_old of the held agents' buffered samples (μ &gt; 1), by sample identity. */
     private final Map<NodeSample, float[][]> oldLogprobs = new IdentityHashMap<>();
 
-    /** Drains the buffers of the {@code agents} this process holds; {@code behaviour} is required when μ &gt; 1. */
+    /**
+     * Drains the buffers of the {@code agents} this process holds; {@code behaviour} is required when μ &gt; 1;
+     * {@code beforeUpdates} sees the agents of each set of drains before any of them is updated.
+     */
     AgentBuffers(HeldAgents<?> agents, int bufferSize, int batchSize, SeedStream seeds, AgentExecutor executor,
-            MinibatchStep step, UpdateMetrics metrics, int passes, BehaviourLogprobs behaviour) {
+            MinibatchStep step, Consumer<Set<Integer>> beforeUpdates, UpdateMetrics metrics, int passes,
+            BehaviourLogprobs behaviour) {
         if (passes < 1 || (passes > 1 && behaviour == null)) {
             throw new IllegalArgumentException(passes + " passes" + (behaviour == null ? " without old log-probabilities" : ""));
         }
         this.passes = passes;
         this.behaviour = passes > 1 ? behaviour : null;
         this.agents = agents;
+        this.beforeUpdates = beforeUpdates;
         for (int i = 0; i < agents.size(); i++) {
             buffers.add(new ArrayList<>());
         }
@@ -139,6 +148,7 @@ final class AgentBuffers {
             return;
         }
         Map<Integer, List<Drain>> byAgent = drains.stream().collect(Collectors.groupingBy(Drain::agent));
+        beforeUpdates.accept(Set.copyOf(byAgent.keySet()));
         agents.mapIndexed(executor, (i, agent) -> byAgent.getOrDefault(i, List.of()).stream().map(this::drain).toList())
                 .fromOwners(Codecs.listOf(DRAIN_RESULT)) // the agents split: every agent's stats from its owner
                 .forEach(results -> results.forEach(r -> metrics.record(r.agent(), r.stats(), r.maxEnvStep())));

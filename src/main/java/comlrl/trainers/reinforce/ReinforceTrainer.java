@@ -129,7 +129,7 @@ public abstract class ReinforceTrainer extends EpochTrainer {
                     settings.console(), parts.work.isMain(), args.dynamicSampling());
             this.dynamicSampling = new DynamicSampling(args.dynamicSampling(), args.dynamicSamplingMaxDraws());
             this.buffers = new AgentBuffers(agents, args.rolloutBufferSize(), args.trainBatchSize(), seeds,
-                    parts.executor, this::step, updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss
+                    parts.executor, this::step, updated -> TrainerParts.releaseDecodeWeights(agents, updated), updateMetrics, args.numIterations(), (agent, s) -> MAGRPOLoss
                             .behaviourLogprobs(agents.get(agent).model(), s, agents.get(agent).padId(), parts.work));
             this.progress = new EpochProgress(parts.loop(args.evalInterval()), checkpoint, parts.actors, this::evaluate,
                     this::trainItem, this::flushAll);

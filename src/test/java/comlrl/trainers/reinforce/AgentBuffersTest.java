@@ -30,7 +30,7 @@ class AgentBuffersTest {
         try (AgentExecutor executor = AgentExecutor.create(1, false)) {
             AgentBuffers buffers = new AgentBuffers(HeldAgents.of(List.of("agent 0"), RankWork.single(1)), 6, 2, seeds, executor,
                     (agent, minibatch, old, stats) -> minibatches.add(agent + ":" + minibatch.stream()
-                            .map(NodeSample::item).toList()),
+                            .map(NodeSample::item).toList()), updated -> { },
                     new UpdateMetrics(0.0, false, new PrintStream(new ByteArrayOutputStream()), true, false), 1, null);
             // turn 0: a0..a3, turn 1: b0, b1, interleaved as a rollout tree lists them; the 6th fills the buffer
             buffers.add(List.of(sample(0, "a0"), sample(1, "b0"), sample(0, "a1"), sample(0, "a2"), sample(1, "b1"),
