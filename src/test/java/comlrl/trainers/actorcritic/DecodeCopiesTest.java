@@ -27,7 +27,7 @@ class DecodeCopiesTest {
                     .observer((agent, which, parameters) -> probe.atStep()).build()) {
                 t.train();
             }
-            probe.assertReleasedDuringUpdates();
+            probe.assertReleased();
         }
     }
 }

@@ -25,7 +25,7 @@ class DecodeCopiesTest {
                 t.train();
                 assertThat(t.numPairs()).as("pairs to train on").isPositive();
             }
-            probe.assertReleasedDuringUpdates();
+            probe.assertReleased();
         }
     }
 }

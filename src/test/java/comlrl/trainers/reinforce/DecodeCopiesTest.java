@@ -26,7 +26,7 @@ class DecodeCopiesTest {
                     }).gradientObserver((agent, model) -> probe.atStep()).verbose(false).build()) {
                 trainer.train();
             }
-            probe.assertReleasedDuringUpdates();
+            probe.assertReleased();
         }
     }
 }
