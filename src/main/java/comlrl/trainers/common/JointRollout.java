@@ -288,10 +288,10 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
      * copy ({@link comlrl.model.DecoderLm#decodeWeights}, about its weights' size for a full agent) is freed
      * after it. Kept, the N agents' copies would all be held at the end of each rollout, on top of their
      * weights and optimizer states: MAGRPO with 3 float32 agents of the Qwen2.5-0.5B shape peaked at
-     * 22.7 GB so, and was killed for memory at 24.4 GB without it (docs/PERFORMANCE.md). The price: the next generation of the agent packs its weights again, where it would
-     * have reused them (evaluation, later turns, buffered items): packing costs about 13 decoding steps'
-     * saving, and generations that may run fewer than 24 steps do not pack. A LoRA agent holds no copy (its
-     * shared base's stays).
+     * 22.7 GB so, and was killed for memory at 24.4 GB without it (docs/PERFORMANCE.md). The price: the
+     * agent's next generation packs its weights again where it could have reused them (evaluation, later
+     * turns, buffered items); packing costs about 13 decoding steps' saving, and generations that may run
+     * fewer than 24 steps do not pack. A LoRA agent holds no copy (its shared base's stays).
      */
     private static <T> T ownGeneration(CausalLm agent, boolean several, java.util.function.Function<CausalLm, T> generate) {
         T out = generate.apply(agent);

@@ -165,9 +165,10 @@ public final class TrainerParts implements AutoCloseable {
      * {@code updated} that this process holds, before the first of their updates begins. A full agent's copy is
      * about its weights' size (2 GB at the Qwen2.5-0.5B shape in float32) and stale once the agent is updated;
      * an agent's own backward frees only its own, so without this the agents updated later would keep theirs
-     * through the earlier ones' updates (N − 1 copies more at the peak). The copies live on across the turns,
-     * items and rollouts that no update of their agent separates; LoRA agents hold none (their frozen base's
-     * copy serves the next rollout).
+     * through the earlier ones' updates (N − 1 copies more at the peak). A rollout of several agents frees
+     * each one's copy itself ({@link JointRollout}); this frees those made elsewhere (a reward or a
+     * comparator that samples from the agents). LoRA agents hold none (their frozen base's copy serves the
+     * next rollout).
      */
     public static void releaseDecodeWeights(HeldAgents<? extends CausalLm> agents, java.util.Collection<Integer> updated) {
         for (int i : updated) {
