@@ -1079,7 +1079,8 @@ public final class DecoderLm implements AutoCloseable {
      * for {@code rows} rows and serving other row counts as {@link PackedWeight#fits} says; kept by the
      * model and reused while no weight changed (each weight's version counter is compared), repacked
      * otherwise. A training {@link #backward} releases it (it would be stale after the update, and
-     * hold memory during it).
+     * hold memory during it), and so does {@link #releaseDecodeWeights} (the trainers call it after each
+     * generation of a full agent that samples beside others, so that N copies are never held at once).
      */
     public DecodeWeights decodeWeights(long rows) {
         return root != null ? root.decodeWeights(rows) : packedFor(rows);
