@@ -279,26 +279,8 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
                     which.stream().map(sampling::apply).toList(), which.stream().mapToLong(i -> seeds[i]).toArray());
         }
         boolean several = which.size() > 1;
-        return executor.map(which, i -> ownGeneration(agents.get(i), several,
+        return executor.map(which, i -> TrainerParts.ownGeneration(agents.get(i), several,
                 a -> a.generator().generate(prompts.get(i), sampling.apply(i), seeds[i])));
-    }
-
-    /**
-     * An agent's own generation; beside other agents of this process ({@code several}), its packed decoding
-     * copy ({@link comlrl.model.DecoderLm#decodeWeights}, about its weights' size for a full agent) is freed
-     * after it. Kept, the N agents' copies would all be held at the end of each rollout, on top of their
-     * weights and optimizer states: MAGRPO with 3 float32 agents of the Qwen2.5-0.5B shape peaked at
-     * 22.7 GB so, and was killed for memory at 24.4 GB without it (docs/PERFORMANCE.md). The price: the
-     * agent's next generation packs its weights again where it could have reused them (evaluation, later
-     * turns, buffered items); packing costs about 13 decoding steps' saving, and generations that may run
-     * fewer than 24 steps do not pack. A LoRA agent holds no copy (its shared base's stays).
-     */
-    private static <T> T ownGeneration(CausalLm agent, boolean several, java.util.function.Function<CausalLm, T> generate) {
-        T out = generate.apply(agent);
-        if (several) {
-            agent.model().releaseDecodeWeights();
-        }
-        return out;
     }
 
     /**
@@ -321,7 +303,7 @@ public record JointRollout(List<CausalLm> agents, List<GenerationSettings.Resolv
         int n = prompts.size();
         List<Row> rows = new ArrayList<>(); // what this rank sampled: (agent, row, completion)
         if (work.splitsRows()) {
-            executor.map(i -> ownGeneration(agents.get(i), n > 1, a -> localRows(a, prompts.get(i), sampling.apply(i),
+            executor.map(i -> TrainerParts.ownGeneration(agents.get(i), n > 1, a -> localRows(a, prompts.get(i), sampling.apply(i),
                     seeds[i], work, i))).forEach(rows::addAll);
         } else {
             List<Integer> mine = work.ownedAgents();

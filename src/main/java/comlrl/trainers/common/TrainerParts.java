@@ -161,14 +161,33 @@ public final class TrainerParts implements AutoCloseable {
     }
 
     /**
+     * An agent's own generation (a rollout's, a comparator's); beside other agents that this process samples
+     * ({@code several}), its packed decoding copy ({@link comlrl.model.DecoderLm#decodeWeights}, about its
+     * weights' size for a full model) is freed after it. Kept, the N agents' copies would all be held at
+     * once, on top of their weights and optimizer states: MAGRPO with 3 float32 agents of the Qwen2.5-0.5B
+     * shape peaked at 22.7 GB so, and was killed for memory at 24.4 GB without it (docs/PERFORMANCE.md).
+     * The price: the agent's next generation packs its weights again where it could have reused them
+     * (evaluation, later turns, buffered items, frozen comparators); packing costs about 13 decoding steps'
+     * saving, and generations that may run fewer than 24 steps do not pack. A LoRA agent holds no copy
+     * (its shared base's stays).
+     */
+    public static <T> T ownGeneration(CausalLm agent, boolean several, java.util.function.Function<CausalLm, T> generate) {
+        T out = generate.apply(agent);
+        if (several) {
+            agent.model().releaseDecodeWeights();
+        }
+        return out;
+    }
+
+    /**
      * Frees the packed decoding copies ({@link comlrl.model.DecoderLm#decodeWeights}) of the agents in
      * {@code updated} that this process holds, before the first of their updates begins. A full agent's copy is
      * about its weights' size (2 GB at the Qwen2.5-0.5B shape in float32) and stale once the agent is updated;
      * an agent's own backward frees only its own, so without this the agents updated later would keep theirs
      * through the earlier ones' updates (N − 1 copies more at the peak). A rollout of several agents frees
-     * each one's copy itself ({@link JointRollout}); this frees those made elsewhere (a reward or a
-     * comparator that samples from the agents). LoRA agents hold none (their frozen base's copy serves the
-     * next rollout).
+     * each one's copy itself ({@link #ownGeneration}); this frees those made elsewhere (a reward that
+     * samples from the agents). LoRA agents hold none (their frozen base's copy serves the next
+     * rollout).
      */
     public static void releaseDecodeWeights(HeldAgents<? extends CausalLm> agents, java.util.Collection<Integer> updated) {
         for (int i : updated) {

@@ -8,6 +8,7 @@ import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.trainers.Devices;
 import comlrl.trainers.common.AgentGeneration;
+import comlrl.trainers.common.TrainerParts;
 import comlrl.distributed.HeldAgents;
 import comlrl.distributed.RankWork;
 import comlrl.generation.api.ApiComparator;
@@ -206,10 +207,11 @@ final class IterationComparators implements AutoCloseable {
                     long[] seeds) {
                 // null for another process's agent (the agents split)
                 List<List<String>> out = new ArrayList<>(java.util.Collections.nCopies(models.size(), null));
+                boolean several = models.indices().size() > 1;
                 for (int i : models.indices()) {
                     long[] ids = agentsTokens ? promptIds.get(i) : models.get(i).encode(promptTexts.get(i));
-                    List<Completion> c = models.get(i).generator().generate(List.of(ids), settings.get(i).sampling(),
-                            seeds[i]).get(0);
+                    List<Completion> c = TrainerParts.ownGeneration(models.get(i), several, m -> m.generator()
+                            .generate(List.of(ids), settings.get(i).sampling(), seeds[i]).get(0));
                     out.set(i, c.stream().map(Completion::text).toList());
                 }
                 return out;

@@ -28,4 +28,23 @@ class DecodeCopiesTest {
             probe.assertReleased();
         }
     }
+
+    /**
+     * MADPOIter with the current policy as comparator: the comparator samples from the agents themselves
+     * between the rollout and the rewards, and frees their copies as the rollout does.
+     */
+    @Test
+    void theCurrentPolicyComparatorFreesTheAgentsCopies(@TempDir Path models) {
+        try (DecodeCopyProbe probe = DecodeCopyProbe.widePair(models)) {
+            MADPOIterConfig config = MADPOIterTrainerTest.config().numIterations(1).maxNewTokens(24)
+                    .comparatorPolicy("current").build();
+            try (MADPOIterTrainer t = MADPOIterTrainer.builder().agents(probe.team()).rewardFunc((completions, items) -> {
+                probe.atReward();
+                return TestRewards.lengthDifference().score(completions, items);
+            }).trainDataset(MADPOTrainerTest.tasks(2)).args(config).verbose(false).build()) {
+                t.train();
+            }
+            probe.assertReleasedAfterSampling();
+        }
+    }
 }
