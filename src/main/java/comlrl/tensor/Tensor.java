@@ -645,9 +645,9 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(torch.argmax(handle, new LongOptional(dim), false));
     }
 
-    /** Values and indices sorted along {@code dim}. */
+    /** Values and indices sorted along {@code dim}; stable: equal values keep their order. */
     public Tensor[] sort(int dim, boolean descending) {
-        T_TensorTensor_T r = torch.sort(handle, dim, descending);
+        T_TensorTensor_T r = torch.sort(handle, new BoolOptional(true), dim, descending);
         return new Tensor[] {new Tensor(r.get0()), new Tensor(r.get1())};
     }
 
@@ -722,6 +722,10 @@ public final class Tensor implements AutoCloseable {
 
     public Tensor gt(Tensor o) {
         return new Tensor(torch.gt(handle, o.handle));
+    }
+
+    public Tensor ge(Tensor o) {
+        return new Tensor(torch.ge(handle, o.handle));
     }
 
     // ---------------------------------------------------------------- shape
@@ -903,6 +907,10 @@ public final class Tensor implements AutoCloseable {
 
     public boolean allTrue() {
         return new Tensor(handle.all()).itemLong() != 0;
+    }
+
+    public boolean anyTrue() {
+        return new Tensor(handle.any()).itemLong() != 0;
     }
 
     // ---------------------------------------------------------------- in place

@@ -2,12 +2,15 @@ package comlrl.generation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import comlrl.tensor.DType;
 import comlrl.tensor.Device;
+import comlrl.tensor.GradMode;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The inverse-CDF sampler against the categorical distribution it draws from. */
@@ -96,6 +99,203 @@ class SamplerTest {
         } finally {
             pair.forEach(Rng::close);
             alone.forEach(Rng::close);
+        }
+    }
+
+    private static final long V = 4096;
+
+    /**
+     * Rows of logits for the candidate tests: random ones, the same rounded to bfloat16 (ties near
+     * the k-th score, as a bf16 model's logits have), one with only 5 finite scores (fewer than k:
+     * the k-th score is −inf).
+     */
+    private static Tensor candidateLogits(Rng rng) {
+        Tensor random = Tensor.randn(rng, 3, DType.F32, Device.CPU, 3, V);
+        Tensor rounded = Tensor.randn(rng, 3, DType.F32, Device.CPU, 2, V).to(DType.BF16).to(DType.F32);
+        Tensor few = Tensor.fullOf(Double.NEGATIVE_INFINITY, DType.F32, Device.CPU, 1, V);
+        few.narrow(1, 100, 5).copy_(Tensor.randn(rng, 1, DType.F32, Device.CPU, 1, 5));
+        return Tensor.cat(List.of(random, rounded, few), 0);
+    }
+
+    /** The warpers after a top-k, each with a top-k that the compact path serves. */
+    private static List<SamplingConfig> afterTopK() {
+        return List.of(
+                SamplingConfig.sample(0.7, 20, 0.8, 4, 1),
+                SamplingConfig.sample(1.0, 40, null, 4, 1).withProcessing(LogitsProcessing.builder().minP(0.05).build()),
+                SamplingConfig.sample(1.3, 30, 0.95, 4, 1).withProcessing(LogitsProcessing.builder().typicalP(0.9).build()),
+                SamplingConfig.sample(0.9, 25, null, 4, 1)
+                        .withProcessing(LogitsProcessing.builder().epsilonCutoff(0.02).etaCutoff(0.01).build()));
+    }
+
+    /** The same settings without the top-k, for logits that went through it already (temperature 1). */
+    private static SamplingConfig withoutTopK(SamplingConfig c) {
+        return new SamplingConfig(1.0, null, c.topP(), false, c.maxNewTokens(), 1, c.processing());
+    }
+
+    /** {@code logits / t} with every score below the row's k-th largest at −inf: top-k over the whole vocabulary. */
+    private static Tensor topKOverTheVocabulary(Tensor logits, SamplingConfig c) {
+        Tensor s = logits.div(c.temperature());
+        Tensor kth = s.topk(c.topK())[0].narrow(-1, c.topK() - 1, 1);
+        return s.maskedFill(s.lt(kth), Double.NEGATIVE_INFINITY);
+    }
+
+    private static List<Rng> rngs(int rows, long seed) {
+        List<Rng> out = new ArrayList<>();
+        for (int r = 0; r < rows; r++) {
+            out.add(new Rng(seed + r));
+        }
+        return out;
+    }
+
+    /**
+     * A top-k small beside the vocabulary keeps its candidates apart, and top-p, min-p, typical,
+     * ε and η then run over them only: they must remove exactly what they remove over the whole
+     * vocabulary after a top-k there, leaving the kept scores untouched (bit for bit: warpers only
+     * remove). Floating sums over the kept tokens run in another order, which could move a token
+     * across a cut only if its cumulative mass lay within a few float32 roundings of the cut.
+     */
+    @Test
+    void candidatesOfATopKKeepWhatTheWholeVocabularyKeeps() {
+        assertThat((20 + Sampler.TIE_ROOM) * Sampler.COMPACT_SHARE).isLessThanOrEqualTo(V); // the compact path runs
+        try (Scope s = Scope.open(); GradMode g = GradMode.inference(); Rng rng = new Rng(5)) {
+            Tensor logits = candidateLogits(rng);
+            int rows = (int) logits.size(0);
+            for (SamplingConfig c : afterTopK()) {
+                List<Rng> a = rngs(rows, 1);
+                List<Rng> b = rngs(rows, 1);
+                try (Sampler compact = new Sampler(c, a, V); Sampler whole = new Sampler(withoutTopK(c), b, V)) {
+                    Tensor got = compact.scores(logits, 0);
+                    Tensor want = whole.scores(topKOverTheVocabulary(logits, c), 0);
+                    assertThat(got.isFinite().eq(want.isFinite()).allTrue()).as("%s: the same tokens kept", c).isTrue();
+                    assertThat(got.maskedFill(got.isFinite().logicalNot(), 0).bitEquals(
+                            want.maskedFill(want.isFinite().logicalNot(), 0))).as("%s: the same scores", c).isTrue();
+                    long kept = got.isFinite().sum().itemLong();
+                    // each row keeps its most likely token; the top-k alone would keep k (5 in the last row)
+                    assertThat(kept).as("%s: something removed beyond the top-k", c).isBetween((long) rows,
+                            c.topK() * (rows - 1L) + 4);
+                } finally {
+                    a.forEach(Rng::close);
+                    b.forEach(Rng::close);
+                }
+            }
+        }
+    }
+
+    /**
+     * Ties with the k-th score all stay (transformers: s &lt; k-th is removed): within the tie room
+     * and beyond it (a batch where some row's ties outrun the room takes the whole-vocabulary path,
+     * so each row is its own batch here). Row 0: the top 12 scores tie at the 10th (k = 10), 2 more
+     * than k; row 1: 40 of them tie, more than the tie room; row 2: 3 finite scores, fewer than k.
+     */
+    @Test
+    void everyTieWithTheKthScoreStays() {
+        float[][] rows = new float[3][(int) V];
+        for (int v = 0; v < V; v++) {
+            rows[0][v] = rows[1][v] = (float) Math.sin(v); // at most 1, below the ties
+            rows[2][v] = Float.NEGATIVE_INFINITY;
+        }
+        for (int v = 0; v < 12; v++) {
+            rows[0][100 + 7 * v] = 5f;
+        }
+        for (int v = 0; v < 40; v++) {
+            rows[1][50 + 3 * v] = 5f;
+        }
+        rows[2][7] = 1f;
+        rows[2][9] = 2f;
+        rows[2][4000] = 3f;
+        long[] kept = {12, 40, 3};
+        for (int r = 0; r < 3; r++) {
+            List<Rng> rs = rngs(1, 7);
+            try (Scope s = Scope.open(); GradMode g = GradMode.inference();
+                    Sampler sampler = new Sampler(SamplingConfig.sample(1.0, 10, null, 4, 1), rs, V)) {
+                Tensor logits = Tensor.ofFloats(rows[r], Device.CPU, 1, V);
+                assertThat(sampler.scores(logits, 0).isFinite().sum().itemLong()).as("row %d", r).isEqualTo(kept[r]);
+                java.util.Set<Long> drawn = new java.util.HashSet<>();
+                for (int t = 0; t < 60; t++) {
+                    long y = sampler.choose(logits, t).itemLong();
+                    assertThat(rows[r][(int) y]).as("row %d draws a kept token", r).isGreaterThanOrEqualTo(r == 2 ? 1f : 5f);
+                    drawn.add(y);
+                }
+                assertThat(drawn.size()).as("row %d draws among its ties", r).isGreaterThan(2);
+            } finally {
+                rs.forEach(Rng::close);
+            }
+        }
+    }
+
+    /**
+     * A draw from the candidates takes the token a draw over the whole vocabulary takes with the
+     * same uniform: the same cumulative masses up to float sums in another order, so the tokens
+     * differ only where u lands within ~1e-7 of a boundary between two tokens' masses; at most one
+     * such draw is allowed in 400 (expected: ~1e-4). A wrong mapping from candidates back to
+     * vocabulary ids would differ nearly everywhere.
+     */
+    @Test
+    void aDrawFromTheCandidatesTakesTheWholeVocabularysToken() {
+        try (Scope s = Scope.open(); GradMode g = GradMode.inference(); Rng rng = new Rng(9)) {
+            Tensor logits = candidateLogits(rng);
+            int rows = (int) logits.size(0);
+            SamplingConfig c = SamplingConfig.sample(0.7, 20, 0.8, 4, 1);
+            List<Rng> a = rngs(rows, 3);
+            List<Rng> b = rngs(rows, 3);
+            int differ = 0;
+            java.util.Set<Long> distinct = new java.util.HashSet<>();
+            try (Sampler compact = new Sampler(c, a, V); Sampler whole = new Sampler(withoutTopK(c), b, V)) {
+                Tensor masked = topKOverTheVocabulary(logits, c);
+                for (int t = 0; t < 400 / rows; t++) {
+                    long[] x = compact.choose(logits, t).toLongArray();
+                    long[] y = whole.choose(masked, t).toLongArray();
+                    for (int r = 0; r < rows; r++) {
+                        differ += x[r] != y[r] ? 1 : 0;
+                        distinct.add(r * V + x[r]);
+                    }
+                }
+            } finally {
+                a.forEach(Rng::close);
+                b.forEach(Rng::close);
+            }
+            assertThat(differ).isLessThanOrEqualTo(1);
+            assertThat(distinct.size()).as("the rows draw several tokens each").isGreaterThan(2 * rows);
+        }
+    }
+
+    /**
+     * The repetition penalty lowers exactly the tokens seen so far in the row: its prompt tokens in
+     * the vocabulary (not its padding, not an id beyond the head) and the tokens it drew. A row with
+     * an empty prompt has none until its first token; then that one only.
+     */
+    @Test
+    void theRepetitionPenaltyLowersExactlyTheRowsSeenTokens() {
+        long vocab = 16;
+        SamplingConfig c = SamplingConfig.greedy(3).withProcessing(LogitsProcessing.builder().repetitionPenalty(2.0).build());
+        List<long[]> prompts = List.of(new long[] {3, 5, 3}, new long[] {}, new long[] {20, 7});
+        float[] logits = new float[3 * (int) vocab];
+        for (int i = 0; i < logits.length; i++) {
+            logits[i] = (i % 5) - 2f; // negative, zero and positive scores
+        }
+        long[][] drawn = {{9, 4, 1}, {0, 7, 2}}; // step 0's and step 1's tokens
+        List<Rng> rs = rngs(3, 1);
+        try (Scope s = Scope.open(); Sampler sampler = new Sampler(c, rs, vocab, Set.of(), prompts, Device.CPU)) {
+            List<java.util.Set<Long>> seen = List.of(new java.util.HashSet<>(List.of(3L, 5L)), new java.util.HashSet<>(),
+                    new java.util.HashSet<>(List.of(7L)));
+            for (int t = 0; t < 3; t++) {
+                float[] got = sampler.scores(Tensor.ofFloats(logits, Device.CPU, 3, vocab), t).toFloatArray();
+                for (int r = 0; r < 3; r++) {
+                    for (int v = 0; v < vocab; v++) {
+                        float x = logits[r * (int) vocab + v];
+                        float want = seen.get(r).contains((long) v) ? (x < 0 ? x * 2 : x / 2) : x;
+                        assertThat(got[r * (int) vocab + v]).as("step %d, row %d, token %d", t, r, v).isEqualTo(want);
+                    }
+                }
+                if (t < 2) {
+                    sampler.observe(Tensor.ofLongs(drawn[t], Device.CPU, 3));
+                    for (int r = 0; r < 3; r++) {
+                        seen.get(r).add(drawn[t][r]);
+                    }
+                }
+            }
+        } finally {
+            rs.forEach(Rng::close);
         }
     }
 }
