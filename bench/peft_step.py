@@ -7,7 +7,8 @@ N LoRA adapters on it (r R, lora_alpha 2R, no dropout, the target modules asked;
 weights in float32 on a bfloat16 base). One step is:
   1. generation: the team's N*G rows (a random prompt of P ids repeated) in ONE batch through
      model.generate with peft's mixed-adapter batches (adapter_names: row r uses agent r // G's adapter),
-     sampling at temperature 1, top_k 0, top_p 1, exactly T new tokens (min_new_tokens = T);
+     sampling as --sampling says (plain: temperature 1, top_k 0, top_p 1), exactly T new tokens
+     (min_new_tokens = T);
   2. scoring, per agent: set_adapter(agent), forward of [G, P+T] with grad,
      loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t} | x, y_{g,<t}), backward (only that adapter trains);
   3. optimizer, per agent: its adapter's AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(): the
@@ -33,7 +34,7 @@ except ImportError as e:
     sys.exit(2)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from pytorch_step import blas_info, peak_rss_kib, positive_int  # noqa: E402  (one copy of the helpers)
+from pytorch_step import blas_info, parse_sampling, peak_rss_kib, positive_int  # noqa: E402  (one copy of the helpers)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -90,8 +91,11 @@ def run_bench(args):
         model.eval()
         with torch.inference_mode():
             out = model.generate(input_ids=team_prompt, attention_mask=torch.ones_like(team_prompt),
-                                 adapter_names=row_adapters, do_sample=True, temperature=1.0, top_k=0,
-                                 top_p=1.0, max_new_tokens=t, min_new_tokens=t, pad_token_id=0)
+                                 adapter_names=row_adapters, do_sample=True,
+                                 temperature=args.sampling.get("temperature", 1.0), top_k=args.sampling.get("top_k", 0),
+                                 top_p=args.sampling.get("top_p", 1.0),
+                                 repetition_penalty=args.sampling.get("repetition_penalty", 1.0),
+                                 max_new_tokens=t, min_new_tokens=t, pad_token_id=0)
         gen_s = time.perf_counter() - step_start
         completions = out[:, args.prompt_len:].clone()                                 # [N*G, T]
         model.train()
@@ -124,6 +128,7 @@ def run_bench(args):
         "generations": g,
         "prompt_len": args.prompt_len,
         "new_tokens": t,
+        "sampling": args.sampling,
         "lora_r": args.lora,
         "lora_targets": targets,
         "team_generation": "one batch, peft adapter_names",
@@ -152,6 +157,8 @@ def parse_args(argv):
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--steps", type=positive_int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sampling", type=parse_sampling, default="plain",
+                        help="plain, qwen2.5 or KEY=VALUE,... of temperature, top_k, top_p, repetition_penalty")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser.parse_args(argv)
 

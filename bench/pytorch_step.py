@@ -7,7 +7,9 @@ KV cache grown with torch.cat as transformers' DynamicCache does, softmax + mult
 torch.optim.AdamW with its defaults). Per agent (N agents, each its own copy of the weights and its
 own AdamW), one step is:
   1. generation: a random prompt of P ids repeated G times, prefilled in one batch forward, then
-     decoded with the KV cache until exactly T tokens are sampled (temperature 1, EOS ignored);
+     decoded with the KV cache until exactly T tokens are sampled (EOS ignored), drawn as --sampling
+     says: plain (temperature 1, no filter) or transformers' processors in transformers' order
+     (repetition penalty over the prompt and the tokens so far, temperature, top-k, top-p);
   2. scoring:    forward of [G, P+T] with grad, loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t}),
                  backward;
   3. optimizer:  AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(): the for-loop implementation
@@ -240,10 +242,48 @@ class DecoderLm(nn.Module):
 # One MAGRPO step
 # ---------------------------------------------------------------------------------------------
 
+SAMPLING_KEYS = ("temperature", "top_k", "top_p", "repetition_penalty")
+SAMPLING_PRESETS = {"plain": {}, "qwen2.5": {"temperature": 0.7, "top_k": 20, "top_p": 0.8, "repetition_penalty": 1.05}}
+
+
+def parse_sampling(spec):
+    """--sampling: plain, qwen2.5 (Qwen2.5-Instruct's generation_config.json) or KEY=VALUE,... of SAMPLING_KEYS."""
+    if spec in SAMPLING_PRESETS:
+        return dict(SAMPLING_PRESETS[spec])
+    out = {}
+    for item in spec.split(","):
+        key, _, value = item.partition("=")
+        if key.strip() not in SAMPLING_KEYS or not value.strip():
+            raise argparse.ArgumentTypeError(f"plain, qwen2.5 or KEY=VALUE,... of {', '.join(SAMPLING_KEYS)}; got {spec!r}")
+        out[key.strip()] = int(value) if key.strip() == "top_k" else float(value)
+    return out
+
+
+def warped(scores, seen, sampling):
+    """scores [G, V] float32 after transformers' processors for `sampling`, in its order; seen [G, S]: the ids so far."""
+    theta = sampling.get("repetition_penalty", 1.0)
+    if theta != 1.0:                                                                  # RepetitionPenaltyLogitsProcessor
+        old = scores.gather(1, seen)
+        scores = scores.scatter(1, seen, torch.where(old < 0, old * theta, old / theta))
+    if sampling.get("temperature", 1.0) != 1.0:                                       # TemperatureLogitsWarper
+        scores = scores / sampling["temperature"]
+    k = min(sampling.get("top_k", 0), scores.shape[-1])
+    if k > 0:                                                                         # TopKLogitsWarper
+        scores = scores.masked_fill(scores < torch.topk(scores, k)[0][..., -1, None], float("-inf"))
+    top_p = sampling.get("top_p", 1.0)
+    if top_p < 1.0:                                                                   # TopPLogitsWarper
+        ascending, order = torch.sort(scores, descending=False)
+        remove = ascending.softmax(dim=-1).cumsum(dim=-1) <= 1 - top_p
+        remove[..., -1:] = False                                                      # keeps the most likely token
+        scores = scores.masked_fill(remove.scatter(1, order, remove), float("-inf"))
+    return scores
+
+
 @torch.inference_mode()
-def generate(model, prompt, new_tokens, rng=None, greedy=False):
+def generate(model, prompt, new_tokens, rng=None, greedy=False, sampling=None):
     """prompt [G, P] -> (completion [G, T], prefill seconds); always exactly T tokens (EOS ignored)."""
     g, p = prompt.shape
+    sampling = sampling or {}
     cache = model.new_cache()
     start = time.perf_counter()
     logits = model(prompt, cache, 0, logits_from=p - 1)[:, -1]                     # [G, V]
@@ -253,7 +293,8 @@ def generate(model, prompt, new_tokens, rng=None, greedy=False):
         if greedy:
             token = logits.float().argmax(-1, keepdim=True)                          # [G, 1]
         else:
-            probs = torch.softmax(logits.float(), dim=-1)                             # temperature 1
+            seen = torch.cat([prompt] + tokens, dim=1) if sampling.get("repetition_penalty", 1.0) != 1.0 else None
+            probs = torch.softmax(warped(logits.float(), seen, sampling), dim=-1)
             token = torch.multinomial(probs, 1, generator=rng)                        # [G, 1]
         tokens.append(token)
         if t + 1 < new_tokens:
@@ -261,8 +302,8 @@ def generate(model, prompt, new_tokens, rng=None, greedy=False):
     return torch.cat(tokens, dim=1), prefill_s
 
 
-def sample_completions(model, prompt, new_tokens, rng):
-    completion, prefill_s = generate(model, prompt, new_tokens, rng)
+def sample_completions(model, prompt, new_tokens, rng, sampling=None):
+    completion, prefill_s = generate(model, prompt, new_tokens, rng, sampling=sampling)
     return completion.clone(), prefill_s  # a normal tensor: inference tensors cannot enter autograd
 
 
@@ -315,7 +356,7 @@ def run_bench(args):
         for model, optimizer, master in zip(agents, optimizers, masters):
             start = time.perf_counter()
             with precision():
-                completion, prefill_s = sample_completions(model, prompt, args.new_tokens, rng)
+                completion, prefill_s = sample_completions(model, prompt, args.new_tokens, rng, args.sampling)
             gen_s = time.perf_counter() - start
             start = time.perf_counter()
             with precision():
@@ -354,6 +395,7 @@ def run_bench(args):
         "generations": args.generations,
         "prompt_len": args.prompt_len,
         "new_tokens": args.new_tokens,
+        "sampling": args.sampling,
     }
     for key, values in samples.items():  # per-agent medians; step_ms: median over whole steps
         result[key] = round(statistics.median(values), 3)
@@ -392,6 +434,8 @@ def parse_args(argv):
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured steps first (default 1)")
     parser.add_argument("--steps", type=positive_int, default=5, help="measured steps (default 5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sampling", type=parse_sampling, default="plain",
+                        help="plain, qwen2.5 or KEY=VALUE,... of temperature, top_k, top_p, repetition_penalty")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--check-greedy", metavar="IDS", default=None,
                         type=lambda s: [int(x) for x in s.split(",") if x.strip()],

@@ -95,6 +95,12 @@ final class BenchCommand implements Callable<Integer> {
                     + "alike (default ${DEFAULT-VALUE})")
     int rounds;
 
+    @Option(names = "--sampling", defaultValue = "plain", paramLabel = "SPEC", description = "how tokens are drawn, on "
+            + "every side: plain (temperature 1, no filter), qwen2.5 (temperature 0.7, top_k 20, top_p 0.8, "
+            + "repetition_penalty 1.05: Qwen2.5-Instruct's generation_config.json) or KEY=VALUE,... of those four "
+            + "(default ${DEFAULT-VALUE})")
+    String sampling;
+
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
     boolean comparePytorch;
 
@@ -175,6 +181,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--agents, --generations, --prompt-len, --new-tokens and --steps must be >= 1");
         }
         DType type = DType.fromTorchName(dtype);
+        BenchSampling.parse(sampling); // a bad --sampling fails before any model is written
         Device dev = Device.parse(device);
         Engine.checkDevice(dev);
         if (generationOnly && (comparePytorch || roofline || processes != null)) {
@@ -347,7 +354,7 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Object> team = configs.get("lora");
         Map<String, Object> out = new LinkedHashMap<>();
         for (String key : List.of("impl", "libtorch", "blas", "huge_pages", "onednn", "shape", "threads", "dtype", "device", "agents",
-                "generations", "prompt_len", "new_tokens")) {
+                "generations", "prompt_len", "new_tokens", "sampling")) {
             out.put(key, team.get(key));
         }
         out.put("lora_r", settings.r());
@@ -436,7 +443,7 @@ final class BenchCommand implements Callable<Integer> {
     private List<String> stepArgs(int k) {
         return List.of("--agents", "" + agents, "--generations", "" + generations, "--prompt-len", "" + promptLen,
                 "--new-tokens", "" + newTokens, "--threads", "" + k, "--dtype", dtype, "--warmup", "" + warmup,
-                "--steps", "" + steps, "--seed", "" + seed, "--json");
+                "--steps", "" + steps, "--seed", "" + seed, "--sampling", BenchSampling.parse(sampling).spec(), "--json");
     }
 
     /** This JVM again ({@code java}, its options, its class path) running {@link Main}, for a fresh process. */
@@ -570,7 +577,7 @@ final class BenchCommand implements Callable<Integer> {
             List<Double> optim = new ArrayList<>();
             List<Double> step = new ArrayList<>();
             double syncsPerToken = 0;
-            SamplingConfig sampling = SamplingConfig.sample(1.0, null, null, newTokens, generations);
+            SamplingConfig sampling = BenchSampling.parse(BenchCommand.this.sampling).config(newTokens, generations);
             int first = warm ? 0 : warmup;
             trace(warm ? "between measurements" : "load");
             warm = true;
@@ -641,6 +648,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("generations", generations);
             m.put("prompt_len", promptLen);
             m.put("new_tokens", newTokens);
+            m.put("sampling", BenchSampling.parse(BenchCommand.this.sampling).spec());
             m.put("generation_only", generationOnly);
             if (loraConfig != null) {
                 m.put("config", loraConfig);
@@ -758,6 +766,7 @@ final class BenchCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "shape %s, %s agents x %s generations, prompt %s + %s new tokens, %s thread(s), %s on %s%n",
                 m.get("shape"), m.get("agents"), m.get("generations"), m.get("prompt_len"),
                 m.get("new_tokens"), m.get("threads"), m.get("dtype"), m.get("device"));
+        System.out.printf(Locale.ROOT, "sampling: %s%n", m.get("sampling"));
     }
 
     @SuppressWarnings("unchecked")

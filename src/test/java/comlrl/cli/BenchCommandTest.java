@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -129,6 +130,36 @@ class BenchCommandTest {
         CliTest.Result refused = CliTest.run("bench", "--shape", "tiny", "--generation-only", "--compare-pytorch");
         assertThat(refused.code()).isEqualTo(1);
         assertThat(refused.err()).contains("--generation-only").contains("--compare-pytorch");
+    }
+
+    /**
+     * {@code --sampling}: the presets and KEY=VALUE lists become the draw's settings (a field dropped
+     * on the way would draw differently), the run reports them, and a bad one fails before any model
+     * is written.
+     */
+    @Test
+    void samplingSettingsReachTheDrawAndABadOneFailsFirst() throws Exception {
+        comlrl.generation.SamplingConfig qwen = BenchSampling.parse("qwen2.5").config(32, 4);
+        assertThat(List.of(qwen.temperature(), qwen.topK(), qwen.topP(), qwen.processing().repetitionPenalty()))
+                .containsExactly(0.7, 20, 0.8, 1.05);
+        assertThat(qwen.maxNewTokens()).isEqualTo(32);
+        assertThat(qwen.numReturnSequences()).isEqualTo(4);
+        comlrl.generation.SamplingConfig plain = BenchSampling.parse("plain").config(8, 2);
+        assertThat(plain.topK()).isNull();
+        assertThat(plain.topP()).isNull();
+        assertThat(plain.processing().isNone()).isTrue();
+        assertThat(BenchSampling.parse("top_p=0.9, repetition_penalty=1.2")).isEqualTo(new BenchSampling(1.0, 0, 0.9, 1.2));
+        assertThat(BenchSampling.parse(BenchSampling.QWEN25.spec())).isEqualTo(BenchSampling.QWEN25);
+        CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2", "--prompt-len",
+                "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--sampling", "qwen2.5", "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(JSON.readTree(r.out().trim()).get("sampling").asText())
+                .isEqualTo("temperature=0.7,top_k=20,top_p=0.8,repetition_penalty=1.05");
+        for (String bad : new String[] {"top_q=1", "top_p=1.5", "top_k=x"}) {
+            CliTest.Result refused = CliTest.run("bench", "--shape", "tiny", "--sampling", bad);
+            assertThat(refused.code()).as(bad).isEqualTo(1);
+            assertThat(refused.err()).as(bad).contains("--sampling").doesNotContain("Exception");
+        }
     }
 
     @Test

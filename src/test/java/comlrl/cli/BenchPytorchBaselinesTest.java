@@ -9,6 +9,7 @@ import comlrl.model.TransformersCompatibilityTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ class BenchPytorchBaselinesTest {
     void bfloat16RunsThePlainFusedAndAutocastBaselinesAndKeepsRatiosAgainstPlain() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2", "--prompt-len",
                 "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "2", "--dtype", "bfloat16",
-                "--compare-pytorch", "--python", python(), "--json");
+                "--sampling", "qwen2.5", "--compare-pytorch", "--python", python(), "--json");
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode o = JSON.readTree(r.out().trim());
         JsonNode b = o.get("pytorch_baselines");
@@ -56,6 +57,13 @@ class BenchPytorchBaselinesTest {
         assertThat(b.get("fused").get("bf16").asText()).isEqualTo("weights");
         assertThat(b.get("autocast").get("bf16").asText()).isEqualTo("autocast");
         assertThat(o.get("pytorch").get("baseline").asText()).isEqualTo("plain");
+        // every side draws with Qwen2.5's settings
+        assertThat(o.get("sampling").asText()).isEqualTo("temperature=0.7,top_k=20,top_p=0.8,repetition_penalty=1.05");
+        for (String name : new String[] {"plain", "fused", "autocast"}) {
+            JsonNode s = b.get(name).get("sampling");
+            assertThat(List.of(s.get("temperature").asDouble(), s.get("top_k").asDouble(), s.get("top_p").asDouble(),
+                    s.get("repetition_penalty").asDouble())).as(name).containsExactly(0.7, 20.0, 0.8, 1.05);
+        }
         // our side measured in a JVM of its own, not in the one that ran the PyTorch processes
         assertThat(o.get("pid").asLong()).isNotEqualTo(ProcessHandle.current().pid());
         assertThat(o.get("rounds").asInt()).isEqualTo(2);
@@ -75,13 +83,16 @@ class BenchPytorchBaselinesTest {
     void loraAddsPeftWithTheSameAdapters() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--lora", "4", "--agents", "2", "--generations", "2",
                 "--prompt-len", "8", "--new-tokens", "4", "--warmup", "0", "--steps", "1", "--rounds", "2",
-                "--compare-pytorch", "--python", python(), "--json");
+                "--sampling", "top_k=5,temperature=0.9", "--compare-pytorch", "--python", python(), "--json");
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode o = JSON.readTree(r.out().trim());
         JsonNode peft = o.get("pytorch_peft");
         assertThat(peft.get("impl").asText()).isEqualTo("pytorch+peft");
         assertThat(peft.get("agents").asInt()).isEqualTo(2);
         assertThat(peft.get("adamw").asText()).isEqualTo("fused");
+        assertThat(peft.get("sampling").get("top_k").asInt()).isEqualTo(5);
+        assertThat(peft.get("sampling").get("temperature").asDouble()).isEqualTo(0.9);
+        assertThat(o.get("sampling").asText()).isEqualTo("temperature=0.9,top_k=5,top_p=1.0,repetition_penalty=1.0");
         for (JsonNode side : new JsonNode[] {peft, o.get("lora"), o.get("full")}) { // alternated, medians of both
             assertThat(side.get("rounds").asInt()).isEqualTo(2);
         }
