@@ -355,12 +355,13 @@ final class Sampler implements AutoCloseable {
      * k-th set to −inf, in vocabulary order. A sampling step with Qwen2.5's settings (top-k 20, top-p
      * 0.8) then sorts ~36 scores per row instead of the vocabulary's 151,936: 12 rows took 20–25 ms
      * per step so. When the tie room runs out (its last score still equals a finite k-th), the whole
-     * vocabulary with the others at −inf.
+     * vocabulary with the others at −inf; and always on a GPU, where the whole vocabulary's passes are
+     * cheap and the check would cost a device-to-host sync per step.
      */
     private Candidates topK(Tensor scores, long k) {
         long v = scores.size(-1);
         long wide = k + TIE_ROOM;
-        if (wide * COMPACT_SHARE <= v) {
+        if (wide * COMPACT_SHARE <= v && !scores.device().isCuda()) {
             Tensor[] top = scores.topk(wide);                                              // descending
             Tensor kth = top[0].narrow(-1, k - 1, 1);                                      // [R, 1]
             boolean tiesBeyond = top[0].narrow(-1, wide - 1, 1).ge(kth)
@@ -408,8 +409,9 @@ final class Sampler implements AutoCloseable {
 
     /**
      * One token per row from {@code softmax(scores)} of the candidates, by inverse CDF with the row's
-     * own uniform. Where {@code u · c_last} rounds up to {@code c_last} (u within 2⁻⁵³ of 1) no
-     * {@code c_v} exceeds it, and the row takes its last token of nonzero probability.
+     * own uniform. u &lt; 1 keeps {@code u · c_last} below {@code c_last}: rounded to nearest,
+     * {@code c_last · (1 − 2⁻⁵³)} lies at least half a unit in the last place below it, so some
+     * {@code c_v} of a token with nonzero probability exceeds the target (the clamp only guards NaN).
      */
     private Tensor draw(Candidates c) {
         Tensor scores = c.scores();
@@ -421,10 +423,7 @@ final class Sampler implements AutoCloseable {
             u.select(0, r).uniform_(rowRngs.get(r));                                      // U[0, 1)
         }
         Tensor target = u.to(scores.device()).mul(cdf.narrow(1, width - 1, 1));          // [R, 1]
-        Tensor pick = Tensor.searchsortedRight(cdf, target);                              // [R, 1]
-        if (pick.gt((double) (width - 1)).anyTrue()) {
-            pick = pick.minimum(cdf.argmax(-1).unsqueeze(1)); // argmax: where the cdf reaches its total
-        }
+        Tensor pick = Tensor.searchsortedRight(cdf, target).clampMax(width - 1);           // [R, 1]
         return (c.ids() == null ? pick : c.ids().gather(1, pick)).squeeze(1);            // [R]
     }
 
