@@ -47,8 +47,8 @@ final class InitModelCommand implements Callable<Integer> {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--num-labels needs --head score");
             }
             int vocab = BuiltinModels.write(arch, preset, seed, type, out);
-            System.out.println("wrote " + preset + " " + arch + " model (" + type.torchName() + ", vocab " + vocab + ") to "
-                    + out);
+            System.out.println(written(preset + " " + arch + " model (" + type.torchName(),
+                    comlrl.model.ModelConfig.load(out).vocabSize(), vocab, out));
             return 0;
         }
         int labels = numLabels == null ? 1 : numLabels;
@@ -57,9 +57,24 @@ final class InitModelCommand implements Callable<Integer> {
                     + labels);
         }
         int vocab = BuiltinModels.writeSequenceClassifier(arch, preset, labels, seed, type, out);
-        System.out.println("wrote " + preset + " " + arch + " sequence-classification model (" + labels + " label"
-                + (labels == 1 ? "" : "s") + ", " + type.torchName() + ", vocab " + vocab + ") to " + out);
+        System.out.println(written(preset + " " + arch + " sequence-classification model (" + labels + " label"
+                + (labels == 1 ? "" : "s") + ", " + type.torchName(), comlrl.model.ModelConfig.load(out).vocabSize(), vocab,
+                out));
         return 0;
+    }
+
+    /**
+     * The line that reports a written model: {@code what} (up to its dtype), the model's vocabulary
+     * and the tokenizer's; when the model has ids the tokenizer lacks (the Qwen2.5 presets keep their
+     * 151,936-id embedding for timing and memory beside the tiny tokenizer), a note that a random
+     * model samples those nearly always and that they decode to nothing.
+     */
+    static String written(String what, int modelVocab, int tokenizerVocab, Path out) {
+        String line = "wrote " + what + ", vocab " + modelVocab + (modelVocab == tokenizerVocab ? "" : ", tokenizer "
+                + tokenizerVocab) + ") to " + out;
+        return modelVocab <= tokenizerVocab ? line : line + "\nnote: ids " + tokenizerVocab + " to " + (modelVocab - 1)
+                + " are not in the tokenizer and decode to nothing, and with random weights nearly every sampled id is"
+                + " one of them: this preset has the real shape, for timing and memory; train on text with tiny or small";
     }
 
     @picocli.CommandLine.Spec
