@@ -190,26 +190,54 @@ final class Sampler implements AutoCloseable {
     /** The token of each row of {@code logits} {@code [R, V]} (float32) at decoding step {@code step}. */
     Tensor choose(Tensor logits, int step) {
         Tensor scores = process(logits, step);
-        return config.greedy() ? scores.argmax(-1) : draw(warp(scores));
+        if (config.greedy()) {
+            return scores.argmax(-1);
+        }
+        List<Candidates> parts = warp(scores);
+        return parts.size() == 1 ? draw(parts.get(0)) : merged(parts, p -> draw(p).unsqueeze(1)).squeeze(1);
     }
 
     /** The scores a token is chosen from: processed, and warped when sampling ({@code [R, V]}). */
     Tensor scores(Tensor logits, int step) {
         Tensor scores = process(logits, step);
-        return config.greedy() ? scores : warp(scores).full(vocab);
+        return config.greedy() ? scores : merged(warp(scores), p -> p.full(vocab));
     }
 
     /**
-     * The tokens a row may still draw: their scores {@code [R, C]} and vocabulary ids {@code [R, C]},
-     * ascending; {@code ids} null when the scores cover the whole vocabulary in order (C = V). Tokens
-     * outside the candidates score −inf.
+     * The tokens some rows may still draw: their scores {@code [n, C]} and vocabulary ids
+     * {@code [n, C]}, ids null when the scores cover the whole vocabulary in order (C = V); tokens
+     * outside the candidates score −inf. {@code rows}: the batch rows these are, in order; null for
+     * all of them.
      */
-    private record Candidates(Tensor scores, Tensor ids) {
-        /** The scores over the whole vocabulary ({@code [R, V]}). */
+    private record Candidates(Tensor scores, Tensor ids, long[] rows) {
+        /** The scores over the whole vocabulary ({@code [n, V]}). */
         Tensor full(long vocab) {
             return ids == null ? scores : Tensor.fullOf(Double.NEGATIVE_INFINITY, DType.F32, scores.device(), scores.size(0),
                     vocab).scatter(1, ids, scores);
         }
+
+        /** Batch row {@code i} of these. */
+        int row(int i) {
+            return rows == null ? i : (int) rows[i];
+        }
+    }
+
+    /** Each part's {@code [n, ...]} result of {@code each}, put back at its rows of the batch ({@code [R, ...]}). */
+    private static Tensor merged(List<Candidates> parts, java.util.function.Function<Candidates, Tensor> each) {
+        if (parts.size() == 1) {
+            return each.apply(parts.get(0));
+        }
+        Tensor out = null;
+        for (Candidates p : parts) {
+            Tensor part = each.apply(p);
+            if (out == null) {
+                long[] shape = part.shape();
+                shape[0] = parts.stream().mapToLong(c -> c.rows().length).sum();
+                out = Tensor.zerosOf(part.dtype(), part.device(), shape);
+            }
+            out = out.indexCopy(0, Tensor.ofLongs(p.rows(), part.device(), p.rows().length), part);
+        }
+        return out;
     }
 
     /** Records the tokens chosen at {@code step} {@code [R]} (after padding of finished rows). */
@@ -301,19 +329,23 @@ final class Sampler implements AutoCloseable {
      * Temperature, top-k, top-p, min-p, typical, ε and η (sampling only), in transformers' order.
      * After a top-k the later warpers and the draw see its candidates only ({@link #topK}): every
      * other token has probability exactly 0 in each of them, so they remove the same tokens and
-     * draw from the same distribution, up to the order of float sums over the kept tokens.
+     * draw from the same distribution, up to the order of float sums over the kept tokens. Which
+     * candidates a row gets depends on that row alone, so its tokens do not depend on the others.
      */
-    private Candidates warp(Tensor logits) {
+    private List<Candidates> warp(Tensor logits) {
         Tensor scores = logits;
         if (config.temperature() != 1.0) {
             scores = scores.div(config.temperature());
         }
-        Tensor ids = null;
-        if (config.usesTopK()) {
-            Candidates top = topK(scores, Math.min(config.topK(), scores.size(-1)));
-            scores = top.scores();
-            ids = top.ids();
+        if (!config.usesTopK()) {
+            return List.of(afterTopK(new Candidates(scores, null, null)));
         }
+        return topK(scores, Math.min(config.topK(), scores.size(-1))).stream().map(this::afterTopK).toList();
+    }
+
+    /** The warpers after top-k, on candidates. */
+    private Candidates afterTopK(Candidates candidates) {
+        Tensor scores = candidates.scores();
         if (config.usesTopP()) {
             Tensor[] sorted = scores.sort(-1, false);                     // ascending
             Tensor cumulative = sorted[0].softmax(-1).cumsum(-1);         // [R, V]
@@ -341,7 +373,7 @@ final class Sampler implements AutoCloseable {
             Tensor cutoff = entropy.neg().exp().mul(Math.sqrt(eta)).clampMax(eta);          // min(η, √η·e^{−H})
             scores = cutBelow(scores, probs.lt(cutoff));
         }
-        return new Candidates(scores, ids);
+        return new Candidates(scores, candidates.ids(), candidates.rows());
     }
 
     /** Tie room of a compact top-k: ties with the k-th score up to this many beyond k stay compact. */
@@ -354,26 +386,48 @@ final class Sampler implements AutoCloseable {
      * beside the vocabulary, as candidates: the {@code k + TIE_ROOM} largest scores, those below the
      * k-th set to −inf, in vocabulary order. A sampling step with Qwen2.5's settings (top-k 20, top-p
      * 0.8) then sorts ~36 scores per row instead of the vocabulary's 151,936: 12 rows took 20–25 ms
-     * per step so. When the tie room runs out (its last score still equals a finite k-th), the whole
-     * vocabulary with the others at −inf; and always on a GPU, where the whole vocabulary's passes are
-     * cheap and the check would cost a device-to-host sync per step.
+     * per step so. A row whose tie room runs out (its last score still equals a finite k-th) keeps
+     * the whole vocabulary with the others at −inf, apart from the other rows; so do all rows on a
+     * GPU, where the whole vocabulary's passes are cheap and the check would cost a device-to-host
+     * sync per step.
      */
-    private Candidates topK(Tensor scores, long k) {
+    private List<Candidates> topK(Tensor scores, long k) {
         long v = scores.size(-1);
         long wide = k + TIE_ROOM;
-        if (wide * COMPACT_SHARE <= v && !scores.device().isCuda()) {
-            Tensor[] top = scores.topk(wide);                                              // descending
-            Tensor kth = top[0].narrow(-1, k - 1, 1);                                      // [R, 1]
-            boolean tiesBeyond = top[0].narrow(-1, wide - 1, 1).ge(kth)
-                    .logicalAnd(kth.gt(Double.NEGATIVE_INFINITY)).anyTrue();
-            if (!tiesBeyond) {
-                Tensor kept = top[0].maskedFill(top[0].lt(kth), Double.NEGATIVE_INFINITY);
-                Tensor[] byId = top[1].sort(-1, false);                                    // distinct ids, ascending
-                return new Candidates(kept.gather(-1, byId[1]), byId[0]);
-            }
+        if (wide * COMPACT_SHARE > v || scores.device().isCuda()) {
+            return List.of(wholeTopK(scores, k, null));
         }
+        Tensor[] top = scores.topk(wide);                                                  // descending
+        Tensor kth = top[0].narrow(-1, k - 1, 1);                                          // [R, 1]
+        long[] beyond = top[0].narrow(-1, wide - 1, 1).ge(kth).logicalAnd(kth.gt(Double.NEGATIVE_INFINITY))
+                .squeeze(1).to(DType.I64).toLongArray();
+        long[] inRoom = java.util.stream.IntStream.range(0, beyond.length).filter(r -> beyond[r] == 0).asLongStream()
+                .toArray();
+        if (inRoom.length == beyond.length) {
+            return List.of(compact(top[0], top[1], kth, null));
+        }
+        long[] outRoom = java.util.stream.IntStream.range(0, beyond.length).filter(r -> beyond[r] != 0).asLongStream()
+                .toArray();
+        List<Candidates> parts = new ArrayList<>();
+        if (inRoom.length > 0) {
+            Tensor in = Tensor.ofLongs(inRoom, scores.device(), inRoom.length);
+            parts.add(compact(top[0].indexSelect(0, in), top[1].indexSelect(0, in), kth.indexSelect(0, in), inRoom));
+        }
+        parts.add(wholeTopK(scores.indexSelect(0, Tensor.ofLongs(outRoom, scores.device(), outRoom.length)), k, outRoom));
+        return parts;
+    }
+
+    /** The {@code k + TIE_ROOM} largest scores and their ids, those below the k-th at −inf, in vocabulary order. */
+    private static Candidates compact(Tensor values, Tensor ids, Tensor kth, long[] rows) {
+        Tensor kept = values.maskedFill(values.lt(kth), Double.NEGATIVE_INFINITY);
+        Tensor[] byId = ids.sort(-1, false);                                               // distinct ids, ascending
+        return new Candidates(kept.gather(-1, byId[1]), byId[0], rows);
+    }
+
+    /** Top-k over the whole vocabulary: every score below the k-th at −inf. */
+    private static Candidates wholeTopK(Tensor scores, long k, long[] rows) {
         Tensor kth = scores.topk(k)[0].narrow(-1, k - 1, 1);
-        return new Candidates(scores.maskedFill(scores.lt(kth), Double.NEGATIVE_INFINITY), null);
+        return new Candidates(scores.maskedFill(scores.lt(kth), Double.NEGATIVE_INFINITY), null, rows);
     }
 
     /** Removes {@code remove} except the most likely token of each row. */
@@ -420,7 +474,7 @@ final class Sampler implements AutoCloseable {
         Tensor cdf = scores.softmax(-1).to(DType.F64).cumsum(-1);                      // [R, C]
         Tensor u = Tensor.emptyOf(DType.F64, Device.CPU, rows, 1);
         for (int r = 0; r < rows; r++) {
-            u.select(0, r).uniform_(rowRngs.get(r));                                      // U[0, 1)
+            u.select(0, r).uniform_(rowRngs.get(c.row(r)));                               // U[0, 1)
         }
         Tensor target = u.to(scores.device()).mul(cdf.narrow(1, width - 1, 1));          // [R, 1]
         Tensor pick = Tensor.searchsortedRight(cdf, target).clampMax(width - 1);           // [R, 1]

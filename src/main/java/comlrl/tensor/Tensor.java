@@ -767,6 +767,11 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(torch.index_select(handle, dim, index.handle));
     }
 
+    /** {@code out = this.clone(); out[index[i]] = src[i]} along {@code dim}. */
+    public Tensor indexCopy(int dim, Tensor index, Tensor src) {
+        return new Tensor(torch.index_copy(handle, dim, index.handle, src.handle));
+    }
+
     /** {@code repeat_interleave} of each slice along {@code dim}, {@code repeats} times. */
     public Tensor repeatInterleave(long repeats, int dim) {
         long n = size(dim);

@@ -224,6 +224,62 @@ class SamplerTest {
     }
 
     /**
+     * A batch whose rows take different top-k paths (rows 0 and 2 tie 40 scores with the k-th, more
+     * than the tie room: the whole vocabulary; rows 1 and 3 random: candidates) gives each row the
+     * scores and the tokens it gets alone, with its own stream: the parts are put back at their rows.
+     */
+    @Test
+    void rowsOnEitherTopKPathGetWhatTheyGetAlone() {
+        float[][] rows = new float[4][(int) V];
+        try (Rng rng = new Rng(21)) {
+            for (int r = 0; r < 4; r++) {
+                rows[r] = Tensor.randn(rng, 2, DType.F32, Device.CPU, V).toFloatArray();
+            }
+        }
+        for (int r : new int[] {0, 2}) {
+            for (int j = 0; j < 40; j++) {
+                rows[r][11 * j + r] = 9f;
+            }
+        }
+        float[] all = new float[4 * (int) V];
+        for (int r = 0; r < 4; r++) {
+            System.arraycopy(rows[r], 0, all, r * (int) V, (int) V);
+        }
+        SamplingConfig c = SamplingConfig.sample(0.8, 10, 0.9, 4, 1);
+        List<Rng> batchRngs = rngs(4, 40);
+        try (Scope s = Scope.open(); GradMode g = GradMode.inference(); Sampler batch = new Sampler(c, batchRngs, V)) {
+            Tensor logits = Tensor.ofFloats(all, Device.CPU, 4, V);
+            Tensor batchScores = batch.scores(logits, 0);
+            long[][] batchTokens = new long[50][];
+            for (int t = 0; t < 50; t++) {
+                batchTokens[t] = batch.choose(logits, t).toLongArray();
+            }
+            for (int r = 0; r < 4; r++) {
+                List<Rng> own = List.of(new Rng(40 + r));
+                try (Sampler alone = new Sampler(c, own, V)) {
+                    Tensor one = Tensor.ofFloats(rows[r], Device.CPU, 1, V);
+                    Tensor want = alone.scores(one, 0);
+                    Tensor got = batchScores.narrow(0, r, 1);
+                    assertThat(got.maskedFill(got.isFinite().logicalNot(), 0).bitEquals(
+                            want.maskedFill(want.isFinite().logicalNot(), 0))).as("row %d scores", r).isTrue();
+                    assertThat(got.isFinite().eq(want.isFinite()).allTrue()).as("row %d kept", r).isTrue();
+                    java.util.Set<Long> drawn = new java.util.HashSet<>();
+                    for (int t = 0; t < 50; t++) {
+                        long y = alone.choose(one, t).itemLong();
+                        assertThat(batchTokens[t][r]).as("row %d, step %d", r, t).isEqualTo(y);
+                        drawn.add(y);
+                    }
+                    assertThat(drawn.size()).as("row %d draws several tokens", r).isGreaterThan(2);
+                } finally {
+                    own.forEach(Rng::close);
+                }
+            }
+        } finally {
+            batchRngs.forEach(Rng::close);
+        }
+    }
+
+    /**
      * A draw from the candidates takes the token a draw over the whole vocabulary takes with the
      * same uniform: the same cumulative masses up to float sums in another order, so the tokens
      * differ only where u lands within ~1e-7 of a boundary between two tokens' masses; at most one
