@@ -193,8 +193,7 @@ final class Sampler implements AutoCloseable {
         if (config.greedy()) {
             return scores.argmax(-1);
         }
-        List<Candidates> parts = warp(scores);
-        return parts.size() == 1 ? draw(parts.get(0)) : merged(parts, p -> draw(p).unsqueeze(1)).squeeze(1);
+        return merged(warp(scores), this::draw);
     }
 
     /** The scores a token is chosen from: processed, and warped when sampling ({@code [R, V]}). */
