@@ -101,6 +101,9 @@ final class BenchCommand implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE})")
     String sampling;
 
+    /** {@link #sampling} parsed, by {@link #call} before anything else runs. */
+    private BenchSampling draw;
+
     @Option(names = "--compare-pytorch", description = "also run bench/pytorch_step.py (python3 with torch; see bench/setup.sh)")
     boolean comparePytorch;
 
@@ -181,7 +184,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--agents, --generations, --prompt-len, --new-tokens and --steps must be >= 1");
         }
         DType type = DType.fromTorchName(dtype);
-        BenchSampling.parse(sampling); // a bad --sampling fails before any model is written
+        draw = BenchSampling.parse(sampling); // a bad --sampling fails before any model is written
         Device dev = Device.parse(device);
         Engine.checkDevice(dev);
         if (generationOnly && (comparePytorch || roofline || processes != null)) {
@@ -443,7 +446,7 @@ final class BenchCommand implements Callable<Integer> {
     private List<String> stepArgs(int k) {
         return List.of("--agents", "" + agents, "--generations", "" + generations, "--prompt-len", "" + promptLen,
                 "--new-tokens", "" + newTokens, "--threads", "" + k, "--dtype", dtype, "--warmup", "" + warmup,
-                "--steps", "" + steps, "--seed", "" + seed, "--sampling", BenchSampling.parse(sampling).spec(), "--json");
+                "--steps", "" + steps, "--seed", "" + seed, "--sampling", draw.spec(), "--json");
     }
 
     /** This JVM again ({@code java}, its options, its class path) running {@link Main}, for a fresh process. */
@@ -577,7 +580,7 @@ final class BenchCommand implements Callable<Integer> {
             List<Double> optim = new ArrayList<>();
             List<Double> step = new ArrayList<>();
             double syncsPerToken = 0;
-            SamplingConfig sampling = BenchSampling.parse(BenchCommand.this.sampling).config(newTokens, generations);
+            SamplingConfig sampling = draw.config(newTokens, generations);
             int first = warm ? 0 : warmup;
             trace(warm ? "between measurements" : "load");
             warm = true;
@@ -648,7 +651,7 @@ final class BenchCommand implements Callable<Integer> {
             m.put("generations", generations);
             m.put("prompt_len", promptLen);
             m.put("new_tokens", newTokens);
-            m.put("sampling", BenchSampling.parse(BenchCommand.this.sampling).spec());
+            m.put("sampling", draw.spec());
             m.put("generation_only", generationOnly);
             if (loraConfig != null) {
                 m.put("config", loraConfig);

@@ -5,6 +5,7 @@ import comlrl.generation.SamplingConfig;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * How {@code bench} draws tokens, on our side and on the PyTorch sides alike ({@code --sampling}):
@@ -18,6 +19,7 @@ import java.util.Map;
 record BenchSampling(double temperature, int topK, double topP, double repetitionPenalty) {
     static final BenchSampling PLAIN = new BenchSampling(1.0, 0, 1.0, 1.0);
     static final BenchSampling QWEN25 = new BenchSampling(0.7, 20, 0.8, 1.05);
+    private static final Set<String> KEYS = Set.of("temperature", "top_k", "top_p", "repetition_penalty");
 
     BenchSampling {
         if (!(temperature > 0) || topK < 0 || !(topP > 0 && topP <= 1) || !(repetitionPenalty > 0)) {
@@ -36,8 +38,7 @@ record BenchSampling(double temperature, int topK, double topP, double repetitio
         Map<String, String> values = new LinkedHashMap<>();
         for (String item : spec.split(",")) {
             String[] kv = item.split("=", 2);
-            if (kv.length != 2 || !Map.of("temperature", 0, "top_k", 0, "top_p", 0, "repetition_penalty", 0)
-                    .containsKey(kv[0].trim())) {
+            if (kv.length != 2 || !KEYS.contains(kv[0].trim())) {
                 throw new IllegalArgumentException("--sampling is plain, qwen2.5 or KEY=VALUE,... with keys temperature, "
                         + "top_k, top_p and repetition_penalty; got '" + spec + "'");
             }

@@ -914,10 +914,6 @@ public final class Tensor implements AutoCloseable {
         return new Tensor(handle.all()).itemLong() != 0;
     }
 
-    public boolean anyTrue() {
-        return new Tensor(handle.any()).itemLong() != 0;
-    }
-
     // ---------------------------------------------------------------- in place
 
     /** Copies {@code src} into this tensor (same shape; dtype and device converted). */

@@ -41,6 +41,42 @@ class BenchPytorchBaselinesTest {
         return py;
     }
 
+    /**
+     * bench/pytorch_step.py writes transformers' processors out for {@code --sampling}; on random
+     * scores and seen ids they must give exactly what transformers' own {@code LogitsProcessorList}
+     * gives, and remove something (a check that cannot pass by keeping everything).
+     */
+    @Test
+    void thePytorchSidesProcessorsAreTransformers() throws Exception {
+        String script = String.join("\n",
+                "import sys; sys.path.insert(0, 'bench')",
+                "import torch, pytorch_step as p",
+                "from transformers.generation.logits_process import LogitsProcessorList, "
+                        + "RepetitionPenaltyLogitsProcessor as R, TemperatureLogitsWarper as T, TopKLogitsWarper as K, "
+                        + "TopPLogitsWarper as P",
+                "torch.manual_seed(0)",
+                "for spec in ['qwen2.5', 'temperature=1.3,top_k=5', 'top_p=0.5,repetition_penalty=0.8']:",
+                "    s = p.parse_sampling(spec)",
+                "    steps = [R(s['repetition_penalty'])] if 'repetition_penalty' in s else []",
+                "    steps += [T(s['temperature'])] if 'temperature' in s else []",
+                "    steps += [K(s['top_k'])] if 'top_k' in s else []",
+                "    steps += [P(s['top_p'])] if 'top_p' in s else []",
+                "    scores, seen = torch.randn(6, 3000) * 3, torch.randint(0, 3000, (6, 40))",
+                "    ours = p.warped(scores.clone(), seen, s)",
+                "    theirs = LogitsProcessorList(steps)(seen, scores.clone())",
+                "    print(spec, 'equal', torch.equal(ours, theirs), 'kept', int(torch.isfinite(ours).sum()))");
+        Process p = new ProcessBuilder(python(), "-c", script).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0).as(out).isTrue();
+        List<String> lines = out.lines().filter(l -> l.contains(" equal ")).toList();
+        assertThat(lines).as(out).hasSize(3);
+        for (String line : lines) {
+            assertThat(line).as(out).contains("equal True");
+            long kept = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+            assertThat(kept).as(line).isBetween(6L, 6L * 3000 - 1);
+        }
+    }
+
     @Test
     void bfloat16RunsThePlainFusedAndAutocastBaselinesAndKeepsRatiosAgainstPlain() throws Exception {
         CliTest.Result r = CliTest.run("bench", "--shape", "tiny", "--agents", "1", "--generations", "2", "--prompt-len",
