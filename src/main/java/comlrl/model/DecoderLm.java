@@ -57,6 +57,8 @@ public final class DecoderLm implements AutoCloseable {
     private final Tensor inverseFrequencies; // [D/2] float32
     /** An agent's LoRA adapter over shared base weights ({@link #withAdapter}), or null for the base itself. */
     private final LoraAdapter adapter;
+    /** The host copies of the teams' adapters, kept between generations ({@link LoraBatch}). */
+    private final IntArrays hostArrays = new IntArrays();
     /** Several agents' adapters over rows grouped by agent ({@link #withAdapters}), owned by this view; or null. */
     private final LoraBatch batch;
     /** The model whose weights a view shares (its decode weights too); null for a model itself. */
@@ -90,7 +92,12 @@ public final class DecoderLm implements AutoCloseable {
         if (view) {
             throw new IllegalArgumentException("this model is already an adapter view; put the adapters on the base");
         }
-        return new DecoderLm(this, null, new LoraBatch(adapters, counts));
+        return new DecoderLm(this, null, new LoraBatch(adapters, counts, hostArrays));
+    }
+
+    /** The row groups' adapters of a {@link #withAdapters} view, or null. */
+    LoraBatch adapterBatch() {
+        return batch;
     }
 
     /** The model whose weights this view shares (the frozen base of a LoRA agent), or this model itself. */
@@ -682,17 +689,24 @@ public final class DecoderLm implements AutoCloseable {
                 Rng dropout) {
             PackedWeight p = packed == null ? null : packed.layers[layer][slot];
             Tensor[] base = p != null && p.fits(x) ? p.applyStacked(x) : null;
-            // the row groups' adapters convert x for all of these projections once
-            Tensor[] deltas = adapter == null && batch != null ? batch.deltas(x, layer, which) : null;
             Tensor[] y = new Tensor[which.length];
-            for (int k = 0; k < which.length; k++) {
-                if (deltas != null) {
-                    Tensor b = base == null ? product(x, weights[k], biases[k], layer, which[k]) : base[k];
-                    y[k] = deltas[k] == null ? b : b.add(deltas[k]);
-                } else {
-                    y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
-                            : adapted(base[k], x, layer, which[k], dropout);
+            if (adapter == null && batch != null) {
+                for (int k = 0; k < which.length; k++) {
+                    y[k] = base == null ? product(x, weights[k], biases[k], layer, which[k]) : base[k];
                 }
+                if (batch.addInPlace(x, layer, which, y)) {
+                    return y;
+                }
+                // the row groups' adapters convert x for all of these projections once
+                Tensor[] deltas = batch.deltas(x, layer, which);
+                for (int k = 0; k < which.length; k++) {
+                    y[k] = deltas[k] == null ? y[k] : y[k].add(deltas[k]);
+                }
+                return y;
+            }
+            for (int k = 0; k < which.length; k++) {
+                y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
+                        : adapted(base[k], x, layer, which[k], dropout);
             }
             return y;
         }
@@ -700,6 +714,9 @@ public final class DecoderLm implements AutoCloseable {
         /** {@code y} plus the adapter's (or the row groups' adapters') addition for projection {@code which} of x. */
         private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
             String name = LoraConfig.PROJECTIONS.get(which);
+            if (adapter == null && batch != null && batch.addInPlace(x, layer, new int[] {which}, new Tensor[] {y})) {
+                return y;
+            }
             Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
                     : batch != null ? batch.deltas(x, layer, new int[] {which})[0] : null;
             return delta == null ? y : y.add(delta);

@@ -276,6 +276,146 @@ class LoraBatchTest {
         }
     }
 
+    /**
+     * A bf16 decoding step's additions on the host ({@link LoraBatch#addInPlace}): each group's rows
+     * of the base's outputs become {@code r(y + s·x·Aᵀ·Bᵀ)} with A and s·B rounded to bf16 and float32
+     * sums: against the float64 value from the same bf16 x and y and the float32 adapters, within
+     * {@code u·|want| + (1 + u)·((2u + u²)·M + (in + r + 2)·u₃₂·(1 + 3u)·(M + |y|))},
+     * {@code M = (|x|·|A|ᵀ)·|s·B|ᵀ}, u = 2⁻⁸ (A's and B's rounding, the float32 sums, the result's
+     * rounding). Outputs are views of one stacked product, with a column block between them that no
+     * adapter touches; three agents of five rows each (a block of four rows and one more). Another
+     * group's adapter, a missing scale or a row off by one is off by about M. A pass the host does
+     * not take (float32, a prefill's many tokens) changes nothing and says so.
+     */
+    @ParameterizedTest
+    @ValueSource(doubles = {8, 6}) // scale 2 (folded into B) and 1.5
+    void aBf16DecodingStepsAdditionsAreAddedInPlaceWithinTheirRoundingBound(double alpha) {
+        HostLoraKernelTest.kernel();
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig c = new LoraConfig(4, alpha, 0, List.of("all-linear"), false);
+        List<LoraAdapter> adapters = List.of(LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 1),
+                LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 2), LoraAdapter.init(bf16, c, DType.F32, Device.CPU, 3));
+        double u = 0x1p-8;
+        try (Scope s = Scope.open(); GradMode g = GradMode.inference(); Rng rng = new Rng(11)) {
+            for (LoraAdapter a : adapters) {
+                randomB(a, rng, 0.2);
+            }
+            try (LoraBatch batch = new LoraBatch(adapters, new int[] {1, 1, 1})) {
+                Tensor x = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 15, 1, 64);
+                Tensor stacked = Tensor.randn(rng, 0.1, DType.BF16, Device.CPU, 15, 1, 64 + 32 + 128);
+                Tensor before = stacked.cloneTensor();
+                Tensor q = stacked.narrow(2, 0, 64);
+                Tensor gate = stacked.narrow(2, 96, 128);
+                assertThat(batch.addInPlace(x, 0, new int[] {0, 4}, new Tensor[] {q, gate})).isTrue();
+                assertThat(stacked.narrow(2, 64, 32).bitEquals(before.narrow(2, 64, 32))).isTrue();
+                Tensor xDown = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 15, 1, 128);
+                Tensor yDown = Tensor.randn(rng, 0.1, DType.BF16, Device.CPU, 15, 1, 64);
+                Tensor yDownBefore = yDown.cloneTensor();
+                assertThat(batch.addInPlace(xDown, 1, new int[] {6}, new Tensor[] {yDown})).isTrue();
+
+                Object[][] cases = {{x, before.narrow(2, 0, 64), q, 0, 0}, {x, before.narrow(2, 96, 128), gate, 0, 4},
+                        {xDown, yDownBefore, yDown, 1, 6}};
+                for (Object[] k : cases) {
+                    String key = LoraAdapter.key((int) k[3], LoraConfig.PROJECTIONS.get((int) k[4]));
+                    for (int a = 0; a < 3; a++) {
+                        Tensor in = ((Tensor) k[0]).narrow(0, 5 * a, 5).to(DType.F64);
+                        Tensor y = ((Tensor) k[1]).narrow(0, 5 * a, 5).to(DType.F64);
+                        Tensor aw = adapters.get(a).a(key).detach().to(DType.F64);
+                        Tensor bw = adapters.get(a).b(key).detach().to(DType.F64).mul(c.scale());
+                        Tensor want = y.add(in.matmul(aw.transpose(0, 1)).matmul(bw.transpose(0, 1)));
+                        Tensor m = in.abs().matmul(aw.abs().transpose(0, 1)).matmul(bw.abs().transpose(0, 1));
+                        double sums = (in.size(2) + c.r() + 2) * 0x1p-24 * (1 + 3 * u);
+                        Tensor bound = want.abs().mul(u).add(m.mul((2 * u + u * u) * (1 + u)))
+                                .add(m.add(y.abs()).mul(sums * (1 + u)));
+                        Tensor got = ((Tensor) k[2]).narrow(0, 5 * a, 5).to(DType.F64);
+                        assertThat(got.sub(want).abs().sub(bound).max().item()).as("agent %d, %s", a, key)
+                                .isLessThanOrEqualTo(0.0);
+                        assertThat(want.sub(y).abs().max().item()).isGreaterThan(0.05 * m.max().item());
+                    }
+                }
+                // passes the host does not take: nothing changes
+                Tensor y32 = Tensor.randn(rng, 0.1, DType.F32, Device.CPU, 15, 1, 64);
+                Tensor y32Before = y32.cloneTensor();
+                assertThat(batch.addInPlace(x.to(DType.F32), 0, new int[] {0}, new Tensor[] {y32})).isFalse();
+                assertThat(y32.bitEquals(y32Before)).isTrue();
+                Tensor xLong = Tensor.randn(rng, 1, DType.BF16, Device.CPU, 3, LoraBatch.BF16_PRODUCT_TOKENS, 64);
+                Tensor yLong = Tensor.randn(rng, 0.1, DType.BF16, Device.CPU, 3, LoraBatch.BF16_PRODUCT_TOKENS, 64);
+                Tensor yLongBefore = yLong.cloneTensor();
+                assertThat(batch.addInPlace(xLong, 0, new int[] {0}, new Tensor[] {yLong})).isFalse();
+                assertThat(yLong.bitEquals(yLongBefore)).isTrue();
+            }
+        } finally {
+            adapters.forEach(LoraAdapter::close);
+        }
+    }
+
+    /**
+     * A bf16 team's decoding step adds every adapted projection of every layer on the host, once
+     * each, in the layers' order: the wiring of {@link DecoderLm}'s projections to
+     * {@link LoraBatch#addInPlace} (the additions' values are the test above's). Against the same
+     * step through libtorch's products ({@code hostKernel} off) the logits differ only by A's and B's
+     * rounding to bf16 (2u of each addition, u = 2⁻⁸) and one rounding of each output fewer: at most
+     * {@code 8u·E + 4} ulps of the largest logit, E the adapters' effect on the logits (their distance
+     * from the bare base's; here 4.5 ulps against a bound of 14). An addition on another projection's
+     * view or another agent's rows moves them by about E, four times the bound or more.
+     */
+    @Test
+    void aBf16TeamsDecodingStepAddsEveryAdaptedProjectionOnTheHost() {
+        HostLoraKernelTest.kernel();
+        ModelConfig c = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig lc = new LoraConfig(4, 8, 0, List.of("all-linear"), false);
+        List<LoraAdapter> adapters = new ArrayList<>();
+        try (DecoderLm base = DecoderLm.random(c, DType.BF16, Device.CPU, 5); Scope s = Scope.open();
+                GradMode g = GradMode.inference(); Rng rng = new Rng(12)) {
+            for (int a = 0; a < 3; a++) {
+                LoraAdapter ad = LoraAdapter.init(c, lc, DType.F32, Device.CPU, 40 + a);
+                randomB(ad, rng, 0.5);
+                adapters.add(ad);
+            }
+            Tensor[] logits = new Tensor[2];
+            List<String> log = new ArrayList<>();
+            for (int host = 0; host < 2; host++) {
+                LoraBatch.hostKernel = host == 0;
+                try (DecoderLm team = base.withAdapters(adapters, new int[] {1, 1, 1});
+                        KvCache cache = KvCache.allocate(c, 6, 16, DType.BF16, Device.CPU)) {
+                    Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(6, 4).contiguous();
+                    team.forward(rows(longIds(6, 4), 0, 6), pos, null, cache, 3);
+                    if (host == 0) {
+                        team.adapterBatch().hostLog = log;
+                    }
+                    logits[host] = team.forward(Tensor.ofLongs(new long[] {3, 9, 27, 5, 15, 45}, Device.CPU, 6, 1),
+                            Tensor.fullOf(4, DType.I64, Device.CPU, 6, 1), null, cache, 0).logits();
+                }
+            }
+            LoraBatch.hostKernel = true;
+            List<String> want = new ArrayList<>();
+            for (int layer = 0; layer < c.numLayers(); layer++) {
+                for (String p : LoraConfig.PROJECTIONS) {
+                    want.add(LoraAdapter.key(layer, p));
+                }
+            }
+            assertThat(log).containsExactlyElementsOf(want);
+            double ulp = Math.scalb(1.0, Math.getExponent(logits[1].abs().max().item()) - 7); // of the largest logit
+            double effect = baseEffect(base, c, logits[1]);
+            assertThat(logits[0].maxAbsDiff(logits[1])).isLessThanOrEqualTo(8 * 0x1p-8 * effect + 4 * ulp);
+            assertThat(effect).isGreaterThan(4 * (8 * 0x1p-8 * effect + 4 * ulp));
+        } finally {
+            LoraBatch.hostKernel = true;
+            adapters.forEach(LoraAdapter::close);
+        }
+    }
+
+    /** How far the team's step logits are from the bare base's for the same tokens. */
+    private static double baseEffect(DecoderLm base, ModelConfig c, Tensor teamLogits) {
+        try (KvCache cache = KvCache.allocate(c, 6, 16, DType.BF16, Device.CPU)) {
+            Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(6, 4).contiguous();
+            base.forward(rows(longIds(6, 4), 0, 6), pos, null, cache, 3);
+            Tensor own = base.forward(Tensor.ofLongs(new long[] {3, 9, 27, 5, 15, 45}, Device.CPU, 6, 1),
+                    Tensor.fullOf(4, DType.I64, Device.CPU, 6, 1), null, cache, 0).logits();
+            return own.maxAbsDiff(teamLogits);
+        }
+    }
+
     @Test
     void rowsThatDoNotSplitIntoTheGroupsAreRefused() {
         LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false);
