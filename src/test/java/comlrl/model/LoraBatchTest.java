@@ -352,18 +352,22 @@ class LoraBatchTest {
     /**
      * A bf16 team's decoding step adds every adapted projection of every layer on the host, once
      * each, in the layers' order: the wiring of {@link DecoderLm}'s projections to
-     * {@link LoraBatch#addInPlace} (the additions' values are the test above's). Against the same
-     * step through libtorch's products ({@code hostKernel} off) the logits differ only by A's and B's
-     * rounding to bf16 (2u of each addition, u = 2⁻⁸) and one rounding of each output fewer: at most
-     * {@code 8u·E + 4} ulps of the largest logit, E the adapters' effect on the logits (their distance
-     * from the bare base's; here 4.5 ulps against a bound of 14). An addition on another projection's
-     * view or another agent's rows moves them by about E, four times the bound or more.
+     * {@link LoraBatch#addInPlace} (the additions' values are the test above's), through the plain
+     * products and through the base's packed weights (oneDNN, a real team's path, whose stacked q, k, v
+     * and gate, up products come as views). Against the same step through libtorch's adapter products
+     * ({@code hostKernel} off) the logits differ only by A's and B's rounding to bf16 (2u of each
+     * addition, u = 2⁻⁸) and one rounding of each output fewer: at most {@code 8u·E + 4} ulps of the
+     * largest logit, E the adapters' effect on the logits (their distance from the bare base's; 4.5
+     * ulps against a bound of 14 unpacked). An addition on another projection's view or another
+     * agent's rows moves them by about E, four times the bound or more.
      */
-    @Test
-    void aBf16TeamsDecodingStepAddsEveryAdaptedProjectionOnTheHost() {
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aBf16TeamsDecodingStepAddsEveryAdaptedProjectionOnTheHost(boolean packed) {
         HostLoraKernelTest.kernel();
-        ModelConfig c = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        ModelConfig c = packed ? TinyConfigs.wide("qwen2", false) : ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
         LoraConfig lc = new LoraConfig(4, 8, 0, List.of("all-linear"), false);
+        boolean before = Engine.oneDnnLinear();
         List<LoraAdapter> adapters = new ArrayList<>();
         try (DecoderLm base = DecoderLm.random(c, DType.BF16, Device.CPU, 5); Scope s = Scope.open();
                 GradMode g = GradMode.inference(); Rng rng = new Rng(12)) {
@@ -372,22 +376,25 @@ class LoraBatchTest {
                 randomB(ad, rng, 0.5);
                 adapters.add(ad);
             }
-            Tensor[] logits = new Tensor[2];
+            Engine.setOneDnnLinear(packed);
+            Tensor[] logits = new Tensor[3];
             List<String> log = new ArrayList<>();
-            for (int host = 0; host < 2; host++) {
-                LoraBatch.hostKernel = host == 0;
-                try (DecoderLm team = base.withAdapters(adapters, new int[] {1, 1, 1});
+            for (int v = 0; v < 3; v++) { // host, libtorch, bare base
+                LoraBatch.hostKernel = v == 0;
+                try (DecoderLm team = v == 2 ? null : base.withAdapters(adapters, new int[] {1, 1, 1});
                         KvCache cache = KvCache.allocate(c, 6, 16, DType.BF16, Device.CPU)) {
+                    DecoderLm m = v == 2 ? base : team;
                     Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(6, 4).contiguous();
-                    team.forward(rows(longIds(6, 4), 0, 6), pos, null, cache, 3);
-                    if (host == 0) {
+                    m.forward(rows(longIds(6, 4), 0, 6), pos, null, cache, 3);
+                    DecoderLm.DecodeWeights weights = packed ? m.decodeWeights(6) : null;
+                    assertThat(weights != null).isEqualTo(packed);
+                    if (v == 0) {
                         team.adapterBatch().hostLog = log;
                     }
-                    logits[host] = team.forward(Tensor.ofLongs(new long[] {3, 9, 27, 5, 15, 45}, Device.CPU, 6, 1),
-                            Tensor.fullOf(4, DType.I64, Device.CPU, 6, 1), null, cache, 0).logits();
+                    logits[v] = m.forward(Tensor.ofLongs(new long[] {3, 9, 27, 5, 15, 45}, Device.CPU, 6, 1),
+                            Tensor.fullOf(4, DType.I64, Device.CPU, 6, 1), null, cache, 0, weights).logits();
                 }
             }
-            LoraBatch.hostKernel = true;
             List<String> want = new ArrayList<>();
             for (int layer = 0; layer < c.numLayers(); layer++) {
                 for (String p : LoraConfig.PROJECTIONS) {
@@ -396,23 +403,13 @@ class LoraBatchTest {
             }
             assertThat(log).containsExactlyElementsOf(want);
             double ulp = Math.scalb(1.0, Math.getExponent(logits[1].abs().max().item()) - 7); // of the largest logit
-            double effect = baseEffect(base, c, logits[1]);
+            double effect = logits[2].maxAbsDiff(logits[1]);
             assertThat(logits[0].maxAbsDiff(logits[1])).isLessThanOrEqualTo(8 * 0x1p-8 * effect + 4 * ulp);
             assertThat(effect).isGreaterThan(4 * (8 * 0x1p-8 * effect + 4 * ulp));
         } finally {
             LoraBatch.hostKernel = true;
+            Engine.setOneDnnLinear(before);
             adapters.forEach(LoraAdapter::close);
-        }
-    }
-
-    /** How far the team's step logits are from the bare base's for the same tokens. */
-    private static double baseEffect(DecoderLm base, ModelConfig c, Tensor teamLogits) {
-        try (KvCache cache = KvCache.allocate(c, 6, 16, DType.BF16, Device.CPU)) {
-            Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(6, 4).contiguous();
-            base.forward(rows(longIds(6, 4), 0, 6), pos, null, cache, 3);
-            Tensor own = base.forward(Tensor.ofLongs(new long[] {3, 9, 27, 5, 15, 45}, Device.CPU, 6, 1),
-                    Tensor.fullOf(4, DType.I64, Device.CPU, 6, 1), null, cache, 0).logits();
-            return own.maxAbsDiff(teamLogits);
         }
     }
 
