@@ -214,9 +214,11 @@ public final class LoraBatch implements AutoCloseable {
             return false;
         }
         HostRows[] out = new HostRows[which.length];
+        String[] keys = new String[which.length];
         boolean any = false;
         for (int k = 0; k < which.length; k++) {
-            if (stacks.get(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k]))) == null) {
+            keys[k] = LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k]));
+            if (stacks.get(keys[k]) == null) {
                 continue;
             }
             Tensor y = ys[k];
@@ -242,12 +244,12 @@ public final class LoraBatch implements AutoCloseable {
         int n = adapters.size();
         int m = rows / n;
         int r = adapters.get(0).config().r();
-        ts = ts.length < rows * r ? new float[rows * r] : ts;
+        ts = ts.length < m * r ? new float[m * r] : ts;
         for (int k = 0; k < which.length; k++) {
             if (out[k] == null) {
                 continue;
             }
-            int[][] ab = hostStack(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k])));
+            int[][] ab = hostStack(keys[k]);
             HostRows y = out[k];
             int cols = y.cols();
             int yStride = y.rowStride() / 2;
@@ -259,7 +261,7 @@ public final class LoraBatch implements AutoCloseable {
             }
             y.write(yf);
             if (hostLog != null) {
-                hostLog.add(LoraAdapter.key(layer, LoraConfig.PROJECTIONS.get(which[k])));
+                hostLog.add(keys[k]);
             }
         }
         return true;
@@ -270,23 +272,24 @@ public final class LoraBatch implements AutoCloseable {
     }
 
     /**
-     * A projection's stacked A ({@code [N, r, in]}) and s·Bᵀ ({@code [N, r, out]}) rounded to
-     * bfloat16, in pairs ({@link HostRows}): made once, in arrays from the base's pool.
+     * A projection's stacked A ({@code [N, r, in]}) and s·Bᵀ ({@code [N, r, out]}, in the kernel's
+     * chunks) in bfloat16 pairs ({@link HostRows}): the values of the bf16 stacks the prefill uses
+     * ({@link #bf16Stack}), copied once, into arrays from the base's pool.
      */
     private int[][] hostStack(String key) {
         return hostStacks.computeIfAbsent(key, k -> {
-            Tensor[] ab = stacks.get(k);
+            Tensor[] ab16 = bf16Stack(k, stacks.get(k)); // {Aᵀ [N, in, r], s·Bᵀ [N, r, out]}
             try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-                Tensor bt = scaleInB ? ab[1] : ab[1].mul(scale);                     // [N, r, out]
+                Tensor bt = ab16[1];
                 int w = 2 * kernel.lanes();
                 Tensor tiles = bt.reshape(bt.size(0), bt.size(1), bt.size(2) / w, w).transpose(1, 2); // [N, out/2W, r, 2W]
-                return new int[][] {pairs(ab[0].transpose(1, 2)), pairs(tiles)};
+                return new int[][] {pairs(ab16[0].transpose(1, 2)), pairs(tiles)};
             }
         });
     }
 
     private int[] pairs(Tensor t) {
-        HostRows rows = HostRows.of(t.to(DType.BF16).contiguous());
+        HostRows rows = HostRows.of(t.contiguous());
         int[] a = pool.take(rows.rows() * rows.cols() / 2);
         rows.read(a);
         return a;

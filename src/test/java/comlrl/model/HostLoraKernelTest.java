@@ -153,22 +153,23 @@ class HostLoraKernelTest {
     void tiesRoundToEven() {
         HostLoraKernel k = kernel();
         int w = 2 * k.lanes();
-        float[] y = new float[w];
+        int m = 3; // a pair of rows and a last one: every place that rounds
+        float[] y = new float[m * w];
         float[] bt = new float[w];
-        float[] wantF = new float[w];
-        for (int i = 0; i < w; i++) {
-            y[i] = 1f + i * 0x1p-7f;                         // bf16 values with even and odd last bits
-            bt[i] = 0x1p-8f;                                  // t·b = half an ulp of [1, 2)
-            wantF[i] = y[i] + bt[i];
+        float[] wantF = new float[m * w];
+        for (int i = 0; i < m * w; i++) {
+            y[i] = 1f + (i % w) * 0x1p-7f;                   // bf16 values with even and odd last bits
+            bt[i % w] = 0x1p-8f;                              // t·b = half an ulp of [1, 2)
+            wantF[i] = y[i] + bt[i % w];
         }
         int[] yp = pairs(y);
-        k.up(new float[] {1f}, 1, 1, pairs(bt), 0, w, yp, 0, w / 2);
+        k.up(new float[] {1f, 1f, 1f}, m, 1, pairs(bt), 0, w, yp, 0, w / 2);
         float[] want;
         try (Scope s = Scope.open()) {
-            want = Tensor.ofFloats(wantF, Device.CPU, w).to(DType.BF16).toFloatArray();
+            want = Tensor.ofFloats(wantF, Device.CPU, m * w).to(DType.BF16).toFloatArray();
         }
         float[] got = values(yp);
-        for (int i = 0; i < w; i++) {
+        for (int i = 0; i < m * w; i++) {
             assertThat(got[i]).as("element %d", i).isEqualTo(want[i]);
             assertThat(got[i]).isEqualTo(i % 2 == 0 ? y[i] : y[i] + 0x1p-7f);
         }
