@@ -10,6 +10,12 @@ import java.util.List;
  * Preallocated key/value cache for incremental decoding: per layer one key and one value buffer
  * of shape {@code [B, K, capacity, D]}; {@link #length()} positions are filled. Appending writes in
  * place (no concatenation per token). Owns its buffers: close it.
+ *
+ * <p>On the CPU a 16-bit model's cache holds float32: attention computes in float32 there
+ * ({@link Tensor#attention}), so a 16-bit cache had its whole filled prefix converted at every
+ * layer of every step (at the 0.5B shape, a LoRA team's 12-row decoding step with ~100 cached
+ * positions spent ~2 ms in those conversions). The values are the same: a 16-bit value converts to
+ * float32 exactly, so attention reads the same numbers either way.
  */
 public final class KvCache implements AutoCloseable {
     private final List<Tensor> keys;   // per layer [B, K, capacity, D]
@@ -24,8 +30,21 @@ public final class KvCache implements AutoCloseable {
         this.length = length;
     }
 
-    /** An empty cache for {@code batch} sequences of up to {@code capacity} positions. */
+    /**
+     * An empty cache for {@code batch} sequences of up to {@code capacity} positions of a model of
+     * {@code dtype} on {@code device}, held in {@link #storage(DType, Device)}.
+     */
     public static KvCache allocate(ModelConfig config, int batch, int capacity, DType dtype, Device device) {
+        return allocateAs(config, batch, capacity, storage(dtype, device), device);
+    }
+
+    /** The dtype of a cache for a model of {@code dtype} on {@code device}: float32 for a 16-bit model on the CPU. */
+    static DType storage(DType dtype, Device device) {
+        return !device.isCuda() && (dtype == DType.BF16 || dtype == DType.F16) ? DType.F32 : dtype;
+    }
+
+    /** {@link #allocate} with buffers of {@code dtype} whatever the model's (tests compare the two). */
+    static KvCache allocateAs(ModelConfig config, int batch, int capacity, DType dtype, Device device) {
         List<Tensor> k = new ArrayList<>();
         List<Tensor> v = new ArrayList<>();
         for (int l = 0; l < config.numLayers(); l++) {

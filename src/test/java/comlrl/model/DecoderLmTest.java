@@ -69,6 +69,37 @@ class DecoderLmTest {
     }
 
     /**
+     * A 16-bit model's cache on the CPU holds float32 (attention computes in float32 there), and
+     * decoding through it gives, bit for bit, the logits of a cache in the model's own dtype: the
+     * same values, converted once when written rather than at every step.
+     */
+    @ParameterizedTest
+    @CsvSource({"bfloat16", "float16"})
+    void aSixteenBitModelsFloat32CacheDecodesBitForBitAsItsOwnDtype(String dtype) {
+        ModelConfig c = TinyConfigs.of("qwen2", false, dtype);
+        DType d = DType.fromTorchName(dtype);
+        try (DecoderLm m = DecoderLm.random(c, d, Device.CPU, 5); Scope s = Scope.open(); GradMode g = GradMode.inference();
+                KvCache wide = KvCache.allocate(c, 2, 16, d, Device.CPU);
+                KvCache own = KvCache.allocateAs(c, 2, 16, d, Device.CPU)) {
+            assertThat(KvCache.storage(d, Device.CPU)).isEqualTo(DType.F32);
+            assertThat(KvCache.storage(DType.F32, Device.CPU)).isEqualTo(DType.F32);
+            Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 2, 4);
+            Tensor pos = Tensor.arangeOf(4, Device.CPU).view(1, -1).expand(2, 4).contiguous();
+            Tensor a = m.forward(ids, pos, null, wide, 0).logits();
+            Tensor b = m.forward(ids, pos, null, own, 0).logits();
+            assertThat(a.bitEquals(b)).as("prefill").isTrue();
+            for (int t = 0; t < 4; t++) {
+                Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
+                Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);
+                a = m.forward(next, p, null, wide, 0).logits();
+                b = m.forward(next, p, null, own, 0).logits();
+                assertThat(a.bitEquals(b)).as("step %d", t).isTrue();
+                assertThat(a.dtype()).isEqualTo(d);
+            }
+        }
+    }
+
+    /**
      * oneDNN's inner products and OpenBLAS's products are the same sums in other orders. Bound on a
      * logit: each layer's products sum at most K = 1024 float32 terms (intermediate size; hidden
      * 512), each rounding adds at most u = 2^-24 of the magnitude, and the L = 2 layers' errors add:
