@@ -372,6 +372,7 @@ final class BenchCommand implements Callable<Integer> {
         out.put("lora", team);
         if (full != null) {
             out.put("ratios", ratios(team, full, LORA_KEYS));
+            out.put("gen_ratio_by_round", roundRatios(byConfig.get("lora"), byConfig.get("full"), "gen_tokens_per_s"));
         }
         Map<String, Object> peft = null;
         if (comparePytorch) {
@@ -427,6 +428,24 @@ final class BenchCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%-32s %12.2f %12.2f %8.3f%n", r[1], num(team, r[0]), num(peft, r[0]),
                     num(team, r[0]) / num(peft, r[0]));
         }
+    }
+
+    /**
+     * Round r's {@code numerator[key] / denominator[key]}, for each round in order. Each round runs its
+     * configurations one after the other, so a host whose speed drifts between rounds moves both sides
+     * of a round's ratio alike: the spread of these ratios, beside the ratio of the medians, says how
+     * much of a difference is the host's.
+     */
+    static List<Double> roundRatios(List<Map<String, Object>> numerator, List<Map<String, Object>> denominator,
+            String key) {
+        if (numerator.size() != denominator.size()) {
+            throw new IllegalArgumentException(numerator.size() + " rounds against " + denominator.size());
+        }
+        List<Double> out = new ArrayList<>();
+        for (int r = 0; r < numerator.size(); r++) {
+            out.add(num(numerator.get(r), key) / num(denominator.get(r), key));
+        }
+        return out;
     }
 
     /** {@code numerator[key] / denominator[key]} for each key. */
@@ -809,6 +828,11 @@ final class BenchCommand implements Callable<Integer> {
         }
         System.out.printf(Locale.ROOT, "%-32s %11.0f%% %11.0f%%%n", "CPU time of other processes", 100 * num(full,
                 "others_cpu_share"), 100 * num(team, "others_cpu_share"));
+        List<?> byRound = (List<?>) out.get("gen_ratio_by_round");
+        if (byRound.size() > 1) {
+            System.out.printf(Locale.ROOT, "generation ratio round by round (each round's full run, then its LoRA run): %s%n",
+                    String.join(", ", byRound.stream().map(x -> String.format(Locale.ROOT, "%.3f", (Double) x)).toList()));
+        }
     }
 
     /**

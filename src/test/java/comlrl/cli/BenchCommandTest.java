@@ -33,6 +33,19 @@ class BenchCommandTest {
                 .isEqualTo("madvise, requested (glibc.malloc.hugetlb=1)");
     }
 
+    /** Each round's ratio pairs that round's two runs: a host that slows down between rounds does not mix them. */
+    @Test
+    void roundRatiosPairEachRoundsRuns() {
+        List<java.util.Map<String, Object>> lora = List.of(java.util.Map.of("gen_tokens_per_s", 160.0),
+                java.util.Map.of("gen_tokens_per_s", 120.0), java.util.Map.of("gen_tokens_per_s", 150.0));
+        List<java.util.Map<String, Object>> full = List.of(java.util.Map.of("gen_tokens_per_s", 80.0),
+                java.util.Map.of("gen_tokens_per_s", 50.0), java.util.Map.of("gen_tokens_per_s", 100.0));
+        assertThat(BenchCommand.roundRatios(lora, full, "gen_tokens_per_s")).containsExactly(2.0, 2.4, 1.5);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(
+                () -> BenchCommand.roundRatios(lora, full.subList(0, 2), "gen_tokens_per_s")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test
     @Tag("slow")
     void loraComparesFullAndLoraAgentsEachInItsOwnJvm() throws Exception {
@@ -55,6 +68,8 @@ class BenchCommandTest {
         }
         assertThat(o.get("lora").get("team_generation").asBoolean()).isTrue();
         assertThat(o.get("full").get("team_generation").asBoolean()).isFalse();
+        assertThat(o.get("gen_ratio_by_round")).hasSize(1); // one round: the ratio of the medians
+        assertThat(o.get("gen_ratio_by_round").get(0).asDouble()).isEqualTo(o.get("ratios").get("gen_tokens_per_s").asDouble());
         // rank 4 over all 7 projections of 2 layers: 4·(in + out) each, against every weight of a full agent
         assertThat(o.get("lora").get("trainable_parameters").asLong()).isEqualTo(8192);
         assertThat(o.get("ratios").get("trainable_parameters").asDouble()).isLessThan(0.1);
