@@ -15,7 +15,9 @@ import java.util.List;
  * ({@link Tensor#attention}), so a 16-bit cache had its whole filled prefix converted at every
  * layer of every step (at the 0.5B shape, a LoRA team's 12-row decoding step with ~100 cached
  * positions spent ~2 ms in those conversions). The values are the same: a 16-bit value converts to
- * float32 exactly, so attention reads the same numbers either way.
+ * float32 exactly, so attention reads the same numbers either way. It takes twice the memory of a
+ * 16-bit cache, {@code 2·L·B·K·D·capacity·4} bytes (the Qwen2.5-Coder-3B shape, 24 rows of 1,024
+ * positions: 1.8 GB against 0.9 GB), and spares converting that whole cache at every decoding step.
  */
 public final class KvCache implements AutoCloseable {
     private final List<Tensor> keys;   // per layer [B, K, capacity, D]
