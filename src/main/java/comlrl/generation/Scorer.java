@@ -73,7 +73,7 @@ public final class Scorer {
             return 0; // nothing generated: no token, no gradient
         }
         Tensor w = Tensor.ofDoubles(weights, model.device()).to(DType.F32);
-        return backward(model, prompts, completions, padId, true, sc -> sc.sequenceLogprobs().mul(w).sum(), checkpointing);
+        return backwardShared(model, prompts, completions, padId, sc -> sc.sequenceLogprobs().mul(w).sum(), checkpointing);
     }
 
     /**
@@ -105,7 +105,8 @@ public final class Scorer {
         }
         try (comlrl.tensor.Scope scope = comlrl.tensor.Scope.open();
                 comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            Scores sc = score(model, prompts, completions, padId);
+            SharedRows shared = SharedRows.of(model, prompts, completions, padId);
+            Scores sc = shared == null ? score(model, prompts, completions, padId) : shared.score(model);
             int t = (int) sc.tokenLogprobs().shape()[1];
             float[] all = sc.tokenLogprobs().toFloatArray(); // [N, T], row i right-aligned
             for (int i = 0; i < out.length; i++) {
@@ -162,7 +163,7 @@ public final class Scorer {
         Tensor c = Tensor.ofDoubles(scales, device).to(DType.F32).view(n, 1);              // [N, 1]
         Tensor tokensPerRow = Tensor.ofFloats(lengths, device, n, 1);                      // [N, 1], ≥ 1
         float[][] ratios = new float[1][];
-        double value = backward(model, prompts, completions, padId, true, sc -> {
+        double value = backwardShared(model, prompts, completions, padId, sc -> {
             Tensor logRatio = sc.tokenLogprobs().sub(oldLogp);                              // [N, T], 0 at padding
             if (clip.sequenceLevel()) {
                 logRatio = logRatio.sum(1, true).div(tokensPerRow);                         // [N, 1]
@@ -232,6 +233,116 @@ public final class Scorer {
     public static Tensor hidden(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
         Rows r = rows(model, prompts, completions, padId);
         return model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length()).hidden();
+    }
+
+    /**
+     * {@link #backward} of a loss of the rows' log-probabilities (not of their hidden states), with the
+     * rows' repeated prompts computed once ({@link SharedRows}) where they repeat.
+     */
+    private static double backwardShared(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
+            java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
+        SharedRows shared = SharedRows.of(model, prompts, completions, padId);
+        return shared == null ? backward(model, prompts, completions, padId, true, loss, checkpointing)
+                : shared.backward(model, loss, checkpointing);
+    }
+
+    /**
+     * Whether the log-probabilities of rows with repeated prompts are computed with each prompt once
+     * ({@link SharedRows}); {@code COMLRL_SHARED_PROMPTS=0} turns it off (to compare).
+     */
+    static boolean sharePrompts = !"0".equals(System.getenv("COMLRL_SHARED_PROMPTS"));
+
+    /**
+     * Rows whose prompts repeat (the G completions of one prompt), scored with each distinct prompt
+     * computed once: a {@link DecoderLm.Prefix} of the prompts without their last token, and rows
+     * {@code last prompt token ⊕ completion_i} (left-padded as {@link Rows} pads, so every
+     * log-probability comes from the rows' pass) whose positions continue their prefix and whose
+     * attention mask ({@code [N, P + 1 + T]}) covers it. The same log-probabilities and gradients as
+     * the rows written out, up to float rounding; the hidden states are the rows' own positions only,
+     * so only losses of the log-probabilities use it. At G rows of P + T tokens per prompt the layers
+     * see {@code P − 1 + G·(T + 1)} positions instead of {@code G·(P + T)}.
+     *
+     * @param positions {@code [N, 1 + T]} the rows' positions
+     * @param mask {@code [N, P + 1 + T]} 1 at each row's prefix tokens and its own
+     */
+    record SharedRows(DecoderLm.Prefix prefix, Rows rows, Tensor positions, Tensor mask) {
+        /**
+         * The shared rows of these prompts, or null when none would share: no prompt repeats, a prompt has
+         * a single token, sharing is off, or the model does not share prefixes ({@link DecoderLm#sharesPrefixes}).
+         */
+        static SharedRows of(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+            int n = prompts.size();
+            if (!sharePrompts || n < 2 || n != completions.size() || !model.sharesPrefixes()
+                    || completions.stream().allMatch(c -> c.length == 0)) {
+                return null;
+            }
+            java.util.Map<java.nio.LongBuffer, Integer> seen = new java.util.HashMap<>();
+            List<long[]> prefixes = new ArrayList<>();
+            long[] rowPrefix = new long[n];
+            for (int i = 0; i < n; i++) {
+                long[] p = prompts.get(i);
+                if (p.length < 2) {
+                    return null;
+                }
+                // the prompt without its last token; equal and hashed by content
+                Integer u = seen.putIfAbsent(java.nio.LongBuffer.wrap(p, 0, p.length - 1), prefixes.size());
+                if (u == null) {
+                    u = prefixes.size();
+                    prefixes.add(java.util.Arrays.copyOf(p, p.length - 1));
+                }
+                rowPrefix[i] = u;
+            }
+            if (prefixes.size() == n) {
+                return null;
+            }
+            Device device = model.device();
+            PaddedBatch pb = PaddedBatch.leftPadded(prefixes, padId, device);
+            List<long[]> lasts = new ArrayList<>();
+            prompts.forEach(p -> lasts.add(new long[] {p[p.length - 1]}));
+            Rows r = Scorer.rows(model, lasts, completions, padId);
+            int pp = (int) pb.length();
+            int s = (int) r.batch.length(); // 1 + T
+            long[] pos = new long[n * s];
+            long[] mask = new long[n * (pp + s)];
+            for (int i = 0; i < n; i++) {
+                int before = prompts.get(i).length - 1; // the prefix's tokens
+                int pad = s - 1 - completions.get(i).length;
+                for (int j = 0; j < pp; j++) {
+                    mask[i * (pp + s) + j] = j >= pp - before ? 1 : 0;
+                }
+                for (int j = 0; j < s; j++) {
+                    pos[i * s + j] = j >= pad ? before + j - pad : 1; // padding at 1, as PaddedBatch has it
+                    mask[i * (pp + s) + pp + j] = j >= pad ? 1 : 0;
+                }
+            }
+            return new SharedRows(new DecoderLm.Prefix(pb.ids(), pb.positions(), pb.mask(),
+                    Tensor.ofLongs(rowPrefix, device, n)), r, Tensor.ofLongs(pos, device, n, s),
+                    Tensor.ofLongs(mask, device, n, pp + s));
+        }
+
+        /** {@link Scorer#score}'s log-probabilities (hidden states: the rows' positions only). */
+        Scores score(DecoderLm model) {
+            Rows r = rows;
+            if (model.scoresTokensInHead()) {
+                DecoderLm.Output out = model.forward(prefix, r.batch.ids(), positions, mask, r.batch.length());
+                return new Scores(model.tokenLogprobs(out.hidden(), r.logitsFrom(), r.targets()).mul(r.mask), r.mask,
+                        out.hidden(), r.lengths);
+            }
+            DecoderLm.Output out = model.forward(prefix, r.batch.ids(), positions, mask, r.logitsFrom());
+            return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
+        }
+
+        /** {@link Scorer#backward} of a loss of the log-probabilities; the loss sees no hidden states. */
+        double backward(DecoderLm model, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
+            Rows r = rows;
+            if (model.scoresTokensInHead()) {
+                return model.backward(r.batch.ids(), positions, mask, prefix, r.logitsFrom(), r.targets(),
+                        sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, null, r.lengths)),
+                        checkpointing);
+            }
+            return model.backward(r.batch.ids(), positions, mask, prefix, r.logitsFrom(),
+                    out -> loss.apply(new Scores(r.tokenLogprobs(out), r.mask, null, r.lengths)), checkpointing);
+        }
     }
 
     /**

@@ -649,6 +649,24 @@ public final class DecoderLm implements AutoCloseable {
         return !device.isCuda() && dtype() == DType.F32;
     }
 
+    /**
+     * The forward pass of rows that continue {@code prefix} ({@link Prefix}; gradients flow when they are
+     * on): the prefixes' pass, then the rows', whose {@code attentionMask} covers their prefix's positions
+     * too. Logits for the rows' positions {@code [logitsFrom, S)}, hidden states of the rows' positions.
+     */
+    public Output forward(Prefix prefix, Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom) {
+        try (Engine.BlasSection blas = inputIds.numel() > BLAS_ROWS && blasSections() ? Engine.blasSection()
+                : inputIds.numel() >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null) {
+            PrefixKv kv = prefixPass(prefix, Tensor.embedding(embed, prefix.ids()), null);
+            Context ctx = context(inputIds, positionIds, attentionMask, null, null, 0, kv);
+            Tensor x = Tensor.embedding(embed, inputIds);
+            for (int i = 0; i < layers.length; i++) {
+                x = scopedLayer(i, x, ctx);
+            }
+            return head(x, logitsFrom, ctx);
+        }
+    }
+
     private Output forwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
             long logitsFrom, DecodeWeights packed) {
         Context ctx = context(inputIds, positionIds, attentionMask, cache, packed, 0);
@@ -664,7 +682,7 @@ public final class DecoderLm implements AutoCloseable {
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
     private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
-            DecodeWeights packed, LoraAdapter adapter, LoraBatch batch, long dropoutSeed) {
+            DecodeWeights packed, LoraAdapter adapter, LoraBatch batch, long dropoutSeed, PrefixKv prefixKv) {
         /**
          * {@code x @ Wᵀ + b} for projection {@code which} (q, k, v, o, gate, up, down) of layer
          * {@code layer}, packed when it can be, plus the adapter's {@code s·B·A·dropout(x)} (or the row
@@ -733,9 +751,15 @@ public final class DecoderLm implements AutoCloseable {
 
     private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
             DecodeWeights packed, long dropoutSeed) {
+        return context(inputIds, positionIds, attentionMask, cache, packed, dropoutSeed, null);
+    }
+
+    /** With {@code prefixKv} in use, its prefix's positions come first: the mask covers them too. */
+    private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
+            DecodeWeights packed, long dropoutSeed, PrefixKv prefixKv) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
-        int past = cache == null ? 0 : cache.length();
+        int past = cache != null ? cache.length() : prefixKv != null && prefixKv.rows() != null ? (int) prefixKv.length() : 0;
         int window = config.slidingWindow();
         if (window > 0 && past + s > window) {
             throw new IllegalArgumentException("A sequence of " + (past + s) + " positions exceeds this model's "
@@ -756,7 +780,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter, batch, dropoutSeed);
+        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter, batch, dropoutSeed, prefixKv);
     }
 
     /**
@@ -812,6 +836,12 @@ public final class DecoderLm implements AutoCloseable {
             Tensor[] kv = c.cache.append(i, k, v); // [B, K, past+S, D]
             k = kv[0];
             v = kv[1];
+        } else if (c.prefixKv != null && c.prefixKv.rows() == null) {
+            c.prefixKv.layers()[i] = new Tensor[] {k, v};  // the prefix pass: [U, K, P, D]
+        } else if (c.prefixKv != null) {
+            Tensor[] kv = c.prefixKv.layers()[i];         // each row's prefix before its own positions
+            k = Tensor.cat(List.of(kv[0].indexSelect(0, c.prefixKv.rows()), k), 2); // [B, K, P+S, D]
+            v = Tensor.cat(List.of(kv[1].indexSelect(0, c.prefixKv.rows()), v), 2);
         }
         Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
         attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
@@ -857,7 +887,13 @@ public final class DecoderLm implements AutoCloseable {
      */
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom,
             java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
-        return backward(inputIds, positionIds, attentionMask, (top, c) -> loss.apply(head(top, logitsFrom, c)),
+        return backward(inputIds, positionIds, attentionMask, null, logitsFrom, loss, checkpointing);
+    }
+
+    /** {@link #backward(Tensor, Tensor, Tensor, long, java.util.function.Function, boolean)} of rows that continue {@code prefix} (or null). */
+    public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, Prefix prefix, long logitsFrom,
+            java.util.function.Function<Output, Tensor> loss, boolean checkpointing) {
+        return backward(inputIds, positionIds, attentionMask, prefix, (top, c) -> loss.apply(head(top, logitsFrom, c)),
                 Tensor::backward, checkpointing);
     }
 
@@ -919,12 +955,21 @@ public final class DecoderLm implements AutoCloseable {
      */
     public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, long from, Tensor targets,
             java.util.function.Function<Scored, Tensor> loss, boolean checkpointing) {
+        return backward(inputIds, positionIds, attentionMask, null, from, targets, loss, checkpointing);
+    }
+
+    /**
+     * {@link #backward(Tensor, Tensor, Tensor, long, Tensor, java.util.function.Function, boolean)} of rows
+     * that continue {@code prefix} (or null).
+     */
+    public double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, Prefix prefix, long from,
+            Tensor targets, java.util.function.Function<Scored, Tensor> loss, boolean checkpointing) {
         requireHead();
         long b = targets.size(0);
         long t = targets.size(1);
         Tensor[] graph = new Tensor[3]; // hidden (with its graph), its detached copy, the detached logp
         TokenHead[] head = new TokenHead[1];
-        return backward(inputIds, positionIds, attentionMask, (top, c) -> {
+        return backward(inputIds, positionIds, attentionMask, prefix, (top, c) -> {
             graph[0] = top.rmsNorm(finalNorm, config.rmsNormEps());                   // [B, S, E]
             try (GradMode g = GradMode.noGrad()) {
                 head[0] = TokenHead.of(lmHead, graph[0].narrow(1, from, t), targets,
@@ -1010,7 +1055,7 @@ public final class DecoderLm implements AutoCloseable {
         return kept;
     }
 
-    private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
+    private double backward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, Prefix prefix,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
             boolean checkpointing) {
         if (batch != null) {
@@ -1020,20 +1065,31 @@ public final class DecoderLm implements AutoCloseable {
             releaseDecodeWeights(); // a view trains its adapter only: the shared base's packed weights stay valid
         }
         try (Engine.BlasSection blas = blasSections() ? Engine.blasSection() : adapterProducts()) {
-            return backwardLayers(inputIds, positionIds, attentionMask, loss, backprop, checkpointing);
+            return backwardLayers(inputIds, positionIds, attentionMask, prefix, loss, backprop, checkpointing);
         }
     }
 
-    /** {@code loss} maps the last layer's output to the loss; {@code backprop} backpropagates the loss into its graph. */
-    private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask,
+    /**
+     * {@code loss} maps the last layer's output to the loss; {@code backprop} backpropagates the loss
+     * into its graph. With a {@code prefix}, its pass runs first and the rows' pass attends to its
+     * keys and values (see {@link Prefix}); the gradients reach the prefix's tokens through them.
+     */
+    private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, Prefix prefix,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
             boolean checkpointing) {
         // a LoRA agent's training pass draws dropout masks (PEFT's lora_dropout in train mode)
         long dropoutSeed = adapter != null && adapter.config().dropout() > 0 ? adapter.nextDropoutSeed() | 1 : 0;
-        Context ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed);
+        if (prefix != null && dropoutSeed != 0) {
+            throw new IllegalStateException("a shared prefix would share its dropout masks between the rows that "
+                    + "continue it: score rows with dropout without one (sharesPrefixes())");
+        }
+        Tensor p0 = prefix == null ? null : Tensor.embedding(embed.detach(), prefix.ids()).requiresGrad(!checkpointing);
         Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
         Tensor upstream; // ∂L/∂x_0
+        Tensor prefixUpstream = null; // ∂L/∂(the prefix's x_0)
         if (!checkpointing) {
+            PrefixKv kv = prefix == null ? null : prefixPass(prefix, p0, null);
+            Context ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed, kv);
             Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 x = scopedLayer(i, x, ctx);
@@ -1045,10 +1101,17 @@ public final class DecoderLm implements AutoCloseable {
             }
             backprop.accept(value);
             addEmbeddingGradient(inputIds, x0.grad());
+            if (prefix != null) {
+                addEmbeddingGradient(prefix.ids(), p0.grad());
+            }
             return result;
         }
         List<Tensor> inputs = new ArrayList<>(); // h_0 .. h_L, without graphs
+        List<Tensor> prefixInputs = new ArrayList<>(); // the prefix's h_0 .. h_{L-1}
+        Context ctx;
         try (GradMode g = GradMode.noGrad()) {
+            PrefixKv kv = prefix == null ? null : prefixPass(prefix, p0, prefixInputs);
+            ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed, kv);
             Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 inputs.add(x);
@@ -1064,17 +1127,100 @@ public final class DecoderLm implements AutoCloseable {
         }
         backprop.accept(value);
         upstream = top.grad(); // ∂L/∂h_L
+        // the recomputation's prefix keys and values, layer by layer, with their graphs
+        Tensor[][] recomputed = new Tensor[layers.length][];
+        Context prefixCtx = prefix == null ? null : context(prefix.ids(), prefix.positions(), prefix.mask(), null, null,
+                0, new PrefixKv(recomputed, null, prefix.ids().size(1)));
+        Context rowsCtx = prefix == null ? ctx : context(inputIds, positionIds, attentionMask, null, null, dropoutSeed,
+                new PrefixKv(recomputed, prefix.rows(), prefix.ids().size(1)));
         for (int i = layers.length - 1; i >= 0; i--) {
             int layer = i;
             Tensor incoming = upstream;
-            upstream = Scope.inner(() -> { // the recomputed activations go with the layer's backward
+            Tensor prefixIncoming = prefixUpstream;
+            Tensor[] grads = Scope.innerAll(() -> { // the recomputed activations go with the layer's backward
                 Tensor in = inputs.get(layer).detach().requiresGrad(true);
-                layer(layer, in, ctx).backward(incoming);
-                return in.grad(); // ∂L/∂h_i
+                if (prefix == null) {
+                    layer(layer, in, rowsCtx).backward(incoming);
+                    return new Tensor[] {in.grad()};
+                }
+                Tensor prefixIn = prefixInputs.get(layer).detach().requiresGrad(true);
+                Tensor prefixOut = layer(layer, prefixIn, prefixCtx); // fills recomputed[layer]
+                Tensor out = layer(layer, in, rowsCtx);
+                if (prefixIncoming == null) { // the top layer: the loss reads the rows only
+                    out.backward(incoming);
+                } else {
+                    Tensor.backward(List.of(out, prefixOut), List.of(incoming, prefixIncoming));
+                }
+                recomputed[layer] = null;
+                return new Tensor[] {in.grad(), prefixIn.grad()}; // ∂L/∂h_i, and the prefix's
             });
+            upstream = grads[0];
+            prefixUpstream = prefix == null ? null : grads[1];
         }
         addEmbeddingGradient(inputIds, upstream);
+        if (prefix != null) {
+            addEmbeddingGradient(prefix.ids(), prefixUpstream);
+        }
         return result;
+    }
+
+    /**
+     * Rows that continue shared prefixes: a scoring pass over {@code [B, S]} rows whose positions follow
+     * one of U prefixes each, computed once per prefix. The prefixes' pass runs first and keeps each
+     * layer's keys and values {@code [U, K, P, D]}; the rows' pass attends to its row's prefix
+     * ({@code rows}) before its own positions, as a decoding step attends to a KV cache. Every value
+     * is that of the rows with their prefixes written out (up to float rounding: other batch shapes,
+     * and a prefix's gradient summed over its rows by {@code index_select}'s backward); the rows'
+     * attention mask covers the prefix too ({@code [B, P + S]}) and their positions continue their
+     * prefix's.
+     *
+     * @param ids the distinct prefixes {@code [U, P]}, left-padded
+     * @param positions their positions {@code [U, P]}
+     * @param mask 1 at their tokens, 0 at padding {@code [U, P]}
+     * @param rows int64 {@code [B]}: the prefix each row continues
+     */
+    public record Prefix(Tensor ids, Tensor positions, Tensor mask, Tensor rows) {
+    }
+
+    /**
+     * A prefix's keys and values per layer: filled by the prefix's pass ({@code rows} null), read by
+     * its rows' pass ({@code rows}: the prefix of each row); {@code length} positions.
+     */
+    private record PrefixKv(Tensor[][] layers, Tensor rows, long length) {
+    }
+
+    /**
+     * The prefixes' pass from their embeddings {@code x0}: each layer's keys and values (with their
+     * graphs when gradients are on), ready for the rows' pass; each layer's input added to
+     * {@code inputs} when it is not null.
+     */
+    private PrefixKv prefixPass(Prefix prefix, Tensor x0, List<Tensor> inputs) {
+        Tensor[][] kv = new Tensor[layers.length][];
+        Context c = context(prefix.ids(), prefix.positions(), prefix.mask(), null, null, 0,
+                new PrefixKv(kv, null, prefix.ids().size(1)));
+        Tensor x = x0;
+        for (int i = 0; i < layers.length; i++) {
+            if (inputs != null) {
+                inputs.add(x);
+            }
+            int layer = i;
+            Tensor in = x;
+            Tensor[] out = Scope.innerAll(() -> {
+                Tensor y = layer(layer, in, c);
+                return new Tensor[] {y, kv[layer][0], kv[layer][1]};
+            });
+            x = out[0];
+            kv[i] = new Tensor[] {out[1], out[2]};
+        }
+        return new PrefixKv(kv, prefix.rows(), prefix.ids().size(1));
+    }
+
+    /**
+     * Whether a training pass of this model may score rows with a shared {@link Prefix}: not with
+     * LoRA dropout, whose masks the rows would share on their prefix, and not through a multi-adapter view.
+     */
+    public boolean sharesPrefixes() {
+        return batch == null && (adapter == null || adapter.config().dropout() == 0);
     }
 
     /** {@code embed.grad[ids[j]] += rows[j]} for the {@code [B, S]} ids and their {@code [B, S, E]} gradients. */

@@ -20,7 +20,12 @@ public final class TinyConfigs {
      * head have 2^19 or more elements, so few-row products without autograd run on oneDNN.
      */
     public static ModelConfig wide(String type, boolean tied) {
-        ObjectNode n = json(type, tied, "float32");
+        return wide(type, tied, "float32");
+    }
+
+    /** {@link #wide(String, boolean)} in {@code dtype}. */
+    public static ModelConfig wide(String type, boolean tied, String dtype) {
+        ObjectNode n = json(type, tied, dtype);
         n.put("vocab_size", 1024);
         n.put("hidden_size", 512);
         n.put("intermediate_size", 1024);

@@ -1,0 +1,141 @@
+package comlrl.generation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import comlrl.model.DecoderLm;
+import comlrl.model.ModelConfig;
+import comlrl.model.TinyConfigs;
+import comlrl.tensor.DType;
+import comlrl.tensor.Device;
+import comlrl.tensor.Scope;
+import comlrl.tensor.Tensor;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Rows whose prompts repeat, scored with each prompt computed once ({@code Scorer.SharedRows}),
+ * against the same rows written out in full: the loss, every parameter's gradient and the
+ * per-token log-probabilities.
+ *
+ * <p>The models run in float64, so that both computations are exact up to float64 rounding: sums of
+ * at most a few hundred terms of magnitude ≤ 10 (u = 1.1e-16) stay far below 1e-12 relative to the
+ * largest gradient, while any wiring error (a row attending to another row's prompt, a position off by
+ * one, a prompt's gradient counted once instead of once per row, the shared token's own gradient
+ * missing) changes a gradient at order one.
+ */
+class SharedPromptScoringTest {
+    private static final long[] A = {5, 6, 7, 8, 9};
+    private static final long[] B = {10, 11, 12};
+    private static final long[] C = {13, 14};
+    /** Three rows continue A, two continue B (one of them with an empty completion), one C alone. */
+    private static final List<long[]> PROMPTS = List.of(A, B, A, C, A, B);
+    private static final List<long[]> COMPLETIONS = List.of(new long[] {20, 21, 2}, new long[] {22},
+            new long[] {23, 24, 25, 26}, new long[] {27, 28}, new long[] {29}, new long[0]);
+    private static final double[] WEIGHTS = {-0.7, 0.2, 0.5, 1.1, -0.3, 0.9};
+    private static final double RELATIVE = 1e-12;
+
+    @AfterEach
+    void shareAgain() {
+        Scorer.sharePrompts = true;
+    }
+
+    private static <T> T unshared(Supplier<T> body) {
+        Scorer.sharePrompts = false;
+        try {
+            return body.get();
+        } finally {
+            Scorer.sharePrompts = true;
+        }
+    }
+
+    private static Map<String, double[]> gradients(DecoderLm m, boolean checkpointing, double[] lossOut) {
+        m.namedParameters().values().forEach(Tensor::zeroGrad);
+        try (Scope s = Scope.open()) {
+            lossOut[0] = Scorer.backwardWeighted(m, PROMPTS, COMPLETIONS, 0, WEIGHTS, checkpointing);
+            Map<String, double[]> g = new LinkedHashMap<>();
+            m.namedParameters().forEach((name, p) -> g.put(name, p.grad() == null ? null : p.grad().toDoubleArray()));
+            return g;
+        }
+    }
+
+    private static void assertClose(Map<String, double[]> shared, Map<String, double[]> plain) {
+        double scale = plain.values().stream().flatMapToDouble(Arrays::stream).map(Math::abs).max().orElse(0);
+        assertThat(scale).isGreaterThan(0);
+        assertThat(shared.keySet()).isEqualTo(plain.keySet());
+        plain.forEach((name, g) -> {
+            assertThat(g).as("%s has a gradient", name).isNotNull();
+            double[] h = shared.get(name);
+            assertThat(h).as(name).hasSameSizeAs(g);
+            for (int i = 0; i < g.length; i++) {
+                assertThat(Math.abs(h[i] - g[i])).as("%s[%d]: %s against %s", name, i, h[i], g[i])
+                        .isLessThanOrEqualTo(RELATIVE * scale);
+            }
+        });
+    }
+
+    @ParameterizedTest
+    @CsvSource({"qwen2,true,false", "qwen2,false,true", "llama,true,true", "qwen3,false,false"})
+    void sharedPromptsGiveTheLossAndGradientsOfTheRowsWrittenOut(String type, boolean tied, boolean checkpointing) {
+        ModelConfig c = TinyConfigs.of(type, tied, "float64");
+        try (DecoderLm m = DecoderLm.random(c, DType.F64, Device.CPU, 31)) {
+            double[] plainLoss = new double[1];
+            double[] sharedLoss = new double[1];
+            Map<String, double[]> plain = unshared(() -> gradients(m, checkpointing, plainLoss));
+            Map<String, double[]> shared = gradients(m, checkpointing, sharedLoss);
+            assertThat(sharedLoss[0]).isCloseTo(plainLoss[0], org.assertj.core.data.Offset.offset(
+                    RELATIVE * Math.max(1, Math.abs(plainLoss[0]))));
+            assertClose(shared, plain);
+        }
+    }
+
+    @Test
+    void sharedPromptsGiveEachTokensLogProbability() {
+        ModelConfig c = TinyConfigs.of("qwen2", true, "float64");
+        try (DecoderLm m = DecoderLm.random(c, DType.F64, Device.CPU, 32)) {
+            float[][] plain = unshared(() -> Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0));
+            float[][] shared = Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0);
+            for (int i = 0; i < plain.length; i++) {
+                assertThat(shared[i]).as("row %d", i).hasSize(COMPLETIONS.get(i).length);
+                // float32 results of float64 values equal to ~1e-15: the same float32, but for a value
+                // within that of a rounding boundary (one float32 ulp then)
+                for (int t = 0; t < plain[i].length; t++) {
+                    assertThat(shared[i][t]).as("row %d token %d", i, t).isCloseTo(plain[i][t],
+                            org.assertj.core.data.Offset.offset(Math.ulp(plain[i][t])));
+                }
+            }
+        }
+    }
+
+    /**
+     * What makes the clipped surrogate's first pass exact (ratio 1): {@link Scorer#tokenLogprobs}, which
+     * records π_old, gives bit for bit the log-probabilities the loss's own pass computes, with or without
+     * recomputation, in float32 and on a bf16 model (whose head scores in chunks): the same operations.
+     */
+    @ParameterizedTest
+    @CsvSource({"float32,false", "float32,true", "bfloat16,false", "bfloat16,true"})
+    void tokenLogprobsAreTheLogprobsTheLossSees(String dtype, boolean checkpointing) {
+        ModelConfig c = TinyConfigs.wide("qwen2", true, dtype); // wide: the batch shapes change the rounding
+        try (DecoderLm m = DecoderLm.random(c, c.dtype(), Device.CPU, 33); Scope s = Scope.open()) {
+            float[][] recorded = Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0);
+            Scorer.SharedRows shared = Scorer.SharedRows.of(m, PROMPTS, COMPLETIONS, 0);
+            assertThat(shared).as("the rows share their prompts").isNotNull();
+            float[][] seen = new float[1][];
+            shared.backward(m, sc -> {
+                seen[0] = sc.tokenLogprobs().detach().toFloatArray();
+                return sc.sequenceLogprobs().sum();
+            }, checkpointing);
+            int t = seen[0].length / PROMPTS.size();
+            for (int i = 0; i < recorded.length; i++) {
+                int len = COMPLETIONS.get(i).length;
+                assertThat(recorded[i]).as("row %d", i).containsExactly(Arrays.copyOfRange(seen[0], i * t + t - len, i * t + t));
+            }
+        }
+    }
+}
