@@ -502,8 +502,9 @@ final class BenchCommand implements Callable<Integer> {
             Roofline.Limits limits) {
         double genMsPerAgent = 1e3 * generations * newTokens / num(result, "gen_tokens_per_s");
         double decodeMsPerStep = (genMsPerAgent - num(result, "prefill_ms")) / newTokens;
-        return Roofline.fractions(config, type, parameters, generations, promptLen, newTokens, limits, decodeMsPerStep,
-                num(result, "optim_ms"), num(result, "score_ms"));
+        return Roofline.fractions(config, type, parameters, generations, promptLen, newTokens,
+                Boolean.TRUE.equals(result.get("shared_prompt")), limits, decodeMsPerStep, num(result, "optim_ms"),
+                num(result, "score_ms"));
     }
 
     /** The timed keys, shared by both implementations' results (medians over measured steps). */
@@ -680,6 +681,9 @@ final class BenchCommand implements Callable<Integer> {
             m.put("decode_ms_per_token", median(decode));
             m.put("prefill_ms", median(prefill));
             m.put("score_ms", median(score));
+            // the G rows of a prompt score it once (the roofline then counts its positions once)
+            m.put("shared_prompt", comlrl.generation.Scorer.sharesPrompts() && generations > 1 && promptLen > 1
+                    && lms.get(0).model().sharesPrefixes());
             m.put("optim_ms", median(optim));
             m.put("step_ms", median(step));
             m.put("peak_rss_mib", runPeakMib());

@@ -21,6 +21,8 @@ import java.util.Map;
  *                 (bf16 with a float32 master: 40 bytes), bound = bytes / read-write bandwidth
  *   scoring     : forward 2 FLOPs per parameter and token, backward 4:
  *                 6 · N_b · G·(P+T)  +  6 · V·E · G·T  (logits for the completion positions only)
+ *                 6 · N_b · (P−1 + G·(T+1))  +  6 · V·E · G·T  when the G rows share their prompt
+ *                 (its first P−1 positions computed once: {@code Scorer}'s shared prompts)
  *                 bound = FLOPs / matmul rate
  * </pre>
  * The limits are measured here with the same library and threads: the read bandwidth by summing a
@@ -94,14 +96,15 @@ final class Roofline {
      * {@code decodeMsPerStep}, {@code optimMs} and {@code scoreMs}.
      */
     static Map<String, Object> fractions(ModelConfig c, DType dtype, long parameters, int generations, int promptLen,
-            int newTokens, Limits limits, double decodeMsPerStep, double optimMs, double scoreMs) {
+            int newTokens, boolean sharedPrompt, Limits limits, double decodeMsPerStep, double optimMs, double scoreMs) {
         long headElements = (long) c.vocabSize() * c.hiddenSize();
         // the embedding table, and the head unless it is the same tensor (tied)
         long backbone = parameters - headElements * (c.tieWordEmbeddings() ? 1 : 2);
         double weightBytes = (double) parameters * dtype.byteSize();
         double optimBytes = parameters * (dtype == DType.F32 ? 28.0 : 40.0);
-        double flops = 6.0 * backbone * generations * (promptLen + newTokens)
-                + 6.0 * headElements * generations * newTokens;
+        long positions = sharedPrompt ? promptLen - 1 + (long) generations * (newTokens + 1)
+                : (long) generations * (promptLen + newTokens);
+        double flops = 6.0 * backbone * positions + 6.0 * headElements * generations * newTokens;
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("read_gb_per_s", limits.readGbPerS());
         m.put("read_write_gb_per_s", limits.readWriteGbPerS());
@@ -113,6 +116,7 @@ final class Roofline {
         m.put("optim_gb", optimBytes / 1e9);
         m.put("optim_bound_ms", optimBytes / limits.readWriteGbPerS() / 1e6);
         m.put("optim_fraction_of_bandwidth", optimBytes / (optimMs / 1e3) / 1e9 / limits.readWriteGbPerS());
+        m.put("score_positions", positions);
         m.put("score_gflop", flops / 1e9);
         m.put("score_bound_ms", flops / limits.matmulGflopPerS() / 1e6);
         m.put("score_fraction_of_matmul", flops / (scoreMs / 1e3) / 1e9 / limits.matmulGflopPerS());

@@ -252,6 +252,11 @@ public final class Scorer {
      */
     static boolean sharePrompts = !"0".equals(System.getenv("COMLRL_SHARED_PROMPTS"));
 
+    /** Whether rows with repeated prompts score them once (a model may still not: {@link DecoderLm#sharesPrefixes}). */
+    public static boolean sharesPrompts() {
+        return sharePrompts;
+    }
+
     /**
      * Rows whose prompts repeat (the G completions of one prompt), scored with each distinct prompt
      * computed once: a {@link DecoderLm.Prefix} of the prompts without their last token, and rows

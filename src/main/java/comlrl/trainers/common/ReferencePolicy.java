@@ -5,10 +5,7 @@ import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.ReferenceKl;
 import comlrl.tensor.Device;
-import comlrl.tensor.GradMode;
-import comlrl.tensor.Scope;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -57,20 +54,24 @@ public final class ReferencePolicy implements AutoCloseable {
     public static double[] kls(DecoderLm policy, DecoderLm reference, long[] promptIds, List<long[]> completions,
             long pad) {
         double[] kls = new double[completions.size()];
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
-            double[] pol = Scorer.score(policy, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            double[] ref = Scorer.score(reference, prompts, completions, pad).tokenLogprobs().toDoubleArray();
-            int t = pol.length / completions.size();
-            for (int k = 0; k < kls.length; k++) {
-                long[] y = completions.get(k);
-                int first = k * t + t - y.length; // completion tokens are right-aligned in each row
-                int window = ReferenceKl.responseLength(y, pad);
-                kls[k] = ReferenceKl.sequenceKl(Arrays.copyOfRange(pol, first, first + window),
-                        Arrays.copyOfRange(ref, first, first + window));
-            }
+        // each model scores the prompt once for all its completions (Scorer's shared prompts)
+        List<long[]> prompts = Collections.nCopies(completions.size(), promptIds);
+        float[][] pol = Scorer.tokenLogprobs(policy, prompts, completions, pad);
+        float[][] ref = Scorer.tokenLogprobs(reference, prompts, completions, pad);
+        for (int k = 0; k < kls.length; k++) {
+            int window = ReferenceKl.responseLength(completions.get(k), pad);
+            kls[k] = ReferenceKl.sequenceKl(doubles(pol[k], window), doubles(ref[k], window));
         }
         return kls;
+    }
+
+    /** The first {@code n} values of {@code values}, as doubles. */
+    private static double[] doubles(float[] values, int n) {
+        double[] out = new double[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = values[i];
+        }
+        return out;
     }
 
     @Override
