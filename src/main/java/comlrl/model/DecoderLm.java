@@ -651,19 +651,19 @@ public final class DecoderLm implements AutoCloseable {
 
     /**
      * The forward pass of rows that continue {@code prefix} ({@link Prefix}; gradients flow when they are
-     * on): the prefixes' pass, then the rows', whose {@code attentionMask} covers their prefix's positions
-     * too. Logits for the rows' positions {@code [logitsFrom, S)}, hidden states of the rows' positions.
+     * on), whose {@code attentionMask} covers their prefix's positions too: logits for the rows' positions
+     * {@code [logitsFrom, S)}, hidden states of the rows' positions.
      */
     public Output forward(Prefix prefix, Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom) {
-        try (Engine.BlasSection blas = inputIds.numel() > BLAS_ROWS && blasSections() ? Engine.blasSection()
-                : inputIds.numel() >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null) {
-            PrefixKv kv = prefixPass(prefix, Tensor.embedding(embed, prefix.ids()), null);
-            Context ctx = context(inputIds, positionIds, attentionMask, null, null, 0, kv);
-            Tensor x = Tensor.embedding(embed, inputIds);
+        Joint joint = joint(prefix, inputIds, positionIds, attentionMask, 0);
+        try (Engine.BlasSection blas = joint.ids.numel() > BLAS_ROWS && blasSections() ? Engine.blasSection()
+                : joint.ids.numel() >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null) {
+            Context ctx = joint.context(this, 0);
+            Tensor x = Tensor.embedding(embed, joint.ids);
             for (int i = 0; i < layers.length; i++) {
                 x = scopedLayer(i, x, ctx);
             }
-            return head(x, logitsFrom, ctx);
+            return head(joint.rowsOf(x), logitsFrom, joint.rows);
         }
     }
 
@@ -682,7 +682,7 @@ public final class DecoderLm implements AutoCloseable {
 
     /** What every layer of one forward shares: shapes, mask, rotary tables, cache, frozen weights. */
     private record Context(long b, long s, Tensor mask4d, boolean causal, Tensor cos, Tensor sin, KvCache cache,
-            DecodeWeights packed, LoraAdapter adapter, LoraBatch batch, long dropoutSeed, PrefixKv prefixKv) {
+            DecodeWeights packed, LoraAdapter adapter, LoraBatch batch, long dropoutSeed, Joint joint) {
         /**
          * {@code x @ Wᵀ + b} for projection {@code which} (q, k, v, o, gate, up, down) of layer
          * {@code layer}, packed when it can be, plus the adapter's {@code s·B·A·dropout(x)} (or the row
@@ -751,15 +751,14 @@ public final class DecoderLm implements AutoCloseable {
 
     private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
             DecodeWeights packed, long dropoutSeed) {
-        return context(inputIds, positionIds, attentionMask, cache, packed, dropoutSeed, null);
+        return context(inputIds, positionIds, attentionMask, cache, packed, dropoutSeed, cache == null ? 0 : cache.length());
     }
 
-    /** With {@code prefixKv} in use, its prefix's positions come first: the mask covers them too. */
+    /** With {@code past} positions (a cache's, or a prefix's) before the rows' own: the mask covers them too. */
     private Context context(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache,
-            DecodeWeights packed, long dropoutSeed, PrefixKv prefixKv) {
+            DecodeWeights packed, long dropoutSeed, int past) {
         long b = inputIds.size(0);
         long s = inputIds.size(1);
-        int past = cache != null ? cache.length() : prefixKv != null && prefixKv.rows() != null ? (int) prefixKv.length() : 0;
         int window = config.slidingWindow();
         if (window > 0 && past + s > window) {
             throw new IllegalArgumentException("A sequence of " + (past + s) + " positions exceeds this model's "
@@ -780,7 +779,7 @@ public final class DecoderLm implements AutoCloseable {
         Tensor[] tables = rotaryTables(past + s);
         Tensor cos = Tensor.embedding(tables[0], positionIds).unsqueeze(1);
         Tensor sin = Tensor.embedding(tables[1], positionIds).unsqueeze(1);
-        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter, batch, dropoutSeed, prefixKv);
+        return new Context(b, s, mask4d, causal, cos, sin, cache, packed, adapter, batch, dropoutSeed, null);
     }
 
     /**
@@ -823,28 +822,18 @@ public final class DecoderLm implements AutoCloseable {
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
         Tensor[] qkv = c.projectStacked(hn, new Tensor[] {l.qWeight, l.kWeight, l.vWeight},
                 new Tensor[] {l.qBias, l.kBias, l.vBias}, i, DecodeWeights.QKV, QKV, dropout);
-        Tensor q = qkv[0].view(b, s, h, d);                   // [B, S, H, D]
-        Tensor k = qkv[1].view(b, s, kvh, d);                 // [B, S, K, D]
-        Tensor v = qkv[2].view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
-        if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
-            q = q.rmsNorm(l.qNorm, eps);
-            k = k.rmsNorm(l.kNorm, eps);
+        Tensor attn;
+        if (c.joint == null) {
+            attn = attention(l, i, qkv, c, null, null);                          // [B, S, H·D]
+        } else { // the prefixes' positions, then the rows', each row after its prefix's keys and values
+            Joint j = c.joint;
+            long first = j.prefix.b * j.prefix.s;
+            Tensor[] kv = new Tensor[2];
+            Tensor ap = attention(l, i, narrowed(qkv, 0, first), j.prefix, kv, null);
+            Tensor ar = attention(l, i, narrowed(qkv, first, s - first), j.rows, null,
+                    new Tensor[] {kv[0].indexSelect(0, j.rowPrefix), kv[1].indexSelect(0, j.rowPrefix)});
+            attn = Tensor.cat(List.of(ap.reshape(1, first, (long) h * d), ar.reshape(1, s - first, (long) h * d)), 1);
         }
-        q = rotate(q.transpose(1, 2), c.cos, c.sin); // [B, H, S, D]
-        k = rotate(k.transpose(1, 2), c.cos, c.sin); // [B, K, S, D]
-        if (c.cache != null) {
-            Tensor[] kv = c.cache.append(i, k, v); // [B, K, past+S, D]
-            k = kv[0];
-            v = kv[1];
-        } else if (c.prefixKv != null && c.prefixKv.rows() == null) {
-            c.prefixKv.layers()[i] = new Tensor[] {k, v};  // the prefix pass: [U, K, P, D]
-        } else if (c.prefixKv != null) {
-            Tensor[] kv = c.prefixKv.layers()[i];         // each row's prefix before its own positions
-            k = Tensor.cat(List.of(kv[0].indexSelect(0, c.prefixKv.rows()), k), 2); // [B, K, P+S, D]
-            v = Tensor.cat(List.of(kv[1].indexSelect(0, c.prefixKv.rows()), v), 2);
-        }
-        Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
-        attn = attn.transpose(1, 2).reshape(b, s, (long) h * d);
         x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3, dropout));
         // MLP block: x + down(silu(gate(x)) * up(x))
         Tensor hm = x.rmsNorm(l.postNorm, eps);
@@ -852,6 +841,53 @@ public final class DecoderLm implements AutoCloseable {
                 new Tensor[] {l.gateBias, l.upBias}, i, DecodeWeights.GATE_UP, GATE_UP, dropout);
         Tensor gated = gateUp[0].silu().mul(gateUp[1]);
         return x.add(c.project(gated, l.downWeight, l.downBias, i, 6, dropout));
+    }
+
+    /**
+     * Self-attention of layer {@code i} from its q, k, v projections ({@code [B, S, ·]} as context
+     * {@code c} shapes them): rotary positions, the KV cache, and the keys and values {@code before}
+     * ({@code [B, K, P, D]}, or null) ahead of the rows' own; the rows' keys and values go to
+     * {@code kvOut} when it is not null. Returns {@code [B, S, H·D]}.
+     */
+    private Tensor attention(Layer l, int i, Tensor[] qkv, Context c, Tensor[] kvOut, Tensor[] before) {
+        long b = c.b;
+        long s = c.s;
+        int h = config.numHeads();
+        int kvh = config.numKvHeads();
+        int d = config.headDim();
+        Tensor q = qkv[0].view(b, s, h, d);                   // [B, S, H, D]
+        Tensor k = qkv[1].view(b, s, kvh, d);                 // [B, S, K, D]
+        Tensor v = qkv[2].view(b, s, kvh, d).transpose(1, 2); // [B, K, S, D]
+        if (l.qNorm != null) { // Qwen3: q_norm/k_norm over head_dim before rotary
+            q = q.rmsNorm(l.qNorm, config.rmsNormEps());
+            k = k.rmsNorm(l.kNorm, config.rmsNormEps());
+        }
+        q = rotate(q.transpose(1, 2), c.cos, c.sin); // [B, H, S, D]
+        k = rotate(k.transpose(1, 2), c.cos, c.sin); // [B, K, S, D]
+        if (c.cache != null) {
+            Tensor[] kv = c.cache.append(i, k, v); // [B, K, past+S, D]
+            k = kv[0];
+            v = kv[1];
+        }
+        if (kvOut != null) {
+            kvOut[0] = k;
+            kvOut[1] = v;
+        }
+        if (before != null) {
+            k = Tensor.cat(List.of(before[0], k), 2); // [B, K, P+S, D]
+            v = Tensor.cat(List.of(before[1], v), 2);
+        }
+        Tensor attn = Tensor.attention(q, k, v, c.mask4d, c.causal, 1.0 / Math.sqrt(d), kvh != h); // [B, H, S, D]
+        return attn.transpose(1, 2).reshape(b, s, (long) h * d);
+    }
+
+    /** Positions {@code [from, from + n)} of each of {@code xs} ({@code [1, M, ·]}). */
+    private static Tensor[] narrowed(Tensor[] xs, long from, long n) {
+        Tensor[] out = new Tensor[xs.length];
+        for (int k = 0; k < xs.length; k++) {
+            out[k] = xs[k].narrow(1, from, n);
+        }
+        return out;
     }
 
     /** Final norm and LM head (for positions {@code [logitsFrom, S)}). */
@@ -1071,8 +1107,8 @@ public final class DecoderLm implements AutoCloseable {
 
     /**
      * {@code loss} maps the last layer's output to the loss; {@code backprop} backpropagates the loss
-     * into its graph. With a {@code prefix}, its pass runs first and the rows' pass attends to its
-     * keys and values (see {@link Prefix}); the gradients reach the prefix's tokens through them.
+     * into its graph. With a {@code prefix}, its positions run in the same pass ({@link Prefix}) and
+     * the loss sees the rows' positions.
      */
     private double backwardLayers(Tensor inputIds, Tensor positionIds, Tensor attentionMask, Prefix prefix,
             java.util.function.BiFunction<Tensor, Context, Tensor> loss, java.util.function.Consumer<Tensor> backprop,
@@ -1083,35 +1119,29 @@ public final class DecoderLm implements AutoCloseable {
             throw new IllegalStateException("a shared prefix would share its dropout masks between the rows that "
                     + "continue it: score rows with dropout without one (sharesPrefixes())");
         }
-        Tensor p0 = prefix == null ? null : Tensor.embedding(embed.detach(), prefix.ids()).requiresGrad(!checkpointing);
-        Tensor x0 = Tensor.embedding(embed.detach(), inputIds).requiresGrad(true); // [B, S, E], a leaf
+        Joint joint = prefix == null ? null : joint(prefix, inputIds, positionIds, attentionMask, dropoutSeed);
+        Context ctx = joint != null ? joint.context(this, dropoutSeed)
+                : context(inputIds, positionIds, attentionMask, null, null, dropoutSeed);
+        Context rowsCtx = joint != null ? joint.rows : ctx; // what the loss's head sees
+        Tensor ids = joint != null ? joint.ids : inputIds;
+        Tensor x0 = Tensor.embedding(embed.detach(), ids).requiresGrad(true); // [B, S, E] (or [1, M, E]), a leaf
         Tensor upstream; // ∂L/∂x_0
-        Tensor prefixUpstream = null; // ∂L/∂(the prefix's x_0)
         if (!checkpointing) {
-            PrefixKv kv = prefix == null ? null : prefixPass(prefix, p0, null);
-            Context ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed, kv);
             Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 x = scopedLayer(i, x, ctx);
             }
-            Tensor value = loss.apply(x, ctx);
+            Tensor value = loss.apply(joint != null ? joint.rowsOf(x) : x, rowsCtx);
             double result = value.item();
             if (!Double.isFinite(result)) {
                 return result; // no gradient from a non-finite loss
             }
             backprop.accept(value);
-            addEmbeddingGradient(inputIds, x0.grad());
-            if (prefix != null) {
-                addEmbeddingGradient(prefix.ids(), p0.grad());
-            }
+            addEmbeddingGradient(ids, x0.grad());
             return result;
         }
         List<Tensor> inputs = new ArrayList<>(); // h_0 .. h_L, without graphs
-        List<Tensor> prefixInputs = new ArrayList<>(); // the prefix's h_0 .. h_{L-1}
-        Context ctx;
         try (GradMode g = GradMode.noGrad()) {
-            PrefixKv kv = prefix == null ? null : prefixPass(prefix, p0, prefixInputs);
-            ctx = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed, kv);
             Tensor x = x0;
             for (int i = 0; i < layers.length; i++) {
                 inputs.add(x);
@@ -1119,60 +1149,44 @@ public final class DecoderLm implements AutoCloseable {
             }
             inputs.add(x);
         }
-        Tensor top = inputs.get(layers.length).detach().requiresGrad(true);
-        Tensor value = loss.apply(top, ctx);
+        Tensor last = inputs.get(layers.length);
+        Tensor top = (joint != null ? joint.rowsOf(last) : last).detach().requiresGrad(true);
+        Tensor value = loss.apply(top, rowsCtx);
         double result = value.item();
         if (!Double.isFinite(result)) {
             return result;
         }
         backprop.accept(value);
         upstream = top.grad(); // ∂L/∂h_L
-        // the recomputation's prefix keys and values, layer by layer, with their graphs
-        Tensor[][] recomputed = new Tensor[layers.length][];
-        Context prefixCtx = prefix == null ? null : context(prefix.ids(), prefix.positions(), prefix.mask(), null, null,
-                0, new PrefixKv(recomputed, null, prefix.ids().size(1)));
-        Context rowsCtx = prefix == null ? ctx : context(inputIds, positionIds, attentionMask, null, null, dropoutSeed,
-                new PrefixKv(recomputed, prefix.rows(), prefix.ids().size(1)));
+        if (joint != null && upstream != null) { // the prefix positions' part is 0: the loss reads the rows
+            try (GradMode g = GradMode.noGrad()) {
+                Tensor all = Tensor.zerosOf(upstream.dtype(), device, last.shape());
+                joint.rowsOf(all).copy_(upstream);
+                upstream = all;
+            }
+        }
         for (int i = layers.length - 1; i >= 0; i--) {
             int layer = i;
             Tensor incoming = upstream;
-            Tensor prefixIncoming = prefixUpstream;
-            Tensor[] grads = Scope.innerAll(() -> { // the recomputed activations go with the layer's backward
+            upstream = Scope.inner(() -> { // the recomputed activations go with the layer's backward
                 Tensor in = inputs.get(layer).detach().requiresGrad(true);
-                if (prefix == null) {
-                    layer(layer, in, rowsCtx).backward(incoming);
-                    return new Tensor[] {in.grad()};
-                }
-                Tensor prefixIn = prefixInputs.get(layer).detach().requiresGrad(true);
-                Tensor prefixOut = layer(layer, prefixIn, prefixCtx); // fills recomputed[layer]
-                Tensor out = layer(layer, in, rowsCtx);
-                if (prefixIncoming == null) { // the top layer: the loss reads the rows only
-                    out.backward(incoming);
-                } else {
-                    Tensor.backward(List.of(out, prefixOut), List.of(incoming, prefixIncoming));
-                }
-                recomputed[layer] = null;
-                return new Tensor[] {in.grad(), prefixIn.grad()}; // ∂L/∂h_i, and the prefix's
+                layer(layer, in, ctx).backward(incoming);
+                return in.grad(); // ∂L/∂h_i
             });
-            upstream = grads[0];
-            prefixUpstream = prefix == null ? null : grads[1];
         }
-        addEmbeddingGradient(inputIds, upstream);
-        if (prefix != null) {
-            addEmbeddingGradient(prefix.ids(), prefixUpstream);
-        }
+        addEmbeddingGradient(ids, upstream);
         return result;
     }
 
     /**
      * Rows that continue shared prefixes: a scoring pass over {@code [B, S]} rows whose positions follow
-     * one of U prefixes each, computed once per prefix. The prefixes' pass runs first and keeps each
-     * layer's keys and values {@code [U, K, P, D]}; the rows' pass attends to its row's prefix
-     * ({@code rows}) before its own positions, as a decoding step attends to a KV cache. Every value
-     * is that of the rows with their prefixes written out (up to float rounding: other batch shapes,
-     * and a prefix's gradient summed over its rows by {@code index_select}'s backward); the rows'
-     * attention mask covers the prefix too ({@code [B, P + S]}) and their positions continue their
-     * prefix's.
+     * one of U prefixes each, computed once per prefix. One pass runs the U·P prefix positions and the
+     * B·S rows' positions together ({@link Joint}): every product sees them all as one batch; attention
+     * runs per part, the prefixes' causal, each row's over its prefix's keys and values ({@code rows})
+     * and then its own, as a decoding step attends to a KV cache. Every value is that of the rows with
+     * their prefixes written out (up to float rounding: other batch shapes, and a prefix's gradient
+     * summed over its rows by {@code index_select}'s backward); the rows' attention mask covers the
+     * prefix too ({@code [B, P + S]}) and their positions continue their prefix's.
      *
      * @param ids the distinct prefixes {@code [U, P]}, left-padded
      * @param positions their positions {@code [U, P]}
@@ -1183,36 +1197,30 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /**
-     * A prefix's keys and values per layer: filled by the prefix's pass ({@code rows} null), read by
-     * its rows' pass ({@code rows}: the prefix of each row); {@code length} positions.
+     * One pass over the U·P positions of {@link Prefix} and the B·S positions of its rows, as one row of
+     * M = U·P + B·S positions ({@code ids} {@code [1, M]}): the prefixes' part shaped by {@code prefix}
+     * ({@code [U, P]}, causal), the rows' by {@code rows} ({@code [B, S]} after P positions of the prefix
+     * of each, {@code rowPrefix}).
      */
-    private record PrefixKv(Tensor[][] layers, Tensor rows, long length) {
+    private record Joint(Tensor ids, Context prefix, Context rows, Tensor rowPrefix) {
+        /** The pass's context: every position one batch of M rows, attention per part. */
+        Context context(DecoderLm m, long dropoutSeed) {
+            return new Context(1, ids.size(1), null, false, null, null, null, null, m.adapter, m.batch, dropoutSeed,
+                    this);
+        }
+
+        /** The rows' positions {@code [B, S, ·]} of the pass's {@code [1, M, ·]}. */
+        Tensor rowsOf(Tensor x) {
+            long first = prefix.b * prefix.s;
+            return x.narrow(1, first, rows.b * rows.s).view(rows.b, rows.s, x.size(2));
+        }
     }
 
-    /**
-     * The prefixes' pass from their embeddings {@code x0}: each layer's keys and values (with their
-     * graphs when gradients are on), ready for the rows' pass; each layer's input added to
-     * {@code inputs} when it is not null.
-     */
-    private PrefixKv prefixPass(Prefix prefix, Tensor x0, List<Tensor> inputs) {
-        Tensor[][] kv = new Tensor[layers.length][];
-        Context c = context(prefix.ids(), prefix.positions(), prefix.mask(), null, null, 0,
-                new PrefixKv(kv, null, prefix.ids().size(1)));
-        Tensor x = x0;
-        for (int i = 0; i < layers.length; i++) {
-            if (inputs != null) {
-                inputs.add(x);
-            }
-            int layer = i;
-            Tensor in = x;
-            Tensor[] out = Scope.innerAll(() -> {
-                Tensor y = layer(layer, in, c);
-                return new Tensor[] {y, kv[layer][0], kv[layer][1]};
-            });
-            x = out[0];
-            kv[i] = new Tensor[] {out[1], out[2]};
-        }
-        return new PrefixKv(kv, prefix.rows(), prefix.ids().size(1));
+    private Joint joint(Prefix prefix, Tensor inputIds, Tensor positionIds, Tensor attentionMask, long dropoutSeed) {
+        Context p = context(prefix.ids(), prefix.positions(), prefix.mask(), null, null, dropoutSeed, 0);
+        Context r = context(inputIds, positionIds, attentionMask, null, null, dropoutSeed, (int) prefix.ids().size(1));
+        Tensor ids = Tensor.cat(List.of(prefix.ids().reshape(1, -1), inputIds.reshape(1, -1)), 1); // [1, M]
+        return new Joint(ids, p, r, prefix.rows());
     }
 
     /**

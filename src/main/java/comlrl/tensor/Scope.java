@@ -26,31 +26,18 @@ public final class Scope implements AutoCloseable {
      * activations autograd saved, not every intermediate the Java side created.
      */
     public static Tensor inner(java.util.function.Supplier<Tensor> body) {
-        return innerAll(() -> new Tensor[] {body.get()})[0];
-    }
-
-    /** {@link #inner} for a body with several results, each returned as the enclosing scope's. */
-    public static Tensor[] innerAll(java.util.function.Supplier<Tensor[]> body) {
-        org.bytedeco.pytorch.Tensor[] owned;
+        org.bytedeco.pytorch.Tensor owned;
         try (Scope inner = open()) {
-            Tensor[] results = body.get();
-            owned = new org.bytedeco.pytorch.Tensor[results.length];
-            for (int i = 0; i < results.length; i++) {
-                // a handle of its own: the body's may refer into a tensor that goes now (a gradient's does)
-                owned[i] = new org.bytedeco.pytorch.Tensor(results[i].handle);
-                owned[i].retainReference(); // survives the inner scope
-            }
+            // a handle of its own: the body's may refer into a tensor that goes now (a gradient's does)
+            owned = new org.bytedeco.pytorch.Tensor(body.get().handle);
+            owned.retainReference(); // survives the inner scope
         }
         PointerScope outer = PointerScope.getInnerScope();
-        Tensor[] out = new Tensor[owned.length];
-        for (int i = 0; i < owned.length; i++) {
-            if (outer != null) {
-                outer.attach(owned[i]);      // released with the enclosing scope...
-                owned[i].releaseReference(); // ...and only then
-            }
-            out[i] = new Tensor(owned[i]);
+        if (outer != null) {
+            outer.attach(owned);      // released with the enclosing scope...
+            owned.releaseReference(); // ...and only then
         }
-        return out;
+        return new Tensor(owned);
     }
 
     @Override

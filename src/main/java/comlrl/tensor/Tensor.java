@@ -1089,20 +1089,6 @@ public final class Tensor implements AutoCloseable {
         handle.backward(gradient.handle, new BoolOptional(), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
     }
 
-    /**
-     * One backward pass from several roots: {@code gradients[i]} as ∂L/∂{@code roots[i]}, as
-     * {@code torch.autograd.backward(roots, gradients)} (a graph the roots share is traversed once).
-     */
-    public static void backward(List<Tensor> roots, List<Tensor> gradients) {
-        TensorVector r = new TensorVector();
-        TensorVector g = new TensorVector();
-        for (int i = 0; i < roots.size(); i++) {
-            r.push_back(roots.get(i).handle);
-            g.push_back(gradients.get(i).handle);
-        }
-        torch.backward(r, g, new BoolOptional(), false, new TensorVector());
-    }
-
     /** True when both tensors have the same shape, dtype and identical bits. */
     public boolean bitEquals(Tensor o) {
         return Arrays.equals(shape(), o.shape()) && dtype() == o.dtype()

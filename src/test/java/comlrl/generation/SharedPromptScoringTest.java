@@ -95,6 +95,35 @@ class SharedPromptScoringTest {
         }
     }
 
+    /** A LoRA agent (random B, so that A has a gradient too): its adapters' gradients, on a frozen base. */
+    @ParameterizedTest
+    @CsvSource({"false", "true"})
+    void aLoraAgentsAdapterGradientsAreThoseOfTheRowsWrittenOut(boolean checkpointing) {
+        ModelConfig c = TinyConfigs.of("qwen2", true, "float64");
+        comlrl.model.LoraConfig lc = new comlrl.model.LoraConfig(4, 8, 0, comlrl.model.LoraConfig.PROJECTIONS, false);
+        try (DecoderLm base = DecoderLm.random(c, DType.F64, Device.CPU, 34);
+                comlrl.model.LoraAdapter a = comlrl.model.LoraAdapter.init(c, lc, DType.F64, Device.CPU, 35)) {
+            try (Scope s = Scope.open(); comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad();
+                    comlrl.tensor.Rng rng = new comlrl.tensor.Rng(36)) {
+                List<Tensor> p = a.parameters();
+                for (int k = 1; k < p.size(); k += 2) { // every B
+                    p.get(k).copy_(Tensor.randn(rng, 0.05, DType.F64, Device.CPU, p.get(k).shape()));
+                }
+            }
+            try (DecoderLm agent = base.withAdapter(a)) {
+                assertThat(agent.sharesPrefixes()).isTrue();
+                double[] plainLoss = new double[1];
+                double[] sharedLoss = new double[1];
+                Map<String, double[]> plain = unshared(() -> gradients(agent, checkpointing, plainLoss));
+                Map<String, double[]> shared = gradients(agent, checkpointing, sharedLoss);
+                assertThat(plain).isNotEmpty();
+                assertThat(sharedLoss[0]).isCloseTo(plainLoss[0], org.assertj.core.data.Offset.offset(
+                        RELATIVE * Math.max(1, Math.abs(plainLoss[0]))));
+                assertClose(shared, plain);
+            }
+        }
+    }
+
     @Test
     void sharedPromptsGiveEachTokensLogProbability() {
         ModelConfig c = TinyConfigs.of("qwen2", true, "float64");
