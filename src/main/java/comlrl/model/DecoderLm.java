@@ -812,11 +812,8 @@ public final class DecoderLm implements AutoCloseable {
 
     private Tensor layer(int i, Tensor x, Context c, Rng dropout) {
         Layer l = layers[i];
-        long b = c.b;
         long s = c.s;
-        int h = config.numHeads();
-        int kvh = config.numKvHeads();
-        int d = config.headDim();
+        long width = (long) config.numHeads() * config.headDim();
         double eps = config.rmsNormEps();
         // self-attention block: x + o_proj(attn(rope(q), rope(k), v))
         Tensor hn = x.rmsNorm(l.inputNorm, eps);
@@ -832,7 +829,7 @@ public final class DecoderLm implements AutoCloseable {
             Tensor ap = attention(l, i, narrowed(qkv, 0, first), j.prefix, kv, null);
             Tensor ar = attention(l, i, narrowed(qkv, first, s - first), j.rows, null,
                     new Tensor[] {kv[0].indexSelect(0, j.rowPrefix), kv[1].indexSelect(0, j.rowPrefix)});
-            attn = Tensor.cat(List.of(ap.reshape(1, first, (long) h * d), ar.reshape(1, s - first, (long) h * d)), 1);
+            attn = Tensor.cat(List.of(ap.reshape(1, first, width), ar.reshape(1, s - first, width)), 1);
         }
         x = x.add(c.project(attn, l.oWeight, l.oBias, i, 3, dropout));
         // MLP block: x + down(silu(gate(x)) * up(x))
