@@ -227,6 +227,20 @@ public final class Scorer {
     }
 
     /**
+     * {@link #backward} for a loss that reads the hidden states only from each row's last prompt token
+     * on (a value head at the last token, or at the prompt's last): {@link Scores#hidden()} may then
+     * hold only the rows' last {@code 1 + T} positions, left-padded as the rows are, so that column
+     * {@code S−1} is every row's last token and column {@code S−1−len_i} row i's last prompt token with
+     * S its own length; the rows' repeated prompts are then computed once ({@link SharedRows}).
+     */
+    public static double backwardFromPromptEnd(DecoderLm model, List<long[]> prompts, List<long[]> completions,
+            long padId, boolean logits, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
+        SharedRows shared = SharedRows.of(model, prompts, completions, padId);
+        return shared == null ? backward(model, prompts, completions, padId, logits, loss, checkpointing)
+                : shared.backward(model, logits, loss, checkpointing);
+    }
+
+    /**
      * The rows' final hidden states {@code [N, S, E]} without logits (a critic's forward), left-padded
      * as in {@link #backward}. Gradients flow unless a no-grad mode is active; inside a caller's scope.
      */
@@ -243,7 +257,7 @@ public final class Scorer {
             java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
         SharedRows shared = SharedRows.of(model, prompts, completions, padId);
         return shared == null ? backward(model, prompts, completions, padId, true, loss, checkpointing)
-                : shared.backward(model, loss, checkpointing);
+                : shared.backward(model, true, loss, checkpointing);
     }
 
     /**
@@ -264,7 +278,8 @@ public final class Scorer {
      * log-probability comes from the rows' pass) whose positions continue their prefix and whose
      * attention mask ({@code [N, P + 1 + T]}) covers it. The same log-probabilities and gradients as
      * the rows written out, up to float rounding; the hidden states are the rows' own positions only,
-     * so only losses of the log-probabilities use it. At G rows of P + T tokens per prompt the layers
+     * so only losses of the log-probabilities, or of hidden states from the last prompt token on
+     * ({@link Scorer#backwardFromPromptEnd}), use it. At G rows of P + T tokens per prompt the layers
      * see {@code P − 1 + G·(T + 1)} positions instead of {@code G·(P + T)}.
      *
      * @param positions {@code [N, 1 + T]} the rows' positions
@@ -337,16 +352,21 @@ public final class Scorer {
             return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
         }
 
-        /** {@link Scorer#backward} of a loss of the log-probabilities; the loss sees no hidden states. */
-        double backward(DecoderLm model, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
+        /**
+         * {@link Scorer#backward} (without {@code logits}: hidden states only); the loss's hidden states
+         * are the rows' own positions {@code [N, 1 + T, E]}, from the last prompt token on.
+         */
+        double backward(DecoderLm model, boolean logits, java.util.function.Function<Scores, Tensor> loss,
+                boolean checkpointing) {
             Rows r = rows;
-            if (model.scoresTokensInHead()) {
+            if (logits && model.scoresTokensInHead()) {
                 return model.backward(r.batch.ids(), positions, mask, prefix, r.logitsFrom(), r.targets(),
-                        sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, null, r.lengths)),
+                        sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, sc.hidden(), r.lengths)),
                         checkpointing);
             }
-            return model.backward(r.batch.ids(), positions, mask, prefix, r.logitsFrom(),
-                    out -> loss.apply(new Scores(r.tokenLogprobs(out), r.mask, null, r.lengths)), checkpointing);
+            return model.backward(r.batch.ids(), positions, mask, prefix, logits ? r.logitsFrom() : r.batch.length(),
+                    out -> loss.apply(new Scores(logits ? r.tokenLogprobs(out) : null, r.mask, out.hidden(), r.lengths)),
+                    checkpointing);
         }
     }
 

@@ -124,6 +124,52 @@ class SharedPromptScoringTest {
         }
     }
 
+    /**
+     * A value head's loss: hidden states read at each row's last token and at its last prompt token
+     * (counted from the end, as {@code ActorValueHeads} reads them), with and without logits (an actor
+     * with its head; a critic).
+     */
+    @ParameterizedTest
+    @CsvSource({"true,false", "true,true", "false,false"})
+    void hiddenStatesFromThePromptsEndGiveTheGradientsOfTheRowsWrittenOut(boolean logits, boolean checkpointing) {
+        ModelConfig c = TinyConfigs.of("qwen2", false, "float64");
+        try (DecoderLm m = DecoderLm.random(c, DType.F64, Device.CPU, 37)) {
+            java.util.function.Function<Scorer.Scores, Tensor> loss = sc -> {
+                Tensor h = sc.hidden();                                   // [N, S, E]
+                long len = h.size(1);
+                long e = h.size(2);
+                long[] last = new long[(int) (PROMPTS.size() * e)];
+                long[] promptEnd = new long[last.length];
+                for (int i = 0; i < PROMPTS.size(); i++) {
+                    for (int k = 0; k < e; k++) {
+                        last[(int) (i * e + k)] = len - 1;
+                        promptEnd[(int) (i * e + k)] = len - 1 - COMPLETIONS.get(i).length;
+                    }
+                }
+                Tensor u = Tensor.arangeOf(e, Device.CPU).to(DType.F64).mul(0.01).sub(0.1); // a fixed read-out
+                Tensor v = h.gather(1, Tensor.ofLongs(last, Device.CPU, PROMPTS.size(), 1, e)).mul(u).sum()
+                        .add(h.gather(1, Tensor.ofLongs(promptEnd, Device.CPU, PROMPTS.size(), 1, e)).mul(u).sum().mul(-0.5));
+                return logits ? v.add(sc.sequenceLogprobs().mul(Tensor.ofDoubles(WEIGHTS, Device.CPU)).sum()) : v;
+            };
+            java.util.function.Supplier<Map<String, double[]>> run = () -> {
+                m.namedParameters().values().forEach(Tensor::zeroGrad);
+                try (Scope s = Scope.open()) {
+                    Scorer.backwardFromPromptEnd(m, PROMPTS, COMPLETIONS, 0, logits, loss, checkpointing);
+                    Map<String, double[]> g = new LinkedHashMap<>();
+                    m.namedParameters().forEach((name, p) -> {
+                        if (p.grad() != null || logits) { // without logits the head has no gradient
+                            g.put(name, p.grad() == null ? null : p.grad().toDoubleArray());
+                        }
+                    });
+                    return g;
+                }
+            };
+            Map<String, double[]> plain = unshared(run);
+            Map<String, double[]> shared = run.get();
+            assertClose(shared, plain);
+        }
+    }
+
     @Test
     void sharedPromptsGiveEachTokensLogProbability() {
         ModelConfig c = TinyConfigs.of("qwen2", true, "float64");
@@ -156,7 +202,7 @@ class SharedPromptScoringTest {
             Scorer.SharedRows shared = Scorer.SharedRows.of(m, PROMPTS, COMPLETIONS, 0);
             assertThat(shared).as("the rows share their prompts").isNotNull();
             float[][] seen = new float[1][];
-            shared.backward(m, sc -> {
+            shared.backward(m, true, sc -> {
                 seen[0] = sc.tokenLogprobs().detach().toFloatArray();
                 return sc.sequenceLogprobs().sum();
             }, checkpointing);

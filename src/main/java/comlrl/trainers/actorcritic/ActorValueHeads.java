@@ -55,7 +55,7 @@ final class ActorValueHeads extends PerAgentCritics {
                     double[] adv = mine.stream().mapToDouble(RolloutSample::normalizedAdvantage).toArray();
                     Tensor a = Tensor.ofDoubles(adv, actor.device()).to(DType.F32); // [B] Â
                     double[] parts = new double[3]; // loss, actor_loss, value_loss of this process's rows
-                    parts[0] = Scorer.backward(actor, mine.stream().map(RolloutSample::promptIds).toList(),
+                    parts[0] = Scorer.backwardFromPromptEnd(actor, mine.stream().map(RolloutSample::promptIds).toList(),
                             mine.stream().map(RolloutSample::responseIds).toList(), actors.padIds()[agent], true, sc -> {
                                 Tensor actorLoss = steps.meanOverMinibatch(sc.sequenceLogprobs().mul(a).neg(), n);
                                 long len = sc.hidden().size(1); // Q: the last token, V: the prompt's last

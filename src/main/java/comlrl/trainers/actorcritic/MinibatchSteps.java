@@ -82,7 +82,7 @@ final class MinibatchSteps {
         int n = mb.size();
         return minimize(agent, "critic", "the critic loss", opt, mb, 1, mine -> {
             double[] targets = mine.stream().mapToDouble(RolloutSample::valueTarget).toArray();
-            return new double[] {Scorer.backward(critic, mine.stream().map(prompt).toList(),
+            return new double[] {Scorer.backwardFromPromptEnd(critic, mine.stream().map(prompt).toList(),
                     mine.stream().map(response).toList(), pad, false, sc -> {
                         long len = sc.hidden().size(1);
                         Tensor v = head.forward(sc.hidden()).select(1, len - 1).toFloat(); // [B] at the last token
