@@ -40,19 +40,7 @@ public final class Scorer {
      * @param padId any id (pad positions are masked out)
      */
     public static Scores score(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
-        Rows r = rows(model, prompts, completions, padId);
-        if (r.t == 0) {
-            DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length());
-            Tensor zeros = Tensor.zerosOf(DType.F32, model.device(), prompts.size(), 1);
-            return new Scores(zeros, zeros, out.hidden(), r.lengths);
-        }
-        if (model.scoresTokensInHead()) {
-            DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length());
-            return new Scores(model.tokenLogprobs(out.hidden(), r.logitsFrom(), r.targets()).mul(r.mask), r.mask,
-                    out.hidden(), r.lengths);
-        }
-        DecoderLm.Output out = model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.logitsFrom());
-        return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
+        return ScoringPass.written(model, prompts, completions, padId).score(model);
     }
 
     /**
@@ -73,7 +61,8 @@ public final class Scorer {
             return 0; // nothing generated: no token, no gradient
         }
         Tensor w = Tensor.ofDoubles(weights, model.device()).to(DType.F32);
-        return backwardShared(model, prompts, completions, padId, sc -> sc.sequenceLogprobs().mul(w).sum(), checkpointing);
+        return ScoringPass.of(model, prompts, completions, padId).backward(model, true,
+                sc -> sc.sequenceLogprobs().mul(w).sum(), checkpointing);
     }
 
     /**
@@ -105,8 +94,7 @@ public final class Scorer {
         }
         try (comlrl.tensor.Scope scope = comlrl.tensor.Scope.open();
                 comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            SharedRows shared = SharedRows.of(model, prompts, completions, padId);
-            Scores sc = shared == null ? score(model, prompts, completions, padId) : shared.score(model);
+            Scores sc = ScoringPass.of(model, prompts, completions, padId).score(model);
             int t = (int) sc.tokenLogprobs().shape()[1];
             float[] all = sc.tokenLogprobs().toFloatArray(); // [N, T], row i right-aligned
             for (int i = 0; i < out.length; i++) {
@@ -163,7 +151,7 @@ public final class Scorer {
         Tensor c = Tensor.ofDoubles(scales, device).to(DType.F32).view(n, 1);              // [N, 1]
         Tensor tokensPerRow = Tensor.ofFloats(lengths, device, n, 1);                      // [N, 1], ≥ 1
         float[][] ratios = new float[1][];
-        double value = backwardShared(model, prompts, completions, padId, sc -> {
+        double value = ScoringPass.of(model, prompts, completions, padId).backward(model, true, sc -> {
             Tensor logRatio = sc.tokenLogprobs().sub(oldLogp);                              // [N, T], 0 at padding
             if (clip.sequenceLevel()) {
                 logRatio = logRatio.sum(1, true).div(tokensPerRow);                         // [N, 1]
@@ -213,17 +201,7 @@ public final class Scorer {
      */
     public static double backward(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
             boolean logits, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
-        Rows r = rows(model, prompts, completions, padId);
-        if (logits && r.t > 0 && model.scoresTokensInHead()) {
-            return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), r.logitsFrom(), r.targets(),
-                    sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, sc.hidden(), r.lengths)),
-                    checkpointing);
-        }
-        long from = logits && r.t > 0 ? r.logitsFrom() : r.batch.length();
-        java.util.function.Function<DecoderLm.Output, Tensor> f = out -> loss.apply(new Scores(
-                logits && r.t > 0 ? r.tokenLogprobs(out) : logits ? Tensor.zerosOf(DType.F32, model.device(),
-                        prompts.size(), 1) : null, r.mask, out.hidden(), r.lengths));
-        return model.backward(r.batch.ids(), r.batch.positions(), r.batch.mask(), from, f, checkpointing);
+        return ScoringPass.written(model, prompts, completions, padId).backward(model, logits, loss, checkpointing);
     }
 
     /**
@@ -231,13 +209,11 @@ public final class Scorer {
      * on (a value head at the last token, or at the prompt's last): {@link Scores#hidden()} may then
      * hold only the rows' last {@code 1 + T} positions, left-padded as the rows are, so that column
      * {@code S−1} is every row's last token and column {@code S−1−len_i} row i's last prompt token with
-     * S its own length; the rows' repeated prompts are then computed once ({@link SharedRows}).
+     * S its own length; the rows' repeated prompts are then computed once ({@link ScoringPass#of}).
      */
     public static double backwardFromPromptEnd(DecoderLm model, List<long[]> prompts, List<long[]> completions,
             long padId, boolean logits, java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
-        SharedRows shared = SharedRows.of(model, prompts, completions, padId);
-        return shared == null ? backward(model, prompts, completions, padId, logits, loss, checkpointing)
-                : shared.backward(model, logits, loss, checkpointing);
+        return ScoringPass.of(model, prompts, completions, padId).backward(model, logits, loss, checkpointing);
     }
 
     /**
@@ -250,19 +226,8 @@ public final class Scorer {
     }
 
     /**
-     * {@link #backward} of a loss of the rows' log-probabilities (not of their hidden states), with the
-     * rows' repeated prompts computed once ({@link SharedRows}) where they repeat.
-     */
-    private static double backwardShared(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId,
-            java.util.function.Function<Scores, Tensor> loss, boolean checkpointing) {
-        SharedRows shared = SharedRows.of(model, prompts, completions, padId);
-        return shared == null ? backward(model, prompts, completions, padId, true, loss, checkpointing)
-                : shared.backward(model, true, loss, checkpointing);
-    }
-
-    /**
      * Whether the log-probabilities of rows with repeated prompts are computed with each prompt once
-     * ({@link SharedRows}); {@code COMLRL_SHARED_PROMPTS=0} turns it off (to compare).
+     * ({@link ScoringPass#of}); {@code COMLRL_SHARED_PROMPTS=0} turns it off (to compare).
      */
     static boolean sharePrompts = !"0".equals(System.getenv("COMLRL_SHARED_PROMPTS"));
 
@@ -272,8 +237,10 @@ public final class Scorer {
     }
 
     /**
-     * Rows whose prompts repeat (the G completions of one prompt), scored with each distinct prompt
-     * computed once: a {@link DecoderLm.Prefix} of the prompts without their last token, and rows
+     * One scoring pass over rows {@code prompt_i ⊕ completion_i}: the rows written out ({@link #written},
+     * {@code prefix} null, positions and mask those of {@link Rows}), or, where prompts repeat (the G
+     * completions of one prompt), rows scored with each distinct prompt computed once ({@link #of}): a
+     * {@link DecoderLm.Prefix} of the prompts without their last token, and rows
      * {@code last prompt token ⊕ completion_i} (left-padded as {@link Rows} pads, so every
      * log-probability comes from the rows' pass) whose positions continue their prefix and whose
      * attention mask ({@code [N, P + 1 + T]}) covers it. The same log-probabilities and gradients as
@@ -282,15 +249,29 @@ public final class Scorer {
      * ({@link Scorer#backwardFromPromptEnd}), use it. At G rows of P + T tokens per prompt the layers
      * see {@code P − 1 + G·(T + 1)} positions instead of {@code G·(P + T)}.
      *
-     * @param positions {@code [N, 1 + T]} the rows' positions
-     * @param mask {@code [N, P + 1 + T]} 1 at each row's prefix tokens and its own
+     * @param positions {@code [N, S]} the rows' positions ({@code S = 1 + T} when shared)
+     * @param mask {@code [N, S]}, or {@code [N, P + 1 + T]} when shared: 1 at each row's (prefix) tokens;
+     *        null when no row is padded
      */
-    record SharedRows(DecoderLm.Prefix prefix, Rows rows, Tensor positions, Tensor mask) {
+    record ScoringPass(DecoderLm.Prefix prefix, Rows rows, Tensor positions, Tensor mask) {
+        /** The rows written out. */
+        static ScoringPass written(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+            Rows r = Scorer.rows(model, prompts, completions, padId);
+            return new ScoringPass(null, r, r.batch.positions(), r.batch.mask());
+        }
+
         /**
-         * The shared rows of these prompts, or null when none would share: no prompt repeats, a prompt has
-         * a single token, sharing is off, or the model does not share prefixes ({@link DecoderLm#sharesPrefixes}).
+         * The shared rows of these prompts, or {@link #written} when none would share: no prompt repeats,
+         * a prompt has a single token, no completion has a token, sharing is off, or the model does not
+         * share prefixes ({@link DecoderLm#sharesPrefixes}).
          */
-        static SharedRows of(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        static ScoringPass of(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+            ScoringPass shared = shared(model, prompts, completions, padId);
+            return shared != null ? shared : written(model, prompts, completions, padId);
+        }
+
+        /** {@link #of}'s shared rows, or null. */
+        static ScoringPass shared(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
             int n = prompts.size();
             if (!sharePrompts || n < 2 || n != completions.size() || !model.sharesPrefixes()
                     || completions.stream().allMatch(c -> c.length == 0)) {
@@ -335,38 +316,50 @@ public final class Scorer {
                     mask[i * (pp + s) + pp + j] = j >= pad ? 1 : 0;
                 }
             }
-            return new SharedRows(new DecoderLm.Prefix(pb.ids(), pb.positions(), pb.mask(),
+            return new ScoringPass(new DecoderLm.Prefix(pb.ids(), pb.positions(), pb.mask(),
                     Tensor.ofLongs(rowPrefix, device, n)), r, Tensor.ofLongs(pos, device, n, s),
                     Tensor.ofLongs(mask, device, n, pp + s));
         }
 
-        /** {@link Scorer#score}'s log-probabilities (hidden states: the rows' positions only). */
+        /** {@link Scorer#score}'s scores (shared: hidden states of the rows' own positions only). */
         Scores score(DecoderLm model) {
             Rows r = rows;
+            if (r.t == 0) {
+                Tensor zeros = Tensor.zerosOf(DType.F32, model.device(), r.lengths.length, 1);
+                return new Scores(zeros, zeros, forward(model, r.batch.length()).hidden(), r.lengths);
+            }
             if (model.scoresTokensInHead()) {
-                DecoderLm.Output out = model.forward(prefix, r.batch.ids(), positions, mask, r.batch.length());
+                DecoderLm.Output out = forward(model, r.batch.length());
                 return new Scores(model.tokenLogprobs(out.hidden(), r.logitsFrom(), r.targets()).mul(r.mask), r.mask,
                         out.hidden(), r.lengths);
             }
-            DecoderLm.Output out = model.forward(prefix, r.batch.ids(), positions, mask, r.logitsFrom());
+            DecoderLm.Output out = forward(model, r.logitsFrom());
             return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
         }
 
+        private DecoderLm.Output forward(DecoderLm model, long logitsFrom) {
+            Tensor ids = rows.batch.ids();
+            return prefix == null ? model.forward(ids, positions, mask, null, logitsFrom)
+                    : model.forward(prefix, ids, positions, mask, logitsFrom);
+        }
+
         /**
-         * {@link Scorer#backward} (without {@code logits}: hidden states only); the loss's hidden states
-         * are the rows' own positions {@code [N, 1 + T, E]}, from the last prompt token on.
+         * {@link Scorer#backward} (without {@code logits}: hidden states only); shared, the loss's hidden
+         * states are the rows' own positions {@code [N, 1 + T, E]}, from the last prompt token on.
          */
         double backward(DecoderLm model, boolean logits, java.util.function.Function<Scores, Tensor> loss,
                 boolean checkpointing) {
             Rows r = rows;
-            if (logits && model.scoresTokensInHead()) {
-                return model.backward(r.batch.ids(), positions, mask, prefix, r.logitsFrom(), r.targets(),
+            Tensor ids = r.batch.ids();
+            if (logits && r.t > 0 && model.scoresTokensInHead()) {
+                return model.backward(ids, positions, mask, prefix, r.logitsFrom(), r.targets(),
                         sc -> loss.apply(new Scores(sc.tokenLogprobs().mul(r.mask), r.mask, sc.hidden(), r.lengths)),
                         checkpointing);
             }
-            return model.backward(r.batch.ids(), positions, mask, prefix, logits ? r.logitsFrom() : r.batch.length(),
-                    out -> loss.apply(new Scores(logits ? r.tokenLogprobs(out) : null, r.mask, out.hidden(), r.lengths)),
-                    checkpointing);
+            long from = logits && r.t > 0 ? r.logitsFrom() : r.batch.length();
+            return model.backward(ids, positions, mask, prefix, from, out -> loss.apply(new Scores(
+                    logits && r.t > 0 ? r.tokenLogprobs(out) : logits ? Tensor.zerosOf(DType.F32, model.device(),
+                            r.lengths.length, 1) : null, r.mask, out.hidden(), r.lengths)), checkpointing);
         }
     }
 

@@ -613,10 +613,15 @@ public final class DecoderLm implements AutoCloseable {
         // many rows: BLAS products do the work (a few rows go to oneDNN, on libtorch's threads, and so do
         // packed weights whatever the rows: a LoRA team's 12-row decoding step in a BLAS section ran its
         // packed products on one thread, 282 ms per step at the 0.5B shape against 180 ms outside one)
-        try (Engine.BlasSection blas = inputIds.numel() > BLAS_ROWS && packed == null && blasSections()
-                ? Engine.blasSection() : inputIds.numel() >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null) {
+        try (Engine.BlasSection blas = passSection(inputIds.numel(), packed)) {
             return forwardLayers(inputIds, positionIds, attentionMask, cache, logitsFrom, packed);
         }
+    }
+
+    /** The BLAS section of a forward of {@code tokens} positions (see {@link #forward}), or null. */
+    private Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
+        return tokens > BLAS_ROWS && packed == null && blasSections() ? Engine.blasSection()
+                : tokens >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null;
     }
 
     /**
@@ -656,8 +661,7 @@ public final class DecoderLm implements AutoCloseable {
      */
     public Output forward(Prefix prefix, Tensor inputIds, Tensor positionIds, Tensor attentionMask, long logitsFrom) {
         Joint joint = joint(prefix, inputIds, positionIds, attentionMask, 0);
-        try (Engine.BlasSection blas = joint.ids.numel() > BLAS_ROWS && blasSections() ? Engine.blasSection()
-                : joint.ids.numel() >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null) {
+        try (Engine.BlasSection blas = passSection(joint.ids.numel(), null)) {
             Context ctx = joint.context(this, 0);
             Tensor x = Tensor.embedding(embed, joint.ids);
             for (int i = 0; i < layers.length; i++) {

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Rows whose prompts repeat, scored with each prompt computed once ({@code Scorer.SharedRows}),
+ * Rows whose prompts repeat, scored with each prompt computed once ({@code Scorer.ScoringPass}),
  * against the same rows written out in full: the loss, every parameter's gradient and the
  * per-token log-probabilities.
  *
@@ -199,7 +199,7 @@ class SharedPromptScoringTest {
         ModelConfig c = TinyConfigs.wide("qwen2", true, dtype); // wide: the batch shapes change the rounding
         try (DecoderLm m = DecoderLm.random(c, c.dtype(), Device.CPU, 33); Scope s = Scope.open()) {
             float[][] recorded = Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0);
-            Scorer.SharedRows shared = Scorer.SharedRows.of(m, PROMPTS, COMPLETIONS, 0);
+            Scorer.ScoringPass shared = Scorer.ScoringPass.shared(m, PROMPTS, COMPLETIONS, 0);
             assertThat(shared).as("the rows share their prompts").isNotNull();
             float[][] seen = new float[1][];
             shared.backward(m, true, sc -> {
