@@ -226,6 +226,31 @@ public final class Scorer {
     }
 
     /**
+     * Each row's final hidden state at its last token, {@code [N, E]} (a value head's input), without
+     * logits; the rows' repeated prompts are computed once ({@link ScoringPass#of}), so this equals
+     * {@link #hidden}{@code [:, S−1]} up to float rounding. Gradients flow unless a no-grad mode is
+     * active; inside a caller's scope.
+     */
+    public static Tensor lastHidden(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
+        ScoringPass pass = ScoringPass.of(model, prompts, completions, padId);
+        Tensor hidden = pass.forward(model, pass.rows.batch.length()).hidden(); // [N, S, E], S−1 the last token
+        return hidden.select(1, hidden.size(1) - 1);
+    }
+
+    /**
+     * {@code Σ_t log π(y_{i,t} | x_i, y_{i,<t})} of each row ({@link Scores#sequenceLogprobs}, float32
+     * summed) without gradients, in a scope of its own; the rows' repeated prompts are computed once
+     * ({@link ScoringPass#of}).
+     */
+    public static double[] sequenceLogprobs(DecoderLm model, List<long[]> prompts, List<long[]> completions,
+            long padId) {
+        try (comlrl.tensor.Scope scope = comlrl.tensor.Scope.open();
+                comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
+            return ScoringPass.of(model, prompts, completions, padId).score(model).sequenceLogprobs().toDoubleArray();
+        }
+    }
+
+    /**
      * Whether the log-probabilities of rows with repeated prompts are computed with each prompt once
      * ({@link ScoringPass#of}); {@code COMLRL_SHARED_PROMPTS=0} turns it off (to compare).
      */

@@ -63,7 +63,7 @@ class ActorCriticLearningTest {
     void maacLearns() {
         learns(MAACTrainer.builder().agentModel("builtin:tiny").criticModel("builtin:tiny"),
                 MAACConfig.builder().numAgents(2).numTurns(1).numTrainEpochs(40).numGenerations(8).maxNewTokens(24)
-                        .temperature(1.0).topP(1.0).topK(null).agentLearningRate(3e-3).criticLearningRate(1e-3)
+                        .temperature(1.0).topP(1.0).topK(null).agentLearningRate(1.5e-3).criticLearningRate(1e-3)
                         .rolloutBufferSize(16).trainBatchSize(16).evalInterval(0).evalNumSamples(2).loggingSteps(64)
                         .seed(42).build());
     }

@@ -451,7 +451,8 @@ public final class ScoringPhasesProbe {
         try (Rng rng = new Rng(5); Scope s = Scope.open()) {
             long[] ids = Tensor.randn(rng, 1, DType.F32, Device.CPU, B * S).abs().mul(5000).to(DType.I64).toLongArray();
             for (int i = 0; i < B; i++) {
-                prompts.add(Arrays.copyOfRange(ids, (int) (i * S), (int) (i * S + PROMPT)));
+                int from = Boolean.getBoolean("shared") ? 0 : (int) (i * S); // -Dshared=true: one prompt, as G samples of it
+                prompts.add(Arrays.copyOfRange(ids, from, (int) (from + PROMPT)));
                 completions.add(Arrays.copyOfRange(ids, (int) (i * S + PROMPT), (int) (i * S + S - i * 3)));
             }
         }

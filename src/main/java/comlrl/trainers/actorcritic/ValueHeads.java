@@ -36,13 +36,14 @@ final class ValueHeads {
     }
 
     /**
-     * {@code V = head(model(prompt ⊕ response))[last token]} of each row without gradients; one row
-     * broadcast to {@code k} values when given one (a V critic's one value for K generations).
+     * {@code V = head(model(prompt ⊕ response))[last token]} of each row without gradients (a Q critic's
+     * K rows of one prompt compute it once: {@link Scorer#lastHidden}); one row broadcast to {@code k}
+     * values when given one (a V critic's one value for K generations).
      */
     static double[] values(DecoderLm model, ValueHead head, List<long[]> prompts, List<long[]> responses, long pad, int k) {
         try (Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
-            Tensor hidden = Scorer.hidden(model, prompts, responses, pad); // [B, S, E]
-            double[] values = head.forward(hidden).select(1, hidden.size(1) - 1).toFloat().toDoubleArray(); // [B]
+            Tensor last = Scorer.lastHidden(model, prompts, responses, pad);  // [B, E]
+            double[] values = head.forward(last).toFloat().toDoubleArray(); // [B]
             return values.length == k ? values : DoubleStream.generate(() -> values[0]).limit(k).toArray();
         }
     }
