@@ -31,7 +31,8 @@ import java.util.function.Supplier;
  *       -cp target/classes:target/test-classes:$(cat cp.txt) comlrl.model.ScoringPhasesProbe \
  *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|headpass|attn]
  * </pre>
- * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers. {@code headpass}: the
+ * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers; {@code -Dshared=true}: the 4 rows
+ * continue one prompt (the G samples of a prompt, scored with it computed once). {@code headpass}: the
  * scoring head forward and backward, autograd through the float32 log-softmax against {@link TokenHead}.
  * {@code parts}: each layer part forward and backward; {@code score}: whole passes; {@code pass}:
  * whole passes and AdamW steps; {@code mm}, {@code head}, {@code attn}: the products of a linear
