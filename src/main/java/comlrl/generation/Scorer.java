@@ -238,19 +238,6 @@ public final class Scorer {
     }
 
     /**
-     * {@code Σ_t log π(y_{i,t} | x_i, y_{i,<t})} of each row ({@link Scores#sequenceLogprobs}, float32
-     * summed) without gradients, in a scope of its own; the rows' repeated prompts are computed once
-     * ({@link ScoringPass#of}).
-     */
-    public static double[] sequenceLogprobs(DecoderLm model, List<long[]> prompts, List<long[]> completions,
-            long padId) {
-        try (comlrl.tensor.Scope scope = comlrl.tensor.Scope.open();
-                comlrl.tensor.GradMode g = comlrl.tensor.GradMode.noGrad()) {
-            return ScoringPass.of(model, prompts, completions, padId).score(model).sequenceLogprobs().toDoubleArray();
-        }
-    }
-
-    /**
      * Whether the log-probabilities of rows with repeated prompts are computed with each prompt once
      * ({@link ScoringPass#of}); {@code COMLRL_SHARED_PROMPTS=0} turns it off (to compare).
      */

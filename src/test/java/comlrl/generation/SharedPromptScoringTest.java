@@ -188,36 +188,6 @@ class SharedPromptScoringTest {
         }
     }
 
-    /**
-     * {@link Scorer#sequenceLogprobs} (MADPO's winner and loser rows, policy and reference): each row's
-     * float32 sum of its token log-probabilities. The terms agree within a float32 ulp (above); a sum
-     * of n terms in float32 then differs by at most n ulps of its terms plus one rounding per addition,
-     * so 2n ulps of the largest magnitude bound it.
-     */
-    @Test
-    void sharedPromptsGiveEachRowsSequenceLogProbability() {
-        ModelConfig c = TinyConfigs.of("qwen2", true, "float64");
-        try (DecoderLm m = DecoderLm.random(c, DType.F64, Device.CPU, 32)) {
-            double[] plain = unshared(() -> Scorer.sequenceLogprobs(m, PROMPTS, COMPLETIONS, 0));
-            double[] shared = Scorer.sequenceLogprobs(m, PROMPTS, COMPLETIONS, 0);
-            float[][] tokens = unshared(() -> Scorer.tokenLogprobs(m, PROMPTS, COMPLETIONS, 0));
-            assertThat(shared).hasSameSizeAs(plain);
-            for (int i = 0; i < plain.length; i++) {
-                double largest = Math.abs(plain[i]);
-                double sum = 0;
-                for (float x : tokens[i]) {
-                    largest = Math.max(largest, Math.abs(x));
-                    sum += x;
-                }
-                double bound = 2 * Math.max(1, tokens[i].length) * Math.ulp((float) largest);
-                assertThat(plain[i]).as("row %d: the sum of its tokens", i).isCloseTo(sum,
-                        org.assertj.core.data.Offset.offset(bound));
-                assertThat(shared[i]).as("row %d", i).isCloseTo(plain[i], org.assertj.core.data.Offset.offset(bound));
-            }
-            assertThat(plain[5]).as("the empty completion").isZero();
-        }
-    }
-
     /** {@link Scorer#lastHidden} (a critic's values): {@link Scorer#hidden} at each row's last column. */
     @ParameterizedTest
     @CsvSource({"qwen2,true", "llama,false"})

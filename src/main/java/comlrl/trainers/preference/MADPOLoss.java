@@ -3,6 +3,8 @@ package comlrl.trainers.preference;
 import comlrl.generation.Scorer;
 import comlrl.model.DecoderLm;
 import comlrl.rl.ReferenceKl;
+import comlrl.tensor.GradMode;
+import comlrl.tensor.Scope;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -147,13 +149,18 @@ public final class MADPOLoss {
 
     /**
      * {@code s(w_b)} and {@code s(l_b)} of every pair under {@code model}, without gradient: one batched
-     * forward of the rows {@code [prompt_b ⊕ w_b..., prompt_b ⊕ l_b...]} ({@code [B]} ids each), each
-     * prompt computed once for its two rows ({@link Scorer#sequenceLogprobs}).
+     * forward of the rows {@code [prompt_b ⊕ w_b..., prompt_b ⊕ l_b...]} ({@code [B]} ids each).
      */
     public static SequenceLogprobs logprobs(DecoderLm model, List<long[]> prompts, List<long[]> winners,
             List<long[]> losers, long padId) {
         Rows rows = rows(prompts, winners, losers, padId);
-        double[] all = Scorer.sequenceLogprobs(model, rows.prompts, rows.completions, padId);
+        // the rows written out, not Scorer's shared prompts: the reference side is scored pair by pair and
+        // the policy's in batches (one process's, or a rank's share), and only the rows written out give a
+        // row the same value in any batch, so that a policy equal to its reference has margins of exactly 0
+        double[] all;
+        try (GradMode noGrad = GradMode.noGrad(); Scope scope = Scope.open()) {
+            all = Scorer.score(model, rows.prompts, rows.completions, padId).sequenceLogprobs().toDoubleArray();
+        }
         int b = prompts.size();
         return new SequenceLogprobs(Arrays.copyOfRange(all, 0, b), Arrays.copyOfRange(all, b, 2 * b));
     }
