@@ -155,8 +155,9 @@ public final class MADPOLoss {
             List<long[]> losers, long padId) {
         Rows rows = rows(prompts, winners, losers, padId);
         // the rows written out, not Scorer's shared prompts: the reference side is scored pair by pair and
-        // the policy's in batches (one process's, or a rank's share), and only the rows written out give a
-        // row the same value in any batch, so that a policy equal to its reference has margins of exactly 0
+        // the policy's in batches (one process's, or a rank's share); a shared pass's values depend on the
+        // batch at the level of rounding (the prefixes' padding), and a policy equal to its reference must
+        // have margins of 0, not rounding noise whose signs set rewards/accuracies
         double[] all;
         try (GradMode noGrad = GradMode.noGrad(); Scope scope = Scope.open()) {
             all = Scorer.score(model, rows.prompts, rows.completions, padId).sequenceLogprobs().toDoubleArray();
