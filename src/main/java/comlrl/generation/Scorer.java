@@ -221,8 +221,7 @@ public final class Scorer {
      * as in {@link #backward}. Gradients flow unless a no-grad mode is active; inside a caller's scope.
      */
     public static Tensor hidden(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
-        Rows r = rows(model, prompts, completions, padId);
-        return model.forward(r.batch.ids(), r.batch.positions(), r.batch.mask(), null, r.batch.length()).hidden();
+        return ScoringPass.written(model, prompts, completions, padId).hidden(model);
     }
 
     /**
@@ -232,8 +231,7 @@ public final class Scorer {
      * active; inside a caller's scope.
      */
     public static Tensor lastHidden(DecoderLm model, List<long[]> prompts, List<long[]> completions, long padId) {
-        ScoringPass pass = ScoringPass.of(model, prompts, completions, padId);
-        Tensor hidden = pass.forward(model, pass.rows.batch.length()).hidden(); // [N, S, E], S−1 the last token
+        Tensor hidden = ScoringPass.of(model, prompts, completions, padId).hidden(model); // [N, S, E], S−1 the last token
         return hidden.select(1, hidden.size(1) - 1);
     }
 
@@ -338,7 +336,7 @@ public final class Scorer {
             Rows r = rows;
             if (r.t == 0) {
                 Tensor zeros = Tensor.zerosOf(DType.F32, model.device(), r.lengths.length, 1);
-                return new Scores(zeros, zeros, forward(model, r.batch.length()).hidden(), r.lengths);
+                return new Scores(zeros, zeros, hidden(model), r.lengths);
             }
             if (model.scoresTokensInHead()) {
                 DecoderLm.Output out = forward(model, r.batch.length());
@@ -347,6 +345,11 @@ public final class Scorer {
             }
             DecoderLm.Output out = forward(model, r.logitsFrom());
             return new Scores(r.tokenLogprobs(out), r.mask, out.hidden(), r.lengths);
+        }
+
+        /** The final hidden states of the rows' positions, without logits. */
+        Tensor hidden(DecoderLm model) {
+            return forward(model, rows.batch.length()).hidden();
         }
 
         private DecoderLm.Output forward(DecoderLm model, long logitsFrom) {

@@ -828,7 +828,7 @@ public final class DecoderLm implements AutoCloseable {
             attn = attention(l, i, qkv, c, null, null);                          // [B, S, H·D]
         } else { // the prefixes' positions, then the rows', each row after its prefix's keys and values
             Joint j = c.joint;
-            long first = j.prefix.b * j.prefix.s;
+            long first = j.prefixPositions();
             Tensor[] kv = new Tensor[2];
             Tensor ap = attention(l, i, narrowed(qkv, 0, first), j.prefix, kv, null);
             Tensor ar = attention(l, i, narrowed(qkv, first, s - first), j.rows, null,
@@ -1210,10 +1210,14 @@ public final class DecoderLm implements AutoCloseable {
                     this);
         }
 
+        /** U·P: the pass's first positions, the prefixes'. */
+        long prefixPositions() {
+            return prefix.b * prefix.s;
+        }
+
         /** The rows' positions {@code [B, S, ·]} of the pass's {@code [1, M, ·]}. */
         Tensor rowsOf(Tensor x) {
-            long first = prefix.b * prefix.s;
-            return x.narrow(1, first, rows.b * rows.s).view(rows.b, rows.s, x.size(2));
+            return x.narrow(1, prefixPositions(), rows.b * rows.s).view(rows.b, rows.s, x.size(2));
         }
     }
 
