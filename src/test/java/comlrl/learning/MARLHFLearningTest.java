@@ -14,19 +14,22 @@ import org.junit.jupiter.api.Test;
 
 /**
  * MARLHF raises the length-ratio evaluation reward (always the task reward) on the built-in tiny
- * model with the settings of examples/marlhf.yaml: a joint reward model learned from every ranked
- * pair of the initial policy's 16 candidates per item, then 8 epochs of MAGRPO or IAC against it
- * (about 20 s each on 2 cores). The tiny random backbone makes a weak reward model (it ranks fresh
- * samples only a little better than chance), so the gain is modest and the policies would over-optimize
- * it with longer training; see the README. One run's gain depends much on its seed (with MAGRPO, seeds
- * 42, 1, 2, 3, 4: +0.08, +0.03, +0.14, +0.39, +0.10), so the test asks the mean over these five seeds to
- * rise by more than 0.1. Tagged slow (about 2 min on 2 cores per back end).
+ * model with the settings of examples/marlhf.yaml: a joint reward model learned from the 32 pairs with
+ * the largest reward gaps among the initial policy's 32 candidates per item, then 8 epochs of MAGRPO or
+ * IAC against it (about 30 s each on 2 cores). The tiny random backbone makes a weak reward model, so
+ * the policies over-optimize it with longer training (MAGRPO with 24 or 40 epochs against a reward
+ * model of every pair of 16 candidates ended lower than with 8 on seeds 1 and 2); see the README. The
+ * pairs with the largest gaps make a cleaner one than every pair of 16 candidates: with MAGRPO, seeds
+ * 42, 1, 2, 3, 4 gained +0.40, +0.57, +0.34, +0.51, +0.24 (every pair of 16: +0.24, +0.04, +0.32 on
+ * the first three), and with IAC seeds 42, 1, 2 +0.25, +0.24, +0.07. One run's gain depends much on
+ * its seed, so the test asks the mean over these five seeds to rise by more than 0.25 with MAGRPO and
+ * 0.1 with IAC. Tagged slow (about 3 min on 2 cores per back end).
  */
 @Tag("slow")
 class MARLHFLearningTest {
     static MARLHFConfig config(String rl, long seed) {
-        MARLHFConfig.Builder b = MARLHFConfig.builder().numAgents(2).rlAlgorithm(rl).preferenceNumCandidates(16)
-                .pairSelection("all").preferencePairsPerSample(null).rewardModelDevice("cpu").rewardLearningRate(1e-3)
+        MARLHFConfig.Builder b = MARLHFConfig.builder().numAgents(2).rlAlgorithm(rl).preferenceNumCandidates(32)
+                .pairSelection("reward_gap").preferencePairsPerSample(32).rewardModelDevice("cpu").rewardLearningRate(1e-3)
                 .rewardNumTrainEpochs(1).rewardTrainBatchSize(8).numTrainEpochs(8).numGenerations(8).maxNewTokens(24)
                 .temperature(1.0).topP(1.0).topK(null).agentLearningRate(3e-3).evalInterval(0).evalNumSamples(2)
                 .loggingSteps(64).seed(seed);
@@ -36,7 +39,7 @@ class MARLHFLearningTest {
 
     @Test
     void marlhfWithMagrpoRaisesTheLengthRatioEvaluationReward() {
-        raisesTheEvaluationReward("magrpo");
+        raisesTheEvaluationReward("magrpo", 0.25);
     }
 
     /**
@@ -48,15 +51,15 @@ class MARLHFLearningTest {
     @Test
     @Tag("extra")
     void marlhfWithIacRaisesTheLengthRatioEvaluationReward() {
-        raisesTheEvaluationReward("iac");
+        raisesTheEvaluationReward("iac", 0.1);
     }
 
-    private static void raisesTheEvaluationReward(String rl) {
+    private static void raisesTheEvaluationReward(String rl, double gain) {
         double[] mean = EvalRewards.overSeeds(seed -> run(rl, seed), 42, 1, 2, 3, 4);
         double before = mean[0];
         double after = mean[1];
         assertThat(after).as("%s: mean eval reward after training (before: %.3f)", rl, before)
-                .isGreaterThan(before + 0.1);
+                .isGreaterThan(before + gain);
     }
 
     /** The evaluation reward before and after one run with {@code seed}. */
