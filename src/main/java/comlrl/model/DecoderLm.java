@@ -716,7 +716,7 @@ public final class DecoderLm implements AutoCloseable {
                 for (int k = 0; k < which.length; k++) {
                     y[k] = base == null ? product(x, weights[k], biases[k], layer, which[k]) : base[k];
                 }
-                if (batch.addInPlace(x, layer, which, y)) {
+                if (batch.addInPlace(x, layer, which, y) || batch.addProductsInPlace(x, layer, which, y)) {
                     return y;
                 }
                 // the row groups' adapters convert x for all of these projections once
@@ -736,7 +736,8 @@ public final class DecoderLm implements AutoCloseable {
         /** {@code y} plus the adapter's (or the row groups' adapters') addition for projection {@code which} of x. */
         private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
             String name = LoraConfig.PROJECTIONS.get(which);
-            if (adapter == null && batch != null && batch.addInPlace(x, layer, new int[] {which}, new Tensor[] {y})) {
+            if (adapter == null && batch != null && (batch.addInPlace(x, layer, new int[] {which}, new Tensor[] {y})
+                    || batch.addProductsInPlace(x, layer, new int[] {which}, new Tensor[] {y}))) {
                 return y;
             }
             Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)

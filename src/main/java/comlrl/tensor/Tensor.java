@@ -937,6 +937,20 @@ public final class Tensor implements AutoCloseable {
         return this;
     }
 
+    /**
+     * {@code this ← β·this + α·(b1 @ b2)} in place, batch by batch ({@code torch.baddbmm_}):
+     * {@code [N, n, m] ← [N, n, k] @ [N, k, m]}; {@code this} may be a strided view.
+     */
+    public Tensor baddbmm_(Tensor b1, Tensor b2, double beta, double alpha) {
+        handle.baddbmm_(b1.handle, b2.handle, new Scalar(beta), new Scalar(alpha));
+        return this;
+    }
+
+    /** The step between consecutive elements along {@code dim}, in elements. */
+    public long stride(int dim) {
+        return handle.stride(dim);
+    }
+
     public Tensor exp_() {
         handle.exp_();
         return this;
