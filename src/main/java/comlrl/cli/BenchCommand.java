@@ -397,10 +397,11 @@ final class BenchCommand implements Callable<Integer> {
                 printLoraTable(out, full, team);
             } else {
                 printSetting(out);
-                System.out.printf(Locale.ROOT, "lora only: one frozen base, r=%s, alpha=%s; %.2f tokens/s (team), "
-                        + "step %.0f ms, peak resident %.0f MiB, trainable %.0f per agent%n", out.get("lora_r"),
-                        out.get("lora_alpha"), num(team, "gen_tokens_per_s"), num(team, "step_ms"),
-                        num(team, "peak_rss_mib"), num(team, "trainable_parameters"));
+                System.out.printf(Locale.ROOT, "lora only: one frozen base, r=%s, alpha=%s; %.2f tokens/s (team: "
+                        + "prefill %.1f ms per agent, decoding %.2f ms per team token), step %.0f ms, peak resident "
+                        + "%.0f MiB, trainable %.0f per agent%n", out.get("lora_r"), out.get("lora_alpha"),
+                        num(team, "gen_tokens_per_s"), num(team, "prefill_ms"), num(team, "decode_ms_per_token"),
+                        num(team, "step_ms"), num(team, "peak_rss_mib"), num(team, "trainable_parameters"));
             }
             if (peft != null) {
                 printPeftRows(team, peft);
