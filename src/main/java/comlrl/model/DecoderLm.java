@@ -716,15 +716,7 @@ public final class DecoderLm implements AutoCloseable {
                 for (int k = 0; k < which.length; k++) {
                     y[k] = base == null ? product(x, weights[k], biases[k], layer, which[k]) : base[k];
                 }
-                if (batch.addInPlace(x, layer, which, y) || batch.addProductsInPlace(x, layer, which, y)) {
-                    return y;
-                }
-                // the row groups' adapters convert x for all of these projections once
-                Tensor[] deltas = batch.deltas(x, layer, which);
-                for (int k = 0; k < which.length; k++) {
-                    y[k] = deltas[k] == null ? y[k] : y[k].add(deltas[k]);
-                }
-                return y;
+                return batch.added(x, layer, which, y); // the row groups' adapters take x once for all of them
             }
             for (int k = 0; k < which.length; k++) {
                 y[k] = base == null ? project(x, weights[k], biases[k], layer, which[k], dropout)
@@ -735,13 +727,10 @@ public final class DecoderLm implements AutoCloseable {
 
         /** {@code y} plus the adapter's (or the row groups' adapters') addition for projection {@code which} of x. */
         private Tensor adapted(Tensor y, Tensor x, int layer, int which, Rng dropout) {
-            String name = LoraConfig.PROJECTIONS.get(which);
-            if (adapter == null && batch != null && (batch.addInPlace(x, layer, new int[] {which}, new Tensor[] {y})
-                    || batch.addProductsInPlace(x, layer, new int[] {which}, new Tensor[] {y}))) {
-                return y;
+            if (adapter == null && batch != null) {
+                return batch.added(x, layer, new int[] {which}, new Tensor[] {y})[0];
             }
-            Tensor delta = adapter != null ? adapter.delta(x, layer, name, dropout)
-                    : batch != null ? batch.deltas(x, layer, new int[] {which})[0] : null;
+            Tensor delta = adapter != null ? adapter.delta(x, layer, LoraConfig.PROJECTIONS.get(which), dropout) : null;
             return delta == null ? y : y.add(delta);
         }
 

@@ -209,8 +209,8 @@ public final class LoraBatch implements AutoCloseable {
      * Returns false, having changed nothing, when this pass does not qualify: no host kernel (the JVM
      * runs without {@code jdk.incubator.vector}), adapters not stacked, a GPU, a dtype other than
      * bfloat16, a tensor that needs gradients, a pass of many tokens, a width that is not a multiple
-     * of the kernel's 2W values, or an output whose rows are not evenly strided. The caller then adds
-     * {@link #deltas}.
+     * of the kernel's 2W values, or an output whose rows are not evenly strided; {@link #added} then
+     * tries the next way.
      */
     public boolean addInPlace(Tensor x, int layer, int[] which, Tensor[] ys) {
         if (kernel == null || !stacked || x.dtype() != DType.BF16 || x.requiresGrad() || x.device().isCuda()
@@ -273,6 +273,24 @@ public final class LoraBatch implements AutoCloseable {
     }
 
     /**
+     * The base's outputs {@code ys} ({@code [B, S, out]} each) of projections {@code which} of layer
+     * {@code layer} for input {@code x [B, S, in]}, each plus the row groups' adapters' addition: in
+     * place where the pass qualifies ({@link #addInPlace} on the host for a bfloat16 decoding step,
+     * {@link #addProductsInPlace} on a float32 base), else {@code ys[k] + deltas[k]} ({@link #deltas}).
+     */
+    public Tensor[] added(Tensor x, int layer, int[] which, Tensor[] ys) {
+        if (addInPlace(x, layer, which, ys) || addProductsInPlace(x, layer, which, ys)) {
+            return ys;
+        }
+        Tensor[] deltas = deltas(x, layer, which);
+        Tensor[] out = new Tensor[ys.length];
+        for (int k = 0; k < ys.length; k++) {
+            out[k] = deltas[k] == null ? ys[k] : ys[k].add(deltas[k]);
+        }
+        return out;
+    }
+
+    /**
      * Adds the adapters' additions for projections {@code which} of layer {@code layer}, for a float32
      * input {@code x [B, S, in]}, into the base's float32 outputs {@code ys[k]} ({@code [B, S, out]},
      * views of one stacked product are fine) in place:
@@ -283,9 +301,9 @@ public final class LoraBatch implements AutoCloseable {
      * operations per projection where there were three and without the {@code [B, S, out]} temporary.
      * Returns false, having changed nothing, when this pass does not qualify: adapters not stacked, a
      * dtype other than float32, a tensor that needs gradients, or an output whose rows are not evenly
-     * strided. The caller then adds {@link #deltas}.
+     * strided; {@link #added} then adds {@link #deltas}.
      */
-    public boolean addProductsInPlace(Tensor x, int layer, int[] which, Tensor[] ys) {
+    private boolean addProductsInPlace(Tensor x, int layer, int[] which, Tensor[] ys) {
         if (!stacked || x.dtype() != DType.F32 || x.requiresGrad() || x.dim() != 3 || x.size(0) % total != 0) {
             return false;
         }
