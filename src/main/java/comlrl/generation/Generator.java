@@ -5,6 +5,7 @@ import comlrl.model.KvCache;
 import comlrl.tensor.DType;
 import comlrl.tensor.Device;
 import comlrl.tensor.GradMode;
+import comlrl.tensor.PackedWeight;
 import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
@@ -161,9 +162,7 @@ public final class Generator {
                 try (rowsCache) {
                     // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
                     // the model keeps them for the next calls until its weights change)
-                    // a shared LoRA base packs once for the whole team (its weights never change), so more rows pay
-                    int maxRows = model.base() != model ? PACKED_MAX_SHARED_ROWS : PACKED_MAX_ROWS;
-                    DecoderLm.DecodeWeights packed = rows <= maxRows && config.maxNewTokens() >= PACKED_MIN_STEPS
+                    DecoderLm.DecodeWeights packed = rows <= PACKED_MAX_ROWS && config.maxNewTokens() >= PACKED_MIN_STEPS
                             ? model.decodeWeights(rows) : null;
                     List<long[]> rowPrompts = new ArrayList<>();
                     for (int i = 0; i < rows; i++) {
@@ -204,13 +203,15 @@ public final class Generator {
     private record DecodeResult(long[] tokens, double[] logprobs, int steps, int hostSyncs) {
     }
 
-    /** Decoding packs its weights for oneDNN for up to this many rows (sequences)... */
-    static final int PACKED_MAX_ROWS = 8;
     /**
-     * ... or this many through adapter views of a frozen shared base (a team of LoRA agents): one packed
-     * copy serves every call; measured at the 0.5B shape, f32, 12 rows: 204 ms per step packed, 307 plain.
+     * Decoding packs its weights for oneDNN for up to this many rows (sequences), every model alike (a
+     * full agent repacks after each update, a frozen shared base once per run)... Measured at the 0.5B
+     * shape on 2 threads of a Xeon with AMX, one full agent decoding 32 tokens, repacking included
+     * (decoding ms per step, plain against packed): float32 12 rows 261 / 151, 32 rows 311 / 222,
+     * 64 rows 443 / 354; bfloat16 12 rows 88 / 67, 64 rows 167 / 156; a LoRA team of 3 × 8 rows
+     * float32 327 / 196, bfloat16 118 / 107. The limit was 8 rows (16 for a shared base) before.
      */
-    static final int PACKED_MAX_SHARED_ROWS = 16;
+    static final int PACKED_MAX_ROWS = (int) PackedWeight.MAX_ROWS;
     /** ... when it may run this many steps or more (packing a model costs about 13 steps' saving). */
     static final int PACKED_MIN_STEPS = 24;
 
