@@ -32,7 +32,10 @@ import java.util.function.Supplier;
  *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|headpass|attn]
  * </pre>
  * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers; {@code -Dshared=true}: the 4 rows
- * continue one prompt (the G samples of a prompt, scored with it computed once). {@code headpass}: the
+ * continue one prompt (the G samples of a prompt, scored with it computed once); {@code -Dlora=P,...}
+ * (or {@code all-linear}): {@code pass} and {@code score} train a rank-16 adapter (α 32) on projections P of
+ * the frozen model, in the adapters' training dtype ({@code -DloraBf16=true}: in the model's 16-bit
+ * dtype, as under {@code torch.autocast}). {@code headpass}: the
  * scoring head forward and backward, autograd through the float32 log-softmax against {@link TokenHead}.
  * {@code parts}: each layer part forward and backward; {@code score}: whole passes; {@code pass}:
  * whole passes and AdamW steps; {@code mm}, {@code head}, {@code attn}: the products of a linear
@@ -441,11 +444,19 @@ public final class ScoringPhasesProbe {
     private static void pass(ModelConfig c, DType dt, int reps, boolean withAdamW) throws Exception {
         long t0 = System.nanoTime();
         DecoderLm model = DecoderLm.random(c, dt, Device.CPU, 1);
+        String lora = System.getProperty("lora"); // -Dlora=q_proj,v_proj or all-linear: a rank-16 adapter's view on the frozen model
+        if (lora != null) {
+            model.parameters().forEach(p -> p.requiresGrad(false));
+            model = model.withAdapter(LoraAdapter.init(c, new LoraConfig(16, 32.0, 0.0, List.of(lora.split(",")), false),
+                    Boolean.getBoolean("loraBf16") ? dt : LoraAdapter.trainingDtype(dt), Device.CPU, 2));
+            System.out.printf("LoRA r 16 on %s, %d trainable%n", lora,
+                    model.adapter().parameters().stream().mapToLong(Tensor::numel).sum());
+        }
         System.out.printf("model made in %.0f ms (HWM %d MiB, RSS %d MiB)%n", (System.nanoTime() - t0) / 1e6, hwm(),
                 rss());
         resetHwm(); // the peak of the passes, not of the random initialisation's float32 temporaries
         System.out.printf("VmHWM reset to RSS: %d MiB%n", hwm());
-        AdamW opt = withAdamW ? new AdamW(model.parameters(), 1e-6, 0.0) : null;
+        AdamW opt = withAdamW ? new AdamW(lora != null ? model.adapter().parameters() : model.parameters(), 1e-6, 0.0) : null;
         System.out.printf("AdamW state made (HWM %d MiB, RSS %d MiB)%n", hwm(), rss());
         List<long[]> prompts = new ArrayList<>();
         List<long[]> completions = new ArrayList<>();
@@ -471,7 +482,7 @@ public final class ScoringPhasesProbe {
                 opt.step();
             }
             long cEnd = System.nanoTime();
-            model.parameters().forEach(Tensor::zeroGrad);
+            (lora != null ? model.adapter().parameters() : model.parameters()).forEach(Tensor::zeroGrad);
             System.out.printf("  AdamW step %.0f ms (HWM %d MiB, RSS %d MiB)%n", (cEnd - b) / 1e6, hwm(), rss());
             if (r > 0) {
                 score.add((b - a) / 1e6);
