@@ -11,6 +11,8 @@ weights in float32 on a bfloat16 base). One step is:
      (min_new_tokens = T);
   2. scoring, per agent: set_adapter(agent), forward of [G, P+T] with grad,
      loss = -(1/G) * sum_g A_g * sum_t log pi(y_{g,t} | x, y_{g,<t}), backward (only that adapter trains);
+     With --autocast (a bfloat16 base) generation and scoring run under torch.autocast("cpu", bfloat16), as
+     transformers' Trainer runs them with bf16=True: the float32 adapters' products in bfloat16.
   3. optimizer, per agent: its adapter's AdamW(lr=1e-6, weight_decay=0.01).step(), zero_grad(): the
      for-loop implementation (--adamw plain) or fused=True (--adamw fused, transformers' Trainer default).
 Warm-up steps are not measured; figures are medians over the measured steps; gen_tokens_per_s is the
@@ -18,6 +20,7 @@ team's (N*G*T tokens over the generation call), score_ms and optim_ms are per ag
 transformers and peft (bench/setup.sh installs them).
 """
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -84,12 +87,14 @@ def run_bench(args):
     row_adapters = [name for name in names for _ in range(args.generations)]
     advantages = torch.linspace(-1.0, 1.0, args.generations)
     g, t = args.generations, args.new_tokens
+    autocast = args.autocast and args.dtype == "bfloat16"
+    precision = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
     samples = {"gen_tokens_per_s": [], "score_ms": [], "optim_ms": [], "step_ms": []}
     for step in range(args.warmup + args.steps):
         measured = step >= args.warmup
         step_start = time.perf_counter()
         model.eval()
-        with torch.inference_mode():
+        with torch.inference_mode(), precision():
             out = model.generate(input_ids=team_prompt, attention_mask=torch.ones_like(team_prompt),
                                  adapter_names=row_adapters, do_sample=True,
                                  temperature=args.sampling.get("temperature", 1.0), top_k=args.sampling.get("top_k", 0),
@@ -103,7 +108,8 @@ def run_bench(args):
         for i, name in enumerate(names):
             model.set_adapter(name)
             start = time.perf_counter()
-            score(model, prompt, completions[i * g:(i + 1) * g], advantages)
+            with precision():
+                score(model, prompt, completions[i * g:(i + 1) * g], advantages)
             mid = time.perf_counter()
             optimizers[name].step()
             optimizers[name].zero_grad(set_to_none=True)
@@ -131,6 +137,7 @@ def run_bench(args):
         "sampling": args.sampling,
         "lora_r": args.lora,
         "lora_targets": targets,
+        "autocast": autocast,
         "team_generation": "one batch, peft adapter_names",
         "trainable_parameters": trainable,
     }
@@ -154,6 +161,8 @@ def parse_args(argv):
     parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32", help="the base's dtype")
     parser.add_argument("--adamw", choices=["plain", "fused"], default="fused")
+    parser.add_argument("--autocast", action="store_true",
+                        help="with --dtype bfloat16: generation and scoring under torch.autocast (the adapters' products in bf16)")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--steps", type=positive_int, default=5)
     parser.add_argument("--seed", type=int, default=0)

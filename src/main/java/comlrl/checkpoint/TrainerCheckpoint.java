@@ -290,7 +290,8 @@ public record TrainerCheckpoint(String algorithm, int numAgents, int numTrainEpo
         shape.put("tie_word_embeddings", c.tieWordEmbeddings());
         if (model.adapter() != null) { // a LoRA agent: its adapter's shape too
             Map<String, Object> lora = model.adapter().config().toMap();
-            lora.remove("dropout"); // no part of the weights' shape
+            lora.remove("dropout"); // no part of the weights' shape, nor is autocast
+            lora.remove("autocast");
             shape.put("lora", lora);
         }
         return shape;

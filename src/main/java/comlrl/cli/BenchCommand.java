@@ -146,6 +146,10 @@ final class BenchCommand implements Callable<Integer> {
             description = "with --lora: the adapted projections, comma-separated, or all-linear (default ${DEFAULT-VALUE})")
     List<String> loraTargets;
 
+    @Option(names = "--lora-autocast", description = "with --lora on a bfloat16 base: the adapters' products in "
+            + "bfloat16 (lora.autocast), and with --compare-pytorch peft's passes under torch.autocast")
+    boolean loraAutocast;
+
     @Option(names = "--processes", paramLabel = "P", description = "measure the training step on 1 and on P processes "
             + "of this machine (parallel_training: ddp, the threads divided between them): seconds per item, speedup, "
             + "time in collectives")
@@ -296,8 +300,8 @@ final class BenchCommand implements Callable<Integer> {
             if ("lora".equals(loraConfig)) {
                 throw new IllegalArgumentException("--lora-config lora needs --lora R");
             }
-            if (loraOnly) {
-                throw new IllegalArgumentException("--lora-only needs --lora R");
+            if (loraOnly || loraAutocast) {
+                throw new IllegalArgumentException((loraOnly ? "--lora-only" : "--lora-autocast") + " needs --lora R");
             }
             return null;
         }
@@ -308,7 +312,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--lora compares full agents with LoRA agents; --roofline measures full "
                     + "agents: run it without --lora");
         }
-        return new LoraConfig(lora, 2.0 * lora, 0.0, loraTargets, false);
+        return new LoraConfig(lora, 2.0 * lora, 0.0, loraTargets, false, loraAutocast);
     }
 
     /**
@@ -320,6 +324,9 @@ final class BenchCommand implements Callable<Integer> {
                 "--model-dir", dir.toString(), "--lora-config", config));
         if (lora != null) {
             args.addAll(List.of("--lora", "" + lora, "--lora-targets", String.join(",", loraTargets)));
+            if (loraAutocast) {
+                args.add("--lora-autocast");
+            }
         }
         args.addAll(stepArgs(k));
         if (gradientCheckpointing) {
@@ -348,7 +355,7 @@ final class BenchCommand implements Callable<Integer> {
                 byConfig.computeIfAbsent(config, c -> new ArrayList<>()).add(freshJvm(dir, k, config));
             }
             if (comparePytorch) { // after both JVMs, so that each side has the machine's memory to itself
-                peftRounds.add(PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets), dir, stepArgs(k), k, python));
+                peftRounds.add(PytorchBaselines.run(PytorchBaselines.peft(lora, loraTargets, loraAutocast), dir, stepArgs(k), k, python));
             }
         }
         Map<String, Map<String, Object>> configs = new LinkedHashMap<>();
@@ -363,6 +370,7 @@ final class BenchCommand implements Callable<Integer> {
         out.put("lora_r", settings.r());
         out.put("lora_alpha", settings.alpha());
         out.put("lora_targets", settings.targetModules());
+        out.put("lora_autocast", settings.autocast());
         out.put("memory", "peak_rss_mib: VmHWM of each configuration's own JVM (weights, gradients, optimizer state, "
                 + "activations, packed decode weights, the JVM and libtorch); weights/optimizer_state/gradients_mib: "
                 + "counted from the tensors (gradients: one agent's, alive during its step)");
@@ -800,9 +808,10 @@ final class BenchCommand implements Callable<Integer> {
     private static void printLoraTable(Map<String, Object> out, Map<String, Object> full, Map<String, Object> team) {
         printSetting(out);
         System.out.printf(Locale.ROOT, "libtorch %s (BLAS %s, oneDNN %s, huge pages %s); LoRA r=%s, alpha=%s, no "
-                + "dropout, on %s%n", out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("huge_pages"),
+                + "dropout, on %s%s%n", out.get("libtorch"), out.get("blas"), out.get("onednn"), out.get("huge_pages"),
                 out.get("lora_r"), out.get("lora_alpha"),
-                String.join(",", (List<String>) out.get("lora_targets")));
+                String.join(",", (List<String>) out.get("lora_targets")),
+                Boolean.TRUE.equals(out.get("lora_autocast")) ? "; autocast: the adapters' products in the base's dtype" : "");
         System.out.printf(Locale.ROOT, "full: %s models%s, generating one after the other; lora: one "
                 + "frozen base, %s%n", full.get("agents"), Boolean.TRUE.equals(team.get("generation_only")) ? ""
                 : " with their own AdamW", Boolean.TRUE.equals(team.get("team_generation"))

@@ -64,11 +64,18 @@ final class PytorchBaselines {
         return out;
     }
 
-    /** The transformers + peft team baseline of {@code bench --lora R}. */
-    static Baseline peft(int rank, List<String> targets) {
-        return new Baseline("peft", "peft_step.py", List.of("--lora", "" + rank, "--lora-targets",
-                String.join(",", targets), "--adamw", "fused"),
-                "transformers + peft, one base with N adapters, mixed-adapter team generation, AdamW fused");
+    /**
+     * The transformers + peft team baseline of {@code bench --lora R}; with {@code autocast} its passes run
+     * under {@code torch.autocast} (bfloat16), as {@code bench --lora-autocast} runs ours.
+     */
+    static Baseline peft(int rank, List<String> targets, boolean autocast) {
+        List<String> args = new java.util.ArrayList<>(List.of("--lora", "" + rank, "--lora-targets",
+                String.join(",", targets), "--adamw", "fused"));
+        if (autocast) {
+            args.add("--autocast");
+        }
+        return new Baseline("peft", "peft_step.py", args, "transformers + peft, one base with N adapters, mixed-adapter "
+                + "team generation, AdamW fused" + (autocast ? ", under torch.autocast (bf16)" : ""));
     }
 
     /**

@@ -72,8 +72,9 @@ import java.util.function.Consumer;
  * eval_repeats: 1              # final before/after evaluations averaged over this many passes
  * save_model: true
  * verbose: true
- * lora: {r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false}
- *                              # LoRA agents: an adapter each over frozen base weights (PEFT adapter dirs saved)
+ * lora: {r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false, autocast: false}
+ *                              # LoRA agents: an adapter each over frozen base weights (PEFT adapter dirs saved);
+ *                              # autocast: on a 16-bit base the adapters' products in its dtype (as torch.autocast)
  * agents_share_base: true      # with lora: one base for all agents, one batched rollout (default when they name one base)
  * lora_adapters: [DIR, DIR]    # PEFT adapter directories the agents start from (one per agent; null: fresh)
  * save_merged: false           # with lora: save full models with the adapters folded in (train --merge)
@@ -128,7 +129,8 @@ final class RunConfig {
             "verbose", "progress on the console (default true)",
             "critic_model", "iac/maac (and marlhf with an actor-critic rl_algorithm): the critic model",
             "critics", "one critic model per agent, instead of critic_model",
-            "lora", "{r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false}: LoRA agents",
+            "lora", "{r: 8, alpha: 16, dropout: 0.0, target_modules: all-linear, use_rslora: false, autocast: false}: LoRA agents "
+                    + "(autocast: on a bf16/f16 base the adapters' products in its dtype, as under torch.autocast)",
             "agents_share_base", "with lora: one base for all agents, one batched rollout",
             "lora_adapters", "PEFT adapter directories the agents start from (one per agent; null: fresh)",
             "save_merged", "with lora: save full models with the adapters folded in (train --merge)",

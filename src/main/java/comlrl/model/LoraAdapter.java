@@ -146,9 +146,15 @@ public final class LoraAdapter implements AutoCloseable {
             Tensor keep = Tensor.zerosOf(DType.F32, x.device(), x.shape()).uniform_(dropoutRng).gt(config.dropout());
             in = x.mul(keep.to(x.dtype())).div(1 - config.dropout());
         }
+        Tensor bw = b.get(key(layer, p));
+        if (config.autocast() && in.dtype() != aw.dtype() && (in.dtype() == DType.BF16 || in.dtype() == DType.F16)) {
+            // as under torch.autocast: the products in the base's dtype on its copies of A and B (float32 sums);
+            // A and B stay float32 and get float32 gradients through the copies
+            return in.linear(aw.to(in.dtype()), null).linear(bw.to(in.dtype()), null).mul(config.scale());
+        }
         // float32 adapters on a bf16/f16 base (as PEFT's autocast_adapter_dtype): the small products in float32
         Tensor low = in.dtype() == aw.dtype() ? in : in.to(aw.dtype());
-        Tensor out = low.linear(aw, null).linear(b.get(key(layer, p)), null).mul(config.scale());
+        Tensor out = low.linear(aw, null).linear(bw, null).mul(config.scale());
         return out.dtype() == x.dtype() ? out : out.to(x.dtype());
     }
 
@@ -260,7 +266,12 @@ public final class LoraAdapter implements AutoCloseable {
      * refused.
      */
     public static LoraAdapter loadPeft(Path dir, ModelConfig model, DType dtype, Device device) {
-        LoraAdapter adapter = init(model, readPeftConfig(dir), dtype, device, 0);
+        return loadPeft(dir, model, dtype, device, false);
+    }
+
+    /** {@link #loadPeft(Path, ModelConfig, DType, Device)} with the run's {@link LoraConfig#autocast()} setting. */
+    public static LoraAdapter loadPeft(Path dir, ModelConfig model, DType dtype, Device device, boolean autocast) {
+        LoraAdapter adapter = init(model, readPeftConfig(dir).withAutocast(autocast), dtype, device, 0);
         try {
             adapter.loadWeights(dir);
         } catch (RuntimeException | Error e) {

@@ -19,8 +19,14 @@ import java.util.Set;
  * @param targetModules the projections adapted, among q_proj, k_proj, v_proj, o_proj, gate_proj,
  *        up_proj, down_proj ("all-linear" names all seven)
  * @param useRslora the rank-stabilised scale α/√r
+ * @param autocast on a 16-bit base, the adapters' products in the base's dtype on 16-bit copies of the
+ *        float32 adapters (float32 sums), as under {@code torch.autocast} (what transformers' Trainer runs
+ *        with {@code bf16=True}); false (the default): in float32, as PEFT without autocast. Not a PEFT
+ *        {@code LoraConfig} field: a setting of the run, not written into adapter directories. No effect on
+ *        a float32 base.
  */
-public record LoraConfig(int r, double alpha, double dropout, List<String> targetModules, boolean useRslora) {
+public record LoraConfig(int r, double alpha, double dropout, List<String> targetModules, boolean useRslora,
+        boolean autocast) {
     /** The decoder's linear projections, in layer order. */
     public static final List<String> PROJECTIONS = List.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
             "up_proj", "down_proj");
@@ -38,6 +44,16 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
         targetModules = List.copyOf(resolveTargets(targetModules));
     }
 
+    /** Without autocast (the adapters' products in float32). */
+    public LoraConfig(int r, double alpha, double dropout, List<String> targetModules, boolean useRslora) {
+        this(r, alpha, dropout, targetModules, useRslora, false);
+    }
+
+    /** These settings with {@link #autocast()} set to {@code on}. */
+    public LoraConfig withAutocast(boolean on) {
+        return new LoraConfig(r, alpha, dropout, targetModules, useRslora, on);
+    }
+
     /**
      * PEFT's defaults: rank 8, {@code lora_alpha} 8, no dropout, and the projections PEFT adapts by
      * default in these decoder families (q_proj and v_proj).
@@ -53,7 +69,8 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
 
     /**
      * The settings as a run's {@code lora:} section writes them ({@code r, alpha, dropout,
-     * target_modules, use_rslora}, in that order; {@link #fromMap(Map)} reads it back).
+     * target_modules, use_rslora}, in that order, and {@code autocast} when it is set; {@link
+     * #fromMap(Map)} reads it back).
      */
     public Map<String, Object> toMap() {
         Map<String, Object> map = new LinkedHashMap<>();
@@ -62,6 +79,9 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
         map.put("dropout", dropout);
         map.put("target_modules", targetModules);
         map.put("use_rslora", useRslora);
+        if (autocast) {
+            map.put("autocast", true);
+        }
         return map;
     }
 
@@ -106,14 +126,22 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
         return n;
     }
 
-    /** From a run config's {@code lora:} section ({@code r, alpha, dropout, target_modules, use_rslora}); missing keys keep {@link #defaults()}. */
+    /**
+     * From a run config's {@code lora:} section ({@code r, alpha, dropout, target_modules, use_rslora,
+     * autocast}); missing keys keep {@link #defaults()}.
+     */
     public static LoraConfig fromMap(Map<String, ?> values) {
         LoraConfig d = defaults();
         for (String key : values.keySet()) {
-            if (!List.of("r", "alpha", "lora_alpha", "dropout", "lora_dropout", "target_modules", "use_rslora").contains(key)) {
+            if (!List.of("r", "alpha", "lora_alpha", "dropout", "lora_dropout", "target_modules", "use_rslora", "autocast")
+                    .contains(key)) {
                 throw new IllegalArgumentException("lora: unknown key '" + key + "'; use r, alpha, dropout, "
-                        + "target_modules, use_rslora");
+                        + "target_modules, use_rslora, autocast");
             }
+        }
+        Object ac = values.get("autocast");
+        if (ac != null && !(ac instanceof Boolean)) {
+            throw new IllegalArgumentException("lora.autocast must be true or false, got " + ac);
         }
         Object a = values.containsKey("alpha") ? values.get("alpha") : values.get("lora_alpha");
         Object p = values.containsKey("dropout") ? values.get("dropout") : values.get("lora_dropout");
@@ -129,6 +157,6 @@ public record LoraConfig(int r, double alpha, double dropout, List<String> targe
             throw new IllegalArgumentException("lora.r must be an integer, got " + r);
         }
         return new LoraConfig(r.intValue(), number(a, "alpha", d.alpha()).doubleValue(),
-                number(p, "dropout", d.dropout()).doubleValue(), targets, Boolean.TRUE.equals(rs));
+                number(p, "dropout", d.dropout()).doubleValue(), targets, Boolean.TRUE.equals(rs), Boolean.TRUE.equals(ac));
     }
 }

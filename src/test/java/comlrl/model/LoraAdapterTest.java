@@ -100,6 +100,71 @@ class LoraAdapterTest {
         }
     }
 
+    /**
+     * {@code lora.autocast} on a bf16 base, worked by hand (q_proj of the tiny shape: in = out = 64; r = 2,
+     * α = 4, so s = 2; x = 3 everywhere, A = c = 1 + 2⁻⁸ and B = 2⁻⁸ everywhere, L = Σ delta).
+     * <pre>
+     *   float32 products:  t = 64·3·c = 192.75       delta = r(s · 2 · t · 2⁻⁸) = r(3.01171875) = 3.015625
+     *                      ∂L/∂B = s·t = 385.5      ∂L/∂A = s · 64 · 2⁻⁸ · 3 = 1.5
+     *   autocast:          r(c) = 1 (a tie, to even): t = r(64·3·1) = 192    delta = r(r(2 · 192 · 2⁻⁸) · s) = 3
+     *                      ∂L/∂B = r(s·t) = 384     ∂L/∂A = 1.5
+     * </pre>
+     * (r: rounding to bfloat16, 8 significant bits; every sum here is exact in float32.)
+     */
+    @Test
+    void autocastRunsTheProductsInTheBasesDtypeWorkedByHand() {
+        for (boolean autocast : new boolean[] {false, true}) {
+            LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false, autocast);
+            try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 1); Scope s = Scope.open()) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                try (GradMode g = GradMode.noGrad()) {
+                    a.copy_(Tensor.zerosOf(DType.F32, Device.CPU, a.shape()).add(1 + Math.scalb(1.0, -8)));
+                    b.copy_(Tensor.zerosOf(DType.F32, Device.CPU, b.shape()).add(Math.scalb(1.0, -8)));
+                }
+                Tensor x = Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(3);
+                Tensor delta = adapter.delta(x, 0, "q_proj", null);
+                assertThat(delta.dtype()).isEqualTo(DType.BF16);
+                delta.toFloat().sum().backward();
+                double expectedDelta = autocast ? 3.0 : 3.015625;
+                double expectedDb = autocast ? 384.0 : 385.5;
+                assertThat(-delta.toFloat().neg().max().item()).as("delta, autocast %s", autocast).isEqualTo(expectedDelta);
+                assertThat(delta.toFloat().max().item()).as("delta, autocast %s", autocast).isEqualTo(expectedDelta);
+                assertThat(a.grad().dtype()).isEqualTo(DType.F32);
+                assertThat(b.grad().dtype()).isEqualTo(DType.F32);
+                assertThat(-a.grad().neg().max().item()).isEqualTo(1.5);
+                assertThat(a.grad().max().item()).isEqualTo(1.5);
+                assertThat(-b.grad().neg().max().item()).as("dL/dB, autocast %s", autocast).isEqualTo(expectedDb);
+                assertThat(b.grad().max().item()).as("dL/dB, autocast %s", autocast).isEqualTo(expectedDb);
+            }
+        }
+    }
+
+    @Test
+    void autocastIsASettingOfTheRunNotOfTheAdapter() {
+        LoraConfig c = LoraConfig.fromMap(Map.of("r", 4, "alpha", 8, "autocast", true));
+        assertThat(c.autocast()).isTrue();
+        assertThat(c.toMap()).containsEntry("autocast", true);
+        assertThat(LoraConfig.fromMap(c.toMap())).isEqualTo(c);
+        assertThat(new LoraConfig(4, 8, 0, List.of("q_proj"), false).autocast()).isFalse();
+        assertThat(new LoraConfig(4, 8, 0, List.of("q_proj"), false).toMap()).doesNotContainKey("autocast");
+        assertThatThrownBy(() -> LoraConfig.fromMap(Map.of("autocast", "yes")))
+                .hasMessageContaining("lora.autocast must be true or false");
+        // on a float32 base it changes nothing
+        try (LoraAdapter plain = LoraAdapter.init(MODEL, new LoraConfig(4, 8, 0, List.of("q_proj"), false), DType.F32,
+                Device.CPU, 3);
+                LoraAdapter auto = LoraAdapter.init(MODEL, c.withAutocast(true), DType.F32, Device.CPU, 3);
+                Scope s = Scope.open(); Rng rng = new Rng(2)) {
+            try (GradMode g = GradMode.noGrad()) {
+                plain.parameters().get(1).copy_(Tensor.randn(rng, 0.5, DType.F32, Device.CPU, plain.parameters().get(1).shape()));
+                auto.parameters().get(1).copy_(plain.parameters().get(1));
+            }
+            Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 2, 3, MODEL.hiddenSize());
+            assertThat(auto.delta(x, 0, "q_proj", null).sub(plain.delta(x, 0, "q_proj", null)).abs().max().item())
+                    .isEqualTo(0.0);
+        }
+    }
+
     @Test
     void dropoutOnlyAppliesWithADropoutGenerator() {
         LoraConfig c = new LoraConfig(2, 2, 0.5, List.of("q_proj"), false);

@@ -77,7 +77,8 @@ public final class AgentSet implements AutoCloseable {
                     Path from = lora.adapter(i);
                     DType adapterDtype = LoraAdapter.trainingDtype(m.dtype());
                     LoraAdapter adapter = from != null
-                            ? LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device())
+                            ? LoraAdapter.loadPeft(from, m.config(), adapterDtype, m.device(),
+                                    lora.config() != null && lora.config().autocast())
                             : LoraAdapter.init(m.config(), lora.config(), adapterDtype, m.device(),
                                     seed * 1_000_003L + i);
                     set.adapters.add(adapter);

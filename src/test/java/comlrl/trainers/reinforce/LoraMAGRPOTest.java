@@ -160,6 +160,11 @@ class LoraMAGRPOTest {
                 }
             }
         }
+        // the run's lora.autocast reaches adapters loaded from directories (it is no field of theirs)
+        try (MAGRPOTrainer t = builder(1, LORA.withAutocast(true), null)
+                .loraAdapters(List.of(agent0, out.resolve("peft/agent_1"))).build()) {
+            assertThat(t.agents()).allSatisfy(a -> assertThat(a.model().adapter().config().autocast()).isTrue());
+        }
         // merged: full models whose forward equals base + adapter
         try (MAGRPOTrainer t = builder(1, LORA, null).mergeAdaptersOnSave(true).build()) {
             t.train();
@@ -201,7 +206,9 @@ class LoraMAGRPOTest {
         assertThat(c1.resolve("agent_0/lora_state.json")).isRegularFile();
         assertThat(Files.size(c1.resolve("optimizer_0.safetensors"))).isLessThan(Files.size(base.resolve("model.safetensors")));
         assertThat(Checkpoints.readMetadata(c1).toString()).contains("lora");
-        try (MAGRPOTrainer t = builder(2, dropout, null).build()) {
+        // resumed with lora.autocast set: a setting of the run, no part of the adapters' shape (and a no-op on
+        // this float32 base, so the run still matches bit for bit)
+        try (MAGRPOTrainer t = builder(2, dropout.withAutocast(true), null).build()) {
             t.train(checkpoints, 1, c1);
             for (int i = 0; i < 2; i++) {
                 Map<String, byte[]> now = bytes(t.agents().get(i));
