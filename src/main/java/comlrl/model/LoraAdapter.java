@@ -20,6 +20,10 @@ import java.util.Map;
  *   A ~ U(−1/√in, 1/√in)   (PEFT: kaiming_uniform_(a = √5))     B = 0   (a fresh adapter changes nothing)
  *   merged W' = W + s · B A
  * </pre>
+ * A and B are float32 over a 16-bit base (PEFT's {@code autocast_adapter_dtype}); the delta is then
+ * {@code r(s · (float(x) Aᵀ) Bᵀ)} in float32, rounded once to the base's dtype, or with {@link
+ * LoraConfig#autocast()} {@code r(s · r(r(x r(A)ᵀ) r(B)ᵀ))} (r: rounding to the base's dtype; float32
+ * sums), as under {@code torch.autocast}.
  * The adapter owns only these tensors; the base weights stay frozen and shared. Parameters are
  * named as PEFT names them in {@code adapter_model.safetensors}
  * ({@code base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight}).
