@@ -68,4 +68,44 @@ class LoraPeftPythonTest {
             assertThat(ours[i]).as("logit %d", i).isCloseTo(theirs[i], within(1e-4));
         }
     }
+
+    /**
+     * {@code lora.autocast} against PEFT under {@code torch.autocast}, and the default against PEFT without
+     * it: on the hand-worked inputs of {@link LoraAdapterTest#autocastRunsTheProductsInTheBasesDtypeWorkedByHand}
+     * (every sum exact in float32, so only the bf16 roundings can differ) the delta and both gradients are
+     * equal, bit for bit.
+     */
+    @Test
+    void autocastGivesPeftsNumbersUnderTorchAutocast() throws Exception {
+        assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, peft"), "python with torch and peft is not available");
+        Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "src/test/python/peft_lora_autocast.py")
+                .redirectErrorStream(false).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isZero();
+        JsonNode peft = new ObjectMapper().readTree(out);
+        for (boolean autocast : new boolean[] {false, true}) {
+            JsonNode theirs = peft.get(autocast ? "autocast" : "float32");
+            assertThat(theirs.get("delta_dtype").asText()).isEqualTo("torch.bfloat16");
+            assertThat(theirs.get("grad_dtype").asText()).isEqualTo("torch.float32");
+            LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false, autocast);
+            try (LoraAdapter adapter = LoraAdapter.init(LoraAdapterTest.MODEL, c, DType.F32, Device.CPU, 1);
+                    Scope s = Scope.open()) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                try (GradMode g = GradMode.noGrad()) {
+                    a.fill_(1 + Math.scalb(1.0, -8));
+                    b.fill_(Math.scalb(1.0, -8));
+                }
+                Tensor delta = adapter.delta(Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(3), 0, "q_proj", null);
+                delta.toFloat().sum().backward();
+                String as = "autocast " + autocast;
+                assertThat(delta.dtype()).isEqualTo(DType.BF16);
+                assertThat(delta.toFloat().toDoubleArray()).as(as).containsOnly(theirs.get("delta").asDouble());
+                assertThat(a.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dA").asDouble());
+                assertThat(b.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
+            }
+        }
+    }
 }

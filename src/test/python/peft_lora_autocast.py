@@ -1,0 +1,49 @@
+"""PEFT's LoRA delta on a bfloat16 base, with and without torch.autocast, on hand-worked inputs.
+
+Usage: python peft_lora_autocast.py
+A bias-free bf16 Linear(64, 64) with zero weight (so its output is the adapter's delta) under a PEFT
+LoRA adapter r 2, lora_alpha 4 (float32, PEFT's autocast_adapter_dtype); A = 1 + 2^-8, B = 2^-8,
+x = 3 everywhere, L = sum(delta). Prints {"float32": {...}, "autocast": {...}}, each with the delta's
+dtype and value and dL/dA, dL/dB (their dtype and value): every element is the same. Used by
+comlrl.model.LoraPeftPythonTest (tag "python").
+"""
+import json
+
+import torch
+from peft import LoraConfig, get_peft_model
+
+
+class Projection(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj = torch.nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        return self.q_proj(x)
+
+
+def main():
+    base = Projection().to(torch.bfloat16)
+    torch.nn.init.zeros_(base.q_proj.weight)
+    model = get_peft_model(base, LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj"]))
+    a = model.base_model.model.q_proj.lora_A["default"].weight
+    b = model.base_model.model.q_proj.lora_B["default"].weight
+    out = {}
+    for name, autocast in (("float32", False), ("autocast", True)):
+        with torch.no_grad():
+            a.fill_(1 + 2 ** -8)
+            b.fill_(2 ** -8)
+        a.grad = b.grad = None
+        x = torch.full((1, 1, 64), 3.0, dtype=torch.bfloat16)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            y = model(x)
+        y.float().sum().backward()
+        for t in (y, a.grad, b.grad):
+            assert torch.all(t == t.flatten()[0]), "elements differ"
+        out[name] = {"delta_dtype": str(y.dtype), "delta": y.flatten()[0].item(),
+                     "grad_dtype": str(a.grad.dtype), "dA": a.grad.flatten()[0].item(), "dB": b.grad.flatten()[0].item()}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
