@@ -69,7 +69,7 @@ final class PytorchBaselines {
      * under {@code torch.autocast} (bfloat16), as {@code bench --lora-autocast} runs ours.
      */
     static Baseline peft(int rank, List<String> targets, boolean autocast) {
-        List<String> args = new java.util.ArrayList<>(List.of("--lora", "" + rank, "--lora-targets",
+        List<String> args = new ArrayList<>(List.of("--lora", "" + rank, "--lora-targets",
                 String.join(",", targets), "--adamw", "fused"));
         if (autocast) {
             args.add("--autocast");
