@@ -730,8 +730,7 @@ public final class DecoderLm implements AutoCloseable {
             if (adapter == null && batch != null) {
                 return batch.added(x, layer, new int[] {which}, new Tensor[] {y})[0];
             }
-            Tensor delta = adapter != null ? adapter.delta(x, layer, LoraConfig.PROJECTIONS.get(which), dropout) : null;
-            return delta == null ? y : y.add(delta);
+            return adapter == null ? y : adapter.added(y, x, layer, LoraConfig.PROJECTIONS.get(which), dropout);
         }
 
         /**

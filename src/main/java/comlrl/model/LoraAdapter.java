@@ -20,10 +20,11 @@ import java.util.Map;
  *   A ~ U(−1/√in, 1/√in)   (PEFT: kaiming_uniform_(a = √5))     B = 0   (a fresh adapter changes nothing)
  *   merged W' = W + s · B A
  * </pre>
- * A and B are float32 over a 16-bit base (PEFT's {@code autocast_adapter_dtype}); the delta is then
- * {@code r(s · (float(x) Aᵀ) Bᵀ)} in float32, rounded once to the base's dtype, or with {@link
- * LoraConfig#autocast()} {@code r(s · r(r(x r(A)ᵀ) r(B)ᵀ))} (r: rounding to the base's dtype; float32
- * sums), as under {@code torch.autocast}.
+ * A and B are float32 over a 16-bit base (PEFT's {@code autocast_adapter_dtype}); the adapted
+ * projection is then {@code r(float(y) + s · (float(x) Aᵀ) Bᵀ)}, the float32 delta added to the
+ * base's output y in float32 and the sum rounded once to the base's dtype, as PEFT rounds it
+ * ({@link #added}), or with {@link LoraConfig#autocast()} {@code r(y + r(s · r(r(x r(A)ᵀ) r(B)ᵀ)))}
+ * (r: rounding to the base's dtype; float32 sums), as under {@code torch.autocast}.
  * The adapter owns only these tensors; the base weights stay frozen and shared. Parameters are
  * named as PEFT names them in {@code adapter_model.safetensors}
  * ({@code base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight}).
@@ -135,7 +136,8 @@ public final class LoraAdapter implements AutoCloseable {
 
     /**
      * {@code s · dropout(x) Aᵀ Bᵀ} of projection {@code p} of layer {@code layer}, or null when it is
-     * not adapted.
+     * not adapted, in x's dtype (float32 adapters over a 16-bit base: the float32 delta rounded once).
+     * To add it to the base's output as a model does, use {@link #added}.
      *
      * @param dropoutRng draws the dropout mask (training); null for none (evaluation, generation)
      */
@@ -144,14 +146,9 @@ public final class LoraAdapter implements AutoCloseable {
         if (aw == null) {
             return null;
         }
-        Tensor in = x;
-        if (dropoutRng != null && config.dropout() > 0) {
-            // inverted dropout: keep with probability 1 − p, scaled by 1/(1 − p)
-            Tensor keep = Tensor.zerosOf(DType.F32, x.device(), x.shape()).uniform_(dropoutRng).gt(config.dropout());
-            in = x.mul(keep.to(x.dtype())).div(1 - config.dropout());
-        }
+        Tensor in = dropout(x, dropoutRng);
         Tensor bw = b.get(key(layer, p));
-        if (config.autocast() && in.dtype() != aw.dtype() && (in.dtype() == DType.BF16 || in.dtype() == DType.F16)) {
+        if (autocasts(in, aw)) {
             // as under torch.autocast: the products in the base's dtype on its copies of A and B (float32 sums);
             // A and B stay float32 and get float32 gradients through the copies
             return in.linear(aw.to(in.dtype()), null).linear(bw.to(in.dtype()), null).mul(config.scale());
@@ -160,6 +157,46 @@ public final class LoraAdapter implements AutoCloseable {
         Tensor low = in.dtype() == aw.dtype() ? in : in.to(aw.dtype());
         Tensor out = low.linear(aw, null).linear(bw, null).mul(config.scale());
         return out.dtype() == x.dtype() ? out : out.to(x.dtype());
+    }
+
+    /**
+     * The base's output {@code y = x Wᵀ + b} of projection {@code p} of layer {@code layer} plus
+     * {@link #delta}, with PEFT's roundings: float32 adapters over a 16-bit base give
+     * <pre>
+     *   r(float(y) + s · (float(x) Aᵀ) Bᵀ)        one rounding r to the base's dtype, of the sum
+     * </pre>
+     * as PEFT's {@code result + lora_B(lora_A(x)) * scaling} (a 16-bit result plus a float32 delta
+     * is float32) rounded back with {@code result.to(torch_result_dtype)}; rounding the delta first
+     * and then the sum, {@code r(y + r(Δ))}, differs where the sum lies near a tie (y = 1, Δ = 2⁻⁸ + 2⁻¹⁶:
+     * PEFT 1 + 2⁻⁷, the other 1). Under {@link LoraConfig#autocast()} and where y and the adapters
+     * share a dtype, {@code y + delta}, as PEFT computes them there. The scale and y are added into
+     * the float32 product in place, so the only new tensor is the rounded sum.
+     */
+    public Tensor added(Tensor y, Tensor x, int layer, String p, Rng dropoutRng) {
+        Tensor aw = a.get(key(layer, p));
+        if (aw == null) {
+            return y;
+        }
+        Tensor in = dropout(x, dropoutRng);
+        if (autocasts(in, aw) || in.dtype() == aw.dtype()) {
+            return y.add(delta(in, layer, p, null)); // in: x after dropout
+        }
+        Tensor u = in.to(aw.dtype()).linear(aw, null).linear(b.get(key(layer, p)), null); // float32 (x Aᵀ) Bᵀ
+        return u.mul_(config.scale()).add_(y, 1.0).to(y.dtype());
+    }
+
+    /** Whether the products run in the 16-bit base's dtype ({@link LoraConfig#autocast()}). */
+    private boolean autocasts(Tensor in, Tensor aw) {
+        return config.autocast() && in.dtype() != aw.dtype() && (in.dtype() == DType.BF16 || in.dtype() == DType.F16);
+    }
+
+    /** x through inverted dropout (keep with probability 1 − p, scaled by 1/(1 − p)), or x itself. */
+    private Tensor dropout(Tensor x, Rng dropoutRng) {
+        if (dropoutRng == null || config.dropout() <= 0) {
+            return x;
+        }
+        Tensor keep = Tensor.zerosOf(DType.F32, x.device(), x.shape()).uniform_(dropoutRng).gt(config.dropout());
+        return x.mul(keep.to(x.dtype())).div(1 - config.dropout());
     }
 
     /**

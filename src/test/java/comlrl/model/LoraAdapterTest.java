@@ -114,14 +114,9 @@ class LoraAdapterTest {
     @Test
     void autocastRunsTheProductsInTheBasesDtypeWorkedByHand() {
         for (boolean autocast : new boolean[] {false, true}) {
-            LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false, autocast);
-            try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 1); Scope s = Scope.open()) {
+            try (LoraAdapter adapter = filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -8)); Scope s = Scope.open()) {
                 Tensor a = adapter.parameters().get(0);
                 Tensor b = adapter.parameters().get(1);
-                try (GradMode g = GradMode.noGrad()) {
-                    a.copy_(Tensor.zerosOf(DType.F32, Device.CPU, a.shape()).add(1 + Math.scalb(1.0, -8)));
-                    b.copy_(Tensor.zerosOf(DType.F32, Device.CPU, b.shape()).add(Math.scalb(1.0, -8)));
-                }
                 Tensor x = Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(3);
                 Tensor delta = adapter.delta(x, 0, "q_proj", null);
                 assertThat(delta.dtype()).isEqualTo(DType.BF16);
@@ -138,6 +133,103 @@ class LoraAdapterTest {
                 assertThat(b.grad().max().item()).as("dL/dB, autocast %s", autocast).isEqualTo(expectedDb);
             }
         }
+    }
+
+    /**
+     * The adapted projection on a bf16 base rounds {@code y + Δ} once, as PEFT does, worked by hand
+     * (q_proj of the tiny shape: in = out = 64; r = 2, α = 4, so s = 2; W = 2⁻⁶, x = 1, A = c = 1 + 2⁻⁸,
+     * B = 2⁻¹⁶ everywhere; L = Σ output):
+     * <pre>
+     *   y = 64 · 2⁻⁶ = 1        t = 64·c = 64.25        Δ = s · 2 · t · 2⁻¹⁶ = 2⁻⁸ + 2⁻¹⁶   (all exact in float32)
+     *   float32 adapters:  r(y + Δ) = 1 + 2⁻⁷ = 1.0078125   (above the midpoint 1 + 2⁻⁸)
+     *                      (r(y + r(Δ)) = 1: r(Δ) = 2⁻⁸, a tie to even, then 1 + 2⁻⁸, a tie to even)
+     *                      ∂L/∂B = s·t = 128.5     ∂L/∂A = s · Σ_o B · x = 2 · 64 · 2⁻¹⁶ = 2⁻⁹
+     *   autocast:          r(c) = 1: t = 64, Δ = 2⁻⁸, r(y + Δ) = 1 (a tie to even)    ∂L/∂B = 128   ∂L/∂A = 2⁻⁹
+     * </pre>
+     * PEFT's own numbers for the same inputs are checked in {@link LoraPeftPythonTest}.
+     */
+    @Test
+    void addedRoundsTheSumOnceAsPeftDoesWorkedByHand() {
+        for (boolean autocast : new boolean[] {false, true}) {
+            try (LoraAdapter adapter = filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -16)); Scope s = Scope.open()) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                Tensor w = Tensor.zerosOf(DType.BF16, Device.CPU, 64, 64).add(Math.scalb(1.0, -6));
+                Tensor x = Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(1);
+                Tensor out = adapter.added(x.linear(w, null), x, 0, "q_proj", null);
+                assertThat(out.dtype()).isEqualTo(DType.BF16);
+                out.toFloat().sum().backward();
+                double expected = autocast ? 1.0 : 1.0078125;
+                assertThat(-out.toFloat().neg().max().item()).as("output, autocast %s", autocast).isEqualTo(expected);
+                assertThat(out.toFloat().max().item()).as("output, autocast %s", autocast).isEqualTo(expected);
+                double expectedDb = autocast ? 128.0 : 128.5;
+                assertThat(-b.grad().neg().max().item()).as("dL/dB, autocast %s", autocast).isEqualTo(expectedDb);
+                assertThat(b.grad().max().item()).as("dL/dB, autocast %s", autocast).isEqualTo(expectedDb);
+                assertThat(-a.grad().neg().max().item()).isEqualTo(Math.scalb(1.0, -9));
+                assertThat(a.grad().max().item()).isEqualTo(Math.scalb(1.0, -9));
+                assertThat(a.grad().dtype()).isEqualTo(DType.F32);
+                assertThat(b.grad().dtype()).isEqualTo(DType.F32);
+                // the delta alone, rounded, then added: the double rounding the sum avoids
+                try (GradMode g = GradMode.noGrad()) {
+                    assertThat(x.linear(w, null).add(adapter.delta(x, 0, "q_proj", null)).toFloat().max().item())
+                            .isEqualTo(1.0);
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code added} is {@code r(float(y) + s·(float(x) Aᵀ) Bᵀ)} bit for bit on random bf16 inputs, for a
+     * power-of-two scale (α = 8, r = 4) and another (α = 6, r = 4: s = 1.5), with
+     * the gradients of that formula under autograd; over a float32 base it is {@code y + delta}.
+     */
+    @Test
+    void addedIsTheFloat32SumRoundedOnceOnRandomInputs() {
+        for (double alpha : new double[] {8, 6}) {
+            LoraConfig c = new LoraConfig(4, alpha, 0, List.of("q_proj"), false);
+            try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 5); Scope s = Scope.open();
+                    Rng rng = new Rng(9)) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                try (GradMode g = GradMode.noGrad()) {
+                    b.copy_(Tensor.randn(rng, 1.0, DType.F32, Device.CPU, b.shape())); // Δ as large as y: many near-ties
+                }
+                Tensor w = Tensor.randn(rng, 0.2, DType.F32, Device.CPU, 64, 64).to(DType.BF16);
+                Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 3, 5, 64).to(DType.BF16);
+                Tensor upstream = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 3, 5, 64);
+                Tensor ours = adapter.added(x.linear(w, null), x, 0, "q_proj", null);
+                ours.toFloat().mul(upstream).sum().backward();
+                Tensor oursDa = a.grad().mul(1.0);
+                Tensor oursDb = b.grad().mul(1.0);
+                a.zeroGrad();
+                b.zeroGrad();
+                Tensor formula = x.linear(w, null).toFloat()
+                        .add(x.toFloat().linear(a, null).linear(b, null).mul(c.scale())).to(DType.BF16);
+                formula.toFloat().mul(upstream).sum().backward();
+                assertThat(ours.bitEquals(formula)).as("values, alpha %s", alpha).isTrue();
+                assertThat(oursDa.bitEquals(a.grad())).as("dL/dA, alpha %s", alpha).isTrue();
+                assertThat(oursDb.bitEquals(b.grad())).as("dL/dB, alpha %s", alpha).isTrue();
+                try (GradMode g = GradMode.noGrad()) {
+                    Tensor twice = x.linear(w, null).add(adapter.delta(x, 0, "q_proj", null));
+                    assertThat(twice.bitEquals(formula)).as("rounding twice differs somewhere, alpha %s", alpha).isFalse();
+                    Tensor xf = x.toFloat();
+                    Tensor wf = w.toFloat();
+                    assertThat(adapter.added(xf.linear(wf, null), xf, 0, "q_proj", null)
+                            .bitEquals(xf.linear(wf, null).add(adapter.delta(xf, 0, "q_proj", null)))).isTrue();
+                }
+            }
+        }
+    }
+
+    /** A q_proj adapter of the tiny shape (r = 2, α = 4: s = 2), float32, with A = a and B = b everywhere. */
+    static LoraAdapter filledAdapter(boolean autocast, double a, double b) {
+        LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false, autocast);
+        LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 1);
+        try (GradMode g = GradMode.noGrad()) {
+            adapter.parameters().get(0).fill_(a);
+            adapter.parameters().get(1).fill_(b);
+        }
+        return adapter;
     }
 
     @Test

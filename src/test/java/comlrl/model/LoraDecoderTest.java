@@ -10,6 +10,7 @@ import comlrl.tensor.Rng;
 import comlrl.tensor.Scope;
 import comlrl.tensor.Tensor;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A LoRA adapter view over a shared decoder: zero-init identity, equality with the merged model, gradients to A and B only. */
@@ -117,6 +118,51 @@ class LoraDecoderTest {
                 }
                 assertThat(maxDifference(plain, gradients(noDropout, false))).isGreaterThan(1e-6);
             }
+        }
+    }
+
+    /**
+     * In a bf16 model, an adapted projection is {@code r(float(y) + Δ)}, one rounding as PEFT's (see
+     * {@link LoraAdapter#added}): a tiny model whose attention is zero (q, k, v, o and their biases) and
+     * whose second layer is zero passes {@code h = e + down(silu(gate(n)) · up(n))} with n the first
+     * layer's normed embedding e, so its final hidden state is computable from the same operations; with
+     * a float32 adapter on down_proj it must be {@code rmsNorm(e + added(down(g), g))}, not the
+     * delta rounded before the sum.
+     */
+    @Test
+    void aBf16ModelRoundsEachAdaptedProjectionsSumOnce() {
+        ModelConfig bf16 = ModelPresets.config("qwen2", "tiny", 64, 1, 2, "bfloat16");
+        LoraConfig c = new LoraConfig(4, 8, 0, List.of("down_proj"), false);
+        try (DecoderLm base = DecoderLm.random(bf16, DType.BF16, Device.CPU, 3);
+                LoraAdapter adapter = LoraAdapter.init(bf16, c, LoraAdapter.trainingDtype(DType.BF16), Device.CPU, 4);
+                DecoderLm agent = base.withAdapter(adapter);
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(8)) {
+            Map<String, Tensor> w = base.namedParameters();
+            w.forEach((name, t) -> {
+                if (name.contains("self_attn.") || name.startsWith(DecoderLm.layer(1, ""))
+                        && !name.endsWith("layernorm.weight")) {
+                    t.fill_(0);
+                }
+            });
+            Tensor b0 = adapter.parameters().get(1);
+            b0.copy_(Tensor.randn(rng, 1.0, DType.F32, Device.CPU, b0.shape())); // Δ as large as y: many near-ties
+            Tensor ids = Tensor.ofLongs(IDS, Device.CPU, 1, IDS.length);
+            Tensor pos = Tensor.ofLongs(new long[] {0, 1, 2, 3, 4, 5}, Device.CPU, 1, IDS.length);
+            Tensor hidden = agent.forward(ids, pos, null, null, 0).hidden();
+            Tensor e = Tensor.embedding(w.get("model.embed_tokens.weight"), ids);
+            String l0 = DecoderLm.layer(0, "");
+            Tensor n = e.rmsNorm(w.get(l0 + "post_attention_layernorm.weight"), bf16.rmsNormEps());
+            Tensor gated = n.linear(w.get(l0 + "mlp.gate_proj.weight"), null).silu()
+                    .mul(n.linear(w.get(l0 + "mlp.up_proj.weight"), null));
+            Tensor down = w.get(l0 + "mlp.down_proj.weight");
+            Tensor finalNorm = w.get("model.norm.weight");
+            Tensor once = e.add(adapter.added(gated.linear(down, null), gated, 0, "down_proj", null))
+                    .rmsNorm(finalNorm, bf16.rmsNormEps());
+            Tensor twice = e.add(gated.linear(down, null).add(adapter.delta(gated, 0, "down_proj", null)))
+                    .rmsNorm(finalNorm, bf16.rmsNormEps());
+            assertThat(hidden.dtype()).isEqualTo(DType.BF16);
+            assertThat(hidden.bitEquals(once)).isTrue();
+            assertThat(twice.bitEquals(once)).as("the delta rounded first differs somewhere").isFalse();
         }
     }
 

@@ -77,27 +77,15 @@ class LoraPeftPythonTest {
      */
     @Test
     void autocastGivesPeftsNumbersUnderTorchAutocast() throws Exception {
-        assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, peft"), "python with torch and peft is not available");
-        Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "src/test/python/peft_lora_autocast.py")
-                .redirectErrorStream(false).start();
-        byte[] out = p.getInputStream().readAllBytes();
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(err).isZero();
-        JsonNode peft = new ObjectMapper().readTree(out);
+        JsonNode peft = peftAutocastNumbers();
         for (boolean autocast : new boolean[] {false, true}) {
             JsonNode theirs = peft.get(autocast ? "autocast" : "float32");
             assertThat(theirs.get("delta_dtype").asText()).isEqualTo("torch.bfloat16");
             assertThat(theirs.get("grad_dtype").asText()).isEqualTo("torch.float32");
-            LoraConfig c = new LoraConfig(2, 4, 0, List.of("q_proj"), false, autocast);
-            try (LoraAdapter adapter = LoraAdapter.init(LoraAdapterTest.MODEL, c, DType.F32, Device.CPU, 1);
+            try (LoraAdapter adapter = LoraAdapterTest.filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -8));
                     Scope s = Scope.open()) {
                 Tensor a = adapter.parameters().get(0);
                 Tensor b = adapter.parameters().get(1);
-                try (GradMode g = GradMode.noGrad()) {
-                    a.fill_(1 + Math.scalb(1.0, -8));
-                    b.fill_(Math.scalb(1.0, -8));
-                }
                 Tensor delta = adapter.delta(Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(3), 0, "q_proj", null);
                 delta.toFloat().sum().backward();
                 String as = "autocast " + autocast;
@@ -107,5 +95,47 @@ class LoraPeftPythonTest {
                 assertThat(b.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
             }
         }
+    }
+
+    /**
+     * The adapted projection's output {@code y + Δ} on a bf16 base against PEFT's, with and without
+     * {@code torch.autocast}, on the hand-worked inputs of {@link
+     * LoraAdapterTest#addedRoundsTheSumOnceAsPeftDoesWorkedByHand} (y = 1, Δ = 2⁻⁸ + 2⁻¹⁶: the sum rounded
+     * once is 1 + 2⁻⁷, rounded after the delta's own rounding 1): the output and both gradients are equal,
+     * bit for bit.
+     */
+    @Test
+    void theAdaptedProjectionRoundsItsSumAsPeftDoes() throws Exception {
+        JsonNode peft = peftAutocastNumbers().get("sum");
+        for (boolean autocast : new boolean[] {false, true}) {
+            JsonNode theirs = peft.get(autocast ? "autocast" : "float32");
+            assertThat(theirs.get("delta_dtype").asText()).isEqualTo("torch.bfloat16");
+            try (LoraAdapter adapter = LoraAdapterTest.filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -16));
+                    Scope s = Scope.open()) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                Tensor w = Tensor.zerosOf(DType.BF16, Device.CPU, 64, 64).add(Math.scalb(1.0, -6));
+                Tensor x = Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(1);
+                Tensor out = adapter.added(x.linear(w, null), x, 0, "q_proj", null);
+                out.toFloat().sum().backward();
+                String as = "autocast " + autocast;
+                assertThat(out.dtype()).isEqualTo(DType.BF16);
+                assertThat(out.toFloat().toDoubleArray()).as(as).containsOnly(theirs.get("delta").asDouble());
+                assertThat(a.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dA").asDouble());
+                assertThat(b.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
+            }
+        }
+    }
+
+    /** What {@code src/test/python/peft_lora_autocast.py} prints: PEFT's numbers for both cases. */
+    private static JsonNode peftAutocastNumbers() throws Exception {
+        assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, peft"), "python with torch and peft is not available");
+        Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "src/test/python/peft_lora_autocast.py")
+                .redirectErrorStream(false).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isZero();
+        return new ObjectMapper().readTree(out);
     }
 }
