@@ -208,10 +208,15 @@ public final class LoraAdapter implements AutoCloseable {
         return baseDtype == DType.BF16 || baseDtype == DType.F16 ? DType.F32 : baseDtype;
     }
 
-    /** {@code W + s · B A} for projection {@code p} of layer {@code layer} ({@code W} itself when not adapted). */
+    /**
+     * {@code W + s · B A} for projection {@code p} of layer {@code layer} ({@code W} itself when not
+     * adapted), as PEFT's {@code merge_and_unload()} makes it: {@code s · B A} in the adapters' dtype,
+     * added to W in that dtype and rounded once to W's ({@code weight.data += delta_weight}); PEFT's
+     * {@code safe_merge=True} rounds the delta first, which differs near ties.
+     */
     public Tensor merged(Tensor w, int layer, String p) {
         Tensor aw = a.get(key(layer, p));
-        return aw == null ? w : w.add(b.get(key(layer, p)).matmul(aw).mul(config.scale()).to(w.dtype()));
+        return aw == null ? w : b.get(key(layer, p)).matmul(aw).mul(config.scale()).add_(w, 1.0).to(w.dtype());
     }
 
     /** Whether every B is zero, so that this adapter changes nothing (a fresh one). */

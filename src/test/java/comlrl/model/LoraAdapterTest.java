@@ -179,6 +179,23 @@ class LoraAdapterTest {
     }
 
     /**
+     * A merged 16-bit weight is {@code r(W + s·B A)}, one rounding, as PEFT's {@code merge_and_unload()}
+     * (q_proj of the tiny shape, s = 2; W = 1, A = 1 + 2⁻⁸, B = 2⁻¹⁰ everywhere):
+     * {@code s · Σ_k B A = 2 · 2 · 2⁻¹⁰ · (1 + 2⁻⁸) = 2⁻⁸ + 2⁻¹⁶}, so each merged element is 1 + 2⁻⁷ (PEFT's
+     * {@code safe_merge=True}, rounding the delta first, gives 1).
+     */
+    @Test
+    void aMergedWeightRoundsOnceAsPeftsMergeAndUnload() {
+        try (LoraAdapter adapter = filledAdapter(false, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -10));
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Tensor w = Tensor.zerosOf(DType.BF16, Device.CPU, 64, 64).add(1);
+            Tensor merged = adapter.merged(w, 0, "q_proj");
+            assertThat(merged.dtype()).isEqualTo(DType.BF16);
+            assertThat(merged.toFloat().toDoubleArray()).containsOnly(1.0078125);
+        }
+    }
+
+    /**
      * {@code added} is {@code r(float(y) + s·(float(x) Aᵀ) Bᵀ)} bit for bit on random bf16 inputs, for a
      * power-of-two scale (α = 8, r = 4) and another (α = 6, r = 4: s = 1.5), with
      * the gradients of that formula under autograd; over a float32 base it is {@code y + delta}.

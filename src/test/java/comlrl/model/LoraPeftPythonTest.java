@@ -127,7 +127,24 @@ class LoraPeftPythonTest {
         }
     }
 
-    /** What {@code src/test/python/peft_lora_autocast.py} prints: PEFT's numbers for both cases. */
+    /**
+     * A merged bf16 weight against PEFT's {@code merge_and_unload()} on the inputs of {@link
+     * LoraAdapterTest#aMergedWeightRoundsOnceAsPeftsMergeAndUnload}: equal to its default (one rounding),
+     * not to {@code safe_merge=True} (the delta rounded first).
+     */
+    @Test
+    void aMergedWeightIsPeftsMergeAndUnload() throws Exception {
+        JsonNode peft = peftAutocastNumbers().get("merged");
+        assertThat(peft.get("default").get("dtype").asText()).isEqualTo("torch.bfloat16");
+        try (LoraAdapter adapter = LoraAdapterTest.filledAdapter(false, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -10));
+                Scope s = Scope.open(); GradMode g = GradMode.noGrad()) {
+            Tensor merged = adapter.merged(Tensor.zerosOf(DType.BF16, Device.CPU, 64, 64).add(1), 0, "q_proj");
+            assertThat(merged.toFloat().toDoubleArray()).containsOnly(peft.get("default").get("value").asDouble());
+            assertThat(peft.get("safe").get("value").asDouble()).isNotEqualTo(peft.get("default").get("value").asDouble());
+        }
+    }
+
+    /** What {@code src/test/python/peft_lora_autocast.py} prints: PEFT's numbers for every case. */
     private static JsonNode peftAutocastNumbers() throws Exception {
         assumeTrue(TransformersCompatibilityTest.pythonCanImport("torch, peft"), "python with torch and peft is not available");
         Process p = new ProcessBuilder(TransformersCompatibilityTest.python(), "src/test/python/peft_lora_autocast.py")
