@@ -142,6 +142,14 @@ public final class LoraAdapter implements AutoCloseable {
      * @param dropoutRng draws the dropout mask (training); null for none (evaluation, generation)
      */
     public Tensor delta(Tensor x, int layer, String p, Rng dropoutRng) {
+        return delta(x, layer, p, dropoutRng, true);
+    }
+
+    /**
+     * {@link #delta}, or with {@code round} false, float32 adapters over a 16-bit base, the float32
+     * delta before its rounding (to add to the base's output as {@link #added} does).
+     */
+    Tensor delta(Tensor x, int layer, String p, Rng dropoutRng, boolean round) {
         Tensor aw = a.get(key(layer, p));
         if (aw == null) {
             return null;
@@ -156,7 +164,7 @@ public final class LoraAdapter implements AutoCloseable {
         // float32 adapters on a bf16/f16 base (as PEFT's autocast_adapter_dtype): the small products in float32
         Tensor low = in.dtype() == aw.dtype() ? in : in.to(aw.dtype());
         Tensor out = low.linear(aw, null).linear(bw, null).mul(config.scale());
-        return out.dtype() == x.dtype() ? out : out.to(x.dtype());
+        return out.dtype() == x.dtype() || !round ? out : out.to(x.dtype());
     }
 
     /**

@@ -164,6 +164,14 @@ public final class LoraBatch implements AutoCloseable {
      * the adapters' dtype) once for all of them: q, k, v and gate, up share their input.
      */
     public Tensor[] deltas(Tensor x, int layer, int[] which) {
+        return deltas(x, layer, which, true);
+    }
+
+    /**
+     * {@link #deltas}, or with {@code round} false, float32 adapters' products on a 16-bit base, the
+     * float32 additions before their rounding (for {@link #added}).
+     */
+    private Tensor[] deltas(Tensor x, int layer, int[] which, boolean round) {
         long rows = x.size(0);
         if (rows % total != 0) {
             throw new IllegalArgumentException("a batch of " + rows + " rows does not split into the adapter groups "
@@ -175,7 +183,7 @@ public final class LoraBatch implements AutoCloseable {
         for (int k = 0; k < which.length; k++) {
             String p = LoraConfig.PROJECTIONS.get(which[k]);
             if (!stacked) {
-                out[k] = groupByGroup(x, layer, p, rows / total);
+                out[k] = groupByGroup(x, layer, p, rows / total, round);
                 continue;
             }
             Tensor[] ab = stacks.get(LoraAdapter.key(layer, p));
@@ -196,7 +204,7 @@ public final class LoraBatch implements AutoCloseable {
             }
             Tensor d = grouped.matmul(ab[0]).matmul(ab[1]);                  // [N, rows_g·S, out]
             d = scaleInB ? d : d.mul(scale);
-            d = d.dtype() == x.dtype() ? d : d.to(x.dtype());
+            d = d.dtype() == x.dtype() || !round ? d : d.to(x.dtype());
             out[k] = d.reshape(rows, s, ab[1].size(2));
         }
         return out;
@@ -276,16 +284,20 @@ public final class LoraBatch implements AutoCloseable {
      * The base's outputs {@code ys} ({@code [B, S, out]} each) of projections {@code which} of layer
      * {@code layer} for input {@code x [B, S, in]}, each plus the row groups' adapters' addition: in
      * place where the pass qualifies ({@link #addInPlace} on the host for a bfloat16 decoding step,
-     * {@link #addProductsInPlace} on a float32 base), else {@code ys[k] + deltas[k]} ({@link #deltas}).
+     * {@link #addProductsInPlace} on a float32 base), else {@code ys[k] + deltas[k]} ({@link #deltas}),
+     * where float32 additions on a 16-bit base are added in float32 and the sum rounded once, as an
+     * agent's own forward does ({@link LoraAdapter#added}).
      */
     public Tensor[] added(Tensor x, int layer, int[] which, Tensor[] ys) {
         if (addInPlace(x, layer, which, ys) || addProductsInPlace(x, layer, which, ys)) {
             return ys;
         }
-        Tensor[] deltas = deltas(x, layer, which);
+        Tensor[] deltas = deltas(x, layer, which, false);
         Tensor[] out = new Tensor[ys.length];
         for (int k = 0; k < ys.length; k++) {
-            out[k] = deltas[k] == null ? ys[k] : ys[k].add(deltas[k]);
+            Tensor d = deltas[k];
+            // float32 additions on a 16-bit base: y + Δ in float32, rounded once (LoraAdapter.added)
+            out[k] = d == null ? ys[k] : d.dtype() == ys[k].dtype() ? ys[k].add(d) : d.add_(ys[k], 1.0).to(ys[k].dtype());
         }
         return out;
     }
@@ -373,18 +385,20 @@ public final class LoraBatch implements AutoCloseable {
     }
 
     /** One adapter at a time on its rows ({@code f} rows per share); null when none adapts {@code p}. */
-    private Tensor groupByGroup(Tensor x, int layer, String p, long f) {
+    private Tensor groupByGroup(Tensor x, int layer, String p, long f, boolean round) {
         List<Tensor> parts = new ArrayList<>();
         long start = 0;
         boolean any = false;
         long outSize = -1;
+        DType dtype = x.dtype();
         for (int g = 0; g < adapters.size(); g++) {
             long n = counts[g] * f;
-            Tensor d = adapters.get(g).delta(x.narrow(0, start, n), layer, p, null);
+            Tensor d = adapters.get(g).delta(x.narrow(0, start, n), layer, p, null, round);
             parts.add(d);
             if (d != null) {
                 any = true;
                 outSize = d.size(2);
+                dtype = d.dtype();
             }
             start += n;
         }
@@ -393,7 +407,7 @@ public final class LoraBatch implements AutoCloseable {
         }
         for (int g = 0; g < parts.size(); g++) {
             if (parts.get(g) == null) {
-                parts.set(g, Tensor.zerosOf(x.dtype(), x.device(), counts[g] * f, x.size(1), outSize));
+                parts.set(g, Tensor.zerosOf(dtype, x.device(), counts[g] * f, x.size(1), outSize));
             }
         }
         return Tensor.cat(parts, 0);

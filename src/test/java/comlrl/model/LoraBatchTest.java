@@ -126,6 +126,21 @@ class LoraBatchTest {
             // a prefill-sized pass runs the products in bfloat16 (aBf16PrefillsAdditionsAreWithinTheirRoundingBound):
             // the same agreement with each agent's own float32-adapter forward
             assertThat(worstDifference(base, List.of(a0, a1), new int[] {1, 1}, longIds(2, 40))).isLessThan(2e-2);
+            // without the host kernel (a GPU, a JVM without the vector module) the float32 products add as
+            // each agent's own forward adds them (y + Δ rounded once): the same logits, bit for bit, stacked
+            // and group by group
+            boolean host = LoraBatch.hostKernel;
+            LoraBatch.hostKernel = false;
+            try (LoraAdapter q = LoraAdapter.init(bf16, new LoraConfig(2, 6, 0, List.of("q_proj", "down_proj"), true),
+                    DType.F32, Device.CPU, 7)) {
+                try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(9)) {
+                    randomB(q, rng, 0.2);
+                }
+                assertThat(worstDifference(base, List.of(a0, a1), new int[] {3, 3})).isEqualTo(0.0);
+                assertThat(worstDifference(base, List.of(a0, q), new int[] {3, 3})).isEqualTo(0.0);
+            } finally {
+                LoraBatch.hostKernel = host;
+            }
         }
     }
 
