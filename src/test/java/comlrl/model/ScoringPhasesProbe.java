@@ -31,7 +31,11 @@ import java.util.function.Supplier;
  *       -cp target/classes:target/test-classes:$(cat cp.txt) comlrl.model.ScoringPhasesProbe \
  *       [bfloat16|float32] [reps] [parts|score|pass|all|mm|head|headpass|attn]
  * </pre>
- * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers; {@code -Dshared=true}: the 4 rows
+ * Run it with {@code bin/comlrl}'s glibc settings ({@code MALLOC_MMAP_THRESHOLD_}, {@code MALLOC_TRIM_THRESHOLD_},
+ * {@code MALLOC_TOP_PAD_}, {@code GLIBC_TUNABLES=glibc.malloc.hugetlb=1}) to measure what training sees:
+ * without them a pass spends much of its time clearing fresh pages (it says so when they are missing).
+ * {@code -Dlayers=N} (before {@code -cp}): the 0.5B shape with N layers; {@code -Dbatch=N}: N rows in
+ * place of 4 (a team's rows in one pass); {@code -Dshared=true}: the rows
  * continue one prompt (the G samples of a prompt, scored with it computed once); {@code -Dlora=P,...}
  * (or {@code all-linear}): {@code pass} and {@code score} train a rank-16 adapter (α 32) on projections P of
  * the frozen model, in the adapters' training dtype ({@code -DloraBf16=true}: in the model's 16-bit
@@ -42,7 +46,8 @@ import java.util.function.Supplier;
  * layer, of the head, and attention at decoding shapes, in several layouts, without autograd.
  */
 public final class ScoringPhasesProbe {
-    private static final long B = 4;
+    /** Rows (sequences) of a pass: {@code -Dbatch=N}, 4 by default (one agent's G = 4). */
+    private static final long B = Long.getLong("batch", 4);
     private static final long PROMPT = 64;
     private static final long NEW = 32;
     private static final long S = PROMPT + NEW;
@@ -63,8 +68,12 @@ public final class ScoringPhasesProbe {
             config = ModelConfig.fromJson(n, "probe config");
         }
         DType dtype = config.dtype();
-        System.out.printf("dtype %s, threads %d, reps %d, VmHWM at start %d MiB%n", dtype, Engine.numThreads(),
-                reps, hwm());
+        System.out.printf("dtype %s, threads %d, rows %d, reps %d, VmHWM at start %d MiB%n", dtype, Engine.numThreads(),
+                B, reps, hwm());
+        if (System.getenv("MALLOC_MMAP_THRESHOLD_") == null || System.getenv("GLIBC_TUNABLES") == null) {
+            System.out.println("note: without bin/comlrl's MALLOC_* and GLIBC_TUNABLES settings the passes clear "
+                    + "fresh pages that training reuses (see the class comment)");
+        }
         if (what.equals("headpass")) {
             headPass(config, dtype, reps);
             return;
@@ -188,7 +197,7 @@ public final class ScoringPhasesProbe {
                 long[] lens = {96, 80, 70, 90};
                 long[] valid = new long[(int) (B * S)];
                 for (int b = 0; b < B; b++) {
-                    for (long j = S - lens[b]; j < S; j++) {
+                    for (long j = S - lens[b % lens.length]; j < S; j++) {
                         valid[(int) (b * S + j)] = 1;
                     }
                 }
@@ -465,10 +474,13 @@ public final class ScoringPhasesProbe {
             for (int i = 0; i < B; i++) {
                 int from = Boolean.getBoolean("shared") ? 0 : (int) (i * S); // -Dshared=true: one prompt, as G samples of it
                 prompts.add(Arrays.copyOfRange(ids, from, (int) (from + PROMPT)));
-                completions.add(Arrays.copyOfRange(ids, (int) (i * S + PROMPT), (int) (i * S + S - i * 3)));
+                completions.add(Arrays.copyOfRange(ids, (int) (i * S + PROMPT), (int) (i * S + S - (i % 4) * 3)));
             }
         }
-        double[] weights = {0.5, -0.25, 1.0, -1.0};
+        double[] weights = new double[(int) B];
+        for (int i = 0; i < B; i++) {
+            weights[i] = new double[] {0.5, -0.25, 1.0, -1.0}[i % 4];
+        }
         List<Double> score = new ArrayList<>();
         List<Double> step = new ArrayList<>();
         for (int r = 0; r < reps + 1; r++) {
