@@ -154,16 +154,16 @@ public final class LoraAdapter implements AutoCloseable {
         if (aw == null) {
             return null;
         }
-        Tensor in = dropout(x, dropoutRng);
         Tensor bw = b.get(key(layer, p));
-        if (autocasts(in, aw)) {
+        if (autocasts(x, aw)) {
             // as under torch.autocast: the products in the base's dtype on its copies of A and B (float32 sums);
-            // A and B stay float32 and get float32 gradients through the copies
-            return in.linear(aw.to(in.dtype()), null).linear(bw.to(in.dtype()), null).mul(config.scale());
+            // A and B stay float32 and get float32 gradients through the copies; PEFT's dropout runs on the
+            // float32 input first
+            Tensor in = drops(dropoutRng) ? dropout(x, aw.dtype(), dropoutRng).to(x.dtype()) : x;
+            return in.linear(aw.to(x.dtype()), null).linear(bw.to(x.dtype()), null).mul(config.scale());
         }
         // float32 adapters on a bf16/f16 base (as PEFT's autocast_adapter_dtype): the small products in float32
-        Tensor low = in.dtype() == aw.dtype() ? in : in.to(aw.dtype());
-        Tensor out = low.linear(aw, null).linear(bw, null).mul(config.scale());
+        Tensor out = dropout(x, aw.dtype(), dropoutRng).linear(aw, null).linear(bw, null).mul(config.scale());
         return out.dtype() == x.dtype() || !round ? out : out.to(x.dtype());
     }
 
@@ -185,11 +185,10 @@ public final class LoraAdapter implements AutoCloseable {
         if (aw == null) {
             return y;
         }
-        Tensor in = dropout(x, dropoutRng);
-        if (autocasts(in, aw) || in.dtype() == aw.dtype()) {
-            return y.add(delta(in, layer, p, null)); // in: x after dropout
+        if (autocasts(x, aw) || x.dtype() == aw.dtype()) {
+            return y.add(delta(x, layer, p, dropoutRng));
         }
-        Tensor u = in.to(aw.dtype()).linear(aw, null).linear(b.get(key(layer, p)), null); // float32 (x Aᵀ) Bᵀ
+        Tensor u = dropout(x, aw.dtype(), dropoutRng).linear(aw, null).linear(b.get(key(layer, p)), null); // (x Aᵀ) Bᵀ
         return u.mul_(config.scale()).add_(y, 1.0).to(y.dtype());
     }
 
@@ -198,13 +197,24 @@ public final class LoraAdapter implements AutoCloseable {
         return config.autocast() && in.dtype() != aw.dtype() && (in.dtype() == DType.BF16 || in.dtype() == DType.F16);
     }
 
-    /** x through inverted dropout (keep with probability 1 − p, scaled by 1/(1 − p)), or x itself. */
-    private Tensor dropout(Tensor x, Rng dropoutRng) {
-        if (dropoutRng == null || config.dropout() <= 0) {
-            return x;
+    /** Whether a pass with this generator drops inputs (training with {@code lora.dropout} above 0). */
+    private boolean drops(Rng dropoutRng) {
+        return dropoutRng != null && config.dropout() > 0;
+    }
+
+    /**
+     * x converted to {@code dtype} (the adapters'), then through inverted dropout as torch's:
+     * {@code x · (keep / (1 − p))}, keep ~ Bernoulli(1 − p), the factor in that dtype. PEFT converts
+     * the input to the adapters' dtype before its dropout, so a bf16 input is not rounded again after
+     * the scaling. Without dropout, x converted.
+     */
+    private Tensor dropout(Tensor x, DType dtype, Rng dropoutRng) {
+        Tensor in = x.dtype() == dtype ? x : x.to(dtype);
+        if (!drops(dropoutRng)) {
+            return in;
         }
         Tensor keep = Tensor.zerosOf(DType.F32, x.device(), x.shape()).uniform_(dropoutRng).gt(config.dropout());
-        return x.mul(keep.to(x.dtype())).div(1 - config.dropout());
+        return in.mul(keep.to(dtype).div(1 - config.dropout()));
     }
 
     /**

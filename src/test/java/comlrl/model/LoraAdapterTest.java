@@ -289,6 +289,48 @@ class LoraAdapterTest {
         }
     }
 
+    /**
+     * Dropout on a bf16 input, as PEFT's: the input converted to the adapters' float32 first, then
+     * {@code x · (keep / (1 − p))} (torch's dropout), so the scaled inputs are float32, not rounded to bf16
+     * (p = 0.25: a kept 1 becomes float32(4/3), where bf16 would give 1.3359375). {@code added} equals that
+     * formula bit for bit with the same mask (drawn again from the same seed), and rounding the scaled
+     * input to bf16 first would differ; under autocast the float32 scaled input is rounded to bf16 for
+     * the products, as torch.autocast rounds it.
+     */
+    @Test
+    void dropoutScalesTheFloat32InputAsPeftDoes() {
+        double p = 0.25;
+        for (boolean autocast : new boolean[] {false, true}) {
+            LoraConfig c = new LoraConfig(4, 8, p, List.of("q_proj"), false, autocast);
+            try (LoraAdapter adapter = LoraAdapter.init(MODEL, c, DType.F32, Device.CPU, 5); Scope s = Scope.open();
+                    Rng rng = new Rng(9); Rng drop = new Rng(3); Rng again = new Rng(3); GradMode g = GradMode.noGrad()) {
+                Tensor a = adapter.parameters().get(0);
+                Tensor b = adapter.parameters().get(1);
+                b.copy_(Tensor.randn(rng, 1.0, DType.F32, Device.CPU, b.shape()));
+                Tensor w = Tensor.randn(rng, 0.2, DType.F32, Device.CPU, 64, 64).to(DType.BF16);
+                Tensor x = Tensor.randn(rng, 1.0, DType.F32, Device.CPU, 3, 5, 64).to(DType.BF16);
+                Tensor ours = adapter.added(x.linear(w, null), x, 0, "q_proj", drop);
+                Tensor keep = Tensor.zerosOf(DType.F32, Device.CPU, x.shape()).uniform_(again).gt(p).toFloat();
+                Tensor scaled = x.toFloat().mul(keep.div(1 - p));                          // float32, as PEFT's
+                Tensor roundedFirst = x.mul(keep.to(DType.BF16)).div(1 - p).toFloat();     // rounded to bf16
+                assertThat(keep.sum().item()).isBetween(0.6 * keep.numel(), 0.9 * keep.numel());
+                if (autocast) {
+                    Tensor in16 = scaled.to(DType.BF16);
+                    Tensor expected = x.linear(w, null).add(in16.linear(a.to(DType.BF16), null)
+                            .linear(b.to(DType.BF16), null).mul(c.scale()));
+                    assertThat(ours.bitEquals(expected)).as("autocast").isTrue();
+                } else {
+                    Tensor expected = x.linear(w, null).toFloat()
+                            .add(scaled.linear(a, null).linear(b, null).mul(c.scale())).to(DType.BF16);
+                    Tensor other = x.linear(w, null).toFloat()
+                            .add(roundedFirst.linear(a, null).linear(b, null).mul(c.scale())).to(DType.BF16);
+                    assertThat(ours.bitEquals(expected)).isTrue();
+                    assertThat(other.bitEquals(expected)).as("the input rounded to bf16 first differs").isFalse();
+                }
+            }
+        }
+    }
+
     private static void assertClose(Tensor got, Tensor expected) {
         double[] g = got.toDoubleArray();
         double[] e = expected.toDoubleArray();
