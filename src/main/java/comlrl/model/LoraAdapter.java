@@ -160,10 +160,10 @@ public final class LoraAdapter implements AutoCloseable {
             // A and B stay float32 and get float32 gradients through the copies; PEFT's dropout runs on the
             // float32 input first
             Tensor in = drops(dropoutRng) ? dropout(x, aw.dtype(), dropoutRng).to(x.dtype()) : x;
-            return in.linear(aw.to(x.dtype()), null).linear(bw.to(x.dtype()), null).mul(config.scale());
+            return in.linear(aw.to(x.dtype()), null).linear(bw.to(x.dtype()), null).mul_(config.scale());
         }
         // float32 adapters on a bf16/f16 base (as PEFT's autocast_adapter_dtype): the small products in float32
-        Tensor out = dropout(x, aw.dtype(), dropoutRng).linear(aw, null).linear(bw, null).mul(config.scale());
+        Tensor out = dropout(x, aw.dtype(), dropoutRng).linear(aw, null).linear(bw, null).mul_(config.scale());
         return out.dtype() == x.dtype() || !round ? out : out.to(x.dtype());
     }
 
@@ -177,19 +177,21 @@ public final class LoraAdapter implements AutoCloseable {
      * is float32) rounded back with {@code result.to(torch_result_dtype)}; rounding the delta first
      * and then the sum, {@code r(y + r(Δ))}, differs where the sum lies near a tie (y = 1, Δ = 2⁻⁸ + 2⁻¹⁶:
      * PEFT 1 + 2⁻⁷, the other 1). Under {@link LoraConfig#autocast()} and where y and the adapters
-     * share a dtype, {@code y + delta}, as PEFT computes them there. The scale and y are added into
-     * the float32 product in place, so the only new tensor is the rounded sum.
+     * share a dtype, {@code y + delta}, as PEFT computes them there ({@link #roundedSum}).
      */
     public Tensor added(Tensor y, Tensor x, int layer, String p, Rng dropoutRng) {
-        Tensor aw = a.get(key(layer, p));
-        if (aw == null) {
-            return y;
-        }
-        if (autocasts(x, aw) || x.dtype() == aw.dtype()) {
-            return y.add(delta(x, layer, p, dropoutRng));
-        }
-        Tensor u = dropout(x, aw.dtype(), dropoutRng).linear(aw, null).linear(b.get(key(layer, p)), null); // (x Aᵀ) Bᵀ
-        return u.mul_(config.scale()).add_(y, 1.0).to(y.dtype());
+        Tensor d = delta(x, layer, p, dropoutRng, false);
+        return d == null ? y : roundedSum(y, d);
+    }
+
+    /**
+     * {@code y + d} in d's dtype, rounded once to y's: a 16-bit y plus a float32 d as PyTorch adds them
+     * (type promotion, then the conversion back), or the plain sum when they share a dtype. d is a
+     * fresh tensor that only this sum reads: y is added into it in place, so the only new tensor is
+     * the rounded sum.
+     */
+    static Tensor roundedSum(Tensor y, Tensor d) {
+        return d.dtype() == y.dtype() ? y.add(d) : d.add_(y, 1.0).to(y.dtype());
     }
 
     /** Whether the products run in the 16-bit base's dtype ({@link LoraConfig#autocast()}). */
@@ -234,7 +236,7 @@ public final class LoraAdapter implements AutoCloseable {
      */
     public Tensor merged(Tensor w, int layer, String p) {
         Tensor aw = a.get(key(layer, p));
-        return aw == null ? w : b.get(key(layer, p)).matmul(aw).mul(config.scale()).add_(w, 1.0).to(w.dtype());
+        return aw == null ? w : roundedSum(w, b.get(key(layer, p)).matmul(aw).mul_(config.scale()));
     }
 
     /** Whether every B is zero, so that this adapter changes nothing (a fresh one). */

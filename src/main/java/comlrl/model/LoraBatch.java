@@ -295,9 +295,7 @@ public final class LoraBatch implements AutoCloseable {
         Tensor[] deltas = deltas(x, layer, which, false);
         Tensor[] out = new Tensor[ys.length];
         for (int k = 0; k < ys.length; k++) {
-            Tensor d = deltas[k];
-            // float32 additions on a 16-bit base: y + Δ in float32, rounded once (LoraAdapter.added)
-            out[k] = d == null ? ys[k] : d.dtype() == ys[k].dtype() ? ys[k].add(d) : d.add_(ys[k], 1.0).to(ys[k].dtype());
+            out[k] = deltas[k] == null ? ys[k] : LoraAdapter.roundedSum(ys[k], deltas[k]);
         }
         return out;
     }
