@@ -619,28 +619,38 @@ public final class DecoderLm implements AutoCloseable {
     }
 
     /** The BLAS section of a forward of {@code tokens} positions (see {@link #forward}), or null. */
-    private Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
+    Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
         return tokens > BLAS_ROWS && packed == null && blasSections() ? Engine.blasSection()
-                : tokens >= ADAPTER_SECTION_TOKENS ? adapterProducts() : null;
+                : tokens >= ONE_BLAS_THREAD_TOKENS ? oneBlasThread() : null;
+    }
+
+    /** The section of a backward pass: a BLAS section in float32 on the CPU, else {@link #oneBlasThread()}. */
+    Engine.BlasSection backwardSection() {
+        return blasSections() ? Engine.blasSection() : oneBlasThread();
     }
 
     /**
-     * An adapted pass of 16-bit weights on the CPU, whose base products run in oneDNN, runs LoRA's
-     * small float32 products on one OpenBLAS thread ({@link Engine#singleThreadBlas()}); null
-     * otherwise (float32 passes may do their base products in OpenBLAS). At the 0.5B shape in bf16 a
-     * LoRA team's prefill took 103–109 ms per agent, 85–87 ms so.
+     * A pass of 16-bit weights on the CPU, whose products run in oneDNN on libtorch's threads, runs
+     * OpenBLAS on one thread ({@link Engine#singleThreadBlas()}); null otherwise (float32 and float64
+     * passes may do their base products in OpenBLAS). OpenBLAS does only float32 work in such a pass, and some of
+     * it from inside libtorch's parallel loops: attention, computed in float32 ({@link
+     * Tensor#attention}), runs its blocks' products there, and an OpenBLAS of several threads then
+     * starts its own beside the spinning OpenMP workers. At the 0.5B shape in bf16, one agent with a
+     * 512-token prompt and G = 8 (2 threads), a prefill took 23.1 s and a scoring pass 59.0 s so, and
+     * 0.61 s and 2.80 s on one OpenBLAS thread; one layer's attention of 512 positions, 867 ms forward
+     * and 1413 ms backward against 6.3 and 14.3 ms. LoRA's small float32 products gain too: a bf16
+     * LoRA team's prefill at the 0.5B shape took 103–109 ms per agent, 85–87 ms on one thread.
      */
-    private Engine.BlasSection adapterProducts() {
-        return !device.isCuda() && dtype() != DType.F32 && (adapter != null || batch != null)
-                ? Engine.singleThreadBlas() : null;
+    private Engine.BlasSection oneBlasThread() {
+        return !device.isCuda() && (dtype() == DType.BF16 || dtype() == DType.F16) ? Engine.singleThreadBlas() : null;
     }
 
     /**
-     * Forwards of fewer tokens run their adapters' products as they are: OpenBLAS keeps products of
-     * that few rows on one thread by itself, and switching its thread count costs more than it saves
-     * (a team's 12-row decoding step took ~4 ms longer with the switch).
+     * 16-bit forwards of fewer tokens leave OpenBLAS as it is: it keeps products of that few rows on
+     * one thread by itself, and switching its thread count costs more than it saves (a team's 12-row
+     * decoding step took ~4 ms longer with the switch).
      */
-    static final long ADAPTER_SECTION_TOKENS = 32;
+    static final long ONE_BLAS_THREAD_TOKENS = 32;
 
     /** Forwards of more rows than this are BLAS sections ({@link Engine#blasSection()}). */
     static final long BLAS_ROWS = 8;
@@ -1090,7 +1100,7 @@ public final class DecoderLm implements AutoCloseable {
         if (root == null) {
             releaseDecodeWeights(); // a view trains its adapter only: the shared base's packed weights stay valid
         }
-        try (Engine.BlasSection blas = blasSections() ? Engine.blasSection() : adapterProducts()) {
+        try (Engine.BlasSection blas = backwardSection()) {
             return backwardLayers(inputIds, positionIds, attentionMask, prefix, loss, backprop, checkpointing);
         }
     }

@@ -155,6 +155,16 @@ public final class Engine {
             this.restore = restore;
         }
 
+        /** Whether this is a {@link Engine#singleThreadBlas()} section. */
+        public boolean oneBlasThread() {
+            return restore < 0;
+        }
+
+        /** Whether this is a {@link Engine#blasSection()} (libtorch's operations on the calling thread). */
+        public boolean oneTorchThread() {
+            return restore > 0;
+        }
+
         @Override
         public void close() {
             if (restore > 1) {
