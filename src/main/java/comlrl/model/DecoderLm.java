@@ -637,7 +637,7 @@ public final class DecoderLm implements AutoCloseable {
      * Tensor#attention}), runs its blocks' products there, and an OpenBLAS of several threads then
      * starts its own beside the spinning OpenMP workers. At the 0.5B shape in bf16, one agent with a
      * 512-token prompt and G = 8 (2 threads), a prefill took 23.1 s and a scoring pass 59.0 s so, and
-     * 0.61 s and 2.80 s on one OpenBLAS thread; one layer's attention of 512 positions, 867 ms forward
+     * 0.51 s and 2.43 s on one OpenBLAS thread; one layer's attention of 512 positions, 867 ms forward
      * and 1413 ms backward against 6.3 and 14.3 ms. LoRA's small float32 products gain too: a bf16
      * LoRA team's prefill at the 0.5B shape took 103–109 ms per agent, 85–87 ms on one thread.
      */

@@ -50,7 +50,7 @@ class DecoderLmTest {
      * A 16-bit pass on the CPU runs OpenBLAS on one thread, with or without adapters: its attention,
      * computed in float32, runs OpenBLAS products inside libtorch's parallel loops, where OpenBLAS's own
      * threads compete with the spinning OpenMP workers (a bf16 prefill of 512 tokens at the 0.5B shape
-     * took 23.1 s on two OpenBLAS threads, 0.61 s on one). Float32 passes of many rows run libtorch on
+     * took 23.1 s on two OpenBLAS threads, 0.51 s on one). Float32 passes of many rows run libtorch on
      * one thread instead ({@link Engine#blasSection()}); float64 ones leave both as they are.
      */
     @Test

@@ -52,21 +52,34 @@ class NativePlatformTest {
     }
 
     /**
-     * Single-thread OpenBLAS sections nest (and agents on threads of their own may overlap them): the
-     * configured count comes back when the last one closes, not before.
+     * Single-thread OpenBLAS sections nest (and agents on threads of their own may overlap them).
+     * OpenBLAS stays on one thread after the last one closes (switching back and forth cost a bf16
+     * decoding step more than it saved) until a BLAS section opens with none open; one opened while
+     * another thread's single-thread section is open leaves OpenBLAS on one thread.
      */
     @Test
-    void singleThreadBlasSectionsRestoreTheCountWhenTheLastOneCloses() {
+    void singleThreadBlasSectionsLeaveOneThreadUntilABlasSection() {
         try {
+            Engine.setOpenBlasThreads(2);
             Engine.BlasSection outer = Engine.singleThreadBlas(2);
             assertThat(Engine.openBlasThreads()).isEqualTo(1);
             Engine.BlasSection inner = Engine.singleThreadBlas(2);
             inner.close();
             assertThat(Engine.openBlasThreads()).as("after the inner section closed").isEqualTo(1);
+            try (Engine.BlasSection blas = Engine.blasSection(2)) {
+                assertThat(Engine.openBlasThreads()).as("a BLAS section inside an open single-thread one").isEqualTo(1);
+            }
             outer.close();
-            assertThat(Engine.openBlasThreads()).isEqualTo(2);
+            assertThat(Engine.openBlasThreads()).as("after the last section closed").isEqualTo(1);
+            try (Engine.BlasSection blas = Engine.blasSection(2)) {
+                assertThat(Engine.openBlasThreads()).as("in a BLAS section").isEqualTo(2);
+            }
+            assertThat(Engine.openBlasThreads()).as("after the BLAS section").isEqualTo(2);
             try (Engine.BlasSection none = Engine.singleThreadBlas(1)) {
                 assertThat(Engine.openBlasThreads()).as("one configured thread: nothing to switch").isEqualTo(2);
+            }
+            try (Engine.BlasSection blas = Engine.blasSection(1)) {
+                assertThat(Engine.openBlasThreads()).as("one configured thread").isEqualTo(2);
             }
         } finally {
             Engine.setOpenBlasThreads(1); // the tests' OPENBLAS_NUM_THREADS
