@@ -620,8 +620,7 @@ public final class DecoderLm implements AutoCloseable {
 
     /** The BLAS section of a forward of {@code tokens} positions (see {@link #forward}), or null. */
     Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
-        return tokens > BLAS_ROWS && packed == null && blasSections() ? Engine.blasSection()
-                : tokens >= ONE_BLAS_THREAD_TOKENS ? oneBlasThread() : null;
+        return tokens > BLAS_ROWS && packed == null && blasSections() ? Engine.blasSection() : oneBlasThread();
     }
 
     /** The section of a backward pass: a BLAS section in float32 on the CPU, else {@link #oneBlasThread()}. */
@@ -632,25 +631,21 @@ public final class DecoderLm implements AutoCloseable {
     /**
      * A pass of 16-bit weights on the CPU, whose products run in oneDNN on libtorch's threads, runs
      * OpenBLAS on one thread ({@link Engine#singleThreadBlas()}); null otherwise (float32 and float64
-     * passes may do their base products in OpenBLAS). OpenBLAS does only float32 work in such a pass, and some of
-     * it from inside libtorch's parallel loops: attention, computed in float32 ({@link
+     * passes may do their base products in OpenBLAS). OpenBLAS does only float32 work in such a pass,
+     * some of it from inside libtorch's parallel loops: attention, computed in float32 ({@link
      * Tensor#attention}), runs its blocks' products there, and an OpenBLAS of several threads then
      * starts its own beside the spinning OpenMP workers. At the 0.5B shape in bf16, one agent with a
      * 512-token prompt and G = 8 (2 threads), a prefill took 23.1 s and a scoring pass 59.0 s so, and
      * 0.51 s and 2.43 s on one OpenBLAS thread; one layer's attention of 512 positions, 867 ms forward
-     * and 1413 ms backward against 6.3 and 14.3 ms. LoRA's small float32 products gain too: a bf16
-     * LoRA team's prefill at the 0.5B shape took 103–109 ms per agent, 85–87 ms on one thread.
+     * and 1413 ms backward against 6.3 and 14.3 ms. A pass of few tokens is no exception: 16 positions
+     * over a cache of 520 (a turn appended to a conversation) took 43 and 87 ms a layer against 0.33
+     * and 0.93. LoRA's small float32 products gain too: a bf16 LoRA team's prefill at the 0.5B shape
+     * took 103–109 ms per agent, 85–87 ms on one thread. OpenBLAS stays on one thread between such
+     * passes ({@link Engine#singleThreadBlas()}), so a decoding step pays no switch.
      */
     private Engine.BlasSection oneBlasThread() {
         return !device.isCuda() && (dtype() == DType.BF16 || dtype() == DType.F16) ? Engine.singleThreadBlas() : null;
     }
-
-    /**
-     * 16-bit forwards of fewer tokens leave OpenBLAS as it is: it keeps products of that few rows on
-     * one thread by itself, and switching its thread count costs more than it saves (a team's 12-row
-     * decoding step took ~4 ms longer with the switch).
-     */
-    static final long ONE_BLAS_THREAD_TOKENS = 32;
 
     /** Forwards of more rows than this are BLAS sections ({@link Engine#blasSection()}). */
     static final long BLAS_ROWS = 8;
