@@ -164,7 +164,10 @@ public final class Engine {
 
     /** See {@link #blasSection()} and {@link #singleThreadBlas()}. */
     public static final class BlasSection implements AutoCloseable {
-        /** libtorch's thread count to restore when positive; minus OpenBLAS's when negative. */
+        /**
+         * libtorch's thread count to restore when positive; for a single-thread OpenBLAS section minus
+         * OpenBLAS's configured count (below −1: the section counts among the open ones until it closes).
+         */
         private final int restore;
 
         private BlasSection(int restore) {

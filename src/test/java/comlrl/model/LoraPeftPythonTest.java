@@ -84,15 +84,8 @@ class LoraPeftPythonTest {
             assertThat(theirs.get("grad_dtype").asText()).isEqualTo("torch.float32");
             try (LoraAdapter adapter = LoraAdapterTest.filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -8));
                     Scope s = Scope.open()) {
-                Tensor a = adapter.parameters().get(0);
-                Tensor b = adapter.parameters().get(1);
                 Tensor delta = adapter.delta(Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(3), 0, "q_proj", null);
-                delta.toFloat().sum().backward();
-                String as = "autocast " + autocast;
-                assertThat(delta.dtype()).isEqualTo(DType.BF16);
-                assertThat(delta.toFloat().toDoubleArray()).as(as).containsOnly(theirs.get("delta").asDouble());
-                assertThat(a.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dA").asDouble());
-                assertThat(b.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
+                assertPeftsOutputAndGradients(theirs, "autocast " + autocast, delta, adapter);
             }
         }
     }
@@ -112,19 +105,24 @@ class LoraPeftPythonTest {
             assertThat(theirs.get("delta_dtype").asText()).isEqualTo("torch.bfloat16");
             try (LoraAdapter adapter = LoraAdapterTest.filledAdapter(autocast, 1 + Math.scalb(1.0, -8), Math.scalb(1.0, -16));
                     Scope s = Scope.open()) {
-                Tensor a = adapter.parameters().get(0);
-                Tensor b = adapter.parameters().get(1);
                 Tensor w = Tensor.zerosOf(DType.BF16, Device.CPU, 64, 64).add(Math.scalb(1.0, -6));
                 Tensor x = Tensor.zerosOf(DType.BF16, Device.CPU, 1, 1, 64).add(1);
                 Tensor out = adapter.added(x.linear(w, null), x, 0, "q_proj", null);
-                out.toFloat().sum().backward();
-                String as = "autocast " + autocast;
-                assertThat(out.dtype()).isEqualTo(DType.BF16);
-                assertThat(out.toFloat().toDoubleArray()).as(as).containsOnly(theirs.get("delta").asDouble());
-                assertThat(a.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dA").asDouble());
-                assertThat(b.grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
+                assertPeftsOutputAndGradients(theirs, "autocast " + autocast, out, adapter);
             }
         }
+    }
+
+    /**
+     * Backpropagates {@code L = Σ out} (bf16) into {@code adapter}'s A and B and holds the output and
+     * both gradients, bit for bit, to PEFT's {@code theirs} ("delta", "dA", "dB": one value each).
+     */
+    private static void assertPeftsOutputAndGradients(JsonNode theirs, String as, Tensor out, LoraAdapter adapter) {
+        out.toFloat().sum().backward();
+        assertThat(out.dtype()).isEqualTo(DType.BF16);
+        assertThat(out.toFloat().toDoubleArray()).as(as).containsOnly(theirs.get("delta").asDouble());
+        assertThat(adapter.parameters().get(0).grad().toDoubleArray()).as(as).containsOnly(theirs.get("dA").asDouble());
+        assertThat(adapter.parameters().get(1).grad().toDoubleArray()).as(as).containsOnly(theirs.get("dB").asDouble());
     }
 
     /**
