@@ -150,9 +150,13 @@ public final class Generator {
                 expand[i] = i / g;
             }
             Tensor index = Tensor.ofLongs(expand, device);
+            // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
+            // the model keeps them for the next calls until its weights change); the prefill runs on them too
+            DecoderLm.DecodeWeights packed = rows <= PACKED_MAX_ROWS && config.maxNewTokens() >= PACKED_MIN_STEPS
+                    ? model.decodeWeights(rows) : null;
             // prefill each prompt once; with G > 1 its cache rows are then copied for the G samples
             try (KvCache prefill = KvCache.allocate(model.config(), b, g == 1 ? capacity : p, model.dtype(), device)) {
-                Tensor logits = model.forward(batch.ids(), batch.positions(), batch.mask(), prefill, p - 1)
+                Tensor logits = model.forward(batch.ids(), batch.positions(), batch.mask(), prefill, p - 1, packed)
                         .logits().squeeze(1).indexSelect(0, index).toFloat();                   // [B*G, V]
                 Tensor mask = batch.mask() == null ? null : batch.mask().indexSelect(0, index);  // [B*G, P]
                 Tensor lastPos = batch.positions().narrow(1, p - 1, 1).indexSelect(0, index);    // [B*G, 1]
@@ -160,10 +164,6 @@ public final class Generator {
                 KvCache rowsCache = g == 1 ? null : prefill.selectRows(expand, capacity);
                 prefillDone = System.nanoTime();
                 try (rowsCache) {
-                    // a long decode of few rows streams oneDNN-packed weights (packing costs about 13 steps' gain;
-                    // the model keeps them for the next calls until its weights change)
-                    DecoderLm.DecodeWeights packed = rows <= PACKED_MAX_ROWS && config.maxNewTokens() >= PACKED_MIN_STEPS
-                            ? model.decodeWeights(rows) : null;
                     List<long[]> rowPrompts = new ArrayList<>();
                     for (int i = 0; i < rows; i++) {
                         rowPrompts.add(prompts.get(i / g));
@@ -180,7 +180,8 @@ public final class Generator {
     /**
      * Timings of the last {@link #generate} call on this generator.
      *
-     * @param prefillNanos prompt forward (and the copy of its cache rows), wall time
+     * @param prefillNanos prompt forward (and the copy of its cache rows, and the packing of the weights
+     *        decoding and the prefill run on when the model had no current packed copy), wall time
      * @param decodeNanos token-by-token decoding including the final host transfers
      * @param steps decode steps (new tokens of the longest sequence)
      * @param sequences rows decoded together (B·G)

@@ -610,17 +610,28 @@ public final class DecoderLm implements AutoCloseable {
      */
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
             DecodeWeights packed) {
-        // many rows: BLAS products do the work (a few rows go to oneDNN, on libtorch's threads, and so do
-        // packed weights whatever the rows: a LoRA team's 12-row decoding step in a BLAS section ran its
-        // packed products on one thread, 282 ms per step at the 0.5B shape against 180 ms outside one)
+        if (packed != null && inputIds.dim() == 2 && inputIds.size(1) > 1) {
+            packed.prefills.incrementAndGet();
+        }
         try (Engine.BlasSection blas = passSection(inputIds.numel(), packed)) {
             return forwardLayers(inputIds, positionIds, attentionMask, cache, logitsFrom, packed);
         }
     }
 
-    /** The BLAS section of a forward of {@code tokens} positions (see {@link #forward}), or null. */
+    /**
+     * The threads of a forward of {@code tokens} positions (see {@link #forward}), or null. Many rows
+     * on plain float32 weights: a BLAS section, OpenBLAS's products doing the work. A few rows go to
+     * oneDNN on libtorch's threads, and so do packed weights whatever the rows (a LoRA team's 12-row
+     * decoding step in a BLAS section ran its packed products on one thread, 282 ms per step at the
+     * 0.5B shape against 180 ms outside one); a float32 pass of many rows on packed weights (a
+     * prefill) leaves OpenBLAS the float32 work that 16-bit passes leave it, attention's blocks inside
+     * libtorch's parallel loop, so it runs OpenBLAS on one thread as they do ({@link #oneBlasThread()}).
+     */
     Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
-        return tokens > BLAS_ROWS && packed == null && blasSections() ? Engine.blasSection() : oneBlasThread();
+        if (tokens > BLAS_ROWS && packed == null && blasSections()) {
+            return Engine.blasSection();
+        }
+        return tokens > BLAS_ROWS && packed != null && blasSections() ? Engine.singleThreadBlas() : oneBlasThread();
     }
 
     /** The section of a backward pass: a BLAS section in float32 on the CPU, else {@link #oneBlasThread()}. */
@@ -892,8 +903,15 @@ public final class DecoderLm implements AutoCloseable {
         if (logitsFrom < c.s) {
             requireHead();
             Tensor tail = logitsFrom == 0 ? hidden : hidden.narrow(1, logitsFrom, c.s - logitsFrom);
-            logits = c.packed == null || c.packed.head == null ? tail.linear(lmHead, null)
-                    : c.packed.head.apply(tail, lmHead, null); // [B, S - logitsFrom, V]
+            // a prefill's last positions, up to BLAS_ROWS of them, take the plain head as stored (oneDNN
+            // streams it for few contiguous rows, as fast as packed; see Tensor.linear): checking another
+            // row count against the packed copy would pack a temporary copy of the head (544 MB in
+            // float32 at the 0.5B shape), and OpenBLAS, on one thread in such a pass, would repack it
+            long rows = tail.numel() / tail.size(-1);
+            boolean packedHead = c.packed != null && c.packed.head != null
+                    && (c.s == 1 || rows == c.packed.head.rows() || rows > BLAS_ROWS);
+            logits = packedHead ? c.packed.head.apply(tail, lmHead, null)
+                    : (c.packed != null ? tail.contiguous() : tail).linear(lmHead, null); // [B, S - logitsFrom, V]
         }
         return new Output(logits, hidden);
     }
@@ -1325,6 +1343,8 @@ public final class DecoderLm implements AutoCloseable {
         private final PackedWeight head;
         private final List<Tensor> sources;    // the weights and biases packed
         private final long[] versions;         // their version counters when packed
+        /** How many forwards of more than one position per row (prefills) ran on these weights (tests). */
+        final java.util.concurrent.atomic.AtomicInteger prefills = new java.util.concurrent.atomic.AtomicInteger();
 
         private DecodeWeights(PackedWeight[][] layers, PackedWeight head, List<Tensor> sources) {
             this.layers = layers;
