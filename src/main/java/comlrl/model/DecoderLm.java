@@ -611,7 +611,11 @@ public final class DecoderLm implements AutoCloseable {
     public Output forward(Tensor inputIds, Tensor positionIds, Tensor attentionMask, KvCache cache, long logitsFrom,
             DecodeWeights packed) {
         if (packed != null && inputIds.dim() == 2 && inputIds.size(1) > 1) {
-            packed.prefills.incrementAndGet();
+            if (!packed.serves(inputIds.numel())) {
+                packed = null; // a prefill whose row count the packed layers would leave to the plain product
+            } else {
+                packed.prefills.incrementAndGet();
+            }
         }
         try (Engine.BlasSection blas = passSection(inputIds.numel(), packed)) {
             return forwardLayers(inputIds, positionIds, attentionMask, cache, logitsFrom, packed);
@@ -1356,6 +1360,23 @@ public final class DecoderLm implements AutoCloseable {
         /** The packed weight of projection {@code which} of layer {@code layer} when it is packed alone (o, down). */
         PackedWeight single(int layer, int which) {
             return which == 3 ? layers[layer][O] : which == 6 ? layers[layer][DOWN] : null;
+        }
+
+        /**
+         * Whether every projection is packed and serves products of {@code rows} rows ({@link
+         * PackedWeight#serves}): else a pass of that many rows takes the plain weights, as a BLAS section
+         * where that applies (a float32 projection left plain in a pass on packed weights would run on
+         * one OpenBLAS thread).
+         */
+        boolean serves(long rows) {
+            for (PackedWeight[] layer : layers) {
+                for (PackedWeight w : layer) {
+                    if (w == null || !w.serves(rows)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
         }
 
         /** Whether no packed weight changed since packing. */

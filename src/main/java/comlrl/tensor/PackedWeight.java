@@ -168,15 +168,28 @@ public final class PackedWeight implements AutoCloseable {
         if (x.size(-1) != in || x.dtype() != dtype || x.numel() % in != 0 || x.numel() == 0) {
             return false;
         }
-        long r = x.numel() / in;
-        return r == rows || SERVES.computeIfAbsent(List.of((long) dtype.ordinal(), in, out, rows, r),
-                k -> agreesWithOwnPacking(x, r));
+        return serves(x.numel() / in);
     }
 
-    /** Whether this packing's product of {@code x} ({@code r} rows) is, bit for bit, that of a copy packed for r rows. */
-    private boolean agreesWithOwnPacking(Tensor x, long r) {
+    /**
+     * Whether products of {@code r} rows run on this copy: r is the row count it was packed for, or a
+     * copy packed for r gives the same bits (checked once per dtype, shape and hint, see the class
+     * comment).
+     */
+    public boolean serves(long r) {
+        return r == rows || r >= 1 && SERVES.computeIfAbsent(List.of((long) dtype.ordinal(), in, out, rows, r),
+                k -> agreesWithOwnPacking(r));
+    }
+
+    /**
+     * Whether this packing's product of {@code r} rows is, bit for bit, that of a copy packed for r rows,
+     * on random normal rows (any other summation order shows in their last bits).
+     */
+    private boolean agreesWithOwnPacking(long r) {
         CHECKS.incrementAndGet();
-        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); PackedWeight own = pack(sources, r, null)) {
+        try (Scope s = Scope.open(); GradMode g = GradMode.noGrad(); Rng rng = new Rng(r);
+                PackedWeight own = pack(sources, r, null)) {
+            Tensor x = Tensor.randn(rng, 1.0, dtype, sources.get(0).device(), r, in);
             return own.product(x, null).bitEquals(product(x, null));
         }
     }

@@ -122,6 +122,30 @@ class DecoderLmTest {
         }
     }
 
+    /**
+     * A prefill runs on the packed weights only when every projection is packed and serves its row
+     * count ({@code DecodeWeights.serves}); here the MLP is too narrow to pack (its projections stay
+     * plain, the head and attention pack), so the prefill takes the plain weights, and a float32
+     * projection is not left to one OpenBLAS thread.
+     */
+    @Test
+    void aPrefillTakesThePlainWeightsWhereAProjectionIsNotPacked() throws Exception {
+        if (!Engine.oneDnnLinear()) {
+            return; // nothing is packed without oneDNN
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode n = (com.fasterxml.jackson.databind.node.ObjectNode)
+                new com.fasterxml.jackson.databind.ObjectMapper().readTree(TinyConfigs.wide("qwen2", false).toJson());
+        n.put("intermediate_size", 128);
+        ModelConfig c = ModelConfig.fromJson(n, "a narrow MLP");
+        long eos = c.vocabSize() - 1;
+        try (DecoderLm m = DecoderLm.random(c, DType.F32, Device.CPU, 6)) {
+            comlrl.generation.Generator gen = new comlrl.generation.Generator(m, java.util.Set.of(eos), eos, ids -> "");
+            gen.generate(List.of(new long[] {5, 17, 3, 42, 9}), comlrl.generation.SamplingConfig.sample(1.0, null, null, 30, 2), 1);
+            assertThat(m.holdsDecodeWeights()).as("the head and attention packed").isTrue();
+            assertThat(m.decodeWeights(2).prefills.get()).as("prefills on the packed set").isZero();
+        }
+    }
+
     @ParameterizedTest
     @CsvSource({"qwen2", "llama", "qwen3"})
     void kvCacheDecodingEqualsFullRecomputation(String type) {
