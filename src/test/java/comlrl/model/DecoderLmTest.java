@@ -240,6 +240,16 @@ class DecoderLmTest {
             DecoderLm.DecodeWeights packed = m.decodeWeights(5);
             assertThat(packed).isNotNull();
             assertThat(m.decodeWeights(2)).as("one packed set for every row count").isSameAs(packed);
+            // a prefill (2 rows of 4 tokens) on the packed set: the same bound
+            try (KvCache prefilled = KvCache.allocate(c, 2, 16, DType.F32, Device.CPU)) {
+                Tensor fromPackedPrefill = m.forward(ids, pos, null, prefilled, 0, packed).logits();
+                Engine.setOneDnnLinear(false);
+                Tensor plainPrefill = m.forward(ids, pos, null, null, 0).logits();
+                Engine.setOneDnnLinear(true);
+                assertThat(packed.prefills.get()).as("the prefill ran on the packed set").isEqualTo(1);
+                assertThat(fromPackedPrefill.maxAbsDiff(plainPrefill)).as("packed prefill")
+                        .isLessThan(comlrl.tensor.Rounding.forwardBound(1024, 2, plainPrefill.abs().max().item()));
+            }
             for (int t = 0; t < 4; t++) { // one token per row: the rows oneDNN serves
                 Tensor next = Tensor.ofLongs(new long[] {t + 1, 2 * t + 7}, Device.CPU, 2, 1);
                 Tensor p = Tensor.fullOf(4 + t, DType.I64, Device.CPU, 2, 1);
