@@ -9,9 +9,9 @@ import java.util.List;
  * weight at close to memory bandwidth (the plain layout reaches about half of it). A copy of the
  * weight at the moment it was packed: rebuild it after the weight changes. Owns the copy: close it.
  *
- * <p>The packing takes a row count as a hint. One packed copy serves every row count: the first
- * product with a row count other than the hint is compared, bit for bit, with that of a temporary
- * copy packed for it, and the row count is served only if they agree (on the Xeon with AMX of our
+ * <p>The packing takes a row count as a hint. One packed copy serves every row count: products of a
+ * row count other than the hint are compared once, bit for bit and on random rows, with those of a
+ * temporary copy packed for it, and the row count is served only if they agree (on the Xeon with AMX of our
  * measurements the blocked layout does not depend on the hint, in bfloat16 and float32 alike, and
  * products of 1 to 16 rows ran as fast either way); a row count that disagrees goes to the plain
  * product. The answer belongs to the kernels, not to the weight's values, so it is kept for the
@@ -19,9 +19,9 @@ import java.util.List;
  * or another agent of the same shape, does not check again. So a shared base that decodes 12 rows in
  * training and 3 in evaluation holds one packed copy, not two, and a generation's prefill (a prompt's
  * tokens, many rows) runs on the copy its decoding packs: at the 0.5B shape on 2 threads of that
- * Xeon, one 64-token prompt 270 against 360 ms in float32 (OpenBLAS repacks each weight for every
- * product, streaming it from memory) and 94–98 against 116 ms in bfloat16; three prompts in one pass
- * 624–646 against 837–860 and 166–174 against 194–196 ms.
+ * Xeon, with a copy packed for 12 rows, one 64-token prompt took 269–272 against 338–384 ms in
+ * float32 (OpenBLAS repacks each weight for every product, streaming it from memory) and 88–94
+ * against 110–111 ms in bfloat16; three prompts in one pass 624–659 against 708–733 ms in float32.
  *
  * <p>{@link #stacked} packs several weights that read the same input ({@code q, k, v}; {@code gate,
  * up}) as one {@code [W_1; W_2; ...]} with its biases: one product in place of several, and the
@@ -161,8 +161,7 @@ public final class PackedWeight implements AutoCloseable {
 
     /**
      * Whether {@code x} is an input the packing serves: the packed dtype and width, and {@link #rows()}
-     * rows, or another row count whose product agrees with a copy packed for it (checked on the first
-     * such input of a weight of this dtype and shape packed for this hint, see the class comment).
+     * rows, or another row count it {@link #serves}.
      */
     public boolean fits(Tensor x) {
         if (x.size(-1) != in || x.dtype() != dtype || x.numel() % in != 0 || x.numel() == 0) {
