@@ -632,10 +632,10 @@ public final class DecoderLm implements AutoCloseable {
      * libtorch's parallel loop, so it runs OpenBLAS on one thread as they do ({@link #oneBlasThread()}).
      */
     Engine.BlasSection passSection(long tokens, DecodeWeights packed) {
-        if (tokens > BLAS_ROWS && packed == null && blasSections()) {
-            return Engine.blasSection();
+        if (tokens > BLAS_ROWS && blasSections()) {
+            return packed == null ? Engine.blasSection() : Engine.singleThreadBlas();
         }
-        return tokens > BLAS_ROWS && packed != null && blasSections() ? Engine.singleThreadBlas() : oneBlasThread();
+        return oneBlasThread();
     }
 
     /** The section of a backward pass: a BLAS section in float32 on the CPU, else {@link #oneBlasThread()}. */
